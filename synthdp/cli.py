@@ -1,0 +1,209 @@
+"""Command line: ``synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json``.
+
+Every flag of ``generate`` is also a key of the TOML ``--config`` file (dashes or
+underscores); flags given on the command line override the file. Outputs are written to
+temporary files and renamed into place only when the whole run succeeded, so a failed run
+leaves no partial output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import tomllib
+import warnings
+from contextlib import ExitStack
+from pathlib import Path
+
+from . import __version__
+from .config import SynthConfig
+from .domain import load_bounds_file
+from .errors import SynthDPError
+from .private_table import PrivateTable
+from .synthesizer import SmoothSynthesizer
+
+DESCRIPTION = """\
+synthdp turns a sensitive numeric table into a differentially private synthetic table that
+answers smooth queries (kernel densities, moments, smooth regressions) almost as well as the
+real data. It releases noisy Chebyshev moments of the data once, fits a distribution over
+private candidate points to them by a linear program, and samples synthetic rows from it.
+"""
+
+GENERATE_EPILOG = """\
+privacy:
+  Neighbouring tables differ in one row; the row count n is public. Column bounds must be
+  public knowledge (not read from the data): pass them with --bounds. --bounds-from-data
+  reads them from the data instead, and the report then says the release is NOT private.
+
+examples:
+  synthdp generate data.csv -o synthetic.csv --epsilon 1 --bounds bounds.json --report report.json
+  synthdp generate data.csv -o synthetic.csv --config configs/paper_eps_delta.toml --bounds bounds.json
+
+bounds file (JSON):
+  {"age": [0, 120], "income": [0, 500000], "visits": {"bounds": [0, 50], "type": "integer"}}
+"""
+
+# Options of ``generate`` that are not SynthConfig fields.
+RUN_KEYS = {"bounds", "bounds_from_data", "rows", "report", "quiet"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="synthdp", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    gen = commands.add_parser("generate", help="write a differentially private synthetic CSV",
+                              description=DESCRIPTION, epilog=GENERATE_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    # Defaults are None so that a value from --config is overridden only by an explicit flag.
+    gen.add_argument("input", metavar="INPUT.csv", help="sensitive table: CSV with a header row, numeric columns")
+    gen.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the synthetic table")
+    gen.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
+    gen.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
+    budget = gen.add_argument_group("privacy budget")
+    budget.add_argument("--epsilon", type=float, help="total epsilon > 0 (default 1.0)")
+    budget.add_argument("--delta", type=float, help="total delta in [0, 1) (default 0: pure epsilon-DP)")
+    budget.add_argument("--noise", choices=["gaussian", "laplace"],
+                        help="noise for delta > 0: analytic Gaussian (default) or Laplace with advanced composition")
+    budget.add_argument("--pca-share", type=float, help="share of the budget for private PCA (default 0.3)")
+    budget.add_argument("--clip-count-share", type=float,
+                        help="share of epsilon for a noisy count of clipped rows (default 0.02; 0: not released)")
+    bounds = gen.add_argument_group("bounds")
+    bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
+    bounds.add_argument("--bounds-from-data", action="store_const", const=True,
+                        help="read bounds from the data: the release is then NOT differentially private")
+    method = gen.add_argument_group("method")
+    method.add_argument("--mode", choices=["practical", "exact"],
+                        help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
+    method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
+    method.add_argument("--candidates", choices=["pca", "hypercube", "grid"],
+                        help="candidate points of the LP (default: pca; grid in exact mode)")
+    method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
+    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R)")
+    method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
+    method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
+    method.add_argument("--pca-calibration", choices=["derived", "paper"], help="PCA noise calibration")
+    method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
+    out = gen.add_argument_group("output")
+    out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
+    out.add_argument("--seed", type=int, help="seed every random draw; for tests only: not private against anyone who knows it")
+    out.add_argument("--quiet", action="store_const", const=True, help="no progress bar")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                return generate(args)
+            finally:
+                for warning in caught:
+                    print(f"synthdp: warning: {warning.message}", file=sys.stderr)
+    except SynthDPError as error:
+        print(f"synthdp: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("synthdp: interrupted; no output written", file=sys.stderr)
+        return 130
+
+
+def generate(args: argparse.Namespace) -> int:
+    options = _options(args)
+    rows = options.pop("rows", None)
+    report_path = options.pop("report", None)
+    bounds_path = options.pop("bounds", None)
+    bounds_from_data = bool(options.pop("bounds_from_data", False))
+    quiet = bool(options.pop("quiet", False))
+    if "n_basis" in options:
+        options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
+    config = SynthConfig(**options)
+    bounds = load_bounds_file(bounds_path) if bounds_path else None
+    output = Path(args.output)
+    _check_writable(output)
+    if report_path:
+        _check_writable(Path(report_path))
+
+    table = PrivateTable.read_csv(args.input)
+    synth = SmoothSynthesizer.from_config(config, progress=not quiet).fit(table, bounds, bounds_from_data)
+    del table
+    n_rows = synth.theory_rows if rows == "theory" else _int_or_word(rows, None, "--rows")
+    synthetic = synth.sample(n_rows)
+    report = synth.privacy_report()
+
+    with ExitStack() as cleanup:
+        pending = [(_temporary(output, cleanup), output)]
+        synthetic.to_csv(pending[0][0], index=False)
+        if report_path:
+            pending.append((_temporary(Path(report_path), cleanup), Path(report_path)))
+            pending[1][0].write_text(json.dumps(report, indent=2, default=_json_default) + "\n")
+        for temporary, final in pending:
+            os.replace(temporary, final)
+    if not quiet:
+        privacy = report["privacy"]
+        print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {output}; "
+              f"epsilon={privacy['epsilon_spent']:.4g}, delta={privacy['delta_spent']:.3g}"
+              + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"),
+              file=sys.stderr)
+    return 0
+
+
+def _options(args: argparse.Namespace) -> dict:
+    """Merge the config file with the explicit flags (flags win)."""
+    allowed = set(SynthConfig.keys()) | RUN_KEYS
+    options: dict = {}
+    if args.config:
+        try:
+            content = tomllib.loads(Path(args.config).read_text())
+        except FileNotFoundError:
+            raise SynthDPError(f"config file '{args.config}' does not exist") from None
+        except tomllib.TOMLDecodeError:
+            raise SynthDPError(f"config file '{args.config}' is not valid TOML") from None
+        for key, value in content.items():
+            name = key.replace("-", "_")
+            if name not in allowed:
+                raise SynthDPError(f"config file '{args.config}' has unknown key '{key}'")
+            options[name] = value
+    for name in allowed:
+        value = getattr(args, name, None)
+        if value is not None:
+            options[name] = value
+    return options
+
+
+def _int_or_word(value, word, flag: str):
+    if value is None or value == word:
+        return value
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        choices = f"an integer or '{word}'" if word else "an integer"
+        raise SynthDPError(f"{flag} must be {choices}") from None
+
+
+def _check_writable(path: Path) -> None:
+    if not path.parent.exists() and str(path.parent) not in ("", "."):
+        raise SynthDPError(f"output folder '{path.parent}' does not exist")
+
+
+def _temporary(final: Path, cleanup: ExitStack) -> Path:
+    """A temporary file beside ``final`` (same filesystem, so the rename is atomic)."""
+    handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
+    os.close(handle)
+    path = Path(name)
+    cleanup.callback(lambda: path.unlink(missing_ok=True))
+    return path
+
+
+def _json_default(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Decoding: synthetic points of [-1, 1]^d back to the user's columns and units."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .domain import Domain
+
+
+def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
+    """A DataFrame with the domain's column names, in its order and units.
+
+    Integer columns are rounded and kept inside [ceil(lo), floor(hi)]; their dtype is int64.
+    """
+    values = domain.from_unit(points)
+    columns = {}
+    for j, column in enumerate(domain.columns):
+        if column.integer:
+            rounded = np.clip(np.round(values[:, j]), math.ceil(column.lower), math.floor(column.upper))
+            columns[column.name] = rounded.astype(np.int64)
+        else:
+            columns[column.name] = values[:, j]
+    return pd.DataFrame(columns, columns=domain.names)

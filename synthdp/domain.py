@@ -1,0 +1,135 @@
+"""Column domains: the public box the data live in, and the affine map to [-1, 1]^d.
+
+The mechanism is defined on [-1, 1]^d. Each column j has a *public* interval
+[lower_j, upper_j]; values are clipped into it (by :mod:`synthdp.private_table`, the only
+module that sees raw rows) and mapped affinely onto [-1, 1]. Decoding maps back.
+
+A bounds file is JSON: ``{"column": [lo, hi], ...}``, or with an explicit type,
+``{"column": {"bounds": [lo, hi], "type": "integer"}}``. Whether a column is integer-valued
+is metadata too, so it comes from the bounds file, never from the data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from .errors import SynthDPError
+
+COLUMN_TYPES = ("continuous", "integer")
+
+
+@dataclass(frozen=True)
+class ColumnDomain:
+    """One column's public range, in the user's units."""
+
+    name: str
+    lower: float
+    upper: float
+    integer: bool = False
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
+            raise SynthDPError(f"bounds for column '{self.name}' must be finite numbers")
+        if not self.lower < self.upper:
+            raise SynthDPError(
+                f"bounds for column '{self.name}' need lo < hi (a constant column carries no "
+                "information for this mechanism; drop it or widen its bounds)"
+            )
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The ordered columns of a table and the box they live in."""
+
+    columns: tuple[ColumnDomain, ...]
+    source: str  # where the bounds came from: "public", "data (NOT private)", ...
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    @property
+    def d(self) -> int:
+        return len(self.columns)
+
+    @property
+    def lower(self) -> np.ndarray:
+        return np.array([c.lower for c in self.columns], dtype=float)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.array([c.upper for c in self.columns], dtype=float)
+
+    def to_unit(self, values: np.ndarray) -> np.ndarray:
+        """Map values already inside the box, shape (n, d), onto [-1, 1]^d."""
+        lower, upper = self.lower, self.upper
+        unit = 2.0 * (values - lower) / (upper - lower) - 1.0
+        return np.clip(unit, -1.0, 1.0)  # guard against round-off just outside
+
+    def from_unit(self, points: np.ndarray) -> np.ndarray:
+        """Map points of [-1, 1]^d, shape (m, d), back to the user's units."""
+        lower, upper = self.lower, self.upper
+        return lower + (np.clip(points, -1.0, 1.0) + 1.0) * 0.5 * (upper - lower)
+
+    def to_dict(self) -> dict:
+        return {
+            "source": self.source,
+            "columns": {
+                c.name: {"bounds": [c.lower, c.upper], "type": "integer" if c.integer else "continuous"}
+                for c in self.columns
+            },
+        }
+
+    @classmethod
+    def from_bounds(
+        cls, bounds: Mapping[str, object], column_names: Sequence[str], source: str = "public"
+    ) -> "Domain":
+        """Build the domain of ``column_names`` from a bounds mapping (the bounds file's content).
+
+        Every column needs bounds, and every bounded name must be a column.
+        """
+        unknown = [name for name in bounds if name not in column_names]
+        if unknown:
+            raise SynthDPError(f"bounds name unknown column '{unknown[0]}'")
+        missing = [name for name in column_names if name not in bounds]
+        if missing:
+            raise SynthDPError(
+                f"no bounds for column '{missing[0]}': give every column [lo, hi] in the bounds "
+                "file, or pass --bounds-from-data to read them from the data (not private)"
+            )
+        return cls(tuple(_parse_column(name, bounds[name]) for name in column_names), source)
+
+
+def _parse_column(name: str, spec: object) -> ColumnDomain:
+    column_type = "continuous"
+    if isinstance(spec, Mapping):
+        column_type = spec.get("type", "continuous")
+        spec = spec.get("bounds")
+    if column_type not in COLUMN_TYPES:
+        raise SynthDPError(f"column '{name}' has type '{column_type}'; expected one of {COLUMN_TYPES}")
+    if not (isinstance(spec, (list, tuple)) and len(spec) == 2):
+        raise SynthDPError(f"bounds for column '{name}' must be a pair [lo, hi]")
+    try:
+        lower, upper = float(spec[0]), float(spec[1])
+    except (TypeError, ValueError):
+        raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
+    return ColumnDomain(name, lower, upper, integer=column_type == "integer")
+
+
+def load_bounds_file(path: str | Path) -> dict:
+    """Read a bounds JSON file into a mapping; errors name the file, not its content."""
+    try:
+        content = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SynthDPError(f"bounds file '{path}' does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise SynthDPError(f"bounds file '{path}' is not valid JSON") from None
+    if not isinstance(content, dict):
+        raise SynthDPError(f"bounds file '{path}' must hold a JSON object {{column: [lo, hi]}}")
+    return content

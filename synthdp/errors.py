@@ -1,0 +1,19 @@
+"""Exceptions and warnings shared by every stage.
+
+Messages name columns, parameters and files, never a data value: an error raised while
+the private table is in memory must not become a side channel for it.
+"""
+
+
+class SynthDPError(ValueError):
+    """Bad input or an impossible configuration; the CLI prints it as a one-line error."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """The run will not be differentially private as configured (e.g. bounds read from data)."""
+
+
+class TestingSeedWarning(UserWarning):
+    """A known seed makes every noise draw predictable: for tests and reproducible runs only."""
+
+    __test__ = False  # not a pytest test class despite the name

@@ -1,0 +1,141 @@
+"""The paper's size parameters and the resolved plan of a run.
+
+Algorithm 1 (epsilon-DP), with n rows, d columns and smoothness K:
+    t = ceil(n^{1/(2d+K)}),  N = ceil(n^{K/(2d+K)}),
+    m = ceil(n^{1+(K+1)/(2d+K)}),  L = ceil(n^{(d+K)/(2d+K)}).
+Section 3.2 ((epsilon, delta)-DP), with l = log(1/delta) (natural log):
+    t = ceil(n^{2/(3d+2K)} l^{-1/(3d+2K)}),  N = ceil(n^{2K/(3d+2K)} l^{-K/(3d+2K)}),
+    m = ceil(n^{(4d+4K+2)/(3d+2K)} l^{-(2d+2K+1)/(3d+2K)}),
+    L = ceil(n^{(2d+2K)/(3d+2K)} l^{-(d+K)/(3d+2K)}).
+Appendix A.5's basis size (practical mode), with K in place of sigma^2:
+    R = 0.5 n^{d/(2d+K)} (epsilon-DP),  R = 0.5 n^{2d/(3d+2K)} ((epsilon, delta)-DP).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .config import SynthConfig
+from .errors import SynthDPError
+
+
+@dataclass(frozen=True)
+class TheoryParameters:
+    t: int  # Chebyshev degrees 0..t-1 per axis
+    N: int  # grid cells per axis
+    m: int  # synthetic rows of the theory
+    L: int  # rounding lattice 1/L
+
+
+def theory_parameters(n: int, d: int, smoothness: int, delta: float) -> TheoryParameters:
+    K = smoothness
+    if delta == 0:
+        base = 2 * d + K
+        return TheoryParameters(
+            t=math.ceil(n ** (1 / base)),
+            N=math.ceil(n ** (K / base)),
+            m=math.ceil(n ** (1 + (K + 1) / base)),
+            L=math.ceil(n ** ((d + K) / base)),
+        )
+    base = 3 * d + 2 * K
+    log_term = math.log(1 / delta)
+    return TheoryParameters(
+        t=math.ceil(n ** (2 / base) * log_term ** (-1 / base)),
+        N=math.ceil(n ** (2 * K / base) * log_term ** (-K / base)),
+        m=math.ceil(n ** ((4 * d + 4 * K + 2) / base) * log_term ** (-(2 * d + 2 * K + 1) / base)),
+        L=math.ceil(n ** ((2 * d + 2 * K) / base) * log_term ** (-(d + K) / base)),
+    )
+
+
+def paper_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
+    """Appendix A.5's R (at least 1)."""
+    if delta == 0:
+        r = 0.5 * n ** (d / (2 * d + smoothness))
+    else:
+        r = 0.5 * n ** (2 * d / (3 * d + 2 * smoothness))
+    return max(1, round(r))
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How (epsilon, delta) is split between the stages (basic composition)."""
+
+    clip_count: float
+    pca_epsilon: float
+    pca_delta: float
+    moments_epsilon: float
+    moments_delta: float
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Every size and budget of one run, fixed from public inputs before any data is used."""
+
+    mode: str
+    n: int
+    d: int
+    smoothness: int
+    theory: TheoryParameters
+    n_basis: int  # R, non-constant basis functions
+    n_candidates: int  # C
+    candidates: str
+    noise: str
+    budget: Budget
+    round_to_lattice: bool  # exact mode: round b and W to multiples of 1/L
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out.update(out.pop("theory"))
+        return out
+
+
+def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool) -> Plan:
+    """Resolve the configuration for a table of n rows and d columns; refuse impossible ones."""
+    if n < 2:
+        raise SynthDPError("the input needs at least 2 rows")
+    theory = theory_parameters(n, d, config.smoothness, config.delta)
+    kind = config.candidate_kind
+    if config.mode == "exact":
+        n_basis = _capped_power(theory.t, d) - 1
+        n_candidates = _capped_power(theory.N, d)
+    else:
+        n_basis = paper_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
+        n_candidates = _capped_power(theory.N, d) if kind == "grid" else config.n_candidates
+    if n_basis < 1:
+        raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
+    entries = n_basis * n_candidates
+    if entries > config.max_lp_entries:
+        raise SynthDPError(
+            f"the LP would have {n_basis} x {n_candidates} = {entries:.3g} matrix entries, over the "
+            f"memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
+            + ("use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis")
+        )
+    clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
+    remaining = config.epsilon - clip_count
+    pca_share = config.pca_share if kind == "pca" else 0.0
+    budget = Budget(
+        clip_count=clip_count,
+        pca_epsilon=remaining * pca_share,
+        pca_delta=config.delta * pca_share,
+        moments_epsilon=remaining * (1 - pca_share),
+        moments_delta=config.delta * (1 - pca_share),
+    )
+    return Plan(
+        mode=config.mode,
+        n=n,
+        d=d,
+        smoothness=config.smoothness,
+        theory=theory,
+        n_basis=n_basis,
+        n_candidates=n_candidates,
+        candidates=kind,
+        noise=config.noise_kind,
+        budget=budget,
+        round_to_lattice=config.mode == "exact",
+    )
+
+
+def _capped_power(base: int, exponent: int) -> int:
+    """base ** exponent, capped so a huge grid is refused by the memory check, not computed."""
+    return base**exponent if exponent * math.log(max(base, 1)) < 200 else 10**90

@@ -1,0 +1,111 @@
+"""The private table: the only module that reads raw rows.
+
+Everything here handles private values, so nothing here prints, logs or raises with a value
+in it. The release mechanisms (:mod:`synthdp.release`) are its only users; the stages after
+the release (candidates, LP fit, sampling, decoding, summaries) never import it.
+
+Validation errors (missing values, text in a numeric column, too few rows) necessarily
+depend on the data; they reveal only a property of the file the user passed, and they
+stop the run before anything is released.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .domain import ColumnDomain, Domain
+from .errors import SynthDPError
+
+
+class PrivateTable:
+    """A validated numeric table of n rows and d columns.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The sensitive data, one row per individual (the privacy unit).
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        names = [str(c) for c in frame.columns]
+        if not names:
+            raise SynthDPError("the input has no columns")
+        if any(name.strip() == "" for name in names):
+            raise SynthDPError("the input has a column with an empty name")
+        duplicated = sorted({n for n in names if names.count(n) > 1})
+        if duplicated:
+            raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
+        if len(frame) == 0:
+            raise SynthDPError("the input has no data rows")
+        if len(frame) < 2:
+            raise SynthDPError("the input needs at least 2 rows")
+        for name, column in zip(names, frame.columns):
+            series = frame[column]
+            if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
+                raise SynthDPError(f"column '{name}' is not numeric")
+        values = frame.to_numpy(dtype=float, copy=True)
+        finite = np.isfinite(values).all(axis=0)
+        if not finite.all():
+            raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
+        self._values = values
+        self.column_names = names
+
+    @classmethod
+    def read_csv(cls, path: str | Path) -> "PrivateTable":
+        """Read a CSV file with a header row."""
+        path = Path(path)
+        if not path.is_file():
+            raise SynthDPError(f"input file '{path}' does not exist")
+        with path.open(newline="") as handle:
+            header = next(csv.reader(handle), None)
+        if not header:
+            raise SynthDPError(f"input file '{path}' is empty")
+        if len(set(header)) != len(header):
+            duplicated = next(n for n in header if header.count(n) > 1)
+            raise SynthDPError(f"column name '{duplicated}' appears more than once")
+        try:
+            frame = pd.read_csv(path)
+        except (pd.errors.ParserError, UnicodeDecodeError):
+            raise SynthDPError(f"input file '{path}' is not a well-formed CSV file") from None
+        return cls(frame)
+
+    @property
+    def n_rows(self) -> int:
+        return self._values.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self._values.shape[1]
+
+    def domain_from_data(self) -> Domain:
+        """Bounds and integer types read from the data: NOT differentially private."""
+        lower, upper = self._values.min(axis=0), self._values.max(axis=0)
+        integer = np.all(self._values == np.round(self._values), axis=0)
+        columns = []
+        for j, name in enumerate(self.column_names):
+            if lower[j] == upper[j]:
+                raise SynthDPError(f"column '{name}' is constant: it has no range to read bounds from")
+            columns.append(ColumnDomain(name, float(lower[j]), float(upper[j]), bool(integer[j])))
+        return Domain(tuple(columns), source="data (NOT differentially private)")
+
+    def unit_points(self, domain: Domain) -> tuple[np.ndarray, int]:
+        """Rows clipped into the domain and mapped onto [-1, 1]^d.
+
+        Returns
+        -------
+        points : array, shape (n, d)
+            Private: for the release mechanisms only.
+        rows_clipped : int
+            Private count of rows with at least one clipped value; only a noisy version
+            of it may leave the release stage.
+        """
+        if domain.names != self.column_names:
+            raise SynthDPError("the domain's columns do not match the table's")
+        inside = (self._values >= domain.lower) & (self._values <= domain.upper)
+        rows_clipped = int(np.count_nonzero(~inside.all(axis=1)))
+        clipped = np.clip(self._values, domain.lower, domain.upper)
+        return domain.to_unit(clipped), rows_clipped

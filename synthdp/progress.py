@@ -1,0 +1,38 @@
+"""Stage timings and the progress display on stderr."""
+
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+from tqdm import tqdm
+
+
+class StageTracker:
+    """Times named stages; shows a progress bar over them on stderr unless quiet.
+
+    The bar shows which stage is running, so a user sees where a long run spends its
+    time; the timings go into the report.
+    """
+
+    def __init__(self, stage_names: list[str], quiet: bool = True) -> None:
+        self.timings: dict[str, float] = {}
+        self._bar = tqdm(
+            total=len(stage_names), desc="synthdp", unit="stage", file=sys.stderr,
+            disable=quiet, leave=False, bar_format="{desc}: {n_fmt}/{total_fmt} stages |{bar}| {elapsed}",
+        )
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        self._bar.set_description(f"synthdp [{name}]")
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+            self._bar.update(1)
+
+    def close(self) -> None:
+        self._bar.close()

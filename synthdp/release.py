@@ -1,0 +1,185 @@
+"""The release: every differentially private statistic of a run, computed in one place.
+
+This module and :mod:`synthdp.private_table` are the privacy boundary. They turn the private
+table into a :class:`Release` of noisy statistics, recording every release in the ledger;
+everything downstream (candidates, LP, sampling, decoding) is post-processing of a Release.
+
+Neighbouring tables have the same public n and differ in one row (replace-one); all rows
+lie in [-1, 1]^d after clipping to the public domain.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import grid
+from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from .config import SynthConfig
+from .domain import Domain
+from .ledger import PrivacyEvent, PrivacyLedger
+from .noise import NoiseSampler, analytic_gaussian_sigma, composition_epsilon, laplace_scale
+from .params import Plan
+from .pca import PrivatePCA, private_subspace_iteration
+from .private_table import PrivateTable
+from .progress import StageTracker
+
+DEFAULT_PCA_COMPONENTS = 5
+
+
+@dataclass(frozen=True)
+class Release:
+    """The noisy statistics of one run: all that post-processing may read.
+
+    Attributes
+    ----------
+    domain : Domain
+        Public column bounds.
+    plan : Plan
+        Public sizes and budget split.
+    basis_indices : int array, shape (R, d)
+        Multi-indices of the released moments (public, fixed by R and d).
+    noisy_moments : array, shape (R,)
+        b_hat, the noisy moments.
+    pca : PrivatePCA or None
+        Released principal axes when candidates are "pca".
+    noisy_rows_clipped : float or None
+        Noisy count of rows with a value outside the bounds (None: not released).
+    """
+
+    domain: Domain
+    plan: Plan
+    basis_indices: np.ndarray
+    noisy_moments: np.ndarray
+    pca: PrivatePCA | None
+    noisy_rows_clipped: float | None
+
+
+def release_statistics(
+    table: PrivateTable,
+    domain: Domain,
+    plan: Plan,
+    config: SynthConfig,
+    ledger: PrivacyLedger,
+    noise: NoiseSampler,
+    rng: np.random.Generator,
+    stages: StageTracker,
+) -> Release:
+    """Run every private stage once and return the release."""
+    with stages.stage("moments"):
+        points, rows_clipped = table.unit_points(domain)
+        if plan.mode == "exact":
+            points = grid.snap(points, plan.theory.N)
+        noisy_rows_clipped = None
+        if plan.budget.clip_count > 0:
+            noisy_rows_clipped = release_clip_count(rows_clipped, plan.budget.clip_count, ledger, noise)
+        if plan.mode == "exact":
+            indices = tensor_indices(plan.d, plan.theory.t)
+        else:
+            indices = lowest_degree_indices(plan.d, plan.n_basis)
+        basis = ChebyshevBasis(indices)
+        noisy_moments = release_moments(basis.moments(points), plan, ledger, noise)
+    pca = None
+    if plan.candidates == "pca":
+        with stages.stage("private PCA"):
+            pca = release_pca(points, indices, noisy_moments, plan, config, ledger, noise, rng)
+    return Release(domain, plan, indices, noisy_moments, pca, noisy_rows_clipped)
+
+
+def release_clip_count(rows_clipped: int, epsilon: float, ledger: PrivacyLedger, noise: NoiseSampler) -> float:
+    """Noisy count of rows with at least one value outside the bounds.
+
+    Sensitivity: replacing one row changes the count by at most 1 (L1 = 1), so
+    Laplace(1/epsilon) makes it epsilon-DP.
+    """
+    scale = laplace_scale(1.0, epsilon)
+    ledger.record(PrivacyEvent("clip_count", "Laplace", 1.0, "l1", scale, epsilon, 0.0,
+                               "number of rows with a value outside the bounds"))
+    return float(noise.laplace(np.array([rows_clipped], dtype=float), scale)[0])
+
+
+def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    """Noisy moments b_hat = b + noise.
+
+    Sensitivity: every |phi_r| <= 1 on [-1, 1]^d (a product of cosines), so replacing one row
+    moves each moment b_r = (1/n) sum_i phi_r(x_i) by at most 2/n. Over the R released
+    moments the L1 sensitivity is 2R/n and the L2 sensitivity 2 sqrt(R)/n. (The constant
+    phi_0 = 1 has sensitivity 0 and is not released.) The paper's scale t^d/(n eps) is about
+    half the correct one.
+
+    Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per moment. (epsilon, delta) with
+    Gaussian noise: analytic Gaussian sigma for L2 sensitivity 2 sqrt(R)/n. (epsilon, delta)
+    with Laplace: each moment is an eps0-DP Laplace release of sensitivity 2/n, eps0 from
+    advanced composition over the R moments (see :func:`synthdp.noise.composition_epsilon`).
+    """
+    R, n = len(moments), plan.n
+    epsilon, delta = plan.budget.moments_epsilon, plan.budget.moments_delta
+    released = f"{R} Chebyshev moments"
+    if plan.noise == "gaussian":
+        sensitivity = 2 * math.sqrt(R) / n
+        sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
+        ledger.record(PrivacyEvent("moments", "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
+        return noise.gaussian(moments, sigma)
+    if delta > 0:
+        eps0 = composition_epsilon(R, epsilon, delta)
+        scale = laplace_scale(2 / n, eps0)
+        mechanism = "Laplace per moment, advanced composition over R moments"
+        ledger.record(PrivacyEvent("moments", mechanism, 2 / n, "l1 per moment", scale, epsilon, delta, released))
+    else:
+        scale = laplace_scale(2 * R / n, epsilon)
+        ledger.record(PrivacyEvent("moments", "Laplace", 2 * R / n, "l1", scale, epsilon, 0.0, released))
+    return noise.laplace(moments, scale)
+
+
+def release_pca(
+    points: np.ndarray,
+    indices: np.ndarray,
+    noisy_moments: np.ndarray,
+    plan: Plan,
+    config: SynthConfig,
+    ledger: PrivacyLedger,
+    noise: NoiseSampler,
+    rng: np.random.Generator,
+) -> PrivatePCA:
+    """Private centre and principal axes for the ellipsoid candidates.
+
+    The degree-1 moments are exactly the column means (T_1(x) = x), so when the released
+    basis holds all of them the centre costs nothing. Otherwise the centre is released
+    here with a 1/(L+1) share of the PCA budget: replacing one row moves the mean by
+    (x' - x)/n, so its L1 sensitivity is 2d/n and its L2 sensitivity 2 sqrt(d)/n.
+    """
+    n, d = points.shape
+    epsilon, delta = plan.budget.pca_epsilon, plan.budget.pca_delta
+    iterations = config.pca_iterations
+    degree_one = {int(np.flatnonzero(r)[0]): i for i, r in enumerate(indices) if r.sum() == 1}
+    if len(degree_one) == d:
+        center = noisy_moments[[degree_one[j] for j in range(d)]]
+    else:
+        share = 1 / (iterations + 1)
+        center = _release_mean(points.mean(axis=0), epsilon * share, delta * share, plan, ledger, noise)
+        epsilon, delta = epsilon - epsilon * share, delta - delta * share
+    k = min(d, config.pca_components or DEFAULT_PCA_COMPONENTS)
+    second_moment = points.T @ points / n
+    pca, event = private_subspace_iteration(
+        second_moment, np.clip(center, -1, 1), n, k, iterations, epsilon, delta,
+        plan.noise, noise, rng, config.pca_calibration,
+    )
+    ledger.record(event)
+    return pca
+
+
+def _release_mean(mean: np.ndarray, epsilon: float, delta: float, plan: Plan,
+                  ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    d, n = len(mean), plan.n
+    released = f"mean of {d} columns (ellipsoid centre)"
+    if plan.noise == "gaussian":
+        sensitivity = 2 * math.sqrt(d) / n
+        sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
+        ledger.record(PrivacyEvent("pca_centre", "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
+        return noise.gaussian(mean, sigma)
+    sensitivity = 2 * d / n
+    scale = laplace_scale(sensitivity, epsilon)
+    ledger.record(PrivacyEvent("pca_centre", "Laplace", sensitivity, "l1", scale, epsilon, 0.0, released))
+    return noise.laplace(mean, scale)

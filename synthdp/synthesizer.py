@@ -1,0 +1,235 @@
+"""SmoothSynthesizer: fit once (spending the budget), then sample any number of rows."""
+
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import grid
+from .basis import ChebyshevBasis
+from .candidates import ellipsoid_candidates, grid_candidates, hypercube_candidates
+from .config import SynthConfig
+from .decode import decode
+from .domain import Domain
+from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from .ledger import PrivacyLedger
+from .lp import LPSolution, solve_l1_fit
+from .noise import NoiseSampler, OpenDPNoise, SeededNoise
+from .params import Plan, make_plan
+from .private_table import PrivateTable
+from .progress import StageTracker
+from .release import Release, release_statistics
+from .sampling import clean_weights, sample_rows
+
+NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
+SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
+
+
+class SmoothSynthesizer:
+    """Differentially private synthetic data for smooth queries (Wang et al., Algorithm 1 / Section 3.4).
+
+    ``fit`` releases noisy Chebyshev moments of the table (and, for PCA candidates, private
+    principal axes), spending the whole budget once. It then fits, by an l1 linear program,
+    a distribution over candidate points that matches the noisy moments. ``sample`` draws
+    rows from that distribution; it never touches the data and spends no budget.
+
+    Parameters are those of :class:`synthdp.config.SynthConfig`; ``progress`` shows a
+    progress bar on stderr.
+
+    Examples
+    --------
+    >>> synth = SmoothSynthesizer(epsilon=1.0).fit(df, bounds={"age": [0, 100], "income": [0, 1e6]})
+    >>> synthetic = synth.sample(1000)
+    >>> synth.privacy_report()["privacy"]["epsilon_spent"]
+    1.0
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float = 0.0,
+        smoothness: int = 4,
+        mode: str = "practical",
+        candidates: str | None = None,
+        n_candidates: int = 10_000,
+        n_basis: int | str = "auto",
+        noise: str | None = None,
+        pca_share: float = 0.3,
+        pca_components: int | None = None,
+        pca_iterations: int = 5,
+        pca_calibration: str = "derived",
+        ellipsoid_radius: str = "paper",
+        clip_count_share: float = 0.02,
+        max_lp_entries: int = 20_000_000,
+        seed: int | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.config = SynthConfig(
+            epsilon=epsilon, delta=delta, smoothness=smoothness, mode=mode, candidates=candidates,
+            n_candidates=n_candidates, n_basis=n_basis, noise=noise, pca_share=pca_share,
+            pca_components=pca_components, pca_iterations=pca_iterations,
+            pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
+            clip_count_share=clip_count_share, max_lp_entries=max_lp_entries, seed=seed,
+        )
+        self.progress = progress
+
+    @classmethod
+    def from_config(cls, config: SynthConfig, progress: bool = False) -> "SmoothSynthesizer":
+        synth = cls.__new__(cls)
+        synth.config, synth.progress = config, progress
+        return synth
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        data: pd.DataFrame | PrivateTable,
+        bounds: Mapping[str, object] | None = None,
+        bounds_from_data: bool = False,
+    ) -> "SmoothSynthesizer":
+        """Spend the privacy budget on ``data`` and fit the synthetic distribution.
+
+        Parameters
+        ----------
+        data : DataFrame or PrivateTable
+            Numeric table, one row per individual.
+        bounds : mapping, optional
+            Public bounds ``{column: [lo, hi]}`` (or ``{column: {"bounds": [lo, hi],
+            "type": "integer"}}``) for every column. Values outside are clipped.
+        bounds_from_data : bool
+            Read the bounds from the data instead. The release is then NOT differentially
+            private, and the report says so.
+        """
+        table = data if isinstance(data, PrivateTable) else PrivateTable(data)
+        domain = self._domain(table, bounds, bounds_from_data)
+        plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data)
+        noise, rng = self._randomness()
+        ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
+        if bounds_from_data:
+            ledger.add_caveat(NOT_PRIVATE_BOUNDS)
+        if not noise.private:
+            ledger.add_caveat(SEED_WARNING)
+        stage_names = ["moments"] + (["private PCA"] if plan.candidates == "pca" else []) + ["candidates", "LP fit"]
+        stages = StageTracker(stage_names, quiet=not self.progress)
+        try:
+            release = release_statistics(table, domain, plan, self.config, ledger, noise, rng, stages)
+            del table  # nothing below reads the raw rows
+            solution, support = self._fit_distribution(release, rng, stages)
+        finally:
+            stages.close()
+        self.release_, self.ledger_, self.lp_ = release, ledger, solution
+        self.support_points_, self.support_weights_ = support
+        self.noise_sampler_, self.timings_ = noise.name, dict(stages.timings)
+        self._rng = rng
+        self._last_sample: dict | None = None
+        return self
+
+    def _domain(self, table: PrivateTable, bounds, bounds_from_data: bool) -> Domain:
+        if bounds_from_data and bounds is not None:
+            raise SynthDPError("give either bounds or bounds_from_data, not both")
+        if bounds_from_data:
+            warnings.warn(NOT_PRIVATE_BOUNDS, PrivacyLeakWarning, stacklevel=3)
+            return table.domain_from_data()
+        if bounds is None:
+            raise SynthDPError(
+                "no bounds given: pass public bounds {column: [lo, hi]} (CLI: --bounds FILE.json), "
+                "or read them from the data with bounds_from_data=True (CLI: --bounds-from-data), "
+                "which makes the release NOT differentially private"
+            )
+        if isinstance(bounds, Domain):
+            return bounds
+        return Domain.from_bounds(bounds, table.column_names)
+
+    def _randomness(self) -> tuple[NoiseSampler, np.random.Generator]:
+        """The noise sampler and the Generator for public randomness (candidates, sampling)."""
+        if self.config.seed is None:
+            return OpenDPNoise(), np.random.default_rng()
+        warnings.warn(SEED_WARNING, TestingSeedWarning, stacklevel=3)
+        noise_rng, public_rng = np.random.default_rng(self.config.seed).spawn(2)
+        return SeededNoise(noise_rng), public_rng
+
+    def _fit_distribution(self, release: Release, rng: np.random.Generator, stages: StageTracker):
+        """Post-processing: candidates, then the l1 fit of their weights to the noisy moments."""
+        plan = release.plan
+        with stages.stage("candidates"):
+            candidates = self._candidates(release, rng)
+            design = ChebyshevBasis(release.basis_indices).design_matrix(candidates)
+            target = release.noisy_moments
+            if plan.round_to_lattice:
+                design = grid.round_to_lattice(design, plan.theory.L)
+                target = grid.round_to_lattice(target, plan.theory.L)
+        with stages.stage("LP fit"):
+            solution = solve_l1_fit(design, target)
+        weights = clean_weights(solution.weights)
+        keep = weights > 0
+        return solution, (candidates[keep], weights[keep])
+
+    def _candidates(self, release: Release, rng: np.random.Generator) -> np.ndarray:
+        plan = release.plan
+        if plan.candidates == "grid":
+            return grid_candidates(plan.theory.N, plan.d)
+        if plan.candidates == "hypercube":
+            return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
+        return ellipsoid_candidates(release.pca, plan.n_candidates, rng, self.config.ellipsoid_radius)
+
+    # --------------------------------------------------------------- sample
+    def sample(self, n_rows: int | None = None) -> pd.DataFrame:
+        """Draw ``n_rows`` synthetic rows (default: as many as the input had).
+
+        Spends no privacy budget and never reads the data: it samples the fitted distribution.
+        """
+        self._check_fitted()
+        plan = self.release_.plan
+        n_rows = plan.n if n_rows is None else n_rows
+        if not (isinstance(n_rows, (int, np.integer)) and n_rows >= 1):
+            raise SynthDPError("the number of rows to sample must be an integer >= 1")
+        start = time.perf_counter()
+        points = sample_rows(self.support_points_, self.support_weights_, int(n_rows), self._rng)
+        frame = decode(points, self.release_.domain)
+        self.timings_["sampling"] = time.perf_counter() - start
+        self._last_sample = {"rows": int(n_rows), "distinct_rows": int(len(frame.drop_duplicates()))}
+        return frame
+
+    @property
+    def theory_rows(self) -> int:
+        """The paper's m, the number of synthetic rows its accuracy theorem assumes."""
+        self._check_fitted()
+        return self.release_.plan.theory.m
+
+    # --------------------------------------------------------------- report
+    def privacy_report(self) -> dict:
+        """Everything about the release a user may see: budget per stage, sizes, LP, timings."""
+        from . import __version__
+
+        self._check_fitted()
+        release, plan = self.release_, self.release_.plan
+        return {
+            "synthdp_version": __version__,
+            "privacy": {**self.ledger_.to_dict(), "noise_sampler": self.noise_sampler_,
+                        "neighbouring": "replace one row; n is public"},
+            "parameters": {**plan.to_dict(), "config": _config_dict(self.config)},
+            "bounds": {
+                **release.domain.to_dict(),
+                "rows_clipped_noisy": release.noisy_rows_clipped,
+                "rows_clipped_note": (
+                    "Laplace-noised count of rows with a value outside the bounds"
+                    if release.noisy_rows_clipped is not None
+                    else "not released (bounds read from data, or clip_count_share = 0)"
+                ),
+            },
+            "lp": {"status": self.lp_.status, "objective": self.lp_.objective, "solver": self.lp_.solver,
+                   "support_size": int(len(self.support_weights_))},
+            "output": self._last_sample,
+            "timings_seconds": dict(self.timings_),
+        }
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "release_"):
+            raise SynthDPError("call fit() before sample() or privacy_report()")
+
+
+def _config_dict(config: SynthConfig) -> dict:
+    return {key: getattr(config, key) for key in config.keys()}
