@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R)")
     method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
     method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
-    method.add_argument("--pca-calibration", choices=["derived", "paper"], help="PCA noise calibration")
+    method.add_argument("--pca-calibration", choices=["derived", "paper"], 
+                        help="PCA noise: the sensitivity derived in synthdp.pca (default), or the "
+                             "paper's Theorem 3.6 constants, raised to the derived scale where lower")
     method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
     out = gen.add_argument_group("output")
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")

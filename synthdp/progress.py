@@ -13,15 +13,16 @@ from tqdm import tqdm
 class StageTracker:
     """Times named stages; shows a progress bar over them on stderr unless quiet.
 
-    The bar shows which stage is running, so a user sees where a long run spends its
-    time; the timings go into the report.
+    The bar appears only once a run has taken more than a second (short runs stay silent)
+    and names the running stage, so a user sees where a long run spends its time; the
+    timings go into the report.
     """
 
     def __init__(self, stage_names: list[str], quiet: bool = True) -> None:
         self.timings: dict[str, float] = {}
         self._bar = tqdm(
             total=len(stage_names), desc="synthdp", unit="stage", file=sys.stderr,
-            disable=quiet, leave=False, bar_format="{desc}: {n_fmt}/{total_fmt} stages |{bar}| {elapsed}",
+            disable=quiet, leave=False, delay=1.0, bar_format="{desc}: {n_fmt}/{total_fmt} stages |{bar}| {elapsed}",
         )
 
     @contextmanager

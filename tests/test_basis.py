@@ -1,0 +1,102 @@
+import itertools
+from math import comb
+
+import numpy as np
+import pytest
+
+from synthdp import basis
+from synthdp.basis import ChebyshevBasis
+
+
+def reference_basis(points: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """phi_r(x) = prod_i cos(r_i arccos x_i), computed directly, shape (len(points), R)."""
+    angles = np.arccos(points)  # (n, d)
+    return np.cos(indices[None, :, :] * angles[:, None, :]).prod(axis=2)
+
+
+def test_chebyshev_table_matches_the_trigonometric_definition():
+    x = np.linspace(-1, 1, 41).reshape(41, 1)
+    table = basis.chebyshev_table(x, 9)
+    assert table.shape == (41, 1, 10)
+    expected = np.cos(np.arange(10)[None, :] * np.arccos(x))
+    np.testing.assert_allclose(table[:, 0, :], expected, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "indices",
+    [
+        basis.lowest_degree_indices(3, 19),
+        basis.tensor_indices(2, 4),
+        np.array([[5, 0, 0, 1], [0, 0, 7, 0], [1, 1, 1, 1], [0, 3, 0, 2]]),
+    ],
+)
+def test_evaluate_matches_products_of_cosines(indices):
+    rng = np.random.default_rng(1)
+    points = np.concatenate([rng.uniform(-1, 1, (300, indices.shape[1])), np.eye(indices.shape[1]) * 2 - 1])
+    cheb = ChebyshevBasis(indices)
+    values = cheb.evaluate(points)
+    np.testing.assert_allclose(values, reference_basis(points, indices), atol=1e-11)
+    np.testing.assert_array_equal(cheb.design_matrix(points), values.T)
+    assert np.all(np.abs(values) <= 1 + 1e-12)
+
+
+def test_moments_are_means_and_do_not_depend_on_chunking(monkeypatch):
+    rng = np.random.default_rng(2)
+    points = rng.uniform(-1, 1, (50, 3))
+    indices = basis.lowest_degree_indices(3, 9)
+    expected = reference_basis(points, indices).mean(axis=0)
+    cheb = ChebyshevBasis(indices)
+    np.testing.assert_allclose(cheb.moments(points), expected, atol=1e-12)
+    monkeypatch.setattr(basis, "ROW_CHUNK", 7)  # 50 rows in 8 uneven chunks
+    np.testing.assert_allclose(cheb.moments(points), expected, atol=1e-12)
+    np.testing.assert_allclose(cheb.evaluate(points), reference_basis(points, indices), atol=1e-12)
+
+
+def test_degree_one_moments_are_column_means():
+    rng = np.random.default_rng(3)
+    points = rng.uniform(-1, 1, (40, 4))
+    cheb = ChebyshevBasis(basis.lowest_degree_indices(4, 4))
+    np.testing.assert_allclose(cheb.moments(points), points.mean(axis=0))
+
+
+@pytest.mark.parametrize("indices", [np.zeros((0, 2)), np.array([1, 2]), np.array([[1, 0], [0, 0]])])
+def test_basis_rejects_empty_flat_or_constant_indices(indices):
+    with pytest.raises(ValueError):
+        ChebyshevBasis(indices)
+
+
+def brute_force_indices(d: int, degree: int) -> set[tuple[int, ...]]:
+    return {r for r in itertools.product(range(degree + 1), repeat=d) if 0 < sum(r) <= degree}
+
+
+@pytest.mark.parametrize("d, degree", [(1, 5), (2, 4), (3, 3), (5, 2), (4, 4)])
+def test_lowest_degree_indices_at_full_degree_levels(d, degree):
+    count = comb(d + degree, degree) - 1
+    assert basis.count_indices_up_to_degree(d, degree) == count
+    indices = basis.lowest_degree_indices(d, count)
+    assert indices.shape == (count, d)
+    as_tuples = [tuple(r) for r in indices]
+    assert len(set(as_tuples)) == count  # unique
+    assert set(as_tuples) == brute_force_indices(d, degree)  # hence no zero index, degrees <= g
+    assert np.all(indices >= 0)
+    # Sorted by total degree, then by support size within a degree.
+    keys = [(sum(r), np.count_nonzero(r)) for r in as_tuples]
+    assert keys == sorted(keys)
+
+
+def test_lowest_degree_indices_prefixes_agree_and_order_is_fixed():
+    long = basis.lowest_degree_indices(4, 40)
+    for count in (1, 4, 5, 13, 39):
+        np.testing.assert_array_equal(basis.lowest_degree_indices(4, count), long[:count])
+    # Degree 1 are the coordinates in order; degree 2 starts with the squares.
+    np.testing.assert_array_equal(long[:4], np.eye(4, dtype=int))
+    np.testing.assert_array_equal(long[4:8], 2 * np.eye(4, dtype=int))
+
+
+@pytest.mark.parametrize("d, t", [(1, 2), (1, 5), (2, 3), (3, 2), (3, 3)])
+def test_tensor_indices(d, t):
+    indices = basis.tensor_indices(d, t)
+    assert indices.shape == (t**d - 1, d)
+    expected = set(itertools.product(range(t), repeat=d)) - {(0,) * d}
+    assert {tuple(r) for r in indices} == expected
+    assert len({tuple(r) for r in indices}) == len(indices)

@@ -1,0 +1,177 @@
+"""The command line: outputs, config files, and every bad input ending in a one-line error
+with a non-zero exit, no output file, and no data value in what is printed."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp.cli import main
+
+PLANTED = 98765.4321  # a distinctive private value that must never be printed
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(20, 80, 300), "income": rng.uniform(1e4, 9e4, 300),
+                          "score": rng.uniform(0, 1, 300)})
+    frame.loc[5, "income"] = PLANTED
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    bounds = tmp_path / "bounds.json"
+    bounds.write_text(json.dumps({"age": {"bounds": [18, 90], "type": "integer"},
+                                  "income": [0, 1e5], "score": [0, 1]}))
+    return frame, path, bounds
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_generate_writes_the_table_and_the_report(table, tmp_path, capsys):
+    frame, data, bounds = table
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    code, printed = run(["generate", data, "-o", out, "--epsilon", 1, "--bounds", bounds, "--report", report,
+                         "--seed", 1, "--rows", 123], capsys)
+    assert code == 0, printed
+    synthetic = pd.read_csv(out)
+    assert list(synthetic.columns) == list(frame.columns) and len(synthetic) == 123
+    assert pd.api.types.is_integer_dtype(synthetic["age"])
+    content = json.loads(report.read_text())
+    assert content["privacy"]["epsilon_spent"] == pytest.approx(1.0)
+    assert content["output"]["rows"] == 123
+    assert str(PLANTED) not in printed and str(PLANTED) not in report.read_text()
+
+
+def test_same_seed_gives_the_same_bytes(table, tmp_path, capsys):
+    _, data, bounds = table
+    outputs = []
+    for name in ("a.csv", "b.csv"):
+        run(["generate", data, "-o", tmp_path / name, "--bounds", bounds, "--seed", 7, "--quiet"], capsys)
+        outputs.append((tmp_path / name).read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_config_file_sets_options_and_flags_override_it(table, tmp_path, capsys):
+    _, data, bounds = table
+    config = tmp_path / "run.toml"
+    config.write_text('epsilon = 0.5\ndelta = 1e-9\nn-candidates = 300\ncandidates = "hypercube"\n')
+    report = tmp_path / "r.json"
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--config", config, "--epsilon", 2,
+                         "--bounds", bounds, "--report", report, "--seed", 0, "--quiet"], capsys)
+    assert code == 0, printed
+    parameters = json.loads(report.read_text())["parameters"]
+    assert parameters["config"]["epsilon"] == 2 and parameters["config"]["delta"] == 1e-9
+    assert parameters["candidates"] == "hypercube" and parameters["n_candidates"] == 300
+
+
+def test_rows_theory_gives_the_papers_m(table, tmp_path, capsys):
+    _, data, bounds = table
+    report = tmp_path / "r.json"
+    code, _ = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--rows", "theory",
+                   "--report", report, "--seed", 0, "--quiet"], capsys)
+    content = json.loads(report.read_text())
+    assert code == 0 and content["output"]["rows"] == content["parameters"]["m"]
+
+
+def _write(tmp_path, frame_or_text, name="bad.csv"):
+    path = tmp_path / name
+    if isinstance(frame_or_text, str):
+        path.write_text(frame_or_text)
+    else:
+        frame_or_text.to_csv(path, index=False)
+    return path
+
+
+def _frame(**columns):
+    base = {"age": [30, 40, 50, 60], "income": [1e4, 2e4, PLANTED, 4e4], "score": [0.1, 0.2, 0.3, 0.4]}
+    base.update(columns)
+    return pd.DataFrame(base)
+
+
+BAD_INPUTS = {
+    "nan": (_frame(score=[0.1, np.nan, 0.3, 0.4]), [], "score"),
+    "inf": (_frame(score=[0.1, np.inf, 0.3, 0.4]), [], "score"),
+    "text in a numeric column": (_frame(score=["0.1", "high", "0.3", "0.4"]), [], "score"),
+    "empty file": ("", [], "empty"),
+    "header only": ("age,income,score\n", [], "no data rows"),
+    "single row": ("age,income,score\n30,98765.4321,0.5\n", [], "at least 2 rows"),
+    "constant column, bounds from data": (_frame(score=[0.5] * 4), ["--bounds-from-data"], "score"),
+    "epsilon zero": (_frame(), ["--epsilon", "0"], "epsilon"),
+    "epsilon negative": (_frame(), ["--epsilon", "-1"], "epsilon"),
+    "delta one": (_frame(), ["--delta", "1"], "delta"),
+    "delta negative": (_frame(), ["--delta", "-0.1"], "delta"),
+    "gaussian without delta": (_frame(), ["--noise", "gaussian"], "delta"),
+    "rows not a number": (_frame(), ["--rows", "many"], "--rows"),
+    "duplicate column names": ("age,age,score\n1,2,0.1\n3,4,0.2\n", [], "age"),
+    "missing input": (None, [], "does not exist"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_INPUTS))
+def test_bad_input_is_a_one_line_error_and_leaves_no_output(case, table, tmp_path, capsys):
+    content, extra, expected = BAD_INPUTS[case]
+    _, _, bounds = table
+    data = tmp_path / "absent.csv" if content is None else _write(tmp_path, content)
+    out = tmp_path / "out.csv"
+    args = ["generate", data, "-o", out, "--report", tmp_path / "r.json", "--seed", 0, "--quiet"]
+    args += extra if "--bounds-from-data" in extra else ["--bounds", bounds, *extra]
+    code, printed = run(args, capsys)
+    assert code != 0
+    lines = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
+    assert len(lines) == 1 and expected in lines[0], printed
+    assert "Traceback" not in printed and str(PLANTED) not in printed and "98765" not in printed
+    assert not out.exists() and not (tmp_path / "r.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+BAD_BOUNDS = {
+    "unknown column": ({"age": [0, 100], "income": [0, 1e5], "score": [0, 1], "height": [0, 3]}, "height"),
+    "lo equals hi": ({"age": [0, 100], "income": [5, 5], "score": [0, 1]}, "income"),
+    "lo above hi": ({"age": [0, 100], "income": [0, 1e5], "score": [1, 0]}, "score"),
+    "missing column": ({"age": [0, 100], "income": [0, 1e5]}, "score"),
+    "not a pair": ({"age": [0, 100], "income": [0], "score": [0, 1]}, "income"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_BOUNDS))
+def test_bad_bounds_file_is_a_one_line_error(case, table, tmp_path, capsys):
+    _, data, _ = table
+    bounds = tmp_path / "b.json"
+    content, column = BAD_BOUNDS[case]
+    bounds.write_text(json.dumps(content))
+    out = tmp_path / "out.csv"
+    code, printed = run(["generate", data, "-o", out, "--bounds", bounds, "--seed", 0, "--quiet"], capsys)
+    errors = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
+    assert code != 0 and len(errors) == 1 and f"'{column}'" in errors[0]
+    assert not out.exists()
+
+
+def test_a_constant_column_with_public_bounds_is_fine(tmp_path, capsys):
+    data = _write(tmp_path, _frame(score=[0.5] * 4))
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"age": [0, 100], "income": [0, 1e5], "score": [0, 1]}))
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--seed", 0,
+                         "--n-candidates", 200, "--quiet"], capsys)
+    assert code == 0, printed
+
+
+def test_an_existing_output_survives_a_failed_run(table, tmp_path, capsys):
+    _, data, bounds = table
+    out = tmp_path / "out.csv"
+    out.write_text("previous result\n")
+    code, _ = run(["generate", data, "-o", out, "--bounds", bounds, "--epsilon", "-1"], capsys)
+    assert code != 0 and out.read_text() == "previous result\n"
+
+
+def test_help_explains_the_privacy_model():
+    result = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", "--help"],
+                            capture_output=True, text=True, check=True)
+    text = " ".join(result.stdout.split())
+    assert "--bounds-from-data" in text and "NOT differentially private" in text

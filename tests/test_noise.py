@@ -1,0 +1,119 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from synthdp.noise import (
+    OpenDPNoise,
+    SeededNoise,
+    analytic_gaussian_sigma,
+    composition_epsilon,
+    laplace_scale,
+)
+
+
+def balle_wang_delta(sigma: float, sensitivity: float, epsilon: float) -> float:
+    """delta of the Gaussian mechanism (Balle & Wang 2018, Theorem 8), via scipy.stats."""
+    a = sensitivity / (2 * sigma)
+    b = epsilon * sigma / sensitivity
+    return stats.norm.cdf(a - b) - math.exp(epsilon) * stats.norm.cdf(-a - b)
+
+
+def advanced_composition(count: int, eps0: float, delta: float) -> float:
+    """Total epsilon of ``count`` eps0-DP mechanisms (Dwork, Rothblum & Vadhan 2010)."""
+    return math.sqrt(2 * count * math.log(1 / delta)) * eps0 + count * eps0 * (math.exp(eps0) - 1)
+
+
+def test_laplace_scale():
+    assert laplace_scale(0.5, 2.0) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("sensitivity", [0.01, 1.0, 30.0])
+@pytest.mark.parametrize("epsilon", [0.05, 1.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.1])
+def test_analytic_gaussian_sigma_is_the_smallest_private_sigma(sensitivity, epsilon, delta):
+    sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
+    assert balle_wang_delta(sigma, sensitivity, epsilon) <= delta
+    assert balle_wang_delta(0.99 * sigma, sensitivity, epsilon) > delta
+
+
+@pytest.mark.parametrize("delta", [1e-10, 1e-5])
+def test_analytic_gaussian_sigma_beats_the_classical_rule_for_epsilon_below_one(delta):
+    classical = math.sqrt(2 * math.log(1.25 / delta)) / 0.5
+    assert analytic_gaussian_sigma(1.0, 0.5, delta) < classical
+
+
+def test_analytic_gaussian_sigma_is_linear_in_sensitivity():
+    assert analytic_gaussian_sigma(7.0, 1.0, 1e-6) == pytest.approx(7 * analytic_gaussian_sigma(1.0, 1.0, 1e-6))
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.0, 1e-5), (-1.0, 1e-5), (1.0, 0.0), (1.0, 1.0)])
+def test_analytic_gaussian_sigma_rejects_invalid_budgets(epsilon, delta):
+    with pytest.raises(ValueError):
+        analytic_gaussian_sigma(1.0, epsilon, delta)
+
+
+@pytest.mark.parametrize("count", [2, 5, 10, 50, 100, 1000])
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
+@pytest.mark.parametrize("delta", [1e-10, 1e-5, 0.1])
+def test_composition_epsilon_is_the_largest_eps0_either_theorem_allows(count, epsilon, delta):
+    eps0 = composition_epsilon(count, epsilon, delta)
+    basic_ok = count * eps0 <= epsilon * (1 + 1e-12)
+    advanced_ok = advanced_composition(count, eps0, delta) <= epsilon * (1 + 1e-12)
+    assert basic_ok or advanced_ok
+    bigger = eps0 * (1 + 1e-6)
+    assert count * bigger > epsilon and advanced_composition(count, bigger, delta) > epsilon
+
+
+@pytest.mark.xfail(
+    reason="BUG: composition_epsilon returns brentq's root unadjusted, which can sit on the "
+    "non-private side: the advanced composition total exceeds epsilon by ~1e-14",
+    strict=True,
+)
+def test_composition_epsilon_never_exceeds_the_target():
+    eps0 = composition_epsilon(100, 0.1, 1e-5)  # advanced composition is the binding theorem here
+    assert advanced_composition(100, eps0, 1e-5) <= 0.1
+
+
+def test_composition_epsilon_falls_back_to_basic_composition():
+    assert composition_epsilon(1, 0.7, 1e-5) == 0.7
+    assert composition_epsilon(10, 1.0, 0.0) == pytest.approx(0.1)
+    # Few mechanisms: basic composition wins; many: advanced composition wins.
+    assert composition_epsilon(5, 1.0, 1e-10) == pytest.approx(0.2)
+    assert composition_epsilon(1000, 1.0, 1e-5) > 1.0 / 1000
+
+
+def test_seeded_noise_is_reproducible_and_keeps_shapes():
+    values = np.arange(6.0).reshape(2, 3)
+    first = SeededNoise(np.random.default_rng(5)).laplace(values, 1.0)
+    second = SeededNoise(np.random.default_rng(5)).laplace(values, 1.0)
+    np.testing.assert_array_equal(first, second)
+    assert first.shape == (2, 3)
+    assert not SeededNoise(np.random.default_rng(5)).private
+
+
+@pytest.mark.parametrize(
+    "kind, distribution",
+    [("laplace", stats.laplace(scale=2.0)), ("gaussian", stats.norm(scale=2.0))],
+)
+def test_seeded_noise_distribution(kind, distribution):
+    """KS test at level 1e-6 (false-failure rate 1e-6 over seeds; deterministic for this seed)."""
+    values = np.full(5000, 3.0)
+    noisy = getattr(SeededNoise(np.random.default_rng(6)), kind)(values, 2.0)
+    assert stats.kstest(noisy - 3.0, distribution.cdf).pvalue > 1e-6
+
+
+@pytest.mark.parametrize(
+    "kind, distribution",
+    [("laplace", stats.laplace(scale=0.5)), ("gaussian", stats.norm(scale=0.5))],
+)
+def test_opendp_noise_distribution(kind, distribution):
+    """KS test at level 1e-6. OpenDP cannot be seeded, so this test is random: under a correct
+    sampler its p-value is uniform and it fails falsely with probability 1e-6 per run."""
+    sampler = OpenDPNoise()
+    assert sampler.private
+    values = np.full((40, 50), -1.0)
+    noisy = getattr(sampler, kind)(values, 0.5)
+    assert noisy.shape == (40, 50)
+    assert stats.kstest((noisy + 1.0).ravel(), distribution.cdf).pvalue > 1e-6

@@ -1,0 +1,155 @@
+"""Privacy: sensitivities hold on adversarial neighbours, noise has the calibrated scale,
+and the ledger accounts for every stage."""
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer
+from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.config import SynthConfig
+from synthdp.domain import Domain
+from synthdp.grid import snap
+from synthdp.ledger import PrivacyLedger
+from synthdp.noise import OpenDPNoise, SeededNoise
+from synthdp.params import make_plan
+from synthdp.private_table import PrivateTable
+from synthdp.release import release_moments
+
+D = 3
+BOUNDS = {f"c{j}": [-5.0, 5.0] for j in range(D)}
+CORNERS = [np.array(c) for c in itertools.product([-5.0, 5.0], repeat=D)]
+
+
+def _released_moments(rows: np.ndarray, basis: ChebyshevBasis, n_cells: int | None = None) -> np.ndarray:
+    """Moments exactly as the release computes them: through PrivateTable and the domain."""
+    frame = pd.DataFrame(rows, columns=list(BOUNDS))
+    table = PrivateTable(frame)
+    points, _ = table.unit_points(Domain.from_bounds(BOUNDS, table.column_names))
+    if n_cells is not None:
+        points = snap(points, n_cells)
+    return basis.moments(points)
+
+
+def _neighbour_pairs(rng: np.random.Generator):
+    """Replace-one neighbours: a random table, with one row swapped among corners,
+    far-outside values (clipped to corners) and random interior rows."""
+    n = 25
+    base = rng.uniform(-5, 5, size=(n, D))
+    extremes = CORNERS + [np.full(D, 1e6), np.full(D, -1e6)]
+    replacements = list(itertools.product(extremes, repeat=2)) + [
+        (rng.uniform(-5, 5, D), rng.uniform(-5, 5, D)) for _ in range(20)
+    ]
+    for old, new in replacements:
+        first, second = base.copy(), base.copy()
+        first[0], second[0] = old, new
+        yield first, second
+
+
+@pytest.mark.parametrize("n_cells", [None, 5])
+@pytest.mark.parametrize("basis", [ChebyshevBasis(lowest_degree_indices(D, 19)), ChebyshevBasis(tensor_indices(D, 3))],
+                         ids=["lowest-degree", "tensor"])
+def test_moment_sensitivity_bound_holds_and_is_attained(basis, n_cells):
+    rng = np.random.default_rng(0)
+    n, R = 25, basis.size
+    worst_inf = worst_l1 = worst_l2 = 0.0
+    for first, second in _neighbour_pairs(rng):
+        change = _released_moments(first, basis, n_cells) - _released_moments(second, basis, n_cells)
+        worst_inf = max(worst_inf, np.abs(change).max())
+        worst_l1 = max(worst_l1, np.abs(change).sum())
+        worst_l2 = max(worst_l2, np.linalg.norm(change))
+    slack = 1 + 1e-12
+    assert worst_inf <= 2 / n * slack
+    assert worst_l1 <= 2 * R / n * slack
+    assert worst_l2 <= 2 * math.sqrt(R) / n * slack
+    if n_cells is None:  # opposite corners flip every odd-degree function: the per-moment bound is tight
+        assert worst_inf == pytest.approx(2 / n)
+
+
+def test_clipped_count_changes_by_at_most_one():
+    rng = np.random.default_rng(1)
+    domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
+    for first, second in _neighbour_pairs(rng):
+        counts = [PrivateTable(pd.DataFrame(t, columns=list(BOUNDS))).unit_points(domain)[1] for t in (first, second)]
+        assert abs(counts[0] - counts[1]) <= 1
+
+
+def _plan(n: int, R: int, **config):
+    return make_plan(SynthConfig(n_basis=R, candidates="hypercube", clip_count_share=0.0, **config), n, 4, True)
+
+
+@pytest.mark.parametrize(
+    "config, expected_scale",
+    [
+        (dict(epsilon=0.5), lambda n, R: 2 * R / (n * 0.5)),
+        (dict(epsilon=2.0, delta=1e-6), None),  # analytic Gaussian: checked through the ledger
+        (dict(epsilon=2.0, delta=1e-6, noise="laplace"), None),
+    ],
+    ids=["laplace", "gaussian", "laplace-advanced-composition"],
+)
+def test_noise_has_the_calibrated_scale(config, expected_scale):
+    """The empirical scale of 40 000 seeded draws matches the scale the ledger records.
+
+    For Laplace(b), E|X| = b and sd|X| = b; for N(0, s^2), E X^2 = s^2 and sd X^2 = sqrt(2) s^2.
+    The test allows 5 standard errors of the mean: a false failure has probability
+    below 6e-7 per case (normal approximation, exact enough at 40 000 draws).
+    """
+    n, R, repeats = 500, 40, 1000
+    plan = _plan(n, R, **config)
+    ledger = PrivacyLedger(plan.budget.moments_epsilon, plan.budget.moments_delta)
+    noise = SeededNoise(np.random.default_rng(3))
+    draws = np.concatenate([release_moments(np.zeros(R), plan, PrivacyLedger(1e9, 0.5), noise) for _ in range(repeats)])
+    release_moments(np.zeros(R), plan, ledger, noise)
+    (event,) = ledger.events
+    scale = event.noise_scale
+    if expected_scale is not None:
+        assert scale == pytest.approx(expected_scale(n, R))
+    count = len(draws)
+    if "gaussian" in event.mechanism.lower():
+        statistic, spread = np.mean(draws**2) / scale**2, math.sqrt(2)
+    else:
+        statistic, spread = np.mean(np.abs(draws)) / scale, 1.0
+    assert abs(statistic - 1) < 5 * spread / math.sqrt(count)
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_opendp_sampler_has_the_requested_scale(kind):
+    """OpenDP's samplers (the private path): same 5-standard-error rule, false failure < 6e-7."""
+    count, scale = 20_000, 0.7
+    sampler = OpenDPNoise()
+    draws = getattr(sampler, kind)(np.zeros(count), scale)
+    if kind == "gaussian":
+        statistic, spread = np.mean(draws**2) / scale**2, math.sqrt(2)
+    else:
+        statistic, spread = np.mean(np.abs(draws)) / scale, 1.0
+    assert abs(statistic - 1) < 5 * spread / math.sqrt(count)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [dict(), dict(delta=1e-8), dict(delta=1e-8, noise="laplace"), dict(candidates="hypercube"),
+     dict(n_basis=40), dict(mode="exact", smoothness=2)],
+)
+def test_ledger_spends_exactly_the_budget(clinic_like, config):
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(epsilon=0.8, seed=5, **config).fit(frame, bounds=bounds)
+    privacy = synth.privacy_report()["privacy"]
+    assert privacy["epsilon_spent"] == pytest.approx(0.8)
+    assert privacy["delta_spent"] <= config.get("delta", 0.0) * (1 + 1e-9)
+    stages = {event["stage"] for event in privacy["stages"]}
+    assert {"moments", "clip_count"} <= stages
+    assert ("pca" in stages) == (synth.release_.plan.candidates == "pca")
+    for event in privacy["stages"]:
+        assert event["sensitivity"] > 0 and event["noise_scale"] > 0 and event["epsilon"] > 0
+
+
+def test_noise_scale_follows_the_corrected_sensitivity_not_the_papers(clinic_like):
+    """MECHANISM.md section 2: the paper's t^d/(n eps) is about half of 2R/(n eps)."""
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(epsilon=1.0, candidates="hypercube", n_basis=30, clip_count_share=0.0, seed=1)
+    synth.fit(frame, bounds=bounds)
+    (event,) = synth.privacy_report()["privacy"]["stages"]
+    assert event["noise_scale"] == pytest.approx(2 * 30 / (len(frame) * 1.0))
