@@ -23,9 +23,10 @@ ROW_CHUNK = 4096  # rows evaluated at once; bounds the (rows, R, s) gather array
 def lowest_degree_indices(d: int, count: int) -> np.ndarray:
     """The ``count`` non-constant multi-indices of lowest total degree, shape (count, d).
 
-    Order: by total degree, then within a degree by number of non-zero entries (so the
-    squares T_2(x_i) come before the products x_i x_j), then lexicographically by
-    (columns, degrees). The rule is fixed, so the basis is public and deterministic.
+    Order: by total degree; within a degree by number of non-zero entries (so the squares
+    T_2(x_i) come before the products x_i x_j); then by the split of the degree over those
+    entries, largest first; then by columns, lexicographically. The rule is fixed, so the
+    basis is public and deterministic.
     """
     chosen: list[np.ndarray] = []
     degree = 1

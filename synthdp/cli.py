@@ -82,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     method.add_argument("--candidates", choices=["pca", "hypercube", "grid"],
                         help="candidate points of the LP (default: pca; grid in exact mode)")
     method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
-    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R)")
+    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least d)")
     method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
     method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
     method.add_argument("--pca-calibration", choices=["derived", "paper"], 

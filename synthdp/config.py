@@ -37,7 +37,8 @@ class SynthConfig:
         C, the number of candidate points (ignored for "grid").
     n_basis : int or "auto"
         R, the number of non-constant basis functions in practical mode; "auto" is the
-        paper's R = 0.5 n^{d/(2d+K)} (epsilon-DP) or 0.5 n^{2d/(3d+2K)} ((epsilon, delta)).
+        paper's R = 0.5 n^{d/(2d+K)} (epsilon-DP) or 0.5 n^{2d/(3d+2K)} ((epsilon, delta)),
+        raised to d so that every column mean (degree-1 moment) is released.
     noise : "gaussian", "laplace" or None
         Noise for (epsilon, delta) runs: the analytic Gaussian mechanism, or Laplace with
         advanced composition. None means Gaussian if delta > 0 and Laplace if delta = 0.

@@ -41,6 +41,8 @@ class ColumnDomain:
                 f"bounds for column '{self.name}' need lo < hi (a constant column carries no "
                 "information for this mechanism; drop it or widen its bounds)"
             )
+        if self.integer and math.ceil(self.lower) > math.floor(self.upper):
+            raise SynthDPError(f"integer column '{self.name}' has no integer inside its bounds")
 
 
 @dataclass(frozen=True)

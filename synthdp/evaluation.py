@@ -29,8 +29,11 @@ Typical use::
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -49,7 +52,32 @@ __all__ = [
 SIGMAS: tuple[float, ...] = (2.0, 4.0, 6.0, 8.0, 10.0)
 
 #: Default memory bound (bytes) of one block of squared distances in :func:`answer_queries`.
-DEFAULT_BLOCK_BYTES = 16 * 2**20
+DEFAULT_BLOCK_BYTES = 2**20
+
+#: Most rows in one tile of :func:`answer_queries`.
+ROW_TILE = 512
+
+
+def _n_workers(n_jobs: int | None, n_tasks: int) -> int:
+    if n_jobs is None:
+        try:
+            n_jobs = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            n_jobs = os.cpu_count() or 1
+    if not (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs >= 1):
+        raise ValueError("n_jobs must be None or an integer >= 1")
+    return max(1, min(int(n_jobs), n_tasks))
+
+
+@contextmanager
+def _single_threaded_blas() -> Iterator[None]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # optional: without it the BLAS keeps its own threads
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -157,6 +185,7 @@ def answer_queries(
     *,
     deduplicate: bool = True,
     block_bytes: int = DEFAULT_BLOCK_BYTES,
+    n_jobs: int | None = None,
 ) -> np.ndarray:
     """Answer every query for every kernel width: q_f(D) = mean over rows of f(x).
 
@@ -175,10 +204,12 @@ def answer_queries(
     deduplicate : bool, default True
         Merge identical rows first (adding their weights). The result is the same up to
         round-off; synthetic tables with few distinct rows become much cheaper.
-    block_bytes : int, default 16 MiB
-        Memory bound for one block of squared distances (rows x kernel centres, float64).
-        Peak extra memory is about twice this, plus S x Q x J floats for the per-kernel
-        means.
+    block_bytes : int, default 1 MiB
+        Memory bound for one tile of squared distances (rows x kernel centres, float64).
+        Peak extra memory is about 2 x n_jobs tiles, plus S x Q x J floats for the
+        per-kernel means (and a copy of the distinct rows).
+    n_jobs : int, optional
+        Worker threads; None means the number of CPUs available to the process.
 
     Returns
     -------
@@ -187,10 +218,12 @@ def answer_queries(
 
     Notes
     -----
-    The work is blocked over rows and over the flattened Q*J kernel centres. Each block's
+    The work is tiled over rows and over the flattened Q*J kernel centres. Each tile's
     squared distances ||x||^2 + ||c||^2 - 2 x.c are computed once, by one matrix product,
     and reused for every sigma; only the exponential is evaluated per sigma. Per-kernel
-    means are accumulated and combined with ``alpha`` at the end.
+    weighted means are accumulated and combined with ``alpha`` at the end. While it runs,
+    the BLAS thread pool is limited to one thread (if ``threadpoolctl`` is installed),
+    since the tiles are parallelised by ``n_jobs`` threads instead.
     """
     d = queries.d
     values = _as_points(points, d)
@@ -205,8 +238,9 @@ def answer_queries(
             raise ValueError(f"weights must have shape ({values.shape[0]},); got {np.shape(weights)}")
         if not (np.isfinite(row_weights).all() and (row_weights >= 0).all()) or row_weights.sum() <= 0:
             raise ValueError("weights must be finite, >= 0 and not all zero")
-    if not (isinstance(block_bytes, (int, np.integer)) and block_bytes >= 8):
+    if not (isinstance(block_bytes, (int, np.integer)) and not isinstance(block_bytes, bool) and block_bytes >= 8):
         raise ValueError("block_bytes must be an integer >= 8")
+    _n_workers(n_jobs, 1)  # validate before any work
 
     keep = row_weights > 0
     values, row_weights = values[keep], row_weights[keep]
@@ -218,30 +252,47 @@ def answer_queries(
     n = values.shape[0]
     centres = queries.centres.reshape(-1, d)  # (Q*J, d), a view
     n_centres = centres.shape[0]
-    # Blocks of at most block_bytes: prefer all rows and as many centres as fit.
+    # Tiles of at most block_bytes of float64: up to ROW_TILE rows, as many centres as fit.
+    # Small tiles stay in cache, so the per-sigma passes (scale, exp, weighted sum) are cheap.
     max_entries = max(1, block_bytes // 8)
-    row_block = min(n, max_entries)
+    row_block = max(1, min(n, ROW_TILE, max_entries))
     centre_block = max(1, min(n_centres, max_entries // row_block))
-
     point_norms = np.einsum("ij,ij->i", values, values)
-    scales = -0.5 / sigma_array**2  # exp(scale * squared distance)
+    scales = -0.5 / sigma_array**2  # kernel = exp(scale * squared distance)
     kernel_means = np.zeros((sigma_array.size, n_centres))
-    for c0 in range(0, n_centres, centre_block):
+
+    def centre_range(c0: int) -> None:
         block_centres = centres[c0:c0 + centre_block]
         centre_norms = np.einsum("ij,ij->i", block_centres, block_centres)
+        width = block_centres.shape[0]
+        sq_buffer = np.empty((row_block, width))
+        scratch_buffer = np.empty((row_block, width))
         for r0 in range(0, n, row_block):
             rows = values[r0:r0 + row_block]
-            sq = rows @ block_centres.T  # (rows, centres)
+            sq, scratch = sq_buffer[:rows.shape[0]], scratch_buffer[:rows.shape[0]]
+            np.matmul(rows, block_centres.T, out=sq)
             sq *= -2.0
             sq += point_norms[r0:r0 + row_block, None]
             sq += centre_norms[None, :]
             np.maximum(sq, 0.0, out=sq)  # round-off can make tiny distances negative
-            scratch = np.empty_like(sq)
             w = row_weights[r0:r0 + row_block]
             for s, scale in enumerate(scales):
                 np.multiply(sq, scale, out=scratch)
                 np.exp(scratch, out=scratch)
-                kernel_means[s, c0:c0 + centre_block] += w @ scratch
+                kernel_means[s, c0:c0 + width] += w @ scratch
+
+    starts = range(0, n_centres, centre_block)
+    workers = _n_workers(n_jobs, len(starts))
+    # Tiles are small, so a multi-threaded BLAS only adds synchronisation (and oversubscribes
+    # the cores when we run our own threads): run it single-threaded here.
+    with _single_threaded_blas():
+        if workers == 1:
+            for c0 in starts:
+                centre_range(c0)
+        else:  # numpy releases the GIL in matmul and ufuncs; the slices written are disjoint
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                for future in [pool.submit(centre_range, c0) for c0 in starts]:
+                    future.result()
     kernel_means = kernel_means.reshape(sigma_array.size, queries.n_queries, queries.n_kernels)
     return np.einsum("sqj,qj->sq", kernel_means, queries.alpha)
 

@@ -62,7 +62,7 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     def total(eps0: float) -> float:
         return log_term * eps0 + count * eps0 * math.expm1(eps0) - epsilon
 
-    advanced = optimize.brentq(total, 0.0, epsilon, xtol=1e-15)
+    advanced = optimize.brentq(total, 0.0, epsilon, xtol=1e-15) * (1 - 1e-9)  # private side of the root
     return max(basic, advanced)
 
 

@@ -33,10 +33,10 @@ def theory_parameters(n: int, d: int, smoothness: int, delta: float) -> TheoryPa
     if delta == 0:
         base = 2 * d + K
         return TheoryParameters(
-            t=math.ceil(n ** (1 / base)),
-            N=math.ceil(n ** (K / base)),
-            m=math.ceil(n ** (1 + (K + 1) / base)),
-            L=math.ceil(n ** ((d + K) / base)),
+            t=_ceil_root(n, 1, base),
+            N=_ceil_root(n, K, base),
+            m=_ceil_root(n, base + K + 1, base),
+            L=_ceil_root(n, d + K, base),
         )
     base = 3 * d + 2 * K
     log_term = math.log(1 / delta)
@@ -48,6 +48,17 @@ def theory_parameters(n: int, d: int, smoothness: int, delta: float) -> TheoryPa
     )
 
 
+def _ceil_root(n: int, power: int, root: int) -> int:
+    """ceil(n^(power/root)) exactly: float powers overshoot perfect powers (1e5^(1/5) > 10)."""
+    target = n**power
+    c = math.ceil(n ** (power / root))
+    while c > 1 and (c - 1) ** root >= target:
+        c -= 1
+    while c**root < target:
+        c += 1
+    return c
+
+
 def paper_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     """Appendix A.5's R (at least 1)."""
     if delta == 0:
@@ -55,6 +66,16 @@ def paper_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     else:
         r = 0.5 * n ** (2 * d / (3 * d + 2 * smoothness))
     return max(1, round(r))
+
+
+def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
+    """The paper's R, raised to d so that all degree-1 moments are released.
+
+    The degree-1 moments are the column means (T_1(x) = x). Released with the other
+    moments they centre the PCA ellipsoid for free; released on their own (L1 sensitivity
+    2d/n) from a small share of the budget they would be mostly noise.
+    """
+    return max(paper_n_basis(n, d, smoothness, delta), d)
 
 
 @dataclass(frozen=True)
@@ -87,6 +108,7 @@ class Plan:
     def to_dict(self) -> dict:
         out = asdict(self)
         out.update(out.pop("theory"))
+        out.update(R=self.n_basis, C=self.n_candidates, K=self.smoothness)  # the paper's letters
         return out
 
 
@@ -100,7 +122,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool) -> P
         n_basis = _capped_power(theory.t, d) - 1
         n_candidates = _capped_power(theory.N, d)
     else:
-        n_basis = paper_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
+        n_basis = auto_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
         n_candidates = _capped_power(theory.N, d) if kind == "grid" else config.n_candidates
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")

@@ -3,7 +3,8 @@
 Corrections to the paper (MECHANISM.md section 4): with rows as points the matrix is
 d x d, A = S - mu mu^T with S = (1/n) D^T D; the noise G^(l) is d x k; the eigenvalues
 come from released quantities only (the column norms of the last noisy iterate W^(L),
-since ||A x|| = lambda for an eigenvector x), not from x^T A^2 x, which reads A again; and
+since ||A x|| = lambda for an eigenvector x, less the noise's expected energy), not from
+x^T A^2 x, which reads A again; and
 the centre mu is itself a released, noisy quantity, so mu mu^T X is post-processing.
 
 Sensitivity of one iteration W = A X + noise (X public: it is the previous noisy output)
@@ -62,6 +63,20 @@ def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
     """Sensitivity of one iterate A X (see the module docstring)."""
     l2 = math.sqrt(2.0) * d / n
     return l2 if norm == "l2" else math.sqrt(k * d) * l2
+
+
+def debiased_eigenvalues(last_iterate: np.ndarray, scale: float, noise_kind: str) -> np.ndarray:
+    """Eigenvalue estimates from the released last iterate W = A X + E (post-processing).
+
+    For an eigenvector x_s, ||A x_s|| = lambda_s. The noise column adds its energy:
+    E ||W_s||^2 = lambda_s^2 + d v, with v the noise variance per entry (sigma^2 for
+    Gaussian, 2 b^2 for Laplace). So lambda_s ~ sqrt(max(||W_s||^2 - d v, 0)), capped at d:
+    a unit direction's variance of points in [-1, 1]^d is at most E (v^T x)^2 <= d.
+    """
+    d = last_iterate.shape[0]
+    variance = scale**2 if noise_kind == "gaussian" else 2 * scale**2
+    energy = np.sum(last_iterate**2, axis=0) - d * variance
+    return np.minimum(np.sqrt(np.maximum(energy, 0.0)), float(d))
 
 
 def private_subspace_iteration(
@@ -123,7 +138,7 @@ def private_subspace_iteration(
             noisy = noise.laplace(product, scale)
         scales.append(scale)
         basis, _ = np.linalg.qr(noisy)
-    eigenvalues = np.linalg.norm(noisy, axis=0)  # ||A x_s|| ~ lambda_s, from released W^(L)
+    eigenvalues = debiased_eigenvalues(noisy, scales[-1], noise_kind)
     order = np.argsort(eigenvalues)[::-1]
     pca = PrivatePCA(center=np.clip(center, -1, 1), axes=basis[:, order], eigenvalues=eigenvalues[order])
     event = PrivacyEvent(

@@ -66,11 +66,6 @@ def test_composition_epsilon_is_the_largest_eps0_either_theorem_allows(count, ep
     assert count * bigger > epsilon and advanced_composition(count, bigger, delta) > epsilon
 
 
-@pytest.mark.xfail(
-    reason="BUG: composition_epsilon returns brentq's root unadjusted, which can sit on the "
-    "non-private side: the advanced composition total exceeds epsilon by ~1e-14",
-    strict=True,
-)
 def test_composition_epsilon_never_exceeds_the_target():
     eps0 = composition_epsilon(100, 0.1, 1e-5)  # advanced composition is the binding theorem here
     assert advanced_composition(100, eps0, 1e-5) <= 0.1

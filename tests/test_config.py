@@ -1,0 +1,89 @@
+import dataclasses
+
+import pytest
+
+from synthdp.config import SynthConfig
+from synthdp.errors import SynthDPError
+
+
+def test_defaults_are_valid_pure_dp_practical():
+    config = SynthConfig()
+    assert config.epsilon == 1.0 and config.delta == 0.0
+    assert config.noise_kind == "laplace"
+    assert config.candidate_kind == "pca"
+
+
+@pytest.mark.parametrize(
+    "keys, message",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": float("inf")}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"epsilon": "1"}, "epsilon"),
+        ({"epsilon": True}, "epsilon"),
+        ({"delta": -1e-9}, "delta"),
+        ({"delta": 1.0}, "delta"),
+        ({"delta": float("nan")}, "delta"),
+        ({"noise": "gaussian"}, "Gaussian noise needs delta > 0"),
+        ({"noise": "cauchy", "delta": 1e-6}, "noise must be one of"),
+        ({"mode": "exact", "candidates": "pca"}, "leave candidates unset"),
+        ({"mode": "exact", "candidates": "hypercube"}, "leave candidates unset"),
+        ({"mode": "exact", "n_basis": 5}, "leave n_basis unset"),
+        ({"mode": "fast"}, "mode must be one of"),
+        ({"candidates": "random"}, "candidates must be one of"),
+        ({"smoothness": 0}, "smoothness"),
+        ({"smoothness": 2.0}, "smoothness"),
+        ({"n_candidates": 0}, "n_candidates"),
+        ({"n_basis": 0}, "n_basis"),
+        ({"n_basis": "many"}, "n_basis"),
+        ({"pca_share": 0.0}, "pca_share"),
+        ({"pca_share": 1.0}, "pca_share"),
+        ({"pca_components": 0}, "pca_components"),
+        ({"pca_iterations": 0}, "pca_iterations"),
+        ({"pca_calibration": "theorem"}, "pca_calibration"),
+        ({"ellipsoid_radius": "wide"}, "ellipsoid_radius"),
+        ({"clip_count_share": 0.5}, "clip_count_share"),
+        ({"clip_count_share": -0.1}, "clip_count_share"),
+        ({"max_lp_entries": 0}, "max_lp_entries"),
+        ({"seed": 1.5}, "seed"),
+    ],
+)
+def test_invalid_configurations_are_refused(keys, message):
+    with pytest.raises(SynthDPError, match=message):
+        SynthConfig(**keys)
+
+
+@pytest.mark.parametrize(
+    "keys, noise",
+    [
+        ({"delta": 0.0}, "laplace"),
+        ({"delta": 0.0, "noise": "laplace"}, "laplace"),
+        ({"delta": 1e-6}, "gaussian"),
+        ({"delta": 1e-6, "noise": "laplace"}, "laplace"),
+        ({"delta": 1e-6, "noise": "gaussian"}, "gaussian"),
+    ],
+)
+def test_noise_kind(keys, noise):
+    assert SynthConfig(**keys).noise_kind == noise
+
+
+@pytest.mark.parametrize(
+    "keys, kind",
+    [
+        ({}, "pca"),
+        ({"mode": "exact"}, "grid"),
+        ({"mode": "exact", "candidates": "grid"}, "grid"),
+        ({"candidates": "hypercube"}, "hypercube"),
+        ({"candidates": "grid"}, "grid"),
+    ],
+)
+def test_candidate_kind(keys, kind):
+    assert SynthConfig(**keys).candidate_kind == kind
+
+
+def test_keys_name_the_parameters_and_config_is_frozen():
+    config = SynthConfig(epsilon=2, seed=3)
+    assert {"epsilon", "delta", "mode", "candidates", "n_basis", "seed"} <= set(SynthConfig.keys())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.epsilon = 5.0

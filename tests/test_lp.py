@@ -1,0 +1,98 @@
+import numpy as np
+import pytest
+
+from synthdp import basis, grid
+from synthdp.errors import SynthDPError
+from synthdp.lp import equality_form, solve_l1_fit, solve_l1_fit_cvxpy
+
+SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
+
+
+def assert_distribution(weights: np.ndarray, size: int) -> None:
+    assert weights.shape == (size,)
+    assert np.all(weights >= -1e-9)
+    assert weights.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+def random_problem(seed: int, R: int, C: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if seed % 2:  # a real design: Chebyshev basis at random grid points, noisy moments
+        cheb = basis.ChebyshevBasis(basis.lowest_degree_indices(3, R))
+        design = cheb.design_matrix(grid.random_grid_points(8, 3, C, rng))
+    else:
+        design = rng.uniform(-1, 1, (R, C))
+    return design, rng.uniform(-1, 1, R)
+
+
+def test_equality_form_layout():
+    design = np.arange(6.0).reshape(2, 3) + 1
+    matrix, rhs, cost = equality_form(design, np.array([0.5, -0.5]))
+    expected = np.array(
+        [
+            [1, 2, 3, -1, 0, 1, 0],
+            [4, 5, 6, 0, -1, 0, 1],
+            [1, 1, 1, 0, 0, 0, 0],
+        ]
+    )
+    np.testing.assert_array_equal(matrix.toarray(), expected)
+    np.testing.assert_array_equal(rhs, [0.5, -0.5, 1.0])
+    np.testing.assert_array_equal(cost, [0, 0, 0, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("solve", SOLVERS)
+@pytest.mark.parametrize(
+    "target, weights, objective",
+    [(0.2, [0.4, 0.6], 0.0), (1.5, [0.0, 1.0], 0.5), (-3.0, [1.0, 0.0], 2.0)],
+)
+def test_one_moment_two_candidates(solve, target, weights, objective):
+    """Candidates x = -1 and x = 1, basis phi(x) = x: u = ((1 - b)/2, (1 + b)/2) clipped to the simplex."""
+    solution = solve(np.array([[-1.0, 1.0]]), np.array([target]))
+    np.testing.assert_allclose(solution.weights, weights, atol=1e-9)
+    assert solution.objective == pytest.approx(objective, abs=1e-9)
+    assert solution.status == "optimal"
+
+
+@pytest.mark.parametrize("solve", SOLVERS)
+def test_target_outside_the_hull_has_the_analytic_distance(solve):
+    """Moment vectors (1, 0), (0, 1), (0, 0): the hull is the triangle u1 + u2 <= 1, and the l1
+    distance from (0.8, 0.8) to it is 1.6 - 1 = 0.6, with no weight on the origin."""
+    design = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    solution = solve(design, np.array([0.8, 0.8]))
+    assert solution.objective == pytest.approx(0.6, abs=1e-9)
+    assert_distribution(solution.weights, 3)
+    assert solution.weights[2] == pytest.approx(0.0, abs=1e-9)
+    assert np.all(solution.weights[:2] <= 0.8 + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_highspy_matches_the_cvxpy_reference(seed):
+    design, target = random_problem(seed, R=9, C=80)
+    fast = solve_l1_fit(design, target)
+    reference = solve_l1_fit_cvxpy(design, target)
+    assert fast.objective == pytest.approx(reference.objective, rel=1e-7, abs=1e-9)
+    for solution in (fast, reference):
+        assert_distribution(solution.weights, 80)
+        assert solution.objective == pytest.approx(np.abs(design @ solution.weights - target).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_highspy_returns_a_vertex_with_at_most_r_plus_one_points(seed):
+    design, target = random_problem(seed, R=6, C=200)
+    weights = solve_l1_fit(design, target).weights
+    assert np.count_nonzero(weights > 1e-9) <= 6 + 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reachable_target_is_fitted_exactly(seed):
+    rng = np.random.default_rng(seed)
+    design = rng.uniform(-1, 1, (5, 40))
+    target = design @ rng.dirichlet(np.ones(40))
+    solution = solve_l1_fit(design, target)
+    assert solution.objective == pytest.approx(0.0, abs=1e-8)
+    np.testing.assert_allclose(design @ solution.weights, target, atol=1e-8)
+
+
+def test_stopping_without_an_optimum_is_an_error():
+    design, target = random_problem(0, R=30, C=3000)
+    with pytest.raises(SynthDPError, match="without an optimal solution"):
+        solve_l1_fit(design, target, time_limit=0.0)
