@@ -55,6 +55,9 @@ class SynthConfig:
         cloud the variance of the data along each axis.
     clip_count_share : float
         Share of epsilon spent on a noisy count of rows with clipped values (0: not released).
+    bounds_share : float
+        Share of epsilon spent on DP estimates of the bounds of columns that have no public
+        bounds (0: missing bounds are an error). See :mod:`synthdp.bounds` for its cost.
     max_lp_entries : int
         Memory bound on the LP matrix (R x C entries); exact mode refuses beyond it.
     seed : int or None
@@ -76,6 +79,7 @@ class SynthConfig:
     pca_calibration: Literal["derived", "paper"] = "derived"
     ellipsoid_radius: Literal["paper", "spread"] = "paper"
     clip_count_share: float = 0.02
+    bounds_share: float = 0.0
     max_lp_entries: int = 20_000_000
     seed: int | None = None
 
@@ -100,6 +104,7 @@ class SynthConfig:
         _choice("ellipsoid_radius", self.ellipsoid_radius, ("paper", "spread"))
         _check(_is_number(self.clip_count_share) and 0 <= self.clip_count_share < 0.5,
                "clip_count_share must be in [0, 0.5)")
+        _check(_is_number(self.bounds_share) and 0 <= self.bounds_share < 0.5, "bounds_share must be in [0, 0.5)")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or _is_int(self.seed), "seed must be an integer")
         if self.mode == "exact":

@@ -32,6 +32,7 @@ class ColumnDomain:
     lower: float
     upper: float
     integer: bool = False
+    source: str = "public"  # "public", "DP estimate" or "data (NOT private)"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
@@ -83,7 +84,8 @@ class Domain:
         return {
             "source": self.source,
             "columns": {
-                c.name: {"bounds": [c.lower, c.upper], "type": "integer" if c.integer else "continuous"}
+                c.name: {"bounds": [c.lower, c.upper], "type": "integer" if c.integer else "continuous",
+                         "source": c.source}
                 for c in self.columns
             },
         }
@@ -96,16 +98,26 @@ class Domain:
 
         Every column needs bounds, and every bounded name must be a column.
         """
-        unknown = [name for name in bounds if name not in column_names]
-        if unknown:
-            raise SynthDPError(f"bounds name unknown column '{unknown[0]}'")
-        missing = [name for name in column_names if name not in bounds]
+        columns = parse_bounds(bounds, column_names)
+        missing = [name for name in column_names if name not in columns]
         if missing:
-            raise SynthDPError(
-                f"no bounds for column '{missing[0]}': give every column [lo, hi] in the bounds "
-                "file, or pass --bounds-from-data to read them from the data (not private)"
-            )
-        return cls(tuple(_parse_column(name, bounds[name]) for name in column_names), source)
+            raise SynthDPError(f"no bounds for column '{missing[0]}': {MISSING_BOUNDS_HELP}")
+        return cls(tuple(columns[name] for name in column_names), source)
+
+
+MISSING_BOUNDS_HELP = (
+    "give public bounds {column: [lo, hi]} (CLI: --bounds FILE.json), or spend a share of epsilon "
+    "on DP estimates (CLI: --bounds-share S), or read them from the data with --bounds-from-data, "
+    "which makes the release NOT differentially private"
+)
+
+
+def parse_bounds(bounds: Mapping[str, object], column_names: Sequence[str]) -> dict[str, ColumnDomain]:
+    """The public bounds given for some or all of ``column_names``; unknown names are an error."""
+    unknown = [name for name in bounds if name not in column_names]
+    if unknown:
+        raise SynthDPError(f"bounds name unknown column '{unknown[0]}'")
+    return {name: _parse_column(name, bounds[name]) for name in column_names if name in bounds}
 
 
 def _parse_column(name: str, spec: object) -> ColumnDomain:

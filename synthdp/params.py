@@ -82,6 +82,7 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
 class Budget:
     """How (epsilon, delta) is split between the stages (basic composition)."""
 
+    bounds: float  # epsilon for DP estimates of missing bounds
     clip_count: float
     pca_epsilon: float
     pca_delta: float
@@ -112,8 +113,13 @@ class Plan:
         return out
 
 
-def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool) -> Plan:
-    """Resolve the configuration for a table of n rows and d columns; refuse impossible ones."""
+def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0) -> Plan:
+    """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
+
+    ``bounds_are_public`` is False when bounds are read from the data (then there is no
+    clipping to count); ``estimated_bounds`` is the number of columns whose bounds are
+    estimated with DP from ``config.bounds_share`` of epsilon.
+    """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
     theory = theory_parameters(n, d, config.smoothness, config.delta)
@@ -133,10 +139,14 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool) -> P
             f"memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
             + ("use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis")
         )
+    if estimated_bounds and not config.bounds_share > 0:
+        raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
+    bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
     clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
-    remaining = config.epsilon - clip_count
+    remaining = config.epsilon - bounds - clip_count
     pca_share = config.pca_share if kind == "pca" else 0.0
     budget = Budget(
+        bounds=bounds,
         clip_count=clip_count,
         pca_epsilon=remaining * pca_share,
         pca_delta=config.delta * pca_share,

@@ -21,6 +21,9 @@ from .domain import ColumnDomain, Domain
 from .errors import SynthDPError
 
 
+FROM_DATA = "data (NOT differentially private)"
+
+
 class PrivateTable:
     """A validated numeric table of n rows and d columns.
 
@@ -89,8 +92,12 @@ class PrivateTable:
         for j, name in enumerate(self.column_names):
             if lower[j] == upper[j]:
                 raise SynthDPError(f"column '{name}' is constant: it has no range to read bounds from")
-            columns.append(ColumnDomain(name, float(lower[j]), float(upper[j]), bool(integer[j])))
-        return Domain(tuple(columns), source="data (NOT differentially private)")
+            columns.append(ColumnDomain(name, float(lower[j]), float(upper[j]), bool(integer[j]), source=FROM_DATA))
+        return Domain(tuple(columns), source=FROM_DATA)
+
+    def column(self, name: str) -> np.ndarray:
+        """One column's raw values, shape (n,). Private: for the bounds mechanism only."""
+        return self._values[:, self.column_names.index(name)]
 
     def unit_points(self, domain: Domain) -> tuple[np.ndarray, int]:
         """Rows clipped into the domain and mapped onto [-1, 1]^d.

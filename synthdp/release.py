@@ -11,14 +11,16 @@ lie in [-1, 1]^d after clipping to the public domain.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import grid
 from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
-from .domain import Domain
+from .domain import ColumnDomain, Domain
 from .ledger import PrivacyEvent, PrivacyLedger
 from .noise import NoiseSampler, analytic_gaussian_sigma, composition_epsilon, laplace_scale
 from .params import Plan
@@ -59,7 +61,7 @@ class Release:
 
 def release_statistics(
     table: PrivateTable,
-    domain: Domain,
+    known_columns: dict[str, ColumnDomain],
     plan: Plan,
     config: SynthConfig,
     ledger: PrivacyLedger,
@@ -67,7 +69,12 @@ def release_statistics(
     rng: np.random.Generator,
     stages: StageTracker,
 ) -> Release:
-    """Run every private stage once and return the release."""
+    """Run every private stage once and return the release.
+
+    ``known_columns`` holds the bounds the user gave (or read from the data); the bounds
+    of the other columns are estimated here with DP.
+    """
+    domain = release_domain(table, known_columns, plan.budget.bounds, ledger, noise)
     with stages.stage("moments"):
         points, rows_clipped = table.unit_points(domain)
         if plan.mode == "exact":
@@ -86,6 +93,39 @@ def release_statistics(
         with stages.stage("private PCA"):
             pca = release_pca(points, indices, noisy_moments, plan, config, ledger, noise, rng)
     return Release(domain, plan, indices, noisy_moments, pca, noisy_rows_clipped)
+
+
+def release_domain(table: PrivateTable, known_columns: dict[str, ColumnDomain], epsilon: float,
+                   ledger: PrivacyLedger, noise: NoiseSampler) -> Domain:
+    """The domain, with DP estimates of the bounds the user did not give.
+
+    Each estimated column gets epsilon / (number of estimated columns) for one noisy
+    histogram (:func:`synthdp.bounds.estimate_bounds`; L1 sensitivity 2 per column).
+    """
+    missing = [name for name in table.column_names if name not in known_columns]
+    columns = dict(known_columns)
+    if missing:
+        per_column = epsilon / len(missing)
+        ledger.record(PrivacyEvent(
+            "bounds", "Laplace histogram over fixed power-of-two bins, per column", 2.0, "l1 per column",
+            laplace_count_scale(per_column), epsilon, 0.0, f"lower and upper bounds of {len(missing)} column(s)",
+        ))
+        threshold = detection_threshold(per_column)
+        if threshold > table.n_rows / 20:
+            warnings.warn(
+                f"private bounds for {len(missing)} column(s) from epsilon = {epsilon:.3g} are unreliable at "
+                f"n = {table.n_rows}: a bin needs about {threshold:.0f} rows to be detected; pass public "
+                "bounds (--bounds) or raise --bounds-share", UserWarning, stacklevel=4,
+            )
+        for name in missing:
+            lower, upper = estimate_bounds(table.column(name), per_column, noise)
+            columns[name] = ColumnDomain(name, lower, upper, source="DP estimate")
+    return Domain(tuple(columns[name] for name in table.column_names), source=_sources_summary(columns.values()))
+
+
+def _sources_summary(columns) -> str:
+    sources = sorted({column.source for column in columns})
+    return " + ".join(sources)
 
 
 def release_clip_count(rows_clipped: int, epsilon: float, ledger: PrivacyLedger, noise: NoiseSampler) -> float:

@@ -14,7 +14,7 @@ from .basis import ChebyshevBasis
 from .candidates import ellipsoid_candidates, grid_candidates, hypercube_candidates
 from .config import SynthConfig
 from .decode import decode
-from .domain import Domain
+from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
 from .lp import LPSolution, solve_l1_fit
@@ -64,6 +64,7 @@ class SmoothSynthesizer:
         pca_calibration: str = "derived",
         ellipsoid_radius: str = "paper",
         clip_count_share: float = 0.02,
+        bounds_share: float = 0.0,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
         progress: bool = False,
@@ -73,7 +74,7 @@ class SmoothSynthesizer:
             n_candidates=n_candidates, n_basis=n_basis, noise=noise, pca_share=pca_share,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
-            clip_count_share=clip_count_share, max_lp_entries=max_lp_entries, seed=seed,
+            clip_count_share=clip_count_share, bounds_share=bounds_share, max_lp_entries=max_lp_entries, seed=seed,
         )
         self.progress = progress
 
@@ -104,8 +105,9 @@ class SmoothSynthesizer:
             private, and the report says so.
         """
         table = data if isinstance(data, PrivateTable) else PrivateTable(data)
-        domain = self._domain(table, bounds, bounds_from_data)
-        plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data)
+        known_columns = self._known_columns(table, bounds, bounds_from_data)
+        plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
+                         estimated_bounds=table.d - len(known_columns))
         noise, rng = self._randomness()
         ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         if bounds_from_data:
@@ -115,7 +117,7 @@ class SmoothSynthesizer:
         stage_names = ["moments"] + (["private PCA"] if plan.candidates == "pca" else []) + ["candidates", "LP fit"]
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            release = release_statistics(table, domain, plan, self.config, ledger, noise, rng, stages)
+            release = release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
             del table  # nothing below reads the raw rows
             solution, support = self._fit_distribution(release, rng, stages)
         finally:
@@ -127,21 +129,23 @@ class SmoothSynthesizer:
         self._last_sample: dict | None = None
         return self
 
-    def _domain(self, table: PrivateTable, bounds, bounds_from_data: bool) -> Domain:
+    def _known_columns(self, table: PrivateTable, bounds, bounds_from_data: bool) -> dict[str, ColumnDomain]:
+        """The columns whose bounds need no DP estimate: given by the user, or read from the data."""
         if bounds_from_data and bounds is not None:
             raise SynthDPError("give either bounds or bounds_from_data, not both")
         if bounds_from_data:
             warnings.warn(NOT_PRIVATE_BOUNDS, PrivacyLeakWarning, stacklevel=3)
-            return table.domain_from_data()
-        if bounds is None:
-            raise SynthDPError(
-                "no bounds given: pass public bounds {column: [lo, hi]} (CLI: --bounds FILE.json), "
-                "or read them from the data with bounds_from_data=True (CLI: --bounds-from-data), "
-                "which makes the release NOT differentially private"
-            )
+            return {column.name: column for column in table.domain_from_data().columns}
         if isinstance(bounds, Domain):
-            return bounds
-        return Domain.from_bounds(bounds, table.column_names)
+            bounds = {column.name: column for column in bounds.columns}
+            return {name: bounds[name] for name in table.column_names if name in bounds}
+        known = parse_bounds(bounds or {}, table.column_names)
+        if len(known) < table.d and self.config.bounds_share == 0:
+            missing = next(name for name in table.column_names if name not in known)
+            raise SynthDPError(
+                f"no bounds for column '{missing}': {MISSING_BOUNDS_HELP}" if known else f"no bounds given: {MISSING_BOUNDS_HELP}"
+            )
+        return known
 
     def _randomness(self) -> tuple[NoiseSampler, np.random.Generator]:
         """The noise sampler and the Generator for public randomness (candidates, sampling)."""

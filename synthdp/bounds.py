@@ -1,0 +1,67 @@
+"""Private bounds: a column's range estimated with DP when the user has no public bounds.
+
+Each column without public bounds gets a noisy histogram over fixed, data-independent
+bins: edges 0 and +-2^(k/2) for k/2 in [-32, 64] (half-octave steps from 2e-10 to 1.8e19),
+plus the two unbounded outer bins, so every value, however huge, falls in exactly one bin.
+Laplace noise of scale b = 2/epsilon is added to every count: replacing one row moves one
+count down and one up, an L1 sensitivity of 2. The range runs from the lower edge of the
+lowest bin to the upper edge of the highest bin whose noisy count exceeds
+max(tau, 0.5% of n): tau = b ln(#bins / beta) is a threshold that an empty bin crosses with
+probability below beta / #bins (beta = 5%), and the 0.5% share (n is public) keeps a few
+extreme rows from stretching the range. If no bin crosses it, the range is the fullest
+bin's. All of this after the noise is post-processing.
+
+Unlike a rank-based quantile over candidates, this cannot land far outside the data: every
+bin beyond the data is empty, so it is as unlikely as any other empty bin to be chosen.
+Cost: a column needs about tau rows in its outermost occupied bins, and tau grows like
+d/epsilon when epsilon is split over d columns, so private bounds are reliable only when n
+is large against d/epsilon; :func:`detection_threshold` lets the caller warn from public
+quantities alone. Values outside the estimated range are clipped (and counted).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .noise import NoiseSampler
+
+EDGES = np.concatenate([-(2.0 ** (np.arange(-64, 129)[::-1] / 2)), [0.0], 2.0 ** (np.arange(-64, 129) / 2)])
+N_BINS = len(EDGES) + 1  # bins: (-inf, e_0), [e_0, e_1), ..., [e_last, inf)
+FAILURE_PROBABILITY = 0.05
+OUTLIER_SHARE = 0.005  # bins holding fewer rows than this share of n are not part of the range
+
+
+def laplace_count_scale(epsilon: float) -> float:
+    """Laplace scale of each histogram count (L1 sensitivity 2 under replace-one)."""
+    return 2.0 / epsilon
+
+
+def detection_threshold(epsilon: float) -> float:
+    """Noisy count above which a bin is taken as occupied."""
+    return laplace_count_scale(epsilon) * math.log(N_BINS / FAILURE_PROBABILITY)
+
+
+def estimate_bounds(values: np.ndarray, epsilon: float, noise: NoiseSampler) -> tuple[float, float]:
+    """An epsilon-DP range [lo, hi] of one private column.
+
+    Parameters
+    ----------
+    values : array, shape (n,)
+        The private column (finite values).
+    epsilon : float
+        Budget for this column.
+    """
+    bins = np.searchsorted(EDGES, values, side="right")  # bin j holds [e_{j-1}, e_j)
+    counts = np.bincount(bins, minlength=N_BINS).astype(float)
+    noisy = noise.laplace(counts, laplace_count_scale(epsilon))
+    occupied = np.flatnonzero(noisy > max(detection_threshold(epsilon), OUTLIER_SHARE * len(values)))
+    if len(occupied) == 0:
+        occupied = np.array([int(np.argmax(noisy))])
+    # Edges of the outermost occupied bins; the unbounded outer bins end at the last edge.
+    lower = EDGES[max(occupied[0] - 1, 0)]
+    upper = EDGES[min(occupied[-1], len(EDGES) - 1)]
+    if lower == upper:  # only an outer bin is occupied: widen by one bin inwards
+        lower, upper = (EDGES[0], EDGES[1]) if occupied[0] == 0 else (EDGES[-2], EDGES[-1])
+    return float(lower), float(upper)

@@ -1,0 +1,107 @@
+"""Private bounds: a noisy histogram over fixed bins, its budget and its warnings."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp.bounds import EDGES, N_BINS, detection_threshold, estimate_bounds, laplace_count_scale
+from synthdp.noise import OpenDPNoise, SeededNoise
+
+HALF_OCTAVE = 2**0.5
+
+
+class ZeroNoise(SeededNoise):
+    """No noise: the histogram as it is, to check the post-processing exactly."""
+
+    def __init__(self):
+        super().__init__(np.random.default_rng(0))
+
+    def laplace(self, values, scale):
+        return np.asarray(values, dtype=float)
+
+
+def test_edges_are_sorted_symmetric_and_span_every_scale():
+    assert np.all(np.diff(EDGES) > 0) and N_BINS == len(EDGES) + 1
+    np.testing.assert_array_equal(EDGES, -EDGES[::-1])
+    assert EDGES[EDGES > 0].min() < 1e-9 and EDGES.max() > 1e19
+
+
+def test_the_range_is_the_edges_of_the_outermost_occupied_bins():
+    values = np.concatenate([np.full(500, 3.0), np.full(500, 100.0)])
+    lower, upper = estimate_bounds(values, 1.0, ZeroNoise())
+    assert lower <= 3.0 < lower * HALF_OCTAVE and upper / HALF_OCTAVE <= 100.0 < upper
+
+
+def test_a_few_extreme_rows_do_not_stretch_the_range():
+    values = np.random.default_rng(3).uniform(1, 2, 20_000)
+    values[:20], values[20:40] = 1e300, -1e300  # 0.1% each, beyond every edge
+    lower, upper = estimate_bounds(values, 1.0, ZeroNoise())
+    assert lower == 1.0 and upper == 2.0
+
+
+def test_huge_values_land_in_the_outer_bins_without_error():
+    values = np.concatenate([np.full(100, 1e300), np.full(100, -1e300)])
+    lower, upper = estimate_bounds(values, 1.0, ZeroNoise())
+    assert lower == EDGES[0] and upper == EDGES[-1]
+
+
+def test_replacing_one_row_moves_the_histogram_by_l1_two():
+    """The sensitivity the Laplace scale is calibrated to, checked on extreme replacements."""
+    base = np.random.default_rng(4).normal(0, 100, 50)
+    counts = []
+    for replacement in (-1e300, -1e-12, 0.0, 7.5, 1e300):
+        table = base.copy()
+        table[0] = replacement
+        counts.append(np.bincount(np.searchsorted(EDGES, table, side="right"), minlength=N_BINS))
+    for first in counts:
+        for second in counts:
+            assert np.abs(first - second).sum() <= 2
+
+
+def test_noisy_estimates_are_close_when_the_budget_is_ample():
+    """epsilon = 20: Laplace scale 0.1 and threshold 0.9 rows, far below the 0.5% trim
+    (100 rows), so the noise never changes which bins count (false failure < 1e-100)."""
+    values = np.random.default_rng(1).normal(50, 10, 20_000)
+    lower, upper = estimate_bounds(values, 20.0, SeededNoise(np.random.default_rng(2)))
+    assert lower == estimate_bounds(values, 20.0, ZeroNoise())[0]
+    assert upper == estimate_bounds(values, 20.0, ZeroNoise())[1]
+    assert lower < np.quantile(values, 0.01) and upper > np.quantile(values, 0.99)
+
+
+def test_opendp_is_the_private_path():
+    values = np.random.default_rng(5).uniform(10, 20, 5000)
+    lower, upper = estimate_bounds(values, 50.0, OpenDPNoise())
+    assert 8 <= lower <= 10 and 20 <= upper <= 23
+
+
+def test_threshold_grows_like_one_over_epsilon():
+    assert laplace_count_scale(0.5) == 4.0
+    assert detection_threshold(0.5) == pytest.approx(2 * detection_threshold(1.0))
+
+
+def test_a_column_without_bounds_is_estimated_and_paid_for(clinic_like):
+    frame, bounds = clinic_like
+    frame = pd.concat([frame] * 50, ignore_index=True)  # n = 20 000
+    partial = {name: spec for name, spec in bounds.items() if name != "weight"}
+    synth = SmoothSynthesizer(epsilon=4.0, bounds_share=0.4, seed=0).fit(frame, bounds=partial)
+    report = synth.privacy_report()
+    (event,) = [e for e in report["privacy"]["stages"] if e["stage"] == "bounds"]
+    assert event["epsilon"] == pytest.approx(1.6) and event["sensitivity"] == 2.0
+    assert report["privacy"]["epsilon_spent"] == pytest.approx(4.0)
+    columns = report["bounds"]["columns"]
+    assert columns["weight"]["source"] == "DP estimate" and columns["age"]["source"] == "public"
+    lower, upper = columns["weight"]["bounds"]
+    assert lower < frame["weight"].quantile(0.01) and upper > frame["weight"].quantile(0.99)
+
+
+def test_missing_bounds_without_a_share_is_an_error_naming_the_column(clinic_like):
+    frame, bounds = clinic_like
+    with pytest.raises(SynthDPError, match="'weight'.*--bounds-share"):
+        SmoothSynthesizer(seed=0).fit(frame, bounds={k: v for k, v in bounds.items() if k != "weight"})
+
+
+def test_an_unreliable_bounds_budget_is_announced_from_public_quantities(clinic_like):
+    frame, _ = clinic_like  # n = 400, 3 columns, epsilon 0.1 for bounds: hopeless
+    with pytest.warns(UserWarning, match="unreliable"):
+        SmoothSynthesizer(epsilon=1.0, bounds_share=0.1, seed=0).fit(frame)
