@@ -35,8 +35,10 @@ private candidate points to them by a linear program, and samples synthetic rows
 GENERATE_EPILOG = """\
 privacy:
   Neighbouring tables differ in one row; the row count n is public. Column bounds must be
-  public knowledge (not read from the data): pass them with --bounds. --bounds-from-data
-  reads them from the data instead, and the report then says the release is NOT private.
+  public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
+  spend part of epsilon on DP estimates (reliable only when n is large against d/epsilon).
+  --bounds-from-data reads them from the data instead, and the report then says the release
+  is NOT private.
 
 examples:
   synthdp generate data.csv -o synthetic.csv --epsilon 1 --bounds bounds.json --report report.json
@@ -73,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="share of epsilon for a noisy count of clipped rows (default 0.02; 0: not released)")
     bounds = gen.add_argument_group("bounds")
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
+    bounds.add_argument("--bounds-share", type=float, metavar="S",
+                        help="share of epsilon for DP estimates of the bounds of columns missing from "
+                             "--bounds (default 0: missing bounds are an error)")
     bounds.add_argument("--bounds-from-data", action="store_const", const=True,
                         help="read bounds from the data: the release is then NOT differentially private")
     method = gen.add_argument_group("method")

@@ -175,3 +175,15 @@ def test_help_explains_the_privacy_model():
                             capture_output=True, text=True, check=True)
     text = " ".join(result.stdout.split())
     assert "--bounds-from-data" in text and "NOT differentially private" in text
+
+
+def test_bounds_share_estimates_missing_bounds_with_dp(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    data = _write(tmp_path, pd.DataFrame({"a": rng.normal(100, 15, 20_000), "b": rng.exponential(3, 20_000)}))
+    report = tmp_path / "r.json"
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds-share", "0.3", "--report", report,
+                         "--seed", 0, "--n-candidates", 500, "--quiet"], capsys)
+    assert code == 0, printed
+    content = json.loads(report.read_text())
+    assert content["bounds"]["source"] == "DP estimate"
+    assert [e["stage"] for e in content["privacy"]["stages"]][0] == "bounds"
