@@ -141,36 +141,41 @@ def release_clip_count(rows_clipped: int, epsilon: float, ledger: PrivacyLedger,
 
 
 def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
-    """Noisy moments b_hat = b + noise.
+    """Noisy Chebyshev moments b_hat = b + noise (every |phi_r| <= 1: a product of cosines).
 
-    Sensitivity: every |phi_r| <= 1 on [-1, 1]^d (a product of cosines), so replacing one row
-    moves each moment b_r = (1/n) sum_i phi_r(x_i) by at most 2/n. Over the R released
-    moments the L1 sensitivity is 2R/n and the L2 sensitivity 2 sqrt(R)/n. (The constant
-    phi_0 = 1 has sensitivity 0 and is not released.) The paper's scale t^d/(n eps) is about
-    half the correct one.
-
-    Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per moment. (epsilon, delta) with
-    Gaussian noise: analytic Gaussian sigma for L2 sensitivity 2 sqrt(R)/n. (epsilon, delta)
-    with Laplace: each moment is an eps0-DP Laplace release of sensitivity 2/n, eps0 from
-    advanced composition over the R moments (see :func:`synthdp.noise.composition_epsilon`).
+    The constant phi_0 = 1 has sensitivity 0 and is not released. The paper's scale
+    t^d/(n eps) is about half the correct one, 2R/(n eps).
     """
-    R, n = len(moments), plan.n
-    epsilon, delta = plan.budget.moments_epsilon, plan.budget.moments_delta
-    released = f"{R} Chebyshev moments"
+    return release_bounded_means(moments, "moments", f"{len(moments)} Chebyshev moments",
+                                 plan.budget.moments_epsilon, plan.budget.moments_delta, plan, ledger, noise)
+
+
+def release_bounded_means(means: np.ndarray, stage: str, released: str, epsilon: float, delta: float,
+                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    """Noisy means over the rows of R functions with values in [-1, 1].
+
+    Sensitivity: replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so
+    the vector of R means has L1 sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n.
+
+    Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per mean. (epsilon, delta) with
+    Gaussian noise: analytic Gaussian sigma for L2 sensitivity 2 sqrt(R)/n. (epsilon, delta)
+    with Laplace: each mean is an eps0-DP Laplace release of sensitivity 2/n, eps0 from
+    advanced composition over the R means (see :func:`synthdp.noise.composition_epsilon`).
+    """
+    R, n = len(means), plan.n
     if plan.noise == "gaussian":
         sensitivity = 2 * math.sqrt(R) / n
         sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
-        ledger.record(PrivacyEvent("moments", "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
-        return noise.gaussian(moments, sigma)
+        ledger.record(PrivacyEvent(stage, "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
+        return noise.gaussian(means, sigma)
     if delta > 0:
-        eps0 = composition_epsilon(R, epsilon, delta)
-        scale = laplace_scale(2 / n, eps0)
-        mechanism = "Laplace per moment, advanced composition over R moments"
-        ledger.record(PrivacyEvent("moments", mechanism, 2 / n, "l1 per moment", scale, epsilon, delta, released))
+        scale = laplace_scale(2 / n, composition_epsilon(R, epsilon, delta))
+        mechanism = "Laplace per value, advanced composition over the values"
+        ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, epsilon, delta, released))
     else:
         scale = laplace_scale(2 * R / n, epsilon)
-        ledger.record(PrivacyEvent("moments", "Laplace", 2 * R / n, "l1", scale, epsilon, 0.0, released))
-    return noise.laplace(moments, scale)
+        ledger.record(PrivacyEvent(stage, "Laplace", 2 * R / n, "l1", scale, epsilon, 0.0, released))
+    return noise.laplace(means, scale)
 
 
 def release_pca(
@@ -186,9 +191,8 @@ def release_pca(
     """Private centre and principal axes for the ellipsoid candidates.
 
     The degree-1 moments are exactly the column means (T_1(x) = x), so when the released
-    basis holds all of them the centre costs nothing. Otherwise the centre is released
-    here with a 1/(L+1) share of the PCA budget: replacing one row moves the mean by
-    (x' - x)/n, so its L1 sensitivity is 2d/n and its L2 sensitivity 2 sqrt(d)/n.
+    basis holds all of them the centre costs nothing. Otherwise the d column means (each
+    of values in [-1, 1]) are released here with a 1/(L+1) share of the PCA budget.
     """
     n, d = points.shape
     epsilon, delta = plan.budget.pca_epsilon, plan.budget.pca_delta
@@ -198,7 +202,8 @@ def release_pca(
         center = noisy_moments[[degree_one[j] for j in range(d)]]
     else:
         share = 1 / (iterations + 1)
-        center = _release_mean(points.mean(axis=0), epsilon * share, delta * share, plan, ledger, noise)
+        center = release_bounded_means(points.mean(axis=0), "pca_centre", f"mean of {d} columns (ellipsoid centre)",
+                                       epsilon * share, delta * share, plan, ledger, noise)
         epsilon, delta = epsilon - epsilon * share, delta - delta * share
     k = min(d, config.pca_components or DEFAULT_PCA_COMPONENTS)
     second_moment = points.T @ points / n
@@ -208,18 +213,3 @@ def release_pca(
     )
     ledger.record(event)
     return pca
-
-
-def _release_mean(mean: np.ndarray, epsilon: float, delta: float, plan: Plan,
-                  ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
-    d, n = len(mean), plan.n
-    released = f"mean of {d} columns (ellipsoid centre)"
-    if plan.noise == "gaussian":
-        sensitivity = 2 * math.sqrt(d) / n
-        sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
-        ledger.record(PrivacyEvent("pca_centre", "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
-        return noise.gaussian(mean, sigma)
-    sensitivity = 2 * d / n
-    scale = laplace_scale(sensitivity, epsilon)
-    ledger.record(PrivacyEvent("pca_centre", "Laplace", sensitivity, "l1", scale, epsilon, 0.0, released))
-    return noise.laplace(mean, scale)
