@@ -16,6 +16,9 @@ Mode = Literal["practical", "exact"]
 CandidateKind = Literal["pca", "hypercube", "grid"]
 NoiseKind = Literal["gaussian", "laplace"]
 
+MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6
+MIN_SHARE = 1e-3  # smallest share of the budget a stage may get
+
 
 @dataclass(frozen=True)
 class SynthConfig:
@@ -84,8 +87,9 @@ class SynthConfig:
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        _check(_is_number(self.epsilon) and self.epsilon > 0 and math.isfinite(self.epsilon),
-               "epsilon must be a finite number > 0")
+        _check(_is_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
+        _check(MIN_EPSILON <= self.epsilon <= MAX_EPSILON,
+               f"epsilon must be between {MIN_EPSILON:g} and {MAX_EPSILON:g} (outside, noise calibration is meaningless)")
         _check(_is_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
         _check(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _choice("mode", self.mode, ("practical", "exact"))
@@ -96,17 +100,19 @@ class SynthConfig:
         _choice("noise", self.noise, ("gaussian", "laplace", None))
         _check(not (self.delta == 0 and self.noise == "gaussian"),
                "Gaussian noise needs delta > 0; pass --delta or --noise laplace")
-        _check(_is_number(self.pca_share) and 0 < self.pca_share < 1, "pca_share must be in (0, 1)")
+        _check(_is_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
+               f"pca_share must be in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
         _check(self.pca_components is None or (_is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")
         _check(_is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
         _choice("pca_calibration", self.pca_calibration, ("derived", "paper"))
         _choice("ellipsoid_radius", self.ellipsoid_radius, ("paper", "spread"))
-        _check(_is_number(self.clip_count_share) and 0 <= self.clip_count_share < 0.5,
-               "clip_count_share must be in [0, 0.5)")
-        _check(_is_number(self.bounds_share) and 0 <= self.bounds_share < 0.5, "bounds_share must be in [0, 0.5)")
+        _check(_is_number(self.clip_count_share) and (self.clip_count_share == 0 or MIN_SHARE <= self.clip_count_share < 0.5),
+               f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
+               f"bounds_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
-        _check(self.seed is None or _is_int(self.seed), "seed must be an integer")
+        _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
         if self.mode == "exact":
             _check(self.candidates in (None, "grid"), "exact mode uses the full grid: leave candidates unset")
             _check(self.n_basis == "auto", "exact mode uses the full t^d basis: leave n_basis unset")

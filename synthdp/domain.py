@@ -22,6 +22,7 @@ import numpy as np
 from .errors import SynthDPError
 
 COLUMN_TYPES = ("continuous", "integer")
+MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
 
 
 @dataclass(frozen=True)
@@ -35,13 +36,15 @@ class ColumnDomain:
     source: str = "public"  # "public", "DP estimate" or "data (NOT private)"
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.lower) and math.isfinite(self.upper)):
-            raise SynthDPError(f"bounds for column '{self.name}' must be finite numbers")
+        if not (math.isfinite(self.lower) and math.isfinite(self.upper) and math.isfinite(self.upper - self.lower)):
+            raise SynthDPError(f"bounds for column '{self.name}' must be finite numbers with a finite width")
         if not self.lower < self.upper:
             raise SynthDPError(
                 f"bounds for column '{self.name}' need lo < hi (a constant column carries no "
                 "information for this mechanism; drop it or widen its bounds)"
             )
+        if self.integer and max(abs(self.lower), abs(self.upper)) > MAX_EXACT_INTEGER:
+            raise SynthDPError(f"bounds for integer column '{self.name}' must lie within +-2^53")
         if self.integer and math.ceil(self.lower) > math.floor(self.upper):
             raise SynthDPError(f"integer column '{self.name}' has no integer inside its bounds")
 

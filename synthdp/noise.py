@@ -46,7 +46,11 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
         delta_s = special.ndtr(a) - math.exp(epsilon + special.log_ndtr(b))
         return delta_s - delta
 
-    low, high = -20.0, 20.0  # sigma/Delta between 2e-9 and 5e8
+    low, high = -20.0, 20.0  # log(sigma/Delta); widened until the root is inside
+    while excess(low) < 0:
+        low -= 20.0
+    while excess(high) > 0:
+        high += 20.0
     log_s = optimize.brentq(excess, low, high, xtol=1e-12)
     s = math.exp(log_s) * (1 + 1e-9)  # stay on the private side of the root
     return s * l2_sensitivity

@@ -74,7 +74,7 @@ def debiased_eigenvalues(last_iterate: np.ndarray, scale: float, noise_kind: str
     a unit direction's variance of points in [-1, 1]^d is at most E (v^T x)^2 <= d.
     """
     d = last_iterate.shape[0]
-    variance = scale**2 if noise_kind == "gaussian" else 2 * scale**2
+    variance = np.square(scale) * (1.0 if noise_kind == "gaussian" else 2.0)
     energy = np.sum(last_iterate**2, axis=0) - d * variance
     return np.minimum(np.sqrt(np.maximum(energy, 0.0)), float(d))
 

@@ -37,8 +37,11 @@ class PrivateTable:
         names = [str(c) for c in frame.columns]
         if not names:
             raise SynthDPError("the input has no columns")
-        if any(name.strip() == "" for name in names):
-            raise SynthDPError("the input has a column with an empty name")
+        for position, name in enumerate(names, start=1):
+            if name.strip() == "":
+                raise SynthDPError(f"column {position} has an empty name")
+            if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+                raise SynthDPError(f"the name of column {position} contains a control character (e.g. a newline)")
         duplicated = sorted({n for n in names if names.count(n) > 1})
         if duplicated:
             raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
@@ -63,16 +66,20 @@ class PrivateTable:
         path = Path(path)
         if not path.is_file():
             raise SynthDPError(f"input file '{path}' does not exist")
-        with path.open(newline="") as handle:
-            header = next(csv.reader(handle), None)
-        if not header:
-            raise SynthDPError(f"input file '{path}' is empty")
-        if len(set(header)) != len(header):
-            duplicated = next(n for n in header if header.count(n) > 1)
-            raise SynthDPError(f"column name '{duplicated}' appears more than once")
         try:
-            frame = pd.read_csv(path)
-        except (pd.errors.ParserError, UnicodeDecodeError):
+            with path.open(newline="", encoding="utf-8") as handle:
+                header = next(csv.reader(handle), None)
+            if not header or not any(name.strip() for name in header):
+                raise SynthDPError(f"input file '{path}' is empty")
+            if len(set(header)) != len(header):
+                duplicated = next(n for n in header if header.count(n) > 1)
+                raise SynthDPError(f"column name '{duplicated}' appears more than once")
+            frame = pd.read_csv(path, encoding="utf-8")
+        except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
+            raise SynthDPError(f"input file '{path}' is not UTF-8 text") from None
+        except pd.errors.EmptyDataError:
+            raise SynthDPError(f"input file '{path}' is empty") from None
+        except (pd.errors.ParserError, csv.Error):
             raise SynthDPError(f"input file '{path}' is not a well-formed CSV file") from None
         return cls(frame)
 

@@ -1,0 +1,392 @@
+"""Empirical privacy audit of every release: moments, private PCA, the clip count, DP bounds.
+
+For each kind of release we run the real release function (``release_moments``,
+``release_clip_count``, ``private_subspace_iteration``, and ``synthdp.bounds.estimate_bounds``
+for --bounds-share, all with :class:`SeededNoise`) many times
+on a worst-case pair of neighbouring tables D, D' (one row moved between opposite or
+orthogonal corners of the public box, so the released statistic moves by exactly its
+declared sensitivity), and test that no output event has
+
+    P[E | D] > e^eps P[E | D'] + delta     (or the same with D and D' swapped).
+
+Events
+------
+The output is reduced to a scalar statistic T that is optimal for telling D from D'
+(Neyman-Pearson: a monotone function of the likelihood ratio of the *mechanism's own* noise
+family, with the true, noise-free statistics of D and D' as centres):
+
+* Laplace (moments, clip count, bounds histogram, PCA with Laplace noise): T = sum_i |y_i - mu'_i| - |y_i - mu_i|,
+  which is b * log(p_D(y) / p_D'(y)) for any scale b, so the events do not depend on the
+  calibrated scale (and stay the right events when the scale is wrong).
+* Gaussian (moments, PCA with Gaussian noise): the projection of y - (mu + mu')/2 onto
+  mu - mu' (for PCA summed over the iterations, each centred at A X^(l-1) and A' X^(l-1)
+  with X^(l-1) recomputed from the recorded iterates exactly as the code does).
+
+The events are {T > c} and {T <= c} for a grid of thresholds c fixed in advance in units of
+the sensitivity (never chosen from the samples).
+
+Decision rule and error rates
+-----------------------------
+For every threshold and both tables we compute one-sided Clopper-Pearson bounds of
+P[T > c] at level beta = alpha / (4 K) (K thresholds; the complement's bounds are 1 minus
+these, so there are 4 K bounds in all). The audit fails if, for some event and direction,
+lower(P[E | D]) > e^eps upper(P[E | D']) + delta. If the mechanism is (eps, delta)-DP this
+needs at least one of the 4 K bounds to be wrong, so (Bonferroni) an audit of a correct
+mechanism fails with probability at most alpha = 1e-4 over the noise; for the six audits
+of this file together, at most 6e-4. (The seeds are fixed, so the suite is deterministic:
+a failing seed would be one of those rare draws, or a real bug.)
+
+The audit reports ``epsilon_lower_bound`` = max over events of
+log((lower(P[E | D]) - delta) / upper(P[E | D'])): a lower bound on the true epsilon at
+confidence 1 - alpha. It must be <= eps for the calibrated noise, and > eps when the
+calibrated scale is halved (the halved-scale tests below; their power is stated there).
+
+Sample sizes (per table) and budgets are in AUDITS: 20 000 runs per table for the moments,
+the clip count and the bounds histogram, 6 000 for PCA (each PCA run costs ~100 us). The
+file runs in about 10 s on two cores.
+
+Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
+the size where a corner pair attains the sensitivity, basic composition gives the larger
+eps0, so it is the pure Laplace audit again), and the "paper" PCA calibration (never below
+the derived scale audited here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from synthdp.basis import ChebyshevBasis, lowest_degree_indices
+from synthdp.config import SynthConfig
+from synthdp.domain import Domain
+from synthdp.ledger import PrivacyLedger
+from synthdp.noise import SeededNoise
+from synthdp.params import make_plan
+from synthdp.pca import private_subspace_iteration
+from synthdp.private_table import PrivateTable
+from synthdp.release import release_clip_count, release_moments
+
+ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
+N_ROWS = 10
+D = 2
+BOUNDS = {"x": [-3.0, 7.0], "y": [0.0, 1.0]}  # public box; unit corners are (±1, ±1)
+
+
+# ----------------------------------------------------------------------------- the audit
+def clopper_pearson(successes: np.ndarray, trials: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper-Pearson bounds, each holding with probability >= 1 - beta."""
+    k = np.asarray(successes, dtype=float)
+    lower = np.where(k > 0, stats.beta.ppf(beta, k, trials - k + 1), 0.0)
+    upper = np.where(k < trials, stats.beta.ppf(1 - beta, k + 1, trials - k), 1.0)
+    return np.nan_to_num(lower, nan=0.0), np.nan_to_num(upper, nan=1.0)
+
+
+@dataclass
+class AuditResult:
+    epsilon_lower_bound: float  # max over events and directions, at confidence 1 - alpha
+    violations: list[str]  # events with lower(P[E|one]) > e^eps upper(P[E|other]) + delta
+
+
+def audit(t_first: np.ndarray, t_second: np.ndarray, thresholds: np.ndarray,
+          epsilon: float, delta: float, alpha: float = ALPHA) -> AuditResult:
+    """Test P[E|D] <= e^eps P[E|D'] + delta both ways for E = {T > c} and {T <= c}."""
+    beta = alpha / (4 * len(thresholds))
+    bounds = []
+    for sample in (t_first, t_second):
+        k = np.array([np.count_nonzero(sample > c) for c in thresholds])
+        bounds.append(clopper_pearson(k, len(sample), beta))
+    (lo0, hi0), (lo1, hi1) = bounds
+    # per event: (lower bound under one table, upper bound under the other)
+    pairs = {
+        "T > c, D vs D'": (lo0, hi1), "T > c, D' vs D": (lo1, hi0),
+        "T <= c, D vs D'": (1 - hi0, 1 - lo1), "T <= c, D' vs D": (1 - hi1, 1 - lo0),
+    }
+    best, violations = -math.inf, []
+    for name, (lower, upper) in pairs.items():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.log(np.maximum(lower - delta, 0.0) / upper)
+        best = max(best, float(np.nanmax(ratio)))
+        for c, lo, up in zip(thresholds, lower, upper):
+            if lo > math.exp(epsilon) * up + delta:
+                violations.append(f"{name}, c={c:.3g}: {lo:.4g} > e^{epsilon:g} * {up:.4g} + {delta:g}")
+    return AuditResult(best, violations)
+
+
+def laplace_statistic(y: np.ndarray, mu: np.ndarray, mu_prime: np.ndarray) -> np.ndarray:
+    """b * log-likelihood ratio of D over D' for Laplace noise (rows of y are outputs)."""
+    axes = tuple(range(1, y.ndim))
+    return (np.abs(y - mu_prime) - np.abs(y - mu)).sum(axis=axes)
+
+
+def gaussian_statistic(y: np.ndarray, mu: np.ndarray, mu_prime: np.ndarray) -> np.ndarray:
+    """Projection onto the mean difference; sigma^2/|mu - mu'| * log-likelihood ratio."""
+    direction = (mu - mu_prime) / np.linalg.norm(mu - mu_prime)
+    axes = tuple(range(1, y.ndim))
+    return ((y - (mu + mu_prime) / 2) * direction).sum(axis=axes)
+
+
+class Recording:
+    """Wraps a sampler, optionally mis-scales its noise, and records every noisy output.
+
+    Duck-typed (the release functions only call ``laplace`` and ``gaussian``), so it does not
+    break when NoiseSampler grows new abstract methods.
+    """
+
+    private = False
+
+    def __init__(self, inner, factor: float = 1.0) -> None:
+        self.name, self.inner, self.factor = "recording", inner, factor
+        self.outputs: list[np.ndarray] = []
+        self.scales: list[float] = []
+
+    def laplace(self, values, scale):
+        self.scales.append(scale)
+        self.outputs.append(self.inner.laplace(values, scale * self.factor))
+        return self.outputs[-1]
+
+    def gaussian(self, values, sigma):
+        self.scales.append(sigma)
+        self.outputs.append(self.inner.gaussian(values, sigma * self.factor))
+        return self.outputs[-1]
+
+
+class Exact:
+    """No noise: records the exact statistic the mechanism releases a noisy version of."""
+
+    name, private = "exact", False
+
+    def __init__(self) -> None:
+        self.values: list[np.ndarray] = []
+
+    def laplace(self, values, scale):
+        self.values.append(np.array(values, dtype=float))
+        return self.values[-1]
+
+    gaussian = laplace
+
+
+# --------------------------------------------------------------- neighbouring tables
+def neighbouring_tables(first_row, second_row, seed: int = 0) -> tuple[PrivateTable, PrivateTable, Domain]:
+    """Replace-one neighbours: N_ROWS - 1 shared random rows inside the box, row 0 differs."""
+    rng = np.random.default_rng(seed)
+    lower = np.array([b[0] for b in BOUNDS.values()])
+    upper = np.array([b[1] for b in BOUNDS.values()])
+    shared = rng.uniform(lower, upper, size=(N_ROWS, D))
+    tables = []
+    for row in (first_row, second_row):
+        values = shared.copy()
+        values[0] = row
+        tables.append(PrivateTable(pd.DataFrame(values, columns=list(BOUNDS))))
+    return tables[0], tables[1], Domain.from_bounds(BOUNDS, list(BOUNDS))
+
+
+def corner(signs) -> np.ndarray:
+    """The corner of the public box with the given signs (+1: upper bound, -1: lower)."""
+    return np.array([b[1] if s > 0 else b[0] for s, b in zip(signs, BOUNDS.values())])
+
+
+# ------------------------------------------------------------------------- mechanisms
+# Each returns (samples under D, samples under D', thresholds): the scalar statistic T of
+# `size` independent runs on each table, and the event grid, in units of the sensitivity.
+
+def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_moments on the R = d degree-1 moments (the column means in unit coordinates).
+
+    Rows at opposite corners move every degree-1 moment by 2/n, so the change attains the
+    declared L1 (2R/n) and L2 (2 sqrt(R)/n) sensitivities exactly. (Even-degree moments do
+    not move between opposite corners, so a larger R would make the audit loose, not wrong.)
+    """
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None,
+                         n_basis=D, candidates="hypercube", clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, D, True)
+    basis = ChebyshevBasis(lowest_degree_indices(D, D))
+    first, second, domain = neighbouring_tables(corner([-1, -1]), corner([1, 1]))
+    exact = [basis.moments(table.unit_points(domain)[0]) for table in (first, second)]
+    assert np.allclose(np.abs(exact[0] - exact[1]), 2 / N_ROWS)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = []
+    for moments in exact:
+        samples.append(np.array([
+            release_moments(moments, plan, PrivacyLedger(epsilon, delta), noise) for _ in range(size)
+        ]))
+    return _statistics(samples, exact, plan.noise)
+
+
+def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_clip_count on tables whose row 0 is inside the box vs far outside it."""
+    first, second, domain = neighbouring_tables(corner([1, 1]), corner([1, 1]) + 1e6)
+    counts = [table.unit_points(domain)[1] for table in (first, second)]
+    assert counts[1] - counts[0] == 1  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = [np.array([release_clip_count(count, epsilon, PrivacyLedger(epsilon, 0.0), noise)
+                         for _ in range(size)]) for count in counts]
+    exact = [np.array([float(c)]) for c in counts]
+    return _statistics([s[:, None] for s in samples], exact, "laplace")
+
+
+def bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """synthdp.bounds.estimate_bounds (the --bounds-share release): a Laplace histogram.
+
+    The released quantity is the noisy histogram over the fixed bins (the range is
+    post-processing of it; the noise sampler records it). Moving one row from 1.5 to 1000
+    takes one count down and another up: the declared L1 sensitivity 2, attained.
+    """
+    from synthdp.bounds import estimate_bounds
+
+    base = np.random.default_rng(0).uniform(1.0, 2.0, N_ROWS)
+    columns = [base.copy(), base.copy()]
+    columns[0][0], columns[1][0] = 1.5, 1000.0
+    exact = []
+    for column in columns:
+        recorder = Exact()
+        estimate_bounds(column, epsilon, recorder)
+        exact.append(recorder.values[0])
+    assert np.abs(exact[0] - exact[1]).sum() == 2  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = []
+    for column in columns:
+        noise.outputs.clear()
+        for _ in range(size):
+            estimate_bounds(column, epsilon, noise)
+        samples.append(np.array(noise.outputs))
+    return _statistics(samples, exact, "laplace")
+
+
+class FixedStart:
+    """Public randomness for private_subspace_iteration: a fixed starting subspace X^(0).
+
+    [[1, -1], [1, 1]] orthonormalises to the 45-degree basis, for which the change of S X
+    between the corners (1, 1) and (1, -1) has every entry of size sqrt(2)/n: it attains both
+    the L2 (sqrt(2) d/n) and the L1 (sqrt(2k) d^{3/2}/n) sensitivity of synthdp.pca exactly.
+    """
+
+    def standard_normal(self, shape):
+        assert shape == (2, 2)
+        return np.array([[1.0, -1.0], [1.0, 1.0]])
+
+
+def pca_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int,
+                iterations: int = 1):
+    """private_subspace_iteration with d = k = 2, auditing the released noisy iterates.
+
+    What leaves the mechanism are the noisy iterates W^(l) = A X^(l-1) + G^(l); the returned
+    axes and eigenvalues are post-processing of them, so auditing the iterates (recorded by
+    the noise sampler) is the strongest audit of this stage. With k = d every orthonormal
+    X^(l-1) keeps ||Delta S X||_F = ||Delta S||_F, so each Gaussian iteration attains the L2
+    sensitivity whatever the earlier noise, and the likelihood ratio of the whole run is
+    the sum over iterations of the projections (tight test of the sqrt(L) composition).
+    The centre is a public input (zero here), the same for both tables.
+    """
+    first, second, domain = neighbouring_tables(corner([1, 1]), corner([1, -1]))
+    seconds = []
+    for table in (first, second):
+        points = table.unit_points(domain)[0]
+        seconds.append(points.T @ points / N_ROWS)  # as synthdp.release.release_pca computes it
+    change = seconds[0] - seconds[1]
+    assert np.linalg.norm(change) == pytest.approx(math.sqrt(2) * D / N_ROWS)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = []
+    for second_moment in seconds:
+        runs = []
+        for _ in range(size):
+            noise.outputs.clear()
+            private_subspace_iteration(second_moment, np.zeros(D), N_ROWS, D, iterations, epsilon, delta,
+                                       noise_kind, noise, FixedStart())
+            runs.append(np.array(noise.outputs))
+        samples.append(np.array(runs))  # (size, iterations, d, k)
+    # Centres of iteration l: A X^(l-1) and A' X^(l-1), X^(l-1) from the recorded iterates.
+    start = np.linalg.qr(FixedStart().standard_normal((2, 2)))[0]
+    out = []
+    for runs in samples:
+        bases = np.concatenate([np.broadcast_to(start, (len(runs), 1, D, D)),
+                                np.linalg.qr(runs[:, :-1])[0]], axis=1)
+        total = np.zeros(len(runs))
+        for l in range(iterations):
+            mu, mu_prime = seconds[0] @ bases[:, l], seconds[1] @ bases[:, l]  # (size, d, k) each
+            if noise_kind == "laplace":
+                total += (np.abs(runs[:, l] - mu_prime) - np.abs(runs[:, l] - mu)).sum(axis=(1, 2))
+            else:  # ||mu - mu'||_F is the same for every X (k = d): sum of projections
+                total += ((runs[:, l] - (mu + mu_prime) / 2) * (mu - mu_prime)).sum(axis=(1, 2)) / np.linalg.norm(change)
+        out.append(total)
+    unit = iterations * (np.abs(change @ start).sum() if noise_kind == "laplace" else np.linalg.norm(change))
+    return out[0], out[1], _thresholds(noise_kind, unit)
+
+
+def _statistics(samples, exact, noise_kind):
+    mu, mu_prime = exact
+    statistic = laplace_statistic if noise_kind == "laplace" else gaussian_statistic
+    unit = np.abs(mu - mu_prime).sum() if noise_kind == "laplace" else np.linalg.norm(mu - mu_prime)
+    return statistic(samples[0], mu, mu_prime), statistic(samples[1], mu, mu_prime), _thresholds(noise_kind, unit)
+
+
+def _thresholds(noise_kind: str, unit: float) -> np.ndarray:
+    """Event grid in units of the sensitivity: T lies in [-unit, unit] for Laplace."""
+    if noise_kind == "laplace":
+        return unit * np.linspace(-0.98, 0.98, 15)
+    return unit * np.linspace(-6.0, 6.0, 25)
+
+
+# ------------------------------------------------------------------------------ tests
+@dataclass(frozen=True)
+class Audit:
+    sampler: Callable
+    epsilon: float
+    delta: float
+    noise: str
+    size: int  # runs per table
+    min_calibrated_bound: float  # the calibrated audit must see at least this epsilon (power check)
+
+
+AUDITS = {
+    "moments-laplace": Audit(moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "moments-gaussian": Audit(moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    "clip-count-laplace": Audit(clip_count_samples, 1.0, 0.0, "laplace", 20_000, 0.8),
+    "bounds-histogram-laplace": Audit(bounds_histogram_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "pca-laplace": Audit(pca_samples, 2.0, 0.0, "laplace", 6_000, 1.0),
+    "pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2), 1.0, 1e-2, "gaussian", 6_000, 0.3),
+}
+
+
+def run_audit(name: str, factor: float, seed: int) -> AuditResult:
+    spec = AUDITS[name]
+    t_first, t_second, thresholds = spec.sampler(spec.epsilon, spec.delta, spec.noise, spec.size, factor, seed)
+    return audit(t_first, t_second, thresholds, spec.epsilon, spec.delta)
+
+
+@pytest.mark.parametrize("name", list(AUDITS))
+def test_calibrated_release_passes_the_audit(name):
+    """No event has a ratio above e^eps (+ delta) at confidence 1 - 1e-4 (false failure <= 1e-4).
+
+    The audit must also be able to see the privacy loss: its epsilon lower bound reaches a
+    stated fraction of eps (the optimal events have probability 1/4 to 1/16 under D at these
+    sizes, so a statistic or event grid that missed them would fall far below).
+    """
+    result = run_audit(name, factor=1.0, seed=11)
+    assert not result.violations, result.violations
+    spec = AUDITS[name]
+    assert result.epsilon_lower_bound <= spec.epsilon
+    assert result.epsilon_lower_bound >= spec.min_calibrated_bound, result.epsilon_lower_bound
+
+
+@pytest.mark.parametrize("name", list(AUDITS))
+def test_halved_noise_scale_fails_the_audit(name):
+    """The same audit with every noise draw at half the calibrated scale finds a violation.
+
+    Halving the scale doubles the privacy loss (Laplace: true epsilon 2 eps; Gaussian: the
+    Gaussian-DP parameter doubles, e.g. at eps = 1, delta = 0.01 the best threshold event
+    has P = 0.34 vs e P' + delta = 0.20). Power at the sample sizes of AUDITS (true event
+    probabilities from 40 000-200 000 runs, then 20 000 simulated audits each): no miss in
+    20 000 for any audit; the normal approximation of the best single event puts the false
+    pass rate below 1e-14 (PCA Gaussian, 7.7 standard deviations of margin; the others 12 to
+    50). With the fixed seeds the epsilon lower bounds seen are 1.4 (PCA Gaussian, eps = 1)
+    to 2.8 (PCA Laplace, eps = 2), i.e. 1.4-1.9 eps.
+    """
+    result = run_audit(name, factor=0.5, seed=12)
+    assert result.violations
+    assert result.epsilon_lower_bound > AUDITS[name].epsilon
