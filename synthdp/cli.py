@@ -1,9 +1,11 @@
-"""Command line: ``synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json``.
+"""Command line: ``synthdp generate`` (a synthetic table) and ``synthdp summarize`` (a summary).
 
-Every flag of ``generate`` is also a key of the TOML ``--config`` file (dashes or
-underscores); flags given on the command line override the file. Outputs are written to
-temporary files and renamed into place only when the whole run succeeded, so a failed run
-leaves no partial output.
+    synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json
+    synthdp summarize INPUT.csv -o SUMMARY.json --epsilon 1 --bounds BOUNDS.json
+
+Every flag is also a key of the TOML ``--config`` file (dashes or underscores); flags given
+on the command line override the file. Outputs are written to temporary files and renamed
+into place only when the whole run succeeded, so a failed run leaves no partial output.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import tomllib
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Callable
 
 from . import __version__
 from .config import SynthConfig
@@ -32,7 +35,7 @@ real data. It releases noisy Chebyshev moments of the data once, fits a distribu
 private candidate points to them by a linear program, and samples synthetic rows from it.
 """
 
-GENERATE_EPILOG = """\
+PRIVACY_EPILOG = """\
 privacy:
   Neighbouring tables differ in one row; the row count n is public. Column bounds must be
   public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
@@ -40,79 +43,128 @@ privacy:
   --bounds-from-data reads them from the data instead, and the report then says the release
   is NOT private.
 
-examples:
-  synthdp generate data.csv -o synthetic.csv --epsilon 1 --bounds bounds.json --report report.json
-  synthdp generate data.csv -o synthetic.csv --config configs/paper_eps_delta.toml --bounds bounds.json
-
 bounds file (JSON):
   {"age": [0, 120], "income": [0, 500000], "visits": {"bounds": [0, 50], "type": "integer"}}
 """
 
-# Options of ``generate`` that are not SynthConfig fields.
-RUN_KEYS = {"bounds", "bounds_from_data", "rows", "report", "quiet"}
+GENERATE_EPILOG = PRIVACY_EPILOG + """
+examples:
+  synthdp generate data.csv -o synthetic.csv --epsilon 1 --bounds bounds.json --report report.json
+  synthdp generate data.csv -o synthetic.csv --config configs/paper_eps_delta.toml --bounds bounds.json
+  synthdp generate data.csv -o synthetic.csv --bounds bounds.json --summary-out summary.json
+"""
+
+SUMMARIZE_DESCRIPTION = """\
+synthdp summarize releases only the noisy Chebyshev moments of the data and writes them, with
+the bounds, the parameters and the privacy report, as a JSON summary. Smooth queries are then
+answered from the summary alone, without sampling, in Python:
+
+  from synthdp import Summary
+  Summary.load("summary.json").answer(lambda rows: rows["age"] * rows["income"])
+
+No candidates and no private PCA are needed, so the moments get the budget that generate
+spends on PCA. (generate --summary-out saves the summary of its own release instead: one
+budget for both outputs.)
+"""
+
+SUMMARIZE_EPILOG = PRIVACY_EPILOG + """
+examples:
+  synthdp summarize data.csv -o summary.json --epsilon 1 --bounds bounds.json --report report.json
+"""
+
+# Options that are not SynthConfig fields.
+RUN_KEYS = {"bounds", "bounds_from_data", "rows", "report", "summary_out", "quiet"}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one-line ``synthdp: error: ...`` of every other failure."""
+
+    def error(self, message: str):
+        self.exit(2, f"synthdp: error: {message} (see synthdp --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="synthdp", description=DESCRIPTION,
+    parser = _Parser(prog="synthdp", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     gen = commands.add_parser("generate", help="write a differentially private synthetic CSV",
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    groups = _add_release_options(gen, "OUTPUT.csv", "where to write the synthetic table")
+    groups["budget"].add_argument("--pca-share", type=float, help="share of the budget for private PCA (default 0.3)")
+    method = groups["method"]
+    method.add_argument("--candidates", choices=["pca", "hypercube", "grid"],
+                        help="candidate points of the LP (default: pca; grid in exact mode)")
+    method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
+    method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
+    method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
+    method.add_argument("--pca-calibration", choices=["derived", "paper"],
+                        help="PCA noise: the sensitivity derived in synthdp.pca (default), or the "
+                             "paper's Theorem 3.6 constants, raised to the derived scale where lower")
+    method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
+    out = groups["output"]
+    out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
+    out.add_argument("--summary-out", metavar="SUMMARY.json",
+                     help="also write the summary of this same release (see synthdp summarize); no extra budget")
+    summ = commands.add_parser("summarize", help="write a differentially private summary for answering smooth queries",
+                               description=SUMMARIZE_DESCRIPTION, epilog=SUMMARIZE_EPILOG,
+                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_release_options(summ, "SUMMARY.json", "where to write the summary (JSON)")
+    return parser
+
+
+def _add_release_options(command: argparse.ArgumentParser, output: str, output_help: str) -> dict:
+    """The options every command shares (input, outputs, budget, bounds, basis, seed); returns the groups."""
     # Defaults are None so that a value from --config is overridden only by an explicit flag.
-    gen.add_argument("input", metavar="INPUT.csv", help="sensitive table: CSV with a header row, numeric columns")
-    gen.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the synthetic table")
-    gen.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
-    gen.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
-    budget = gen.add_argument_group("privacy budget")
+    command.add_argument("input", metavar="INPUT.csv", help="sensitive table: CSV with a header row, numeric columns")
+    command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
+    command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
+    command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
+    budget = command.add_argument_group("privacy budget")
     budget.add_argument("--epsilon", type=float, help="total epsilon > 0 (default 1.0)")
     budget.add_argument("--delta", type=float, help="total delta in [0, 1) (default 0: pure epsilon-DP)")
     budget.add_argument("--noise", choices=["gaussian", "laplace"],
                         help="noise for delta > 0: analytic Gaussian (default) or Laplace with advanced composition")
-    budget.add_argument("--pca-share", type=float, help="share of the budget for private PCA (default 0.3)")
     budget.add_argument("--clip-count-share", type=float,
                         help="share of epsilon for a noisy count of clipped rows (default 0.02; 0: not released)")
-    bounds = gen.add_argument_group("bounds")
+    bounds = command.add_argument_group("bounds")
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
     bounds.add_argument("--bounds-share", type=float, metavar="S",
                         help="share of epsilon for DP estimates of the bounds of columns missing from "
                              "--bounds (default 0: missing bounds are an error)")
     bounds.add_argument("--bounds-from-data", action="store_const", const=True,
                         help="read bounds from the data: the release is then NOT differentially private")
-    method = gen.add_argument_group("method")
+    method = command.add_argument_group("method")
     method.add_argument("--mode", choices=["practical", "exact"],
                         help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
     method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
-    method.add_argument("--candidates", choices=["pca", "hypercube", "grid"],
-                        help="candidate points of the LP (default: pca; grid in exact mode)")
-    method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
     method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least d)")
-    method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
-    method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
-    method.add_argument("--pca-calibration", choices=["derived", "paper"], 
-                        help="PCA noise: the sensitivity derived in synthdp.pca (default), or the "
-                             "paper's Theorem 3.6 constants, raised to the derived scale where lower")
-    method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
-    out = gen.add_argument_group("output")
-    out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
+    out = command.add_argument_group("output")
     out.add_argument("--seed", type=int, help="seed every random draw; for tests only: not private against anyone who knows it")
     out.add_argument("--quiet", action="store_const", const=True, help="no progress bar")
-    return parser
+    return {"budget": budget, "method": method, "output": out}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    command = generate if args.command == "generate" else summarize
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                return generate(args)
+                return command(args)
             finally:
                 for warning in caught:
                     print(f"synthdp: warning: {warning.message}", file=sys.stderr)
     except SynthDPError as error:
         print(f"synthdp: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # writing an output; strerror names the problem, not the data
+        print(f"synthdp: error: cannot write the output: {error.strerror}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("synthdp: error: out of memory; lower --rows, --n-candidates or --n-basis", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("synthdp: interrupted; no output written", file=sys.stderr)
@@ -120,43 +172,78 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def generate(args: argparse.Namespace) -> int:
-    options = _options(args)
-    rows = options.pop("rows", None)
-    report_path = options.pop("report", None)
-    bounds_path = options.pop("bounds", None)
-    bounds_from_data = bool(options.pop("bounds_from_data", False))
-    quiet = bool(options.pop("quiet", False))
-    if "n_basis" in options:
-        options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
-    config = SynthConfig(**options)
-    bounds = load_bounds_file(bounds_path) if bounds_path else None
-    output = Path(args.output)
-    _check_writable(output)
-    if report_path:
-        _check_writable(Path(report_path))
-
-    table = PrivateTable.read_csv(args.input)
-    synth = SmoothSynthesizer.from_config(config, progress=not quiet).fit(table, bounds, bounds_from_data)
-    del table
+    synth, run = _fit(args, synthesize=True)
+    rows = run["rows"]
     n_rows = synth.theory_rows if rows == "theory" else _int_or_word(rows, None, "--rows")
     synthetic = synth.sample(n_rows)
     report = synth.privacy_report()
-
-    with ExitStack() as cleanup:
-        pending = [(_temporary(output, cleanup), output)]
-        synthetic.to_csv(pending[0][0], index=False)
-        if report_path:
-            pending.append((_temporary(Path(report_path), cleanup), Path(report_path)))
-            pending[1][0].write_text(json.dumps(report, indent=2, default=_json_default) + "\n")
-        for temporary, final in pending:
-            os.replace(temporary, final)
-    if not quiet:
-        privacy = report["privacy"]
-        print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {output}; "
-              f"epsilon={privacy['epsilon_spent']:.4g}, delta={privacy['delta_spent']:.3g}"
-              + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"),
+    outputs = [(Path(args.output), lambda path: synthetic.to_csv(path, index=False))]
+    if run["summary_out"]:
+        outputs.append((Path(run["summary_out"]), _text(synth.summary().to_json())))
+    _write_outputs(outputs + _report_output(report, run))
+    if not run["quiet"]:
+        print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
+              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(report),
               file=sys.stderr)
     return 0
+
+
+def summarize(args: argparse.Namespace) -> int:
+    synth, run = _fit(args, synthesize=False)
+    summary = synth.summary()
+    _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(summary.report, run))
+    if not run["quiet"]:
+        print(f"synthdp: wrote a summary of {summary.n_basis} noisy moments to {args.output}"
+              + _budget_note(summary.report), file=sys.stderr)
+    return 0
+
+
+def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer, dict]:
+    """What every command does first: resolve the options, check the output folders, fit."""
+    options = _options(args)
+    run = {key: options.pop(key, None) for key in RUN_KEYS}
+    if "n_basis" in options:
+        options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
+    config = SynthConfig(**options)
+    bounds = load_bounds_file(run["bounds"]) if run["bounds"] else None
+    for path in (args.output, run["report"], run["summary_out"]):
+        if path:
+            _check_writable(Path(path))
+    table = PrivateTable.read_csv(args.input)
+    synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
+    return synth.fit(table, bounds, bool(run["bounds_from_data"]), synthesize=synthesize), run
+
+
+def _report_output(report: dict, run: dict) -> list:
+    if not run["report"]:
+        return []
+    return [(Path(run["report"]), _text(json.dumps(report, indent=2, default=_json_default) + "\n"))]
+
+
+def _text(content: str) -> Callable[[Path], object]:
+    return lambda path: path.write_text(content)
+
+
+def _budget_note(report: dict) -> str:
+    privacy = report["privacy"]
+    return (f"; epsilon={privacy['epsilon_spent']:.4g}, delta={privacy['delta_spent']:.3g}"
+            + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
+
+
+def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None:
+    """Write each output to a temporary file beside it, then rename them all into place.
+
+    Nothing is renamed before every output has been written, so a failure leaves no
+    partial output (and the temporary files are removed).
+    """
+    with ExitStack() as cleanup:
+        pending = []
+        for final, write in outputs:
+            temporary = _temporary(final, cleanup)
+            write(temporary)
+            pending.append((temporary, final))
+        for temporary, final in pending:
+            os.replace(temporary, final)
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -193,6 +280,8 @@ def _int_or_word(value, word, flag: str):
 
 
 def _check_writable(path: Path) -> None:
+    if path.is_dir():
+        raise SynthDPError(f"output path '{path}' is a folder")
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"output folder '{path.parent}' does not exist")
 

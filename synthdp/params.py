@@ -113,26 +113,29 @@ class Plan:
         return out
 
 
-def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0) -> Plan:
+def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
+              synthesize: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
     clipping to count); ``estimated_bounds`` is the number of columns whose bounds are
-    estimated with DP from ``config.bounds_share`` of epsilon.
+    estimated with DP from ``config.bounds_share`` of epsilon. ``synthesize=False`` plans a
+    release that only feeds a summary: no candidates and no LP, hence no private PCA, whose
+    share of the budget goes to the moments.
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
     theory = theory_parameters(n, d, config.smoothness, config.delta)
-    kind = config.candidate_kind
+    kind = config.candidate_kind if synthesize else "none"
     if config.mode == "exact":
         n_basis = _capped_power(theory.t, d) - 1
-        n_candidates = _capped_power(theory.N, d)
+        n_candidates = _capped_power(theory.N, d) if synthesize else 0
     else:
         n_basis = auto_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
-        n_candidates = _capped_power(theory.N, d) if kind == "grid" else config.n_candidates
+        n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
-    entries = n_basis * n_candidates
+    entries = n_basis * max(n_candidates, 1)  # a summary-only release still holds R moments
     if entries > config.max_lp_entries:
         raise SynthDPError(
             f"the LP would have {n_basis} x {n_candidates} = {entries:.3g} matrix entries, over the "

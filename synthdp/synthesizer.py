@@ -1,4 +1,4 @@
-"""SmoothSynthesizer: fit once (spending the budget), then sample any number of rows."""
+"""SmoothSynthesizer: fit once (spending the budget), then sample rows or take the summary."""
 
 from __future__ import annotations
 
@@ -19,12 +19,14 @@ from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
 from .lp import LPSolution, solve_l1_fit
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
-from .params import Plan, make_plan
+from .params import make_plan
 from .private_table import PrivateTable
 from .progress import StageTracker
 from .release import Release, release_statistics
 from .sampling import clean_weights, sample_rows
+from .summary import Summary
 
+MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
 SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
 
@@ -35,7 +37,8 @@ class SmoothSynthesizer:
     ``fit`` releases noisy Chebyshev moments of the table (and, for PCA candidates, private
     principal axes), spending the whole budget once. It then fits, by an l1 linear program,
     a distribution over candidate points that matches the noisy moments. ``sample`` draws
-    rows from that distribution; it never touches the data and spends no budget.
+    rows from that distribution and ``summary`` answers queries from the moments directly;
+    neither touches the data or spends budget.
 
     Parameters are those of :class:`synthdp.config.SynthConfig`; ``progress`` shows a
     progress bar on stderr.
@@ -90,6 +93,7 @@ class SmoothSynthesizer:
         data: pd.DataFrame | PrivateTable,
         bounds: Mapping[str, object] | None = None,
         bounds_from_data: bool = False,
+        synthesize: bool = True,
     ) -> "SmoothSynthesizer":
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
 
@@ -103,23 +107,28 @@ class SmoothSynthesizer:
         bounds_from_data : bool
             Read the bounds from the data instead. The release is then NOT differentially
             private, and the report says so.
+        synthesize : bool, default True
+            False releases only what :meth:`summary` needs: no candidates, no private PCA,
+            no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
+            to the moments; the report's ``parameters.budget`` shows the split.
         """
         table = data if isinstance(data, PrivateTable) else PrivateTable(data)
         known_columns = self._known_columns(table, bounds, bounds_from_data)
         plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
-                         estimated_bounds=table.d - len(known_columns))
+                         estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
         noise, rng = self._randomness()
         ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         if bounds_from_data:
             ledger.add_caveat(NOT_PRIVATE_BOUNDS)
         if not noise.private:
             ledger.add_caveat(SEED_WARNING)
-        stage_names = ["moments"] + (["private PCA"] if plan.candidates == "pca" else []) + ["candidates", "LP fit"]
+        stage_names = (["moments"] + (["private PCA"] if plan.candidates == "pca" else [])
+                       + (["candidates", "LP fit"] if synthesize else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
             release = release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
             del table  # nothing below reads the raw rows
-            solution, support = self._fit_distribution(release, rng, stages)
+            solution, support = self._fit_distribution(release, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()
         self.release_, self.ledger_, self.lp_ = release, ledger, solution
@@ -186,10 +195,15 @@ class SmoothSynthesizer:
         Spends no privacy budget and never reads the data: it samples the fitted distribution.
         """
         self._check_fitted()
+        if self.lp_ is None:
+            raise SynthDPError("fitted with synthesize=False (summary only): fit again with synthesize=True to sample rows")
         plan = self.release_.plan
         n_rows = plan.n if n_rows is None else n_rows
         if not (isinstance(n_rows, (int, np.integer)) and n_rows >= 1):
             raise SynthDPError("the number of rows to sample must be an integer >= 1")
+        if n_rows * plan.d > MAX_OUTPUT_VALUES:
+            raise SynthDPError(f"{n_rows} rows x {plan.d} columns is over the output bound of "
+                               f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
         start = time.perf_counter()
         points = sample_rows(self.support_points_, self.support_weights_, int(n_rows), self._rng)
         frame = decode(points, self.release_.domain)
@@ -202,6 +216,17 @@ class SmoothSynthesizer:
         """The paper's m, the number of synthetic rows its accuracy theorem assumes."""
         self._check_fitted()
         return self.release_.plan.theory.m
+
+    def summary(self) -> Summary:
+        """The release as a :class:`synthdp.Summary`, which answers smooth queries without sampling.
+
+        It holds the released moments and the privacy report of this fit; it spends no
+        budget and never reads the data.
+        """
+        self._check_fitted()
+        release = self.release_
+        return Summary(release.domain, release.basis_indices, release.noisy_moments,
+                       smoothness=release.plan.smoothness, report=self.privacy_report())
 
     # --------------------------------------------------------------- report
     def privacy_report(self) -> dict:
@@ -224,15 +249,16 @@ class SmoothSynthesizer:
                     else "not released (bounds read from data, or clip_count_share = 0)"
                 ),
             },
-            "lp": {"status": self.lp_.status, "objective": self.lp_.objective, "solver": self.lp_.solver,
-                   "support_size": int(len(self.support_weights_))},
+            "lp": None if self.lp_ is None else {
+                "status": self.lp_.status, "objective": self.lp_.objective, "solver": self.lp_.solver,
+                "support_size": int(len(self.support_weights_))},
             "output": self._last_sample,
             "timings_seconds": dict(self.timings_),
         }
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "release_"):
-            raise SynthDPError("call fit() before sample() or privacy_report()")
+            raise SynthDPError("call fit() before sample(), summary() or privacy_report()")
 
 
 def _config_dict(config: SynthConfig) -> dict:

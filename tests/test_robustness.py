@@ -342,13 +342,6 @@ def test_integer_column_beyond_int64_stays_inside_its_bounds(tmp_path):
     _raw_run(tmp_path, b"a,b\n1.2e19,0.2\n1.5e19,0.4\n1.9e19,0.6\n", [], bounds)  # result or error
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: an output or report path that is an existing directory fails in os.replace with "
-    "IsADirectoryError: traceback; with --report DIR the CSV has already been renamed into place, "
-    "so the failed run leaves an output. Fix: _check_writable refuses existing directories (and "
-    "unwritable folders) before any work; wrap the write-and-rename block in "
-    "try/except OSError -> SynthDPError, and rename the outputs only after every temporary file "
-    "is written (undo the first rename if the second fails)."))
 @pytest.mark.parametrize("which", ["output", "report"])
 def test_output_or_report_path_that_is_a_directory(tmp_path, which):
     write_csv(tmp_path / "data.csv", ["a", "b"], [["0.1", "0.2"], ["0.3", "0.4"], ["0.5", "0.9"]])
@@ -377,10 +370,5 @@ def test_negative_seed_is_a_one_line_error(tmp_path):
     assert _raw_run(tmp_path, b"a,b\n0.1,0.2\n0.3,0.4\n", ["--seed", "-1"]) == "error"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG (minor): argparse reports a malformed flag value with its own two lines ('usage: ...' and "
-    "'synthdp generate: error: argument --epsilon: invalid float value: ...'), not the documented "
-    "single 'synthdp: error:' line. Fix: an ArgumentParser subclass whose error() prints "
-    "'synthdp: error: <message>' and exits 2."))
 def test_malformed_flag_value_is_a_one_line_error(tmp_path):
     assert _raw_run(tmp_path, b"a,b\n0.1,0.2\n0.3,0.4\n", ["--epsilon", "abc"]) == "error"

@@ -1,0 +1,406 @@
+"""Summaries: exactness on the released span, the paper's approximation rates and coefficient
+bound, the quadrature, file round trips, and the CLI (summarize, generate --summary-out).
+
+Every test is deterministic: releases use fixed seeds and the Sobol' points a fixed
+scrambling seed. Where a bound is statistical, its failure probability for a random seed is
+stated next to it.
+"""
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer, Summary, SynthDPError
+from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.cli import main
+from synthdp.domain import Domain
+from synthdp.summary import _TensorRule, jackson_multipliers
+from test_cli import BAD_INPUTS, PLANTED, _write
+
+BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30, 150], "score": [0, 1]}
+
+
+def exact_summary(frame: pd.DataFrame, bounds: dict, indices: np.ndarray, **options) -> Summary:
+    """A summary of the exact, noise-free moments (no privacy: for testing the evaluator)."""
+    domain = Domain.from_bounds(bounds, list(frame.columns))
+    moments = ChebyshevBasis(indices).moments(domain.to_unit(frame.to_numpy(dtype=float)))
+    return Summary(domain, indices, moments, **options)
+
+
+def interval_summary(t: int, **options) -> Summary:
+    """One variable on [-1, 1] (user units = release units), basis T_1..T_t, zero moments."""
+    domain = Domain.from_bounds({"x": [-1, 1]}, ["x"])
+    return Summary(domain, np.arange(1, t + 1)[:, None], np.zeros(t), **options)
+
+
+def sup_error(summary: Summary, f) -> float:
+    """max |f - (c0 + sum_r c_r phi_r)| over 2001 points of [-1, 1] (one variable)."""
+    c0, c = summary.coefficients(lambda rows: f(rows["x"].to_numpy()))
+    x = np.cos(np.linspace(0, np.pi, 2001))[:, None]
+    return float(np.abs(c0 + ChebyshevBasis(summary.basis_indices).evaluate(x) @ c - f(x[:, 0])).max())
+
+
+def gaussian(x):
+    return np.exp(-((x - 0.3) ** 2) / 2)
+
+
+# ---------------------------------------------------------------- exactness
+
+
+def test_polynomials_in_the_released_span_are_answered_exactly_without_noise(clinic_like):
+    frame, bounds = clinic_like
+    frame = frame[["weight", "score"]]
+    summary = exact_summary(frame, {k: bounds[k] for k in frame}, tensor_indices(2, 4))  # degrees 0..3 per axis
+    assert summary.quadrature.startswith("Gauss-Chebyshev")
+    in_span = lambda rows: 1 + 2 * rows["weight"] - 3 * rows["weight"] ** 2 * rows["score"] ** 3 + rows["weight"] ** 3
+    assert summary.answer(in_span) == pytest.approx(in_span(frame).mean(), rel=1e-12)
+    # Degree 4 in one variable is outside the span: the same check then fails, as it should.
+    outside = lambda rows: rows["score"] ** 4
+    assert abs(summary.answer(outside) - outside(frame).mean()) > 1e-4
+
+
+def test_the_practical_basis_answers_every_quadratic_exactly(clinic_like):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame, bounds, lowest_degree_indices(3, 9))  # all 9 monomials of degree 1-2
+    quadratic = lambda rows: rows["age"] * rows["weight"] - 40 * rows["score"] ** 2 + rows["weight"] / 3 + 7
+    assert summary.answer(quadratic) == pytest.approx(quadratic(frame).mean(), rel=1e-12)
+
+
+def test_sobol_rule_answers_a_quadratic_within_its_quadrature_error():
+    # d = 6 is beyond the product rule at the default 8192 nodes. Measured error over scrambling
+    # seeds 0-4: at most 1.5e-4 on answers of about 7; the bound is 1e-3.
+    rng = np.random.default_rng(0)
+    names = [f"c{i}" for i in range(6)]
+    frame = pd.DataFrame(rng.uniform(0, 10, (200, 6)), columns=names)
+    summary = exact_summary(frame, {name: [0, 10] for name in names}, lowest_degree_indices(6, 27))
+    assert summary.quadrature.startswith("scrambled Sobol'")
+    f = lambda rows: 1 + rows["c0"] * rows["c1"] / 10 - (rows["c2"] - 5) ** 2 / 5 + rows["c3"]
+    assert abs(summary.answer(f) - f(frame).mean()) < 1e-3
+
+
+def test_a_linear_query_reads_its_noisy_moment_exactly(clinic_like):
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds, synthesize=False)
+    summary = synth.summary()
+    row = next(i for i, r in enumerate(summary.basis_indices) if list(r) == [0, 1, 0])  # T_1(weight)
+    # weight = 90 + 60 x in release units, so its answer is 90 + 60 b_hat: no approximation at all.
+    assert summary.answer(lambda rows: rows["weight"]) == pytest.approx(90 + 60 * summary.noisy_moments[row], rel=1e-12)
+    # The noise is the release's Laplace noise of scale b: |error| <= 10 b x 60 fails with
+    # probability e^-10 (4.5e-5) for a random seed; answering the constant c_0 (ignoring the
+    # moments) would miss by |65 - 90| = 25 > 9.
+    scale = next(s["noise_scale"] for s in synth.privacy_report()["privacy"]["stages"] if s["stage"] == "moments")
+    error = summary.answer(lambda rows: rows["weight"]) - frame["weight"].mean()
+    assert 0 < abs(error) <= 10 * scale * 60
+
+
+# ------------------------------------------------- approximation theory
+
+
+@pytest.mark.parametrize("smoothness", [2, 4])
+def test_jackson_error_decays_at_the_rate_of_theorem_4_1(smoothness):
+    # Theorem 4.1: ||g - I_{t,K} g|| <= C / t^(K+1). For a smooth g and even K the damping's own
+    # bias, 1 - mu_n ~ (n / t)^(K+2), sets the rate, so the fitted slope of log error against
+    # log t must lie in [-(K+2) - 0.3, -(K+1)]. Measured: -3.93 (K = 2), -5.69 (K = 4).
+    ts = [128, 256, 512]
+    errors = [sup_error(interval_summary(t, damping="jackson", smoothness=smoothness, n_nodes=2048), gaussian)
+              for t in ts]
+    slope = np.polyfit(np.log(ts), np.log(errors), 1)[0]
+    assert -(smoothness + 2) - 0.3 <= slope <= -(smoothness + 1), (slope, errors)
+
+
+def test_the_truncated_series_converges_geometrically_and_beats_jackson():
+    assert sup_error(interval_summary(32), gaussian) < 1e-12
+    for t in (8, 16, 32):
+        assert sup_error(interval_summary(t), gaussian) < sup_error(interval_summary(t, damping="jackson"), gaussian) / 100
+
+
+def test_jackson_multipliers():
+    assert np.array_equal(jackson_multipliers(3, 4), [1, 0, 0, 0])  # t < ceil((K+3)/2): only the constant
+    mu = jackson_multipliers(512, 4)
+    assert mu[0] == 1 and abs(mu[1] - 1) < 1e-9 and mu[-1] < 1e-6
+    assert np.abs(mu).max() <= 2 ** 5 - 1  # |h| <= 1, so |mu| <= sum_l C(K+1, l) (Lemma 5.2)
+
+
+@pytest.mark.parametrize("damping", ["none", "jackson"])
+def test_coefficients_stay_bounded_as_t_grows(damping):
+    """Lemma 4.3: a bound on the coefficients that does not depend on t."""
+    domain = Domain.from_bounds({"x": [-1, 1], "y": [-1, 1]}, ["x", "y"])
+    f = lambda rows: np.exp(-((rows["x"] - 0.3) ** 2 + (rows["y"] + 0.2) ** 2) / (2 * 0.5**2))  # max |f| = 1
+    largest, l1 = [], []
+    for t in (4, 8, 16, 32, 64):
+        indices = tensor_indices(2, t + 1)
+        summary = Summary(domain, indices, np.zeros(len(indices)), damping=damping, n_nodes=(4 * (t + 1)) ** 2)
+        _, c = summary.coefficients(f)
+        mu = np.abs(jackson_multipliers(t, 4)).max() if damping == "jackson" else 1.0
+        support = (indices > 0).sum(axis=1)
+        # The proof's bound: |a_r| <= 2^s(r) max|f|, times the multipliers.
+        assert (np.abs(c) <= (2.0 * mu) ** support * (1 + 1e-9)).all()
+        largest.append(np.abs(c).max())
+        l1.append(np.abs(c).sum())
+    # Measured: max |c_r| 0.174 at every t (none), 0.395 -> 0.174 (jackson); sum |c_r| 1.36-1.48 (none), 1.48-2.23 (jackson).
+    assert max(largest) <= 1.01 * largest[0]
+    assert max(l1) <= 2 * l1[0]
+
+
+# ------------------------------------------------------------- quadrature
+
+
+def test_the_dct_projections_match_the_basis_on_the_product_nodes():
+    rule, indices = _TensorRule(2, 16), tensor_indices(2, 6)
+    design = ChebyshevBasis(indices).evaluate(rule.nodes)  # (N, R)
+    values = np.sin(rule.nodes.sum(axis=1))[:, None] * [1.0, -2.0]  # a vector-valued f
+    assert np.allclose(rule.project(values, indices), design.T @ values / len(rule.nodes), atol=1e-13)
+    coefficients = np.random.default_rng(0).normal(size=len(indices))
+    assert np.allclose(rule.expand(coefficients, indices), design @ coefficients, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_nodes", [8192, 40])  # product rule, Sobol'
+@pytest.mark.parametrize("damping", ["none", "jackson"])
+def test_answer_is_the_constant_plus_coefficients_dot_moments(clinic_like, n_nodes, damping):
+    frame, bounds = clinic_like
+    indices = tensor_indices(3, 5)
+    summary = exact_summary(frame, bounds, indices, n_nodes=n_nodes, damping=damping)
+    f = lambda rows: np.exp(-((rows["weight"] - 70) / 30) ** 2) * rows["score"] + rows["age"] / 50
+    c0, c = summary.coefficients(f)
+    assert summary.answer(f) == pytest.approx(c0 + c @ summary.noisy_moments, rel=1e-10)
+    assert summary.node_weights.sum() == pytest.approx(1.0)
+    assert summary.answer(f) == pytest.approx(f(summary.nodes).to_numpy() @ summary.node_weights, rel=1e-12)
+
+
+def test_vector_valued_and_batched_queries_agree_with_single_answers(clinic_like):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame, bounds, lowest_degree_indices(3, 9))
+    queries = [lambda rows, k=k: np.cos(k * rows["score"]) * rows["weight"] for k in range(4)]
+    single = [summary.answer(q) for q in queries]
+    assert np.allclose(summary.answer_many(queries), single, rtol=1e-12)
+    stacked = summary.answer(lambda rows: np.column_stack([q(rows) for q in queries]))
+    assert stacked.shape == (4,) and np.allclose(stacked, single, rtol=1e-12)
+
+
+def test_the_query_sees_named_columns_in_the_original_units(clinic_like):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame, bounds, lowest_degree_indices(3, 3))
+    seen = {}
+
+    def query(rows):
+        seen["columns"], seen["low"], seen["high"] = list(rows.columns), rows.min(), rows.max()
+        return rows["age"]
+
+    summary.answer(query)
+    assert seen["columns"] == ["age", "weight", "score"]
+    assert (seen["low"] >= [18, 30, 0]).all() and (seen["high"] <= [90, 150, 1]).all()
+    assert seen["high"]["weight"] - seen["low"]["weight"] > 100  # the nodes spread over the box
+
+
+BAD_QUERIES = {
+    "scalar": (lambda rows: 3.0, "one value per row"),
+    "wrong length": (lambda rows: rows["age"].to_numpy()[:-1], "one value per row"),
+    "three dimensions": (lambda rows: np.zeros((len(rows), 2, 2)), "one value per row"),
+    "nan": (lambda rows: np.where(rows["score"] > 0.5, np.nan, 1.0), "missing or infinite"),
+    "text": (lambda rows: np.array(["a"] * len(rows)), "numbers"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_QUERIES))
+def test_a_malformed_query_result_is_a_clear_error(clinic_like, case):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame, bounds, lowest_degree_indices(3, 3))
+    f, message = BAD_QUERIES[case]
+    with pytest.raises(SynthDPError, match=message):
+        summary.answer(f)
+
+
+def test_answer_many_refuses_vector_valued_queries_and_queries_cannot_write_the_nodes(clinic_like):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame, bounds, lowest_degree_indices(3, 3))
+    with pytest.raises(SynthDPError, match="scalar"):
+        summary.answer_many([lambda rows: np.ones((len(rows), 2))])
+    with pytest.raises(ValueError):
+        summary.answer(lambda rows: rows.to_numpy().__setitem__((0, 0), 1.0))
+
+
+# ------------------------------------------------------------ construction
+
+
+BAD_SUMMARIES = {
+    "wrong width": (np.array([[1, 0]]), [0.1], {}, "shape"),
+    "fractional degree": (np.array([[1.5, 0, 0]]), [0.1], {}, "integers"),
+    "text moment": (np.array([[1, 0, 0]]), ["high"], {}, "numbers"),
+    "constant index": (np.array([[0, 0, 0], [1, 0, 0]]), [0.1, 0.2], {}, "all-zero"),
+    "negative degree": (np.array([[-1, 0, 0]]), [0.1], {}, "non-negative"),
+    "repeated index": (np.array([[1, 0, 0], [1, 0, 0]]), [0.1, 0.2], {}, "repeat"),
+    "moment count": (np.array([[1, 0, 0]]), [0.1, 0.2], {}, "one per multi-index"),
+    "nan moment": (np.array([[1, 0, 0]]), [np.nan], {}, "finite"),
+    "damping": (np.array([[1, 0, 0]]), [0.1], {"damping": "fejer"}, "damping"),
+    "smoothness": (np.array([[1, 0, 0]]), [0.1], {"smoothness": 0}, "smoothness"),
+    "nodes": (np.array([[1, 0, 0]]), [0.1], {"n_nodes": 1}, "n_nodes"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SUMMARIES))
+def test_an_inconsistent_summary_is_refused(case):
+    indices, moments, options, message = BAD_SUMMARIES[case]
+    domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
+    with pytest.raises(SynthDPError, match=message):
+        Summary(domain, indices, moments, **options)
+
+
+def test_save_and_load_round_trip(clinic_like, tmp_path):
+    frame, bounds = clinic_like
+    bounds = {name: spec for name, spec in bounds.items() if name != "score"}  # estimated with DP
+    with pytest.warns(UserWarning, match="unreliable"):  # n = 400 is small for private bounds
+        synth = SmoothSynthesizer(epsilon=1.0, seed=3, bounds_share=0.1).fit(frame, bounds, synthesize=False)
+    summary = synth.summary()
+    assert summary.domain.columns[2].source == "DP estimate"
+    path = tmp_path / "s.json"
+    summary.save(path)
+    loaded = Summary.load(path)
+    assert np.array_equal(loaded.basis_indices, summary.basis_indices)
+    assert np.array_equal(loaded.noisy_moments, summary.noisy_moments)  # floats round-trip exactly
+    assert loaded.domain == summary.domain and loaded.smoothness == summary.smoothness
+    assert loaded.report == summary.report
+    f = lambda rows: rows["age"] * rows["score"]
+    assert loaded.answer(f) == summary.answer(f)
+    # Evaluation options are not part of the file; they are chosen when loading.
+    assert Summary.load(path, damping="jackson").damping == "jackson" and "damping" not in path.read_text()
+    assert dataclasses.replace(loaded, n_nodes=64).quadrature.startswith("scrambled Sobol'")
+
+
+BAD_FILES = {
+    "missing": (None, "does not exist"),
+    "not json": ("{", "not valid JSON"),
+    "not a summary": ('{"rows": 3}', "not a synthdp summary"),
+    "future version": ('{"format": "synthdp-summary", "format_version": 99}', "format_version"),
+    "missing moments": ("drop noisy_moments", "malformed"),
+    "moments do not match": ("short noisy_moments", "one per multi-index"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+def test_a_bad_summary_file_is_a_clear_error(clinic_like, tmp_path, case):
+    frame, bounds = clinic_like
+    content, message = BAD_FILES[case]
+    path = tmp_path / "s.json"
+    if content is not None and content.startswith(("drop", "short")):
+        good = SmoothSynthesizer(seed=0).fit(frame, bounds, synthesize=False).summary().to_dict()
+        if content.startswith("drop"):
+            del good["noisy_moments"]
+        else:
+            good["noisy_moments"] = good["noisy_moments"][:-1]
+        content = json.dumps(good)
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(SynthDPError, match=message) as raised:
+        Summary.load(path)
+    assert "s.json" in str(raised.value)
+
+
+# ------------------------------------------------------ synthesizer: release only
+
+
+def test_a_summary_only_release_builds_no_candidates_and_gives_the_pca_budget_to_the_moments(clinic_like):
+    frame, bounds = clinic_like
+    full = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds)
+    only = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds, synthesize=False)
+    report = only.privacy_report()
+    assert [s["stage"] for s in report["privacy"]["stages"]] == ["clip_count", "moments"]
+    assert set(report["timings_seconds"]) == {"moments"} and report["lp"] is None
+    budget = report["parameters"]["budget"]
+    assert budget["pca_epsilon"] == 0 and report["parameters"]["candidates"] == "none"
+    assert budget["moments_epsilon"] == pytest.approx(0.98) and report["privacy"]["epsilon_spent"] == pytest.approx(1.0)
+    noise = {name: next(s["noise_scale"] for s in r["privacy"]["stages"] if s["stage"] == "moments")
+             for name, r in (("full", full.privacy_report()), ("only", report))}
+    assert noise["only"] == pytest.approx(noise["full"] * (1 - 0.3))  # Laplace scale ~ 1 / epsilon
+    with pytest.raises(SynthDPError, match="synthesize=False"):
+        only.sample()
+    assert np.array_equal(full.summary().noisy_moments, full.release_.noisy_moments)
+
+
+def test_summary_before_fit_is_an_error():
+    with pytest.raises(SynthDPError, match="fit"):
+        SmoothSynthesizer().summary()
+
+
+# --------------------------------------------------------------------- CLI
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(20, 80, 300), "weight": rng.uniform(40, 120, 300),
+                          "score": rng.uniform(0, 1, 300)})
+    frame.loc[5, "weight"] = PLANTED / 1000  # inside the bounds; its digits must never be printed
+    data = _write(tmp_path, frame, "data.csv")
+    bounds = tmp_path / "bounds.json"
+    bounds.write_text(json.dumps(BOUNDS))
+    return frame, data, bounds
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_summarize_writes_a_summary_and_its_report(table, tmp_path, capsys):
+    frame, data, bounds = table
+    out, report = tmp_path / "summary.json", tmp_path / "report.json"
+    code, printed = run(["summarize", data, "-o", out, "--bounds", bounds, "--report", report, "--seed", 4], capsys)
+    assert code == 0, printed
+    assert "noisy moments" in printed and "98765" not in printed
+    summary = Summary.load(out)
+    assert summary.domain.names == ["age", "weight", "score"] and summary.n_basis >= 3
+    assert summary.report == json.loads(report.read_text())
+    assert [s["stage"] for s in summary.report["privacy"]["stages"]] == ["clip_count", "moments"]
+    # The same options in Python give the same release.
+    python = SmoothSynthesizer(seed=4).fit(frame, BOUNDS, synthesize=False).summary()
+    assert np.array_equal(summary.noisy_moments, python.noisy_moments)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_generate_summary_out_saves_the_summary_of_the_same_release(table, tmp_path, capsys):
+    frame, data, bounds = table
+    out, summary_path, report = tmp_path / "synthetic.csv", tmp_path / "summary.json", tmp_path / "report.json"
+    code, printed = run(["generate", data, "-o", out, "--bounds", bounds, "--summary-out", summary_path,
+                         "--report", report, "--seed", 9, "--quiet"], capsys)
+    assert code == 0, printed
+    summary = Summary.load(summary_path)
+    refit = SmoothSynthesizer(seed=9).fit(frame, BOUNDS)  # same seed, same noise draws
+    assert np.array_equal(summary.noisy_moments, refit.release_.noisy_moments)
+    assert np.array_equal(summary.basis_indices, refit.release_.basis_indices)
+    assert summary.report == json.loads(report.read_text())  # one release, one ledger, one budget
+    assert summary.report["parameters"]["candidates"] == "pca"
+    assert out.exists()
+
+
+SUMMARIZE_BAD_INPUTS = {case: spec for case, spec in BAD_INPUTS.items() if "--rows" not in spec[1]}
+
+
+@pytest.mark.parametrize("command", ["summarize", "generate"])
+@pytest.mark.parametrize("case", list(SUMMARIZE_BAD_INPUTS))
+def test_bad_input_leaves_no_summary(table, tmp_path, capsys, command, case):
+    content, extra, expected = SUMMARIZE_BAD_INPUTS[case]
+    _, _, bounds = table
+    data = tmp_path / "absent.csv" if content is None else _write(tmp_path, content)
+    summary = tmp_path / "summary.json"
+    args = [command, data, "-o", summary if command == "summarize" else tmp_path / "o.csv",
+            "--report", tmp_path / "r.json", "--seed", 0, "--quiet"]
+    args += ["--summary-out", summary] if command == "generate" else []
+    args += extra if "--bounds-from-data" in extra else ["--bounds", bounds, *extra]
+    code, printed = run(args, capsys)
+    lines = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
+    assert code != 0 and len(lines) == 1 and expected in lines[0], printed
+    assert "Traceback" not in printed and "98765" not in printed
+    assert not summary.exists() and not (tmp_path / "r.json").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_missing_summary_folder_fails_before_any_work(table, tmp_path, capsys):
+    _, data, bounds = table
+    out = tmp_path / "o.csv"
+    code, printed = run(["generate", data, "-o", out, "--bounds", bounds, "--summary-out",
+                         tmp_path / "nowhere" / "s.json", "--seed", 0, "--quiet"], capsys)
+    assert code != 0 and "nowhere" in printed and not out.exists()
