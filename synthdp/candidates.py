@@ -6,6 +6,9 @@
   private top-k axes, with radii sqrt(lambda) (the paper) or sqrt((k + 2) lambda): a point
   uniform in a k-ball of radius rho has variance rho^2/(k + 2) along each axis, so the
   second choice matches the data's spread. Points are clipped into [-1, 1]^d.
+* ``moments``: C points from the Gaussian whose mean and covariance are those implied by
+  the released moments of degree <= 2 (free: post-processing of the moment release), clipped
+  into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
 """
 
 from __future__ import annotations
@@ -35,3 +38,45 @@ def ellipsoid_candidates(pca: PrivatePCA, count: int, rng: np.random.Generator, 
         radii = radii * np.sqrt(k + 2.0)
     points = pca.center + (ball * radii) @ pca.axes.T
     return np.clip(points, -1.0, 1.0)
+
+
+def moment_gaussian(indices: np.ndarray, moments: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and covariance implied by the degree-1 and degree-2 moments among ``moments``.
+
+    T_1(x) = x gives E[x_i]; T_2(x) = 2x^2 - 1 gives E[x_i^2] = (E[T_2(x_i)] + 1)/2; the
+    product T_1(x_i) T_1(x_j) gives E[x_i x_j]. The mean is clipped into the cube and the
+    covariance S - mu mu^T is projected onto the positive definite matrices (eigenvalues
+    floored at 1e-6), since noise can make it indefinite.
+
+    Parameters
+    ----------
+    indices : int array, shape (R, d)
+        Multi-indices of the moments; must include every one of degree 1 and 2.
+    moments : array, shape (R,)
+
+    Returns
+    -------
+    center : array, shape (d,)
+    covariance : array, shape (d, d)
+    """
+    d = indices.shape[1]
+    mean, second = np.full(d, np.nan), np.full((d, d), np.nan)
+    for index, value in zip(indices, moments):
+        columns = np.flatnonzero(index)
+        if index.sum() == 1:
+            mean[columns[0]] = value
+        elif index.sum() == 2 and len(columns) == 1:
+            second[columns[0], columns[0]] = (value + 1) / 2
+        elif index.sum() == 2:
+            second[columns[0], columns[1]] = second[columns[1], columns[0]] = value
+    if np.isnan(mean).any() or np.isnan(second).any():
+        raise ValueError("moment candidates need every moment of degree 1 and 2")
+    mean = np.clip(mean, -1.0, 1.0)
+    eigenvalues, vectors = np.linalg.eigh(second - np.outer(mean, mean))
+    return mean, (vectors * np.maximum(eigenvalues, 1e-6)) @ vectors.T
+
+
+def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws from N(center, covariance), clipped into [-1, 1]^d, shape (count, d)."""
+    return np.clip(rng.multivariate_normal(center, covariance, size=count, method="eigh"), -1.0, 1.0)

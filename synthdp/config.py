@@ -13,7 +13,7 @@ from typing import Literal
 from .errors import SynthDPError
 
 Mode = Literal["practical", "exact"]
-CandidateKind = Literal["pca", "hypercube", "grid"]
+CandidateKind = Literal["pca", "hypercube", "grid", "moments"]
 NoiseKind = Literal["gaussian", "laplace"]
 
 MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6
@@ -34,8 +34,10 @@ class SynthConfig:
     mode : "practical" or "exact"
         "exact" is Algorithm 1 (full grid, full tensor basis, rounding to 1/L); "practical"
         is Section 3.4 (R lowest-degree basis functions, C private candidates).
-    candidates : "pca", "hypercube", "grid" or None
+    candidates : "pca", "hypercube", "grid", "moments" or None
         Candidate points of the LP. None means "pca" in practical mode and "grid" in exact.
+        "moments" draws them from the Gaussian implied by the released moments of degree
+        <= 2 (no PCA budget; R is then at least d (d + 3) / 2).
     n_candidates : int
         C, the number of candidate points (ignored for "grid").
     n_basis : int or "auto"
@@ -93,7 +95,7 @@ class SynthConfig:
         _check(_is_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
         _check(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _choice("mode", self.mode, ("practical", "exact"))
-        _choice("candidates", self.candidates, ("pca", "hypercube", "grid", None))
+        _choice("candidates", self.candidates, ("pca", "hypercube", "grid", "moments", None))
         _check(_is_int(self.n_candidates) and self.n_candidates >= 1, "n_candidates must be an integer >= 1")
         _check(self.n_basis == "auto" or (_is_int(self.n_basis) and self.n_basis >= 1),
                "n_basis must be 'auto' or an integer >= 1")

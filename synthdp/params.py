@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from .basis import count_indices_up_to_degree
 from .config import SynthConfig
 from .errors import SynthDPError
 
@@ -132,6 +133,11 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_candidates = _capped_power(theory.N, d) if synthesize else 0
     else:
         n_basis = auto_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
+        if kind == "moments":
+            needed = count_indices_up_to_degree(d, 2)
+            if config.n_basis != "auto" and n_basis < needed:
+                raise SynthDPError(f"moment candidates need all {needed} moments of degree <= 2: raise --n-basis")
+            n_basis = max(n_basis, needed)
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")

@@ -34,54 +34,12 @@ class PrivateTable:
     """
 
     def __init__(self, frame: pd.DataFrame) -> None:
-        names = [str(c) for c in frame.columns]
-        if not names:
-            raise SynthDPError("the input has no columns")
-        for position, name in enumerate(names, start=1):
-            if name.strip() == "":
-                raise SynthDPError(f"column {position} has an empty name")
-            if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-                raise SynthDPError(f"the name of column {position} contains a control character (e.g. a newline)")
-        duplicated = sorted({n for n in names if names.count(n) > 1})
-        if duplicated:
-            raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
-        if len(frame) == 0:
-            raise SynthDPError("the input has no data rows")
-        if len(frame) < 2:
-            raise SynthDPError("the input needs at least 2 rows")
-        for name, column in zip(names, frame.columns):
-            series = frame[column]
-            if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
-                raise SynthDPError(f"column '{name}' is not numeric")
-        values = frame.to_numpy(dtype=float, copy=True)
-        finite = np.isfinite(values).all(axis=0)
-        if not finite.all():
-            raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
-        self._values = values
-        self.column_names = names
+        self.column_names, self._values = check_numeric_frame(frame)
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "PrivateTable":
         """Read a CSV file with a header row."""
-        path = Path(path)
-        if not path.is_file():
-            raise SynthDPError(f"input file '{path}' does not exist")
-        try:
-            with path.open(newline="", encoding="utf-8") as handle:
-                header = next(csv.reader(handle), None)
-            if not header or not any(name.strip() for name in header):
-                raise SynthDPError(f"input file '{path}' is empty")
-            if len(set(header)) != len(header):
-                duplicated = next(n for n in header if header.count(n) > 1)
-                raise SynthDPError(f"column name '{duplicated}' appears more than once")
-            frame = pd.read_csv(path, encoding="utf-8")
-        except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
-            raise SynthDPError(f"input file '{path}' is not UTF-8 text") from None
-        except pd.errors.EmptyDataError:
-            raise SynthDPError(f"input file '{path}' is empty") from None
-        except (pd.errors.ParserError, csv.Error):
-            raise SynthDPError(f"input file '{path}' is not a well-formed CSV file") from None
-        return cls(frame)
+        return cls(read_csv_frame(path))
 
     @property
     def n_rows(self) -> int:
@@ -123,3 +81,61 @@ class PrivateTable:
         rows_clipped = int(np.count_nonzero(~inside.all(axis=1)))
         clipped = np.clip(self._values, domain.lower, domain.upper)
         return domain.to_unit(clipped), rows_clipped
+
+
+def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
+    """Validate a table of numeric columns; return its column names and a float copy of its values.
+
+    Needs at least one named column (unique names, no control characters), at least 2 rows,
+    and finite numeric values. Errors name the column at fault, never a value.
+    """
+    names = [str(c) for c in frame.columns]
+    if not names:
+        raise SynthDPError("the input has no columns")
+    for position, name in enumerate(names, start=1):
+        if name.strip() == "":
+            raise SynthDPError(f"column {position} has an empty name")
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+            raise SynthDPError(f"the name of column {position} contains a control character (e.g. a newline)")
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
+    if len(frame) == 0:
+        raise SynthDPError("the input has no data rows")
+    if len(frame) < 2:
+        raise SynthDPError("the input needs at least 2 rows")
+    for name, column in zip(names, frame.columns):
+        series = frame[column]
+        if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
+            raise SynthDPError(f"column '{name}' is not numeric")
+    values = frame.to_numpy(dtype=float, copy=True)
+    finite = np.isfinite(values).all(axis=0)
+    if not finite.all():
+        raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
+    return names, values
+
+
+def read_csv_frame(path: str | Path, label: str = "input file") -> pd.DataFrame:
+    """Read a CSV file with a header row, as pandas does; errors name the file (as ``label``), not its content.
+
+    Only the file is checked here (it exists, is UTF-8, is a CSV, has no duplicated column
+    names); :func:`check_numeric_frame` checks the table.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SynthDPError(f"{label} '{path}' does not exist")
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            header = next(csv.reader(handle), None)
+        if not header or not any(name.strip() for name in header):
+            raise SynthDPError(f"{label} '{path}' is empty")
+        if len(set(header)) != len(header):
+            duplicated = next(n for n in header if header.count(n) > 1)
+            raise SynthDPError(f"column name '{duplicated}' appears more than once")
+        return pd.read_csv(path, encoding="utf-8")
+    except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
+        raise SynthDPError(f"{label} '{path}' is not UTF-8 text") from None
+    except pd.errors.EmptyDataError:
+        raise SynthDPError(f"{label} '{path}' is empty") from None
+    except (pd.errors.ParserError, csv.Error):
+        raise SynthDPError(f"{label} '{path}' is not a well-formed CSV file") from None

@@ -11,7 +11,8 @@ import pandas as pd
 
 from . import grid
 from .basis import ChebyshevBasis
-from .candidates import ellipsoid_candidates, grid_candidates, hypercube_candidates
+from .candidates import (ellipsoid_candidates, gaussian_candidates, grid_candidates, hypercube_candidates,
+                         moment_gaussian)
 from .config import SynthConfig
 from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
@@ -186,6 +187,9 @@ class SmoothSynthesizer:
             return grid_candidates(plan.theory.N, plan.d)
         if plan.candidates == "hypercube":
             return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
+        if plan.candidates == "moments":
+            center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
+            return gaussian_candidates(center, covariance, plan.n_candidates, rng)
         return ellipsoid_candidates(release.pca, plan.n_candidates, rng, self.config.ellipsoid_radius)
 
     # --------------------------------------------------------------- sample

@@ -90,3 +90,47 @@ def test_negative_eigenvalue_gives_a_flat_ellipsoid():
     points = ellipsoid_candidates(pca, 200, np.random.default_rng(5))
     np.testing.assert_array_equal(points[:, 1], 0.0)
     assert np.all(np.abs(points[:, 0]) <= 0.5) and np.ptp(points[:, 0]) > 0.5
+
+
+def test_moment_gaussian_recovers_the_mean_and_covariance_from_exact_moments():
+    from synthdp.basis import ChebyshevBasis, count_indices_up_to_degree, lowest_degree_indices
+    from synthdp.candidates import moment_gaussian
+
+    rng = np.random.default_rng(0)
+    points = np.clip(rng.multivariate_normal([0.1, -0.2, 0.3], [[0.1, 0.03, 0], [0.03, 0.05, -0.01], [0, -0.01, 0.08]],
+                                             size=2000), -1, 1)
+    indices = lowest_degree_indices(3, count_indices_up_to_degree(3, 2) + 4)  # plus some degree-3 ones
+    center, covariance = moment_gaussian(indices, ChebyshevBasis(indices).moments(points))
+    np.testing.assert_allclose(center, points.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(covariance, np.cov(points.T, bias=True), atol=1e-12)
+
+
+def test_moment_gaussian_needs_every_degree_two_moment():
+    from synthdp.basis import lowest_degree_indices
+    from synthdp.candidates import moment_gaussian
+
+    indices = lowest_degree_indices(3, 6)  # degree 1 and the three squares, no products
+    with pytest.raises(ValueError, match="degree 1 and 2"):
+        moment_gaussian(indices, np.zeros(6))
+
+
+def test_moment_gaussian_makes_a_noisy_covariance_positive_definite():
+    from synthdp.basis import count_indices_up_to_degree, lowest_degree_indices
+    from synthdp.candidates import moment_gaussian
+
+    count = count_indices_up_to_degree(4, 2)
+    noisy = np.random.default_rng(1).normal(0, 0.5, count)  # pure noise: far from any covariance
+    _, covariance = moment_gaussian(lowest_degree_indices(4, count), noisy)
+    assert np.linalg.eigvalsh(covariance).min() >= 1e-6 * (1 - 1e-9)
+
+
+def test_gaussian_candidates_lie_in_the_cube_with_the_requested_moments():
+    """20 000 draws from a Gaussian well inside the cube (clipping at 5 sd, negligible): the
+    sample mean is within 5 standard errors (false failure < 1e-6 per coordinate)."""
+    from synthdp.candidates import gaussian_candidates
+
+    center, covariance = np.array([0.2, -0.1]), np.array([[0.02, 0.005], [0.005, 0.01]])
+    points = gaussian_candidates(center, covariance, 20_000, np.random.default_rng(2))
+    assert points.shape == (20_000, 2) and np.abs(points).max() <= 1
+    standard_error = np.sqrt(np.diag(covariance) / 20_000)
+    assert np.all(np.abs(points.mean(axis=0) - center) < 5 * standard_error)

@@ -141,7 +141,7 @@ def test_exact_mode_refuses_what_does_not_fit_in_memory():
         SmoothSynthesizer(mode="exact", seed=0).fit(frame, bounds={c: [0, 1] for c in frame})
 
 
-@pytest.mark.parametrize("candidates", ["pca", "hypercube", "grid"])
+@pytest.mark.parametrize("candidates", ["pca", "hypercube", "grid", "moments"])
 @pytest.mark.parametrize("delta", [0.0, 1e-8])
 def test_every_candidate_kind_and_privacy_model_runs(clinic_like, candidates, delta):
     frame, bounds = clinic_like
@@ -149,3 +149,13 @@ def test_every_candidate_kind_and_privacy_model_runs(clinic_like, candidates, de
     out = synth.fit(frame, bounds=bounds).sample(50)
     assert out.shape == (50, 3)
     assert synth.privacy_report()["parameters"]["candidates"] == candidates
+
+
+def test_moment_candidates_release_every_degree_two_moment_and_spend_nothing_on_pca(clinic_like):
+    frame, bounds = clinic_like
+    report = SmoothSynthesizer(delta=1e-8, candidates="moments", n_candidates=1000, seed=0).fit(
+        frame, bounds=bounds).privacy_report()
+    assert report["parameters"]["n_basis"] == 9  # 3 means + 3 squares + 3 products
+    assert {e["stage"] for e in report["privacy"]["stages"]} == {"clip_count", "moments"}
+    with pytest.raises(SynthDPError, match="n-basis"):
+        SmoothSynthesizer(candidates="moments", n_basis=5).fit(frame, bounds=bounds)

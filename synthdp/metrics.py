@@ -1,0 +1,498 @@
+"""Utility of a synthetic table beyond smooth queries, and one report with all of it.
+
+MECHANISM.md §6 asks that query errors be reported next to what a user notices first in a
+synthetic table: how many distinct rows it has, how far each column's distribution is from
+the real one, how well it keeps pairwise correlations, and whether a model trained on it
+predicts the real data. This module computes those metrics, and :func:`utility_report`
+puts them together with the worst-case errors of the papers' smooth-query protocol
+(:mod:`synthdp.evaluation`). ``synthdp evaluate`` prints that report.
+
+Every function here **reads the real table**: this is evaluation code, run by the data
+owner to judge a release, not part of a release. Its results are not differentially
+private and must not be published as if they were. The module never takes part in a
+release, and must not import :mod:`synthdp.private_table`, :mod:`synthdp.release` or
+:mod:`synthdp.cli`.
+
+Natural targets of the benchmark data (``../shared/data``, see its README) for
+:func:`model_accuracy`:
+
+* ``pks.csv``: ``total_UPDRS`` (and ``motor_UPDRS``), regression. They are kept as columns,
+  and each is nearly a linear function of the other, so predicting one with the other among
+  the features is easy; drop one from both tables to predict from the voice measures alone.
+* ``adult.csv``: ``income`` (``<=50K`` / ``>50K``), classification. It has categorical
+  features, which :func:`model_accuracy` does not take: encode them as numbers first.
+* ``crm.csv`` (goal ``ViolentCrimesPerPop``), ``ctg.csv`` (``CLASS``, ``NSP``) and
+  ``wdbc.csv`` (diagnosis) had their natural targets dropped, so they have none.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import ks_2samp
+
+from .domain import parse_bounds
+from .errors import SynthDPError
+from .evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+
+__all__ = [
+    "TASKS",
+    "MAX_CLASSES",
+    "DEFAULT_QUERIES",
+    "distinct_rows",
+    "ks_distances",
+    "correlation_error",
+    "model_accuracy",
+    "utility_report",
+    "format_report",
+]
+
+#: Values of ``task`` in :func:`model_accuracy`.
+TASKS = ("auto", "regression", "classification")
+
+#: ``task="auto"``: a numeric target with integer values and at most this many distinct
+#: values in the real table is a class label; any other numeric target is regressed.
+MAX_CLASSES = 10
+
+#: Default number of random smooth queries in :func:`utility_report` (the paper uses 10 000).
+DEFAULT_QUERIES = 1000
+
+FROM_BOUNDS, FROM_REAL = "given bounds", "real min/max"
+
+
+# ------------------------------------------------------------------ inputs
+def _frame(table, label: str) -> pd.DataFrame:
+    if not isinstance(table, pd.DataFrame):
+        raise SynthDPError(f"the {label} table must be a pandas DataFrame")
+    if len(table) == 0:
+        raise SynthDPError(f"the {label} table has no rows")
+    if len(table.columns) == 0:
+        raise SynthDPError(f"the {label} table has no columns")
+    if table.columns.has_duplicates:
+        raise SynthDPError(f"the {label} table has a duplicated column name")
+    return table
+
+
+def _pair(real, synth) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both tables with the synthetic columns in the real table's order; the names must match."""
+    real, synth = _frame(real, "real"), _frame(synth, "synthetic")
+    missing = [name for name in real.columns if name not in synth.columns]
+    if missing:
+        raise SynthDPError(f"the synthetic table has no column '{missing[0]}' (the two tables need the same columns)")
+    extra = [name for name in synth.columns if name not in real.columns]
+    if extra:
+        raise SynthDPError(f"the real table has no column '{extra[0]}' (the two tables need the same columns)")
+    return real, synth[list(real.columns)]
+
+
+def _numeric(frame: pd.DataFrame, label: str, columns: Sequence | None = None) -> np.ndarray:
+    """The values of ``columns`` (default: all) as floats; every one must be numeric and finite."""
+    columns = list(frame.columns) if columns is None else list(columns)
+    for name in columns:
+        series = frame[name]
+        if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+            raise SynthDPError(f"column '{name}' of the {label} table is not numeric")
+    values = frame[columns].to_numpy(dtype=float)
+    finite = np.isfinite(values).all(axis=0)
+    if not finite.all():
+        raise SynthDPError(f"column '{columns[int(np.argmin(finite))]}' of the {label} table has missing or infinite values")
+    return values
+
+
+def _seed(seed) -> int:
+    if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32):
+        raise SynthDPError("seed must be an integer in [0, 2^32)")
+    return int(seed)
+
+
+# ------------------------------------------------------------------ metrics
+def distinct_rows(frame: pd.DataFrame) -> int:
+    """The number of distinct rows of a table (rows equal in every column count once)."""
+    return int(len(_frame(frame, "input").drop_duplicates()))
+
+
+def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
+    """Two-sample Kolmogorov-Smirnov distance of each column, in the real table's column order.
+
+    The distance is ``scipy.stats.ks_2samp(real[c], synth[c]).statistic``: the largest
+    difference between the two empirical CDFs, 0 for the same distribution of values and 1
+    when every synthetic value lies outside the range of the real ones (or vice versa).
+
+    Both tables need the same column names (in any order), numeric and finite.
+    """
+    real, synth = _pair(real, synth)
+    a, b = _numeric(real, "real"), _numeric(synth, "synthetic")
+    return {str(name): float(ks_2samp(a[:, j], b[:, j], method="asymp").statistic)
+            for j, name in enumerate(real.columns)}
+
+
+def _correlations(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson correlation matrix, with 0 for every pair involving a constant column."""
+    centred = values - values.mean(axis=0)
+    norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
+    constant = np.ptp(values, axis=0) == 0
+    scaled = np.divide(centred, norms, out=np.zeros_like(centred), where=~constant)
+    return np.clip(scaled.T @ scaled, -1.0, 1.0), constant
+
+
+def correlation_error(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
+    """How far the synthetic table's pairwise Pearson correlations are from the real ones.
+
+    Over the d(d-1)/2 pairs of distinct columns, the absolute difference
+    ``|corr_real(a, b) - corr_synth(a, b)|`` (between 0 and 2).
+
+    Convention: the correlation of a constant column with any other is undefined; it is
+    taken as 0 here. A column constant in the synthetic table but not in the real one (a
+    common effect of few distinct rows) so counts its real correlations as the error.
+
+    Returns
+    -------
+    dict
+        ``max``, ``mean`` (None when d = 1: no pair), ``pairs`` (the number of pairs),
+        ``worst_pair`` (the two column names of the max, or None), and
+        ``constant_columns``: ``{"real": [...], "synthetic": [...]}``.
+    """
+    real, synth = _pair(real, synth)
+    names = [str(c) for c in real.columns]
+    corr_real, constant_real = _correlations(_numeric(real, "real"))
+    corr_synth, constant_synth = _correlations(_numeric(synth, "synthetic"))
+    rows, cols = np.triu_indices(len(names), k=1)
+    errors = np.abs(corr_real - corr_synth)[rows, cols]
+    worst = int(np.argmax(errors)) if errors.size else None
+    return {
+        "max": float(errors[worst]) if errors.size else None,
+        "mean": float(errors.mean()) if errors.size else None,
+        "pairs": int(errors.size),
+        "worst_pair": [names[rows[worst]], names[cols[worst]]] if errors.size else None,
+        "constant_columns": {"real": [n for n, c in zip(names, constant_real) if c],
+                             "synthetic": [n for n, c in zip(names, constant_synth) if c]},
+    }
+
+
+def _task(labels: pd.Series, task: str) -> str:
+    if task not in TASKS:
+        raise SynthDPError(f"task must be one of {TASKS}; got '{task}'")
+    if task != "auto":
+        return task
+    if not pd.api.types.is_numeric_dtype(labels) or pd.api.types.is_bool_dtype(labels):
+        return "classification"
+    values = labels.to_numpy(dtype=float)
+    if np.isfinite(values).all() and (values == np.round(values)).all() and len(np.unique(values)) <= MAX_CLASSES:
+        return "classification"
+    return "regression"
+
+
+def _snap(labels: pd.Series, classes: np.ndarray) -> np.ndarray:
+    """Numeric labels moved to the nearest class (e.g. a synthetic 0.83 of a 0/1 column -> 1)."""
+    values = labels.to_numpy(dtype=float)
+    right = np.clip(np.searchsorted(classes, values), 1, len(classes) - 1) if len(classes) > 1 else np.zeros(len(values), int)
+    left = np.maximum(right - 1, 0)
+    nearer_left = np.abs(values - classes[left]) <= np.abs(values - classes[right])
+    return np.where(nearer_left, classes[left], classes[right])
+
+
+def model_accuracy(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    target: str,
+    *,
+    task: str = "auto",
+    test_share: float = 0.3,
+    seed: int = 0,
+) -> dict:
+    """Train on synthetic rows, test on real rows; and train on real rows for comparison.
+
+    The real rows are split once (``seed``) into a training part (70 % by default) and a
+    held-out test part (30 %). Two models of the same kind predict ``target`` from every
+    other column:
+
+    * ``train_synth_test_real``: trained on all synthetic rows, scored on the held-out real rows;
+    * ``train_real_test_real``: trained on the real training part, scored on the same rows.
+
+    The synthetic table was generated from every real row, held-out ones included (as a
+    released table would be), so the first number is not a clean out-of-sample score: read it
+    against the second. ``baseline`` is the score of a constant prediction learnt from the
+    real training part (the mean, for regression: R^2 about 0; the most frequent class).
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        The same column names; every column but the target numeric and finite.
+    target : str
+        The column to predict.
+    task : {"auto", "regression", "classification"}
+        "auto": classification if the real target is not numeric, or has integer values only
+        and at most :data:`MAX_CLASSES` distinct ones; regression otherwise. Regression scores
+        are R^2 (1 is perfect, 0 is predicting the mean); classification scores are accuracy.
+        For classification with numeric labels, synthetic labels are moved to the nearest
+        class seen in the real table (a synthesiser may return 0.8 for a 0/1 column).
+    test_share : float
+        Share of the real rows held out for testing, in (0, 1).
+    seed : int
+        Seed of the split and of the models.
+
+    Returns
+    -------
+    dict
+        ``target``, ``task``, ``metric`` ("R^2" or "accuracy"), ``model`` (the class name
+        of the scikit-learn estimator), the three scores, and the row counts ``train_synth_rows``,
+        ``train_real_rows``, ``test_rows``.
+
+    Notes
+    -----
+    The models are scikit-learn's histogram gradient boosting (``HistGradientBoostingRegressor``
+    or ``...Classifier``, default settings): they need no scaling and capture non-linear
+    effects. When the synthetic (or real training) labels hold a single class, that model
+    predicts it for every row.
+    """
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.metrics import accuracy_score, r2_score
+    from sklearn.model_selection import train_test_split
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    real, synth = _pair(real, synth)
+    if target not in real.columns:
+        raise SynthDPError(f"target column '{target}' is not a column of the tables")
+    if not (isinstance(test_share, (int, float)) and 0 < test_share < 1):
+        raise SynthDPError("test_share must lie in (0, 1)")
+    seed = _seed(seed)
+    features = [c for c in real.columns if c != target]
+    if not features:
+        raise SynthDPError("model accuracy needs at least one column besides the target")
+    x_real, x_synth = _numeric(real, "real", features), _numeric(synth, "synthetic", features)
+    y_real, y_synth = real[target], synth[target]
+    if y_real.isna().any() or y_synth.isna().any():
+        raise SynthDPError(f"target column '{target}' has missing values")
+    task = _task(y_real, task)
+    n_test = int(math.ceil(test_share * len(real)))
+    if n_test < 1 or len(real) - n_test < 1:
+        raise SynthDPError("the real table needs at least 2 rows for a train/test split")
+
+    if task == "regression":
+        y_real = _numeric(real, "real", [target])[:, 0]
+        y_synth = _numeric(synth, "synthetic", [target])[:, 0]
+        stratify = None
+    else:
+        numeric_labels = pd.api.types.is_numeric_dtype(y_real) and not pd.api.types.is_bool_dtype(y_real)
+        if numeric_labels and pd.api.types.is_numeric_dtype(y_synth) and not pd.api.types.is_bool_dtype(y_synth):
+            y_real = y_real.to_numpy(dtype=float)
+            y_synth = _snap(y_synth, np.unique(y_real))
+        else:  # labels compared as text
+            y_real, y_synth = y_real.astype(str).to_numpy(), y_synth.astype(str).to_numpy()
+        classes, counts = np.unique(y_real, return_counts=True)
+        # stratify when every class can appear on both sides of the split
+        can_stratify = counts.min() >= 2 and n_test >= len(classes) and len(real) - n_test >= len(classes)
+        stratify = y_real if can_stratify and len(classes) > 1 else None
+    x_train, x_test, y_train, y_test = train_test_split(
+        x_real, y_real, test_size=n_test, random_state=seed, stratify=stratify)
+
+    def fit_score(x, y) -> tuple[float, str]:
+        if task == "regression":
+            model = HistGradientBoostingRegressor(random_state=seed)
+            return float(r2_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
+        if len(np.unique(y)) < 2:
+            model = DummyClassifier(strategy="most_frequent")
+        else:
+            model = HistGradientBoostingClassifier(random_state=seed)
+        return float(accuracy_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
+
+    # One OpenMP thread: on tables of this size the thread start-up costs more than it saves
+    # (measured 10x faster on PKS's 4 000 training rows), and the scores do not change.
+    with threadpool_limits(limits=1, user_api="openmp"):
+        synth_score, synth_model = fit_score(x_synth, y_synth)
+        real_score, real_model = fit_score(x_train, y_train)
+    dummy = DummyRegressor() if task == "regression" else DummyClassifier(strategy="most_frequent")
+    predictions = dummy.fit(x_train, y_train).predict(x_test)
+    baseline = r2_score(y_test, predictions) if task == "regression" else accuracy_score(y_test, predictions)
+    return {
+        "target": str(target),
+        "task": task,
+        "metric": "R^2" if task == "regression" else "accuracy",
+        "model": real_model if real_model == synth_model else f"{real_model} (synthetic: {synth_model})",
+        "train_synth_test_real": synth_score,
+        "train_real_test_real": real_score,
+        "baseline": float(baseline),
+        "train_synth_rows": int(len(x_synth)),
+        "train_real_rows": int(len(x_train)),
+        "test_rows": int(len(x_test)),
+    }
+
+
+# ------------------------------------------------------------------ the report
+def _normalisation(real: pd.DataFrame, values: np.ndarray, bounds: Mapping | None) -> dict[str, dict]:
+    """Per column: the interval mapped onto [-1, 1] and where it came from."""
+    names = [str(c) for c in real.columns]
+    given = parse_bounds(bounds, names) if bounds is not None else {}
+    result = {}
+    for j, name in enumerate(names):
+        if name in given:
+            result[name] = {"bounds": [given[name].lower, given[name].upper], "source": FROM_BOUNDS}
+            continue
+        lower, upper = float(values[:, j].min()), float(values[:, j].max())
+        if lower == upper:  # constant in the real table: an interval centred on its value
+            lower, upper = lower - 1.0, upper + 1.0
+        result[name] = {"bounds": [lower, upper], "source": FROM_REAL}
+    return result
+
+
+def utility_report(
+    real: pd.DataFrame,
+    synth: pd.DataFrame,
+    bounds: Mapping[str, object] | None = None,
+    target: str | None = None,
+    *,
+    task: str = "auto",
+    n_queries: int = DEFAULT_QUERIES,
+    n_kernels: int = 10,
+    sigmas: Sequence[float] = SIGMAS,
+    seed: int = 0,
+    n_jobs: int | None = None,
+) -> dict:
+    """Every utility metric of a synthetic table against the real one, as a plain dict.
+
+    This reads the real table, including (without ``bounds``) its min and max: it is
+    evaluation by the data owner, not a release, and its output is not differentially private.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Numeric, finite tables with the same column names (in any order; the report uses the
+        real table's order).
+    bounds : mapping, optional
+        Per-column intervals, as in a bounds file (``{"age": [0, 120], "visits": {"bounds":
+        [0, 50], "type": "integer"}}``), used to map BOTH tables onto [-1, 1]^d for the smooth
+        queries (values outside are clipped). Columns it omits use the real table's min and max
+        (a column constant in the real table, of value v, uses [v - 1, v + 1]). Use the bounds
+        of the release, so that the queries are those the mechanism was built for.
+    target : str, optional
+        A column to predict (see :func:`model_accuracy`); None skips the model.
+    task : str
+        Passed to :func:`model_accuracy`.
+    n_queries, n_kernels, sigmas :
+        The smooth-query protocol (:mod:`synthdp.evaluation`): Q random queries of J Gaussian
+        kernels each (the paper: Q = 10 000, J = 10), at each width sigma.
+    seed : int
+        Seeds the queries and the model's train/test split: the same seed gives the same report.
+    n_jobs : int, optional
+        Threads for answering the queries (default: every CPU).
+
+    Returns
+    -------
+    dict
+        ``rows`` and ``distinct_rows`` ({"real": ..., "synthetic": ...}); ``ks`` (``per_column``,
+        ``max``, ``mean``, ``worst_column``); ``correlation`` (:func:`correlation_error`);
+        ``model`` (:func:`model_accuracy`, or None); ``smooth_queries`` (``n_queries``,
+        ``n_kernels``, ``seed``, ``sigmas``, the worst-case ``absolute``, ``absolute_scaled``
+        and ``relative`` errors per sigma, and the ``normalisation`` of each column).
+    """
+    real, synth = _pair(real, synth)
+    seed = _seed(seed)
+    for name, value in (("n_queries", n_queries), ("n_kernels", n_kernels)):
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+            raise SynthDPError(f"{name} must be an integer >= 1")
+    sigma_list = [float(s) for s in sigmas]
+    if not sigma_list or not all(math.isfinite(s) and s > 0 for s in sigma_list):
+        raise SynthDPError("sigmas must be a non-empty list of numbers > 0")
+    real_values, synth_values = _numeric(real, "real"), _numeric(synth, "synthetic")
+    if target is not None and target not in real.columns:
+        raise SynthDPError(f"target column '{target}' is not a column of the tables")
+
+    normalisation = _normalisation(real, real_values, bounds)
+    lower = [column["bounds"][0] for column in normalisation.values()]
+    upper = [column["bounds"][1] for column in normalisation.values()]
+    queries = gaussian_kernel_queries(real.shape[1], int(n_queries), np.random.default_rng(seed), int(n_kernels))
+    true = answer_queries(to_unit(real_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
+    answers = answer_queries(to_unit(synth_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
+    errors = worst_case_errors(true, answers, queries.alpha)
+
+    ks = ks_distances(real, synth)
+    worst_column = max(ks, key=ks.get)
+    return {
+        "rows": {"real": int(len(real)), "synthetic": int(len(synth))},
+        "distinct_rows": {"real": distinct_rows(real), "synthetic": distinct_rows(synth)},
+        "ks": {"per_column": ks, "max": ks[worst_column], "mean": float(np.mean(list(ks.values()))),
+               "worst_column": worst_column},
+        "correlation": correlation_error(real, synth),
+        "model": None if target is None else model_accuracy(real, synth, target, task=task, seed=seed),
+        "smooth_queries": {
+            "n_queries": int(n_queries),
+            "n_kernels": int(n_kernels),
+            "seed": seed,
+            "sigmas": sigma_list,
+            **errors.to_dict(),
+            "normalisation": normalisation,
+        },
+    }
+
+
+# ------------------------------------------------------------------ text
+def _number(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    if not math.isfinite(value):
+        return "inf" if value > 0 else ("-inf" if value < 0 else "nan")
+    return f"{value:.4f}" if abs(value) >= 1e-4 or value == 0 else f"{value:.2e}"
+
+
+def _table(header: list[str], rows: list[list], indent: str = "  ", text_columns: int = 1) -> list[str]:
+    """The first ``text_columns`` columns left-aligned, the others right-aligned, two spaces apart."""
+    widths = [max(len(str(row[k])) for row in [header, *rows]) for k in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(c).ljust(w) if k < text_columns else str(c).rjust(w)
+                 for k, (c, w) in enumerate(zip(row, widths))]
+        lines.append(indent + "  ".join(cells).rstrip())
+    return lines
+
+
+def format_report(report: dict) -> str:
+    """The report of :func:`utility_report` as an aligned text table (what ``synthdp evaluate`` prints)."""
+    lines = _table(["", "real", "synthetic"], [
+        ["rows", report["rows"]["real"], report["rows"]["synthetic"]],
+        ["distinct rows", report["distinct_rows"]["real"], report["distinct_rows"]["synthetic"]],
+    ], indent="")
+
+    ks = report["ks"]
+    lines += ["", "Kolmogorov-Smirnov distance per column (0: same distribution, 1: disjoint)",
+              f"  max {_number(ks['max'])} ({ks['worst_column']}), mean {_number(ks['mean'])}"]
+    lines += _table(["column", "KS"], [[name, _number(value)] for name, value in ks["per_column"].items()])
+
+    corr = report["correlation"]
+    lines += ["", f"pairwise correlation error, |Pearson real - synthetic| over {corr['pairs']} column pairs (0 to 2)"]
+    if corr["pairs"]:
+        a, b = corr["worst_pair"]
+        lines.append(f"  max {_number(corr['max'])} ({a}, {b}), mean {_number(corr['mean'])}")
+    for side, label in (("real", "real"), ("synthetic", "synthetic")):
+        if corr["constant_columns"][side]:
+            lines.append(f"  constant in the {label} table (correlations taken as 0): "
+                         + ", ".join(corr["constant_columns"][side]))
+
+    model = report["model"]
+    if model is not None:
+        lines += ["", f"model: predict {model['target']} ({model['task']}, {model['metric']}; {model['model']})"]
+        lines += _table(["train on", "test on", model["metric"]], [
+            [f"synthetic ({model['train_synth_rows']} rows)", f"real held out ({model['test_rows']} rows)",
+             _number(model["train_synth_test_real"])],
+            [f"real ({model['train_real_rows']} rows)", f"real held out ({model['test_rows']} rows)",
+             _number(model["train_real_test_real"])],
+            ["constant prediction", f"real held out ({model['test_rows']} rows)", _number(model["baseline"])],
+        ], text_columns=2)
+
+    queries = report["smooth_queries"]
+    used = {column["source"] for column in queries["normalisation"].values()}
+    sources = [label for source, label in ((FROM_BOUNDS, "the given bounds"), (FROM_REAL, "the real min/max"))
+               if source in used]
+    lines += ["", f"smooth queries: worst case over {queries['n_queries']} random sums of {queries['n_kernels']} "
+                  f"Gaussian kernels on [-1, 1]^d (seed {queries['seed']}; columns mapped to [-1, 1] by "
+                  f"{' and '.join(sources)})"]
+    lines += _table(["sigma", "absolute", "absolute / sum(alpha)", "relative"], [
+        [f"{sigma:g}", _number(a), _number(s), _number(r)]
+        for sigma, a, s, r in zip(queries["sigmas"], queries["absolute"], queries["absolute_scaled"], queries["relative"])
+    ])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,184 @@
+"""``synthdp evaluate``: text and JSON reports, and bad inputs ending in a one-line error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp.cli import main
+from synthdp.metrics import utility_report
+
+PLANTED = 98765.4321  # a distinctive real value that must never be printed in an error
+
+
+@pytest.fixture
+def tables(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 200
+    age = rng.integers(20, 80, n).astype(float)
+    income = 1e3 * age + rng.normal(0, 5e3, n)
+    score = rng.uniform(0, 1, n)
+    real = pd.DataFrame({"age": age, "income": income, "score": score})
+    real.loc[3, "income"] = PLANTED
+    synth = pd.DataFrame({"score": rng.uniform(0, 1, 150), "age": rng.integers(20, 80, 150).astype(float),
+                          "income": rng.uniform(1e4, 9e4, 150)})  # other column order, no age-income relation
+    synth.loc[:9] = synth.loc[0].to_numpy()  # ten identical rows
+    real_path, synth_path = tmp_path / "real.csv", tmp_path / "synth.csv"
+    real.to_csv(real_path, index=False)
+    synth.to_csv(synth_path, index=False)
+    bounds = tmp_path / "bounds.json"
+    bounds.write_text(json.dumps({"age": {"bounds": [18, 90], "type": "integer"}, "income": [0, 1e5], "score": [0, 1]}))
+    return real_path, synth_path, bounds
+
+
+def run(args, capsys):
+    try:
+        code = main([str(a) for a in args])
+    except SystemExit as stop:  # argparse's own errors
+        code = stop.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_text_report(tables, capsys):
+    real, synth, bounds = tables
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--target", "income",
+                          "--queries", 50], capsys)
+    assert code == 0, err
+    assert err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["real", "synthetic"]
+    assert lines[1].split() == ["rows", "200", "150"]
+    assert lines[2].split() == ["distinct", "rows", "200", "141"]
+    assert "Kolmogorov-Smirnov" in out and "correlation" in out and "predict income (regression, R^2" in out
+    assert "over 50 random sums" in out and "mapped to [-1, 1] by the given bounds)" in out
+    sigma_rows = [line.split()[0] for line in lines if line.split()[:1] in (["2"], ["4"], ["6"], ["8"], ["10"])]
+    assert sigma_rows == ["2", "4", "6", "8", "10"]
+
+
+def test_json_report_is_the_python_report(tables, capsys):
+    real, synth, bounds = tables
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--target", "income",
+                          "--queries", 40, "--seed", 5, "--json"], capsys)
+    assert code == 0, err
+    printed = json.loads(out)
+    expected = utility_report(pd.read_csv(real), pd.read_csv(synth), json.loads(bounds.read_text()), "income",
+                              n_queries=40, seed=5)
+    assert printed == json.loads(json.dumps(expected))
+    assert printed["distinct_rows"] == {"real": 200, "synthetic": 141}
+    # the synthetic table has no age-income relation: the model trained on it does much worse
+    model = printed["model"]
+    assert model["train_real_test_real"] > 0.5 > model["train_synth_test_real"]
+
+
+def test_without_bounds_the_real_min_and_max_normalise_both_tables(tables, capsys):
+    real, synth, _ = tables
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--queries", 10, "--json"], capsys)
+    assert code == 0, err
+    normalisation = json.loads(out)["smooth_queries"]["normalisation"]
+    frame = pd.read_csv(real)
+    assert normalisation["age"] == {"bounds": [frame["age"].min(), frame["age"].max()], "source": "real min/max"}
+    assert json.loads(out)["model"] is None
+
+
+def test_the_same_seed_prints_the_same_report(tables, capsys):
+    real, synth, _ = tables
+    outputs = [run(["evaluate", "--real", real, "--synth", synth, "--target", "age", "--queries", 20], capsys)[1]
+               for _ in range(2)]
+    assert outputs[0] == outputs[1] and "predict age" in outputs[0]
+
+
+def test_a_table_against_itself_scores_perfectly(tables, capsys):
+    real, _, _ = tables
+    code, out, _ = run(["evaluate", "--real", real, "--synth", real, "--queries", 10, "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0 and report["ks"]["max"] == 0 and report["correlation"]["max"] == pytest.approx(0, abs=1e-12)
+    assert max(report["smooth_queries"]["relative"]) == pytest.approx(0, abs=1e-12)
+
+
+def test_evaluates_what_generate_wrote(tables, tmp_path, capsys):
+    real, _, bounds = tables
+    out_csv = tmp_path / "generated.csv"
+    code, _, err = run(["generate", real, "-o", out_csv, "--bounds", bounds, "--seed", 1, "--n-candidates", 300,
+                        "--quiet"], capsys)
+    assert code == 0, err
+    code, out, err = run(["evaluate", "--real", real, "--synth", out_csv, "--bounds", bounds, "--queries", 20,
+                          "--json"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["rows"] == {"real": 200, "synthetic": 200}
+    assert 1 <= report["distinct_rows"]["synthetic"] <= 200
+    assert all(0 <= value <= 1 for value in report["ks"]["per_column"].values())
+
+
+def _csv(tmp_path, name, content):
+    path = tmp_path / name
+    if isinstance(content, str):
+        path.write_text(content)
+    else:
+        content.to_csv(path, index=False)
+    return path
+
+
+def _synth(**changes):
+    frame = pd.DataFrame({"age": [30.0, 40.0, 50.0], "income": [1e4, 2e4, 3e4], "score": [0.1, 0.2, 0.3]})
+    return frame.assign(**changes)
+
+
+BAD = {
+    "synthetic lacks a column": (lambda: _synth().drop(columns="score"), [], "synthetic table has no column 'score'"),
+    "synthetic has an extra column": (lambda: _synth(height=1.7), [], "real table has no column 'height'"),
+    "text in the synthetic table": (lambda: _synth(score=["a", "b", "c"]), [], "column 'score' is not numeric"),
+    "missing value": (lambda: _synth(score=[0.1, np.nan, 0.3]), [], "column 'score' has missing"),
+    "one row": (lambda: "age,income,score\n1,2,3\n", [], "at least 2 rows"),
+    "empty file": (lambda: "", [], "is empty"),
+    "missing synthetic file": (None, [], "synthetic table"),
+    "target not a column": (lambda: _synth(), ["--target", "height"], "'height'"),
+    "bounds of an unknown column": (lambda: _synth(), ["--bounds", "BOUNDS"], "'height'"),
+    "missing bounds file": (lambda: _synth(), ["--bounds", "absent.json"], "does not exist"),
+    "no queries": (lambda: _synth(), ["--queries", "0"], "--queries"),
+    "negative seed": (lambda: _synth(), ["--seed", "-1"], "--seed"),
+    "unknown task": (lambda: _synth(), ["--task", "clustering"], "--task"),
+    "queries not a number": (lambda: _synth(), ["--queries", "many"], "--queries"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_is_a_one_line_error(case, tables, tmp_path, capsys):
+    real, _, _ = tables
+    make, extra, expected = BAD[case]
+    synth = tmp_path / "absent.csv" if make is None else _csv(tmp_path, "bad.csv", make())
+    bounds = tmp_path / "bad_bounds.json"
+    bounds.write_text(json.dumps({"height": [0, 3]}))
+    extra = [str(bounds) if a == "BOUNDS" else str(tmp_path / a) if a.endswith(".json") else a for a in extra]
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--queries", 5, *extra], capsys)
+    assert code == 2 and out == ""
+    errors = [line for line in err.splitlines() if line.startswith("synthdp: error:")]
+    assert len(errors) == 1 and expected in errors[0], err
+    assert "Traceback" not in err and "98765" not in err
+
+
+def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, capsys):
+    real = _csv(tmp_path, "real.csv", pd.DataFrame({"age": [30.0, 40.0], "income": ["98765.4321", "high"]}))
+    synth = _csv(tmp_path, "synth.csv", _synth())
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == f"synthdp: error: real table '{real}': column 'income' is not numeric"
+
+
+def test_missing_real_file(tmp_path, capsys):
+    code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _csv(tmp_path, "s.csv", _synth())], capsys)
+    assert code == 2 and err.strip() == f"synthdp: error: real table '{tmp_path / 'no.csv'}' does not exist"
+
+
+def test_help_says_the_real_table_is_read_and_the_output_is_not_private():
+    result = subprocess.run([sys.executable, "-m", "synthdp.cli", "evaluate", "--help"],
+                            capture_output=True, text=True, check=True)
+    text = " ".join(result.stdout.split())
+    assert "--real" in text and "--synth" in text and "--json" in text
+    assert "NOT differentially private" in text and "real table's min and max" in text
