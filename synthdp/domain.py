@@ -139,14 +139,19 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
     return ColumnDomain(name, lower, upper, integer=column_type == "integer")
 
 
+def read_json_file(path: str | Path, label: str) -> object:
+    """Parse a JSON file; errors name the file (as ``label``), never its content."""
+    try:
+        return json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SynthDPError(f"{label} '{path}' does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise SynthDPError(f"{label} '{path}' is not valid JSON") from None
+
+
 def load_bounds_file(path: str | Path) -> dict:
     """Read a bounds JSON file into a mapping; errors name the file, not its content."""
-    try:
-        content = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise SynthDPError(f"bounds file '{path}' does not exist") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise SynthDPError(f"bounds file '{path}' is not valid JSON") from None
+    content = read_json_file(path, "bounds file")
     if not isinstance(content, dict):
         raise SynthDPError(f"bounds file '{path}' must hold a JSON object {{column: [lo, hi]}}")
     return content

@@ -77,7 +77,7 @@ from scipy.fft import dctn
 from scipy.stats import qmc
 
 from .basis import ChebyshevBasis
-from .domain import Domain
+from .domain import Domain, read_json_file
 from .errors import SynthDPError
 
 FORMAT = "synthdp-summary"
@@ -471,12 +471,7 @@ class Summary:
 
         ``options`` are the evaluation options (``damping``, ``n_nodes``, ``seed``).
         """
-        try:
-            content = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise SynthDPError(f"summary file '{path}' does not exist") from None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise SynthDPError(f"summary file '{path}' is not valid JSON") from None
+        content = read_json_file(path, "summary file")
         return cls.from_dict(content, f"summary file '{path}'", **options)
 
     @classmethod
