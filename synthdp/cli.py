@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
     method.add_argument("--pca-calibration", choices=["derived", "paper"],
                         help="PCA noise: the sensitivity derived in synthdp.pca (default), or the "
                              "paper's Theorem 3.6 constants, raised to the derived scale where lower")
+    method.add_argument("--spread", type=float, metavar="KAPPA",
+                        help="spread the synthetic mass over the fits within KAPPA x the expected l1 norm of "
+                             "the moment noise of the optimum (default 0: the optimal vertex, at most R+1 "
+                             "distinct rows)")
     method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
     out = groups["output"]
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")

@@ -63,6 +63,11 @@ class SynthConfig:
     bounds_share : float
         Share of epsilon spent on DP estimates of the bounds of columns that have no public
         bounds (0: missing bounds are an error). See :mod:`synthdp.bounds` for its cost.
+    spread : float
+        Tolerance of the mass-spreading second LP (MECHANISM.md section 6), as a multiple of
+        the expected l1 norm of the moment noise: among the distributions whose fit is within
+        that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
+        optimal vertex, which has at most R + 1 distinct rows.
     max_lp_entries : int
         Memory bound on the LP matrix (R x C entries); exact mode refuses beyond it.
     seed : int or None
@@ -85,6 +90,7 @@ class SynthConfig:
     ellipsoid_radius: Literal["paper", "spread"] = "paper"
     clip_count_share: float = 0.02
     bounds_share: float = 0.0
+    spread: float = 0.0
     max_lp_entries: int = 20_000_000
     seed: int | None = None
 
@@ -113,6 +119,7 @@ class SynthConfig:
                f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
                f"bounds_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
         if self.mode == "exact":

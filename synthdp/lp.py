@@ -74,19 +74,53 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
     time_limit : float, optional
         Seconds before HiGHS gives up.
     """
-    import highspy
+    start = time.perf_counter()
+    matrix, rhs, cost = equality_form(design, target)
+    weights = _solve_highs(matrix, rhs, rhs, cost, design.shape[1], time_limit)
+    return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy", time.perf_counter() - start)
 
+
+def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
+                   time_limit: float | None = None) -> LPSolution:
+    """The second LP of MECHANISM.md section 6: spread the mass over the near-optimal fits.
+
+    A vertex of the l1 fit puts all the weight on at most R + 1 candidates, so the synthetic
+    table has at most R + 1 distinct rows. This LP keeps the fit within ``max_objective``
+    (||W u - b_hat||_1 <= max_objective, e.g. the optimum plus a share of the noise's
+    expected l1 norm, which no fit can tell apart) and among those distributions minimises
+    the largest weight max_k u_k, which spreads the mass over as many candidates as the
+    tolerance allows. Variables: u, s+, s- >= 0 and z; rows: the equality form, the fit
+    bound sum(s+ + s-) <= max_objective, and u_k - z <= 0 for every candidate.
+    """
     start = time.perf_counter()
     R, C = design.shape
-    matrix, rhs, cost = equality_form(design, target)
+    matrix, rhs, _ = equality_form(design, target)
+    fit_row = sp.csc_matrix(np.concatenate([np.zeros(C), np.ones(2 * R)])[None, :])
+    cap_rows = sp.hstack([sp.identity(C, format="csc"), sp.csc_matrix((C, 2 * R))], format="csc")
+    with_z = sp.vstack([matrix, fit_row, cap_rows], format="csc")
+    z_column = sp.csc_matrix(np.concatenate([np.zeros(R + 2), -np.ones(C)])[:, None])
+    full = sp.hstack([with_z, z_column], format="csc")
+    lower = np.concatenate([rhs, [-np.inf], np.full(C, -np.inf)])
+    upper = np.concatenate([rhs, [max_objective], np.zeros(C)])
+    cost = np.concatenate([np.zeros(C + 2 * R), [1.0]])
+    weights = _solve_highs(full, lower, upper, cost, C, time_limit)
+    return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy (spread)",
+                      time.perf_counter() - start)
+
+
+def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
+                 n_weights: int, time_limit: float | None) -> np.ndarray:
+    """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""
+    import highspy
+
+    n_rows, n_cols = matrix.shape
     lp = highspy.HighsLp()
-    lp.num_col_ = C + 2 * R
-    lp.num_row_ = R + 1
+    lp.num_col_, lp.num_row_ = n_cols, n_rows
     lp.col_cost_ = cost
-    lp.col_lower_ = np.zeros(C + 2 * R)
-    lp.col_upper_ = np.full(C + 2 * R, highspy.kHighsInf)
-    lp.row_lower_ = rhs
-    lp.row_upper_ = rhs
+    lp.col_lower_ = np.zeros(n_cols)
+    lp.col_upper_ = np.full(n_cols, highspy.kHighsInf)
+    lp.row_lower_ = np.where(np.isinf(row_lower), -highspy.kHighsInf, row_lower)
+    lp.row_upper_ = np.where(np.isinf(row_upper), highspy.kHighsInf, row_upper)
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_ = matrix.indptr
     lp.a_matrix_.index_ = matrix.indices
@@ -100,9 +134,7 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
     status = highs.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
         raise SynthDPError(f"the LP solver stopped without an optimal solution ({highs.modelStatusToString(status)})")
-    solution = np.asarray(highs.getSolution().col_value)
-    weights = solution[:C]
-    return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy", time.perf_counter() - start)
+    return np.asarray(highs.getSolution().col_value)[:n_weights]
 
 
 def solve_l1_fit_cvxpy(design: np.ndarray, target: np.ndarray) -> LPSolution:

@@ -70,6 +70,11 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     return max(basic, advanced)
 
 
+def expected_l1_norm(kind: str, scale: float, count: int) -> float:
+    """E ||noise||_1 of ``count`` draws: Laplace(b) has E|X| = b, N(0, s^2) has E|X| = s sqrt(2/pi)."""
+    return count * scale * (math.sqrt(2 / math.pi) if kind == "gaussian" else 1.0)
+
+
 class NoiseSampler(ABC):
     """Adds calibrated noise to a vector of statistics."""
 

@@ -22,7 +22,7 @@ from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
 from .domain import ColumnDomain, Domain
 from .ledger import PrivacyEvent, PrivacyLedger
-from .noise import NoiseSampler, analytic_gaussian_sigma, composition_epsilon, laplace_scale
+from .noise import NoiseSampler, analytic_gaussian_sigma, composition_epsilon, expected_l1_norm, laplace_scale
 from .params import Plan
 from .pca import PrivatePCA, private_subspace_iteration
 from .private_table import PrivateTable
@@ -45,6 +45,8 @@ class Release:
         Multi-indices of the released moments (public, fixed by R and d).
     noisy_moments : array, shape (R,)
         b_hat, the noisy moments.
+    moment_noise_l1 : float
+        Expected l1 norm of the noise added to the moments (public: from the calibration).
     pca : PrivatePCA or None
         Released principal axes when candidates are "pca".
     noisy_rows_clipped : float or None
@@ -55,6 +57,7 @@ class Release:
     plan: Plan
     basis_indices: np.ndarray
     noisy_moments: np.ndarray
+    moment_noise_l1: float
     pca: PrivatePCA | None
     noisy_rows_clipped: float | None
 
@@ -88,11 +91,12 @@ def release_statistics(
             indices = lowest_degree_indices(plan.d, plan.n_basis)
         basis = ChebyshevBasis(indices)
         noisy_moments = release_moments(basis.moments(points), plan, ledger, noise)
+        moment_noise_l1 = expected_l1_norm(plan.noise, ledger.events[-1].noise_scale, len(noisy_moments))
     pca = None
     if plan.candidates == "pca":
         with stages.stage("private PCA"):
             pca = release_pca(points, indices, noisy_moments, plan, config, ledger, noise, rng)
-    return Release(domain, plan, indices, noisy_moments, pca, noisy_rows_clipped)
+    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, pca, noisy_rows_clipped)
 
 
 def release_domain(table: PrivateTable, known_columns: dict[str, ColumnDomain], epsilon: float,

@@ -18,7 +18,7 @@ from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
-from .lp import LPSolution, solve_l1_fit
+from .lp import solve_l1_fit, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PrivateTable
@@ -69,6 +69,7 @@ class SmoothSynthesizer:
         ellipsoid_radius: str = "paper",
         clip_count_share: float = 0.02,
         bounds_share: float = 0.0,
+        spread: float = 0.0,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
         progress: bool = False,
@@ -78,7 +79,7 @@ class SmoothSynthesizer:
             n_candidates=n_candidates, n_basis=n_basis, noise=noise, pca_share=pca_share,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
-            clip_count_share=clip_count_share, bounds_share=bounds_share, max_lp_entries=max_lp_entries, seed=seed,
+            clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, max_lp_entries=max_lp_entries, seed=seed,
         )
         self.progress = progress
 
@@ -124,7 +125,8 @@ class SmoothSynthesizer:
         if not noise.private:
             ledger.add_caveat(SEED_WARNING)
         stage_names = (["moments"] + (["private PCA"] if plan.candidates == "pca" else [])
-                       + (["candidates", "LP fit"] if synthesize else []))
+                       + (["candidates", "LP fit"] if synthesize else [])
+                       + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
             release = release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
@@ -177,6 +179,10 @@ class SmoothSynthesizer:
                 target = grid.round_to_lattice(target, plan.theory.L)
         with stages.stage("LP fit"):
             solution = solve_l1_fit(design, target)
+        if self.config.spread > 0:
+            with stages.stage("LP spread"):
+                tolerance = self.config.spread * release.moment_noise_l1
+                solution = spread_weights(design, target, solution.objective + tolerance)
         weights = clean_weights(solution.weights)
         keep = weights > 0
         return solution, (candidates[keep], weights[keep])
@@ -255,6 +261,7 @@ class SmoothSynthesizer:
             },
             "lp": None if self.lp_ is None else {
                 "status": self.lp_.status, "objective": self.lp_.objective, "solver": self.lp_.solver,
+                "spread": self.config.spread,
                 "support_size": int(len(self.support_weights_))},
             "output": self._last_sample,
             "timings_seconds": dict(self.timings_),

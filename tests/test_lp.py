@@ -3,7 +3,7 @@ import pytest
 
 from synthdp import basis, grid
 from synthdp.errors import SynthDPError
-from synthdp.lp import equality_form, solve_l1_fit, solve_l1_fit_cvxpy
+from synthdp.lp import equality_form, solve_l1_fit, solve_l1_fit_cvxpy, spread_weights
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 
@@ -96,3 +96,28 @@ def test_stopping_without_an_optimum_is_an_error():
     design, target = random_problem(0, R=30, C=3000)
     with pytest.raises(SynthDPError, match="without an optimal solution"):
         solve_l1_fit(design, target, time_limit=0.0)
+
+
+def test_spread_shares_the_mass_equally_among_identical_candidates():
+    """Five copies of each of three columns: a vertex uses one copy of each, while the
+    spread solution gives each copy a fifth of its column's weight (max weight 0.5/5)."""
+    base = np.random.default_rng(3).uniform(-1, 1, (4, 3))
+    target = base @ np.array([0.5, 0.3, 0.2])
+    design = np.repeat(base, 5, axis=1)
+    vertex = solve_l1_fit(design, target)
+    spread = spread_weights(design, target, max_objective=vertex.objective + 1e-9)
+    assert np.count_nonzero(vertex.weights > 1e-9) <= 5  # at most R + 1
+    assert spread.objective <= vertex.objective + 1e-7
+    assert spread.weights.min() >= -1e-9 and spread.weights.sum() == pytest.approx(1.0)
+    assert spread.weights.max() == pytest.approx(0.1, abs=1e-7)
+    np.testing.assert_allclose(spread.weights.reshape(3, 5).sum(axis=1), [0.5, 0.3, 0.2], atol=1e-7)
+
+
+def test_spread_respects_its_fit_bound_on_a_noisy_instance():
+    rng = np.random.default_rng(4)
+    design = rng.uniform(-1, 1, (10, 300))
+    target = design @ rng.dirichlet(np.ones(300)) + rng.normal(0, 0.05, 10)
+    optimum = solve_l1_fit(design, target).objective
+    spread = spread_weights(design, target, max_objective=optimum + 0.2)
+    assert optimum - 1e-7 <= spread.objective <= optimum + 0.2 + 1e-7
+    assert np.count_nonzero(spread.weights > 1e-9) > 11  # more than any vertex can use

@@ -159,3 +159,16 @@ def test_moment_candidates_release_every_degree_two_moment_and_spend_nothing_on_
     assert {e["stage"] for e in report["privacy"]["stages"]} == {"clip_count", "moments"}
     with pytest.raises(SynthDPError, match="n-basis"):
         SmoothSynthesizer(candidates="moments", n_basis=5).fit(frame, bounds=bounds)
+
+
+def test_spread_gives_more_distinct_rows_and_reports_itself(clinic_like):
+    frame, bounds = clinic_like
+    distinct = {}
+    for spread in (0.0, 0.1):
+        synth = SmoothSynthesizer(delta=1e-6, n_candidates=2000, spread=spread, seed=3).fit(frame, bounds=bounds)
+        synth.sample()
+        report = synth.privacy_report()
+        assert report["lp"]["spread"] == spread
+        distinct[spread] = report["output"]["distinct_rows"]
+    assert distinct[0.0] <= synth.release_.plan.n_basis + 1 < distinct[0.1]
+    assert "LP spread" in report["timings_seconds"]
