@@ -444,7 +444,7 @@ def plot(rows: list[dict], path: Path, timeout: float) -> bool:
         ax.set_xlabel("C (candidates)")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("wall time of the solve [s]")
-    handles, labels = {}, {}
+    handles = {}
     for ax in axes[0]:
         for h, l in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(l, h)

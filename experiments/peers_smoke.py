@@ -312,7 +312,7 @@ def markdown(cache: dict, args: argparse.Namespace, invocations: list) -> str:
                 values = np.mean([info["errors"][key] for info in rounds], axis=0)
                 lines.append(f"| {label}{note if key == 'relative' else ''} | {short} | "
                              + " | ".join(fmt(values)) + f" | {time_cell if key == 'relative' else ''} |")
-        lines.append(f"| issue 7 MST (quoted) | rel | " + " | ".join(fmt(ISSUE7_MST_REL[name])) + " | |")
+        lines.append("| issue 7 MST (quoted) | rel | " + " | ".join(fmt(ISSUE7_MST_REL[name])) + " | |")
         for label, values, time_cell in defaults_rows(name):
             lines.append(f"| {label} | rel | " + " | ".join(values) + f" | {time_cell} |")
         lines += ["", "Smallest true answer (raw f) per σ: " + ", ".join(f"{v:.3g}" for v in result["true_answer_min"]) + ".", ""]

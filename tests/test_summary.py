@@ -15,10 +15,9 @@ import pytest
 
 from synthdp import SmoothSynthesizer, Summary, SynthDPError
 from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
-from synthdp.cli import main
 from synthdp.domain import Domain
 from synthdp.summary import _TensorRule, jackson_multipliers
-from test_cli import BAD_INPUTS, PLANTED, _write
+from test_cli import BAD_INPUTS, PLANTED, _write, run
 
 BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30, 150], "score": [0, 1]}
 
@@ -337,12 +336,6 @@ def table(tmp_path):
     bounds = tmp_path / "bounds.json"
     bounds.write_text(json.dumps(BOUNDS))
     return frame, data, bounds
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def test_summarize_writes_a_summary_and_its_report(table, tmp_path, capsys):
