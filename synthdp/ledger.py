@@ -73,6 +73,11 @@ class PrivacyLedger:
         self.check(event.epsilon, event.delta)
         self.events.append(event)
 
+    def event(self, stage: str) -> PrivacyEvent:
+        """The event recorded for ``stage`` (each stage is recorded once)."""
+        (found,) = [e for e in self.events if e.stage == stage]
+        return found
+
     def add_caveat(self, text: str) -> None:
         self.caveats.append(text)
 

@@ -80,18 +80,16 @@ def release_statistics(
     domain = release_domain(table, known_columns, plan.budget.bounds, ledger, noise)
     with stages.stage("moments"):
         points, rows_clipped = table.unit_points(domain)
-        if plan.mode == "exact":
-            points = grid.snap(points, plan.theory.N)
         noisy_rows_clipped = None
         if plan.budget.clip_count > 0:
             noisy_rows_clipped = release_clip_count(rows_clipped, plan.budget.clip_count, ledger, noise)
         if plan.mode == "exact":
+            points = grid.snap(points, plan.theory.N)
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
             indices = lowest_degree_indices(plan.d, plan.n_basis)
-        basis = ChebyshevBasis(indices)
-        noisy_moments = release_moments(basis.moments(points), plan, ledger, noise)
-        moment_noise_l1 = expected_l1_norm(plan.noise, ledger.events[-1].noise_scale, len(noisy_moments))
+        noisy_moments = release_moments(ChebyshevBasis(indices).moments(points), plan, ledger, noise)
+        moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
     pca = None
     if plan.candidates == "pca":
         with stages.stage("private PCA"):
