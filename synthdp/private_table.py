@@ -47,6 +47,7 @@ ENGINES = ("numpy", "dask")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
+SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 
 
 class PrivateTable:
@@ -203,6 +204,8 @@ def check_row_count(n_rows: int) -> None:
 
 def chunk_values(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     """A float copy of one chunk's values, shape (rows, d), after checking every column is numeric and finite."""
+    if len(frame) == 0:  # a header-only file parses as text columns: it is empty, not text
+        return np.empty((0, len(names)))
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
@@ -324,7 +327,9 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
         header = check_column_names(_csv_header(path, label))
         # A block of about chunk_rows rows: the bytes per row of the file's start, times chunk_rows.
         blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
-        frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8")
+        # Integer columns read as floats, so that a later block with a missing or fractional value
+        # is checked like any other (Dask fixes every column's dtype from the first block).
+        frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8", assume_missing=True)
     if [str(c) for c in frame.columns] != header:
         raise SynthDPError(f"input file '{path}' is not a well-formed CSV file")
     return _dask_reader(frame, str(path), "CSV file", scheduler)
@@ -352,7 +357,7 @@ def _dask_reader(frame, source: str, kind: str, scheduler: str | None) -> tuple[
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]
-        with _dask_errors(source, names), _dask_client(scheduler):
+        with _dask_errors(source, "input file" if kind.endswith("file") else "input", names), _dask_client(scheduler):
             return dask.compute(partial[0])[0]
 
     return names, _Reader(description, reduce)
@@ -367,7 +372,7 @@ def _dask_client(scheduler: str | None) -> Iterator[None]:
     from distributed import Client
 
     try:
-        client = Client(scheduler, timeout="10s", set_as_default=True)
+        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=True)
     except (OSError, TimeoutError, ValueError):
         raise SynthDPError(f"cannot connect to the Dask scheduler at '{scheduler}'") from None
     with client:
@@ -375,10 +380,10 @@ def _dask_client(scheduler: str | None) -> Iterator[None]:
 
 
 @contextmanager
-def _dask_errors(source: str, names: list[str]) -> Iterator[None]:
+def _dask_errors(source: str, label: str, names: list[str]) -> Iterator[None]:
     """One-line errors for what Dask raises while reading ``source``; its own messages may quote values."""
     try:
-        with _csv_errors(source, "input"):
+        with _csv_errors(source, label):
             yield
     except SynthDPError:
         raise
@@ -386,4 +391,4 @@ def _dask_errors(source: str, names: list[str]) -> Iterator[None]:
         cells = [line.split("|")[1].strip() for line in str(error).splitlines() if line.startswith("| ")]
         column = next((name for name in cells if name in names), None)
         raise SynthDPError(f"column '{column}' is not numeric" if column
-                           else f"input '{source}' could not be read as a numeric table") from None
+                           else f"{label} '{source}' could not be read as a numeric table") from None
