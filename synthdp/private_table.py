@@ -43,7 +43,6 @@ from .errors import SynthDPError
 from .row_sums import RowSums, SumRequest, chunk_sums, combine, total
 
 FROM_DATA = "data (NOT differentially private)"
-ENGINES = ("numpy", "dask")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
@@ -81,6 +80,7 @@ class PrivateTable:
         source : pandas.DataFrame, str, Path or dask.dataframe.DataFrame
             A Dask DataFrame is always read by the Dask engine.
         engine : "numpy" or "dask"
+            (validated with the other options by :class:`synthdp.config.SynthConfig`)
         chunk_rows : int or None
             Rows per chunk (numpy engine) or per partition (Dask engine); None: 2^22 values
             per chunk, and in memory for a DataFrame or a CSV file up to 256 MB (numpy engine).
@@ -88,12 +88,8 @@ class PrivateTable:
             Address of a dask.distributed scheduler; None: the current Dask client, if one
             is active, else local threads.
         """
-        if engine not in ENGINES:
-            raise SynthDPError(f"engine must be one of {list(ENGINES)}")
-        if chunk_rows is not None and not (isinstance(chunk_rows, int) and chunk_rows >= 1):
-            raise SynthDPError("chunk_rows must be an integer >= 1")
         if _is_dask_frame(source):
-            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", "Dask DataFrame", scheduler))
+            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler))
         if isinstance(source, pd.DataFrame):
             if engine == "numpy":
                 return cls(source)
@@ -101,7 +97,7 @@ class PrivateTable:
 
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
-            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", "DataFrame", scheduler))
+            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler))
         if not isinstance(source, (str, Path)):
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
         path = Path(source)
@@ -321,7 +317,7 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
     if parquet:
         with _parquet_errors(path):
             frame = dd.read_parquet(path)
-        return _dask_reader(frame, str(path), "Parquet file", scheduler)
+        return _dask_reader(frame, "Parquet file", scheduler, path)
     label = "input file"
     with _csv_errors(path, label):
         header = check_column_names(_csv_header(path, label))
@@ -332,7 +328,7 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
         frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8", assume_missing=True)
     if [str(c) for c in frame.columns] != header:
         raise SynthDPError(f"input file '{path}' is not a well-formed CSV file")
-    return _dask_reader(frame, str(path), "CSV file", scheduler)
+    return _dask_reader(frame, "CSV file", scheduler, path)
 
 
 def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
@@ -341,23 +337,24 @@ def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
     return max(1, math.ceil(sum(lines) / max(len(lines), 1)))
 
 
-def _dask_reader(frame, source: str, kind: str, scheduler: str | None) -> tuple[list[str], _Reader]:
+def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None) -> tuple[list[str], _Reader]:
     """Sums over the partitions of a Dask DataFrame: one task per partition, then a tree of combines.
 
-    ``source`` names the input in errors (a path, or "Dask DataFrame"); ``kind`` describes it.
+    ``kind`` describes the input in the report; errors name ``path`` (a file's) or ``kind``.
     """
     import dask
 
     names = check_column_names(frame.columns)
-    description = {"engine": "dask", "input": kind, "partitions": int(frame.npartitions),
-                   "scheduler": scheduler or "current Dask client, else local threads"}
+    # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
+    description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
 
     def reduce(request: SumRequest) -> RowSums:
         partial = [dask.delayed(_frame_sums)(part, names, request) for part in frame.to_delayed()]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]
-        with _dask_errors(source, "input file" if kind.endswith("file") else "input", names), _dask_client(scheduler):
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
+                _dask_client(scheduler):
             return dask.compute(partial[0])[0]
 
     return names, _Reader(description, reduce)

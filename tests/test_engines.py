@@ -71,7 +71,7 @@ def test_a_dask_dataframe_is_read_by_the_dask_engine(frame):
 
     request = every_request(list(frame.columns))
     table = PrivateTable.open(dd.from_pandas(frame, npartitions=4))
-    assert table.engine["engine"] == "dask" and table.engine["partitions"] == 4
+    assert table.engine["engine"] == "dask"
     np.testing.assert_allclose(table.row_sums(request)["second_moment"],
                                PrivateTable(frame).row_sums(request)["second_moment"], rtol=1e-12)
 
