@@ -29,6 +29,7 @@ chunk, so a streamed file fails with the message of the first chunk at fault.
 from __future__ import annotations
 
 import csv
+import importlib
 import math
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -93,8 +94,7 @@ class PrivateTable:
         if isinstance(source, pd.DataFrame):
             if engine == "numpy":
                 return cls(source)
-            import dask.dataframe as dd
-
+            dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
             return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler))
@@ -289,7 +289,7 @@ def _parquet_errors(path: Path) -> Iterator[None]:
 
 def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Reader]:
     """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
-    import pyarrow.parquet as pq
+    pq = _optional("pyarrow.parquet", "Parquet input")
 
     with _parquet_errors(path):
         names = check_column_names(pq.read_schema(path).names)
@@ -305,6 +305,15 @@ def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Rea
 
 
 # ----------------------------------------------------------------------------- Dask
+def _optional(module: str, feature: str):
+    """Import an optional dependency (the ``scale`` extra), or stop with a one-line error."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SynthDPError(f"{feature} needs the optional package '{module.split('.')[0]}': "
+                           "pip install 'synthdp[scale]'") from None
+
+
 def _is_dask_frame(source) -> bool:
     return type(source).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(source, "to_delayed")
 
@@ -312,22 +321,20 @@ def _is_dask_frame(source) -> bool:
 def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
                       scheduler: str | None) -> tuple[list[str], _Reader]:
     """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
-    import dask.dataframe as dd
-
+    dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
+        _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path)
         return _dask_reader(frame, "Parquet file", scheduler, path)
     label = "input file"
     with _csv_errors(path, label):
-        header = check_column_names(_csv_header(path, label))
+        check_column_names(_csv_header(path, label))
         # A block of about chunk_rows rows: the bytes per row of the file's start, times chunk_rows.
         blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
         frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8", assume_missing=True)
-    if [str(c) for c in frame.columns] != header:
-        raise SynthDPError(f"input file '{path}' is not a well-formed CSV file")
     return _dask_reader(frame, "CSV file", scheduler, path)
 
 
@@ -366,10 +373,9 @@ def _dask_client(scheduler: str | None) -> Iterator[None]:
     if scheduler is None:
         yield
         return
-    from distributed import Client
-
+    distributed = _optional("distributed", "a Dask scheduler address")
     try:
-        client = Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=True)
+        client = distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=True)
     except (OSError, TimeoutError, ValueError):
         raise SynthDPError(f"cannot connect to the Dask scheduler at '{scheduler}'") from None
     with client:

@@ -198,3 +198,15 @@ def test_an_unreachable_scheduler_is_a_one_line_error(frame, monkeypatch):
     synth = SmoothSynthesizer(engine="dask", scheduler="tcp://127.0.0.1:9")
     with pytest.raises(SynthDPError, match="cannot connect to the Dask scheduler"):
         synth.fit(frame, bounds=BOUNDS)
+
+
+def test_a_missing_optional_package_is_a_one_line_error(frame, tmp_path, monkeypatch):
+    def no_module(name):
+        raise ImportError(name)
+
+    parquet = write(frame, tmp_path, ".parquet")
+    monkeypatch.setattr("synthdp.private_table.importlib.import_module", no_module)
+    with pytest.raises(SynthDPError, match=r"the Dask engine needs the optional package 'dask': pip install"):
+        SmoothSynthesizer(engine="dask").fit(frame, bounds=BOUNDS)
+    with pytest.raises(SynthDPError, match="Parquet input needs the optional package 'pyarrow'"):
+        SmoothSynthesizer().fit(parquet, bounds=BOUNDS)
