@@ -43,20 +43,31 @@ def detection_threshold(epsilon: float) -> float:
     return laplace_count_scale(epsilon) * math.log(N_BINS / FAILURE_PROBABILITY)
 
 
-def estimate_bounds(values: np.ndarray, epsilon: float, noise: NoiseSampler) -> tuple[float, float]:
-    """An epsilon-DP range [lo, hi] of one private column.
+def histogram_counts(values: np.ndarray) -> np.ndarray:
+    """Counts of the values in each fixed bin, shape (N_BINS,). Private: a sum over rows.
 
     Parameters
     ----------
     values : array, shape (n,)
-        The private column (finite values).
+        One private column (finite values), or a chunk of it: the counts of the chunks add up.
+    """
+    bins = np.searchsorted(EDGES, values, side="right")  # bin j holds [e_{j-1}, e_j)
+    return np.bincount(bins, minlength=N_BINS)
+
+
+def estimate_bounds(counts: np.ndarray, epsilon: float, noise: NoiseSampler) -> tuple[float, float]:
+    """An epsilon-DP range [lo, hi] of one private column, from its histogram.
+
+    Parameters
+    ----------
+    counts : int array, shape (N_BINS,)
+        :func:`histogram_counts` of the private column; they add up to n (public).
     epsilon : float
         Budget for this column.
     """
-    bins = np.searchsorted(EDGES, values, side="right")  # bin j holds [e_{j-1}, e_j)
-    counts = np.bincount(bins, minlength=N_BINS).astype(float)
-    noisy = noise.laplace(counts, laplace_count_scale(epsilon))
-    occupied = np.flatnonzero(noisy > max(detection_threshold(epsilon), OUTLIER_SHARE * len(values)))
+    n_rows = int(counts.sum())
+    noisy = noise.laplace(np.asarray(counts, dtype=float), laplace_count_scale(epsilon))
+    occupied = np.flatnonzero(noisy > max(detection_threshold(epsilon), OUTLIER_SHARE * n_rows))
     if len(occupied) == 0:
         occupied = np.array([int(np.argmax(noisy))])
     # Edges of the outermost occupied bins; the unbounded outer bins end at the last edge.

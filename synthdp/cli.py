@@ -31,7 +31,7 @@ from .config import SynthConfig
 from .domain import load_bounds_file
 from .errors import SynthDPError
 from .metrics import DEFAULT_QUERIES, TASKS, format_report, utility_report
-from .private_table import PrivateTable, check_numeric_frame, read_csv_frame
+from .private_table import STREAM_CSV_BYTES, check_numeric_frame, read_csv_frame
 from .synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_release_options(command: argparse.ArgumentParser, output: str, output_help: str) -> dict:
     """The options every command shares (input, outputs, budget, bounds, basis, seed); returns the groups."""
     # Defaults are None so that a value from --config is overridden only by an explicit flag.
-    command.add_argument("input", metavar="INPUT.csv", help="sensitive table: CSV with a header row, numeric columns")
+    command.add_argument("input", metavar="INPUT.csv",
+                         help="sensitive table: CSV with a header row, or Parquet (.parquet); numeric columns")
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
@@ -193,6 +194,14 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
                         help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
     method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
     method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least d)")
+    scale = command.add_argument_group("large tables")
+    scale.add_argument("--engine", choices=["numpy", "dask"],
+                       help="numpy: in process (default); dask: dask.dataframe partitions, on local threads "
+                            "or the --scheduler cluster")
+    scale.add_argument("--scheduler", metavar="ADDRESS", help="dask.distributed scheduler, e.g. tcp://host:8786 (--engine dask)")
+    scale.add_argument("--chunk-rows", type=int, metavar="N",
+                       help=f"rows per chunk: streams a CSV file in bounded memory (CSV files over "
+                            f"{STREAM_CSV_BYTES // 2**20} MB and Parquet files always stream); rows per partition with dask")
     out = command.add_argument_group("output")
     out.add_argument("--seed", type=int, help="seed every random draw; for tests only: not private against anyone who knows it")
     out.add_argument("--quiet", action="store_const", const=True, help="no progress bar")
@@ -302,9 +311,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     for path in (args.output, run["report"], run["summary_out"]):
         if path:
             _check_writable(Path(path))
-    table = PrivateTable.read_csv(args.input)
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
-    return synth.fit(table, bounds, bool(run["bounds_from_data"]), synthesize=synthesize), run
+    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize), run
 
 
 def _report_output(report: dict, run: dict) -> list:

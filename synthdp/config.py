@@ -73,6 +73,15 @@ class SynthConfig:
     seed : int or None
         Makes every random draw reproducible. For testing only: noise drawn from a known
         seed is not private against anyone who knows it.
+    engine : "numpy" or "dask"
+        How the rows are read and summed (:mod:`synthdp.private_table`): in process (in
+        memory, or streamed in chunks for large CSV and all Parquet files), or by
+        dask.dataframe partitions. The release is the same up to floating-point summation order.
+    scheduler : str or None
+        Address of a dask.distributed scheduler for the Dask engine (None: the current Dask
+        client, else local threads).
+    chunk_rows : int or None
+        Rows per chunk (numpy engine: streams a CSV file) or per Dask partition; None: automatic.
     """
 
     epsilon: float = 1.0
@@ -93,6 +102,9 @@ class SynthConfig:
     spread: float = 0.0
     max_lp_entries: int = 20_000_000
     seed: int | None = None
+    engine: Literal["numpy", "dask"] = "numpy"
+    scheduler: str | None = None
+    chunk_rows: int | None = None
 
     def __post_init__(self) -> None:
         _check(_is_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
@@ -122,6 +134,11 @@ class SynthConfig:
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
+        _choice("engine", self.engine, ("numpy", "dask"))
+        _check(self.scheduler is None or (isinstance(self.scheduler, str) and self.engine == "dask"),
+               "scheduler needs engine 'dask' and an address such as 'tcp://host:8786'")
+        _check(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
+               "chunk_rows must be an integer >= 1")
         if self.mode == "exact":
             _check(self.candidates in (None, "grid"), "exact mode uses the full grid: leave candidates unset")
             _check(self.n_basis == "auto", "exact mode uses the full t^d basis: leave n_basis unset")

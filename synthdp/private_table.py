@@ -4,92 +4,180 @@ Everything here handles private values, so nothing here prints, logs or raises w
 in it. The release mechanisms (:mod:`synthdp.release`) are its only users; the stages after
 the release (candidates, LP fit, sampling, decoding, summaries) never import it.
 
+Every statistic the release needs is a sum over rows (:mod:`synthdp.row_sums`), so a table is
+read as validated chunks by one of three engines, which all hand the same per-chunk function
+(:func:`chunk_values` then :func:`synthdp.row_sums.chunk_sums`) its rows:
+
+* in memory (the default for a DataFrame and for CSV files up to ``STREAM_CSV_BYTES``): one chunk;
+* streaming (numpy engine; CSV files with ``chunk_rows`` or larger than ``STREAM_CSV_BYTES``,
+  and every Parquet file): pandas CSV chunks or pyarrow Parquet batches of ``chunk_rows`` rows,
+  so memory is bounded by a chunk whatever the file's size;
+* Dask (``engine="dask"``): dask.dataframe partitions of a CSV or Parquet file (or a Dask
+  DataFrame), reduced by a tree of Dask tasks on the local threads or on the
+  dask.distributed scheduler at ``scheduler``.
+
+A run makes two passes (row count, histograms or ranges first; then the sums with the
+domain): files and Dask inputs are read twice rather than held in memory. The row count n
+is counted in each pass (it is public in the replace-one model) and the two counts must agree.
+
 Validation errors (missing values, text in a numeric column, too few rows) necessarily
 depend on the data; they reveal only a property of the file the user passed, and they
-stop the run before anything is released.
+stop the run before anything is released. Every engine applies the same checks, chunk by
+chunk, so a streamed file fails with the message of the first chunk at fault.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from .domain import ColumnDomain, Domain
 from .errors import SynthDPError
-
+from .row_sums import RowSums, SumRequest, chunk_sums, combine, total
 
 FROM_DATA = "data (NOT differentially private)"
+PARQUET_SUFFIXES = (".parquet", ".pq")
+STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows
+CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
+SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 
 
 class PrivateTable:
-    """A validated numeric table of n rows and d columns.
+    """A validated numeric table of n rows and d columns, read through one engine.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        The sensitive data, one row per individual (the privacy unit).
+        The sensitive data, one row per individual (the privacy unit), held in memory.
+        :meth:`open` reads files and Dask DataFrames.
     """
 
     def __init__(self, frame: pd.DataFrame) -> None:
-        self.column_names, self._values = check_numeric_frame(frame)
+        self.column_names, values = check_numeric_frame(frame)
+        self._reader = _Reader({"engine": "numpy", "input": "in memory"},
+                               lambda request: chunk_sums(values, request))
+        self._n_rows: int | None = None
 
     @classmethod
     def read_csv(cls, path: str | Path) -> "PrivateTable":
-        """Read a CSV file with a header row."""
+        """Read a CSV file with a header row into memory."""
         return cls(read_csv_frame(path))
 
-    @property
-    def n_rows(self) -> int:
-        return self._values.shape[0]
+    @classmethod
+    def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
+             scheduler: str | None = None) -> "PrivateTable":
+        """A table read by ``engine`` from a DataFrame, a CSV or Parquet path, or a Dask DataFrame.
+
+        Parameters
+        ----------
+        source : pandas.DataFrame, str, Path or dask.dataframe.DataFrame
+            A Dask DataFrame is always read by the Dask engine.
+        engine : "numpy" or "dask"
+            (validated with the other options by :class:`synthdp.config.SynthConfig`)
+        chunk_rows : int or None
+            Rows per chunk (numpy engine) or per partition (Dask engine); None: 2^22 values
+            per chunk, and in memory for a DataFrame or a CSV file up to 256 MB (numpy engine).
+        scheduler : str or None
+            Address of a dask.distributed scheduler; None: the current Dask client, if one
+            is active, else local threads.
+        """
+        if _is_dask_frame(source):
+            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler))
+        if isinstance(source, pd.DataFrame):
+            if engine == "numpy":
+                return cls(source)
+            dd = _optional("dask.dataframe", "the Dask engine")
+            check_column_names(source.columns)
+            rows = chunk_rows or _default_chunk_rows(source.shape[1])
+            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler))
+        if not isinstance(source, (str, Path)):
+            raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
+        path = Path(source)
+        if not path.is_file():
+            raise SynthDPError(f"input file '{path}' does not exist")
+        parquet = path.suffix.lower() in PARQUET_SUFFIXES
+        if engine == "dask":
+            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler))
+        if parquet:
+            return cls._from_reader(*_parquet_reader(path, chunk_rows))
+        if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
+            return cls.read_csv(path)
+        return cls._from_reader(*_csv_reader(path, chunk_rows))
+
+    @classmethod
+    def _from_reader(cls, column_names: list[str], reader: "_Reader") -> "PrivateTable":
+        table = cls.__new__(cls)
+        table.column_names, table._reader, table._n_rows = column_names, reader, None
+        return table
 
     @property
     def d(self) -> int:
-        return self._values.shape[1]
+        return len(self.column_names)
 
-    def domain_from_data(self) -> Domain:
-        """Bounds and integer types read from the data: NOT differentially private."""
-        lower, upper = self._values.min(axis=0), self._values.max(axis=0)
-        integer = np.all(self._values == np.round(self._values), axis=0)
-        columns = []
-        for j, name in enumerate(self.column_names):
-            if lower[j] == upper[j]:
-                raise SynthDPError(f"column '{name}' is constant: it has no range to read bounds from")
-            columns.append(ColumnDomain(name, float(lower[j]), float(upper[j]), bool(integer[j]), source=FROM_DATA))
-        return Domain(tuple(columns), source=FROM_DATA)
+    @property
+    def engine(self) -> dict:
+        """How the table is read (engine, input, chunking): public, for the report."""
+        return dict(self._reader.description)
 
-    def column(self, name: str) -> np.ndarray:
-        """One column's raw values, shape (n,). Private: for the bounds mechanism only."""
-        return self._values[:, self.column_names.index(name)]
+    def row_sums(self, request: SumRequest) -> RowSums:
+        """One pass over the rows: the statistics of ``request`` (:mod:`synthdp.row_sums`). Private.
 
-    def unit_points(self, domain: Domain) -> tuple[np.ndarray, int]:
-        """Rows clipped into the domain and mapped onto [-1, 1]^d.
-
-        Returns
-        -------
-        points : array, shape (n, d)
-            Private: for the release mechanisms only.
-        rows_clipped : int
-            Private count of rows with at least one clipped value; only a noisy version
-            of it may leave the release stage.
+        Checks the row count (at least 2 rows, the same in every pass).
         """
-        if domain.names != self.column_names:
-            raise SynthDPError("the domain's columns do not match the table's")
-        inside = (self._values >= domain.lower) & (self._values <= domain.upper)
-        rows_clipped = int(np.count_nonzero(~inside.all(axis=1)))
-        clipped = np.clip(self._values, domain.lower, domain.upper)
-        return domain.to_unit(clipped), rows_clipped
+        sums = self._reader.reduce(request)
+        n_rows = sums.n_rows
+        if self._n_rows is not None and n_rows != self._n_rows:
+            raise SynthDPError("the input changed between two passes over it")
+        check_row_count(n_rows)
+        self._n_rows = n_rows
+        return sums
 
 
+@dataclass(frozen=True)
+class _Reader:
+    """An engine: its public description and the pass computing a request's statistics."""
+
+    description: dict
+    reduce: Callable[[SumRequest], RowSums]
+
+
+def domain_from_data(column_names: list[str], sums: RowSums) -> Domain:
+    """Bounds and integer types read from the data: NOT differentially private.
+
+    ``sums`` holds the statistics of a ``SumRequest(data_range=True)`` pass.
+    """
+    columns = []
+    for j, name in enumerate(column_names):
+        lower, upper = float(sums["minimum"][j]), float(sums["maximum"][j])
+        if lower == upper:
+            raise SynthDPError(f"column '{name}' is constant: it has no range to read bounds from")
+        columns.append(ColumnDomain(name, lower, upper, bool(sums["integer"][j]), source=FROM_DATA))
+    return Domain(tuple(columns), source=FROM_DATA)
+
+
+# ------------------------------------------------------------------------- validation
 def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
     """Validate a table of numeric columns; return its column names and a float copy of its values.
 
     Needs at least one named column (unique names, no control characters), at least 2 rows,
     and finite numeric values. Errors name the column at fault, never a value.
     """
-    names = [str(c) for c in frame.columns]
+    names = check_column_names(frame.columns)
+    check_row_count(len(frame))
+    return names, chunk_values(frame, names)
+
+
+def check_column_names(columns) -> list[str]:
+    """The column names as strings: at least one, none empty, no control characters, no repeats."""
+    names = [str(c) for c in columns]
     if not names:
         raise SynthDPError("the input has no columns")
     for position, name in enumerate(names, start=1):
@@ -100,10 +188,20 @@ def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
-    if len(frame) == 0:
+    return names
+
+
+def check_row_count(n_rows: int) -> None:
+    if n_rows == 0:
         raise SynthDPError("the input has no data rows")
-    if len(frame) < 2:
+    if n_rows < 2:
         raise SynthDPError("the input needs at least 2 rows")
+
+
+def chunk_values(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """A float copy of one chunk's values, shape (rows, d), after checking every column is numeric and finite."""
+    if len(frame) == 0:  # a header-only file parses as text columns: it is empty, not text
+        return np.empty((0, len(names)))
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
@@ -112,9 +210,15 @@ def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
     finite = np.isfinite(values).all(axis=0)
     if not finite.all():
         raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
-    return names, values
+    return values
 
 
+def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest) -> RowSums:
+    """The per-chunk function every engine applies: validate, then sum."""
+    return chunk_sums(chunk_values(frame, names), request)
+
+
+# ------------------------------------------------------------------------ CSV files
 def read_csv_frame(path: str | Path, label: str = "input file") -> pd.DataFrame:
     """Read a CSV file with a header row, as pandas does; errors name the file (as ``label``), not its content.
 
@@ -124,18 +228,170 @@ def read_csv_frame(path: str | Path, label: str = "input file") -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise SynthDPError(f"{label} '{path}' does not exist")
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            header = next(csv.reader(handle), None)
-        if not header or not any(name.strip() for name in header):
-            raise SynthDPError(f"{label} '{path}' is empty")
-        if len(set(header)) != len(header):
-            duplicated = next(n for n in header if header.count(n) > 1)
-            raise SynthDPError(f"column name '{duplicated}' appears more than once")
+    with _csv_errors(path, label):
+        _csv_header(path, label)
         return pd.read_csv(path, encoding="utf-8")
+
+
+@contextmanager
+def _csv_errors(path: Path | str, label: str) -> Iterator[None]:
+    """Turn the errors of reading a CSV file into one-line errors that name the file, not its content."""
+    try:
+        yield
     except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
         raise SynthDPError(f"{label} '{path}' is not UTF-8 text") from None
     except pd.errors.EmptyDataError:
         raise SynthDPError(f"{label} '{path}' is empty") from None
     except (pd.errors.ParserError, csv.Error):
         raise SynthDPError(f"{label} '{path}' is not a well-formed CSV file") from None
+
+
+def _csv_header(path: Path, label: str) -> list[str]:
+    """The header row of a CSV file: not empty, no repeated names (pandas would rename them)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), None)
+    if not header or not any(name.strip() for name in header):
+        raise SynthDPError(f"{label} '{path}' is empty")
+    if len(set(header)) != len(header):
+        duplicated = next(n for n in header if header.count(n) > 1)
+        raise SynthDPError(f"column name '{duplicated}' appears more than once")
+    return header
+
+
+def _default_chunk_rows(d: int) -> int:
+    return max(1, CHUNK_VALUES // max(d, 1))
+
+
+def _csv_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Reader]:
+    """Stream a CSV file in pandas chunks of ``chunk_rows`` rows."""
+    label = "input file"
+    with _csv_errors(path, label):
+        names = check_column_names(_csv_header(path, label))
+    rows = chunk_rows or _default_chunk_rows(len(names))
+
+    def reduce(request: SumRequest) -> RowSums:
+        with _csv_errors(path, label), pd.read_csv(path, encoding="utf-8", chunksize=rows) as chunks:
+            return total(_frame_sums(chunk, names, request) for chunk in chunks)
+
+    return names, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce)
+
+
+# -------------------------------------------------------------------- Parquet files
+@contextmanager
+def _parquet_errors(path: Path) -> Iterator[None]:
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowException, OSError):  # e.g. not a Parquet file; messages may quote content
+        raise SynthDPError(f"input file '{path}' is not a well-formed Parquet file") from None
+
+
+def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Reader]:
+    """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
+    pq = _optional("pyarrow.parquet", "Parquet input")
+
+    with _parquet_errors(path):
+        names = check_column_names(pq.read_schema(path).names)
+    rows = chunk_rows or _default_chunk_rows(len(names))
+
+    def reduce(request: SumRequest) -> RowSums:
+        with _parquet_errors(path):
+            with pq.ParquetFile(path) as parquet:
+                return total(_frame_sums(batch.to_pandas(), names, request)
+                             for batch in parquet.iter_batches(batch_size=rows))
+
+    return names, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce)
+
+
+# ----------------------------------------------------------------------------- Dask
+def _optional(module: str, feature: str):
+    """Import an optional dependency (the ``scale`` extra), or stop with a one-line error."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SynthDPError(f"{feature} needs the optional package '{module.split('.')[0]}': "
+                           "pip install 'synthdp[scale]'") from None
+
+
+def _is_dask_frame(source) -> bool:
+    return type(source).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(source, "to_delayed")
+
+
+def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
+                      scheduler: str | None) -> tuple[list[str], _Reader]:
+    """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
+    dd = _optional("dask.dataframe", "the Dask engine")
+    if parquet:
+        _optional("pyarrow", "Parquet input")
+        with _parquet_errors(path):
+            frame = dd.read_parquet(path)
+        return _dask_reader(frame, "Parquet file", scheduler, path)
+    label = "input file"
+    with _csv_errors(path, label):
+        check_column_names(_csv_header(path, label))
+        # A block of about chunk_rows rows: the bytes per row of the file's start, times chunk_rows.
+        blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
+        # Integer columns read as floats, so that a later block with a missing or fractional value
+        # is checked like any other (Dask fixes every column's dtype from the first block).
+        frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8", assume_missing=True)
+    return _dask_reader(frame, "CSV file", scheduler, path)
+
+
+def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
+    with path.open("rb") as handle:
+        lines = [len(line) for _, line in zip(range(sample_rows + 1), handle)][1:]
+    return max(1, math.ceil(sum(lines) / max(len(lines), 1)))
+
+
+def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None) -> tuple[list[str], _Reader]:
+    """Sums over the partitions of a Dask DataFrame: one task per partition, then a tree of combines.
+
+    ``kind`` describes the input in the report; errors name ``path`` (a file's) or ``kind``.
+    """
+    import dask
+
+    names = check_column_names(frame.columns)
+    # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
+    description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
+
+    def reduce(request: SumRequest) -> RowSums:
+        partial = [dask.delayed(_frame_sums)(part, names, request) for part in frame.to_delayed()]
+        while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
+            pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
+            partial = pairs + partial[len(partial) - len(partial) % 2:]
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
+                _dask_client(scheduler):
+            return dask.compute(partial[0])[0]
+
+    return names, _Reader(description, reduce)
+
+
+@contextmanager
+def _dask_client(scheduler: str | None) -> Iterator[None]:
+    """Connect to the scheduler at ``scheduler`` for the block's computations (None: keep the current one)."""
+    if scheduler is None:
+        yield
+        return
+    distributed = _optional("distributed", "a Dask scheduler address")
+    try:
+        client = distributed.Client(scheduler, timeout=SCHEDULER_TIMEOUT, set_as_default=True)
+    except (OSError, TimeoutError, ValueError):
+        raise SynthDPError(f"cannot connect to the Dask scheduler at '{scheduler}'") from None
+    with client:
+        yield
+
+
+@contextmanager
+def _dask_errors(source: str, label: str, names: list[str]) -> Iterator[None]:
+    """One-line errors for what Dask raises while reading ``source``; its own messages may quote values."""
+    try:
+        with _csv_errors(source, label):
+            yield
+    except SynthDPError:
+        raise
+    except ValueError as error:  # dask.dataframe.read_csv: a later block's dtype differs from the first's
+        cells = [line.split("|")[1].strip() for line in str(error).splitlines() if line.startswith("| ")]
+        column = next((name for name in cells if name in names), None)
+        raise SynthDPError(f"column '{column}' is not numeric" if column
+                           else f"{label} '{source}' could not be read as a numeric table") from None

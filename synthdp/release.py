@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import grid
 from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
@@ -27,6 +26,7 @@ from .params import Plan
 from .pca import PrivatePCA, private_subspace_iteration
 from .private_table import PrivateTable
 from .progress import StageTracker
+from .row_sums import RowSums, SumRequest
 
 DEFAULT_PCA_COMPONENTS = 5
 
@@ -64,6 +64,7 @@ class Release:
 
 def release_statistics(
     table: PrivateTable,
+    scan: RowSums,
     known_columns: dict[str, ColumnDomain],
     plan: Plan,
     config: SynthConfig,
@@ -74,37 +75,41 @@ def release_statistics(
 ) -> Release:
     """Run every private stage once and return the release.
 
-    ``known_columns`` holds the bounds the user gave (or read from the data); the bounds
-    of the other columns are estimated here with DP.
+    ``scan`` holds the statistics of the first pass over the table (the row count, and the
+    histograms of the columns without bounds); ``known_columns`` holds the bounds the user
+    gave (or read from the data); the bounds of the other columns are estimated here with DP.
+    The second pass sums what the moments and the private PCA need, with the domain.
     """
-    domain = release_domain(table, known_columns, plan.budget.bounds, ledger, noise)
+    domain = release_domain(table.column_names, scan, known_columns, plan.budget.bounds, ledger, noise)
     with stages.stage("moments"):
-        points, rows_clipped = table.unit_points(domain)
-        noisy_rows_clipped = None
-        if plan.budget.clip_count > 0:
-            noisy_rows_clipped = release_clip_count(rows_clipped, plan.budget.clip_count, ledger, noise)
         if plan.mode == "exact":
-            points = grid.snap(points, plan.theory.N)
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
             indices = lowest_degree_indices(plan.d, plan.n_basis)
-        noisy_moments = release_moments(ChebyshevBasis(indices).moments(points), plan, ledger, noise)
+        pca_wanted = plan.candidates == "pca"
+        sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
+                                         column_sums=pca_wanted, second_moment=pca_wanted))
+        noisy_rows_clipped = None
+        if plan.budget.clip_count > 0:
+            noisy_rows_clipped = release_clip_count(int(sums["rows_clipped"]), plan.budget.clip_count, ledger, noise)
+        noisy_moments = release_moments(sums["moments"] / plan.n, plan, ledger, noise)
         moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
     pca = None
-    if plan.candidates == "pca":
+    if pca_wanted:
         with stages.stage("private PCA"):
-            pca = release_pca(points, indices, noisy_moments, plan, config, ledger, noise, rng)
+            pca = release_pca(sums, indices, noisy_moments, plan, config, ledger, noise, rng)
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, pca, noisy_rows_clipped)
 
 
-def release_domain(table: PrivateTable, known_columns: dict[str, ColumnDomain], epsilon: float,
+def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[str, ColumnDomain], epsilon: float,
                    ledger: PrivacyLedger, noise: NoiseSampler) -> Domain:
     """The domain, with DP estimates of the bounds the user did not give.
 
     Each estimated column gets epsilon / (number of estimated columns) for one noisy
-    histogram (:func:`synthdp.bounds.estimate_bounds`; L1 sensitivity 2 per column).
+    histogram (:func:`synthdp.bounds.estimate_bounds`; L1 sensitivity 2 per column), whose
+    counts are ``scan["histograms"]``, one row per column without bounds, in table order.
     """
-    missing = [name for name in table.column_names if name not in known_columns]
+    missing = [name for name in column_names if name not in known_columns]
     columns = dict(known_columns)
     if missing:
         per_column = epsilon / len(missing)
@@ -113,16 +118,16 @@ def release_domain(table: PrivateTable, known_columns: dict[str, ColumnDomain], 
             laplace_count_scale(per_column), epsilon, 0.0, f"lower and upper bounds of {len(missing)} column(s)",
         ))
         threshold = detection_threshold(per_column)
-        if threshold > table.n_rows / 20:
+        if threshold > scan.n_rows / 20:
             warnings.warn(
                 f"private bounds for {len(missing)} column(s) from epsilon = {epsilon:.3g} are unreliable at "
-                f"n = {table.n_rows}: a bin needs about {threshold:.0f} rows to be detected; pass public "
+                f"n = {scan.n_rows}: a bin needs about {threshold:.0f} rows to be detected; pass public "
                 "bounds (--bounds) or raise --bounds-share", UserWarning, stacklevel=4,
             )
-        for name in missing:
-            lower, upper = estimate_bounds(table.column(name), per_column, noise)
+        for name, counts in zip(missing, scan["histograms"]):
+            lower, upper = estimate_bounds(counts, per_column, noise)
             columns[name] = ColumnDomain(name, lower, upper, source="DP estimate")
-    return Domain(tuple(columns[name] for name in table.column_names), source=_sources_summary(columns.values()))
+    return Domain(tuple(columns[name] for name in column_names), source=_sources_summary(columns.values()))
 
 
 def _sources_summary(columns) -> str:
@@ -181,7 +186,7 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, epsilon:
 
 
 def release_pca(
-    points: np.ndarray,
+    sums: RowSums,
     indices: np.ndarray,
     noisy_moments: np.ndarray,
     plan: Plan,
@@ -192,11 +197,12 @@ def release_pca(
 ) -> PrivatePCA:
     """Private centre and principal axes for the ellipsoid candidates.
 
-    The degree-1 moments are exactly the column means (T_1(x) = x), so when the released
-    basis holds all of them the centre costs nothing. Otherwise the d column means (each
-    of values in [-1, 1]) are released here with a 1/(L+1) share of the PCA budget.
+    ``sums`` holds the column sums and the second-moment sum of the unit points. The degree-1
+    moments are exactly the column means (T_1(x) = x), so when the released basis holds all
+    of them the centre costs nothing. Otherwise the d column means (each of values in
+    [-1, 1]) are released here with a 1/(L+1) share of the PCA budget.
     """
-    n, d = points.shape
+    n, d = plan.n, plan.d
     epsilon, delta = plan.budget.pca_epsilon, plan.budget.pca_delta
     iterations = config.pca_iterations
     degree_one = {int(np.flatnonzero(r)[0]): i for i, r in enumerate(indices) if r.sum() == 1}
@@ -204,11 +210,11 @@ def release_pca(
         center = noisy_moments[[degree_one[j] for j in range(d)]]
     else:
         share = 1 / (iterations + 1)
-        center = release_bounded_means(points.mean(axis=0), "pca_centre", f"mean of {d} columns (ellipsoid centre)",
+        center = release_bounded_means(sums["column_sums"] / n, "pca_centre", f"mean of {d} columns (ellipsoid centre)",
                                        epsilon * share, delta * share, plan, ledger, noise)
         epsilon, delta = epsilon - epsilon * share, delta - delta * share
     k = min(d, config.pca_components or DEFAULT_PCA_COMPONENTS)
-    second_moment = points.T @ points / n
+    second_moment = sums["second_moment"] / n
     pca, event = private_subspace_iteration(
         second_moment, np.clip(center, -1, 1), n, k, iterations, epsilon, delta,
         plan.noise, noise, rng, config.pca_calibration,

@@ -21,9 +21,10 @@ from .ledger import PrivacyLedger
 from .lp import solve_l1_fit, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
-from .private_table import PrivateTable
+from .private_table import PrivateTable, domain_from_data
 from .progress import StageTracker
 from .release import Release, release_statistics
+from .row_sums import SumRequest
 from .sampling import clean_weights, sample_rows
 from .summary import Summary
 
@@ -72,6 +73,9 @@ class SmoothSynthesizer:
         spread: float = 0.0,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
+        engine: str = "numpy",
+        scheduler: str | None = None,
+        chunk_rows: int | None = None,
         progress: bool = False,
     ) -> None:
         self.config = SynthConfig(
@@ -80,6 +84,7 @@ class SmoothSynthesizer:
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
             clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, max_lp_entries=max_lp_entries, seed=seed,
+            engine=engine, scheduler=scheduler, chunk_rows=chunk_rows,
         )
         self.progress = progress
 
@@ -92,7 +97,7 @@ class SmoothSynthesizer:
     # ------------------------------------------------------------------ fit
     def fit(
         self,
-        data: pd.DataFrame | PrivateTable,
+        data,
         bounds: Mapping[str, object] | None = None,
         bounds_from_data: bool = False,
         synthesize: bool = True,
@@ -101,8 +106,9 @@ class SmoothSynthesizer:
 
         Parameters
         ----------
-        data : DataFrame or PrivateTable
-            Numeric table, one row per individual.
+        data : DataFrame, str or Path, dask DataFrame, or PrivateTable
+            Numeric table, one row per individual: in memory, the path of a CSV or Parquet
+            file (read by the configured engine, streamed when large), or a Dask DataFrame.
         bounds : mapping, optional
             Public bounds ``{column: [lo, hi]}`` (or ``{column: {"bounds": [lo, hi],
             "type": "integer"}}``) for every column. Values outside are clipped.
@@ -114,9 +120,19 @@ class SmoothSynthesizer:
             no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
             to the moments; the report's ``parameters.budget`` shows the split.
         """
-        table = data if isinstance(data, PrivateTable) else PrivateTable(data)
+        config = self.config
+        table = data if isinstance(data, PrivateTable) else PrivateTable.open(
+            data, config.engine, config.chunk_rows, config.scheduler)
         known_columns = self._known_columns(table, bounds, bounds_from_data)
-        plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
+        missing = () if bounds_from_data else tuple(
+            j for j, name in enumerate(table.column_names) if name not in known_columns)
+        # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
+        scan_start = time.perf_counter()
+        scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
+        scan_seconds, engine = time.perf_counter() - scan_start, table.engine
+        if bounds_from_data:
+            known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
+        plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
                          estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
         noise, rng = self._randomness()
         ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
@@ -129,25 +145,25 @@ class SmoothSynthesizer:
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            release = release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
+            release = release_statistics(table, scan, known_columns, plan, self.config, ledger, noise, rng, stages)
             del table  # nothing below reads the raw rows
             solution, support = self._fit_distribution(release, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()
         self.release_, self.ledger_, self.lp_ = release, ledger, solution
         self.support_points_, self.support_weights_ = support
-        self.noise_sampler_, self.timings_ = noise.name, dict(stages.timings)
+        self.noise_sampler_, self.timings_, self.engine_ = noise.name, {"first pass": scan_seconds, **stages.timings}, engine
         self._rng = rng
         self._last_sample: dict | None = None
         return self
 
     def _known_columns(self, table: PrivateTable, bounds, bounds_from_data: bool) -> dict[str, ColumnDomain]:
-        """The columns whose bounds need no DP estimate: given by the user, or read from the data."""
+        """The columns whose bounds the user gave (none when they are to be read from the data)."""
         if bounds_from_data and bounds is not None:
             raise SynthDPError("give either bounds or bounds_from_data, not both")
         if bounds_from_data:
             warnings.warn(NOT_PRIVATE_BOUNDS, PrivacyLeakWarning, stacklevel=3)
-            return {column.name: column for column in table.domain_from_data().columns}
+            return {}
         if isinstance(bounds, Domain):
             bounds = {column.name: column for column in bounds.columns}
             return {name: bounds[name] for name in table.column_names if name in bounds}
@@ -264,6 +280,7 @@ class SmoothSynthesizer:
                 "spread": self.config.spread,
                 "support_size": int(len(self.support_weights_))},
             "output": self._last_sample,
+            "engine": self.engine_,
             "timings_seconds": dict(self.timings_),
         }
 

@@ -70,6 +70,7 @@ from synthdp.noise import SeededNoise
 from synthdp.params import make_plan
 from synthdp.pca import private_subspace_iteration
 from synthdp.private_table import PrivateTable
+from synthdp.row_sums import SumRequest
 from synthdp.release import release_clip_count, release_moments
 
 ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
@@ -207,7 +208,7 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
     plan = make_plan(config, N_ROWS, D, True)
     basis = ChebyshevBasis(lowest_degree_indices(D, D))
     first, second, domain = neighbouring_tables(corner([-1, -1]), corner([1, 1]))
-    exact = [basis.moments(table.unit_points(domain)[0]) for table in (first, second)]
+    exact = [table.row_sums(SumRequest(domain, basis.indices))["moments"] / N_ROWS for table in (first, second)]
     assert np.allclose(np.abs(exact[0] - exact[1]), 2 / N_ROWS)  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
     samples = []
@@ -221,7 +222,7 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
 def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
     """release_clip_count on tables whose row 0 is inside the box vs far outside it."""
     first, second, domain = neighbouring_tables(corner([1, 1]), corner([1, 1]) + 1e6)
-    counts = [table.unit_points(domain)[1] for table in (first, second)]
+    counts = [int(table.row_sums(SumRequest(domain))["rows_clipped"]) for table in (first, second)]
     assert counts[1] - counts[0] == 1  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
     samples = [np.array([release_clip_count(count, epsilon, PrivacyLedger(epsilon, 0.0), noise)
@@ -237,7 +238,7 @@ def bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size
     post-processing of it; the noise sampler records it). Moving one row from 1.5 to 1000
     takes one count down and another up: the declared L1 sensitivity 2, attained.
     """
-    from synthdp.bounds import estimate_bounds
+    from synthdp.bounds import estimate_bounds, histogram_counts
 
     base = np.random.default_rng(0).uniform(1.0, 2.0, N_ROWS)
     columns = [base.copy(), base.copy()]
@@ -245,7 +246,7 @@ def bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size
     exact = []
     for column in columns:
         recorder = Exact()
-        estimate_bounds(column, epsilon, recorder)
+        estimate_bounds(histogram_counts(column), epsilon, recorder)
         exact.append(recorder.values[0])
     assert np.abs(exact[0] - exact[1]).sum() == 2  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
@@ -253,7 +254,7 @@ def bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size
     for column in columns:
         noise.outputs.clear()
         for _ in range(size):
-            estimate_bounds(column, epsilon, noise)
+            estimate_bounds(histogram_counts(column), epsilon, noise)
         samples.append(np.array(noise.outputs))
     return _statistics(samples, exact, "laplace")
 
@@ -286,8 +287,7 @@ def pca_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor
     first, second, domain = neighbouring_tables(corner([1, 1]), corner([1, -1]))
     seconds = []
     for table in (first, second):
-        points = table.unit_points(domain)[0]
-        seconds.append(points.T @ points / N_ROWS)  # as synthdp.release.release_pca computes it
+        seconds.append(table.row_sums(SumRequest(domain, second_moment=True))["second_moment"] / N_ROWS)
     change = seconds[0] - seconds[1]
     assert np.linalg.norm(change) == pytest.approx(math.sqrt(2) * D / N_ROWS)
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)

@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "synthdp"
-RAW = {"private_table", "release"}
+RAW = {"private_table", "release", "row_sums"}
+READERS = {"pandas", "pyarrow", "dask", "distributed"}  # libraries that can read a table's rows
 POST_RELEASE = ["candidates", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics"]
 
 
@@ -35,3 +36,19 @@ def test_no_stage_imports_the_cli(name):
 def test_only_the_release_uses_the_private_table():
     users = {p.stem for p in PACKAGE.glob("*.py") if "private_table" in imported_modules(p.stem)}
     assert users <= {"release", "synthesizer", "cli"}
+
+
+def test_only_the_private_table_and_the_release_compute_row_sums():
+    users = {p.stem for p in PACKAGE.glob("*.py") if "row_sums" in imported_modules(p.stem)}
+    assert users <= {"private_table", "release", "synthesizer"}
+
+
+def test_the_row_sums_and_the_release_read_no_files():
+    """They get validated chunks from private_table, the only module that reads raw rows."""
+    for name in ("row_sums", "release", "bounds", "pca"):
+        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
+        libraries = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                     for alias in node.names}
+        libraries |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
+                      if isinstance(node, ast.ImportFrom) and node.level == 0}
+        assert not libraries & READERS, name

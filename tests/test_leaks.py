@@ -151,7 +151,9 @@ def base_args(workdir: Path, data: Path, *extra) -> list:
     ["--delta", "1e-6", "--quiet"],
     ["--delta", "1e-6", "--noise", "laplace", "--candidates", "hypercube", "--quiet"],
     ["--mode", "exact", "--smoothness", "1", "--quiet"],
-], ids=["epsilon", "gaussian", "laplace-advanced", "exact"])
+    ["--chunk-rows", "10", "--quiet"],
+    ["--engine", "dask", "--quiet"],
+], ids=["epsilon", "gaussian", "laplace-advanced", "exact", "streamed", "dask"])
 def test_successful_run_prints_and_reports_no_private_value(workdir, capsys, caplog, extra):
     text = table_text()
     data = workdir / "data.csv"
@@ -271,8 +273,12 @@ FAILING = {
 }
 
 
+ENGINES = {"in memory": [], "streamed": ["--chunk-rows", "10"], "dask": ["--engine", "dask", "--chunk-rows", "10"]}
+
+
+@pytest.mark.parametrize("engine", list(ENGINES))
 @pytest.mark.parametrize("case", list(FAILING))
-def test_failing_run_prints_no_private_value(workdir, capsys, caplog, case):
+def test_failing_run_prints_no_private_value(workdir, capsys, caplog, case, engine):
     overrides, extra, expected = FAILING[case]
     text = table_text(overrides)
     data = workdir / "data.csv"
@@ -283,7 +289,7 @@ def test_failing_run_prints_no_private_value(workdir, capsys, caplog, case):
         extra = ["--bounds", partial]
     elif "--bounds-from-data" not in extra:
         extra = ["--bounds", workdir / "bounds.json", *extra]
-    code, printed = run_in_process(base_args(workdir, data, *extra, "--quiet"), capsys, caplog)
+    code, printed = run_in_process(base_args(workdir, data, *extra, *ENGINES[engine], "--quiet"), capsys, caplog)
     assert code != 0
     errors = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
     assert len(errors) == 1 and expected in errors[0], printed

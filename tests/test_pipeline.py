@@ -29,8 +29,9 @@ def test_sampling_spends_nothing_and_never_reads_the_data(clinic_like, monkeypat
     def refuse(*args, **kwargs):
         raise AssertionError("sampling touched the private table")
 
-    monkeypatch.setattr(private_table.PrivateTable, "unit_points", refuse)
+    monkeypatch.setattr(private_table.PrivateTable, "row_sums", refuse)
     monkeypatch.setattr(private_table.PrivateTable, "__init__", refuse)
+    monkeypatch.setattr(private_table.PrivateTable, "open", refuse)
     for _ in range(3):
         synth.sample(100)
     assert synth.privacy_report()["privacy"]["epsilon_spent"] == spent

@@ -12,12 +12,12 @@ from synthdp import SmoothSynthesizer
 from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from synthdp.config import SynthConfig
 from synthdp.domain import Domain
-from synthdp.grid import snap
 from synthdp.ledger import PrivacyLedger
 from synthdp.noise import OpenDPNoise, SeededNoise
 from synthdp.params import make_plan
 from synthdp.private_table import PrivateTable
 from synthdp.release import release_moments
+from synthdp.row_sums import SumRequest
 
 D = 3
 BOUNDS = {f"c{j}": [-5.0, 5.0] for j in range(D)}
@@ -28,10 +28,8 @@ def _released_moments(rows: np.ndarray, basis: ChebyshevBasis, n_cells: int | No
     """Moments exactly as the release computes them: through PrivateTable and the domain."""
     frame = pd.DataFrame(rows, columns=list(BOUNDS))
     table = PrivateTable(frame)
-    points, _ = table.unit_points(Domain.from_bounds(BOUNDS, table.column_names))
-    if n_cells is not None:
-        points = snap(points, n_cells)
-    return basis.moments(points)
+    request = SumRequest(Domain.from_bounds(BOUNDS, table.column_names), basis.indices, n_cells)
+    return table.row_sums(request)["moments"] / len(rows)
 
 
 def _neighbour_pairs(rng: np.random.Generator):
@@ -73,7 +71,8 @@ def test_clipped_count_changes_by_at_most_one():
     rng = np.random.default_rng(1)
     domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
     for first, second in _neighbour_pairs(rng):
-        counts = [PrivateTable(pd.DataFrame(t, columns=list(BOUNDS))).unit_points(domain)[1] for t in (first, second)]
+        counts = [PrivateTable(pd.DataFrame(t, columns=list(BOUNDS))).row_sums(SumRequest(domain))["rows_clipped"]
+                  for t in (first, second)]
         assert abs(counts[0] - counts[1]) <= 1
 
 

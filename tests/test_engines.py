@@ -1,0 +1,212 @@
+"""Large tables: every engine (in memory, streamed CSV and Parquet, Dask) computes the same row
+sums, the same seeded release and the same validation errors; a Dask LocalCluster runs them."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp.cli import main
+from synthdp.domain import Domain
+from synthdp.private_table import PrivateTable
+from synthdp.row_sums import SumRequest
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("pyarrow")
+
+N_ROWS = 1500
+CHUNK_ROWS = 400  # several chunks and partitions, the last one short
+BOUNDS = {"a": [-3, 3], "b c": {"bounds": [0, 8], "type": "integer"}, "d": [-1, 2]}
+SECRET = "987654.321"
+# (input file suffix, engine, chunk_rows): every way a table is read.
+ENGINES = [(".csv", "numpy", None), (".csv", "numpy", CHUNK_ROWS), (".parquet", "numpy", CHUNK_ROWS),
+           (".csv", "dask", CHUNK_ROWS), (".parquet", "dask", None)]
+ENGINE_IDS = ["memory", "csv-stream", "parquet-stream", "dask-csv", "dask-parquet"]
+
+
+@pytest.fixture(scope="module")
+def frame() -> pd.DataFrame:
+    """Values partly outside BOUNDS (so rows are clipped), a column with a space in its name whose
+    values are integers but for the last one (Dask must not fix its type from the first block)."""
+    rng = np.random.default_rng(11)
+    whole = rng.integers(0, 10, N_ROWS).astype(float)
+    whole[-1] = 4.5
+    return pd.DataFrame({"a": rng.normal(0, 1.2, N_ROWS).round(4), "b c": whole,
+                         "d": rng.uniform(-2, 3, N_ROWS).round(4)})
+
+
+def write(frame: pd.DataFrame, folder, suffix: str, name: str = "table"):
+    path = folder / f"{name}{suffix}"
+    if suffix == ".csv":
+        frame.to_csv(path, index=False, float_format="%g")
+    else:
+        frame.to_parquet(path, row_group_size=CHUNK_ROWS)
+    return path
+
+
+def every_request(columns) -> SumRequest:
+    domain = Domain.from_bounds(BOUNDS, columns)
+    indices = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 0, 0], [1, 0, 1], [0, 3, 1]])
+    return SumRequest(domain, indices, column_sums=True, second_moment=True, histogram_columns=(0, 2),
+                      data_range=True)
+
+
+@pytest.mark.parametrize("suffix, engine, chunk_rows", ENGINES, ids=ENGINE_IDS)
+def test_every_engine_computes_the_in_memory_sums(frame, tmp_path, suffix, engine, chunk_rows):
+    request = every_request(list(frame.columns))
+    expected = PrivateTable(frame).row_sums(request)
+    table = PrivateTable.open(write(frame, tmp_path, suffix), engine, chunk_rows)
+    sums = table.row_sums(request)
+    assert table.engine["engine"] == engine
+    assert sums.values.keys() == expected.values.keys()
+    assert sums.n_rows == N_ROWS and 0 < sums["rows_clipped"] < N_ROWS
+    for name, value in expected.values.items():  # equal up to the order of summation
+        np.testing.assert_allclose(sums[name], value, rtol=1e-12, atol=1e-9, err_msg=name)
+
+
+def test_a_dask_dataframe_is_read_by_the_dask_engine(frame):
+    import dask.dataframe as dd
+
+    request = every_request(list(frame.columns))
+    table = PrivateTable.open(dd.from_pandas(frame, npartitions=4))
+    assert table.engine["engine"] == "dask"
+    np.testing.assert_allclose(table.row_sums(request)["second_moment"],
+                               PrivateTable(frame).row_sums(request)["second_moment"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("options, fit_options", [
+    ({"n_candidates": 300}, {"bounds": BOUNDS}),
+    ({"bounds_share": 0.2}, {"bounds": {"a": BOUNDS["a"]}, "synthesize": False}),
+    ({}, {"bounds_from_data": True, "synthesize": False}),
+    ({"mode": "exact"}, {"bounds": BOUNDS, "synthesize": False}),
+], ids=["pca", "dp-bounds", "bounds-from-data", "exact"])
+def test_seeded_releases_agree_across_engines(frame, tmp_path, options, fit_options):
+    """The same seeded noise on sums equal up to rounding: the releases agree to 1e-9."""
+    data = frame[["a", "b c"]] if options.get("mode") == "exact" else frame
+    if options.get("mode") == "exact":
+        fit_options = {**fit_options, "bounds": {name: BOUNDS[name] for name in data.columns}}
+    releases = []
+    for engine, source in [("numpy", data), ("numpy", write(data, tmp_path, ".csv")),
+                           ("dask", write(data, tmp_path, ".parquet"))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # seeds, bounds from data, unreliable DP bounds: all expected here
+            synth = SmoothSynthesizer(seed=5, engine=engine, chunk_rows=CHUNK_ROWS, **options)
+            releases.append(synth.fit(source, **fit_options).release_)
+    for release in releases[1:]:
+        assert release.domain == releases[0].domain
+        np.testing.assert_allclose(release.noisy_moments, releases[0].noisy_moments, rtol=0, atol=1e-9)
+        assert release.noisy_rows_clipped == pytest.approx(releases[0].noisy_rows_clipped, abs=1e-9)
+        if release.pca is not None:
+            np.testing.assert_allclose(release.pca.axes, releases[0].pca.axes, rtol=0, atol=1e-7)
+
+
+def table_text(frame: pd.DataFrame, row: int | None = None, cells: str | None = None) -> str:
+    """The CSV of ``frame``, with data row ``row`` (0-based) replaced by the raw text ``cells``."""
+    lines = frame.to_csv(index=False, float_format="%g").splitlines()
+    if row is not None:
+        lines[row + 1] = cells
+    return "\n".join(lines) + "\n"
+
+
+BAD_TABLES = {  # name: (CSV text from the frame, expected error); faults in the last chunk
+    "text": (lambda f: table_text(f, N_ROWS - 5, f"0.5,{SECRET}x,1"), "column 'b c' is not numeric"),
+    "missing": (lambda f: table_text(f, N_ROWS - 5, "0.5,,1"), "column 'b c' has missing or infinite values"),
+    "infinite": (lambda f: table_text(f, N_ROWS - 5, "0.5,2,-inf"), "column 'd' has missing or infinite values"),
+    "ragged": (lambda f: table_text(f, N_ROWS - 5, f"0.5,2,1,{SECRET}"), "is not a well-formed CSV file"),
+    "header only": (lambda f: "a,b c,d\n", "the input has no data rows"),
+    "one row": (lambda f: f"a,b c,d\n{SECRET},1,1\n", "the input needs at least 2 rows"),
+    "empty": (lambda f: "", "is empty"),
+}
+
+
+@pytest.mark.parametrize("suffix, engine, chunk_rows", [e for e in ENGINES if e[0] == ".csv"],
+                         ids=[i for e, i in zip(ENGINES, ENGINE_IDS) if e[0] == ".csv"])
+@pytest.mark.parametrize("bad", list(BAD_TABLES))
+def test_every_engine_rejects_bad_tables_alike_without_printing_a_value(frame, tmp_path, suffix, engine,
+                                                                          chunk_rows, bad):
+    make_text, expected = BAD_TABLES[bad]
+    path = tmp_path / "bad.csv"
+    path.write_text(make_text(frame))
+    with pytest.raises(SynthDPError, match=expected) as error:
+        PrivateTable.open(path, engine, chunk_rows).row_sums(SumRequest(data_range=True))
+    assert SECRET not in str(error.value) and "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_parquet_columns_that_are_text_or_have_nulls_are_rejected(tmp_path, engine):
+    pd.DataFrame({"a": [1.0, 2.0, 3.0], "s": ["x", SECRET, "z"]}).to_parquet(tmp_path / "text.parquet")
+    pd.DataFrame({"a": [1.0, None, 3.0]}).to_parquet(tmp_path / "null.parquet")
+    (tmp_path / "junk.parquet").write_text(SECRET)
+    for name, expected in [("text", "column 's' is not numeric"), ("null", "column 'a' has missing"),
+                           ("junk", "is not a well-formed Parquet file")]:
+        with pytest.raises(SynthDPError, match=expected) as error:
+            PrivateTable.open(tmp_path / f"{name}.parquet", engine).row_sums(SumRequest())
+        assert SECRET not in str(error.value)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_cli_streams_and_a_failure_half_way_leaves_no_output(frame, tmp_path, capsys, engine):
+    (tmp_path / "bounds.json").write_text(pd.Series(BOUNDS).to_json())
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text(table_text(frame))
+    bad.write_text(table_text(frame, N_ROWS - 1, "0.5,,1"))  # the last chunk is at fault
+    common = ["--bounds", str(tmp_path / "bounds.json"), "--engine", engine, "--chunk-rows", str(CHUNK_ROWS),
+              "--seed", "1", "--quiet", "--n-candidates", "300"]
+    assert main(["generate", str(bad), "-o", str(tmp_path / "out.csv"), "--report", str(tmp_path / "r.json")]
+                + common) == 2
+    assert capsys.readouterr().err.strip().endswith("column 'b c' has missing or infinite values")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["bad.csv", "bounds.json", "good.csv"]
+    assert main(["generate", str(good), "-o", str(tmp_path / "out.csv"), "--report", str(tmp_path / "r.json")]
+                + common) == 0
+    report = pd.read_json(tmp_path / "r.json", typ="series")
+    assert report["engine"]["engine"] == engine and len(pd.read_csv(tmp_path / "out.csv")) == N_ROWS
+
+
+def test_parquet_input_from_the_cli(frame, tmp_path):
+    (tmp_path / "bounds.json").write_text(pd.Series(BOUNDS).to_json())
+    source = write(frame, tmp_path, ".parquet")
+    assert main(["summarize", str(source), "-o", str(tmp_path / "s.json"), "--bounds", str(tmp_path / "bounds.json"),
+                 "--seed", "1", "--quiet"]) == 0
+    assert (tmp_path / "s.json").exists()
+
+
+def test_options_are_checked():
+    with pytest.raises(SynthDPError, match="scheduler needs engine 'dask'"):
+        SmoothSynthesizer(scheduler="tcp://localhost:8786")
+    with pytest.raises(SynthDPError, match="chunk_rows must be an integer >= 1"):
+        SmoothSynthesizer(chunk_rows=0)
+    with pytest.raises(SynthDPError, match="engine must be one of"):
+        SmoothSynthesizer(engine="spark")
+
+
+def test_dask_engine_on_a_local_cluster(frame, tmp_path):
+    """The CI test of dask.distributed: one in-process worker, a few seconds."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        synth = SmoothSynthesizer(seed=2, engine="dask", scheduler=cluster.scheduler_address, chunk_rows=CHUNK_ROWS)
+        synth.fit(write(frame, tmp_path, ".csv"), bounds=BOUNDS, synthesize=False)
+    reference = SmoothSynthesizer(seed=2).fit(frame, bounds=BOUNDS, synthesize=False)
+    assert synth.privacy_report()["engine"]["scheduler"] == cluster.scheduler_address
+    np.testing.assert_allclose(synth.release_.noisy_moments, reference.release_.noisy_moments, rtol=0, atol=1e-9)
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(frame, monkeypatch):
+    monkeypatch.setattr("synthdp.private_table.SCHEDULER_TIMEOUT", "0.5s")
+    synth = SmoothSynthesizer(engine="dask", scheduler="tcp://127.0.0.1:9")
+    with pytest.raises(SynthDPError, match="cannot connect to the Dask scheduler"):
+        synth.fit(frame, bounds=BOUNDS)
+
+
+def test_a_missing_optional_package_is_a_one_line_error(frame, tmp_path, monkeypatch):
+    def no_module(name):
+        raise ImportError(name)
+
+    parquet = write(frame, tmp_path, ".parquet")
+    monkeypatch.setattr("synthdp.private_table.importlib.import_module", no_module)
+    with pytest.raises(SynthDPError, match=r"the Dask engine needs the optional package 'dask': pip install"):
+        SmoothSynthesizer(engine="dask").fit(frame, bounds=BOUNDS)
+    with pytest.raises(SynthDPError, match="Parquet input needs the optional package 'pyarrow'"):
+        SmoothSynthesizer().fit(parquet, bounds=BOUNDS)
