@@ -7,7 +7,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "synthdp"
 RAW = {"private_table", "release"}
-POST_RELEASE = ["candidates", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics"]
+POST_RELEASE = ["candidates", "copula", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics"]
 
 
 def imported_modules(name: str) -> set[str]:
