@@ -30,7 +30,7 @@ from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, 
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data"
-KINDS = ("pca", "hypercube", "moments")
+KINDS = ("copula", "pca", "hypercube", "moments")
 
 
 def run(name: str, kinds, epsilon: float, delta: float, spread: float, rounds: int, n_queries: int,

@@ -68,8 +68,8 @@ answered from the summary alone, without sampling, in Python:
   from synthdp import Summary
   Summary.load("summary.json").answer(lambda rows: rows["age"] * rows["income"])
 
-No candidates and no private PCA are needed, so the moments get the budget that generate
-spends on PCA. (generate --summary-out saves the summary of its own release instead: one
+No candidates are needed, so the moments get the budget that generate spends on the
+candidates' statistics (marginals and correlations, or private PCA). (generate --summary-out saves the summary of its own release instead: one
 budget for both outputs.)
 """
 
@@ -123,11 +123,20 @@ def build_parser() -> argparse.ArgumentParser:
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     groups = _add_release_options(gen, "OUTPUT.csv", "where to write the synthetic table")
+    groups["budget"].add_argument("--marginals-share", type=float,
+                                  help="share of the budget for the one-way histograms of copula candidates "
+                                       "(default 0.3 with --correlation-share, 0.5 without)")
+    groups["budget"].add_argument("--correlation-share", type=float,
+                                  help="share for their correlations (pairwise products); default 0.3 when n is large "
+                                       "enough for the noisy products to carry correlations, else 0")
     groups["budget"].add_argument("--pca-share", type=float, help="share of the budget for private PCA (default 0.3)")
     method = groups["method"]
-    method.add_argument("--candidates", choices=["pca", "hypercube", "grid", "moments"],
-                        help="candidate points of the LP (default: pca; grid in exact mode; moments: "
+    method.add_argument("--candidates", choices=["copula", "pca", "hypercube", "grid", "moments"],
+                        help="candidate points of the LP (default: copula, from private one-way histograms and "
+                             "correlations; grid in exact mode; pca: the paper's private-PCA ellipsoid; moments: "
                              "Gaussian from the released degree-2 moments)")
+    method.add_argument("--marginal-bins", type=int, metavar="B",
+                        help="equal-width bins per column of the copula's histograms (default 16, plus the bounds as atoms)")
     method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
     method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
     method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")

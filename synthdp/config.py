@@ -13,7 +13,7 @@ from typing import Literal
 from .errors import SynthDPError
 
 Mode = Literal["practical", "exact"]
-CandidateKind = Literal["pca", "hypercube", "grid", "moments"]
+CandidateKind = Literal["copula", "pca", "hypercube", "grid", "moments"]
 NoiseKind = Literal["gaussian", "laplace"]
 
 MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6
@@ -34,10 +34,12 @@ class SynthConfig:
     mode : "practical" or "exact"
         "exact" is Algorithm 1 (full grid, full tensor basis, rounding to 1/L); "practical"
         is Section 3.4 (R lowest-degree basis functions, C private candidates).
-    candidates : "pca", "hypercube", "grid", "moments" or None
-        Candidate points of the LP. None means "pca" in practical mode and "grid" in exact.
-        "moments" draws them from the Gaussian implied by the released moments of degree
-        <= 2 (no PCA budget; R is then at least d (d + 3) / 2).
+    candidates : "copula", "pca", "hypercube", "grid", "moments" or None
+        Candidate points of the LP. None means "copula" in practical mode and "grid" in
+        exact. "copula" draws them from private one-way marginals (noisy histograms, with
+        the bounds as atoms) joined by a Gaussian copula with a private correlation matrix;
+        "pca" is the paper's private-PCA ellipsoid; "moments" the Gaussian implied by the
+        released moments of degree <= 2 (R is then at least d (d + 3) / 2).
     n_candidates : int
         C, the number of candidate points (ignored for "grid").
     n_basis : int or "auto"
@@ -49,6 +51,14 @@ class SynthConfig:
         advanced composition. None means Gaussian if delta > 0 and Laplace if delta = 0.
     pca_share : float
         Share of the budget spent on private PCA when candidates are "pca".
+    marginals_share, correlation_share : float or None
+        Shares of the budget spent on the one-way histograms and on the pairwise products
+        (the copula's correlations) when candidates are "copula". None (default) decides
+        from public n, d and the budget (:func:`synthdp.params.copula_shares`): 0.3 each
+        when the products' noise would be small enough to carry correlations, else no
+        products and 0.5 for the histograms.
+    marginal_bins : int
+        Equal-width bins per column of the one-way histograms (plus the two bounds as atoms).
     pca_components, pca_iterations : int or None, int
         k and L of private subspace iteration; None means min(d, 5) components.
     pca_calibration : "derived" or "paper"
@@ -93,6 +103,9 @@ class SynthConfig:
     n_basis: int | Literal["auto"] = "auto"
     noise: NoiseKind | None = None
     pca_share: float = 0.3
+    marginals_share: float | None = None
+    correlation_share: float | None = None
+    marginal_bins: int = 16
     pca_components: int | None = None
     pca_iterations: int = 5
     pca_calibration: Literal["derived", "paper"] = "derived"
@@ -113,7 +126,7 @@ class SynthConfig:
         _check(_is_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
         _check(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _choice("mode", self.mode, ("practical", "exact"))
-        _choice("candidates", self.candidates, ("pca", "hypercube", "grid", "moments", None))
+        _choice("candidates", self.candidates, ("copula", "pca", "hypercube", "grid", "moments", None))
         _check(_is_int(self.n_candidates) and self.n_candidates >= 1, "n_candidates must be an integer >= 1")
         _check(self.n_basis == "auto" or (_is_int(self.n_basis) and self.n_basis >= 1),
                "n_basis must be 'auto' or an integer >= 1")
@@ -122,6 +135,15 @@ class SynthConfig:
                "Gaussian noise needs delta > 0; pass --delta or --noise laplace")
         _check(_is_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
                f"pca_share must be in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
+        for name in ("marginals_share", "correlation_share"):
+            share = getattr(self, name)
+            _check(share is None or (_is_number(share) and (share == 0 or MIN_SHARE <= share <= 1 - MIN_SHARE)),
+                   f"{name} must be 0 or in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
+        _check(self.marginals_share != 0, "copula candidates need marginals_share > 0")
+        _check((self.marginals_share or 0) + (self.correlation_share or 0) <= 1 - MIN_SHARE,
+               "marginals_share + correlation_share must leave a share for the moments")
+        _check(_is_int(self.marginal_bins) and 1 <= self.marginal_bins <= 10_000,
+               "marginal_bins must be an integer in [1, 10000]")
         _check(self.pca_components is None or (_is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")
         _check(_is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
@@ -154,7 +176,7 @@ class SynthConfig:
     def candidate_kind(self) -> CandidateKind:
         if self.candidates is not None:
             return self.candidates
-        return "grid" if self.mode == "exact" else "pca"
+        return "grid" if self.mode == "exact" else "copula"
 
     @classmethod
     def keys(cls) -> list[str]:

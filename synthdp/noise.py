@@ -56,6 +56,32 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
     return s * l2_sensitivity
 
 
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """The largest mu such that mu-GDP implies (epsilon, delta)-DP.
+
+    mu-Gaussian differential privacy (Dong, Roth & Su 2022) is the privacy of one Gaussian
+    mechanism with sensitivity / sigma = mu; it implies (epsilon, delta(epsilon))-DP for
+    every epsilon, with exactly the curve the analytic Gaussian mechanism inverts, so
+    mu = 1 / (sigma for sensitivity 1).
+    """
+    return 1.0 / analytic_gaussian_sigma(1.0, epsilon, delta)
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """The smallest epsilon such that mu-GDP is (epsilon, delta)-DP (the inverse of :func:`gdp_mu`)."""
+    if mu <= 0:
+        return 0.0
+
+    def excess(epsilon: float) -> float:  # delta(epsilon) - delta, decreasing in epsilon
+        tail = math.exp(epsilon + special.log_ndtr(-epsilon / mu - mu / 2))
+        return special.ndtr(-epsilon / mu + mu / 2) - tail - delta
+
+    high = 1.0
+    while excess(high) > 0:
+        high *= 2
+    return optimize.brentq(excess, 0.0, high, xtol=1e-12) * (1 + 1e-9) if excess(0.0) > 0 else 0.0
+
+
 def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     """Per-mechanism eps0 such that ``count`` eps0-DP mechanisms are (epsilon, delta)-DP."""
     basic = epsilon / count
@@ -73,6 +99,11 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
 def expected_l1_norm(kind: str, scale: float, count: int) -> float:
     """E ||noise||_1 of ``count`` draws: Laplace(b) has E|X| = b, N(0, s^2) has E|X| = s sqrt(2/pi)."""
     return count * scale * (math.sqrt(2 / math.pi) if kind == "gaussian" else 1.0)
+
+
+def noise_standard_deviation(kind: str, scale: float) -> float:
+    """Standard deviation of one draw: N(0, s^2) has s, Laplace(b) has sqrt(2) b."""
+    return scale if kind == "gaussian" else math.sqrt(2) * scale
 
 
 class NoiseSampler(ABC):

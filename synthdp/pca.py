@@ -20,8 +20,8 @@ The bound is attained up to rounding by two orthogonal corners of the cube.
 Composition over L iterations (adaptive: X^(l) depends on earlier outputs)
 -----------------------------------------------------------------------
 Gaussian: L Gaussian releases of L2 sensitivity Delta and equal sigma compose exactly like
-one release of sensitivity sqrt(L) Delta, so sigma is the analytic Gaussian sigma for
-sqrt(L) Delta. Laplace: each iteration gets epsilon / L, so b = L Delta_1 / epsilon.
+one release of sensitivity sqrt(L) Delta (they are sqrt(L) Delta / sigma -GDP), so
+sigma = sqrt(L) Delta / mu for the stage's Gaussian-DP parameter mu. Laplace: each iteration gets epsilon / L, so b = L Delta_1 / epsilon.
 
 Theorem 3.6's constants ("paper" calibration) scale the noise by ||X^(l-1)||_inf:
 Gaussian sigma = ||X||_inf 5 d sqrt(4 k L log(1/delta)) / (n epsilon),
@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .ledger import PrivacyEvent
-from .noise import NoiseSampler, analytic_gaussian_sigma, laplace_scale
+from .noise import NoiseSampler, laplace_scale
+from .params import StageBudget
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,7 @@ def private_subspace_iteration(
     n: int,
     k: int,
     iterations: int,
-    epsilon: float,
-    delta: float,
+    budget: StageBudget,
     noise_kind: str,
     noise: NoiseSampler,
     rng: np.random.Generator,
@@ -104,8 +104,8 @@ def private_subspace_iteration(
         Number of rows (public).
     k, iterations : int
         Dimension of the subspace and number of iterations L.
-    epsilon, delta : float
-        Budget of this stage; delta = 0 requires noise_kind "laplace".
+    budget : StageBudget
+        Budget of this stage: its mu for Gaussian noise, its epsilon for Laplace.
     noise_kind : "gaussian" or "laplace"
     noise : NoiseSampler
     rng : numpy Generator
@@ -116,8 +116,10 @@ def private_subspace_iteration(
     covariance = second_moment - np.outer(center, center)
     norm = "l2" if noise_kind == "gaussian" else "l1"
     sensitivity = iteration_sensitivity(d, k, n, norm)
+    epsilon, delta = budget.epsilon, budget.delta
     if noise_kind == "gaussian":
-        derived_scale = analytic_gaussian_sigma(math.sqrt(iterations) * sensitivity, epsilon, delta)
+        # L adaptive Gaussian releases of l2 sensitivity Delta each are sqrt(L) Delta / sigma -GDP
+        derived_scale = math.sqrt(iterations) * sensitivity / budget.mu
         paper_factor = 5 * d * math.sqrt(4 * k * iterations * math.log(1 / delta)) / (n * epsilon)
         mechanism = "Gaussian (analytic), private subspace iteration"
     else:
@@ -150,5 +152,6 @@ def private_subspace_iteration(
         epsilon=epsilon,
         delta=delta if noise_kind == "gaussian" else 0.0,
         released=f"{iterations} noisy iterates of shape {d}x{k}",
+        mu=math.sqrt(iterations) * sensitivity / max(scales) if noise_kind == "gaussian" else None,
     )
     return pca, event

@@ -19,10 +19,11 @@ import numpy as np
 from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
+from .copula import Marginals
 from .domain import ColumnDomain, Domain
 from .ledger import PrivacyEvent, PrivacyLedger
-from .noise import NoiseSampler, analytic_gaussian_sigma, composition_epsilon, expected_l1_norm, laplace_scale
-from .params import Plan
+from .noise import NoiseSampler, composition_epsilon, expected_l1_norm, laplace_scale, noise_standard_deviation
+from .params import Plan, StageBudget
 from .pca import PrivatePCA, private_subspace_iteration
 from .private_table import PrivateTable
 from .progress import StageTracker
@@ -49,6 +50,12 @@ class Release:
         Expected l1 norm of the noise added to the moments (public: from the calibration).
     pca : PrivatePCA or None
         Released principal axes when candidates are "pca".
+    marginals : Marginals or None
+        Released one-way histograms when candidates are "copula".
+    noisy_products : array, shape (d (d - 1) / 2,), or None
+        Released E[x_i x_j], i < j, when candidates are "copula" with a correlation share.
+    products_noise_sd : float
+        Standard deviation of the noise on each of them (public: from the calibration).
     noisy_rows_clipped : float or None
         Noisy count of rows with a value outside the bounds (None: not released).
     """
@@ -59,6 +66,9 @@ class Release:
     noisy_moments: np.ndarray
     moment_noise_l1: float
     pca: PrivatePCA | None
+    marginals: Marginals | None
+    noisy_products: np.ndarray | None
+    products_noise_sd: float
     noisy_rows_clipped: float | None
 
 
@@ -86,19 +96,29 @@ def release_statistics(
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
             indices = lowest_degree_indices(plan.d, plan.n_basis)
-        pca_wanted = plan.candidates == "pca"
+        pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
+        products_wanted = copula_wanted and plan.budget.share("correlation") > 0
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
-                                         column_sums=pca_wanted, second_moment=pca_wanted))
+                                         column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
+                                         marginal_bins=config.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
         if plan.budget.clip_count > 0:
             noisy_rows_clipped = release_clip_count(int(sums["rows_clipped"]), plan.budget.clip_count, ledger, noise)
         noisy_moments = release_moments(sums["moments"] / plan.n, plan, ledger, noise)
         moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
-    pca = None
+    pca = marginals = noisy_products = None
+    products_noise_sd = 0.0
     if pca_wanted:
         with stages.stage("private PCA"):
             pca = release_pca(sums, indices, noisy_moments, plan, config, ledger, noise, rng)
-    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, pca, noisy_rows_clipped)
+    if copula_wanted:
+        with stages.stage("marginals"):
+            marginals = release_marginals(sums["cell_counts"], plan, ledger, noise)
+            if products_wanted:
+                noisy_products = release_products(sums["second_moment"], plan, ledger, noise)
+                products_noise_sd = noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, pca, marginals, noisy_products,
+                   products_noise_sd, noisy_rows_clipped)
 
 
 def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[str, ColumnDomain], epsilon: float,
@@ -154,10 +174,10 @@ def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, nois
     t^d/(n eps) is about half the correct one, 2R/(n eps).
     """
     return release_bounded_means(moments, "moments", f"{len(moments)} Chebyshev moments",
-                                 plan.budget.moments_epsilon, plan.budget.moments_delta, plan, ledger, noise)
+                                 plan.budget.stage("moments"), plan, ledger, noise)
 
 
-def release_bounded_means(means: np.ndarray, stage: str, released: str, epsilon: float, delta: float,
+def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,
                           plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
@@ -165,24 +185,64 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, epsilon:
     the vector of R means has L1 sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n.
 
     Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per mean. (epsilon, delta) with
-    Gaussian noise: analytic Gaussian sigma for L2 sensitivity 2 sqrt(R)/n. (epsilon, delta)
-    with Laplace: each mean is an eps0-DP Laplace release of sensitivity 2/n, eps0 from
-    advanced composition over the R means (see :func:`synthdp.noise.composition_epsilon`).
+    Gaussian noise: sigma = L2 sensitivity / mu. (epsilon, delta) with Laplace: each mean
+    is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced composition over
+    the R means (see :func:`synthdp.noise.composition_epsilon`).
     """
     R, n = len(means), plan.n
-    if plan.noise == "gaussian":
-        sensitivity = 2 * math.sqrt(R) / n
-        sigma = analytic_gaussian_sigma(sensitivity, epsilon, delta)
-        ledger.record(PrivacyEvent(stage, "Gaussian (analytic)", sensitivity, "l2", sigma, epsilon, delta, released))
-        return noise.gaussian(means, sigma)
-    if delta > 0:
-        scale = laplace_scale(2 / n, composition_epsilon(R, epsilon, delta))
+    if budget.mu is None and budget.delta > 0:
+        scale = laplace_scale(2 / n, composition_epsilon(R, budget.epsilon, budget.delta))
         mechanism = "Laplace per value, advanced composition over the values"
-        ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, epsilon, delta, released))
-    else:
-        scale = laplace_scale(2 * R / n, epsilon)
-        ledger.record(PrivacyEvent(stage, "Laplace", 2 * R / n, "l1", scale, epsilon, 0.0, released))
-    return noise.laplace(means, scale)
+        ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
+        return noise.laplace(means, scale)
+    return _release(means, stage, released, 2 * R / n, 2 * math.sqrt(R) / n, budget, ledger, noise)
+
+
+def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> Marginals:
+    """Noisy one-way histograms of every column: ``counts`` of shape (d, B + 2) from
+    :func:`synthdp.copula.cell_counts` summed over the rows.
+
+    Sensitivity: replacing one row takes one unit from one cell of each column and adds it
+    to another (or the same) cell, so the d x (B + 2) counts have L1 sensitivity 2d and L2
+    sensitivity sqrt(2d).
+    """
+    d, n_bins = counts.shape[0], counts.shape[1] - 2
+    noisy = _release(counts, "marginals", f"one-way histograms of {d} columns, {n_bins} bins + 2 atoms each",
+                     2.0 * d, math.sqrt(2.0 * d), plan.budget.stage("marginals"), ledger, noise)
+    return Marginals(noisy, plan.n)
+
+
+def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    """Noisy E[x_i x_j] for every pair i < j, in ``np.triu_indices(d, 1)`` order, from the
+    sum over the rows of x x^T, shape (d, d).
+
+    Sensitivity: replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n.
+    Both the l1 and the squared l2 norm of that change are, in each coordinate of x or y
+    separately, convex (an absolute value or a square of a function affine in it), so their
+    maximum over [-1, 1]^d is at corners. For corners x, y that differ in the sign of the
+    coordinates in S, exactly the |S| (d - |S|) products across S and its complement
+    change, each by 2/n; |S| (d - |S|) <= floor(d^2/4). Hence L1 sensitivity
+    2 floor(d^2/4)/n and L2 sensitivity 2 sqrt(floor(d^2/4))/n (d/n for even d), attained.
+    """
+    n, d = plan.n, plan.d
+    upper = np.triu_indices(d, 1)
+    products = (second_moment_sum / n)[upper]
+    crossing = d * d // 4  # the most products one row swap can flip
+    return _release(products, "correlation", f"means of the {len(products)} products x_i x_j, i < j",
+                    2 * crossing / n, 2 * math.sqrt(crossing) / n, plan.budget.stage("correlation"), ledger, noise)
+
+
+def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,
+             budget: StageBudget, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    """Gaussian noise sigma = l2 / mu for a Gaussian-DP budget, else Laplace l1 / epsilon (epsilon-DP)."""
+    if budget.mu is not None:
+        sigma = l2_sensitivity / budget.mu
+        ledger.record(PrivacyEvent(stage, "Gaussian", l2_sensitivity, "l2", sigma, budget.epsilon, budget.delta,
+                                   released, mu=budget.mu))
+        return noise.gaussian(values, sigma)
+    scale = laplace_scale(l1_sensitivity, budget.epsilon)
+    ledger.record(PrivacyEvent(stage, "Laplace", l1_sensitivity, "l1", scale, budget.epsilon, 0.0, released))
+    return noise.laplace(values, scale)
 
 
 def release_pca(
@@ -203,7 +263,7 @@ def release_pca(
     [-1, 1]) are released here with a 1/(L+1) share of the PCA budget.
     """
     n, d = plan.n, plan.d
-    epsilon, delta = plan.budget.pca_epsilon, plan.budget.pca_delta
+    budget = plan.budget.stage("pca")
     iterations = config.pca_iterations
     degree_one = {int(np.flatnonzero(r)[0]): i for i, r in enumerate(indices) if r.sum() == 1}
     if len(degree_one) == d:
@@ -211,12 +271,12 @@ def release_pca(
     else:
         share = 1 / (iterations + 1)
         center = release_bounded_means(sums["column_sums"] / n, "pca_centre", f"mean of {d} columns (ellipsoid centre)",
-                                       epsilon * share, delta * share, plan, ledger, noise)
-        epsilon, delta = epsilon - epsilon * share, delta - delta * share
+                                       budget.part(share), plan, ledger, noise)
+        budget = budget.part(1 - share)
     k = min(d, config.pca_components or DEFAULT_PCA_COMPONENTS)
     second_moment = sums["second_moment"] / n
     pca, event = private_subspace_iteration(
-        second_moment, np.clip(center, -1, 1), n, k, iterations, epsilon, delta,
+        second_moment, np.clip(center, -1, 1), n, k, iterations, budget,
         plan.noise, noise, rng, config.pca_calibration,
     )
     ledger.record(event)

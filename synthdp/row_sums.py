@@ -24,12 +24,13 @@ import numpy as np
 from . import grid
 from .basis import ChebyshevBasis
 from .bounds import histogram_counts
+from .copula import cell_counts
 from .domain import Domain
 
 # How two chunks' partial results combine, per named statistic.
 COMBINE = {
     "rows": np.add, "rows_clipped": np.add, "moments": np.add, "column_sums": np.add,
-    "second_moment": np.add, "histograms": np.add,
+    "second_moment": np.add, "histograms": np.add, "cell_counts": np.add,
     "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and,
 }
 
@@ -49,6 +50,9 @@ class SumRequest:
         Exact mode: snap the unit points to the grid of N cells per axis first.
     column_sums, second_moment : bool
         Also sum_i x_i, shape (d,), and sum_i x_i x_i^T, shape (d, d) (private PCA).
+    marginal_bins : int or None
+        Also the rows per cell of each unit column, shape (d, B + 2), for the copula's
+        one-way histograms (:func:`synthdp.copula.cell_counts`).
     histogram_columns : tuple of int
         Positions of the columns whose raw values are counted in the bounds bins.
     data_range : bool
@@ -61,6 +65,7 @@ class SumRequest:
     snap_cells: int | None = None
     column_sums: bool = False
     second_moment: bool = False
+    marginal_bins: int | None = None
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
 
@@ -71,7 +76,7 @@ class RowSums:
 
     ``values`` maps "rows" (the row count, public), "rows_clipped" (rows with a value outside
     the domain), "moments" (R,), "column_sums" (d,), "second_moment" (d, d),
-    "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
+    "cell_counts" (d, B + 2), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
     to arrays; only the requested ones are present.
     """
 
@@ -126,6 +131,8 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
             sums["column_sums"] = points.sum(axis=0)
         if request.second_moment:
             sums["second_moment"] = points.T @ points
+        if request.marginal_bins is not None:
+            sums["cell_counts"] = cell_counts(points, request.marginal_bins)
     return RowSums(sums)
 
 

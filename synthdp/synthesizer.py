@@ -13,6 +13,7 @@ from . import grid
 from .basis import ChebyshevBasis
 from .candidates import (ellipsoid_candidates, gaussian_candidates, grid_candidates, hypercube_candidates,
                          moment_gaussian)
+from .copula import copula_candidates, correlation_matrix
 from .config import SynthConfig
 from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
@@ -64,6 +65,9 @@ class SmoothSynthesizer:
         n_basis: int | str = "auto",
         noise: str | None = None,
         pca_share: float = 0.3,
+        marginals_share: float | None = None,
+        correlation_share: float | None = None,
+        marginal_bins: int = 16,
         pca_components: int | None = None,
         pca_iterations: int = 5,
         pca_calibration: str = "derived",
@@ -81,6 +85,7 @@ class SmoothSynthesizer:
         self.config = SynthConfig(
             epsilon=epsilon, delta=delta, smoothness=smoothness, mode=mode, candidates=candidates,
             n_candidates=n_candidates, n_basis=n_basis, noise=noise, pca_share=pca_share,
+            marginals_share=marginals_share, correlation_share=correlation_share, marginal_bins=marginal_bins,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
             clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, max_lp_entries=max_lp_entries, seed=seed,
@@ -140,7 +145,7 @@ class SmoothSynthesizer:
             ledger.add_caveat(NOT_PRIVATE_BOUNDS)
         if not noise.private:
             ledger.add_caveat(SEED_WARNING)
-        stage_names = (["moments"] + (["private PCA"] if plan.candidates == "pca" else [])
+        stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals"]}.get(plan.candidates, [])
                        + (["candidates", "LP fit"] if synthesize else [])
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
@@ -209,6 +214,9 @@ class SmoothSynthesizer:
             return grid_candidates(plan.theory.N, plan.d)
         if plan.candidates == "hypercube":
             return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
+        if plan.candidates == "copula":
+            correlation = correlation_matrix(release.marginals, release.noisy_products, release.products_noise_sd)
+            return copula_candidates(release.marginals, correlation, plan.n_candidates, rng)
         if plan.candidates == "moments":
             center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
             return gaussian_candidates(center, covariance, plan.n_candidates, rng)

@@ -45,6 +45,10 @@ Sample sizes (per table) and budgets are in AUDITS: 20 000 runs per table for th
 the clip count and the bounds histogram, 6 000 for PCA (each PCA run costs ~100 us). The
 file runs in about 10 s on two cores.
 
+The one-way histograms and pairwise products of copula candidates (synthdp.release.release_marginals
+and release_products) add their noise through the same function as the moments audited here; their
+sensitivities are checked, attained, in test_privacy.py.
+
 Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
 the size where a corner pair attains the sensitivity, basic composition gives the larger
 eps0, so it is the pure Laplace audit again), and the "paper" PCA calibration (never below
@@ -67,7 +71,7 @@ from synthdp.config import SynthConfig
 from synthdp.domain import Domain
 from synthdp.ledger import PrivacyLedger
 from synthdp.noise import SeededNoise
-from synthdp.params import make_plan
+from synthdp.params import StageBudget, make_plan
 from synthdp.pca import private_subspace_iteration
 from synthdp.private_table import PrivateTable
 from synthdp.row_sums import SumRequest
@@ -296,7 +300,8 @@ def pca_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor
         runs = []
         for _ in range(size):
             noise.outputs.clear()
-            private_subspace_iteration(second_moment, np.zeros(D), N_ROWS, D, iterations, epsilon, delta,
+            private_subspace_iteration(second_moment, np.zeros(D), N_ROWS, D, iterations,
+                                       StageBudget.whole(epsilon, delta, noise_kind == "gaussian"),
                                        noise_kind, noise, FixedStart())
             runs.append(np.array(noise.outputs))
         samples.append(np.array(runs))  # (size, iterations, d, k)

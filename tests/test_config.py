@@ -10,7 +10,7 @@ def test_defaults_are_valid_pure_dp_practical():
     config = SynthConfig()
     assert config.epsilon == 1.0 and config.delta == 0.0
     assert config.noise_kind == "laplace"
-    assert config.candidate_kind == "pca"
+    assert config.candidate_kind == "copula"
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,8 @@ def test_noise_kind(keys, noise):
 @pytest.mark.parametrize(
     "keys, kind",
     [
-        ({}, "pca"),
+        ({}, "copula"),
+        ({"candidates": "pca"}, "pca"),
         ({"mode": "exact"}, "grid"),
         ({"mode": "exact", "candidates": "grid"}, "grid"),
         ({"candidates": "hypercube"}, "hypercube"),

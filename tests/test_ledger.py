@@ -1,7 +1,10 @@
+import math
+
 import pytest
 
 from synthdp.errors import SynthDPError
 from synthdp.ledger import PrivacyEvent, PrivacyLedger
+from synthdp.noise import gdp_epsilon, gdp_mu
 
 
 def event(stage: str, epsilon: float, delta: float = 0.0) -> PrivacyEvent:
@@ -30,8 +33,6 @@ def test_overdraw_is_refused_and_not_recorded(epsilon, delta):
     ledger.record(event("pca", 0.4))
     with pytest.raises(SynthDPError, match="budget exceeded"):
         ledger.record(event("moments", epsilon, delta))
-    with pytest.raises(SynthDPError):
-        ledger.check(epsilon, delta)
     assert len(ledger.events) == 1
     assert ledger.spent_epsilon == pytest.approx(0.4)
 
@@ -53,9 +54,44 @@ def test_to_dict_reports_budget_spending_stages_and_caveats():
             "epsilon": 1.5,
             "delta": 1e-5,
             "released": "3 moments",
+            "mu": None,
         }
     ]
     ledger.add_caveat("bounds read from the data")
     report = ledger.to_dict()
     assert report["differentially_private"] is False
     assert report["caveats"] == ["bounds read from the data"]
+
+
+def gaussian(stage: str, mu: float) -> PrivacyEvent:
+    return PrivacyEvent(stage, "Gaussian", 0.1, "l2", 0.1 / mu, 0.0, 1e-6, "3 moments", mu=mu)
+
+
+def test_gaussian_events_compose_in_gdp_and_laplace_events_add():
+    epsilon, delta, laplace = 1.0, 1e-6, 0.1
+    mu = gdp_mu(epsilon - laplace, delta)
+    ledger = PrivacyLedger(epsilon, delta)
+    ledger.record(event("clip_count", laplace))
+    for stage, share in (("moments", 0.4), ("marginals", 0.3), ("correlation", 0.3)):
+        ledger.record(gaussian(stage, math.sqrt(share) * mu))
+    assert ledger.gaussian_mu == pytest.approx(mu)
+    assert ledger.spent_epsilon == pytest.approx(epsilon, rel=1e-8) and ledger.spent_delta == delta
+    # the same three stages under basic composition would each get a third of the epsilon,
+    # which needs more noise than sqrt(3) times that of one stage with all of it
+    assert gdp_mu((epsilon - laplace) / 3, delta / 3) < mu / math.sqrt(3)
+    with pytest.raises(SynthDPError, match="budget exceeded"):
+        ledger.record(gaussian("more", 0.01 * mu))
+    assert "Gaussian DP" in ledger.to_dict()["composition"]
+
+
+def test_gaussian_events_need_delta_left():
+    ledger = PrivacyLedger(1.0, 1e-6)
+    ledger.record(event("approximate", 0.1, 1e-6))
+    with pytest.raises(SynthDPError, match="budget exceeded"):
+        ledger.record(gaussian("moments", 0.01))
+
+
+@pytest.mark.parametrize("epsilon, delta", [(0.1, 1e-10), (1.0, 1e-10), (1.0, 1e-5), (8.0, 1e-6), (1000.0, 0.5)])
+def test_gdp_conversions_invert_each_other(epsilon, delta):
+    assert gdp_epsilon(gdp_mu(epsilon, delta), delta) == pytest.approx(epsilon, rel=1e-7)
+    assert gdp_epsilon(gdp_mu(epsilon, delta), delta) <= epsilon * (1 + 1e-8)  # never reports less than spent

@@ -4,7 +4,8 @@ import pytest
 
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
-from synthdp.params import TheoryParameters, auto_n_basis, make_plan, paper_n_basis, theory_parameters
+from synthdp.noise import gdp_mu
+from synthdp.params import TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis, theory_parameters
 
 
 def ceil_power(n: int, p: int, q: int) -> int:
@@ -76,7 +77,9 @@ def test_paper_n_basis(n, d, K, delta, expected):
     "config, public",
     [
         (SynthConfig(epsilon=1.3), True),
-        (SynthConfig(epsilon=1.3, delta=1e-6, pca_share=0.4, clip_count_share=0.1), True),
+        (SynthConfig(epsilon=1.3, delta=1e-6, pca_share=0.4, clip_count_share=0.1, candidates="pca"), True),
+        (SynthConfig(epsilon=1.3, delta=1e-6, noise="laplace", candidates="pca"), True),
+        (SynthConfig(epsilon=1.3, delta=1e-6), True),
         (SynthConfig(epsilon=2.0, delta=1e-6, candidates="hypercube"), True),
         (SynthConfig(epsilon=0.7), False),
         (SynthConfig(epsilon=0.7, mode="exact"), True),
@@ -84,13 +87,22 @@ def test_paper_n_basis(n, d, K, delta, expected):
 )
 def test_budget_split_sums_to_the_budget(config, public):
     budget = make_plan(config, 1000, 2, bounds_are_public=public).budget
-    assert budget.clip_count + budget.pca_epsilon + budget.moments_epsilon == pytest.approx(config.epsilon, rel=1e-12)
-    assert budget.pca_delta + budget.moments_delta == pytest.approx(config.delta, rel=1e-12)
     assert budget.clip_count == pytest.approx(config.epsilon * config.clip_count_share if public else 0.0)
-    if config.candidate_kind == "pca":
-        assert budget.pca_epsilon == pytest.approx((config.epsilon - budget.clip_count) * config.pca_share)
+    assert budget.remaining_epsilon == pytest.approx(config.epsilon - budget.clip_count, rel=1e-12)
+    assert sum(share for _, share in budget.shares) == pytest.approx(1.0, rel=1e-12)
+    stages = [budget.stage(name) for name, _ in budget.shares]
+    if config.noise_kind == "gaussian":  # mu^2 adds up to that of the remaining budget
+        assert budget.composition == "gdp"
+        assert math.hypot(*(stage.mu for stage in stages)) == pytest.approx(gdp_mu(budget.remaining_epsilon, config.delta))
     else:
-        assert budget.pca_epsilon == 0 and budget.pca_delta == 0
+        assert budget.composition == "basic"
+        assert sum(stage.epsilon for stage in stages) == pytest.approx(budget.remaining_epsilon, rel=1e-12)
+        assert sum(stage.delta for stage in stages) == pytest.approx(config.delta, rel=1e-12)
+    copula = {name for name, share in copula_shares(config, 1000, 2, budget.remaining_epsilon).items() if share}
+    expected = {"pca": {"moments", "pca"}, "copula": {"moments"} | copula}.get(config.candidate_kind, {"moments"})
+    assert {name for name, _ in budget.shares} == expected
+    if config.candidate_kind == "pca":
+        assert budget.share("pca") == config.pca_share
 
 
 def test_exact_plan_uses_the_full_tensor_basis_and_grid():
@@ -118,7 +130,7 @@ def test_auto_n_basis_is_the_paper_r_raised_to_d(n, d, K, delta, expected):
 
 def test_practical_plan_sizes():
     plan = make_plan(SynthConfig(delta=1e-6, n_candidates=500), 1000, 3, True)
-    assert plan.n_candidates == 500 and plan.candidates == "pca" and plan.noise == "gaussian"
+    assert plan.n_candidates == 500 and plan.candidates == "copula" and plan.noise == "gaussian"
     assert not plan.round_to_lattice
     assert make_plan(SynthConfig(n_basis=17), 1000, 3, True).n_basis == 17
     grid_plan = make_plan(SynthConfig(candidates="grid"), 1000, 3, True)
@@ -130,7 +142,7 @@ def test_to_dict_flattens_the_theory_parameters():
     out = plan.to_dict()
     assert (out["t"], out["N"], out["m"], out["L"]) == (plan.theory.t, plan.theory.N, plan.theory.m, plan.theory.L)
     assert (out["R"], out["C"], out["K"]) == (plan.n_basis, plan.n_candidates, plan.smoothness)
-    assert out["budget"]["moments_epsilon"] == plan.budget.moments_epsilon
+    assert out["budget"]["stages"]["moments"]["epsilon"] == plan.budget.stage("moments").epsilon
     assert "theory" not in out
 
 
@@ -162,3 +174,17 @@ def test_make_plan_accepts_an_lp_exactly_at_the_memory_bound():
 def test_make_plan_refuses_tiny_inputs(config, n, message):
     with pytest.raises(SynthDPError, match=message):
         make_plan(config, n, 3, True)
+
+
+@pytest.mark.parametrize(
+    "n, d, delta, correlation",
+    [(5875, 20, 1e-10, 0.3), (2126, 20, 1e-10, 0.0), (569, 30, 1e-10, 0.0), (5875, 20, 0.0, 0.0), (10**6, 20, 0.0, 0.3)],
+)
+def test_copula_releases_products_only_when_their_noise_is_small(n, d, delta, correlation):
+    shares = copula_shares(SynthConfig(delta=delta), n, d, 0.98)
+    assert shares["correlation"] == correlation
+    assert shares["marginals"] == (0.3 if correlation else 0.5)
+    set_by_user = copula_shares(SynthConfig(delta=delta, correlation_share=0.2, marginals_share=0.1), n, d, 0.98)
+    assert set_by_user == {"marginals": 0.1, "correlation": 0.2}
+    with pytest.raises(SynthDPError, match="leave a share"):
+        copula_shares(SynthConfig(delta=delta, correlation_share=0.8), n, d, 0.98)

@@ -5,6 +5,7 @@ import pytest
 from scipy import stats
 
 from synthdp.noise import NoiseSampler, SeededNoise, analytic_gaussian_sigma
+from synthdp.params import StageBudget
 from synthdp.pca import debiased_eigenvalues, iteration_sensitivity, private_subspace_iteration
 
 
@@ -85,7 +86,7 @@ def test_recovers_the_top_eigenvector_when_noise_is_tiny(noise_kind, delta):
     center = rows.mean(axis=0)
     covariance = np.cov(rows.T, bias=True)
     pca, event = private_subspace_iteration(
-        rows.T @ rows / n, center, n, k=2, iterations=10, epsilon=1e4, delta=delta,
+        rows.T @ rows / n, center, n, k=2, iterations=10, budget=StageBudget.whole(1e4, delta, noise_kind == "gaussian"),
         noise_kind=noise_kind, noise=SeededNoise(np.random.default_rng(5)), rng=rng,
     )
     top_value, top_vector = np.linalg.eigh(covariance)[0][-1], np.linalg.eigh(covariance)[1][:, -1]
@@ -106,7 +107,7 @@ def test_exact_iteration_finds_the_top_k_eigenpairs():
     # RecordingNoise adds nothing, but the eigenvalue estimate subtracts the energy d sigma^2
     # of the noise it expects; epsilon = 1e8 makes that ~1e-10, against lambda_3^2 ~ 2e-5.
     pca, _ = private_subspace_iteration(
-        rows.T @ rows / n, center, n, k, iterations=60, epsilon=1e8, delta=1e-6,
+        rows.T @ rows / n, center, n, k, iterations=60, budget=StageBudget.whole(1e8, 1e-6, True),
         noise_kind="gaussian", noise=RecordingNoise(), rng=rng,
     )
     np.testing.assert_allclose(pca.eigenvalues, values[::-1][:k], rtol=1e-4)
@@ -120,7 +121,7 @@ def test_outputs_are_orthonormal_sorted_and_clipped(noise_kind, delta):
     rows = rng.uniform(-1, 1, (n, d))
     center = np.array([1.3, -2.0, 0.1, 0.0, 0.2])  # a noisy released mean may leave the cube
     pca, _ = private_subspace_iteration(
-        rows.T @ rows / n, center, n, k, iterations=4, epsilon=0.5, delta=delta,
+        rows.T @ rows / n, center, n, k, iterations=4, budget=StageBudget.whole(0.5, delta, noise_kind == "gaussian"),
         noise_kind=noise_kind, noise=SeededNoise(np.random.default_rng(8)), rng=rng,
     )
     assert pca.axes.shape == (d, k)
@@ -135,13 +136,14 @@ def test_noise_scale_matches_the_composed_calibration(noise_kind, delta):
     rows = np.random.default_rng(9).uniform(-1, 1, (n, d))
     noise = RecordingNoise()
     _, event = private_subspace_iteration(
-        rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, epsilon, delta,
+        rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, StageBudget.whole(epsilon, delta, noise_kind == "gaussian"),
         noise_kind, noise, np.random.default_rng(10),
     )
     l2 = math.sqrt(2) * d / n
     if noise_kind == "gaussian":  # L releases of sensitivity l2 = one of sensitivity sqrt(L) l2
         expected = analytic_gaussian_sigma(math.sqrt(iterations) * l2, epsilon, delta)
         assert event.sensitivity == pytest.approx(l2)
+        assert event.mu == pytest.approx(math.sqrt(iterations) * l2 / expected)
     else:  # epsilon / L per iteration, L1 sensitivity sqrt(d k) l2
         expected = iterations * math.sqrt(d * k) * l2 / epsilon
         assert event.sensitivity == pytest.approx(math.sqrt(d * k) * l2)
@@ -155,7 +157,7 @@ def test_noise_scale_matches_the_composed_calibration(noise_kind, delta):
 def test_paper_calibration_never_falls_below_the_derived_scale(noise_kind, delta, d, k):
     n, iterations, epsilon = 500, 3, 1.0
     rows = np.random.default_rng(11).uniform(-1, 1, (n, d))
-    args = (rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, epsilon, delta, noise_kind)
+    args = (rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, StageBudget.whole(epsilon, delta, noise_kind == "gaussian"), noise_kind)
     derived, paper = RecordingNoise(), RecordingNoise()
     private_subspace_iteration(*args, derived, np.random.default_rng(12))
     _, event = private_subspace_iteration(*args, paper, np.random.default_rng(12), calibration="paper")

@@ -92,7 +92,8 @@ def test_report_names_every_required_field(clinic_like):
         assert key in parameters
     assert report["lp"]["status"] == "optimal" and report["lp"]["objective"] >= 0
     assert report["output"]["distinct_rows"] <= report["lp"]["support_size"] <= parameters["n_basis"] + 1
-    assert set(report["timings_seconds"]) >= {"moments", "private PCA", "candidates", "LP fit", "sampling"}
+    assert set(report["timings_seconds"]) >= {"moments", "marginals", "candidates", "LP fit", "sampling"}
+    assert {e["stage"] for e in report["privacy"]["stages"]} == {"clip_count", "moments", "marginals", "correlation"}
     assert report["synthdp_version"]
 
 

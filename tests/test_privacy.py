@@ -67,6 +67,32 @@ def test_moment_sensitivity_bound_holds_and_is_attained(basis, n_cells):
         assert worst_inf == pytest.approx(2 / n)
 
 
+def _copula_sums(rows: np.ndarray, n_bins: int):
+    """The cell counts and the second-moment sum exactly as the release computes them."""
+    table = PrivateTable(pd.DataFrame(rows, columns=list(BOUNDS)))
+    request = SumRequest(Domain.from_bounds(BOUNDS, table.column_names), second_moment=True, marginal_bins=n_bins)
+    sums = table.row_sums(request)
+    return sums["cell_counts"], sums["second_moment"]
+
+
+def test_marginal_and_product_sensitivities_hold_and_are_attained():
+    """release_marginals: L1 2d, L2 sqrt(2d); release_products: L1 2 floor(d^2/4)/n, L2 its root."""
+    rng = np.random.default_rng(2)
+    n, upper = 25, np.triu_indices(D, 1)
+    worst = dict(counts_l1=0.0, counts_l2=0.0, products_l1=0.0, products_l2=0.0)
+    for first, second in _neighbour_pairs(rng):
+        (counts_a, moment_a), (counts_b, moment_b) = _copula_sums(first, 4), _copula_sums(second, 4)
+        counts = counts_a - counts_b
+        products = (moment_a / n)[upper] - (moment_b / n)[upper]
+        for name, change in (("counts", counts), ("products", products)):
+            worst[f"{name}_l1"] = max(worst[f"{name}_l1"], np.abs(change).sum())
+            worst[f"{name}_l2"] = max(worst[f"{name}_l2"], np.linalg.norm(change))
+    assert worst["counts_l1"] == pytest.approx(2 * D) and worst["counts_l2"] == pytest.approx(math.sqrt(2 * D))
+    crossing = D * D // 4  # corners differing in one sign flip the 2 products across it
+    assert worst["products_l1"] == pytest.approx(2 * crossing / n)
+    assert worst["products_l2"] == pytest.approx(2 * math.sqrt(crossing) / n)
+
+
 def test_clipped_count_changes_by_at_most_one():
     rng = np.random.default_rng(1)
     domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
@@ -98,7 +124,8 @@ def test_noise_has_the_calibrated_scale(config, expected_scale):
     """
     n, R, repeats = 500, 40, 1000
     plan = _plan(n, R, **config)
-    ledger = PrivacyLedger(plan.budget.moments_epsilon, plan.budget.moments_delta)
+    moments = plan.budget.stage("moments")
+    ledger = PrivacyLedger(moments.epsilon, moments.delta)
     noise = SeededNoise(np.random.default_rng(3))
     draws = np.concatenate([release_moments(np.zeros(R), plan, PrivacyLedger(1e9, 0.5), noise) for _ in range(repeats)])
     release_moments(np.zeros(R), plan, ledger, noise)

@@ -300,7 +300,7 @@ def test_a_bad_summary_file_is_a_clear_error(clinic_like, tmp_path, case):
 # ------------------------------------------------------ synthesizer: release only
 
 
-def test_a_summary_only_release_builds_no_candidates_and_gives_the_pca_budget_to_the_moments(clinic_like):
+def test_a_summary_only_release_builds_no_candidates_and_gives_the_candidates_budget_to_the_moments(clinic_like):
     frame, bounds = clinic_like
     full = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds)
     only = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds, synthesize=False)
@@ -308,11 +308,13 @@ def test_a_summary_only_release_builds_no_candidates_and_gives_the_pca_budget_to
     assert [s["stage"] for s in report["privacy"]["stages"]] == ["clip_count", "moments"]
     assert set(report["timings_seconds"]) == {"first pass", "moments"} and report["lp"] is None
     budget = report["parameters"]["budget"]
-    assert budget["pca_epsilon"] == 0 and report["parameters"]["candidates"] == "none"
-    assert budget["moments_epsilon"] == pytest.approx(0.98) and report["privacy"]["epsilon_spent"] == pytest.approx(1.0)
+    assert list(budget["stages"]) == ["moments"] and report["parameters"]["candidates"] == "none"
+    assert budget["stages"]["moments"]["epsilon"] == pytest.approx(0.98)
+    assert report["privacy"]["epsilon_spent"] == pytest.approx(1.0)
     noise = {name: next(s["noise_scale"] for s in r["privacy"]["stages"] if s["stage"] == "moments")
              for name, r in (("full", full.privacy_report()), ("only", report))}
-    assert noise["only"] == pytest.approx(noise["full"] * (1 - 0.3))  # Laplace scale ~ 1 / epsilon
+    share = full.privacy_report()["parameters"]["budget"]["stages"]["moments"]["share"]
+    assert share < 1 and noise["only"] == pytest.approx(noise["full"] * share)  # Laplace scale ~ 1 / epsilon
     with pytest.raises(SynthDPError, match="synthesize=False"):
         only.sample()
     assert np.array_equal(full.summary().noisy_moments, full.release_.noisy_moments)
@@ -365,7 +367,7 @@ def test_generate_summary_out_saves_the_summary_of_the_same_release(table, tmp_p
     assert np.array_equal(summary.noisy_moments, refit.release_.noisy_moments)
     assert np.array_equal(summary.basis_indices, refit.release_.basis_indices)
     assert summary.report == json.loads(report.read_text())  # one release, one ledger, one budget
-    assert summary.report["parameters"]["candidates"] == "pca"
+    assert summary.report["parameters"]["candidates"] == "copula"
     assert out.exists()
 
 

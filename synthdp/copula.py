@@ -1,0 +1,144 @@
+"""Copula candidates: private one-way marginals joined by a private correlation matrix.
+
+The candidate points of the LP should lie where the data lies; the paper's PCA ellipsoid
+only gets the first two moments right, and at small n its noise wrecks even those. Here
+each column gets a noisy histogram (equal-width bins of [-1, 1], plus the two bounds as
+atoms: many real columns pile up at a bound, e.g. counts at 0 or values clipped into the
+bounds, and an atom keeps those values exact instead of spreading them over a bin), and the
+columns are tied together by a Gaussian copula whose correlation matrix comes from noisy
+products E[x_i x_j]. A candidate is z ~ N(0, correlation), u = Phi(z), x_j = F_j^{-1}(u_j)
+with F_j the noisy histogram's piecewise-uniform distribution. The Pearson correlation of
+the values stands in for the copula's correlation of normal scores, which would need the
+ranks of the private data.
+
+Everything here is post-processing of released statistics, except :func:`cell_counts`,
+which :mod:`synthdp.release` calls on the private rows to compute what it releases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
+
+
+def bin_edges(n_bins: int) -> np.ndarray:
+    """Edges of ``n_bins`` equal-width bins of [-1, 1], shape (n_bins + 1,)."""
+    return np.linspace(-1.0, 1.0, n_bins + 1)
+
+
+def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
+    """Rows per cell and column, shape (d, n_bins + 2): [x = -1, the bins, x = +1].
+
+    Each row lies in exactly one cell of each column, so replacing one row moves one unit
+    between two cells of each column (the sensitivity in :func:`synthdp.release.release_marginals`).
+    """
+    n, d = points.shape
+    inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins
+    cells = np.where(points <= -1.0, 0, np.where(points >= 1.0, n_bins + 1, inner))
+    counts = np.zeros((d, n_bins + 2))
+    for column in range(d):
+        counts[column] = np.bincount(cells[:, column], minlength=n_bins + 2)
+    return counts
+
+
+@dataclass(frozen=True)
+class Marginals:
+    """Released one-way histograms of the unit-scaled columns.
+
+    Attributes
+    ----------
+    noisy_counts : array, shape (d, B + 2)
+        Noisy rows per cell: the atom at -1, B equal-width bins, the atom at +1.
+    n_rows : int
+        The public number of rows, which every column's counts add up to.
+    """
+
+    noisy_counts: np.ndarray
+    n_rows: int
+
+    @property
+    def n_bins(self) -> int:
+        return self.noisy_counts.shape[1] - 2
+
+    def probabilities(self) -> np.ndarray:
+        """Cell probabilities, shape (d, B + 2): each column's noisy counts projected onto
+        the non-negative counts that add up to n.
+
+        The Euclidean projection subtracts one threshold from every cell and sets those
+        below it to 0. Merely zeroing the negative counts would keep the positive noise of
+        the empty cells and spread mass over the whole range, inflating the variance.
+        """
+        counts = self.noisy_counts
+        ordered = -np.sort(-counts, axis=1)
+        cells = np.arange(1, counts.shape[1] + 1)
+        thresholds = (np.cumsum(ordered, axis=1) - self.n_rows) / cells
+        active = np.sum(ordered - thresholds > 0, axis=1)  # cells above the threshold
+        threshold = thresholds[np.arange(len(counts)), active - 1]
+        return np.maximum(counts - threshold[:, None], 0.0) / self.n_rows
+
+    def mean_and_variance(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of each column's piecewise-uniform distribution, shapes (d,)."""
+        p = self.probabilities()
+        edges = bin_edges(self.n_bins)
+        left, right = edges[:-1], edges[1:]
+        values = np.concatenate([[-1.0], (left + right) / 2, [1.0]])
+        spread = np.concatenate([[0.0], (right - left) ** 2 / 12, [0.0]])  # variance within a bin
+        mean = p @ values
+        return mean, p @ (values**2 + spread) - mean**2
+
+    def quantiles(self, u: np.ndarray) -> np.ndarray:
+        """F_j^{-1}(u[:, j]) for every column j, shape of ``u`` (count, d)."""
+        p = self.probabilities()
+        edges = bin_edges(self.n_bins)
+        out = np.empty_like(u)
+        for column in range(p.shape[0]):
+            cdf = np.concatenate([[0.0], np.cumsum(p[column])])
+            cell = np.clip(np.searchsorted(cdf, u[:, column], side="right") - 1, 0, self.n_bins + 1)
+            mass = p[column, cell]
+            within = np.divide(u[:, column] - cdf[cell], mass, out=np.full(len(u), 0.5), where=mass > 0)
+            bin_index = np.clip(cell - 1, 0, self.n_bins - 1)
+            value = edges[bin_index] + np.clip(within, 0.0, 1.0) * (edges[bin_index + 1] - edges[bin_index])
+            out[:, column] = np.where(cell == 0, -1.0, np.where(cell == self.n_bins + 1, 1.0, value))
+        return out
+
+
+def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, noise_sd: float = 0.0) -> np.ndarray:
+    """The copula's correlation matrix, shape (d, d); the identity without released products.
+
+    ``noisy_products`` holds the noisy E[x_i x_j] for i < j in ``np.triu_indices(d, 1)``
+    order, each with Gaussian or Laplace noise of standard deviation ``noise_sd`` (public:
+    from the calibration). The covariance uses the marginals' means and variances. At small
+    n the noise can dwarf the correlations (each entry's noise is noise_sd / (sd_i sd_j)), so
+    the off-diagonal entries are shrunk toward 0 by the factor
+    max(0, 1 - total noise variance / total square of the noisy entries), which estimates
+    signal / (signal + noise). The result is projected onto the correlation matrices with
+    eigenvalues at least EIGENVALUE_FLOOR (noise makes it indefinite).
+    """
+    d = marginals.noisy_counts.shape[0]
+    if noisy_products is None:
+        return np.eye(d)
+    mean, variance = marginals.mean_and_variance()
+    sd = np.sqrt(np.maximum(variance, 1e-12))
+    i, j = np.triu_indices(d, 1)
+    scale = sd[i] * sd[j]
+    entries = (noisy_products - mean[i] * mean[j]) / scale
+    noise_variance = np.sum((noise_sd / scale) ** 2)
+    shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
+    correlation = np.eye(d)
+    correlation[i, j] = correlation[j, i] = np.clip(shrinkage * entries, -1.0, 1.0)
+    eigenvalues, vectors = np.linalg.eigh(correlation)
+    correlation = (vectors * np.maximum(eigenvalues, EIGENVALUE_FLOOR)) @ vectors.T
+    scale = np.sqrt(np.diag(correlation))
+    return correlation / np.outer(scale, scale)
+
+
+def copula_candidates(marginals: Marginals, correlation: np.ndarray, count: int,
+                      rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws from the Gaussian copula with these marginals, shape (count, d)."""
+    d = correlation.shape[0]
+    normal_scores = rng.multivariate_normal(np.zeros(d), correlation, size=count, method="eigh")
+    return marginals.quantiles(special.ndtr(normal_scores))

@@ -1,0 +1,63 @@
+"""Copula candidates: cell counts, the marginals' quantile function, the correlation matrix."""
+
+import numpy as np
+import pytest
+
+from synthdp.copula import Marginals, bin_edges, cell_counts, copula_candidates, correlation_matrix
+
+
+def test_cell_counts_put_the_bounds_in_atoms_and_each_value_in_one_bin():
+    points = np.array([[-1.0, 1.0], [-0.99, 0.0], [0.0, 1.0], [0.5, -1.0], [1.0, 0.999]])
+    counts = cell_counts(points, 4)  # bins [-1,-.5) [-.5,0) [0,.5) [.5,1), atoms at -1 and 1
+    np.testing.assert_array_equal(counts[0], [1, 1, 0, 1, 1, 1])
+    np.testing.assert_array_equal(counts[1], [1, 0, 0, 1, 1, 2])
+    assert (counts.sum(axis=1) == len(points)).all()
+
+
+def test_quantiles_reproduce_atoms_and_uniform_bins():
+    marginals = Marginals(np.array([[30.0, 0.0, 40.0, 0.0, 30.0],      # atoms at both ends, one bin
+                                    [0.0, 50.0, -5.0, 50.0, 0.0]]), 100)  # a negative count gets 0
+    u = np.random.default_rng(0).random((20_000, 2))
+    x = marginals.quantiles(u)
+    assert np.mean(x[:, 0] == -1.0) == pytest.approx(0.3, abs=0.02)  # 6.5 standard errors: false failure < 1e-10
+    assert np.mean(x[:, 0] == 1.0) == pytest.approx(0.3, abs=0.02)
+    middle = x[:, 0][np.abs(x[:, 0]) < 1]
+    assert middle.min() >= bin_edges(3)[1] and middle.max() <= bin_edges(3)[2]
+    assert ((x[:, 1] < bin_edges(3)[1]) | (x[:, 1] >= bin_edges(3)[2])).all()  # nothing in the middle bin
+    assert (np.abs(x) <= 1).all()
+
+
+def test_probabilities_are_the_projection_onto_counts_adding_up_to_n():
+    marginals = Marginals(np.array([[10.0, -20.0, 60.0, 5.0, 45.0], [-3.0, -1.0, -2.0, 0.0, 0.0]]), 100)
+    p = marginals.probabilities()
+    # threshold 5 (= (60 + 45 + 10 - 100) / 3): cells below it get 0, the others lose 5
+    np.testing.assert_allclose(p[0], [0.05, 0.0, 0.55, 0.0, 0.40])
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    assert (p >= 0).all()
+
+
+def test_mean_and_variance_of_the_piecewise_uniform_marginal():
+    marginals = Marginals(np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]), 2)
+    mean, variance = marginals.mean_and_variance()
+    np.testing.assert_allclose(mean, [0.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(variance, [1.0, 1 / 3])  # +-1 atoms; uniform on [-1, 1]
+
+
+def test_correlation_matrix_is_a_valid_correlation_and_identity_without_products():
+    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 3), 10)  # U[-1, 1]: mean 0, variance 1/3
+    assert np.array_equal(correlation_matrix(marginals, None), np.eye(3))
+    exact = correlation_matrix(marginals, np.array([0.1, 0.05, -0.1]))  # E[x_i x_j] / (1/3)
+    np.testing.assert_allclose(exact[np.triu_indices(3, 1)], [0.3, 0.15, -0.3])
+    noisy = correlation_matrix(marginals, np.array([0.2, 5.0, -5.0]))  # noise can push products past +-1
+    np.testing.assert_allclose(np.diag(noisy), 1.0)
+    assert np.linalg.eigvalsh(noisy).min() > 0 and np.allclose(noisy, noisy.T)
+
+
+def test_candidates_follow_the_correlation():
+    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10)
+    target = np.array([[1.0, 0.8], [0.8, 1.0]])
+    points = copula_candidates(marginals, target, 20_000, np.random.default_rng(2))
+    assert points.shape == (20_000, 2) and (np.abs(points) <= 1).all()
+    # Pearson r of uniforms from a Gaussian copula with rho = 0.8 is (6/pi) arcsin(0.4) = 0.786;
+    # its standard error at 20 000 points is about 0.003, so 0.02 is over 6 errors: false failure < 1e-9
+    assert np.corrcoef(points.T)[0, 1] == pytest.approx(6 / np.pi * np.arcsin(0.4), abs=0.02)
