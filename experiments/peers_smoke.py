@@ -56,6 +56,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from baselines import (  # noqa: E402
+    LABELS,
+    PEER_TIMEOUTS,
     PeerFailed,
     PeerTimeout,
     PeerUnavailable,
@@ -73,7 +75,7 @@ DATASETS = ("ctg", "pks", "wdbc", "crm")
 METHODS = ("bootstrap", "dp-gaussian", "opendp-mst", "smartnoise-mst", "opendp-aim", "smartnoise-aim")
 PEER_METHODS = {"smartnoise-mst", "smartnoise-aim", "opendp-mst", "opendp-aim"}
 DEFAULT_ROUNDS = 2
-DEFAULT_TIMEOUTS = {"smartnoise-mst": 900.0, "opendp-mst": 900.0, "smartnoise-aim": 240.0, "opendp-aim": 240.0}
+DEFAULT_TIMEOUTS = PEER_TIMEOUTS
 
 # Issue 7: smartnoise-synth MST at (1, 1e-10), 16 equal-width bins, uniform decoding;
 # worst-case relative error for sigma = 2, 4, 6, 8, 10.
@@ -82,15 +84,6 @@ ISSUE7_MST_REL = {
     "pks": [0.045, 0.007, 0.003, 0.002, 0.001],
     "wdbc": [0.304, 0.078, 0.035, 0.020, 0.013],
     "crm": [0.558, 0.130, 0.056, 0.031, 0.020],
-}
-
-LABELS = {
-    "bootstrap": "bootstrap (non-private floor)",
-    "dp-gaussian": "DP Gaussian (mean + cov)",
-    "smartnoise-mst": "smartnoise-synth MST",
-    "smartnoise-aim": "smartnoise-synth AIM",
-    "opendp-mst": "OpenDP dp.mbi MST",
-    "opendp-aim": "OpenDP dp.mbi AIM",
 }
 
 
