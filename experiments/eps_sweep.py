@@ -126,10 +126,15 @@ def plot(result: dict, args: argparse.Namespace, path: Path) -> None:
     plt.close(fig)
 
 
+def projected_minutes(results: list[dict], queries: int) -> float:
+    """Minutes of this sweep at DEFAULT_ROUNDS rounds and 10 000 queries, from the measured runs."""
+    return sum(sum(estimate_seconds({**r["runs"], "bootstrap": r["bootstrap"]}, queries, DEFAULT_ROUNDS).values())
+               for r in results) / 60
+
+
 def markdown(results: list[dict], args: argparse.Namespace, command: str, total: float) -> str:
     eps_header = " | ".join(f"ε={e:g}" for e in args.eps)
-    projected = sum(sum(estimate_seconds({**r["runs"], "bootstrap": r["bootstrap"]}, args.queries, DEFAULT_ROUNDS).values())
-                    for r in results) / 60
+    projected = projected_minutes(results, args.queries)
     lines = [
         "# Worst-case relative error against ε",
         "",
@@ -192,7 +197,8 @@ def main(argv: list[str] | None = None) -> int:
     out.write_text(markdown(results, args, command, total))
     write_json(out.with_suffix(".json"), {"command": command, "total_seconds": total, "sigmas": list(SIGMAS),
                                           "settings": vars(args), "results": results})
-    log(f"wrote {out} (+ .json, .png) in {total / 60:.1f} min")
+    log(f"wrote {out} (+ .json, .png) in {total / 60:.1f} min; at {DEFAULT_ROUNDS} rounds and {FULL_QUERIES} queries "
+        f"it would take about {projected_minutes(results, args.queries):.0f} min")
     return 0
 
 

@@ -139,12 +139,18 @@ def describe_methods(setting: Setting, example) -> list[str]:
     ]
 
 
+def projected_minutes(results: list[dict], queries: int) -> tuple[float, float]:
+    """Minutes of the full protocol projected from this run: (synthdp rows and baselines, finished peers)."""
+    minutes = {False: 0.0, True: 0.0}
+    for result in results:
+        for method, seconds in estimate_seconds(result["methods"], queries).items():
+            minutes[method in PEER_METHODS] += seconds / 60
+    return minutes[False], minutes[True]
+
+
 def markdown(results: list[dict], table: int, setting: Setting, args, command: str, total: float) -> str:
     header = " | ".join(f"σ={s:g}" for s in SIGMAS)
-    estimates = {f"{r['dataset']}/{m}": v for r in results for m, v in
-                 estimate_seconds(r["methods"], args.queries).items()}
-    synthdp_minutes = sum(v for k, v in estimates.items() if k.split("/")[1] not in PEER_METHODS) / 60
-    peer_minutes = sum(v for k, v in estimates.items() if k.split("/")[1] in PEER_METHODS) / 60
+    synthdp_minutes, peer_minutes = projected_minutes(results, args.queries)
     lines = [
         f"# Table {table}: (ε, δ) = ({setting.epsilon:g}, {setting.delta:g}), {setting.candidates} candidates",
         "",
@@ -224,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     write_json(out.with_suffix(".json"), {"command": command, "total_seconds": total, "sigmas": list(SIGMAS),
                                           "setting": vars(setting), "paper": PAPER_TABLES[args.table],
                                           "settings": vars(args), "results": results})
-    log(f"wrote {out} (+ .json, .png) in {total / 60:.1f} min")
+    log(f"wrote {out} (+ .json, .png) in {total / 60:.1f} min; the full protocol would take about "
+        "{:.0f} min (synthdp and baselines) + {:.0f} min (finished peers)".format(*projected_minutes(results, args.queries)))
     return 0
 
 
