@@ -150,7 +150,9 @@ def markdown(results: list[dict], args: argparse.Namespace, command: str, total:
         "paper-constant: PCA candidates, one release per σ with the paper's R (see paper_tables.py). "
         "Published: the paper's Table 3 (δ = 0) or Table 4 (δ = 1e-10) relative error at ε = 1. Floor: the "
         "bootstrap of the real rows (not private, independent of ε). 'reaches' = the smallest ε at which "
-        "synthdp's default has at most that error, interpolated in log–log between grid points.",
+        "synthdp's default has at most that error, interpolated in log–log between grid points. It is the *first* "
+        "crossing of a mean over few rounds: where the curve is flat and noisy, a crossing can be luck (read the "
+        "whole row).",
         "",
         BOUNDS_NOTE,
         "",

@@ -321,7 +321,7 @@ def run_rounds(method: str, dataset: Dataset, setting: Setting, rounds: int, opt
             tables = _load_rows(path, entry["rows"])
         if entry is None or (options.query_key not in entry["errors"] and tables is None):
             if method in PEER_METHODS and not options.new_peer_runs:
-                status, message = "skipped", "no new peer runs (--no-new-peer-runs): cached rounds only"
+                status, message = "skipped", "cached rounds only"
                 break
             try:
                 generated = generate(method, dataset, setting, r, options)
