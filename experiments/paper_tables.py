@@ -117,16 +117,15 @@ def plot(result: dict, table: int, path: Path) -> None:
 
 def describe_methods(setting: Setting, example) -> list[str]:
     default = non_default_keys(default_config(setting))
-    paper = {s: paper_config(setting, example.n, example.d, s) for s in SIGMAS}
-    constant = {k: v for k, v in non_default_keys(paper[SIGMAS[0]]).items() if k not in ("smoothness", "n_basis")}
+    paper = paper_config(setting, example.n, example.d, SIGMAS[0])
+    constant = {k: v for k, v in non_default_keys(paper).items() if k not in ("smoothness", "n_basis")}
     return [
         "- **paper (published)**: the paper's numbers, copied from its text (20 rounds, CPLEX on a 2010 Xeon; "
         "time as printed, two readings where the text extraction differs).",
         "- **paper-constant variant**: the paper's constants: one release *per σ*, each with the whole budget "
         "(so the five cost 5ε together), smoothness K = σ² and Appendix A.5's R = 0.5 n^{d/(2d+K)} "
         "(δ = 0) or 0.5 n^{2d/(3d+2K)} (δ > 0), not raised to d; other keys from `configs/` plus "
-        f"{PAPER_PINS}: `{constant}`. R per σ on {example.name.upper()}: "
-        + ", ".join(f"{p.n_basis}" for p in paper.values()) + ".",
+        f"{PAPER_PINS}: `{constant}`. Its R per σ is given under each dataset.",
         "- **synthdp default**: *one* release answering every σ, `SynthConfig` at the package's defaults with "
         f"only these keys set: `{default}`.",
         "- **bootstrap**: n real rows drawn with replacement — not private; the sampling floor of any table of "
@@ -146,6 +145,18 @@ def projected_minutes(results: list[dict], queries: int) -> tuple[float, float]:
         for method, seconds in estimate_seconds(result["methods"], queries).items():
             minutes[method in PEER_METHODS] += seconds / 60
     return minutes[False], minutes[True]
+
+
+def basis_sizes(methods: dict) -> str:
+    """R (non-constant Chebyshev moments) of the synthdp releases, from the first round."""
+    parts = []
+    paper, default = methods.get("paper-constant"), methods.get("synthdp-default")
+    if paper and paper["rounds"]:
+        sizes = ", ".join(str(release["n_basis"]) for release in paper["rounds"][0]["info"]["releases"])
+        parts.append(f"paper-constant R for σ = 2 … 10: {sizes}")
+    if default and default["rounds"]:
+        parts.append(f"synthdp default R: {default['rounds'][0]['info']['n_basis']} (all σ)")
+    return "; ".join(parts) + "." if parts else ""
 
 
 def markdown(results: list[dict], table: int, setting: Setting, args, command: str, total: float) -> str:
@@ -204,7 +215,7 @@ def markdown(results: list[dict], table: int, setting: Setting, args, command: s
                          + f" | {published['time'] if kind == 'rel' else ''} |" + " |" * len(UTILITY_HEADER))
         for method, measured in result["methods"].items():
             lines += method_rows(method, measured)
-        lines += ["", "Smallest true answer per σ (raw f): " + ", ".join(f"{v:.3g}" for v in result["true_answer_min"])
+        lines += ["", basis_sizes(result["methods"]), "", "Smallest true answer per σ (raw f): " + ", ".join(f"{v:.3g}" for v in result["true_answer_min"])
                   + "; (f/Σα): " + ", ".join(f"{v:.3g}" for v in result["true_answer_scaled_min"]) + ".", ""]
     return "\n".join(lines)
 
