@@ -280,6 +280,7 @@ def _save_rows(path: Path, tables: list) -> str:
     """Store a peer's synthetic table beside its cache file; returns the file name."""
     (indices, table), = tables
     rows_path = path.with_name(f"{path.stem}_{time.strftime('%Y%m%d%H%M%S')}_{zlib.crc32(table.to_numpy().tobytes()):08x}.npz")
+    rows_path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(rows_path, values=table.to_numpy(np.float32), columns=np.array(table.columns, dtype=str))
     return rows_path.name
 

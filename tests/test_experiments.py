@@ -71,3 +71,30 @@ def test_run_rounds_caches_finished_runs_and_skips_peers_without_delta(tmp_path,
     assert [r["errors"] for r in again["rounds"]] == [r["errors"] for r in first["rounds"]]  # bootstrap ignores ε, δ
     peer = harness.run_rounds("smartnoise-mst", dataset, setting, 1, options, queries, true)
     assert peer["status"] == "n/a" and peer["rounds"] == [] and "need δ > 0" in peer["message"]
+
+
+def test_peer_rows_are_kept_so_a_new_query_set_needs_no_new_peer_run(tmp_path, monkeypatch):
+    dataset = small_dataset()
+    setting = harness.Setting(1.0, 1e-6)
+
+    def fake_peer(name, frame, bounds, epsilon, delta, bins, rng, timeout):  # stands in for the subprocess
+        table = frame.iloc[rng.integers(0, len(frame), len(frame))].reset_index(drop=True)
+        table.attrs["peer"] = {"fit_seconds": 0.0}
+        return table
+
+    def evaluate(n_queries: int, new_peer_runs: bool, rounds: int = 1) -> dict:
+        options = harness.RunOptions(queries=n_queries, query_seed=1, cache_dir=tmp_path, new_peer_runs=new_peer_runs)
+        queries = query_set(dataset.name, dataset.d, n_queries, 1)
+        true = answer_queries(dataset.unit(dataset.frame), queries, SIGMAS)
+        return harness.run_rounds("smartnoise-mst", dataset, setting, rounds, options, queries, true)
+
+    monkeypatch.setattr(harness, "binned_peer", fake_peer)
+    first = evaluate(20, new_peer_runs=True)
+    assert first["status"] == "ok" and len(list(tmp_path.rglob("*.npz"))) == 1
+    monkeypatch.setattr(harness, "binned_peer", None)  # any new peer run would now fail
+    again = evaluate(30, new_peer_runs=False)
+    assert again["status"] == "ok" and len(again["rounds"]) == 1
+    assert again["rounds"][0]["utility"] == first["rounds"][0]["utility"]
+    assert evaluate(30, new_peer_runs=False)["rounds"][0]["errors"] == again["rounds"][0]["errors"]
+    fewer = evaluate(30, new_peer_runs=False, rounds=2)  # round 2 was never run: the row says so
+    assert fewer["status"] == "skipped" and len(fewer["rounds"]) == 1
