@@ -98,3 +98,21 @@ def test_peer_rows_are_kept_so_a_new_query_set_needs_no_new_peer_run(tmp_path, m
     assert evaluate(30, new_peer_runs=False)["rounds"][0]["errors"] == again["rounds"][0]["errors"]
     fewer = evaluate(30, new_peer_runs=False, rounds=2)  # round 2 was never run: the row says so
     assert fewer["status"] == "skipped" and len(fewer["rounds"]) == 1
+
+
+def test_a_peer_timeout_is_cached_and_retried_only_when_asked(tmp_path, monkeypatch):
+    dataset = small_dataset()
+    calls = []
+
+    def slow_peer(*args, **kwargs):
+        calls.append(1)
+        raise harness.PeerTimeout("smartnoise-mst did not finish within 1 s", 1.0)
+
+    monkeypatch.setattr(harness, "binned_peer", slow_peer)
+    queries = query_set(dataset.name, dataset.d, 10, 1)
+    true = answer_queries(dataset.unit(dataset.frame), queries, SIGMAS)
+    for retry in (False, False, True):
+        options = harness.RunOptions(queries=10, query_seed=1, cache_dir=tmp_path, retry_failed=retry)
+        result = harness.run_rounds("smartnoise-mst", dataset, harness.Setting(1.0, 1e-6), 1, options, queries, true)
+        assert result["status"] == "timeout" and "within 1 s" in result["message"] and result["rounds"] == []
+    assert len(calls) == 2  # the first run and the retry; the second run read the cached timeout
