@@ -75,6 +75,8 @@ from synthdp.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, la
 
 __all__ = [
     "PEERS",
+    "LABELS",
+    "PEER_TIMEOUTS",
     "PeerUnavailable",
     "PeerTimeout",
     "PeerFailed",
@@ -96,6 +98,19 @@ PEERS: dict[str, tuple[str, str, str, str]] = {
     "opendp-aim": ("opendp", "aim", "SYNTHDP_PEERS_OPENDP_VENV", "/opt/peers-venv-opendp"),
 }
 _ALIASES = {"mst": "smartnoise-mst", "aim": "smartnoise-aim"}
+
+#: How the experiment reports name the baselines and peers.
+LABELS = {
+    "bootstrap": "bootstrap (non-private floor)",
+    "dp-gaussian": "DP Gaussian (mean + cov)",
+    "smartnoise-mst": "smartnoise-synth MST",
+    "smartnoise-aim": "smartnoise-synth AIM",
+    "opendp-mst": "OpenDP dp.mbi MST",
+    "opendp-aim": "OpenDP dp.mbi AIM",
+}
+
+#: Default seconds before a peer run is killed (MST takes 50-80 s on CTG and ~6 min on CRM here).
+PEER_TIMEOUTS = {"smartnoise-mst": 900.0, "opendp-mst": 900.0, "smartnoise-aim": 240.0, "opendp-aim": 240.0}
 
 
 class PeerUnavailable(RuntimeError):

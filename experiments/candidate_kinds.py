@@ -19,27 +19,22 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-import zlib
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from common import DATASETS, QUERY_SEED, RESULTS_DIR, load_dataset, query_set, true_answers
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data"
 KINDS = ("copula", "pca", "hypercube", "moments")
 
 
 def run(name: str, kinds, epsilon: float, delta: float, spread: float, rounds: int, n_queries: int,
         seed: int) -> list[str]:
-    frame = pd.read_csv(DATA / f"{name}.csv")
-    lower, upper = frame.min().to_numpy(float), frame.max().to_numpy(float)
-    bounds = {c: [float(lo), float(hi)] for c, lo, hi in zip(frame.columns, lower, upper)}
-    queries = gaussian_kernel_queries(frame.shape[1], n_queries, np.random.default_rng([seed, zlib.crc32(name.encode())]))
-    true = answer_queries(to_unit(frame, lower, upper), queries, SIGMAS)
+    dataset = load_dataset(name)
+    frame, bounds = dataset.frame, dataset.bounds
+    queries = query_set(name, dataset.d, n_queries, seed)
+    true = true_answers(dataset, queries)
     lines = []
     for kind in kinds:
         errors, seconds, distinct, n_basis = [], [], [], None
@@ -57,7 +52,7 @@ def run(name: str, kinds, epsilon: float, delta: float, spread: float, rounds: i
             seconds.append(time.perf_counter() - start)
             report = synth.privacy_report()
             n_basis, distinct = report["parameters"]["n_basis"], distinct + [report["output"]["distinct_rows"]]
-            answers = answer_queries(to_unit(synthetic, lower, upper), queries, SIGMAS)
+            answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
             errors.append(worst_case_errors(true, answers, queries.alpha).relative)
         if errors:
             cells = " | ".join(f"{v:.3f}" for v in np.mean(errors, axis=0))
@@ -72,10 +67,10 @@ def main() -> None:
     parser.add_argument("--delta", type=float, default=1e-10)
     parser.add_argument("--spread", type=float, default=0.0, help="tolerance of the mass-spreading LP (default 0: off)")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS)
-    parser.add_argument("--datasets", nargs="+", default=["crm", "ctg", "pks", "wdbc"])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=2000)
-    parser.add_argument("--query-seed", type=int, default=20240601)
+    parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
     args = parser.parse_args()
     start = time.perf_counter()
     header = ["| dataset | candidates | R | " + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | distinct rows | fit+sample s |",
@@ -84,7 +79,7 @@ def main() -> None:
             for line in run(name, args.kinds, args.epsilon, args.delta, args.spread, args.rounds, args.queries,
                             args.query_seed)]
     tag = f"eps{args.epsilon:g}_delta{args.delta:g}" + (f"_spread{args.spread:g}" if args.spread else "")
-    out = HERE / "results" / f"candidate_kinds_{tag}.md"
+    out = RESULTS_DIR / f"candidate_kinds_{tag}.md"
     out.write_text(
         f"# Candidate kinds at (ε, δ) = ({args.epsilon:g}, {args.delta:g}), spread {args.spread:g}\n\n"
         f"`python experiments/candidate_kinds.py --epsilon {args.epsilon:g} --delta {args.delta:g} --spread {args.spread:g} "

@@ -51,32 +51,13 @@ import pandas as pd
 
 import synthdp
 from synthdp import SmoothSynthesizer
-from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from common import (BOUNDS_NOTE, DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, fmt, load_dataset, log,
+                    query_set, write_json)
+from published import PAPER_TABLES
+from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[1] / "shared" / "data"  # ../shared/data beside the checkout
-DEFAULT_OUT = HERE / "results" / "defaults_vs_table3.md"
-DATASETS = ("crm", "ctg", "pks", "wdbc")
-
-# The paper's Table 3 (Wang et al., epsilon-DP, PCA candidates, C = 10^4, average of 20
-# rounds), copied from papers/smooth-queries-synthetic-database.txt; sigma = 2, 4, 6, 8, 10.
-PAPER_TABLE3 = {
-    "crm": {"abs": [0.001, 0.035, 0.033, 0.022, 0.020], "rel": [1.084, 0.256, 0.083, 0.037, 0.027], "time": 1.1},
-    "ctg": {"abs": [0.046, 0.041, 0.027, 0.014, 0.005], "rel": [0.209, 0.063, 0.033, 0.015, 0.006], "time": 1.1},
-    "pks": {"abs": [0.006, 0.007, 0.001, 0.007, 0.004], "rel": [0.059, 0.013, 0.002, 0.008, 0.004], "time": 0.9},
-    "wdbc": {"abs": [0.037, 0.059, 0.039, 0.011, 0.012], "rel": [0.329, 0.110, 0.053, 0.013, 0.014], "time": 1.0},
-}
-PAPER_SHAPES = {"crm": (1993, 100), "ctg": (2126, 20), "pks": (5875, 20), "wdbc": (569, 30)}
-
-BOUNDS_NOTE = (
-    "Bounds: each column's min and max in the data, following the paper's normalisation, and "
-    "*taken as public*. Reading bounds from the data leaks the extreme rows, so this is not what a "
-    "real release should do: real users pass public bounds (`--bounds`)."
-)
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+DEFAULT_OUT = RESULTS_DIR / "defaults_vs_table3.md"
+PAPER_TABLE3 = PAPER_TABLES[3]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -86,9 +67,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--queries", type=int, default=10_000, help="random queries per dataset (default 10000)")
     parser.add_argument("--seed", type=int, default=None,
                         help="seed the synthesizer (round r gets seed+r): reproducible but NOT private")
-    parser.add_argument("--query-seed", type=int, default=20240601, help="seed of the query sets (default 20240601)")
+    parser.add_argument("--query-seed", type=int, default=QUERY_SEED, help=f"seed of the query sets (default {QUERY_SEED})")
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown output (a .json is written beside it)")
     parser.add_argument("--n-jobs", type=int, default=None, help="threads for the query evaluation (default: all CPUs)")
     parser.add_argument("--no-cli", action="store_true", help="skip the timed `synthdp generate` subprocess")
@@ -149,10 +130,8 @@ def fit_and_sample(frame: pd.DataFrame, bounds: dict, seed: int | None) -> tuple
 
 def run_dataset(name: str, args: argparse.Namespace) -> dict:
     csv_path = args.data_dir / f"{name}.csv"
-    frame = pd.read_csv(csv_path)
-    n, d = frame.shape
-    lower, upper = frame.min().to_numpy(float), frame.max().to_numpy(float)
-    bounds = {column: [float(lo), float(hi)] for column, lo, hi in zip(frame.columns, lower, upper)}
+    dataset = load_dataset(name, args.data_dir)
+    frame, bounds, (n, d) = dataset.frame, dataset.bounds, dataset.frame.shape
     result: dict = {"dataset": name, "n": n, "d": d, "rounds": []}
 
     if not args.no_cli:
@@ -160,8 +139,8 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         log(f"{name}: synthdp generate took {result['cli']['seconds']:.2f} s (exit {result['cli']['returncode']})")
 
     start = time.perf_counter()
-    queries = gaussian_kernel_queries(d, args.queries, np.random.default_rng([args.query_seed, zlib.crc32(name.encode())]))
-    real = to_unit(frame, lower, upper)
+    queries = query_set(name, d, args.queries, args.query_seed)
+    real = dataset.unit(frame)
     true = answer_queries(real, queries, SIGMAS, n_jobs=args.n_jobs)
     result["true_answers_seconds"] = time.perf_counter() - start
     result["true_answer_min"] = true.min(axis=1).tolist()
@@ -173,7 +152,7 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
         seed = None if args.seed is None else args.seed + r
         synthetic, info = fit_and_sample(frame, bounds, seed)
         t0 = time.perf_counter()
-        answers = answer_queries(to_unit(synthetic, lower, upper), queries, SIGMAS, n_jobs=args.n_jobs)
+        answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS, n_jobs=args.n_jobs)
         info["errors"] = worst_case_errors(true, answers, queries.alpha).to_dict()
         counts = np.bincount(boot_rng.integers(0, n, size=n), minlength=n)
         boot = answer_queries(real, queries, SIGMAS, weights=counts, n_jobs=args.n_jobs)
@@ -189,10 +168,6 @@ def run_dataset(name: str, args: argparse.Namespace) -> dict:
 
 def mean_over_rounds(result: dict, kind: str, key: str) -> np.ndarray:
     return np.mean([info[kind][key] for info in result["rounds"]], axis=0)
-
-
-def fmt(values, digits: int = 3) -> list[str]:
-    return [f"{v:.{digits}f}" if v < 10 ** 4 else f"{v:.3g}" for v in values]
 
 
 def markdown(results: list[dict], args: argparse.Namespace, total_seconds: float, command: str) -> str:
@@ -279,10 +254,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total_seconds: float
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    command = "python experiments/defaults_vs_table3.py" + ("" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv))
-    for name in args.datasets:
-        if not (args.data_dir / f"{name}.csv").exists():
-            raise SystemExit(f"missing data file {args.data_dir / name}.csv")
+    command = command_line("defaults_vs_table3.py", argv)
     log(f"rounds={args.rounds} queries={args.queries} seed={args.seed} datasets={args.datasets}")
     log(BOUNDS_NOTE.replace("*", ""))
     start = time.perf_counter()
@@ -292,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(markdown(results, args, total, command))
     payload = {"command": command, "total_seconds": total, "sigmas": list(SIGMAS), "paper_table3": PAPER_TABLE3,
                "bounds_note": BOUNDS_NOTE, "settings": {k: str(v) for k, v in vars(args).items()}, "results": results}
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    write_json(args.out.with_suffix(".json"), payload)
     log(f"wrote {args.out} and {args.out.with_suffix('.json')} in {total / 60:.1f} min")
     return 0
 

@@ -15,21 +15,17 @@ from __future__ import annotations
 
 import argparse
 import warnings
-from pathlib import Path
 
 import highspy
 import numpy as np
-import pandas as pd
 
+from common import load_dataset, true_answers
 from synthdp import SmoothSynthesizer
 from synthdp.basis import ChebyshevBasis
 from synthdp.candidates import ellipsoid_candidates
-from synthdp.evaluation import answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from synthdp.evaluation import answer_queries, gaussian_kernel_queries, worst_case_errors
 from synthdp.lp import equality_form
 from synthdp.sampling import clean_weights, sample_rows
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
 
 def solve(design: np.ndarray, target: np.ndarray, interior: bool) -> np.ndarray:
     matrix, rhs, cost = equality_form(design, target)
@@ -56,11 +52,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     for name in args.datasets:
-        frame = pd.read_csv(DATA / f"{name}.csv")
-        lower, upper = frame.min().to_numpy(float), frame.max().to_numpy(float)
-        bounds = {c: [float(lo), float(hi)] for c, lo, hi in zip(frame.columns, lower, upper)}
-        queries = gaussian_kernel_queries(frame.shape[1], 2000, np.random.default_rng(1))
-        true = answer_queries(to_unit(frame, lower, upper), queries)
+        dataset = load_dataset(name)
+        frame, bounds = dataset.frame, dataset.bounds
+        queries = gaussian_kernel_queries(dataset.d, 2000, np.random.default_rng(1))
+        true = true_answers(dataset, queries)
         for round_ in range(args.rounds):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -41,10 +41,8 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import resource
 import sys
 import time
 import zlib
@@ -58,6 +56,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from baselines import (  # noqa: E402
+    LABELS,
+    PEER_TIMEOUTS,
     PeerFailed,
     PeerTimeout,
     PeerUnavailable,
@@ -65,15 +65,17 @@ from baselines import (  # noqa: E402
     bootstrap,
     dp_gaussian,
 )
-from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors  # noqa: E402
+from common import (  # noqa: E402
+    DATA_DIR, QUERY_SEED, RESULTS_DIR, command_line, cpu_now, fmt, load_dataset, log, query_set, read_json, write_json,
+)
+from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
 
-DEFAULT_DATA = HERE.parents[1] / "shared" / "data"
-DEFAULT_OUT = HERE / "results" / "peers_smoke.md"
+DEFAULT_OUT = RESULTS_DIR / "peers_smoke.md"
 DATASETS = ("ctg", "pks", "wdbc", "crm")
 METHODS = ("bootstrap", "dp-gaussian", "opendp-mst", "smartnoise-mst", "opendp-aim", "smartnoise-aim")
 PEER_METHODS = {"smartnoise-mst", "smartnoise-aim", "opendp-mst", "opendp-aim"}
 DEFAULT_ROUNDS = 2
-DEFAULT_TIMEOUTS = {"smartnoise-mst": 900.0, "opendp-mst": 900.0, "smartnoise-aim": 240.0, "opendp-aim": 240.0}
+DEFAULT_TIMEOUTS = PEER_TIMEOUTS
 
 # Issue 7: smartnoise-synth MST at (1, 1e-10), 16 equal-width bins, uniform decoding;
 # worst-case relative error for sigma = 2, 4, 6, 8, 10.
@@ -83,19 +85,6 @@ ISSUE7_MST_REL = {
     "wdbc": [0.304, 0.078, 0.035, 0.020, 0.013],
     "crm": [0.558, 0.130, 0.056, 0.031, 0.020],
 }
-
-LABELS = {
-    "bootstrap": "bootstrap (non-private floor)",
-    "dp-gaussian": "DP Gaussian (mean + cov)",
-    "smartnoise-mst": "smartnoise-synth MST",
-    "smartnoise-aim": "smartnoise-synth AIM",
-    "opendp-mst": "OpenDP dp.mbi MST",
-    "opendp-aim": "OpenDP dp.mbi AIM",
-}
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def parse_timeouts(items: list[str]) -> dict[str, float]:
@@ -115,7 +104,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS)
     parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--query-seed", type=int, default=20240601, help="as in defaults_vs_table3.py")
+    parser.add_argument("--query-seed", type=int, default=QUERY_SEED, help="as in defaults_vs_table3.py")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the post-processing randomness (bootstrap draws, Gaussian samples, "
                              "uniform decoding); the privacy noise is OpenDP's and is never seeded")
@@ -126,7 +115,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="privacy unit of the peers (default: their native add/remove)")
     parser.add_argument("--timeout", nargs="*", default=[], metavar="PEER=SECONDS",
                         help=f"per-run time cap of a peer (defaults {DEFAULT_TIMEOUTS})")
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--resume", action="store_true", help="reuse finished runs from the JSON beside --out")
     parser.add_argument("--render-only", action="store_true", help="only rewrite the markdown from the JSON")
@@ -136,12 +125,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.rounds < 1 or args.queries < 1:
         parser.error("--rounds and --queries must be >= 1")
     return args
-
-
-def cpu_now() -> float:
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def generate(method: str, frame: pd.DataFrame, bounds: dict, rng: np.random.Generator,
@@ -164,14 +147,12 @@ def generate(method: str, frame: pd.DataFrame, bounds: dict, rng: np.random.Gene
 
 
 def run_dataset(name: str, args: argparse.Namespace, cache: dict, invocations: list) -> dict:
-    frame = pd.read_csv(args.data_dir / f"{name}.csv")
-    n, d = frame.shape
-    lower, upper = frame.min().to_numpy(float), frame.max().to_numpy(float)
-    bounds = {c: (float(lo), float(hi)) for c, lo, hi in zip(frame.columns, lower, upper)}
+    dataset = load_dataset(name, args.data_dir)
+    frame, bounds, (n, d) = dataset.frame, dataset.bounds, dataset.frame.shape
     result = cache.get(name) or {"dataset": name, "n": n, "d": d, "methods": {}}
-    queries = gaussian_kernel_queries(d, args.queries, np.random.default_rng([args.query_seed, zlib.crc32(name.encode())]))
+    queries = query_set(name, d, args.queries, args.query_seed)
     t0 = time.perf_counter()
-    true = answer_queries(to_unit(frame, lower, upper), queries, SIGMAS, n_jobs=args.n_jobs)
+    true = answer_queries(dataset.unit(frame), queries, SIGMAS, n_jobs=args.n_jobs)
     log(f"{name}: n={n} d={d}; true answers in {time.perf_counter() - t0:.1f} s")
     result["true_answer_min"] = true.min(axis=1).tolist()
 
@@ -202,7 +183,7 @@ def run_dataset(name: str, args: argparse.Namespace, cache: dict, invocations: l
                 entry.update(status="failed", message=str(error)[-1500:])
                 log(f"{name}/{method}: FAILED: {str(error)[-500:]}")
                 break
-            answers = answer_queries(to_unit(synthetic, lower, upper), queries, SIGMAS, n_jobs=args.n_jobs)
+            answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS, n_jobs=args.n_jobs)
             info["errors"] = worst_case_errors(true, answers, queries.alpha).to_dict()
             info["distinct_rows"] = int(len(synthetic.drop_duplicates()))
             entry["rounds"].append(info)
@@ -214,16 +195,11 @@ def run_dataset(name: str, args: argparse.Namespace, cache: dict, invocations: l
     return result
 
 
-def fmt(values) -> list[str]:
-    return [f"{v:.3f}" if v < 1e4 else f"{v:.3g}" for v in values]
-
-
 def defaults_rows(name: str) -> list[tuple[str, list[str], str]]:
     """synthdp's default and the paper's Table 3 from defaults_vs_table3.json, if present."""
-    path = HERE / "results" / "defaults_vs_table3.json"
-    if not path.exists():
+    payload = read_json(RESULTS_DIR / "defaults_vs_table3.json")
+    if payload is None:
         return []
-    payload = json.loads(path.read_text())
     rows = []
     paper = payload.get("paper_table3", {}).get(name)
     if paper:
@@ -332,30 +308,27 @@ def markdown(cache: dict, args: argparse.Namespace, invocations: list) -> str:
 
 
 def save(args: argparse.Namespace, cache: dict, invocations: list) -> None:
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     payload = {"settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k != "started"},
                "invocations": invocations, "sigmas": list(SIGMAS), "issue7_mst_rel": ISSUE7_MST_REL,
                "results": cache}
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1, default=str) + "\n")
+    write_json(args.out.with_suffix(".json"), payload)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    argv_text = sys.argv[1:] if argv is None else argv
-    command = "python experiments/peers_smoke.py" + ("" if not argv_text else " " + " ".join(argv_text))
+    command = command_line("peers_smoke.py", argv)
     cache: dict = {}
     invocations: list = []
     json_path = args.out.with_suffix(".json")
-    if json_path.exists():  # keep other datasets' and methods' results; reuse finished runs only with --resume
-        previous = json.loads(json_path.read_text())
+    previous = read_json(json_path)
+    if previous is not None:  # keep other datasets' and methods' results; reuse finished runs only with --resume
         cache, invocations = previous.get("results", {}), previous.get("invocations", [])
     if args.render_only:
         args.out.write_text(markdown(cache, args, invocations))
         log(f"rendered {args.out} from {json_path}")
         return 0
     for name in args.datasets:
-        if not (args.data_dir / f"{name}.csv").exists():
-            raise SystemExit(f"missing data file {args.data_dir / name}.csv")
+        load_dataset(name, args.data_dir)  # fails early on a missing file
     start = time.perf_counter()
     args.started = start
     invocations.append({"command": command, "date": time.strftime("%Y-%m-%d %H:%M"), "minutes": 0.0})

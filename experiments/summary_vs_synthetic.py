@@ -43,13 +43,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import sys
 import time
 import warnings
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -59,12 +57,10 @@ import pandas as pd
 import synthdp
 from synthdp import SmoothSynthesizer, Summary
 from synthdp.basis import ChebyshevBasis
-from synthdp.evaluation import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from common import DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, Dataset, command_line, load_dataset, log, query_set, write_json
+from synthdp.evaluation import SIGMAS, KernelQueries, answer_queries, to_unit, worst_case_errors
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parents[1] / "shared" / "data"
-DEFAULT_OUT = HERE / "results" / "summary_vs_synthetic.md"
-DATASETS = ("crm", "ctg", "pks", "wdbc")
+DEFAULT_OUT = RESULTS_DIR / "summary_vs_synthetic.md"
 PKS_DIMS = (2, 5, 10, 20)
 CHUNK = 128  # queries per kernel evaluation at the nodes: N x CHUNK x J doubles at a time
 METHODS = {
@@ -74,10 +70,6 @@ METHODS = {
     "jackson": "same summary, `damping=\"jackson\"` (the paper's operator)",
     "exact_moments": "noise-free moments (not private): truncation + quadrature only",
 }
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -90,10 +82,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timing-queries", type=int, default=256,
                         help="queries timed through Summary.answer (vectorised) and answer_many (default 256)")
     parser.add_argument("--seed", type=int, default=None, help="seed the releases (round r: seed + r): NOT private")
-    parser.add_argument("--query-seed", type=int, default=20240601)
+    parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
     parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
     parser.add_argument("--pks-dims", nargs="*", type=int, default=list(PKS_DIMS))
-    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.queries < 1:
@@ -193,12 +185,11 @@ def fit(frame: pd.DataFrame, bounds: dict, seed: int | None, synthesize: bool) -
         return SmoothSynthesizer(epsilon=1.0, seed=seed).fit(frame, bounds=bounds, synthesize=synthesize)
 
 
-def run_setting(label: str, frame: pd.DataFrame, args: argparse.Namespace) -> dict:
+def run_setting(label: str, dataset: Dataset, args: argparse.Namespace) -> dict:
+    frame, bounds, lower, upper = dataset.frame, dataset.bounds, dataset.lower, dataset.upper
     n, d = frame.shape
-    lower, upper = frame.min().to_numpy(float), frame.max().to_numpy(float)
-    bounds = {column: [float(lo), float(hi)] for column, lo, hi in zip(frame.columns, lower, upper)}
-    queries = gaussian_kernel_queries(d, args.queries, np.random.default_rng([args.query_seed, zlib.crc32(label.encode())]))
-    real = to_unit(frame, lower, upper)
+    queries = query_set(label, d, args.queries, args.query_seed)
+    real = dataset.unit(frame)
     true = answer_queries(real, queries, SIGMAS)
     rounds, summaries = [], {}
     for r in range(args.rounds):
@@ -260,11 +251,9 @@ def timings(summary: Summary, synth: SmoothSynthesizer, queries: KernelQueries, 
 
 def settings(args: argparse.Namespace):
     for name in args.datasets:
-        yield name.upper(), pd.read_csv(args.data_dir / f"{name}.csv")
-    if args.pks_dims:
-        pks = pd.read_csv(args.data_dir / "pks.csv")
-        for d in args.pks_dims:
-            yield f"PKS d={d}", pks.iloc[:, :d]
+        yield name.upper(), load_dataset(name, args.data_dir)
+    for d in args.pks_dims:
+        yield f"PKS d={d}", load_dataset("pks", args.data_dir, columns=d)
 
 
 def mean_errors(result: dict, method: str, key: str) -> np.ndarray:
@@ -332,18 +321,17 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    command = "python experiments/summary_vs_synthetic.py" + "".join(" " + a for a in (sys.argv[1:] if argv is None else argv))
+    command = command_line("summary_vs_synthetic.py", argv)
     start = time.perf_counter()
     results = []
-    for label, frame in settings(args):
-        log(f"{label}: n={len(frame)} d={frame.shape[1]}")
-        results.append(run_setting(label, frame, args))
+    for label, dataset in settings(args):
+        log(f"{label}: n={dataset.n} d={dataset.d}")
+        results.append(run_setting(label, dataset, args))
     total = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(results, args, total, command))
-    args.out.with_suffix(".json").write_text(json.dumps(
-        {"command": command, "total_seconds": total, "sigmas": list(SIGMAS), "methods": METHODS, "results": results},
-        indent=1) + "\n")
+    write_json(args.out.with_suffix(".json"),
+               {"command": command, "total_seconds": total, "sigmas": list(SIGMAS), "methods": METHODS, "results": results})
     log(f"wrote {args.out} and {args.out.with_suffix('.json')} in {total / 60:.1f} min")
     return 0
 
