@@ -136,7 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "correlations; grid in exact mode; pca: the paper's private-PCA ellipsoid; moments: "
                              "Gaussian from the released degree-2 moments)")
     method.add_argument("--marginal-bins", type=int, metavar="B",
-                        help="equal-width bins per column of the copula's histograms (default 16, plus the bounds as atoms)")
+                        help="equal-width bins per column of the copula's histograms, plus the bounds as atoms "
+                             "(default: 4 to 16, fewer when the histogram noise is large)")
     method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
     method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
     method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")

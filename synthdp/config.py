@@ -57,8 +57,10 @@ class SynthConfig:
         from public n, d and the budget (:func:`synthdp.params.copula_shares`): 0.3 each
         when the products' noise would be small enough to carry correlations, else no
         products and 0.5 for the histograms.
-    marginal_bins : int
-        Equal-width bins per column of the one-way histograms (plus the two bounds as atoms).
+    marginal_bins : int or None
+        Equal-width bins per column of the one-way histograms (plus the two bounds as
+        atoms). None (default) picks 4 to 16 from the public noise level
+        (:func:`synthdp.params.auto_marginal_bins`).
     pca_components, pca_iterations : int or None, int
         k and L of private subspace iteration; None means min(d, 5) components.
     pca_calibration : "derived" or "paper"
@@ -105,7 +107,7 @@ class SynthConfig:
     pca_share: float = 0.3
     marginals_share: float | None = None
     correlation_share: float | None = None
-    marginal_bins: int = 16
+    marginal_bins: int | None = None
     pca_components: int | None = None
     pca_iterations: int = 5
     pca_calibration: Literal["derived", "paper"] = "derived"
@@ -142,7 +144,7 @@ class SynthConfig:
         _check(self.marginals_share != 0, "copula candidates need marginals_share > 0")
         _check((self.marginals_share or 0) + (self.correlation_share or 0) <= 1 - MIN_SHARE,
                "marginals_share + correlation_share must leave a share for the moments")
-        _check(_is_int(self.marginal_bins) and 1 <= self.marginal_bins <= 10_000,
+        _check(self.marginal_bins is None or (_is_int(self.marginal_bins) and 1 <= self.marginal_bins <= 10_000),
                "marginal_bins must be an integer in [1, 10000]")
         _check(self.pca_components is None or (_is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")

@@ -100,7 +100,7 @@ def release_statistics(
         products_wanted = copula_wanted and plan.budget.share("correlation") > 0
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
                                          column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
-                                         marginal_bins=config.marginal_bins if copula_wanted else None))
+                                         marginal_bins=plan.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
         if plan.budget.clip_count > 0:
             noisy_rows_clipped = release_clip_count(int(sums["rows_clipped"]), plan.budget.clip_count, ledger, noise)

@@ -67,7 +67,7 @@ class SmoothSynthesizer:
         pca_share: float = 0.3,
         marginals_share: float | None = None,
         correlation_share: float | None = None,
-        marginal_bins: int = 16,
+        marginal_bins: int | None = None,
         pca_components: int | None = None,
         pca_iterations: int = 5,
         pca_calibration: str = "derived",

@@ -188,3 +188,16 @@ def test_copula_releases_products_only_when_their_noise_is_small(n, d, delta, co
     assert set_by_user == {"marginals": 0.1, "correlation": 0.2}
     with pytest.raises(SynthDPError, match="leave a share"):
         copula_shares(SynthConfig(delta=delta, correlation_share=0.8), n, d, 0.98)
+
+
+@pytest.mark.parametrize("n, d, delta", [(1993, 100, 1e-10), (2126, 20, 0.0), (569, 30, 1e-10), (10**6, 5, 1e-10)])
+def test_auto_marginal_bins_keep_each_cell_above_twice_its_noise(n, d, delta):
+    plan = make_plan(SynthConfig(delta=delta), n, d, True)
+    stage = plan.budget.stage("marginals")
+    noise_sd = math.sqrt(2 * d) / stage.mu if delta else math.sqrt(2) * 2 * d / stage.epsilon
+    bins = plan.marginal_bins
+    assert 4 <= bins <= 16
+    assert bins == 4 or n / (bins + 2) >= 2 * noise_sd  # fewer than 4 bins only at the floor
+    assert bins == 16 or n / (bins + 3) < 2 * noise_sd  # one more bin would break the rule
+    assert make_plan(SynthConfig(delta=delta, marginal_bins=9), n, d, True).marginal_bins == 9
+    assert make_plan(SynthConfig(delta=delta, candidates="pca"), n, d, True).marginal_bins == 0
