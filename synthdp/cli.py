@@ -148,6 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="spread the synthetic mass over the fits within KAPPA x the expected l1 norm of "
                              "the moment noise of the optimum (default 0: the optimal vertex, at most R+1 "
                              "distinct rows)")
+    method.add_argument("--blend", type=float, metavar="KAPPA",
+                        help="mix the LP's optimum with the uniform distribution over the candidates while the fit "
+                             "stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
+                             "(default 0.5; 0: the optimal vertex; not applied with --spread)")
     method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
     out = groups["output"]
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")

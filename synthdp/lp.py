@@ -108,6 +108,43 @@ def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
                       time.perf_counter() - start)
 
 
+def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolution,
+                       max_objective: float) -> tuple[LPSolution, float]:
+    """Mix the optimal weights with the uniform distribution over the candidates.
+
+    The optimal vertex puts all the mass on at most R + 1 candidates. The candidates
+    themselves are a sample from the private candidate model (e.g. the copula), so the
+    uniform distribution over them has that model's marginals and many distinct rows. The
+    fit of (1 - lam) u* + lam / C is convex in lam, so bisection finds the largest lam in
+    [0, 1] whose fit stays within ``max_objective``; a cheap alternative to
+    :func:`spread_weights` (matrix-vector products instead of a second LP).
+
+    Returns
+    -------
+    LPSolution
+        The blended weights and their fit.
+    lam : float
+        The share of the uniform distribution.
+    """
+    C = design.shape[1]
+    optimum = np.clip(solution.weights, 0.0, None)
+    optimum /= optimum.sum()
+    uniform = np.full(C, 1.0 / C)
+
+    def fit(lam: float) -> float:
+        return _l1_objective(design, target, (1 - lam) * optimum + lam * uniform)
+
+    low, high = 0.0, 1.0
+    if fit(high) <= max_objective:
+        low = high
+    else:
+        for _ in range(30):  # lam to within 1e-9
+            middle = (low + high) / 2
+            low, high = (middle, high) if fit(middle) <= max_objective else (low, middle)
+    weights = (1 - low) * optimum + low * uniform
+    return LPSolution(weights, fit(low), solution.status, solution.solver + " + blend", solution.seconds), low
+
+
 def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
                  n_weights: int, time_limit: float | None) -> np.ndarray:
     """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""

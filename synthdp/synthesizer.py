@@ -19,7 +19,7 @@ from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
-from .lp import solve_l1_fit, spread_weights
+from .lp import blend_with_uniform, solve_l1_fit, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PrivateTable, domain_from_data
@@ -75,6 +75,7 @@ class SmoothSynthesizer:
         clip_count_share: float = 0.02,
         bounds_share: float = 0.0,
         spread: float = 0.0,
+        blend: float = 0.5,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
         engine: str = "numpy",
@@ -88,7 +89,7 @@ class SmoothSynthesizer:
             marginals_share=marginals_share, correlation_share=correlation_share, marginal_bins=marginal_bins,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
-            clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, max_lp_entries=max_lp_entries, seed=seed,
+            clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, blend=blend, max_lp_entries=max_lp_entries, seed=seed,
             engine=engine, scheduler=scheduler, chunk_rows=chunk_rows,
         )
         self.progress = progress
@@ -200,10 +201,14 @@ class SmoothSynthesizer:
                 target = grid.round_to_lattice(target, plan.theory.L)
         with stages.stage("LP fit"):
             solution = solve_l1_fit(design, target)
+        self.blend_share_ = 0.0
         if self.config.spread > 0:
             with stages.stage("LP spread"):
                 tolerance = self.config.spread * release.moment_noise_l1
                 solution = spread_weights(design, target, solution.objective + tolerance)
+        elif self.config.blend > 0:
+            tolerance = self.config.blend * release.moment_noise_l1
+            solution, self.blend_share_ = blend_with_uniform(design, target, solution, solution.objective + tolerance)
         weights = clean_weights(solution.weights)
         keep = weights > 0
         return solution, (candidates[keep], weights[keep])
@@ -285,7 +290,8 @@ class SmoothSynthesizer:
             },
             "lp": None if self.lp_ is None else {
                 "status": self.lp_.status, "objective": self.lp_.objective, "solver": self.lp_.solver,
-                "spread": self.config.spread,
+                "spread": self.config.spread, "blend": self.config.blend,
+                "uniform_share": self.blend_share_,
                 "support_size": int(len(self.support_weights_))},
             "output": self._last_sample,
             "engine": self.engine_,

@@ -3,7 +3,7 @@ import pytest
 
 from synthdp import basis, grid
 from synthdp.errors import SynthDPError
-from synthdp.lp import equality_form, solve_l1_fit, solve_l1_fit_cvxpy, spread_weights
+from synthdp.lp import blend_with_uniform, equality_form, solve_l1_fit, solve_l1_fit_cvxpy, spread_weights
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 
@@ -121,3 +121,22 @@ def test_spread_respects_its_fit_bound_on_a_noisy_instance():
     spread = spread_weights(design, target, max_objective=optimum + 0.2)
     assert optimum - 1e-7 <= spread.objective <= optimum + 0.2 + 1e-7
     assert np.count_nonzero(spread.weights > 1e-9) > 11  # more than any vertex can use
+
+
+def test_blend_keeps_the_fit_within_the_bound_and_takes_the_largest_uniform_share():
+    rng = np.random.default_rng(21)
+    design = rng.uniform(-1, 1, (6, 300))
+    target = design[:, :4] @ np.array([0.4, 0.3, 0.2, 0.1])  # a sparse exact fit exists
+    optimum = solve_l1_fit(design, target)
+    uniform_fit = np.abs(design.mean(axis=1) - target).sum()
+    bound = optimum.objective + 0.3 * uniform_fit
+    blended, share = blend_with_uniform(design, target, optimum, bound)
+    assert 0 < share < 1 and blended.objective <= bound * (1 + 1e-12)
+    assert np.isclose(blended.weights.sum(), 1) and (blended.weights >= 0).all()
+    assert (blended.weights > 0).sum() == 300  # every candidate now has mass
+    more = (1 - share - 1e-6) * optimum.weights / optimum.weights.sum() + (share + 1e-6) / 300
+    assert np.abs(design @ more - target).sum() > bound  # a larger share would break the bound
+    whole, share = blend_with_uniform(design, target, optimum, uniform_fit * 2)
+    assert share == 1 and np.allclose(whole.weights, 1 / 300)
+    _, share = blend_with_uniform(design, target, optimum, optimum.objective)
+    assert share < 1e-6  # no tolerance: (almost) the optimal vertex

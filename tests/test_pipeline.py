@@ -84,7 +84,7 @@ def test_without_bounds_the_fit_stops_and_says_how_to_pass_them(clinic_like):
 
 def test_report_names_every_required_field(clinic_like):
     frame, bounds = clinic_like
-    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=0).fit(frame, bounds=bounds)
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, blend=0.0, seed=0).fit(frame, bounds=bounds)
     synth.sample()
     report = synth.privacy_report()
     parameters = report["parameters"]
@@ -163,14 +163,20 @@ def test_moment_candidates_release_every_degree_two_moment_and_spend_nothing_on_
         SmoothSynthesizer(candidates="moments", n_basis=5).fit(frame, bounds=bounds)
 
 
-def test_spread_gives_more_distinct_rows_and_reports_itself(clinic_like):
+@pytest.mark.parametrize("remedy", [{"spread": 0.1, "blend": 0.0}, {"blend": 0.5}])
+def test_spread_and_blend_give_more_distinct_rows_and_report_themselves(clinic_like, remedy):
     frame, bounds = clinic_like
-    distinct = {}
-    for spread in (0.0, 0.1):
-        synth = SmoothSynthesizer(delta=1e-6, n_candidates=2000, spread=spread, seed=3).fit(frame, bounds=bounds)
+    distinct, reports = {}, {}
+    for name, options in (("vertex", {"blend": 0.0}), ("remedy", remedy)):
+        synth = SmoothSynthesizer(delta=1e-6, n_candidates=2000, seed=3, **options).fit(frame, bounds=bounds)
         synth.sample()
-        report = synth.privacy_report()
-        assert report["lp"]["spread"] == spread
-        distinct[spread] = report["output"]["distinct_rows"]
-    assert distinct[0.0] <= synth.release_.plan.n_basis + 1 < distinct[0.1]
-    assert "LP spread" in report["timings_seconds"]
+        reports[name] = synth.privacy_report()
+        distinct[name] = reports[name]["output"]["distinct_rows"]
+    assert distinct["vertex"] <= synth.release_.plan.n_basis + 1 < distinct["remedy"]
+    lp = reports["remedy"]["lp"]
+    tolerance = max(remedy.values()) * synth.release_.moment_noise_l1
+    assert lp["objective"] <= reports["vertex"]["lp"]["objective"] + tolerance * (1 + 1e-6)
+    if "spread" in remedy:
+        assert lp["spread"] == 0.1 and "LP spread" in reports["remedy"]["timings_seconds"]
+    else:
+        assert lp["blend"] == 0.5 and 0 < lp["uniform_share"] <= 1
