@@ -9,6 +9,11 @@
 * ``moments``: C points from the Gaussian whose mean and covariance are those implied by
   the released moments of degree <= 2 (free: post-processing of the moment release), clipped
   into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
+* ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.schema`): the numeric
+  coordinates as ``moments`` (the mixed basis holds all their moments of degree <= 2), and
+  each binary or categorical column independently from its noisy level frequencies (the
+  degree-1 indicator moments), as a valid one-hot block. Free: post-processing. The LP then
+  reweights these product-form candidates to match the released cross-column moments.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 from . import grid
 from .pca import PrivatePCA
+from .schema import Schema
 
 
 def grid_candidates(n_cells: int, d: int) -> np.ndarray:
@@ -80,3 +86,22 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
                         rng: np.random.Generator) -> np.ndarray:
     """``count`` draws from N(center, covariance), clipped into [-1, 1]^d, shape (count, d)."""
     return np.clip(rng.multivariate_normal(center, covariance, size=count, method="eigh"), -1.0, 1.0)
+
+
+def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks."""
+    d = schema.d_numeric
+    numeric_rows = ~indices[:, d:].any(axis=1)
+    parts = []
+    if d:
+        center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
+        parts.append(gaussian_candidates(center, covariance, count, rng))
+    frequencies = schema.level_frequencies(indices, moments)
+    for column in schema.categorical:
+        probabilities = frequencies[column.name]
+        chosen = rng.choice(len(probabilities), size=count, p=probabilities)
+        levels = np.zeros((count, len(probabilities)))  # one-hot over all_levels
+        levels[np.arange(count), chosen] = 1.0
+        parts.append(levels[:, 1:] if column.binary else levels)  # a binary column's first level has no coordinate
+    return np.concatenate(parts, axis=1)

@@ -13,33 +13,41 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Collection
 
 import numpy as np
 import pandas as pd
 
 from .domain import ColumnDomain, Domain
 from .errors import SynthDPError
+from .schema import Schema
 
 
 FROM_DATA = "data (NOT differentially private)"
 
 
 class PrivateTable:
-    """A validated numeric table of n rows and d columns.
+    """A validated table of n rows: d numeric columns, and text columns when a schema names them.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The sensitive data, one row per individual (the privacy unit).
+    text_columns : collection of str
+        Binary and categorical columns (from a public schema): kept as values, not checked
+        as numbers. All the other columns must be numeric.
     """
 
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.column_names, self._values = check_numeric_frame(frame)
+    def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = ()) -> None:
+        self.all_names, self._values = check_numeric_frame(frame, text_columns)
+        self.column_names = [name for name in self.all_names if name not in text_columns]
+        self._text = {str(column): frame[column].reset_index(drop=True) for column in frame.columns
+                      if str(column) in text_columns}
 
     @classmethod
-    def read_csv(cls, path: str | Path) -> "PrivateTable":
+    def read_csv(cls, path: str | Path, text_columns: Collection[str] = ()) -> "PrivateTable":
         """Read a CSV file with a header row."""
-        return cls(read_csv_frame(path))
+        return cls(read_csv_frame(path), text_columns)
 
     @property
     def n_rows(self) -> int:
@@ -82,12 +90,40 @@ class PrivateTable:
         clipped = np.clip(self._values, domain.lower, domain.upper)
         return domain.to_unit(clipped), rows_clipped
 
+    def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
+        """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.
 
-def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
+        Returns
+        -------
+        points : array, shape (n, D)
+            Private: for the release mechanisms only.
+        rows_clipped : int
+            Private count of rows with a numeric value outside its bounds.
+        rows_other : int
+            Private count of rows with a categorical value outside its levels (or missing).
+        """
+        if list(schema.names) != self.all_names:
+            raise SynthDPError("the schema's columns do not match the table's")
+        numeric, rows_clipped = self.unit_points(schema.numeric)
+        blocks, other = [numeric], np.zeros(self.n_rows, dtype=bool)
+        for column in schema.categorical:
+            coordinates = column.level_codes(self._text[column.name]) - column.binary
+            block = np.zeros((self.n_rows, column.width))
+            coded = coordinates >= 0
+            block[np.flatnonzero(coded), coordinates[coded]] = 1.0
+            blocks.append(block)
+            if not column.binary:
+                other |= coordinates == column.width - 1
+        return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other))
+
+
+def check_numeric_frame(frame: pd.DataFrame, text_columns: Collection[str] = ()) -> tuple[list[str], np.ndarray]:
     """Validate a table of numeric columns; return its column names and a float copy of its values.
 
     Needs at least one named column (unique names, no control characters), at least 2 rows,
-    and finite numeric values. Errors name the column at fault, never a value.
+    and finite numeric values. Errors name the column at fault, never a value. Columns in
+    ``text_columns`` are checked for their names only, and left out of the values, shape
+    (n, number of other columns).
     """
     names = [str(c) for c in frame.columns]
     if not names:
@@ -104,14 +140,15 @@ def check_numeric_frame(frame: pd.DataFrame) -> tuple[list[str], np.ndarray]:
         raise SynthDPError("the input has no data rows")
     if len(frame) < 2:
         raise SynthDPError("the input needs at least 2 rows")
-    for name, column in zip(names, frame.columns):
-        series = frame[column]
+    numeric = [column for name, column in zip(names, frame.columns) if name not in text_columns]
+    for column in numeric:
+        name, series = str(column), frame[column]
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise SynthDPError(f"column '{name}' is not numeric")
-    values = frame.to_numpy(dtype=float, copy=True)
+    values = frame[numeric].to_numpy(dtype=float, copy=True)
     finite = np.isfinite(values).all(axis=0)
     if not finite.all():
-        raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
+        raise SynthDPError(f"column '{numeric[int(np.argmin(finite))]}' has missing or infinite values")
     return names, values
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from . import grid
 from .basis import ChebyshevBasis
 from .candidates import (ellipsoid_candidates, gaussian_candidates, grid_candidates, hypercube_candidates,
-                         moment_gaussian)
+                         mixed_candidates, moment_gaussian)
 from .config import SynthConfig
 from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
@@ -23,8 +23,10 @@ from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PrivateTable
 from .progress import StageTracker
-from .release import Release, release_statistics
+from .marginals import MarginalSummary
+from .release import Release, release_mixed_statistics, release_statistics
 from .sampling import clean_weights, sample_rows
+from .schema import Schema, groups_count, schema_text_columns
 from .summary import Summary
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
@@ -96,6 +98,7 @@ class SmoothSynthesizer:
         bounds: Mapping[str, object] | None = None,
         bounds_from_data: bool = False,
         synthesize: bool = True,
+        schema: Mapping | Schema | None = None,
     ) -> "SmoothSynthesizer":
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
 
@@ -113,11 +116,34 @@ class SmoothSynthesizer:
             False releases only what :meth:`summary` needs: no candidates, no private PCA,
             no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
             to the moments; the report's ``parameters.budget`` shows the split.
+        schema : mapping or Schema, optional
+            The content of a schema file (:mod:`synthdp.schema`): the type, bounds or levels
+            of every column, instead of ``bounds``. Needed for binary and categorical
+            columns; with those, the release holds every marginal cell of up to
+            ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
         """
-        table = data if isinstance(data, PrivateTable) else PrivateTable(data)
-        known_columns = self._known_columns(table, bounds, bounds_from_data)
-        plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
-                         estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
+        if schema is not None and (bounds is not None or bounds_from_data):
+            raise SynthDPError("give either a schema or bounds, not both")
+        table = data if isinstance(data, PrivateTable) else PrivateTable(data, schema_text_columns(schema or {}))
+        if schema is not None:
+            schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
+            if list(schema.names) != table.all_names:
+                raise SynthDPError("the schema's columns do not match the table's")
+            bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
+        if schema is not None and schema.categorical:
+            indices = schema.basis_indices(self.config.marginal_degree)
+            plan = make_plan(self.config, table.n_rows, schema.n_coordinates, bounds_are_public=True,
+                             synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+
+            def release(ledger, noise, rng, stages):
+                return release_mixed_statistics(table, schema, plan, self.config, ledger, noise, stages)
+        else:
+            known_columns = self._known_columns(table, bounds, bounds_from_data)
+            plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
+                             estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
+
+            def release(ledger, noise, rng, stages):
+                return release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
         noise, rng = self._randomness()
         ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         if bounds_from_data:
@@ -129,12 +155,11 @@ class SmoothSynthesizer:
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            release = release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
-            del table  # nothing below reads the raw rows
-            solution, support = self._fit_distribution(release, rng, stages) if synthesize else (None, (None, None))
+            released = release(ledger, noise, rng, stages)  # the only step that reads the raw rows
+            solution, support = self._fit_distribution(released, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()
-        self.release_, self.ledger_, self.lp_ = release, ledger, solution
+        self.release_, self.ledger_, self.lp_ = released, ledger, solution
         self.support_points_, self.support_weights_ = support
         self.noise_sampler_, self.timings_ = noise.name, dict(stages.timings)
         self._rng = rng
@@ -172,7 +197,8 @@ class SmoothSynthesizer:
         plan = release.plan
         with stages.stage("candidates"):
             candidates = self._candidates(release, rng)
-            design = ChebyshevBasis(release.basis_indices).design_matrix(candidates)
+            basis = ChebyshevBasis(release.basis_indices)
+            design = basis.sparse_design_matrix(candidates) if plan.candidates == "mixed" else basis.design_matrix(candidates)
             target = release.noisy_moments
             if plan.round_to_lattice:
                 design = grid.round_to_lattice(design, plan.theory.L)
@@ -193,6 +219,8 @@ class SmoothSynthesizer:
             return grid_candidates(plan.theory.N, plan.d)
         if plan.candidates == "hypercube":
             return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
+        if plan.candidates == "mixed":
+            return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments, plan.n_candidates, rng)
         if plan.candidates == "moments":
             center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
             return gaussian_candidates(center, covariance, plan.n_candidates, rng)
@@ -216,7 +244,8 @@ class SmoothSynthesizer:
                                f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
         start = time.perf_counter()
         points = sample_rows(self.support_points_, self.support_weights_, int(n_rows), self._rng)
-        frame = decode(points, self.release_.domain)
+        schema = self.release_.schema
+        frame = decode(points, self.release_.domain) if schema is None else schema.decode(points)
         self.timings_["sampling"] = time.perf_counter() - start
         self._last_sample = {"rows": int(n_rows), "distinct_rows": int(len(frame.drop_duplicates()))}
         return frame
@@ -235,8 +264,27 @@ class SmoothSynthesizer:
         """
         self._check_fitted()
         release = self.release_
-        return Summary(release.domain, release.basis_indices, release.noisy_moments,
-                       smoothness=release.plan.smoothness, report=self.privacy_report())
+        indices, moments = release.basis_indices, release.noisy_moments
+        if release.schema is not None:  # the moments of the numeric columns alone
+            d = release.schema.d_numeric
+            if d == 0:
+                raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
+            numeric = ~indices[:, d:].any(axis=1)
+            indices, moments = indices[numeric, :d], moments[numeric]
+        return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness,
+                       report=self.privacy_report())
+
+    def marginal_summary(self) -> MarginalSummary:
+        """The release of a mixed table as a :class:`synthdp.marginals.MarginalSummary`.
+
+        It answers marginals of the binary and categorical columns from the noisy moments,
+        without sampling; no budget, no data access.
+        """
+        self._check_fitted()
+        release = self.release_
+        if release.schema is None:
+            raise SynthDPError("marginal_summary() needs a fit with a schema that has binary or categorical columns")
+        return MarginalSummary(release.schema, release.basis_indices, release.noisy_moments, self.privacy_report())
 
     # --------------------------------------------------------------- report
     def privacy_report(self) -> dict:
@@ -250,6 +298,12 @@ class SmoothSynthesizer:
             "privacy": {**self.ledger_.to_dict(), "noise_sampler": self.noise_sampler_,
                         "neighbouring": "replace one row; n is public"},
             "parameters": {**plan.to_dict(), "config": _config_dict(self.config)},
+            **({} if release.schema is None else {"schema": {
+                **release.schema.to_dict(),
+                "rows_other_noisy": release.noisy_rows_other,
+                "rows_other_note": "Laplace-noised count of rows with a categorical value outside its levels "
+                                   "(decoded as other_label)" if release.noisy_rows_other is not None
+                                   else "not released (no categorical column, or clip_count_share = 0)"}}),
             "bounds": {
                 **release.domain.to_dict(),
                 "rows_clipped_noisy": release.noisy_rows_clipped,

@@ -1,7 +1,7 @@
 """Empirical privacy audit of every release: moments, private PCA, the clip count, DP bounds.
 
 For each kind of release we run the real release function (``release_moments``,
-``release_clip_count``, ``private_subspace_iteration``, and ``synthdp.bounds.estimate_bounds``
+``release_row_count``, ``private_subspace_iteration``, and ``synthdp.bounds.estimate_bounds``
 for --bounds-share, all with :class:`SeededNoise`) many times
 on a worst-case pair of neighbouring tables D, D' (one row moved between opposite or
 orthogonal corners of the public box, so the released statistic moves by exactly its
@@ -70,7 +70,7 @@ from synthdp.noise import SeededNoise
 from synthdp.params import make_plan
 from synthdp.pca import private_subspace_iteration
 from synthdp.private_table import PrivateTable
-from synthdp.release import release_clip_count, release_moments
+from synthdp.release import CLIPPED_ROWS, release_moments, release_row_count
 
 ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
 N_ROWS = 10
@@ -219,12 +219,13 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
 
 
 def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
-    """release_clip_count on tables whose row 0 is inside the box vs far outside it."""
+    """release_row_count (the clip count) on tables whose row 0 is inside the box vs far outside it."""
     first, second, domain = neighbouring_tables(corner([1, 1]), corner([1, 1]) + 1e6)
     counts = [table.unit_points(domain)[1] for table in (first, second)]
     assert counts[1] - counts[0] == 1  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
-    samples = [np.array([release_clip_count(count, epsilon, PrivacyLedger(epsilon, 0.0), noise)
+    samples = [np.array([release_row_count(count, epsilon, "clip_count", CLIPPED_ROWS,
+                                           PrivacyLedger(epsilon, 0.0), noise)
                          for _ in range(size)]) for count in counts]
     exact = [np.array([float(c)]) for c in counts]
     return _statistics([s[:, None] for s in samples], exact, "laplace")
