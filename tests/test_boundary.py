@@ -7,7 +7,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "synthdp"
 RAW = {"private_table", "release"}
-POST_RELEASE = ["candidates", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics"]
+POST_RELEASE = ["candidates", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics",
+                "schema", "marginals"]
 
 
 def imported_modules(name: str) -> set[str]:
