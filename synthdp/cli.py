@@ -61,8 +61,10 @@ schema file (JSON), for tables with binary or categorical columns (instead of --
                "sex": {"type": "binary", "levels": ["Female", "Male"]},
                "workclass": {"type": "categorical", "levels": ["Private", "State-gov"]}}}
   Levels are public, like bounds. A categorical value outside its levels becomes "other"
-  (counted, with noise, in the report). The release then holds every marginal cell of up to
-  --marginal-degree of those columns; summarize writes a marginal summary (see synthdp marginal).
+  (counted, with noise, in the report). "levels": "discover" asks for DP discovery of a
+  categorical column's levels from --levels-share of the budget (needs --delta > 0). The
+  release then holds every marginal cell of up to --marginal-degree of those columns;
+  summarize writes a marginal summary (see synthdp marginal).
 """
 
 GENERATE_EPILOG = PRIVACY_EPILOG + """
@@ -209,6 +211,9 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
     bounds.add_argument("--schema", metavar="SCHEMA.json",
                         help="types, bounds and levels of every column (for binary and categorical columns)")
+    bounds.add_argument("--levels-share", type=float, metavar="S",
+                        help="share of epsilon and delta for DP discovery of the levels of categorical columns "
+                             "whose schema says \"levels\": \"discover\" (needs --delta > 0; default 0)")
     bounds.add_argument("--bounds-share", type=float, metavar="S",
                         help="share of epsilon for DP estimates of the bounds of columns missing from "
                              "--bounds (default 0: missing bounds are an error)")

@@ -63,6 +63,10 @@ class SynthConfig:
     bounds_share : float
         Share of epsilon spent on DP estimates of the bounds of columns that have no public
         bounds (0: missing bounds are an error). See :mod:`synthdp.bounds` for its cost.
+    levels_share : float
+        Share of epsilon and of delta spent on DP discovery of the levels of the categorical
+        columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
+        :func:`synthdp.release.release_levels`). 0: such columns are an error.
     spread : float
         Tolerance of the mass-spreading second LP (MECHANISM.md section 6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
@@ -93,6 +97,7 @@ class SynthConfig:
     ellipsoid_radius: Literal["paper", "spread"] = "paper"
     clip_count_share: float = 0.02
     bounds_share: float = 0.0
+    levels_share: float = 0.0
     spread: float = 0.0
     marginal_degree: int = 2
     max_lp_entries: int = 20_000_000
@@ -123,6 +128,10 @@ class SynthConfig:
                f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
                f"bounds_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(_is_number(self.levels_share) and (self.levels_share == 0 or MIN_SHARE <= self.levels_share < 0.5),
+               f"levels_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(self.levels_share == 0 or self.delta > 0,
+               "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")

@@ -137,6 +137,10 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
                                "candidates: leave mode and candidates unset")
         kind = "mixed" if synthesize else "none"
         n_basis, n_candidates = mixed_basis[0], config.n_candidates if synthesize else 0
+        if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
+            raise SynthDPError(
+                f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
+                "n_candidates, or release a summary only (synthdp summarize; fit(..., synthesize=False))")
     elif config.mode == "exact":
         n_basis = _capped_power(theory.t, d) - 1
         n_candidates = _capped_power(theory.N, d) if synthesize else 0

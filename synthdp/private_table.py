@@ -90,6 +90,13 @@ class PrivateTable:
         clipped = np.clip(self._values, domain.lower, domain.upper)
         return domain.to_unit(clipped), rows_clipped
 
+    def level_counts(self, name: str) -> dict[str, int]:
+        """How many rows hold each value of a text column (as text; missing values left out).
+
+        Private: for the level-discovery mechanism only (:func:`synthdp.release.release_levels`).
+        """
+        return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
+
     def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
         """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.
 

@@ -167,6 +167,38 @@ def release_mixed_statistics(table: PrivateTable, schema: Schema, plan: Plan, co
                    schema, noisy.get("other_count"))
 
 
+def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta: float, ledger: PrivacyLedger,
+                   noise: NoiseSampler) -> dict[str, tuple[str, ...]]:
+    """DP discovery of the levels of categorical columns: a stability-based histogram per column.
+
+    Each column gets (eps_c, delta_c) = (epsilon, delta) / len(names). Every value that occurs
+    in the column gets its count plus Laplace(2/eps_c) noise, and is kept when the noisy count
+    exceeds tau = 1 + (2/eps_c) ln(1/delta_c).
+
+    Privacy, for replace-one neighbours (one row's value u becomes w): the counts of the
+    values present in both tables move by at most 1 each, at most two of them (l1
+    sensitivity 2), so the noisy counts on the shared values are eps_c-DP. A value present in
+    one table only (u, or w) has count 1 there and is kept with probability
+    P(1 + Lap(2/eps_c) > tau) = exp(-(tau - 1) eps_c / 2) / 2 = delta_c / 2; two such values
+    at most, so the release is (eps_c, delta_c)-DP. A noisy count per observed value without
+    the threshold is not DP at all: the set of observed values itself leaks. The kept levels
+    are sorted (their order must not depend on the counts) and the noisy counts dropped.
+    """
+    per_column, delta_per_column = epsilon / len(names), delta / len(names)
+    scale = laplace_scale(2.0, per_column)
+    threshold = 1 + scale * math.log(1 / delta_per_column)
+    ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column", 2.0,
+                               "l1 per column (values in both tables)", scale, epsilon, delta,
+                               f"levels of {len(names)} categorical column(s) (counts above {threshold:.3g})"))
+    levels = {}
+    for name in names:
+        counts = table.level_counts(name)
+        values = list(counts)
+        noisy = noise.laplace(np.array([counts[value] for value in values], dtype=float), scale)
+        levels[name] = tuple(sorted(value for value, count in zip(values, noisy) if count > threshold))
+    return levels
+
+
 CLIPPED_ROWS = "number of rows with a value outside the bounds"
 OTHER_ROWS = "number of rows with a categorical value outside its levels"
 

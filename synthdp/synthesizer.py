@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
 from typing import Mapping
 
 import numpy as np
@@ -24,9 +25,9 @@ from .params import make_plan
 from .private_table import PrivateTable
 from .progress import StageTracker
 from .marginals import MarginalSummary
-from .release import Release, release_mixed_statistics, release_statistics
+from .release import Release, release_levels, release_mixed_statistics, release_statistics
 from .sampling import clean_weights, sample_rows
-from .schema import Schema, groups_count, schema_text_columns
+from .schema import Schema, columns_to_discover, groups_count, schema_text_columns, with_levels
 from .summary import Summary
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
@@ -71,7 +72,9 @@ class SmoothSynthesizer:
         ellipsoid_radius: str = "paper",
         clip_count_share: float = 0.02,
         bounds_share: float = 0.0,
+        levels_share: float = 0.0,
         spread: float = 0.0,
+        marginal_degree: int = 2,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
         progress: bool = False,
@@ -81,7 +84,8 @@ class SmoothSynthesizer:
             n_candidates=n_candidates, n_basis=n_basis, noise=noise, pca_share=pca_share,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
-            clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, max_lp_entries=max_lp_entries, seed=seed,
+            clip_count_share=clip_count_share, bounds_share=bounds_share, levels_share=levels_share, spread=spread,
+            marginal_degree=marginal_degree, max_lp_entries=max_lp_entries, seed=seed,
         )
         self.progress = progress
 
@@ -125,6 +129,19 @@ class SmoothSynthesizer:
         if schema is not None and (bounds is not None or bounds_from_data):
             raise SynthDPError("give either a schema or bounds, not both")
         table = data if isinstance(data, PrivateTable) else PrivateTable(data, schema_text_columns(schema or {}))
+        noise, rng = self._randomness()
+        ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
+        config = self.config  # the budget left for the release after level discovery
+        if schema is not None and columns_to_discover(schema):
+            if self.config.levels_share == 0:
+                raise SynthDPError(f"column '{columns_to_discover(schema)[0]}' asks for DP level discovery: "
+                                   "set levels_share (CLI: --levels-share S) and delta > 0")
+            discover = [name for name in columns_to_discover(schema) if name in table.all_names]
+            config = replace(self.config, epsilon=self.config.epsilon * (1 - self.config.levels_share),
+                             delta=self.config.delta * (1 - self.config.levels_share))
+            levels = release_levels(table, discover, self.config.epsilon - config.epsilon,
+                                    self.config.delta - config.delta, ledger, noise)
+            schema = with_levels(schema, levels)
         if schema is not None:
             schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
             if list(schema.names) != table.all_names:
@@ -132,20 +149,18 @@ class SmoothSynthesizer:
             bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
         if schema is not None and schema.categorical:
             indices = schema.basis_indices(self.config.marginal_degree)
-            plan = make_plan(self.config, table.n_rows, schema.n_coordinates, bounds_are_public=True,
+            plan = make_plan(config, table.n_rows, schema.n_coordinates, bounds_are_public=True,
                              synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
 
-            def release(ledger, noise, rng, stages):
+            def release(stages):
                 return release_mixed_statistics(table, schema, plan, self.config, ledger, noise, stages)
         else:
             known_columns = self._known_columns(table, bounds, bounds_from_data)
             plan = make_plan(self.config, table.n_rows, table.d, bounds_are_public=not bounds_from_data,
                              estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
 
-            def release(ledger, noise, rng, stages):
+            def release(stages):
                 return release_statistics(table, known_columns, plan, self.config, ledger, noise, rng, stages)
-        noise, rng = self._randomness()
-        ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         if bounds_from_data:
             ledger.add_caveat(NOT_PRIVATE_BOUNDS)
         if not noise.private:
@@ -155,7 +170,7 @@ class SmoothSynthesizer:
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            released = release(ledger, noise, rng, stages)  # the only step that reads the raw rows
+            released = release(stages)  # with level discovery above, the only steps that read the raw rows
             solution, support = self._fit_distribution(released, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()

@@ -292,3 +292,50 @@ def test_cli_refuses_bad_input_in_one_line_without_output(tmp_path, capsys):
     errors = [line for line in err.splitlines() if "error" in line]
     assert errors == [errors[0]] and errors[0].startswith("synthdp: error: binary column 'sex'")
     assert "PLANTED" not in out + err and not (tmp_path / "out.csv").exists()
+
+
+def test_a_basis_larger_than_the_candidates_is_refused_for_synthesis_but_not_for_a_summary():
+    frame = mixed_frame(100, 17)
+    with pytest.raises(SynthDPError, match="lower marginal_degree"):
+        SmoothSynthesizer(seed=0, n_candidates=20, marginal_degree=3).fit(frame, schema=SCHEMA)
+    synth = SmoothSynthesizer(seed=0, n_candidates=20, marginal_degree=3).fit(frame, schema=SCHEMA, synthesize=False)
+    assert synth.marginal_summary().released_degree == 3
+
+
+# -------------------------------------------------------------------- level discovery
+def discovery_schema():
+    return {"columns": {**SCHEMA["columns"], "job": {"type": "categorical", "levels": "discover"}}}
+
+
+def test_level_discovery_keeps_frequent_values_and_spends_its_share():
+    frame = mixed_frame(1000, 18)
+    synth = SmoothSynthesizer(epsilon=20.0, delta=1e-6, levels_share=0.2, seed=19).fit(
+        frame, schema=discovery_schema(), synthesize=False)
+    # Laplace(0.5) noise, threshold 1 + 0.5 ln(5e6) = 8.7; the rarest level, zz, has about 50 rows
+    assert synth.release_.schema.column("job").levels == ("a", "b", "c", "zz")
+    stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    assert stages["levels"]["epsilon"] == pytest.approx(4.0) and stages["levels"]["delta"] == pytest.approx(2e-7)
+    assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(20.0)
+
+
+def test_a_value_seen_once_is_kept_with_probability_at_most_delta_over_two():
+    """Over 200 seeds none of 5 unique values passes: each does with probability <= delta/2 = 5e-7,
+    so this test fails falsely with probability <= 200 * 5 * 5e-7 = 5e-4."""
+    frame = mixed_frame(300, 20)
+    frame.loc[:4, "job"] = [f"unique-{i}" for i in range(5)]
+    table = PrivateTable(frame, ["sex", "job", "city"])
+    from synthdp.ledger import PrivacyLedger
+    from synthdp.noise import SeededNoise
+    from synthdp.release import release_levels
+
+    for seed in range(200):
+        kept = release_levels(table, ["job"], 1.0, 1e-6, PrivacyLedger(1.0, 1e-6),
+                              SeededNoise(np.random.default_rng(seed)))["job"]
+        assert not any(level.startswith("unique") for level in kept)
+
+
+def test_level_discovery_needs_a_share_and_delta():
+    with pytest.raises(SynthDPError, match="levels_share"):
+        SmoothSynthesizer(seed=0).fit(mixed_frame(50, 21), schema=discovery_schema())
+    with pytest.raises(SynthDPError, match="delta > 0"):
+        SmoothSynthesizer(seed=0, levels_share=0.1)
