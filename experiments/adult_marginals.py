@@ -17,6 +17,9 @@ and, at the same epsilon,
   Negative cells are set to 0, each histogram is renormalised, and a k-way cell is the
   product of its one-way cells.
 
+``--with-degree-3`` adds (d) the marginal summary of a separate summary-only release with
+``marginal_degree=3`` at the same epsilon, which holds every 3-way cell.
+
 Errors: worst-case and mean absolute error of the cell fractions over all cells of all
 2-way (36 marginals) and 3-way (84) marginals of the 9 categorical columns. Smooth queries:
 the papers' protocol (synthdp.evaluation; Q random sums of 10 Gaussian kernels, worst-case
@@ -27,6 +30,8 @@ Usage::
 
     nice -n 10 python experiments/adult_marginals.py                      # 6 epsilons x 2 rounds
     python experiments/adult_marginals.py --epsilons 1 --rounds 1 --queries 200   # a quick look
+    python experiments/adult_marginals.py --epsilons 1 4 --rounds 1 --with-degree-3 \
+        --out experiments/results/adult_marginals_degree3.md
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ from synthdp.schema import Schema
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "adult.csv"
 SCHEMA = HERE.parent / "configs" / "adult_schema.json"
-METHODS = ("synthetic table", "summary", "independent 1-way")
+DEGREE_3 = "summary of a degree-3 release"
 
 
 def independent_one_way(data: pd.DataFrame, schema: Schema, epsilon: float, rng: np.random.Generator) -> dict:
@@ -83,6 +88,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--queries", type=int, default=1000, help="smooth queries (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the queries and of the baseline's noise")
+    parser.add_argument("--with-degree-3", action="store_true",
+                        help="also a summary-only release of every 3-way cell (--marginal-degree 3; about 2 min a fit)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "adult_marginals.md")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -111,8 +118,11 @@ def main() -> None:
             histograms = independent_one_way(data, schema, epsilon, rng)
             answers = {"synthetic table": lambda c: marginal(synthetic, c, schema), "summary": summary.marginal,
                        "independent 1-way": lambda c: product_marginal(histograms, c, schema)}
+            if args.with_degree_3:
+                answers[DEGREE_3] = SmoothSynthesizer(epsilon=epsilon, marginal_degree=3).fit(
+                    data, schema=content, synthesize=False).marginal_summary().marginal
             for k in (2, 3):
-                for method in METHODS:
+                for method in answers:
                     errors = marginal_errors(reference, answers[method], column_sets(schema, k))
                     rows.append({"epsilon": epsilon, "round": round_, "k": k, "method": method, **errors})
             numeric_only = SmoothSynthesizer(epsilon=epsilon).fit(data[numeric.names], bounds=numeric).sample()
@@ -123,15 +133,17 @@ def main() -> None:
                             "R": synth.release_.plan.n_basis, "distinct_rows": int(len(synthetic.drop_duplicates()))})
             print(f"eps={epsilon} round={round_}: fit {fit_seconds:.1f} s, total {time.perf_counter() - start:.1f} s",
                   flush=True)
-    write_results(args, pd.DataFrame(rows), pd.DataFrame(smooth_rows), pd.DataFrame(timings))
+        done = args.epsilons[:args.epsilons.index(epsilon) + 1]  # results so far, should a later epsilon not finish
+        write_results(args, done, pd.DataFrame(rows), pd.DataFrame(smooth_rows), pd.DataFrame(timings))
 
 
-def write_results(args, marginals: pd.DataFrame, smooth: pd.DataFrame, timings: pd.DataFrame) -> None:
+def write_results(args, epsilons, marginals: pd.DataFrame, smooth: pd.DataFrame, timings: pd.DataFrame) -> None:
     mean = marginals.groupby(["k", "epsilon", "method"], sort=False)[["worst", "mean"]].mean()
+    methods = list(dict.fromkeys(marginals.method))
     lines = [
         "# Mixed tables on adult: marginal and smooth-query errors against epsilon",
         "",
-        f"`python experiments/adult_marginals.py --epsilons {' '.join(f'{e:g}' for e in args.epsilons)} "
+        f"`python experiments/adult_marginals.py --epsilons {' '.join(f'{e:g}' for e in epsilons)} "
         f"--rounds {args.rounds} --queries {args.queries} --seed {args.seed}`; n = 32561, pure epsilon-DP, "
         "defaults (marginal degree 2), real OpenDP noise; mean over rounds. Errors are absolute differences of "
         "cell fractions over every cell of every marginal of the 9 categorical columns "
@@ -140,10 +152,10 @@ def write_results(args, marginals: pd.DataFrame, smooth: pd.DataFrame, timings: 
         "",
     ]
     for k in (2, 3):
-        lines += [f"## {k}-way marginals", "", "| epsilon | " + " | ".join(f"{m} worst | {m} mean" for m in METHODS) + " |",
-                  "|---:|" + "---:|" * (2 * len(METHODS))]
-        for epsilon in args.epsilons:
-            cells = [f"{mean.loc[(k, epsilon, m), stat]:.4f}" for m in METHODS for stat in ("worst", "mean")]
+        lines += [f"## {k}-way marginals", "", "| epsilon | " + " | ".join(f"{m} worst | {m} mean" for m in methods) + " |",
+                  "|---:|" + "---:|" * (2 * len(methods))]
+        for epsilon in epsilons:
+            cells = [f"{mean.loc[(k, epsilon, m), stat]:.4f}" for m in methods for stat in ("worst", "mean")]
             lines.append(f"| {epsilon:g} | " + " | ".join(cells) + " |")
         lines.append("")
     smooth_mean = smooth.groupby(["epsilon", "method"], sort=False)[list(SIGMAS)].mean()
@@ -158,11 +170,11 @@ def write_results(args, marginals: pd.DataFrame, smooth: pd.DataFrame, timings: 
         lines.append(f"| {epsilon:g} | {row.fit_seconds:.1f} | {row['LP fit']:.1f} | {row.R:.0f} | {row.distinct_rows:.0f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("\n".join(lines) + "\n")
-    plot(args, mean)
+    plot(args.out.with_suffix(".png"), epsilons, methods, mean)
     print(f"wrote {args.out}")
 
 
-def plot(args, mean: pd.DataFrame) -> None:
+def plot(path: Path, epsilons, methods, mean: pd.DataFrame) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -170,16 +182,19 @@ def plot(args, mean: pd.DataFrame) -> None:
 
     figure, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     for axis, k in zip(axes, (2, 3)):
-        for method, style in zip(METHODS, ("o-", "s-", "^-")):
-            for stat, dash in (("worst", ""), ("mean", ":")):
-                values = [mean.loc[(k, e, method), stat] for e in args.epsilons]
-                axis.loglog(args.epsilons, values, style[:1] + (dash or "-"), label=f"{method}, {stat}")
-        axis.set_title(f"adult: all {k}-way marginals of the 9 categorical columns")
+        for method, (marker, colour) in zip(methods, (("o", "C0"), ("s", "C1"), ("^", "C2"), ("d", "C3"))):
+            for stat, line in (("worst", "-"), ("mean", ":")):
+                values = [mean.loc[(k, e, method), stat] for e in epsilons]
+                axis.loglog(epsilons, values, marker + line, color=colour, label=f"{method}, {stat}")
+        axis.set_title(f"all {k}-way marginals of 9 columns")
         axis.set_xlabel("epsilon")
+        axis.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
+        axis.minorticks_off()
     axes[0].set_ylabel("absolute cell error (fraction of rows)")
     axes[1].legend(fontsize=7)
+    figure.suptitle("adult (n = 32561): worst (solid) and mean (dotted) cell error")
     figure.tight_layout()
-    figure.savefig(args.out.with_suffix(".png"), dpi=120)
+    figure.savefig(path, dpi=120)
 
 
 if __name__ == "__main__":

@@ -219,7 +219,7 @@ class SmoothSynthesizer:
                 design = grid.round_to_lattice(design, plan.theory.L)
                 target = grid.round_to_lattice(target, plan.theory.L)
         with stages.stage("LP fit"):
-            solution = solve_l1_fit(design, target)
+            solution = solve_l1_fit(design, target, method="ipm" if plan.candidates == "mixed" else "choose")
         if self.config.spread > 0:
             with stages.stage("LP spread"):
                 tolerance = self.config.spread * release.moment_noise_l1

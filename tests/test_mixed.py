@@ -339,3 +339,12 @@ def test_level_discovery_needs_a_share_and_delta():
         SmoothSynthesizer(seed=0).fit(mixed_frame(50, 21), schema=discovery_schema())
     with pytest.raises(SynthDPError, match="delta > 0"):
         SmoothSynthesizer(seed=0, levels_share=0.1)
+
+
+def test_interior_point_and_default_solver_reach_the_same_l1_optimum():
+    from synthdp.lp import solve_l1_fit
+
+    rng = np.random.default_rng(22)
+    design, target = rng.uniform(-1, 1, (30, 200)), rng.uniform(-0.5, 0.5, 30)
+    default, ipm = solve_l1_fit(design, target), solve_l1_fit(design, target, method="ipm")
+    assert ipm.objective == pytest.approx(default.objective, rel=1e-6, abs=1e-9)
