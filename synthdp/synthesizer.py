@@ -133,15 +133,7 @@ class SmoothSynthesizer:
         ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         config = self.config  # the budget left for the release after level discovery
         if schema is not None and columns_to_discover(schema):
-            if self.config.levels_share == 0:
-                raise SynthDPError(f"column '{columns_to_discover(schema)[0]}' asks for DP level discovery: "
-                                   "set levels_share (CLI: --levels-share S) and delta > 0")
-            discover = [name for name in columns_to_discover(schema) if name in table.all_names]
-            config = replace(self.config, epsilon=self.config.epsilon * (1 - self.config.levels_share),
-                             delta=self.config.delta * (1 - self.config.levels_share))
-            levels = release_levels(table, discover, self.config.epsilon - config.epsilon,
-                                    self.config.delta - config.delta, ledger, noise)
-            schema = with_levels(schema, levels)
+            schema, config = self._discover_levels(table, schema, ledger, noise)
         if schema is not None:
             schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
             if list(schema.names) != table.all_names:
@@ -180,6 +172,19 @@ class SmoothSynthesizer:
         self._rng = rng
         self._last_sample: dict | None = None
         return self
+
+    def _discover_levels(self, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
+                         noise: NoiseSampler) -> tuple[dict, SynthConfig]:
+        """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
+        names = columns_to_discover(schema)
+        if self.config.levels_share == 0:
+            raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
+                               "set levels_share (CLI: --levels-share S) and delta > 0")
+        share = self.config.levels_share
+        levels = release_levels(table, [name for name in names if name in table.all_names],
+                                self.config.epsilon * share, self.config.delta * share, ledger, noise)
+        rest = replace(self.config, epsilon=self.config.epsilon * (1 - share), delta=self.config.delta * (1 - share))
+        return with_levels(schema, levels), rest
 
     def _known_columns(self, table: PrivateTable, bounds, bounds_from_data: bool) -> dict[str, ColumnDomain]:
         """The columns whose bounds need no DP estimate: given by the user, or read from the data."""

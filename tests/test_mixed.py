@@ -348,3 +348,16 @@ def test_interior_point_and_default_solver_reach_the_same_l1_optimum():
     design, target = rng.uniform(-1, 1, (30, 200)), rng.uniform(-0.5, 0.5, 30)
     default, ipm = solve_l1_fit(design, target), solve_l1_fit(design, target, method="ipm")
     assert ipm.objective == pytest.approx(default.objective, rel=1e-6, abs=1e-9)
+
+
+def test_values_outside_the_levels_never_reach_an_output(tmp_path, capsys):
+    frame = mixed_frame(200, 23)
+    frame.loc[5, "job"] = "PLANTED-JOB"
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    code, out, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
+                             tmp_path / "schema.json", "--seed", 1, "--n-candidates", 500, "--report",
+                             tmp_path / "report.json", "--summary-out", tmp_path / "summary.json")
+    assert code == 0, err
+    written = "".join((tmp_path / name).read_text() for name in ("out.csv", "report.json", "summary.json"))
+    assert "PLANTED" not in written + out + err
