@@ -98,15 +98,17 @@ class MarginalSummary:
     basis_indices: np.ndarray
     noisy_moments: np.ndarray
     report: Mapping | None = None
-    _cells: dict = field(init=False, repr=False)
+    _released: dict = field(init=False, repr=False)  # coordinates -> released cell
+    _estimated: dict = field(init=False, repr=False)  # coordinates -> estimate of an unreleased cell (a cache)
 
     def __post_init__(self) -> None:
         d = self.schema.d_numeric
-        cells = {frozenset(): 1.0}
+        released = {frozenset(): 1.0}
         for index, value in zip(np.asarray(self.basis_indices), np.asarray(self.noisy_moments, dtype=float)):
             if not index[:d].any():
-                cells[frozenset(np.flatnonzero(index).tolist())] = float(value)
-        object.__setattr__(self, "_cells", cells)
+                released[frozenset(np.flatnonzero(index).tolist())] = float(value)
+        object.__setattr__(self, "_released", released)
+        object.__setattr__(self, "_estimated", {})
 
     def to_json(self) -> str:
         """The summary as JSON text: the schema, every released multi-index and moment, the report."""
@@ -138,7 +140,7 @@ class MarginalSummary:
     @property
     def released_degree(self) -> int:
         """The largest number of columns whose cells the release holds."""
-        return max(len(cell) for cell in self._cells)
+        return max(len(cell) for cell in self._released)
 
     def marginal(self, columns: Sequence[str], clip: bool = True) -> pd.Series:
         """The marginal over ``columns``, as :func:`marginal` returns it.
@@ -153,8 +155,8 @@ class MarginalSummary:
         """
         columns = _distinct(columns)
         blocks = [range(self.schema.block_slice(name).start, self.schema.block_slice(name).stop) for name in columns]
-        # B holds the cells of coded levels, with the last position of each axis meaning "any level"
-        # (the column marginalised out), so B is filled from the released products alone.
+        # The cells of coded levels, with the last position of each axis meaning "any level" (the
+        # column marginalised out): every entry is a product of indicators, released or estimated.
         shape = tuple(len(block) + 1 for block in blocks)
         table = np.empty(shape)
         for position in itertools.product(*(range(size) for size in shape)):
@@ -174,9 +176,11 @@ class MarginalSummary:
 
     def _cell(self, coordinates: frozenset) -> float:
         """P(every indicator in ``coordinates`` is 1): released, or estimated and memoised."""
-        if coordinates not in self._cells:
-            self._cells[coordinates] = self._estimate(coordinates)
-        return self._cells[coordinates]
+        if coordinates in self._released:
+            return self._released[coordinates]
+        if coordinates not in self._estimated:
+            self._estimated[coordinates] = self._estimate(coordinates)
+        return self._estimated[coordinates]
 
     def _estimate(self, coordinates: frozenset) -> float:
         members = sorted(coordinates)
@@ -188,7 +192,7 @@ class MarginalSummary:
         proper = [frozenset(subset) for size in range(1, len(members)) for subset in itertools.combinations(members, size)]
         values = [self._cell(subset) for subset in proper]
         if min(values) <= 0:
-            return (lower + max(upper, lower)) / 2
+            return (lower + upper) / 2
         log_estimate = sum((-1) ** (len(members) - len(subset) + 1) * math.log(value)
                            for subset, value in zip(proper, values))
         return float(np.clip(math.exp(log_estimate), lower, upper))

@@ -361,3 +361,10 @@ def test_values_outside_the_levels_never_reach_an_output(tmp_path, capsys):
     assert code == 0, err
     written = "".join((tmp_path / name).read_text() for name in ("out.csv", "report.json", "summary.json"))
     assert "PLANTED" not in written + out + err
+
+
+def test_released_degree_does_not_change_when_unreleased_cells_are_estimated(schema):
+    synth = SmoothSynthesizer(seed=24).fit(mixed_frame(300, 25), schema=SCHEMA, synthesize=False)
+    summary = synth.marginal_summary()
+    summary.marginal(["sex", "job", "city"])
+    assert summary.released_degree == 2
