@@ -227,29 +227,6 @@ class Schema:
             columns[column.name] = np.array(column.all_levels, dtype=object)[choice]
         return pd.DataFrame(columns, columns=list(self.names))
 
-    def level_frequencies(self, indices: np.ndarray, moments: np.ndarray) -> dict[str, np.ndarray]:
-        """Per binary or categorical column, the level probabilities implied by noisy moments.
-
-        The degree-1 indicator moments are the noisy frequencies of the coded levels
-        (post-processing: no budget). Negative ones are set to 0, a binary column's first
-        level gets what is left of 1 (at least 0), and the vector is renormalised.
-
-        Returns
-        -------
-        dict
-            Column name -> probabilities over ``all_levels``, shape (len(all_levels),).
-        """
-        single = {int(np.flatnonzero(index)[0]): value for index, value in zip(indices, moments)
-                  if index.sum() == 1 and np.flatnonzero(index)[0] >= self.d_numeric}
-        out = {}
-        for column in self.categorical:
-            block = self.block_slice(column.name)
-            coded = np.array([max(single.get(j, 0.0), 0.0) for j in range(block.start, block.stop)])
-            probabilities = np.concatenate([[max(1.0 - coded.sum(), 0.0)], coded]) if column.binary else coded
-            total = probabilities.sum()
-            out[column.name] = probabilities / total if total > 0 else np.full(len(probabilities), 1 / len(probabilities))
-        return out
-
     def to_dict(self) -> dict:
         """The schema as JSON types (the format of the schema file, plus bound sources)."""
         numeric = self.numeric.to_dict()["columns"]

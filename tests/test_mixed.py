@@ -368,3 +368,14 @@ def test_released_degree_does_not_change_when_unreleased_cells_are_estimated(sch
     summary = synth.marginal_summary()
     summary.marginal(["sex", "job", "city"])
     assert summary.released_degree == 2
+
+
+def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
+    """In mixed_frame every row with job c has city x: exact moments give no candidate (c, y)."""
+    indices = schema.basis_indices(2)
+    points, _, _ = encoded(mixed_frame(500, 26), schema)
+    candidates = mixed_candidates(schema, indices, ChebyshevBasis(indices).moments(points), 2000,
+                                  np.random.default_rng(2))
+    decoded = schema.decode(candidates)
+    assert (decoded.job == "c").sum() > 100
+    assert not ((decoded.job == "c") & (decoded.city == "y")).any()
