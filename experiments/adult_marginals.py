@@ -89,7 +89,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=1000, help="smooth queries (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the queries and of the baseline's noise")
     parser.add_argument("--with-degree-3", action="store_true",
-                        help="also a summary-only release of every 3-way cell (--marginal-degree 3; about 2 min a fit)")
+                        help="also a summary-only release of every 3-way cell (--marginal-degree 3; about 1 min a fit)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "adult_marginals.md")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
