@@ -16,8 +16,10 @@ import itertools
 from typing import Iterator
 
 import numpy as np
+import scipy.sparse as sp
 
 ROW_CHUNK = 4096  # rows evaluated at once; bounds the (rows, R, s) gather array
+CHUNK_ENTRIES = 4_000_000  # ... and so does this, for large bases (mixed tables: R in the thousands)
 
 
 def lowest_degree_indices(d: int, count: int) -> np.ndarray:
@@ -124,11 +126,27 @@ class ChebyshevBasis:
         """phi_r at each point, shape (len(points), R)."""
         points = np.atleast_2d(np.asarray(points, dtype=float))
         out = np.empty((len(points), self.size))
-        for start in range(0, len(points), ROW_CHUNK):
-            block = chebyshev_table(points[start : start + ROW_CHUNK], self.max_degree)
+        step = self._row_chunk
+        for start in range(0, len(points), step):
+            block = chebyshev_table(points[start : start + step], self.max_degree)
             gathered = block[:, self._columns, self._degrees]  # (rows, R, s)
-            out[start : start + ROW_CHUNK] = gathered.prod(axis=2)
+            out[start : start + step] = gathered.prod(axis=2)
         return out
+
+    @property
+    def _row_chunk(self) -> int:
+        return max(1, min(ROW_CHUNK, CHUNK_ENTRIES // self._columns.size))
+
+    def sparse_design_matrix(self, candidates: np.ndarray) -> sp.csr_matrix:
+        """W as a sparse matrix, shape (R, C): for bases whose functions vanish on most candidates.
+
+        Indicator products (mixed tables) are 0 unless the candidate has every level they
+        name, so W has at most one non-zero per candidate and sensitivity group.
+        """
+        step = self._row_chunk
+        pieces = [sp.csr_matrix(self.evaluate(candidates[start : start + step]))
+                  for start in range(0, len(candidates), step)]
+        return sp.vstack(pieces, format="csr").T.tocsr()
 
     def design_matrix(self, candidates: np.ndarray) -> np.ndarray:
         """The LP matrix W with W[r, k] = phi_r(candidate k), shape (R, C)."""
@@ -138,6 +156,7 @@ class ChebyshevBasis:
         """Mean of each phi_r over the rows of ``points``, shape (R,)."""
         points = np.atleast_2d(points)
         total = np.zeros(self.size)
-        for start in range(0, len(points), ROW_CHUNK):
-            total += self.evaluate(points[start : start + ROW_CHUNK]).sum(axis=0)
+        step = self._row_chunk
+        for start in range(0, len(points), step):
+            total += self.evaluate(points[start : start + step]).sum(axis=0)
         return total / len(points)

@@ -9,14 +9,23 @@
 * ``moments``: C points from the Gaussian whose mean and covariance are those implied by
   the released moments of degree <= 2 (free: post-processing of the moment release), clipped
   into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
+* ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.schema`): the numeric
+  coordinates as ``moments`` (the mixed basis holds all their moments of degree <= 2), and
+  the binary and categorical columns along a Chow-Liu tree of the released 2-way tables, as
+  valid one-hot blocks. Free: post-processing. The LP then reweights these candidates to
+  match all the released moments.
 """
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import grid
+from .marginals import MarginalSummary
 from .pca import PrivatePCA
+from .schema import Schema
 
 
 def grid_candidates(n_cells: int, d: int) -> np.ndarray:
@@ -80,3 +89,79 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
                         rng: np.random.Generator) -> np.ndarray:
     """``count`` draws from N(center, covariance), clipped into [-1, 1]^d, shape (count, d)."""
     return np.clip(rng.multivariate_normal(center, covariance, size=count, method="eigh"), -1.0, 1.0)
+
+
+def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
+
+    The binary and categorical columns are drawn along a tree of the released 2-way tables
+    (:func:`tree_levels`). Drawing each column independently from its noisy level
+    frequencies instead left near-deterministic pairs (relationship x sex) short of
+    candidates: on adult at epsilon = 8 the synthetic table's worst 2-way cell error was
+    0.032 with independent candidates and 0.010 with the tree (3-way: 0.046 and 0.013;
+    about the same at epsilon <= 1).
+    """
+    d = schema.d_numeric
+    numeric_rows = ~indices[:, d:].any(axis=1)
+    parts = []
+    if d:
+        center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
+        parts.append(gaussian_candidates(center, covariance, count, rng))
+    chosen = tree_levels(schema, indices, moments, count, rng)
+    for column in schema.categorical:
+        one_hot = np.zeros((count, len(column.all_levels)))
+        one_hot[np.arange(count), chosen[column.name]] = 1.0
+        parts.append(one_hot[:, 1:] if column.binary else one_hot)  # a binary column's first level has no coordinate
+    return np.concatenate(parts, axis=1)
+
+
+def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
+                rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Levels drawn along a maximum-mutual-information spanning tree of the released 2-way tables.
+
+    Post-processing: the 2-way tables are the marginal summary's answers (noisy, negative
+    cells set to 0). The tree (Chow-Liu, by Prim's algorithm on the mutual information of
+    those tables) is rooted at the first column; the root is drawn from its one-way table and
+    every other column from its table with its parent, given the parent's drawn level.
+
+    Returns
+    -------
+    dict
+        Column name -> index into its ``all_levels``, shape (count,).
+    """
+    summary = MarginalSummary(schema, indices, moments)
+    names = [column.name for column in schema.categorical]
+    tables = {}
+    for a, b in itertools.combinations(names, 2):
+        table = summary.marginal([a, b]).to_numpy().reshape(len(schema.column(a).all_levels), -1)
+        tables[a, b], tables[b, a] = table, table.T
+    parent = {}
+    in_tree = [names[0]]
+    while len(in_tree) < len(names):
+        information = {(p, c): _mutual_information(tables[p, c]) for p in in_tree for c in names if c not in in_tree}
+        chosen_parent, child = max(information, key=information.get)
+        parent[child] = chosen_parent
+        in_tree.append(child)
+    root = summary.marginal([names[0]]).to_numpy()
+    drawn = {names[0]: rng.choice(len(root), size=count, p=_normalised(root))}
+    for child in in_tree[1:]:
+        joint = tables[parent[child], child]
+        conditional = np.array([_normalised(row if row.sum() > 0 else joint.sum(axis=0)) for row in joint])
+        uniform = rng.random(count)[:, None]
+        cumulative = conditional[drawn[parent[child]]].cumsum(axis=1)
+        drawn[child] = np.minimum((uniform > cumulative).sum(axis=1), joint.shape[1] - 1)
+    return drawn
+
+
+def _mutual_information(table: np.ndarray) -> float:
+    joint = _normalised(table.reshape(-1)).reshape(table.shape)
+    outer = np.outer(joint.sum(axis=1), joint.sum(axis=0))
+    positive = joint > 0
+    return float((joint[positive] * np.log(joint[positive] / outer[positive])).sum())
+
+
+def _normalised(values: np.ndarray) -> np.ndarray:
+    values = np.clip(values, 0.0, None)
+    total = values.sum()
+    return values / total if total > 0 else np.full(len(values), 1 / len(values))

@@ -4,6 +4,7 @@ and ``synthdp evaluate`` (the utility of a synthetic table against the real one)
     synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json
     synthdp summarize INPUT.csv -o SUMMARY.json --epsilon 1 --bounds BOUNDS.json
     synthdp evaluate --real INPUT.csv --synth OUTPUT.csv --bounds BOUNDS.json [--target COLUMN] [--json]
+    synthdp marginal --summary SUMMARY.json --columns sex,race   (or --table T.csv --schema SCHEMA.json)
 
 Every flag is also a key of the TOML ``--config`` file (dashes or underscores); flags given
 on the command line override the file. Outputs are written to temporary files and renamed
@@ -30,8 +31,10 @@ from . import __version__
 from .config import SynthConfig
 from .domain import load_bounds_file
 from .errors import SynthDPError
+from .marginals import MarginalSummary, marginal
 from .metrics import DEFAULT_QUERIES, TASKS, format_report, utility_report
 from .private_table import STREAM_CSV_BYTES, check_numeric_frame, read_csv_frame
+from .schema import Schema, load_schema_file
 from .synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
@@ -51,6 +54,17 @@ privacy:
 
 bounds file (JSON):
   {"age": [0, 120], "income": [0, 500000], "visits": {"bounds": [0, 50], "type": "integer"}}
+
+schema file (JSON), for tables with binary or categorical columns (instead of --bounds):
+  {"columns": {"age": {"type": "continuous", "bounds": [17, 90]},
+               "hours": {"type": "integer", "bounds": [1, 99]},
+               "sex": {"type": "binary", "levels": ["Female", "Male"]},
+               "workclass": {"type": "categorical", "levels": ["Private", "State-gov"]}}}
+  Levels are public, like bounds. A categorical value outside its levels becomes "other"
+  (counted, with noise, in the report). "levels": "discover" asks for DP discovery of a
+  categorical column's levels from --levels-share of the budget (needs --delta > 0). The
+  release then holds every marginal cell of up to --marginal-degree of those columns;
+  summarize writes a marginal summary (see synthdp marginal).
 """
 
 GENERATE_EPILOG = PRIVACY_EPILOG + """
@@ -104,7 +118,7 @@ examples:
 """
 
 # Options that are not SynthConfig fields.
-RUN_KEYS = {"bounds", "bounds_from_data", "rows", "report", "summary_out", "quiet"}
+RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "quiet"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -178,6 +192,17 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_command.add_argument("--seed", type=int, default=0, metavar="S",
                                   help="seed of the queries and of the train/test split (default 0)")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
+    marginal_command = commands.add_parser(
+        "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
+        description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
+                    "answered from a marginal summary (synthdp summarize --schema; no data access) or "
+                    "computed on a table (a synthetic one; on the real table it is NOT private).")
+    marginal_command.add_argument("--columns", required=True, metavar="A,B,...", help="comma-separated columns")
+    source = marginal_command.add_mutually_exclusive_group(required=True)
+    source.add_argument("--summary", metavar="SUMMARY.json", help="a marginal summary")
+    source.add_argument("--table", metavar="TABLE.csv", help="a table (needs --schema)")
+    marginal_command.add_argument("--schema", metavar="SCHEMA.json", help="the table's schema")
+    marginal_command.add_argument("-o", "--output", metavar="OUT.csv", help="write CSV here instead of printing")
     return parser
 
 
@@ -185,7 +210,8 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
     """The options every command shares (input, outputs, budget, bounds, basis, seed); returns the groups."""
     # Defaults are None so that a value from --config is overridden only by an explicit flag.
     command.add_argument("input", metavar="INPUT.csv",
-                         help="sensitive table: CSV with a header row, or Parquet (.parquet); numeric columns")
+                         help="sensitive table: CSV with a header row, or Parquet (.parquet); numeric columns "
+                              "(text ones with --schema)")
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
@@ -198,6 +224,11 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
                         help="share of epsilon for a noisy count of clipped rows (default 0.02; 0: not released)")
     bounds = command.add_argument_group("bounds")
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
+    bounds.add_argument("--schema", metavar="SCHEMA.json",
+                        help="types, bounds and levels of every column (for binary and categorical columns)")
+    bounds.add_argument("--levels-share", type=float, metavar="S",
+                        help="share of epsilon and delta for DP discovery of the levels of categorical columns "
+                             "whose schema says \"levels\": \"discover\" (needs --delta > 0; default 0)")
     bounds.add_argument("--bounds-share", type=float, metavar="S",
                         help="share of epsilon for DP estimates of the bounds of columns missing from "
                              "--bounds (default 0: missing bounds are an error)")
@@ -208,6 +239,8 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
                         help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
     method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
     method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least d)")
+    method.add_argument("--marginal-degree", type=int, metavar="K",
+                        help="with --schema: release every marginal cell of up to K binary/categorical columns (default 2)")
     scale = command.add_argument_group("large tables")
     scale.add_argument("--engine", choices=["numpy", "dask"],
                        help="numpy: in process (default); dask: dask.dataframe partitions, on local threads "
@@ -224,7 +257,7 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    command = {"generate": generate, "summarize": summarize, "evaluate": evaluate}[args.command]
+    command = {"generate": generate, "summarize": summarize, "evaluate": evaluate, "marginal": marginal_command}[args.command]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -256,7 +289,7 @@ def generate(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     outputs = [(Path(args.output), lambda path: synthetic.to_csv(path, index=False))]
     if run["summary_out"]:
-        outputs.append((Path(run["summary_out"]), _text(synth.summary().to_json())))
+        outputs.append((Path(run["summary_out"]), _text(_summary_json(synth))))
     _write_outputs(outputs + _report_output(report, run))
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
@@ -267,11 +300,38 @@ def generate(args: argparse.Namespace) -> int:
 
 def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
-    summary = synth.summary()
-    _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(summary.report, run))
+    report = synth.privacy_report()
+    _write_outputs([(Path(args.output), _text(_summary_json(synth)))] + _report_output(report, run))
     if not run["quiet"]:
-        print(f"synthdp: wrote a summary of {summary.n_basis} noisy moments to {args.output}"
-              + _budget_note(summary.report), file=sys.stderr)
+        print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
+              + _budget_note(report), file=sys.stderr)
+    return 0
+
+
+def _summary_json(synth: SmoothSynthesizer) -> str:
+    """The summary of a release: a marginal summary for a mixed table, else a smooth-query summary."""
+    return (synth.summary() if synth.release_.schema is None else synth.marginal_summary()).to_json()
+
+
+def marginal_command(args: argparse.Namespace) -> int:
+    columns = [name.strip() for name in args.columns.split(",")]
+    if args.summary:
+        if args.schema:
+            raise SynthDPError("--schema goes with --table; a summary holds its own schema")
+        answer = MarginalSummary.load(args.summary).marginal(columns)
+    else:
+        if not args.schema:
+            raise SynthDPError("--table needs --schema")
+        content = load_schema_file(args.schema)
+        frame = read_csv_frame(args.table, "table")
+        answer = marginal(frame, columns, Schema.from_dict(content, [str(c) for c in frame.columns],
+                                                           f"schema file '{args.schema}'"))
+    text = answer.reset_index().to_csv(index=False)
+    if args.output:
+        _check_writable(Path(args.output))
+        _write_outputs([(Path(args.output), _text(text))])
+    else:
+        sys.stdout.write(text)
     return 0
 
 
@@ -322,11 +382,12 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
     config = SynthConfig(**options)
     bounds = load_bounds_file(run["bounds"]) if run["bounds"] else None
+    schema = load_schema_file(run["schema"]) if run["schema"] else None
     for path in (args.output, run["report"], run["summary_out"]):
         if path:
             _check_writable(Path(path))
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
-    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize), run
+    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema), run
 
 
 def _report_output(report: dict, run: dict) -> list:

@@ -75,6 +75,10 @@ class SynthConfig:
     bounds_share : float
         Share of epsilon spent on DP estimates of the bounds of columns that have no public
         bounds (0: missing bounds are an error). See :mod:`synthdp.bounds` for its cost.
+    levels_share : float
+        Share of epsilon and of delta spent on DP discovery of the levels of the categorical
+        columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
+        :func:`synthdp.release.release_levels`). 0: such columns are an error.
     spread : float
         Tolerance of the mass-spreading second LP (MECHANISM.md section 6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
@@ -85,6 +89,9 @@ class SynthConfig:
         (the candidate model) as far as the fit stays within the optimum plus ``blend`` times
         the expected l1 norm of the moment noise (default 0.5; 0 keeps the optimal vertex).
         Not applied with ``spread`` > 0, which spreads the mass by a second LP instead.
+    marginal_degree : int
+        Mixed tables (a schema with binary or categorical columns): the release holds every
+        marginal cell of up to this many of those columns (:meth:`synthdp.schema.Schema.basis_indices`).
     max_lp_entries : int
         Memory bound on the LP matrix (R x C entries); exact mode refuses beyond it.
     seed : int or None
@@ -119,8 +126,10 @@ class SynthConfig:
     ellipsoid_radius: Literal["paper", "spread"] = "paper"
     clip_count_share: float = 0.02
     bounds_share: float = 0.0
+    levels_share: float = 0.0
     spread: float = 0.0
     blend: float = 0.5
+    marginal_degree: int = 2
     max_lp_entries: int = 20_000_000
     seed: int | None = None
     engine: Literal["numpy", "dask"] = "numpy"
@@ -161,8 +170,13 @@ class SynthConfig:
                f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
                f"bounds_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(_is_number(self.levels_share) and (self.levels_share == 0 or MIN_SHARE <= self.levels_share < 0.5),
+               f"levels_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
+        _check(self.levels_share == 0 or self.delta > 0,
+               "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
+        _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
         _choice("engine", self.engine, ("numpy", "dask"))

@@ -62,21 +62,27 @@ def equality_form(design: np.ndarray, target: np.ndarray) -> tuple[sp.csc_matrix
     return matrix, rhs, cost
 
 
-def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | None = None) -> LPSolution:
+def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | None = None,
+                 method: str = "choose") -> LPSolution:
     """Solve the l1 fit with HiGHS through highspy (the pipeline's solver).
 
     Parameters
     ----------
-    design : array, shape (R, C)
+    design : array or sparse matrix, shape (R, C)
         W, basis functions evaluated at the candidates.
     target : array, shape (R,)
         b_hat, the noisy moments.
     time_limit : float, optional
         Seconds before HiGHS gives up.
+    method : {"choose", "simplex", "ipm"}
+        HiGHS's ``solver`` option. "ipm" (interior point, then crossover to a vertex) is
+        what mixed tables use: on adult's sparse LP (R = 5132, C = 10^4, 1.1e6 non-zeros) it
+        took 7-9 s where HiGHS's default dual simplex took 180 s at epsilon = 4, with the
+        same optimum.
     """
     start = time.perf_counter()
     matrix, rhs, cost = equality_form(design, target)
-    weights = _solve_highs(matrix, rhs, rhs, cost, design.shape[1], time_limit)
+    weights = _solve_highs(matrix, rhs, rhs, cost, design.shape[1], time_limit, method)
     return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy", time.perf_counter() - start)
 
 
@@ -146,7 +152,7 @@ def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolut
 
 
 def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
-                 n_weights: int, time_limit: float | None) -> np.ndarray:
+                 n_weights: int, time_limit: float | None, method: str = "choose") -> np.ndarray:
     """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""
     import highspy
 
@@ -164,6 +170,7 @@ def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.nda
     lp.a_matrix_.value_ = matrix.data
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
+    highs.setOptionValue("solver", method)
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     highs.passModel(lp)

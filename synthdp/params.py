@@ -169,20 +169,33 @@ class Plan:
 
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
-              synthesize: bool = True) -> Plan:
+              synthesize: bool = True, mixed_basis: tuple[int, int] | None = None) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
     clipping to count); ``estimated_bounds`` is the number of columns whose bounds are
     estimated with DP from ``config.bounds_share`` of epsilon. ``synthesize=False`` plans a
     release that only feeds a summary: no candidates and no LP, hence no private PCA, whose
-    share of the budget goes to the moments.
+    share of the budget goes to the moments. ``mixed_basis`` = (R, G) plans a mixed table
+    (:mod:`synthdp.schema`; d counts its encoded coordinates): its basis of R functions in G
+    sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
+    and its LP matrix is sparse, with at most G non-zeros per candidate.
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
     theory = theory_parameters(n, d, config.smoothness, config.delta)
     kind = config.candidate_kind if synthesize else "none"
-    if config.mode == "exact":
+    if mixed_basis is not None:
+        if config.mode == "exact" or config.candidates is not None:
+            raise SynthDPError("tables with binary or categorical columns use practical mode and their own "
+                               "candidates: leave mode and candidates unset")
+        kind = "mixed" if synthesize else "none"
+        n_basis, n_candidates = mixed_basis[0], config.n_candidates if synthesize else 0
+        if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
+            raise SynthDPError(
+                f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
+                "n_candidates, or release a summary only (synthdp summarize; fit(..., synthesize=False))")
+    elif config.mode == "exact":
         n_basis = _capped_power(theory.t, d) - 1
         n_candidates = _capped_power(theory.N, d) if synthesize else 0
     else:
@@ -195,10 +208,11 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
-    entries = n_basis * max(n_candidates, 1)  # a summary-only release still holds R moments
+    per_candidate = n_basis if mixed_basis is None else mixed_basis[1]
+    entries = max(per_candidate * max(n_candidates, 1), n_basis)  # a summary-only release still holds R moments
     if entries > config.max_lp_entries:
         raise SynthDPError(
-            f"the LP would have {n_basis} x {n_candidates} = {entries:.3g} matrix entries, over the "
+            f"the LP would have {per_candidate} x {n_candidates} = {entries:.3g} matrix entries, over the "
             f"memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
             + ("use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis")
         )

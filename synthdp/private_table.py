@@ -34,14 +34,15 @@ import math
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Collection, Iterator
 
 import numpy as np
 import pandas as pd
 
 from .domain import ColumnDomain, Domain
 from .errors import SynthDPError
-from .row_sums import RowSums, SumRequest, chunk_sums, combine, total
+from .row_sums import RowSums, SumRequest, chunk_sums, clip_to_unit, combine, total
+from .schema import Schema
 
 FROM_DATA = "data (NOT differentially private)"
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -51,25 +52,35 @@ SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 
 
 class PrivateTable:
-    """A validated numeric table of n rows and d columns, read through one engine.
+    """A validated table of n rows, read through one engine: d numeric columns, and text
+    columns when a schema names them (mixed tables, in memory only).
 
     Parameters
     ----------
     frame : pandas.DataFrame
         The sensitive data, one row per individual (the privacy unit), held in memory.
         :meth:`open` reads files and Dask DataFrames.
+    text_columns : collection of str
+        Binary and categorical columns (from a public schema): kept as values, not checked
+        as numbers. All the other columns must be numeric.
     """
 
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self.column_names, values = check_numeric_frame(frame)
+    def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = ()) -> None:
+        self.all_names = check_column_names(frame.columns)
+        check_row_count(len(frame))
+        self.column_names = [name for name in self.all_names if name not in text_columns]
+        numeric = [column for name, column in zip(self.all_names, frame.columns) if name not in text_columns]
+        self._values = chunk_values(frame[numeric], self.column_names)
+        self._text = {name: frame[column].reset_index(drop=True)
+                      for name, column in zip(self.all_names, frame.columns) if name in text_columns}
         self._reader = _Reader({"engine": "numpy", "input": "in memory"},
-                               lambda request: chunk_sums(values, request))
+                               lambda request: chunk_sums(self._values, request))
         self._n_rows: int | None = None
 
     @classmethod
-    def read_csv(cls, path: str | Path) -> "PrivateTable":
+    def read_csv(cls, path: str | Path, text_columns: Collection[str] = ()) -> "PrivateTable":
         """Read a CSV file with a header row into memory."""
-        return cls(read_csv_frame(path))
+        return cls(read_csv_frame(path), text_columns)
 
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
@@ -116,6 +127,7 @@ class PrivateTable:
     def _from_reader(cls, column_names: list[str], reader: "_Reader") -> "PrivateTable":
         table = cls.__new__(cls)
         table.column_names, table._reader, table._n_rows = column_names, reader, None
+        table.all_names, table._values, table._text = column_names, None, {}
         return table
 
     @property
@@ -139,6 +151,46 @@ class PrivateTable:
         check_row_count(n_rows)
         self._n_rows = n_rows
         return sums
+
+
+    def level_counts(self, name: str) -> dict[str, int]:
+        """How many rows hold each value of a text column (as text; missing values left out).
+
+        Private: for the level-discovery mechanism only (:func:`synthdp.release.release_levels`).
+        """
+        return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
+
+    def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
+        """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.
+
+        Mixed tables are read in memory (the text columns are not part of the row sums).
+
+        Returns
+        -------
+        points : array, shape (n, D)
+            Private: for the release mechanisms only.
+        rows_clipped : int
+            Private count of rows with a numeric value outside its bounds.
+        rows_other : int
+            Private count of rows with a categorical value outside its levels (or missing).
+        """
+        if list(schema.names) != self.all_names:
+            raise SynthDPError("the schema's columns do not match the table's")
+        if self._values is None:
+            raise SynthDPError("tables with binary or categorical columns are read in memory: "
+                               "leave --engine, --chunk-rows and Parquet input to numeric tables")
+        n_rows = len(self._values)
+        numeric, rows_clipped = clip_to_unit(self._values, schema.numeric)
+        blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
+        for column in schema.categorical:
+            coordinates = column.level_codes(self._text[column.name]) - column.binary
+            block = np.zeros((n_rows, column.width))
+            coded = coordinates >= 0
+            block[np.flatnonzero(coded), coordinates[coded]] = 1.0
+            blocks.append(block)
+            if not column.binary:
+                other |= coordinates == column.width - 1
+        return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other))
 
 
 @dataclass(frozen=True)

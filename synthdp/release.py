@@ -26,6 +26,7 @@ from .noise import NoiseSampler, composition_epsilon, expected_l1_norm, laplace_
 from .params import Plan, StageBudget
 from .pca import PrivatePCA, private_subspace_iteration
 from .private_table import PrivateTable
+from .schema import Schema, groups_count
 from .progress import StageTracker
 from .row_sums import RowSums, SumRequest
 
@@ -58,6 +59,11 @@ class Release:
         Standard deviation of the noise on each of them (public: from the calibration).
     noisy_rows_clipped : float or None
         Noisy count of rows with a value outside the bounds (None: not released).
+    schema : Schema or None
+        Mixed tables: the public schema; the basis then runs over its encoded coordinates
+        and ``domain`` holds its numeric columns only.
+    noisy_rows_other : float or None
+        Mixed tables: noisy count of rows with a categorical value outside its levels.
     """
 
     domain: Domain
@@ -70,6 +76,8 @@ class Release:
     noisy_products: np.ndarray | None
     products_noise_sd: float
     noisy_rows_clipped: float | None
+    schema: Schema | None = None
+    noisy_rows_other: float | None = None
 
 
 def release_statistics(
@@ -103,7 +111,8 @@ def release_statistics(
                                          marginal_bins=plan.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
         if plan.budget.clip_count > 0:
-            noisy_rows_clipped = release_clip_count(int(sums["rows_clipped"]), plan.budget.clip_count, ledger, noise)
+            noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), plan.budget.clip_count, "clip_count",
+                                                   CLIPPED_ROWS, ledger, noise)
         noisy_moments = release_moments(sums["moments"] / plan.n, plan, ledger, noise)
         moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
     pca = marginals = noisy_products = None
@@ -155,16 +164,81 @@ def _sources_summary(columns) -> str:
     return " + ".join(sources)
 
 
-def release_clip_count(rows_clipped: int, epsilon: float, ledger: PrivacyLedger, noise: NoiseSampler) -> float:
-    """Noisy count of rows with at least one value outside the bounds.
+def release_mixed_statistics(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
+                             ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker) -> Release:
+    """The release of a mixed table: grouped moments of its encoded rows, and the noisy row counts.
+
+    The moments are those of ``schema.basis_indices(config.marginal_degree)``, released with
+    the grouped sensitivity of :meth:`synthdp.schema.Schema.basis_groups` (2G/n in l1). The
+    clip-count share of epsilon is split evenly between the count of rows with a clipped
+    numeric value and the count of rows with an "other" level, for the kinds of columns the
+    table has.
+    """
+    with stages.stage("moments"):
+        points, rows_clipped, rows_other = table.encoded_points(schema)
+        counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
+                  "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.categorical) else None}
+        wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
+        noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise)
+                 for stage, (count, released) in wanted.items()}
+        indices = schema.basis_indices(config.marginal_degree)
+        groups = groups_count(schema, indices)
+        noisy_moments = release_bounded_means(
+            ChebyshevBasis(indices).moments(points), "moments",
+            f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
+            plan.budget.stage("moments"), plan, ledger, noise, groups=groups)
+        moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
+    return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, pca=None, marginals=None,
+                   noisy_products=None, products_noise_sd=0.0, noisy_rows_clipped=noisy.get("clip_count"),
+                   schema=schema, noisy_rows_other=noisy.get("other_count"))
+
+
+def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta: float, ledger: PrivacyLedger,
+                   noise: NoiseSampler) -> dict[str, tuple[str, ...]]:
+    """DP discovery of the levels of categorical columns: a stability-based histogram per column.
+
+    Each column gets (eps_c, delta_c) = (epsilon, delta) / len(names). Every value that occurs
+    in the column gets its count plus Laplace(2/eps_c) noise, and is kept when the noisy count
+    exceeds tau = 1 + (2/eps_c) ln(1/delta_c).
+
+    Privacy, for replace-one neighbours (one row's value u becomes w): the counts of the
+    values present in both tables move by at most 1 each, at most two of them (l1
+    sensitivity 2), so the noisy counts on the shared values are eps_c-DP. A value present in
+    one table only (u, or w) has count 1 there and is kept with probability
+    P(1 + Lap(2/eps_c) > tau) = exp(-(tau - 1) eps_c / 2) / 2 = delta_c / 2; two such values
+    at most, so the release is (eps_c, delta_c)-DP. A noisy count per observed value without
+    the threshold is not DP at all: the set of observed values itself leaks. The kept levels
+    are sorted (their order must not depend on the counts) and the noisy counts dropped.
+    """
+    per_column, delta_per_column = epsilon / len(names), delta / len(names)
+    scale = laplace_scale(2.0, per_column)
+    threshold = 1 + scale * math.log(1 / delta_per_column)
+    ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column", 2.0,
+                               "l1 per column (values in both tables)", scale, epsilon, delta,
+                               f"levels of {len(names)} categorical column(s) (counts above {threshold:.3g})"))
+    levels = {}
+    for name in names:
+        counts = table.level_counts(name)
+        values = list(counts)
+        noisy = noise.laplace(np.array([counts[value] for value in values], dtype=float), scale)
+        levels[name] = tuple(sorted(value for value, count in zip(values, noisy) if count > threshold))
+    return levels
+
+
+CLIPPED_ROWS = "number of rows with a value outside the bounds"
+OTHER_ROWS = "number of rows with a categorical value outside its levels"
+
+
+def release_row_count(count: int, epsilon: float, stage: str, released: str, ledger: PrivacyLedger,
+                      noise: NoiseSampler) -> float:
+    """Noisy count of the rows with some property (a clipped value, an "other" level).
 
     Sensitivity: replacing one row changes the count by at most 1 (L1 = 1), so
     Laplace(1/epsilon) makes it epsilon-DP.
     """
     scale = laplace_scale(1.0, epsilon)
-    ledger.record(PrivacyEvent("clip_count", "Laplace", 1.0, "l1", scale, epsilon, 0.0,
-                               "number of rows with a value outside the bounds"))
-    return float(noise.laplace(np.array([rows_clipped], dtype=float), scale)[0])
+    ledger.record(PrivacyEvent(stage, "Laplace", 1.0, "l1", scale, epsilon, 0.0, released))
+    return float(noise.laplace(np.array([count], dtype=float), scale)[0])
 
 
 def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
@@ -178,18 +252,21 @@ def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, nois
 
 
 def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,
-                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
     Sensitivity: replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so
-    the vector of R means has L1 sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n.
+    the vector of R means has L1 sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n. With
+    ``groups`` = G, the functions fall into G groups whose vector of means moves by at most
+    2/n in l1 and l2 (at most one function of a group is non-zero on any row, as for the
+    indicator products of :meth:`synthdp.schema.Schema.basis_groups`); R becomes G below.
 
     Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per mean. (epsilon, delta) with
     Gaussian noise: sigma = L2 sensitivity / mu. (epsilon, delta) with Laplace: each mean
-    is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced composition over
-    the R means (see :func:`synthdp.noise.composition_epsilon`).
+    (each group) is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced
+    composition over the R means (G groups; see :func:`synthdp.noise.composition_epsilon`).
     """
-    R, n = len(means), plan.n
+    R, n = len(means) if groups is None else groups, plan.n
     if budget.mu is None and budget.delta > 0:
         scale = laplace_scale(2 / n, composition_epsilon(R, budget.epsilon, budget.delta))
         mechanism = "Laplace per value, advanced composition over the values"

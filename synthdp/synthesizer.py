@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import replace
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -12,7 +14,7 @@ import pandas as pd
 from . import grid
 from .basis import ChebyshevBasis
 from .candidates import (ellipsoid_candidates, gaussian_candidates, grid_candidates, hypercube_candidates,
-                         moment_gaussian)
+                         mixed_candidates, moment_gaussian)
 from .copula import copula_candidates, correlation_matrix
 from .config import SynthConfig
 from .decode import decode
@@ -22,11 +24,13 @@ from .ledger import PrivacyLedger
 from .lp import blend_with_uniform, solve_l1_fit, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
-from .private_table import PrivateTable, domain_from_data
+from .private_table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
 from .progress import StageTracker
-from .release import Release, release_statistics
+from .marginals import MarginalSummary
+from .release import Release, release_levels, release_mixed_statistics, release_statistics
 from .row_sums import SumRequest
 from .sampling import clean_weights, sample_rows
+from .schema import Schema, columns_to_discover, groups_count, schema_text_columns, with_levels
 from .summary import Summary
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
@@ -74,8 +78,10 @@ class SmoothSynthesizer:
         ellipsoid_radius: str = "paper",
         clip_count_share: float = 0.02,
         bounds_share: float = 0.0,
+        levels_share: float = 0.0,
         spread: float = 0.0,
         blend: float = 0.5,
+        marginal_degree: int = 2,
         max_lp_entries: int = 20_000_000,
         seed: int | None = None,
         engine: str = "numpy",
@@ -89,7 +95,8 @@ class SmoothSynthesizer:
             marginals_share=marginals_share, correlation_share=correlation_share, marginal_bins=marginal_bins,
             pca_components=pca_components, pca_iterations=pca_iterations,
             pca_calibration=pca_calibration, ellipsoid_radius=ellipsoid_radius,
-            clip_count_share=clip_count_share, bounds_share=bounds_share, spread=spread, blend=blend, max_lp_entries=max_lp_entries, seed=seed,
+            clip_count_share=clip_count_share, bounds_share=bounds_share, levels_share=levels_share, spread=spread,
+            blend=blend, marginal_degree=marginal_degree, max_lp_entries=max_lp_entries, seed=seed,
             engine=engine, scheduler=scheduler, chunk_rows=chunk_rows,
         )
         self.progress = progress
@@ -107,6 +114,7 @@ class SmoothSynthesizer:
         bounds: Mapping[str, object] | None = None,
         bounds_from_data: bool = False,
         synthesize: bool = True,
+        schema: Mapping | Schema | None = None,
     ) -> "SmoothSynthesizer":
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
 
@@ -125,23 +133,48 @@ class SmoothSynthesizer:
             False releases only what :meth:`summary` needs: no candidates, no private PCA,
             no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
             to the moments; the report's ``parameters.budget`` shows the split.
+        schema : mapping or Schema, optional
+            The content of a schema file (:mod:`synthdp.schema`): the type, bounds or levels
+            of every column, instead of ``bounds``. Needed for binary and categorical
+            columns; with those, the release holds every marginal cell of up to
+            ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
         """
+        if schema is not None and (bounds is not None or bounds_from_data):
+            raise SynthDPError("give either a schema or bounds, not both")
         config = self.config
-        table = data if isinstance(data, PrivateTable) else PrivateTable.open(
-            data, config.engine, config.chunk_rows, config.scheduler)
-        known_columns = self._known_columns(table, bounds, bounds_from_data)
-        missing = () if bounds_from_data else tuple(
-            j for j, name in enumerate(table.column_names) if name not in known_columns)
+        table = self._open(data, schema_text_columns(schema or {}))
+        noise, rng = self._randomness()
+        ledger = PrivacyLedger(config.epsilon, config.delta)
+        if schema is not None and columns_to_discover(schema):
+            schema, config = self._discover_levels(table, schema, ledger, noise)  # config: the budget left
+        if schema is not None:
+            schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
+            if list(schema.names) != table.all_names:
+                raise SynthDPError("the schema's columns do not match the table's")
+            bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
         # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
         scan_start = time.perf_counter()
-        scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
+        if schema is not None and schema.categorical:
+            n_rows = table.row_sums(SumRequest()).n_rows
+            indices = schema.basis_indices(config.marginal_degree)
+            plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
+                             synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+
+            def release(stages):
+                return release_mixed_statistics(table, schema, plan, config, ledger, noise, stages)
+        else:
+            known_columns = self._known_columns(table, bounds, bounds_from_data)
+            missing = () if bounds_from_data else tuple(
+                j for j, name in enumerate(table.column_names) if name not in known_columns)
+            scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
+            if bounds_from_data:
+                known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
+            plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
+                             estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
+
+            def release(stages):
+                return release_statistics(table, scan, known_columns, plan, config, ledger, noise, rng, stages)
         scan_seconds, engine = time.perf_counter() - scan_start, table.engine
-        if bounds_from_data:
-            known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
-        plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
-                         estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
-        noise, rng = self._randomness()
-        ledger = PrivacyLedger(self.config.epsilon, self.config.delta)
         if bounds_from_data:
             ledger.add_caveat(NOT_PRIVATE_BOUNDS)
         if not noise.private:
@@ -151,17 +184,45 @@ class SmoothSynthesizer:
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            release = release_statistics(table, scan, known_columns, plan, self.config, ledger, noise, rng, stages)
-            del table  # nothing below reads the raw rows
-            solution, support = self._fit_distribution(release, rng, stages) if synthesize else (None, (None, None))
+            released = release(stages)  # with level discovery above, the only steps that read the raw rows
+            del table
+            solution, support = self._fit_distribution(released, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()
-        self.release_, self.ledger_, self.lp_ = release, ledger, solution
+        self.release_, self.ledger_, self.lp_ = released, ledger, solution
         self.support_points_, self.support_weights_ = support
         self.noise_sampler_, self.timings_, self.engine_ = noise.name, {"first pass": scan_seconds, **stages.timings}, engine
         self._rng = rng
         self._last_sample: dict | None = None
         return self
+
+    def _open(self, data, text_columns: list[str]) -> PrivateTable:
+        """The table to release: numeric tables through any engine, mixed tables in memory."""
+        if isinstance(data, PrivateTable):
+            return data
+        if not text_columns:
+            return PrivateTable.open(data, self.config.engine, self.config.chunk_rows, self.config.scheduler)
+        if self.config.engine != "numpy" or self.config.chunk_rows is not None:
+            raise SynthDPError("tables with binary or categorical columns are read in memory: "
+                               "leave engine and chunk_rows at their defaults")
+        if isinstance(data, pd.DataFrame):
+            return PrivateTable(data, text_columns)
+        if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
+            return PrivateTable.read_csv(data, text_columns)
+        raise SynthDPError("a table with binary or categorical columns must be a DataFrame or a CSV file")
+
+    def _discover_levels(self, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
+                         noise: NoiseSampler) -> tuple[dict, SynthConfig]:
+        """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
+        names = columns_to_discover(schema)
+        if self.config.levels_share == 0:
+            raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
+                               "set levels_share (CLI: --levels-share S) and delta > 0")
+        share = self.config.levels_share
+        levels = release_levels(table, [name for name in names if name in table.all_names],
+                                self.config.epsilon * share, self.config.delta * share, ledger, noise)
+        rest = replace(self.config, epsilon=self.config.epsilon * (1 - share), delta=self.config.delta * (1 - share))
+        return with_levels(schema, levels), rest
 
     def _known_columns(self, table: PrivateTable, bounds, bounds_from_data: bool) -> dict[str, ColumnDomain]:
         """The columns whose bounds the user gave (none when they are to be read from the data)."""
@@ -194,13 +255,14 @@ class SmoothSynthesizer:
         plan = release.plan
         with stages.stage("candidates"):
             candidates = self._candidates(release, rng)
-            design = ChebyshevBasis(release.basis_indices).design_matrix(candidates)
+            basis = ChebyshevBasis(release.basis_indices)
+            design = basis.sparse_design_matrix(candidates) if plan.candidates == "mixed" else basis.design_matrix(candidates)
             target = release.noisy_moments
             if plan.round_to_lattice:
                 design = grid.round_to_lattice(design, plan.theory.L)
                 target = grid.round_to_lattice(target, plan.theory.L)
         with stages.stage("LP fit"):
-            solution = solve_l1_fit(design, target)
+            solution = solve_l1_fit(design, target, method="ipm" if plan.candidates == "mixed" else "choose")
         self.blend_share_ = 0.0
         if self.config.spread > 0:
             with stages.stage("LP spread"):
@@ -222,6 +284,8 @@ class SmoothSynthesizer:
         if plan.candidates == "copula":
             correlation = correlation_matrix(release.marginals, release.noisy_products, release.products_noise_sd)
             return copula_candidates(release.marginals, correlation, plan.n_candidates, rng)
+        if plan.candidates == "mixed":
+            return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments, plan.n_candidates, rng)
         if plan.candidates == "moments":
             center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
             return gaussian_candidates(center, covariance, plan.n_candidates, rng)
@@ -245,7 +309,8 @@ class SmoothSynthesizer:
                                f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
         start = time.perf_counter()
         points = sample_rows(self.support_points_, self.support_weights_, int(n_rows), self._rng)
-        frame = decode(points, self.release_.domain)
+        schema = self.release_.schema
+        frame = decode(points, self.release_.domain) if schema is None else schema.decode(points)
         self.timings_["sampling"] = time.perf_counter() - start
         self._last_sample = {"rows": int(n_rows), "distinct_rows": int(len(frame.drop_duplicates()))}
         return frame
@@ -264,8 +329,27 @@ class SmoothSynthesizer:
         """
         self._check_fitted()
         release = self.release_
-        return Summary(release.domain, release.basis_indices, release.noisy_moments,
-                       smoothness=release.plan.smoothness, report=self.privacy_report())
+        indices, moments = release.basis_indices, release.noisy_moments
+        if release.schema is not None:  # the moments of the numeric columns alone
+            d = release.schema.d_numeric
+            if d == 0:
+                raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
+            numeric = ~indices[:, d:].any(axis=1)
+            indices, moments = indices[numeric, :d], moments[numeric]
+        return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness,
+                       report=self.privacy_report())
+
+    def marginal_summary(self) -> MarginalSummary:
+        """The release of a mixed table as a :class:`synthdp.marginals.MarginalSummary`.
+
+        It answers marginals of the binary and categorical columns from the noisy moments,
+        without sampling; no budget, no data access.
+        """
+        self._check_fitted()
+        release = self.release_
+        if release.schema is None:
+            raise SynthDPError("marginal_summary() needs a fit with a schema that has binary or categorical columns")
+        return MarginalSummary(release.schema, release.basis_indices, release.noisy_moments, self.privacy_report())
 
     # --------------------------------------------------------------- report
     def privacy_report(self) -> dict:
@@ -279,6 +363,12 @@ class SmoothSynthesizer:
             "privacy": {**self.ledger_.to_dict(), "noise_sampler": self.noise_sampler_,
                         "neighbouring": "replace one row; n is public"},
             "parameters": {**plan.to_dict(), "config": _config_dict(self.config)},
+            **({} if release.schema is None else {"schema": {
+                **release.schema.to_dict(),
+                "rows_other_noisy": release.noisy_rows_other,
+                "rows_other_note": "Laplace-noised count of rows with a categorical value outside its levels "
+                                   "(decoded as other_label)" if release.noisy_rows_other is not None
+                                   else "not released (no categorical column, or clip_count_share = 0)"}}),
             "bounds": {
                 **release.domain.to_dict(),
                 "rows_clipped_noisy": release.noisy_rows_clipped,

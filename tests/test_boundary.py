@@ -8,7 +8,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "synthdp"
 RAW = {"private_table", "release", "row_sums"}
 READERS = {"pandas", "pyarrow", "dask", "distributed"}  # libraries that can read a table's rows
-POST_RELEASE = ["candidates", "copula", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary", "metrics"]
+POST_RELEASE = ["candidates", "copula", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary",
+                "metrics", "schema", "marginals"]
 
 
 def imported_modules(name: str) -> set[str]:

@@ -1,0 +1,381 @@
+"""Mixed tables: schema, encoding, grouped sensitivity, candidates, decoding, marginals, CLI."""
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp.basis import ChebyshevBasis
+from synthdp.candidates import mixed_candidates
+from synthdp.cli import main
+from synthdp.marginals import MarginalSummary, column_sets, marginal, marginal_errors
+from synthdp.private_table import PrivateTable
+from synthdp.schema import Schema, groups_count
+
+SCHEMA = {"columns": {
+    "age": {"type": "integer", "bounds": [18, 90]},
+    "sex": {"type": "binary", "levels": ["F", "M"]},
+    "job": {"type": "categorical", "levels": ["a", "b", "c"]},
+    "score": [0, 1],
+    "city": {"type": "categorical", "levels": ["x", "y"]},
+}}
+NAMES = ["age", "sex", "job", "score", "city"]
+
+
+def mixed_frame(n: int, seed: int) -> pd.DataFrame:
+    """Dependent columns: job depends on sex, city on job; some 'job' values outside the levels."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    job = np.where(sex == "F", rng.choice(["a", "b", "zz"], n, p=[0.6, 0.3, 0.1]), rng.choice(["b", "c"], n))
+    city = np.where(job == "c", "x", rng.choice(["x", "y"], n))
+    return pd.DataFrame({"age": rng.integers(20, 80, n), "sex": sex, "job": job,
+                         "score": rng.beta(2, 5, n), "city": city})
+
+
+@pytest.fixture
+def schema():
+    return Schema.from_dict(SCHEMA, NAMES)
+
+
+def encoded(frame: pd.DataFrame, schema: Schema):
+    return PrivateTable(frame, [c.name for c in schema.categorical]).encoded_points(schema)
+
+
+# ------------------------------------------------------------------ schema and encoding
+def test_schema_layout(schema):
+    assert schema.numeric.names == ["age", "score"]
+    assert [c.name for c in schema.categorical] == ["sex", "job", "city"]
+    assert schema.n_coordinates == 2 + 1 + 4 + 3  # binary: 1; categorical: levels + other
+    assert schema.column("job").all_levels == ("a", "b", "c", "other")
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"sex": {"type": "binary", "levels": ["F", "M", "X"]}}, "exactly 2 levels"),
+    ({"job": {"type": "categorical", "levels": ["a", "a"]}}, "twice"),
+    ({"job": {"type": "categorical", "levels": ["a", "other"]}}, "twice"),
+    ({"job": {"type": "categorical", "levels": "abc"}}, "list"),
+    ({"job": {"type": "ordinal", "levels": ["a"]}}, "type"),
+    ({"nope": [0, 1]}, "unknown column 'nope'"),
+])
+def test_bad_schemas_are_refused(change, message):
+    content = {"columns": {**SCHEMA["columns"], **change}}
+    with pytest.raises(SynthDPError, match=message):
+        Schema.from_dict(content, NAMES)
+
+
+def test_a_missing_column_is_refused():
+    content = {"columns": {k: v for k, v in SCHEMA["columns"].items() if k != "city"}}
+    with pytest.raises(SynthDPError, match="no entry for column 'city'"):
+        Schema.from_dict(content, NAMES)
+
+
+def test_encoding_is_one_hot_and_counts_other(schema):
+    frame = mixed_frame(200, 1)
+    points, rows_clipped, rows_other = encoded(frame, schema)
+    assert points.shape == (200, schema.n_coordinates)
+    for column in schema.categorical:
+        block = points[:, schema.block_slice(column.name)]
+        assert set(np.unique(block)) <= {0.0, 1.0}
+        if not column.binary:
+            assert (block.sum(axis=1) == 1).all()
+    assert rows_other == (~frame.job.isin(["a", "b", "c"])).sum() > 0
+    assert rows_clipped == 0
+    decoded = schema.decode(points)
+    expected = frame.job.where(frame.job.isin(["a", "b", "c"]), "other")
+    assert (decoded.job == expected).all() and (decoded.sex == frame.sex).all() and (decoded.city == frame.city).all()
+
+
+def test_binary_value_outside_its_levels_is_an_error_without_the_value(schema):
+    frame = mixed_frame(50, 2)
+    frame.loc[3, "sex"] = "SECRET-VALUE"
+    with pytest.raises(SynthDPError, match="binary column 'sex'") as error:
+        encoded(frame, schema)
+    assert "SECRET" not in str(error.value)
+
+
+def test_numeric_columns_still_refuse_text(schema):
+    frame = mixed_frame(50, 3)
+    frame["score"] = "text"
+    with pytest.raises(SynthDPError, match="column 'score' is not numeric"):
+        SmoothSynthesizer(seed=0).fit(frame, schema=SCHEMA)
+
+
+# --------------------------------------------------------------------------- basis
+def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_column(schema):
+    indices = schema.basis_indices(3)
+    d = schema.d_numeric
+    assert indices[:, d:].max() == 1
+    blocks = schema.block_of_coordinate
+    for index in indices:
+        touched = blocks[np.flatnonzero(index[d:]) + d]
+        assert len(touched) == len(set(touched))
+    assert len(np.unique(indices, axis=0)) == len(indices)
+    widths = [c.width for c in schema.categorical]
+    cells = sum(math.prod(ws) for k in (1, 2, 3) for ws in itertools.combinations(widths, k))
+    assert len(indices) == d * (d + 3) // 2 + cells + d * sum(widths)
+
+
+def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema):
+    """Replacing one row moves the moment vector by <= 2G/n (l1) and 2 sqrt(G)/n (l2): checked exhaustively."""
+    indices = schema.basis_indices(2)
+    groups = groups_count(schema, indices)
+    basis = ChebyshevBasis(indices)
+    rows = []  # every corner of the numeric box with every level combination
+    for age, score in itertools.product((-1.0, 1.0), repeat=2):
+        for levels in itertools.product(*(range(c.width + c.binary) for c in schema.categorical)):
+            row = np.zeros(schema.n_coordinates)
+            row[:2] = age, score
+            for column, level in zip(schema.categorical, levels):
+                coordinate = level - column.binary
+                if coordinate >= 0:
+                    row[schema.block_slice(column.name).start + coordinate] = 1.0
+            rows.append(row)
+    values = basis.evaluate(np.array(rows))
+    differences = values[:, None, :] - values[None, :, :]
+    assert np.abs(differences).sum(axis=2).max() <= 2 * groups + 1e-9
+    assert np.sqrt((differences ** 2).sum(axis=2)).max() <= 2 * math.sqrt(groups) + 1e-9
+    assert np.abs(differences).sum(axis=2).max() > groups  # the grouping is what keeps it this low
+    assert groups < len(indices) / 2
+
+
+def test_the_release_is_calibrated_to_the_groups_and_spends_the_budget(schema):
+    synth = SmoothSynthesizer(epsilon=2.0, seed=3).fit(mixed_frame(400, 4), schema=SCHEMA, synthesize=False)
+    stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    assert set(stages) == {"clip_count", "other_count", "moments"}
+    groups = groups_count(schema, schema.basis_indices(2))
+    assert stages["moments"]["sensitivity"] == pytest.approx(2 * groups / 400)
+    assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(2.0)
+
+
+# ---------------------------------------------------------------------- candidates
+def test_mixed_candidates_are_valid_one_hot_vectors(schema):
+    indices = schema.basis_indices(2)
+    points, _, _ = encoded(mixed_frame(300, 5), schema)
+    moments = ChebyshevBasis(indices).moments(points) + np.random.default_rng(0).normal(0, 0.05, len(indices))
+    candidates = mixed_candidates(schema, indices, moments, 500, np.random.default_rng(1))
+    assert candidates.shape == (500, schema.n_coordinates)
+    assert (np.abs(candidates[:, :2]) <= 1).all()
+    for column in schema.categorical:
+        block = candidates[:, schema.block_slice(column.name)]
+        assert set(np.unique(block)) <= {0.0, 1.0}
+        assert (block.sum(axis=1) == 1).all() if not column.binary else (block.sum(axis=1) <= 1).all()
+
+
+# ------------------------------------------------------------------------ end to end
+def test_fit_and_sample_return_declared_levels_and_bounded_numbers():
+    frame = mixed_frame(400, 6)
+    synth = SmoothSynthesizer(epsilon=4.0, seed=7, n_candidates=2000).fit(frame, schema=SCHEMA)
+    synthetic = synth.sample(300)
+    assert list(synthetic.columns) == NAMES
+    assert set(synthetic.sex) <= {"F", "M"} and set(synthetic.job) <= {"a", "b", "c", "other"}
+    assert synthetic.age.between(18, 90).all() and synthetic.score.between(0, 1).all()
+    report = synth.privacy_report()
+    assert report["schema"]["columns"]["job"]["levels"] == ["a", "b", "c"]
+    assert isinstance(report["schema"]["rows_other_noisy"], float)
+    summary = synth.summary()  # smooth queries on the numeric columns
+    assert summary.domain.names == ["age", "score"]
+    assert 18 <= summary.answer(lambda rows: rows["age"]) <= 90
+
+
+def test_a_schema_without_levels_is_a_bounds_file(clinic_like):
+    frame, bounds = clinic_like
+    content = {"columns": {name: spec if isinstance(spec, dict) else {"type": "continuous", "bounds": spec}
+                           for name, spec in bounds.items()}}
+    by_schema = SmoothSynthesizer(seed=2).fit(frame, schema=content).sample()
+    by_bounds = SmoothSynthesizer(seed=2).fit(frame, bounds=bounds).sample()
+    pd.testing.assert_frame_equal(by_schema, by_bounds)
+
+
+def test_schema_and_bounds_together_are_refused():
+    with pytest.raises(SynthDPError, match="either a schema or bounds"):
+        SmoothSynthesizer(seed=0).fit(mixed_frame(50, 8), bounds={"age": [0, 1]}, schema=SCHEMA)
+
+
+# ------------------------------------------------------------------------- marginals
+def test_table_marginal_matches_pandas_counts(schema):
+    frame = mixed_frame(300, 9)
+    table = marginal(frame, ["sex", "job"], schema)
+    assert len(table) == 2 * 4 and table.sum() == pytest.approx(1.0)
+    job = frame.job.where(frame.job.isin(["a", "b", "c"]), "other")
+    counts = pd.crosstab(frame.sex, job).stack() / len(frame)
+    for (sex, level), value in counts.items():
+        assert table[(sex, level)] == pytest.approx(value)
+
+
+def test_summary_answers_released_marginals_exactly_without_noise(schema):
+    frame = mixed_frame(500, 10)
+    indices = schema.basis_indices(2)
+    points, _, _ = encoded(frame, schema)
+    summary = MarginalSummary(schema, indices, ChebyshevBasis(indices).moments(points))
+    for k in (1, 2):
+        errors = marginal_errors(lambda c: marginal(frame, c, schema), summary.marginal, column_sets(schema, k))
+        assert errors["worst"] < 1e-12
+
+
+def test_unreleased_cells_are_exact_for_independent_columns_and_within_frechet_bounds(schema):
+    """A full product table: 3-way cells are products of the released 1- and 2-way ones."""
+    levels = [("F", "M"), ("a", "b", "c", "zz"), ("x", "y")]
+    repeats = [(1, 3), (1, 2, 3, 4), (2, 1)]
+    rows = [(s, j, c) for (s, rs), (j, rj), (c, rc) in itertools.product(*(zip(lv, rp) for lv, rp in zip(levels, repeats)))
+            for _ in range(rs * rj * rc)]
+    frame = pd.DataFrame(rows, columns=["sex", "job", "city"]).assign(age=30, score=0.5)[NAMES]
+    indices = schema.basis_indices(2)
+    points, _, _ = encoded(frame, schema)
+    summary = MarginalSummary(schema, indices, ChebyshevBasis(indices).moments(points))
+    assert summary.released_degree == 2
+    errors = marginal_errors(lambda c: marginal(frame, c, schema), summary.marginal, [("sex", "job", "city")])
+    assert errors["worst"] < 1e-12
+
+
+def test_noisy_summary_marginals_are_within_the_noise_bound(schema):
+    """False-failure rate <= 1e-6: every released cell's Laplace noise is below b ln(R / 1e-6).
+
+    A binary column's first level is a difference of two noisy cells, so the bound doubles;
+    clipping negative answers to 0 only moves them towards the truth.
+    """
+    frame = mixed_frame(2000, 11)
+    synth = SmoothSynthesizer(epsilon=8.0, seed=12).fit(frame, schema=SCHEMA, synthesize=False)
+    scale = next(e for e in synth.privacy_report()["privacy"]["stages"] if e["stage"] == "moments")["noise_scale"]
+    bound = 2 * scale * math.log(synth.release_.plan.n_basis / 1e-6)
+    summary = synth.marginal_summary()
+    errors = marginal_errors(lambda c: marginal(frame, c, schema), summary.marginal, column_sets(schema, 2))
+    assert 0 < errors["worst"] <= bound
+
+
+def test_marginal_summary_round_trips_through_json(tmp_path, schema):
+    synth = SmoothSynthesizer(seed=13).fit(mixed_frame(300, 14), schema=SCHEMA, synthesize=False)
+    path = tmp_path / "summary.json"
+    path.write_text(synth.marginal_summary().to_json())
+    loaded = MarginalSummary.load(path)
+    pd.testing.assert_series_equal(loaded.marginal(["job", "city"]), synth.marginal_summary().marginal(["job", "city"]))
+
+
+# ------------------------------------------------------------------------------ CLI
+def run_cli(capsys, *args):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_generate_summarize_and_marginal(tmp_path, capsys):
+    mixed_frame(300, 15).to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    code, _, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
+                           tmp_path / "schema.json", "--seed", 1, "--n-candidates", 1000,
+                           "--summary-out", tmp_path / "summary.json", "--quiet")
+    assert code == 0, err
+    synthetic = pd.read_csv(tmp_path / "out.csv")
+    assert list(synthetic.columns) == NAMES and set(synthetic.job) <= {"a", "b", "c", "other"}
+    code, out, err = run_cli(capsys, "summarize", tmp_path / "in.csv", "-o", tmp_path / "alone.json", "--schema",
+                             tmp_path / "schema.json", "--seed", 1, "--marginal-degree", 3, "--quiet")
+    assert code == 0, err
+    assert MarginalSummary.load(tmp_path / "alone.json").released_degree == 3
+    for source in (["--summary", tmp_path / "summary.json"], ["--table", tmp_path / "out.csv", "--schema",
+                                                              tmp_path / "schema.json"]):
+        code, out, err = run_cli(capsys, "marginal", *source, "--columns", "sex,city")
+        assert code == 0, err
+        assert out.splitlines()[0] == "sex,city,fraction" and len(out.splitlines()) == 1 + 2 * 3  # city: x, y, other
+
+
+def test_cli_refuses_bad_input_in_one_line_without_output(tmp_path, capsys):
+    frame = mixed_frame(100, 16)
+    frame.loc[0, "sex"] = "PLANTED-LEVEL"
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    code, out, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
+                             tmp_path / "schema.json", "--seed", 1)
+    assert code == 2
+    errors = [line for line in err.splitlines() if "error" in line]
+    assert errors == [errors[0]] and errors[0].startswith("synthdp: error: binary column 'sex'")
+    assert "PLANTED" not in out + err and not (tmp_path / "out.csv").exists()
+
+
+def test_a_basis_larger_than_the_candidates_is_refused_for_synthesis_but_not_for_a_summary():
+    frame = mixed_frame(100, 17)
+    with pytest.raises(SynthDPError, match="lower marginal_degree"):
+        SmoothSynthesizer(seed=0, n_candidates=20, marginal_degree=3).fit(frame, schema=SCHEMA)
+    synth = SmoothSynthesizer(seed=0, n_candidates=20, marginal_degree=3).fit(frame, schema=SCHEMA, synthesize=False)
+    assert synth.marginal_summary().released_degree == 3
+
+
+# -------------------------------------------------------------------- level discovery
+def discovery_schema():
+    return {"columns": {**SCHEMA["columns"], "job": {"type": "categorical", "levels": "discover"}}}
+
+
+def test_level_discovery_keeps_frequent_values_and_spends_its_share():
+    frame = mixed_frame(1000, 18)
+    synth = SmoothSynthesizer(epsilon=20.0, delta=1e-6, levels_share=0.2, seed=19).fit(
+        frame, schema=discovery_schema(), synthesize=False)
+    # Laplace(0.5) noise, threshold 1 + 0.5 ln(5e6) = 8.7; the rarest level, zz, has about 50 rows
+    assert synth.release_.schema.column("job").levels == ("a", "b", "c", "zz")
+    stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    assert stages["levels"]["epsilon"] == pytest.approx(4.0) and stages["levels"]["delta"] == pytest.approx(2e-7)
+    assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(20.0)
+
+
+def test_a_value_seen_once_is_kept_with_probability_at_most_delta_over_two():
+    """Over 200 seeds none of 5 unique values passes: each does with probability <= delta/2 = 5e-7,
+    so this test fails falsely with probability <= 200 * 5 * 5e-7 = 5e-4."""
+    frame = mixed_frame(300, 20)
+    frame.loc[:4, "job"] = [f"unique-{i}" for i in range(5)]
+    table = PrivateTable(frame, ["sex", "job", "city"])
+    from synthdp.ledger import PrivacyLedger
+    from synthdp.noise import SeededNoise
+    from synthdp.release import release_levels
+
+    for seed in range(200):
+        kept = release_levels(table, ["job"], 1.0, 1e-6, PrivacyLedger(1.0, 1e-6),
+                              SeededNoise(np.random.default_rng(seed)))["job"]
+        assert not any(level.startswith("unique") for level in kept)
+
+
+def test_level_discovery_needs_a_share_and_delta():
+    with pytest.raises(SynthDPError, match="levels_share"):
+        SmoothSynthesizer(seed=0).fit(mixed_frame(50, 21), schema=discovery_schema())
+    with pytest.raises(SynthDPError, match="delta > 0"):
+        SmoothSynthesizer(seed=0, levels_share=0.1)
+
+
+def test_interior_point_and_default_solver_reach_the_same_l1_optimum():
+    from synthdp.lp import solve_l1_fit
+
+    rng = np.random.default_rng(22)
+    design, target = rng.uniform(-1, 1, (30, 200)), rng.uniform(-0.5, 0.5, 30)
+    default, ipm = solve_l1_fit(design, target), solve_l1_fit(design, target, method="ipm")
+    assert ipm.objective == pytest.approx(default.objective, rel=1e-6, abs=1e-9)
+
+
+def test_values_outside_the_levels_never_reach_an_output(tmp_path, capsys):
+    frame = mixed_frame(200, 23)
+    frame.loc[5, "job"] = "PLANTED-JOB"
+    frame.to_csv(tmp_path / "in.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    code, out, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
+                             tmp_path / "schema.json", "--seed", 1, "--n-candidates", 500, "--report",
+                             tmp_path / "report.json", "--summary-out", tmp_path / "summary.json")
+    assert code == 0, err
+    written = "".join((tmp_path / name).read_text() for name in ("out.csv", "report.json", "summary.json"))
+    assert "PLANTED" not in written + out + err
+
+
+def test_released_degree_does_not_change_when_unreleased_cells_are_estimated(schema):
+    synth = SmoothSynthesizer(seed=24).fit(mixed_frame(300, 25), schema=SCHEMA, synthesize=False)
+    summary = synth.marginal_summary()
+    summary.marginal(["sex", "job", "city"])
+    assert summary.released_degree == 2
+
+
+def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
+    """In mixed_frame every row with job c has city x: exact moments give no candidate (c, y)."""
+    indices = schema.basis_indices(2)
+    points, _, _ = encoded(mixed_frame(500, 26), schema)
+    candidates = mixed_candidates(schema, indices, ChebyshevBasis(indices).moments(points), 2000,
+                                  np.random.default_rng(2))
+    decoded = schema.decode(candidates)
+    assert (decoded.job == "c").sum() > 100
+    assert not ((decoded.job == "c") & (decoded.city == "y")).any()
