@@ -379,3 +379,19 @@ def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
     decoded = schema.decode(candidates)
     assert (decoded.job == "c").sum() > 100
     assert not ((decoded.job == "c") & (decoded.city == "y")).any()
+
+
+@pytest.mark.parametrize("options, data", [({"engine": "dask"}, "frame"), ({"chunk_rows": 10}, "frame"),
+                                           ({}, "parquet")])
+def test_mixed_tables_are_read_in_memory_only(options, data, tmp_path):
+    frame = mixed_frame(60, 4)
+    source = frame if data == "frame" else tmp_path / "t.parquet"
+    with pytest.raises(SynthDPError, match="binary or categorical"):
+        SmoothSynthesizer(seed=1, **options).fit(source, schema=SCHEMA)
+
+
+def test_a_mixed_table_from_a_csv_path(tmp_path):
+    path = tmp_path / "t.csv"
+    mixed_frame(80, 5).to_csv(path, index=False)
+    synthetic = SmoothSynthesizer(delta=1e-6, seed=2).fit(str(path), schema=SCHEMA).sample(50)
+    assert list(synthetic.columns) == NAMES and set(synthetic["sex"]) <= {"F", "M"}
