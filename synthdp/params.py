@@ -17,8 +17,11 @@ import math
 from dataclasses import asdict, dataclass
 
 from .basis import count_indices_up_to_degree
+from .lp import minimum_working_columns
 from .config import SynthConfig
 from .errors import SynthDPError
+
+MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
 
 @dataclass(frozen=True)
@@ -141,13 +144,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
-    entries = n_basis * max(n_candidates, 1)  # a summary-only release still holds R moments
-    if entries > config.max_lp_entries:
-        raise SynthDPError(
-            f"the LP would have {n_basis} x {n_candidates} = {entries:.3g} matrix entries, over the "
-            f"memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
-            + ("use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis")
-        )
+    _check_lp_memory(config, n_basis, n_candidates, d, kind)
     if estimated_bounds and not config.bounds_share > 0:
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
@@ -175,6 +172,28 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         budget=budget,
         round_to_lattice=config.mode == "exact",
     )
+
+
+def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
+    """Refuse a plan whose LP would not fit the memory bounds.
+
+    Column generation (:func:`synthdp.lp.solve_l1_fit_columns`) holds the C x d candidates,
+    one pricing chunk of W (16 MB) and the W columns of its master LP: R x |S| entries,
+    which must fit max_lp_entries for at least the first master and one batch (it stops
+    with an error if it needs more). The spread LP holds all of W, R x C entries.
+    """
+    fix = "use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis"
+    if n_candidates * d > MAX_CANDIDATE_VALUES:
+        raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
+                           f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix}")
+    held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
+    entries = n_basis * max(held, 1)  # a summary-only release still holds R moments
+    if entries > config.max_lp_entries:
+        what = "the spread LP (--spread) holds all of W" if config.spread > 0 else "the LP holds at least"
+        raise SynthDPError(
+            f"{what}: {n_basis} x {held} = {entries:.3g} matrix entries, over the memory bound "
+            f"max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); {fix}"
+        )
 
 
 def _capped_power(base: int, exponent: int) -> int:

@@ -18,7 +18,7 @@ from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
-from .lp import solve_l1_fit, spread_weights
+from .lp import candidate_columns, solve_l1_fit_columns, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PrivateTable
@@ -172,17 +172,17 @@ class SmoothSynthesizer:
         plan = release.plan
         with stages.stage("candidates"):
             candidates = self._candidates(release, rng)
-            design = ChebyshevBasis(release.basis_indices).design_matrix(candidates)
-            target = release.noisy_moments
-            if plan.round_to_lattice:
-                design = grid.round_to_lattice(design, plan.theory.L)
-                target = grid.round_to_lattice(target, plan.theory.L)
+            lattice = plan.theory.L if plan.round_to_lattice else None
+            columns = candidate_columns(ChebyshevBasis(release.basis_indices), candidates,
+                                        self.config.max_lp_entries, lattice)
+            target = release.noisy_moments if lattice is None else grid.round_to_lattice(release.noisy_moments, lattice)
         with stages.stage("LP fit"):
-            solution = solve_l1_fit(design, target)
+            solution = solve_l1_fit_columns(columns, len(candidates), target,
+                                            max_columns=self.config.max_lp_entries // plan.n_basis)
         if self.config.spread > 0:
-            with stages.stage("LP spread"):
+            with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
                 tolerance = self.config.spread * release.moment_noise_l1
-                solution = spread_weights(design, target, solution.objective + tolerance)
+                solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
         weights = clean_weights(solution.weights)
         keep = weights > 0
         return solution, (candidates[keep], weights[keep])
