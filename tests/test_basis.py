@@ -28,6 +28,7 @@ def test_chebyshev_table_matches_the_trigonometric_definition():
         basis.lowest_degree_indices(3, 19),
         basis.tensor_indices(2, 4),
         np.array([[5, 0, 0, 1], [0, 0, 7, 0], [1, 1, 1, 1], [0, 3, 0, 2]]),
+        np.array([[0, 2, 0, 0], [0, 1, 0, 3], [0, 0, 0, 1]]),  # columns 0 and 2 unused
     ],
 )
 def test_evaluate_matches_products_of_cosines(indices):
