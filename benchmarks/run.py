@@ -6,7 +6,8 @@ Run from the repository root::
     python benchmarks/run.py --quick    # small sweeps, under a minute
 
 It writes benchmarks/results/summary.md (also printed), summary.json (raw numbers) and PNG
-scaling plots (stages_vs_n.png, _d, _R, _C, memory_vs_n.png). Needs matplotlib and pyarrow
+scaling plots (stages_vs_n.png, _d, _R, _C, memory_vs_n.png); --quick writes them under
+benchmarks/results/quick/. Needs matplotlib and pyarrow
 (the ``experiments`` extra). It is not part of the unit tests (pytest's testpaths is tests/).
 
 What it measures
@@ -351,13 +352,14 @@ def main(argv: list[str] | None = None) -> int:
                           for C, R in solver_sizes]
     results["elapsed_s"] = time.monotonic() - started
     results["machine"] = f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs"
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "summary.json").write_text(json.dumps(results, indent=1, default=float))
+    directory = RESULTS / "quick" if opts.quick else RESULTS  # a quick run never overwrites the full results
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "summary.json").write_text(json.dumps(results, indent=1, default=float))
     summary = markdown(results)
-    (RESULTS / "summary.md").write_text(summary)
+    (directory / "summary.md").write_text(summary)
     print(summary)
-    plots(results, RESULTS)
-    print(f"wrote {RESULTS / 'summary.md'} and the PNG plots next to it", file=sys.stderr)
+    plots(results, directory)
+    print(f"wrote {directory / 'summary.md'} and the PNG plots next to it", file=sys.stderr)
     return 0
 
 

@@ -7,12 +7,16 @@ equality form): variables u, s+, s- >= 0 with W u - s+ + s- = b_hat and sum(u) =
 minimising sum(s+ + s-). It has R + 1 equality rows, so any optimal vertex puts weight on
 at most R + 1 candidates.
 
-:func:`solve_l1_fit` passes this LP to HiGHS directly (highspy); :func:`solve_l1_fit_cvxpy`
-states the same LP in cvxpy's equality form and is the reference the tests cross-check.
-experiments/bench_lp.py measured (C = 1e4..1e5, R = 20..500): the cvxpy equality form costs
-1.1-1.5x the direct solve (up to 2x at C = 1e5, almost all of it cvxpy building the model),
-the natural cvxpy form norm1(W u - b) 3.6-4.4x. The direct solve was never the slower one
-by more than noise, so the pipeline uses it at every size: one solver path.
+The pipeline solves it by column generation (:func:`solve_l1_fit_columns`): HiGHS's
+simplex on a small master LP over a working set of candidates, with every candidate priced
+chunk by chunk, so W is never needed whole (C up to 1e6, R up to 1e3). It reached the same
+objective as the whole LP, and faster: benchmarks/run.py measured it against HiGHS's dual
+simplex and its first-order PDLP on the whole LP (README, Performance), and PDLP was the
+slowest. :func:`solve_l1_fit` passes the whole LP to HiGHS (what column generation is
+tested against); :func:`solve_l1_fit_cvxpy` states it in cvxpy's equality form, the
+reference the tests cross-check. benchmarks/bench_lp.py measured the cvxpy forms
+against the direct solve (C = 1e4..1e5, R = 20..500): the equality form costs 1.1-1.5x
+(up to 2x at C = 1e5, cvxpy building the model), the natural form norm1(W u - b) 3.6-4.4x.
 """
 
 from __future__ import annotations

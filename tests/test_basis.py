@@ -39,6 +39,7 @@ def test_evaluate_matches_products_of_cosines(indices):
     np.testing.assert_allclose(values, reference_basis(points, indices), atol=1e-11)
     np.testing.assert_array_equal(cheb.design_matrix(points), values.T)
     assert np.all(np.abs(values) <= 1 + 1e-12)
+    np.testing.assert_allclose(cheb.moments(points), reference_basis(points, indices).mean(axis=0), atol=1e-12)
 
 
 def test_moments_are_means_and_do_not_depend_on_chunking(monkeypatch):
