@@ -28,7 +28,8 @@ What it measures
   on each data set of ../shared/data at the defaults (goal <= 1 s), in process (fit +
   sample) and as a ``python -m synthdp.cli generate`` command.
 * Chebyshev evaluation: ChebyshevBasis.evaluate against the naive product of
-  cos(r_i arccos x_i), time and max |difference|.
+  cos(r_i arccos x_i), time and max |difference|; ChebyshevBasis.moments against the mean
+  of the evaluated values.
 * LP solvers at equal objective: column generation, HiGHS's dual simplex on the whole LP
   and HiGHS's PDLP (first-order) on the whole LP, each with a time limit.
 """
@@ -204,7 +205,8 @@ def chebyshev_comparison(quick: bool) -> list[dict]:
     """ChebyshevBasis.evaluate against the naive cos(r arccos x) product (row blocks of 2048)."""
     from synthdp.basis import ChebyshevBasis, lowest_degree_indices
 
-    sizes = [(10**4, 10, 10), (10**4, 20, 230)] + ([] if quick else [(10**4, 100, 1000), (10**5, 20, 230)])
+    sizes = [(10**4, 10, 10), (10**4, 20, 230)] + ([] if quick else [(10**4, 100, 1000), (10**6, 10, 158),
+                                                                      (10**6, 10, 413)])
     rng = np.random.default_rng(SEED)
     out = []
     for n, d, R in sizes:
@@ -213,8 +215,11 @@ def chebyshev_comparison(quick: bool) -> list[dict]:
         basis = ChebyshevBasis(indices)
         fast_seconds, fast = _best_of(3, basis.evaluate, points)
         naive_seconds, naive = _best_of(3, _naive_chebyshev, points, indices)
+        moments_seconds, moments = _best_of(3, basis.moments, points)
+        mean_seconds, mean = _best_of(3, lambda: basis.evaluate(points).mean(axis=0))
         out.append({"n": n, "d": d, "R": R, "recurrence_s": fast_seconds, "naive_s": naive_seconds,
-                    "max_abs_difference": float(np.abs(fast - naive).max())})
+                    "max_abs_difference": float(np.abs(fast - naive).max()), "moments_s": moments_seconds,
+                    "mean_of_values_s": mean_seconds, "moments_difference": float(np.abs(moments - mean).max())})
     return out
 
 

@@ -69,7 +69,9 @@ class SynthConfig:
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
     max_lp_entries : int
-        Memory bound on the LP matrix (R x C entries); exact mode refuses beyond it.
+        Memory bound on the LP matrix entries held at once: W is kept whole up to it, and
+        column generation's master LP (R x its candidate columns) must fit it; the spread
+        LP needs all of W (R x C) within it.
     seed : int or None
         Makes every random draw reproducible. For testing only: noise drawn from a known
         seed is not private against anyone who knows it.

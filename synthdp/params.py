@@ -17,9 +17,9 @@ import math
 from dataclasses import asdict, dataclass
 
 from .basis import count_indices_up_to_degree
-from .lp import minimum_working_columns
 from .config import SynthConfig
 from .errors import SynthDPError
+from .lp import minimum_working_columns
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
