@@ -324,8 +324,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="HiGHS time limit of the direct reference solves (default 60 s; quick 2 s)")
     parser.add_argument("--direct-max-entries", type=float, default=2e7,
                         help="largest R x C for the direct reference solve (default 2e7)")
+    parser.add_argument("--one", type=int, nargs=4, metavar=("N", "D", "R", "C"),
+                        help="only one configuration, printed as JSON (no direct reference solve)")
     parser.add_argument("--task", nargs=2, help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
+    if opts.one:
+        n, d, n_basis, n_candidates = opts.one
+        print(json.dumps(child("configuration", {"n": n, "d": d, "n_basis": n_basis, "n_candidates": n_candidates,
+                                                 "direct_limit": 0.0, "direct_max_entries": 0}, opts.timeout), indent=1))
+        return 0
     if opts.task:
         result = TASKS[opts.task[0]](**json.loads(opts.task[1]))
         print(RESULT_PREFIX + json.dumps(result, default=float), flush=True)

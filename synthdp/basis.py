@@ -159,7 +159,7 @@ class ChebyshevBasis:
 
         Per block of rows, one matrix product of the prefix products with the Chebyshev table
         (BLAS) instead of the (rows, R) values of :meth:`evaluate`. The products are small,
-        so BLAS runs on one thread: threaded, they were 2-15x slower on a shared 2-core machine.
+        so BLAS runs on one thread: threaded, they were 3-20x slower on a shared 2-core machine.
         """
         from threadpoolctl import threadpool_limits
 
