@@ -93,7 +93,9 @@ class SynthConfig:
         Mixed tables (a schema with binary or categorical columns): the release holds every
         marginal cell of up to this many of those columns (:meth:`synthdp.schema.Schema.basis_indices`).
     max_lp_entries : int
-        Memory bound on the LP matrix (R x C entries); exact mode refuses beyond it.
+        Memory bound on the LP matrix entries held at once: W is kept whole up to it, and
+        column generation's master LP (R x its candidate columns) must fit it; the spread
+        LP needs all of W (R x C) within it.
     seed : int or None
         Makes every random draw reproducible. For testing only: noise drawn from a known
         seed is not private against anyone who knows it.

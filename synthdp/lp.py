@@ -7,22 +7,29 @@ equality form): variables u, s+, s- >= 0 with W u - s+ + s- = b_hat and sum(u) =
 minimising sum(s+ + s-). It has R + 1 equality rows, so any optimal vertex puts weight on
 at most R + 1 candidates.
 
-:func:`solve_l1_fit` passes this LP to HiGHS directly (highspy); :func:`solve_l1_fit_cvxpy`
-states the same LP in cvxpy's equality form and is the reference the tests cross-check.
-experiments/bench_lp.py measured (C = 1e4..1e5, R = 20..500): the cvxpy equality form costs
-1.1-1.5x the direct solve (up to 2x at C = 1e5, almost all of it cvxpy building the model),
-the natural cvxpy form norm1(W u - b) 3.6-4.4x. The direct solve was never the slower one
-by more than noise, so the pipeline uses it at every size: one solver path.
+The pipeline solves it by column generation (:func:`solve_l1_fit_columns`): HiGHS's
+simplex on a small master LP over a working set of candidates, with every candidate priced
+chunk by chunk, so W is never needed whole (C up to 1e6, R up to 1e3). It reached the same
+objective as the whole LP, and faster: benchmarks/run.py measured it against HiGHS's dual
+simplex and its first-order PDLP on the whole LP (README, Performance), and PDLP was the
+slowest. :func:`solve_l1_fit` passes the whole LP to HiGHS (what column generation is
+tested against); :func:`solve_l1_fit_cvxpy` states it in cvxpy's equality form, the
+reference the tests cross-check. benchmarks/bench_lp.py measured the cvxpy forms
+against the direct solve (C = 1e4..1e5, R = 20..500): the equality form costs 1.1-1.5x
+(up to 2x at C = 1e5, cvxpy building the model), the natural form norm1(W u - b) 3.6-4.4x.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import grid
+from .basis import ChebyshevBasis
 from .errors import SynthDPError
 
 
@@ -86,6 +93,160 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
     return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy", time.perf_counter() - start)
 
 
+ColumnSource = Callable[[int, int], np.ndarray]
+"""``columns(start, stop)`` returns W[:, start:stop], shape (R, stop - start)."""
+
+PRICING_TOLERANCE = 1e-7  # HiGHS's dual feasibility tolerance: finer reduced costs are round-off
+PRICING_ENTRIES = 2_000_000  # W entries priced at once (16 MB)
+
+
+def candidate_columns(basis: ChebyshevBasis, candidates: np.ndarray, max_entries: int,
+                      lattice: int | None = None) -> ColumnSource:
+    """W's columns at the candidates: computed once when R x C <= ``max_entries``, else on request.
+
+    Parameters
+    ----------
+    basis : ChebyshevBasis
+        The R released functions.
+    candidates : array, shape (C, d)
+    max_entries : int
+        Largest W (in entries, 8 bytes each) to hold whole.
+    lattice : int, optional
+        Round W to multiples of 1/lattice (exact mode).
+    """
+    def compute(start: int, stop: int) -> np.ndarray:
+        design = basis.design_matrix(candidates[start:stop])
+        return design if lattice is None else grid.round_to_lattice(design, lattice)
+
+    if basis.size * len(candidates) > max_entries:
+        return compute
+    design = compute(0, len(candidates))
+    return lambda start, stop: design[:, start:stop]
+
+
+def minimum_working_columns(n_basis: int) -> int:
+    """Columns column generation holds after its first round: the first master plus one batch."""
+    return 2 * _default_batch(n_basis)
+
+
+def _default_batch(n_basis: int) -> int:
+    return max(n_basis + 1, 256)  # an optimal vertex uses up to R + 1 candidates
+
+
+def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.ndarray, chunk: int | None = None,
+                         initial: int | None = None, batch: int | None = None, max_columns: int | None = None,
+                         tolerance: float = PRICING_TOLERANCE, time_limit: float | None = None) -> LPSolution:
+    """Solve the l1 fit by column generation, never holding all of W.
+
+    The restricted master is the LP of :func:`equality_form` over the slacks and a working
+    set S of candidates (at first the ``initial`` first ones). HiGHS's duals
+    satisfy reduced cost = cost - A^T dual; with y the duals of the R moment rows and mu
+    that of the row sum(u) = 1, candidate c (cost 0, column (W[:, c], 1)) has reduced cost
+
+        rc_c = -(y . W[:, c]) - mu.
+
+    Every candidate is priced, ``chunk`` columns at a time; the ``batch`` most negative
+    reduced costs enter S and HiGHS re-solves from its previous basis. Optimality: any
+    feasible u of the full LP has objective >= master optimum + sum_c rc_c u_c >= master
+    optimum + min_c rc_c (weak duality; sum(u) = 1, u >= 0, slack reduced costs >= 0), so
+    when no rc_c is below -``tolerance`` the master's solution is optimal for the full LP
+    to within ``tolerance`` in objective. Each round adds a candidate the master lacked,
+    so the loop ends.
+
+    Parameters
+    ----------
+    columns : callable
+        ``columns(start, stop)`` -> W[:, start:stop], shape (R, stop - start).
+    n_candidates : int
+        C.
+    target : array, shape (R,)
+        b_hat.
+    chunk : int, optional
+        Candidates priced at once; default PRICING_ENTRIES / R.
+    initial, batch : int, optional
+        Size of the first working set and of each addition; default max(R + 1, 256) each.
+    max_columns : int, optional
+        Memory bound on |S|: an error rather than a larger master.
+    tolerance : float
+        Absolute objective tolerance of the optimality proof (l1 units of the moments).
+    time_limit : float, optional
+        Seconds for the whole loop.
+
+    Returns
+    -------
+    LPSolution
+        ``weights`` of shape (C,), zero outside S. Memory: R x (chunk + 2 batch + |S|) floats.
+    """
+    start = time.perf_counter()
+    R = len(target)
+    chunk = chunk or max(1, PRICING_ENTRIES // R)
+    initial, batch = min(initial or _default_batch(R), n_candidates), batch or _default_batch(R)
+    working = np.arange(initial)  # candidates are i.i.d. draws (or a grid): a prefix is a fair start
+    matrix, rhs, cost = equality_form(np.zeros((R, 0)), target)
+    highs = _highs_model(matrix, rhs, rhs, cost, time_limit)
+    _add_candidate_columns(highs, columns(0, initial))
+    in_master = np.zeros(n_candidates, dtype=bool)
+    in_master[working] = True
+    order = [working]
+    rounds = 0
+    while True:
+        if time_limit is not None:
+            highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
+        _run_to_optimum(highs)
+        rounds += 1
+        duals = np.asarray(highs.getSolution().row_dual)
+        entering, entering_columns = _most_negative_reduced_costs(columns, n_candidates, duals, in_master, chunk,
+                                                                  batch, tolerance)
+        if len(entering) == 0:
+            break
+        held = sum(len(indices) for indices in order) + len(entering)
+        if max_columns is not None and held > max_columns:
+            raise SynthDPError(f"column generation needs more than {max_columns} candidate columns in its master LP, "
+                               "over the memory bound max_lp_entries: raise it or lower --n-basis")
+        _add_candidate_columns(highs, entering_columns)
+        in_master[entering] = True
+        order.append(entering)
+    values = np.asarray(highs.getSolution().col_value)[2 * R:]
+    weights = np.zeros(n_candidates)
+    weights[np.concatenate(order)] = values
+    objective = float(highs.getInfo().objective_function_value)
+    return LPSolution(weights, objective, "optimal", f"highspy column generation ({rounds} rounds, "
+                      f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
+
+
+def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals: np.ndarray, in_master: np.ndarray,
+                                 chunk: int, batch: int, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """Indices and W columns of up to ``batch`` candidates outside the master with rc < -tolerance."""
+    moment_duals, simplex_dual = duals[:-1], duals[-1]
+    best_index = np.zeros(0, dtype=np.int64)
+    best_cost = np.zeros(0)
+    best_columns = np.zeros((len(moment_duals), 0))
+    for low in range(0, n_candidates, chunk):
+        block = columns(low, min(low + chunk, n_candidates))
+        reduced = -(moment_duals @ block) - simplex_dual
+        reduced[in_master[low : low + block.shape[1]]] = np.inf
+        candidates = np.flatnonzero(reduced < -tolerance)
+        if len(candidates) == 0:
+            continue
+        best_index = np.concatenate([best_index, low + candidates])
+        best_cost = np.concatenate([best_cost, reduced[candidates]])
+        best_columns = np.concatenate([best_columns, block[:, candidates]], axis=1)
+        if len(best_index) > batch:
+            keep = np.argpartition(best_cost, batch)[:batch]
+            best_index, best_cost, best_columns = best_index[keep], best_cost[keep], best_columns[:, keep]
+    return best_index, best_columns
+
+
+def _add_candidate_columns(highs, design_columns: np.ndarray) -> None:
+    """Append candidate columns (W[:, c], 1) with cost 0 and bounds [0, inf) to the master."""
+    import highspy
+
+    R, count = design_columns.shape
+    block = sp.csc_matrix(np.vstack([design_columns, np.ones((1, count))]))
+    highs.addCols(count, np.zeros(count), np.zeros(count), np.full(count, highspy.kHighsInf),
+                  block.nnz, block.indptr.astype(np.int32), block.indices.astype(np.int32), block.data)
+
+
 def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
                    time_limit: float | None = None) -> LPSolution:
     """The second LP of MECHANISM.md section 6: spread the mass over the near-optimal fits.
@@ -114,7 +275,7 @@ def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
                       time.perf_counter() - start)
 
 
-def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolution,
+def blend_with_uniform(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
                        max_objective: float) -> tuple[LPSolution, float]:
     """Mix the optimal weights with the uniform distribution over the candidates.
 
@@ -123,7 +284,8 @@ def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolut
     uniform distribution over them has that model's marginals and many distinct rows. The
     fit of (1 - lam) u* + lam / C is convex in lam, so bisection finds the largest lam in
     [0, 1] whose fit stays within ``max_objective``; a cheap alternative to
-    :func:`spread_weights` (matrix-vector products instead of a second LP).
+    :func:`spread_weights`: two passes over W's columns (chunk by chunk, so W need not be
+    held whole), then bisection on vectors of length R.
 
     Returns
     -------
@@ -132,13 +294,17 @@ def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolut
     lam : float
         The share of the uniform distribution.
     """
-    C = design.shape[1]
     optimum = np.clip(solution.weights, 0.0, None)
     optimum /= optimum.sum()
-    uniform = np.full(C, 1.0 / C)
+    fitted, mean_column = np.zeros(len(target)), np.zeros(len(target))  # W u*, W 1/C
+    step = max(1, PRICING_ENTRIES // max(len(target), 1))
+    for start in range(0, n_candidates, step):
+        block = columns(start, min(start + step, n_candidates))
+        fitted += block @ optimum[start : start + step]
+        mean_column += np.asarray(block.sum(axis=1)).ravel() / n_candidates
 
     def fit(lam: float) -> float:
-        return _l1_objective(design, target, (1 - lam) * optimum + lam * uniform)
+        return float(np.abs((1 - lam) * fitted + lam * mean_column - target).sum())
 
     low, high = 0.0, 1.0
     if fit(high) <= max_objective:
@@ -147,13 +313,20 @@ def blend_with_uniform(design: np.ndarray, target: np.ndarray, solution: LPSolut
         for _ in range(30):  # lam to within 1e-9
             middle = (low + high) / 2
             low, high = (middle, high) if fit(middle) <= max_objective else (low, middle)
-    weights = (1 - low) * optimum + low * uniform
+    weights = (1 - low) * optimum + low / n_candidates
     return LPSolution(weights, fit(low), solution.status, solution.solver + " + blend", solution.seconds), low
-
 
 def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
                  n_weights: int, time_limit: float | None, method: str = "choose") -> np.ndarray:
     """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""
+    highs = _highs_model(matrix, row_lower, row_upper, cost, time_limit)
+    _run_to_optimum(highs)
+    return np.asarray(highs.getSolution().col_value)[:n_weights]
+
+
+def _highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
+                 time_limit: float | None):
+    """A silent highspy.Highs holding min cost . x s.t. row_lower <= matrix x <= row_upper, x >= 0."""
     import highspy
 
     n_rows, n_cols = matrix.shape
@@ -174,11 +347,16 @@ def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.nda
     if time_limit is not None:
         highs.setOptionValue("time_limit", float(time_limit))
     highs.passModel(lp)
+    return highs
+
+
+def _run_to_optimum(highs) -> None:
+    import highspy
+
     highs.run()
     status = highs.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
         raise SynthDPError(f"the LP solver stopped without an optimal solution ({highs.modelStatusToString(status)})")
-    return np.asarray(highs.getSolution().col_value)[:n_weights]
 
 
 def solve_l1_fit_cvxpy(design: np.ndarray, target: np.ndarray) -> LPSolution:

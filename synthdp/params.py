@@ -21,7 +21,10 @@ import numpy as np
 from .basis import count_indices_up_to_degree
 from .config import SynthConfig
 from .errors import SynthDPError
+from .lp import minimum_working_columns
 from .noise import gdp_epsilon, gdp_mu
+
+MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
 
 @dataclass(frozen=True)
@@ -208,14 +211,14 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
-    per_candidate = n_basis if mixed_basis is None else mixed_basis[1]
-    entries = max(per_candidate * max(n_candidates, 1), n_basis)  # a summary-only release still holds R moments
-    if entries > config.max_lp_entries:
+    if mixed_basis is None:
+        _check_lp_memory(config, n_basis, n_candidates, d, kind)
+    elif max(mixed_basis[1] * max(n_candidates, 1), n_basis) > config.max_lp_entries:
+        # mixed tables: a sparse W whole, at most G non-zeros per candidate
         raise SynthDPError(
-            f"the LP would have {per_candidate} x {n_candidates} = {entries:.3g} matrix entries, over the "
-            f"memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
-            + ("use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis")
-        )
+            f"the LP would have {mixed_basis[1]} x {n_candidates} = {mixed_basis[1] * n_candidates:.3g} matrix "
+            f"entries, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
+            "lower --n-candidates or --marginal-degree")
     if estimated_bounds and not config.bounds_share > 0:
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
@@ -299,6 +302,28 @@ def auto_marginal_bins(n: int, d: int, noise_kind: str, budget: StageBudget) -> 
         noise_sd = math.sqrt(2) * 2 * d / budget.epsilon
     low, high = MARGINAL_BINS_RANGE
     return int(np.clip(math.floor(n / (2 * noise_sd)) - 2, low, high))
+
+
+def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
+    """Refuse a plan whose LP would not fit the memory bounds.
+
+    Column generation (:func:`synthdp.lp.solve_l1_fit_columns`) holds the C x d candidates,
+    one pricing chunk of W (16 MB) and the W columns of its master LP: R x |S| entries,
+    which must fit max_lp_entries for at least the first master and one batch (it stops
+    with an error if it needs more). The spread LP holds all of W, R x C entries.
+    """
+    fix = "use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis"
+    if n_candidates * d > MAX_CANDIDATE_VALUES:
+        raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
+                           f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix}")
+    held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
+    entries = n_basis * max(held, 1)  # a summary-only release still holds R moments
+    if entries > config.max_lp_entries:
+        what = "the spread LP (--spread) holds all of W" if config.spread > 0 else "the LP holds at least"
+        raise SynthDPError(
+            f"{what}: {n_basis} x {held} = {entries:.3g} matrix entries, over the memory bound "
+            f"max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); {fix}"
+        )
 
 
 def _capped_power(base: int, exponent: int) -> int:

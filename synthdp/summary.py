@@ -73,8 +73,6 @@ from typing import Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
-from scipy.fft import dctn
-from scipy.stats import qmc
 
 from .basis import ChebyshevBasis
 from .domain import Domain, read_json_file
@@ -155,6 +153,8 @@ class _TensorRule:
 
     def project(self, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """(1/N) sum_j values_j phi_r(x_j) for each r: (N,) or (N, k) -> (R,) or (R, k)."""
+        from scipy.fft import dctn  # imported on use: scipy.fft and scipy.stats cost the CLI ~0.8 s at start-up
+
         M, d = self.per_axis, self.d
         grid = values.reshape((M,) * d + values.shape[1:])
         # scipy's unnormalised DCT-II is 2 sum_j v_j cos(k theta_j) along each axis.
@@ -163,6 +163,8 @@ class _TensorRule:
 
     def expand(self, coefficients: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """sum_r coefficients_r phi_r(x_j) at every node, shape (N,)."""
+        from scipy.fft import dctn
+
         spectrum = np.zeros((self.per_axis,) * self.d)
         # DCT-III is v_0 + 2 sum_{k>=1} v_k cos(k theta_j) along each axis: halve per non-zero degree.
         spectrum[tuple(indices.T)] = coefficients / 2.0 ** _support_sizes(indices)
@@ -189,6 +191,8 @@ class _SobolRule:
     @cached_property
     def nodes(self) -> np.ndarray:
         """Node coordinates x = cos(pi u), shape (N, d)."""
+        from scipy.stats import qmc
+
         u = qmc.Sobol(self.d, scramble=True, seed=self.seed).random_base2(self.log2_nodes)
         return np.cos(np.pi * u)
 

@@ -21,7 +21,7 @@ from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
-from .lp import blend_with_uniform, solve_l1_fit, spread_weights
+from .lp import blend_with_uniform, candidate_columns, solve_l1_fit, solve_l1_fit_columns, spread_weights
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
@@ -256,21 +256,29 @@ class SmoothSynthesizer:
         with stages.stage("candidates"):
             candidates = self._candidates(release, rng)
             basis = ChebyshevBasis(release.basis_indices)
-            design = basis.sparse_design_matrix(candidates) if plan.candidates == "mixed" else basis.design_matrix(candidates)
             target = release.noisy_moments
-            if plan.round_to_lattice:
-                design = grid.round_to_lattice(design, plan.theory.L)
-                target = grid.round_to_lattice(target, plan.theory.L)
+            if plan.candidates == "mixed":  # sparse W, at most G non-zeros per candidate: held whole
+                design = basis.sparse_design_matrix(candidates)
+                columns = lambda start, stop: design[:, start:stop]  # noqa: E731
+            else:
+                lattice = plan.theory.L if plan.round_to_lattice else None
+                columns = candidate_columns(basis, candidates, self.config.max_lp_entries, lattice)
+                target = target if lattice is None else grid.round_to_lattice(target, lattice)
         with stages.stage("LP fit"):
-            solution = solve_l1_fit(design, target, method="ipm" if plan.candidates == "mixed" else "choose")
+            if plan.candidates == "mixed":
+                solution = solve_l1_fit(design, target, method="ipm")
+            else:
+                solution = solve_l1_fit_columns(columns, len(candidates), target,
+                                                max_columns=self.config.max_lp_entries // plan.n_basis)
         self.blend_share_ = 0.0
         if self.config.spread > 0:
-            with stages.stage("LP spread"):
+            with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
                 tolerance = self.config.spread * release.moment_noise_l1
-                solution = spread_weights(design, target, solution.objective + tolerance)
+                solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
         elif self.config.blend > 0:
             tolerance = self.config.blend * release.moment_noise_l1
-            solution, self.blend_share_ = blend_with_uniform(design, target, solution, solution.objective + tolerance)
+            solution, self.blend_share_ = blend_with_uniform(columns, len(candidates), target, solution,
+                                                             solution.objective + tolerance)
         weights = clean_weights(solution.weights)
         keep = weights > 0
         return solution, (candidates[keep], weights[keep])

@@ -28,6 +28,7 @@ def test_chebyshev_table_matches_the_trigonometric_definition():
         basis.lowest_degree_indices(3, 19),
         basis.tensor_indices(2, 4),
         np.array([[5, 0, 0, 1], [0, 0, 7, 0], [1, 1, 1, 1], [0, 3, 0, 2]]),
+        np.array([[0, 2, 0, 0], [0, 1, 0, 3], [0, 0, 0, 1]]),  # columns 0 and 2 unused
     ],
 )
 def test_evaluate_matches_products_of_cosines(indices):
@@ -38,6 +39,7 @@ def test_evaluate_matches_products_of_cosines(indices):
     np.testing.assert_allclose(values, reference_basis(points, indices), atol=1e-11)
     np.testing.assert_array_equal(cheb.design_matrix(points), values.T)
     assert np.all(np.abs(values) <= 1 + 1e-12)
+    np.testing.assert_allclose(cheb.moments(points), reference_basis(points, indices).mean(axis=0), atol=1e-12)
 
 
 def test_moments_are_means_and_do_not_depend_on_chunking(monkeypatch):

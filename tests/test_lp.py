@@ -3,7 +3,8 @@ import pytest
 
 from synthdp import basis, grid
 from synthdp.errors import SynthDPError
-from synthdp.lp import blend_with_uniform, equality_form, solve_l1_fit, solve_l1_fit_cvxpy, spread_weights
+from synthdp.lp import (blend_with_uniform, candidate_columns, equality_form, solve_l1_fit, solve_l1_fit_columns,
+                        solve_l1_fit_cvxpy, spread_weights)
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 
@@ -123,6 +124,46 @@ def test_spread_respects_its_fit_bound_on_a_noisy_instance():
     assert np.count_nonzero(spread.weights > 1e-9) > 11  # more than any vertex can use
 
 
+def slicer(design: np.ndarray):
+    return lambda start, stop: design[:, start:stop]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_column_generation_reaches_the_dense_optimum(seed):
+    """Optimality proof in practice: tiny working sets and chunks force several pricing rounds,
+    and the objective equals the dense solve's within 1e-6 (pricing tolerance 1e-7 plus
+    HiGHS's feasibility tolerances). Targets are shifted outside the hull so the optimum is
+    not 0, which any start would reach."""
+    design, target = random_problem(seed, R=12, C=3000)
+    target = target + 0.5 * (seed % 3)
+    dense = solve_l1_fit(design, target)
+    generated = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    assert generated.objective == pytest.approx(dense.objective, abs=1e-6)
+    assert generated.objective == pytest.approx(np.abs(design @ generated.weights - target).sum(), abs=1e-8)
+    assert_distribution(generated.weights, 3000)
+    assert np.count_nonzero(generated.weights > 1e-9) <= 12 + 1
+    assert "rounds" in generated.solver
+
+
+def test_column_generation_refuses_a_master_over_its_memory_bound():
+    design, target = random_problem(1, R=12, C=3000)
+    with pytest.raises(SynthDPError, match="memory bound"):
+        solve_l1_fit_columns(slicer(design), 3000, target + 1.0, initial=13, batch=13, max_columns=14)
+
+
+def test_candidate_columns_are_the_design_matrix_held_or_computed():
+    rng = np.random.default_rng(5)
+    cheb = basis.ChebyshevBasis(basis.lowest_degree_indices(3, 9))
+    points = rng.uniform(-1, 1, (50, 3))
+    expected = cheb.design_matrix(points)
+    held = candidate_columns(cheb, points, max_entries=9 * 50)
+    computed = candidate_columns(cheb, points, max_entries=9 * 50 - 1)
+    for columns in (held, computed):
+        np.testing.assert_array_equal(columns(7, 31), expected[:, 7:31])
+    rounded = candidate_columns(cheb, points, max_entries=0, lattice=4)(0, 50)
+    np.testing.assert_array_equal(rounded, grid.round_to_lattice(expected, 4))
+
+
 def test_blend_keeps_the_fit_within_the_bound_and_takes_the_largest_uniform_share():
     rng = np.random.default_rng(21)
     design = rng.uniform(-1, 1, (6, 300))
@@ -130,13 +171,13 @@ def test_blend_keeps_the_fit_within_the_bound_and_takes_the_largest_uniform_shar
     optimum = solve_l1_fit(design, target)
     uniform_fit = np.abs(design.mean(axis=1) - target).sum()
     bound = optimum.objective + 0.3 * uniform_fit
-    blended, share = blend_with_uniform(design, target, optimum, bound)
+    blended, share = blend_with_uniform(slicer(design), 300, target, optimum, bound)
     assert 0 < share < 1 and blended.objective <= bound * (1 + 1e-12)
     assert np.isclose(blended.weights.sum(), 1) and (blended.weights >= 0).all()
     assert (blended.weights > 0).sum() == 300  # every candidate now has mass
     more = (1 - share - 1e-6) * optimum.weights / optimum.weights.sum() + (share + 1e-6) / 300
     assert np.abs(design @ more - target).sum() > bound  # a larger share would break the bound
-    whole, share = blend_with_uniform(design, target, optimum, uniform_fit * 2)
+    whole, share = blend_with_uniform(slicer(design), 300, target, optimum, uniform_fit * 2)
     assert share == 1 and np.allclose(whole.weights, 1 / 300)
-    _, share = blend_with_uniform(design, target, optimum, optimum.objective)
+    _, share = blend_with_uniform(slicer(design), 300, target, optimum, optimum.objective)
     assert share < 1e-6  # no tolerance: (almost) the optimal vertex

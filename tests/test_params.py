@@ -150,13 +150,21 @@ def test_to_dict_flattens_the_theory_parameters():
     "config, d, message",
     [
         (SynthConfig(n_basis=10, n_candidates=100, max_lp_entries=999), 3, "n-candidates"),
-        (SynthConfig(mode="exact", max_lp_entries=8 * 1024 - 1), 2, "--mode practical"),  # R = 3^2 - 1, C = 32^2
+        # R = 3^2 - 1, C = 32^2: column generation holds at least 2 x 256 columns
+        (SynthConfig(mode="exact", max_lp_entries=8 * 512 - 1), 2, "--mode practical"),
         (SynthConfig(mode="exact"), 100, "--mode practical"),  # N^d = 16^100 is capped, not built
+        (SynthConfig(n_candidates=10**7), 30, "candidate values"),  # 3e8 coordinates
+        (SynthConfig(n_basis=10, n_candidates=1000, spread=0.1, max_lp_entries=9999), 3, "spread"),
     ],
 )
 def test_make_plan_refuses_lps_over_the_memory_bound(config, d, message):
     with pytest.raises(SynthDPError, match=message):
         make_plan(config, 1000, d, True)
+
+
+def test_make_plan_accepts_a_million_candidates_for_column_generation():
+    plan = make_plan(SynthConfig(n_basis=1000, n_candidates=10**6), 10**5, 100, True)
+    assert (plan.n_basis, plan.n_candidates) == (1000, 10**6)  # W itself would be 8 GB
 
 
 def test_make_plan_accepts_an_lp_exactly_at_the_memory_bound():
