@@ -319,13 +319,13 @@ def blend_with_uniform(columns: ColumnSource, n_candidates: int, target: np.ndar
 def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
                  n_weights: int, time_limit: float | None, method: str = "choose") -> np.ndarray:
     """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""
-    highs = _highs_model(matrix, row_lower, row_upper, cost, time_limit)
+    highs = _highs_model(matrix, row_lower, row_upper, cost, time_limit, method)
     _run_to_optimum(highs)
     return np.asarray(highs.getSolution().col_value)[:n_weights]
 
 
 def _highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
-                 time_limit: float | None):
+                 time_limit: float | None, method: str = "choose"):
     """A silent highspy.Highs holding min cost . x s.t. row_lower <= matrix x <= row_upper, x >= 0."""
     import highspy
 
