@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-STAGES = ["read CSV", "clip", "moments", "private PCA", "candidates", "LP", "sampling", "decode"]
+STAGES = ["read CSV", "moments", "marginals", "candidates", "LP", "blend", "sampling", "decode"]
 GOALS = {"moments / read": 2.0, "LP / direct HiGHS": 1.5, "end to end": 1.0}
 
 
@@ -37,7 +37,7 @@ def markdown(results: dict) -> str:
         "# synthdp benchmark summary",
         "",
         f"`{command}` in {results['elapsed_s'] / 60:.1f} min; {results['machine']}. "
-        "Generated data (see benchmarks/run.py); defaults unless a sweep varies it: epsilon = 1, PCA candidates, "
+        "Generated data (see benchmarks/run.py); defaults unless a sweep varies it: epsilon = 1, copula candidates, "
         "C = 1e4, R = auto. Times in seconds, memory in MB (tracemalloc peak of the stage above its start; "
         "`RSS` is the configuration process's peak resident memory, HiGHS included).",
         "",
@@ -75,7 +75,7 @@ def markdown(results: dict) -> str:
               "`fit + sample`: in process, second run (`first`: the first run of the process, lazy imports included); "
               "`command`: `python -m synthdp.cli generate` wall time, Python start-up and CSV input/output included. "
               "Goal <= 1 s. Stage columns: the second run's timings.", "",
-              "| data | n | d | fit + sample s | goal | first s | command s | goal | moments | PCA | candidates | LP |",
+              "| data | n | d | fit + sample s | goal | first s | command s | goal | moments | marginals | candidates | LP |",
               "|---|---:|---:|---:|:---:|---:|---:|:---:|---:|---:|---:|---:|"]
     end_to_end = results["end_to_end"]
     for row in end_to_end if isinstance(end_to_end, list) else [{"dataset": "all", "note": end_to_end["note"]}]:
@@ -86,7 +86,7 @@ def markdown(results: dict) -> str:
         lines.append(f"| {row['dataset']} | {row['n']} | {row['d']} | {row['fit_sample_s']:.2f} | "
                      f"{_ok(row['fit_sample_s'], 1.0)} | {row['first_fit_sample_s']:.2f} | {row['cli_s']:.2f} | "
                      f"{_ok(row['cli_s'], 1.0)} | "
-                     + " | ".join(_f(stages.get(s)) for s in ("moments", "private PCA", "candidates", "LP fit")) + " |")
+                     + " | ".join(_f(stages.get(s)) for s in ("moments", "marginals", "candidates", "LP fit")) + " |")
     lines += ["", "## Chebyshev evaluation: recurrence vs naive cos(r arccos x)", "",
               "| n | d | R | ChebyshevBasis.evaluate s | naive s | speed-up | max abs difference "
               "| moments s | mean of evaluate s | speed-up | max abs difference |",

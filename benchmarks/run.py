@@ -14,11 +14,12 @@ What it measures
 ----------------
 * Stages, on generated data (correlated Gaussian columns squashed into the public bounds
   [0, 100], written once as CSV under /tmp/synthdp-bench): read CSV (synthdp's reader, with
-  validation; and plain ``pandas.read_csv`` for reference), clip to the domain, moments
-  (basis evaluation plus noise), private PCA, candidates (ellipsoid points and W's columns),
-  LP (column generation), sampling n rows, decoding. Sweeps over n (d = 10), d (n = 1e4),
+  validation; and plain ``pandas.read_csv`` for reference), moments (a pass over the rows:
+  clip to the domain, basis evaluation, plus noise), marginals (a pass for the copula's
+  histograms and products, plus noise), candidates (copula points and W's columns), LP
+  (column generation), blend, sampling n rows, decoding. Sweeps over n (d = 10), d (n = 1e4),
   R (n = 1e4, d = 20) and C (n = 1e4, d = 20, R = 100); everything else at the defaults
-  (epsilon = 1, PCA candidates, C = 1e4, R = auto). Each configuration runs in its own
+  (epsilon = 1, copula candidates, C = 1e4, R = auto). Each configuration runs in its own
   process: a timing pass, then a memory pass under tracemalloc (peak of Python and numpy
   allocations per stage; HiGHS's own C++ memory is not seen by tracemalloc, so the
   process's peak RSS is reported too). Seeded numpy noise: timings, not a private run.
@@ -117,48 +118,65 @@ class Meter:
 
 
 def pipeline_stages(path: Path, n_basis: int | None, n_candidates: int, meter: Meter) -> dict:
-    """The stages of ``SmoothSynthesizer.fit`` and ``sample``, called one by one."""
+    """The stages of ``SmoothSynthesizer.fit`` and ``sample`` at the defaults, called one by one.
+
+    The pipeline computes the moments and the marginals' counts in one pass over the rows;
+    here they are two passes, so that each stage has its own time.
+    """
     from synthdp.basis import ChebyshevBasis, lowest_degree_indices
     from synthdp.config import SynthConfig
+    from synthdp.copula import copula_candidates, correlation_matrix
     from synthdp.decode import decode
     from synthdp.domain import Domain
     from synthdp.ledger import PrivacyLedger
-    from synthdp.lp import solve_l1_fit_columns
-    from synthdp.noise import SeededNoise
+    from synthdp.lp import blend_with_uniform, candidate_columns, solve_l1_fit_columns
+    from synthdp.noise import SeededNoise, expected_l1_norm, noise_standard_deviation
     from synthdp.params import make_plan
     from synthdp.private_table import PrivateTable
-    from synthdp.release import release_moments, release_pca
+    from synthdp.release import release_marginals, release_moments, release_products
+    from synthdp.row_sums import SumRequest
     from synthdp.sampling import clean_weights, sample_rows
 
     meter.run("plain pandas.read_csv", pd.read_csv, path)
     table = meter.run("read CSV", PrivateTable.read_csv, path)
     config = SynthConfig(n_basis=n_basis or "auto", n_candidates=n_candidates, seed=SEED)
-    plan = make_plan(config, table.n_rows, table.d, bounds_are_public=True)
+    plan = make_plan(config, table.row_sums(SumRequest()).n_rows, table.d, bounds_are_public=True)
     domain = Domain.from_bounds({name: [0.0, UPPER] for name in table.column_names}, table.column_names)
     noise, rng = SeededNoise(np.random.default_rng(SEED)), np.random.default_rng(SEED + 1)
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    points, _ = meter.run("clip", table.unit_points, domain)
-    indices = lowest_degree_indices(plan.d, plan.n_basis)
-    basis = ChebyshevBasis(indices)
-    noisy = meter.run("moments", lambda: release_moments(basis.moments(points), plan, ledger, noise))
-    pca = meter.run("private PCA", release_pca, points, indices, noisy, plan, config, ledger, noise, rng)
-    candidates, columns = meter.run("candidates", lambda: _candidates(pca, plan, rng, basis, config))
+    basis = ChebyshevBasis(lowest_degree_indices(plan.d, plan.n_basis))
+    noisy = meter.run("moments", lambda: release_moments(
+        table.row_sums(SumRequest(domain, basis.indices))["moments"] / plan.n, plan, ledger, noise))
+
+    def marginals():
+        products_wanted = plan.budget.share("correlation") > 0
+        sums = table.row_sums(SumRequest(domain, second_moment=products_wanted, marginal_bins=plan.marginal_bins))
+        released = release_marginals(sums["cell_counts"], plan, ledger, noise)
+        if not products_wanted:
+            return released, None, 0.0
+        products = release_products(sums["second_moment"], plan, ledger, noise)
+        return released, products, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+
+    histograms, products, products_sd = meter.run("marginals", marginals)
+
+    def candidates_and_columns():
+        correlation = correlation_matrix(histograms, products, products_sd)
+        points = copula_candidates(histograms, correlation, plan.n_candidates, rng)
+        return points, candidate_columns(basis, points, config.max_lp_entries)
+
+    candidates, columns = meter.run("candidates", candidates_and_columns)
     solution = meter.run("LP", lambda: solve_l1_fit_columns(columns, len(candidates), noisy,
                                                             max_columns=config.max_lp_entries // plan.n_basis))
+    optimum = solution
+    tolerance = config.blend * expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy))
+    solution, _ = meter.run("blend", lambda: blend_with_uniform(columns, len(candidates), noisy, optimum,
+                                                                 optimum.objective + tolerance))
     weights = clean_weights(solution.weights)
     support, support_weights = candidates[weights > 0], weights[weights > 0]
     rows = meter.run("sampling", sample_rows, support, support_weights, plan.n, rng)
     meter.run("decode", decode, rows, domain)
-    return {"R": plan.n_basis, "C": plan.n_candidates, "objective": solution.objective, "lp_solver": solution.solver,
+    return {"R": plan.n_basis, "C": plan.n_candidates, "objective": optimum.objective, "lp_solver": optimum.solver,
             "support": int(len(support)), "lp_instance": (candidates, basis, noisy)}
-
-
-def _candidates(pca, plan, rng, basis, config):
-    from synthdp.candidates import ellipsoid_candidates
-    from synthdp.lp import candidate_columns
-
-    candidates = ellipsoid_candidates(pca, plan.n_candidates, rng)
-    return candidates, candidate_columns(basis, candidates, config.max_lp_entries)
 
 
 def direct_highs(design: np.ndarray, target: np.ndarray, solver: str, time_limit: float) -> dict:
