@@ -395,3 +395,9 @@ def test_a_mixed_table_from_a_csv_path(tmp_path):
     mixed_frame(80, 5).to_csv(path, index=False)
     synthetic = SmoothSynthesizer(delta=1e-6, seed=2).fit(str(path), schema=SCHEMA).sample(50)
     assert list(synthetic.columns) == NAMES and set(synthetic["sex"]) <= {"F", "M"}
+
+
+def test_mixed_tables_keep_the_lp_optimum_without_blending():
+    synth = SmoothSynthesizer(delta=1e-6, seed=3).fit(mixed_frame(300, 6), schema=SCHEMA)
+    lp = synth.privacy_report()["lp"]
+    assert synth.config.blend > 0 and lp["uniform_share"] == 0.0 and "blend" not in lp["solver"]
