@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Mapping
 
@@ -159,9 +160,7 @@ class SmoothSynthesizer:
             indices = schema.basis_indices(config.marginal_degree)
             plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
                              synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
-
-            def release(stages):
-                return release_mixed_statistics(table, schema, plan, config, ledger, noise, stages)
+            run_release = partial(release_mixed_statistics, table, schema, plan, config, ledger, noise)
         else:
             known_columns = self._known_columns(table, bounds, bounds_from_data)
             missing = () if bounds_from_data else tuple(
@@ -171,9 +170,7 @@ class SmoothSynthesizer:
                 known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
             plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
                              estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
-
-            def release(stages):
-                return release_statistics(table, scan, known_columns, plan, config, ledger, noise, rng, stages)
+            run_release = partial(release_statistics, table, scan, known_columns, plan, config, ledger, noise, rng)
         scan_seconds, engine = time.perf_counter() - scan_start, table.engine
         if bounds_from_data:
             ledger.add_caveat(NOT_PRIVATE_BOUNDS)
@@ -184,8 +181,8 @@ class SmoothSynthesizer:
                        + (["LP spread"] if synthesize and self.config.spread > 0 else []))
         stages = StageTracker(stage_names, quiet=not self.progress)
         try:
-            released = release(stages)  # with level discovery above, the only steps that read the raw rows
-            del table
+            released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
+            del table, run_release  # nothing below reads them
             solution, support = self._fit_distribution(released, rng, stages) if synthesize else (None, (None, None))
         finally:
             stages.close()
