@@ -17,12 +17,37 @@ which :mod:`synthdp.release` calls on the private rows to compute what it releas
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
+
+
+def histogram_sensitivity(d: int) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the d x (B + 2) counts of :func:`cell_counts`.
+
+    Replacing one row takes one unit from one cell of each column and adds it to another (or
+    the same) cell: L1 2d, L2 sqrt(2d).
+    """
+    return 2.0 * d, math.sqrt(2.0 * d)
+
+
+def products_sensitivity(n: int, d: int) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the means E[x_i x_j], i < j, over n rows in [-1, 1]^d.
+
+    Replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n. Both the l1
+    and the squared l2 norm of that change are, in each coordinate of x or y separately,
+    convex (an absolute value or a square of a function affine in it), so their maximum over
+    [-1, 1]^d is at corners. For corners x, y that differ in the sign of the coordinates in
+    S, exactly the |S| (d - |S|) products across S and its complement change, each by 2/n;
+    |S| (d - |S|) <= floor(d^2/4). Hence L1 2 floor(d^2/4)/n and L2 2 sqrt(floor(d^2/4))/n
+    (d/n for even d), both attained.
+    """
+    crossing = d * d // 4  # the most products one row swap can flip
+    return 2 * crossing / n, 2 * math.sqrt(crossing) / n
 
 
 def bin_edges(n_bins: int) -> np.ndarray:
@@ -33,8 +58,8 @@ def bin_edges(n_bins: int) -> np.ndarray:
 def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
     """Rows per cell and column, shape (d, n_bins + 2): [x = -1, the bins, x = +1].
 
-    Each row lies in exactly one cell of each column, so replacing one row moves one unit
-    between two cells of each column (the sensitivity in :func:`synthdp.release.release_marginals`).
+    Each row lies in exactly one cell of each column (the sensitivity in
+    :func:`histogram_sensitivity`).
     """
     n, d = points.shape
     inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins

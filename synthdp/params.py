@@ -20,6 +20,7 @@ import numpy as np
 
 from .basis import count_indices_up_to_degree
 from .config import SynthConfig
+from .copula import histogram_sensitivity, products_sensitivity
 from .errors import SynthDPError
 from .lp import minimum_working_columns
 from .noise import gdp_epsilon, gdp_mu
@@ -103,6 +104,13 @@ class StageBudget:
     def whole(cls, epsilon: float, delta: float, gaussian: bool) -> "StageBudget":
         """All of (epsilon, delta) for a single stage (as its mu if the noise is Gaussian)."""
         return cls(epsilon, delta, gdp_mu(epsilon, delta)) if gaussian else cls(epsilon, delta)
+
+    def noise_sd(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
+        """Standard deviation of the noise on each value of a release with these sensitivities
+        (as :func:`synthdp.release._release` calibrates it: Gaussian l2 / mu, or Laplace l1 / epsilon)."""
+        if self.mu is not None:
+            return l2_sensitivity / self.mu
+        return math.sqrt(2) * l1_sensitivity / self.epsilon
 
     def part(self, fraction: float) -> "StageBudget":
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""
@@ -233,7 +241,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         clip_count=clip_count,
         remaining_epsilon=config.epsilon - bounds - clip_count,
         delta=config.delta,
-        composition="gdp" if config.noise_kind == "gaussian" else "basic",
+        composition=_composition(config),
         shares=(("moments", 1 - sum(candidate_shares.values())), *candidate_shares.items()),
     )
     return Plan(
@@ -248,7 +256,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         noise=config.noise_kind,
         budget=budget,
         round_to_lattice=config.mode == "exact",
-        marginal_bins=(config.marginal_bins or auto_marginal_bins(n, d, config.noise_kind, budget.stage("marginals")))
+        marginal_bins=(config.marginal_bins or auto_marginal_bins(n, d, budget.stage("marginals")))
         if kind == "copula" else 0,
     )
 
@@ -271,12 +279,9 @@ def copula_shares(config: SynthConfig, n: int, d: int, epsilon: float) -> dict[s
     if config.correlation_share is not None:
         correlation = config.correlation_share
     else:
-        crossing = d * d // 4  # see synthdp.release.release_products
         share = COPULA_SHARES["correlation"]
-        if config.noise_kind == "gaussian":
-            noise_sd = 2 * math.sqrt(crossing) / n / (math.sqrt(share) * gdp_mu(epsilon, config.delta))
-        else:
-            noise_sd = math.sqrt(2) * 2 * crossing / n / (share * epsilon)
+        trial = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("correlation", share),))
+        noise_sd = trial.stage("correlation").noise_sd(*products_sensitivity(n, d))
         correlation = share if d > 1 and noise_sd <= PRODUCT_NOISE_LIMIT else 0.0
     marginals = config.marginals_share or (COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE)
     if marginals + correlation > 0.999:
@@ -287,21 +292,23 @@ def copula_shares(config: SynthConfig, n: int, d: int, epsilon: float) -> dict[s
 MARGINAL_BINS_RANGE = (4, 16)
 
 
-def auto_marginal_bins(n: int, d: int, noise_kind: str, budget: StageBudget) -> int:
+def auto_marginal_bins(n: int, d: int, budget: StageBudget) -> int:
     """Bins per column for the copula's histograms: fewer when the count noise is large.
 
     Each cell should hold on average at least twice the standard deviation of its noise, so
     B + 2 cells (the bins and the two atoms) <= n / (2 sd), within MARGINAL_BINS_RANGE.
     Measured at (1, 1e-10) and epsilon = 1: on CRM (n = 1993, d = 100) 4 bins gave lower
     error than 16 and 32, on CTG 8 and 16 were alike. The noise sd of a count follows from
-    the histograms' sensitivity (synthdp.release.release_marginals) and the public budget.
+    the histograms' sensitivity and the public budget.
     """
-    if noise_kind == "gaussian":
-        noise_sd = math.sqrt(2 * d) / budget.mu
-    else:
-        noise_sd = math.sqrt(2) * 2 * d / budget.epsilon
+    noise_sd = budget.noise_sd(*histogram_sensitivity(d))
     low, high = MARGINAL_BINS_RANGE
     return int(np.clip(math.floor(n / (2 * noise_sd)) - 2, low, high))
+
+
+def _composition(config: SynthConfig) -> str:
+    """Gaussian noise composes in Gaussian DP; Laplace releases by basic composition."""
+    return "gdp" if config.noise_kind == "gaussian" else "basic"
 
 
 def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
-from .copula import Marginals
+from .copula import Marginals, histogram_sensitivity, products_sensitivity
 from .domain import ColumnDomain, Domain
 from .ledger import PrivacyEvent, PrivacyLedger
 from .noise import NoiseSampler, composition_epsilon, expected_l1_norm, laplace_scale, noise_standard_deviation
@@ -279,13 +279,11 @@ def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noi
     """Noisy one-way histograms of every column: ``counts`` of shape (d, B + 2) from
     :func:`synthdp.copula.cell_counts` summed over the rows.
 
-    Sensitivity: replacing one row takes one unit from one cell of each column and adds it
-    to another (or the same) cell, so the d x (B + 2) counts have L1 sensitivity 2d and L2
-    sensitivity sqrt(2d).
+    Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.copula.histogram_sensitivity`.
     """
     d, n_bins = counts.shape[0], counts.shape[1] - 2
     noisy = _release(counts, "marginals", f"one-way histograms of {d} columns, {n_bins} bins + 2 atoms each",
-                     2.0 * d, math.sqrt(2.0 * d), plan.budget.stage("marginals"), ledger, noise)
+                     *histogram_sensitivity(d), plan.budget.stage("marginals"), ledger, noise)
     return Marginals(noisy, plan.n)
 
 
@@ -293,20 +291,13 @@ def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyL
     """Noisy E[x_i x_j] for every pair i < j, in ``np.triu_indices(d, 1)`` order, from the
     sum over the rows of x x^T, shape (d, d).
 
-    Sensitivity: replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n.
-    Both the l1 and the squared l2 norm of that change are, in each coordinate of x or y
-    separately, convex (an absolute value or a square of a function affine in it), so their
-    maximum over [-1, 1]^d is at corners. For corners x, y that differ in the sign of the
-    coordinates in S, exactly the |S| (d - |S|) products across S and its complement
-    change, each by 2/n; |S| (d - |S|) <= floor(d^2/4). Hence L1 sensitivity
-    2 floor(d^2/4)/n and L2 sensitivity 2 sqrt(floor(d^2/4))/n (d/n for even d), attained.
+    Sensitivity: L1 2 floor(d^2/4)/n, L2 2 sqrt(floor(d^2/4))/n, derived (and attained) in
+    :func:`synthdp.copula.products_sensitivity`.
     """
     n, d = plan.n, plan.d
-    upper = np.triu_indices(d, 1)
-    products = (second_moment_sum / n)[upper]
-    crossing = d * d // 4  # the most products one row swap can flip
+    products = (second_moment_sum / n)[np.triu_indices(d, 1)]
     return _release(products, "correlation", f"means of the {len(products)} products x_i x_j, i < j",
-                    2 * crossing / n, 2 * math.sqrt(crossing) / n, plan.budget.stage("correlation"), ledger, noise)
+                    *products_sensitivity(n, d), plan.budget.stage("correlation"), ledger, noise)
 
 
 def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,
