@@ -12,6 +12,7 @@ import pytest
 
 from synthdp.cli import main
 from synthdp.metrics import utility_report
+from test_cli import _write
 
 PLANTED = 98765.4321  # a distinctive real value that must never be printed in an error
 
@@ -116,15 +117,6 @@ def test_evaluates_what_generate_wrote(tables, tmp_path, capsys):
     assert all(0 <= value <= 1 for value in report["ks"]["per_column"].values())
 
 
-def _csv(tmp_path, name, content):
-    path = tmp_path / name
-    if isinstance(content, str):
-        path.write_text(content)
-    else:
-        content.to_csv(path, index=False)
-    return path
-
-
 def _synth(**changes):
     frame = pd.DataFrame({"age": [30.0, 40.0, 50.0], "income": [1e4, 2e4, 3e4], "score": [0.1, 0.2, 0.3]})
     return frame.assign(**changes)
@@ -152,7 +144,7 @@ BAD = {
 def test_bad_input_is_a_one_line_error(case, tables, tmp_path, capsys):
     real, _, _ = tables
     make, extra, expected = BAD[case]
-    synth = tmp_path / "absent.csv" if make is None else _csv(tmp_path, "bad.csv", make())
+    synth = tmp_path / "absent.csv" if make is None else _write(tmp_path, make(), "bad.csv")
     bounds = tmp_path / "bad_bounds.json"
     bounds.write_text(json.dumps({"height": [0, 3]}))
     extra = [str(bounds) if a == "BOUNDS" else str(tmp_path / a) if a.endswith(".json") else a for a in extra]
@@ -164,15 +156,15 @@ def test_bad_input_is_a_one_line_error(case, tables, tmp_path, capsys):
 
 
 def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, capsys):
-    real = _csv(tmp_path, "real.csv", pd.DataFrame({"age": [30.0, 40.0], "income": ["98765.4321", "high"]}))
-    synth = _csv(tmp_path, "synth.csv", _synth())
+    real = _write(tmp_path, pd.DataFrame({"age": [30.0, 40.0], "income": ["98765.4321", "high"]}), "real.csv")
+    synth = _write(tmp_path, _synth(), "synth.csv")
     code, out, err = run(["evaluate", "--real", real, "--synth", synth], capsys)
     assert code == 2 and out == ""
     assert err.strip() == f"synthdp: error: real table '{real}': column 'income' is not numeric"
 
 
 def test_missing_real_file(tmp_path, capsys):
-    code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _csv(tmp_path, "s.csv", _synth())], capsys)
+    code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _write(tmp_path, _synth(), "s.csv")], capsys)
     assert code == 2 and err.strip() == f"synthdp: error: real table '{tmp_path / 'no.csv'}' does not exist"
 
 
