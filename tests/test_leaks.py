@@ -20,7 +20,9 @@ SmoothSynthesizer.privacy_report):
 The noisy moments and the PCA axes are not part of the report; the summary file of
 ``synthdp summarize`` / ``generate --summary-out`` holds the noisy moments (its released
 statistics), and is searched except for them. Timings are searched as text
-only (they are measurements, so a numeric near-match would be a coincidence, not a leak).
+only (they are measurements, so a numeric near-match would be a coincidence, not a leak);
+the report rounds them to 0.1 ms, so a chance substring such as "987654" in a 17-digit
+timing cannot occur (it once failed CI that way).
 """
 
 from __future__ import annotations
