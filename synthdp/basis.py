@@ -68,6 +68,16 @@ def count_indices_up_to_degree(d: int, degree: int) -> int:
     return comb(d + degree, degree) - 1
 
 
+def bounded_means_sensitivity(count: int, n: int) -> tuple[float, float]:
+    """(L1, L2) sensitivity of the means over n rows of ``count`` functions with values in [-1, 1].
+
+    Replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of
+    means moves by at most 2 count/n in l1 and 2 sqrt(count)/n in l2. Every product
+    Chebyshev function is such a function (a product of cosines).
+    """
+    return 2 * count / n, 2 * count**0.5 / n
+
+
 def tensor_indices(d: int, t: int) -> np.ndarray:
     """All of {0..t-1}^d except the zero index (Algorithm 1's basis), shape (t^d - 1, d)."""
     grids = np.meshgrid(*([np.arange(t)] * d), indexing="ij")

@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     groups = _add_release_options(gen, "OUTPUT.csv", "where to write the synthetic table")
     groups["budget"].add_argument("--marginals-share", type=float,
                                   help="share of the budget for the one-way histograms of copula candidates "
-                                       "(default 0.3 with --correlation-share, 0.5 without)")
+                                       "(default 0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise "
+                                       "would exceed 0.1)")
     groups["budget"].add_argument("--correlation-share", type=float,
                                   help="share for their correlations (pairwise products); default 0.3 when n is large "
                                        "enough for the noisy products to carry correlations, else 0")

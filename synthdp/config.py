@@ -54,9 +54,10 @@ class SynthConfig:
     marginals_share, correlation_share : float or None
         Shares of the budget spent on the one-way histograms and on the pairwise products
         (the copula's correlations) when candidates are "copula". None (default) decides
-        from public n, d and the budget (:func:`synthdp.params.copula_shares`): 0.3 each
+        from public n, d, R and the budget (:func:`synthdp.params.copula_shares`): 0.3 each
         when the products' noise would be small enough to carry correlations, else no
-        products and 0.5 for the histograms.
+        products and 0.5 for the histograms; the histograms take all but 0.1 when the
+        moments' noise would be too large to add to them.
     marginal_bins : int or None
         Equal-width bins per column of the one-way histograms (plus the two bounds as
         atoms). None (default) picks 4 to 16 from the public noise level

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .basis import count_indices_up_to_degree
+from .basis import bounded_means_sensitivity, count_indices_up_to_degree
 from .config import SynthConfig
 from .copula import histogram_sensitivity, products_sensitivity
 from .errors import SynthDPError
@@ -233,7 +233,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
     candidate_shares = {
         "pca": {"pca": config.pca_share},
-        "copula": copula_shares(config, n, d, config.epsilon - bounds - clip_count),
+        "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -262,28 +262,49 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
 
 
 PRODUCT_NOISE_LIMIT = 0.1  # largest noise sd on a product mean E[x_i x_j] worth releasing
+MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
 COPULA_SHARES = {"marginals": 0.3, "correlation": 0.3}
 MARGINALS_ONLY_SHARE = 0.5
+NOISY_MOMENTS_SHARE = 0.1
 
 
-def copula_shares(config: SynthConfig, n: int, d: int, epsilon: float) -> dict[str, float]:
+def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: float) -> dict[str, float]:
     """Budget shares of the copula's histograms and products (of what bounds and clip count leave).
 
-    Shares the user set are kept. Otherwise the products get COPULA_SHARES' 0.3 only if the
-    standard deviation of their noise at that share is at most PRODUCT_NOISE_LIMIT: with
-    columns scaled to [-1, 1] by their bounds, products and column variances are typically
-    0.05 to 0.3, and noisier products carry no correlation (measured: with them, CRM and
-    WDBC lost accuracy at (1, 1e-10), PKS gained). The decision uses only public n, d and
-    the budget.
+    Shares the user set are kept. Otherwise:
+
+    * the products get COPULA_SHARES' 0.3 only if the standard deviation of their noise at
+      that share is at most PRODUCT_NOISE_LIMIT: with columns scaled to [-1, 1] by their
+      bounds, products and column variances are typically 0.05 to 0.3, and noisier products
+      carry no correlation (measured: with them, CRM and WDBC lost accuracy at (1, 1e-10),
+      PKS gained);
+    * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
+      at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
+      only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
+      what the moments add to the histograms (with R <= d they are just the column means,
+      which the histograms estimate too). Measured (experiments/results/budget_split.md):
+      WDBC and CRM at epsilon = 1, whose moments' noise sd is 0.3, and WDBC at (1, 1e-10),
+      0.16, lost less accuracy the more the histograms got; CTG and PKS, at 0.03 to 0.05,
+      lost accuracy when the histograms took more than 0.5.
+
+    The decision uses only public n, d, R and the budget.
     """
+    def noise_sd(stage: str, share: float, sensitivity: tuple[float, float]) -> float:
+        trial = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),))
+        return trial.stage(stage).noise_sd(*sensitivity)
+
     if config.correlation_share is not None:
         correlation = config.correlation_share
     else:
         share = COPULA_SHARES["correlation"]
-        trial = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("correlation", share),))
-        noise_sd = trial.stage("correlation").noise_sd(*products_sensitivity(n, d))
-        correlation = share if d > 1 and noise_sd <= PRODUCT_NOISE_LIMIT else 0.0
-    marginals = config.marginals_share or (COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE)
+        released = d > 1 and noise_sd("correlation", share, products_sensitivity(n, d)) <= PRODUCT_NOISE_LIMIT
+        correlation = share if released else 0.0
+    marginals = config.marginals_share
+    if marginals is None:
+        marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
+        moments = 1 - marginals - correlation
+        if moments > 0 and noise_sd("moments", moments, bounded_means_sensitivity(n_basis, n)) > MOMENT_NOISE_LIMIT:
+            marginals = max(marginals, 1 - NOISY_MOMENTS_SHARE - correlation)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
     return {"marginals": marginals, "correlation": correlation}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from .basis import ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, tensor_indices
 from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
 from .copula import Marginals, histogram_sensitivity, products_sensitivity
@@ -255,8 +255,9 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
                           plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
-    Sensitivity: replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so
-    the vector of R means has L1 sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n. With
+    Sensitivity (:func:`synthdp.basis.bounded_means_sensitivity`): replacing one row moves
+    each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of R means has L1
+    sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n. With
     ``groups`` = G, the functions fall into G groups whose vector of means moves by at most
     2/n in l1 and l2 (at most one function of a group is non-zero on any row, as for the
     indicator products of :meth:`synthdp.schema.Schema.basis_groups`); R becomes G below.
@@ -272,7 +273,7 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
         mechanism = "Laplace per value, advanced composition over the values"
         ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
         return noise.laplace(means, scale)
-    return _release(means, stage, released, 2 * R / n, 2 * math.sqrt(R) / n, budget, ledger, noise)
+    return _release(means, stage, released, *bounded_means_sensitivity(R, n), budget, ledger, noise)
 
 
 def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> Marginals:

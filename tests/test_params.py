@@ -5,7 +5,11 @@ import pytest
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
 from synthdp.noise import gdp_mu
-from synthdp.params import TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis, theory_parameters
+from synthdp.basis import bounded_means_sensitivity
+from synthdp.params import (
+    MOMENT_NOISE_LIMIT, Budget, TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis,
+    theory_parameters,
+)
 
 
 def ceil_power(n: int, p: int, q: int) -> int:
@@ -86,7 +90,8 @@ def test_paper_n_basis(n, d, K, delta, expected):
     ],
 )
 def test_budget_split_sums_to_the_budget(config, public):
-    budget = make_plan(config, 1000, 2, bounds_are_public=public).budget
+    plan = make_plan(config, 1000, 2, bounds_are_public=public)
+    budget = plan.budget
     assert budget.clip_count == pytest.approx(config.epsilon * config.clip_count_share if public else 0.0)
     assert budget.remaining_epsilon == pytest.approx(config.epsilon - budget.clip_count, rel=1e-12)
     assert sum(share for _, share in budget.shares) == pytest.approx(1.0, rel=1e-12)
@@ -98,7 +103,8 @@ def test_budget_split_sums_to_the_budget(config, public):
         assert budget.composition == "basic"
         assert sum(stage.epsilon for stage in stages) == pytest.approx(budget.remaining_epsilon, rel=1e-12)
         assert sum(stage.delta for stage in stages) == pytest.approx(config.delta, rel=1e-12)
-    copula = {name for name, share in copula_shares(config, 1000, 2, budget.remaining_epsilon).items() if share}
+    copula = {name for name, share in copula_shares(config, 1000, 2, plan.n_basis, budget.remaining_epsilon).items()
+              if share}
     expected = {"pca": {"moments", "pca"}, "copula": {"moments"} | copula}.get(config.candidate_kind, {"moments"})
     assert {name for name, _ in budget.shares} == expected
     if config.candidate_kind == "pca":
@@ -185,17 +191,23 @@ def test_make_plan_refuses_tiny_inputs(config, n, message):
 
 
 @pytest.mark.parametrize(
-    "n, d, delta, correlation",
-    [(5875, 20, 1e-10, 0.3), (2126, 20, 1e-10, 0.0), (569, 30, 1e-10, 0.0), (5875, 20, 0.0, 0.0), (10**6, 20, 0.0, 0.3)],
+    "n, d, delta, correlation, marginals",
+    [(5875, 20, 1e-10, 0.3, 0.3), (2126, 20, 1e-10, 0.0, 0.5), (569, 30, 1e-10, 0.0, 0.9), (5875, 20, 0.0, 0.0, 0.5),
+     (1993, 100, 0.0, 0.0, 0.9), (10**6, 20, 0.0, 0.3, 0.3)],
 )
-def test_copula_releases_products_only_when_their_noise_is_small(n, d, delta, correlation):
-    shares = copula_shares(SynthConfig(delta=delta), n, d, 0.98)
-    assert shares["correlation"] == correlation
-    assert shares["marginals"] == (0.3 if correlation else 0.5)
-    set_by_user = copula_shares(SynthConfig(delta=delta, correlation_share=0.2, marginals_share=0.1), n, d, 0.98)
+def test_copula_shares_follow_the_public_noise_of_products_and_moments(n, d, delta, correlation, marginals):
+    """Products only when their noise is small; the histograms take 0.9 when the moments' is large."""
+    config = SynthConfig(delta=delta)
+    n_basis = auto_n_basis(n, d, config.smoothness, delta)
+    shares = copula_shares(config, n, d, n_basis, 0.98)
+    assert shares == {"marginals": pytest.approx(marginals), "correlation": correlation}
+    moments = Budget(0.0, 0.0, 0.98, delta, "gdp" if delta else "basic", (("moments", 1 - marginals - correlation),))
+    moment_sd = moments.stage("moments").noise_sd(*bounded_means_sensitivity(n_basis, n))
+    assert (moment_sd > MOMENT_NOISE_LIMIT) == (marginals == 0.9)  # the limit holds at the share the rule gives
+    set_by_user = copula_shares(SynthConfig(delta=delta, correlation_share=0.2, marginals_share=0.1), n, d, n_basis, 0.98)
     assert set_by_user == {"marginals": 0.1, "correlation": 0.2}
     with pytest.raises(SynthDPError, match="leave a share"):
-        copula_shares(SynthConfig(delta=delta, correlation_share=0.8), n, d, 0.98)
+        copula_shares(SynthConfig(delta=delta, correlation_share=0.8), n, d, n_basis, 0.98)
 
 
 @pytest.mark.parametrize("n, d, delta", [(1993, 100, 1e-10), (2126, 20, 0.0), (569, 30, 1e-10), (10**6, 5, 1e-10)])
