@@ -27,7 +27,15 @@ import math
 from abc import ABC, abstractmethod
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
+
+
+def _brentq(function, low: float, high: float, xtol: float = 1e-12) -> float:
+    """scipy's Brent root finder, imported on use: scipy.optimize pulls in scipy.stats, which
+    costs the command line about half a second at start-up."""
+    from scipy.optimize import brentq
+
+    return brentq(function, low, high, xtol=xtol)
 
 
 def laplace_scale(l1_sensitivity: float, epsilon: float) -> float:
@@ -51,7 +59,7 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
         low -= 20.0
     while excess(high) > 0:
         high += 20.0
-    log_s = optimize.brentq(excess, low, high, xtol=1e-12)
+    log_s = _brentq(excess, low, high)
     s = math.exp(log_s) * (1 + 1e-9)  # stay on the private side of the root
     return s * l2_sensitivity
 
@@ -79,7 +87,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     high = 1.0
     while excess(high) > 0:
         high *= 2
-    return optimize.brentq(excess, 0.0, high, xtol=1e-12) * (1 + 1e-9) if excess(0.0) > 0 else 0.0
+    return _brentq(excess, 0.0, high) * (1 + 1e-9) if excess(0.0) > 0 else 0.0
 
 
 def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
@@ -92,7 +100,7 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     def total(eps0: float) -> float:
         return log_term * eps0 + count * eps0 * math.expm1(eps0) - epsilon
 
-    advanced = optimize.brentq(total, 0.0, epsilon, xtol=1e-15) * (1 - 1e-9)  # private side of the root
+    advanced = _brentq(total, 0.0, epsilon, xtol=1e-15) * (1 - 1e-9)  # private side of the root
     return max(basic, advanced)
 
 
