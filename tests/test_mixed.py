@@ -3,6 +3,7 @@
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -261,9 +262,14 @@ def run_cli(capsys, *args):
     return code, captured.out, captured.err
 
 
+def write_inputs(directory: Path, frame: pd.DataFrame) -> None:
+    """The command line's inputs: ``in.csv`` holding ``frame`` and ``schema.json`` holding SCHEMA."""
+    frame.to_csv(directory / "in.csv", index=False)
+    (directory / "schema.json").write_text(json.dumps(SCHEMA))
+
+
 def test_cli_generate_summarize_and_marginal(tmp_path, capsys):
-    mixed_frame(300, 15).to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    write_inputs(tmp_path, mixed_frame(300, 15))
     code, _, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
                            tmp_path / "schema.json", "--seed", 1, "--n-candidates", 1000,
                            "--summary-out", tmp_path / "summary.json", "--quiet")
@@ -284,8 +290,7 @@ def test_cli_generate_summarize_and_marginal(tmp_path, capsys):
 def test_cli_refuses_bad_input_in_one_line_without_output(tmp_path, capsys):
     frame = mixed_frame(100, 16)
     frame.loc[0, "sex"] = "PLANTED-LEVEL"
-    frame.to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    write_inputs(tmp_path, frame)
     code, out, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
                              tmp_path / "schema.json", "--seed", 1)
     assert code == 2
@@ -353,8 +358,7 @@ def test_interior_point_and_default_solver_reach_the_same_l1_optimum():
 def test_values_outside_the_levels_never_reach_an_output(tmp_path, capsys):
     frame = mixed_frame(200, 23)
     frame.loc[5, "job"] = "PLANTED-JOB"
-    frame.to_csv(tmp_path / "in.csv", index=False)
-    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    write_inputs(tmp_path, frame)
     code, out, err = run_cli(capsys, "generate", tmp_path / "in.csv", "-o", tmp_path / "out.csv", "--schema",
                              tmp_path / "schema.json", "--seed", 1, "--n-candidates", 500, "--report",
                              tmp_path / "report.json", "--summary-out", tmp_path / "summary.json")
