@@ -24,6 +24,7 @@ import numpy as np
 from scipy import special
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
+ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
 
 
 def histogram_sensitivity(d: int) -> tuple[float, float]:
@@ -80,10 +81,14 @@ class Marginals:
         Noisy rows per cell: the atom at -1, B equal-width bins, the atom at +1.
     n_rows : int
         The public number of rows, which every column's counts add up to.
+    noise_sd : float
+        Standard deviation of each count's noise (public: from the sensitivity and the
+        budget); 0 for exact counts.
     """
 
     noisy_counts: np.ndarray
     n_rows: int
+    noise_sd: float = 0.0
 
     @property
     def n_bins(self) -> int:
@@ -91,13 +96,28 @@ class Marginals:
 
     def probabilities(self) -> np.ndarray:
         """Cell probabilities, shape (d, B + 2): each column's noisy counts projected onto
-        the non-negative counts that add up to n.
+        the non-negative counts that add up to n, after dropping the atoms that noise alone
+        could explain.
+
+        An atom is a point mass at a bound. One whose noisy count is below ATOM_THRESHOLD
+        noise standard deviations is dropped (left out of the projection, so it gets
+        probability 0): an empty atom passes that test by noise alone with probability 2.3 %
+        (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts rows on the corners
+        of the domain, where the data may have none. Measured in
+        experiments/results/design_atoms.md against keeping every atom: at (1, 1e-10),
+        sigma = 2, CRM .54 -> .40 and WDBC .29 -> .21 (at sigma = 4, .114 -> .044 and
+        .070 -> .042); the cost is on a column whose real atom holds fewer rows than the
+        threshold (CTG at epsilon = 1: 5 % at sigma = 2, up to 17 % at sigma = 10).
 
         The Euclidean projection subtracts one threshold from every cell and sets those
         below it to 0. Merely zeroing the negative counts would keep the positive noise of
         the empty cells and spread mass over the whole range, inflating the variance.
         """
-        counts = self.noisy_counts
+        counts = self.noisy_counts.copy()
+        # a dropped atom gets a count so low that the projection leaves it at 0 (far below any threshold)
+        excluded = -(self.n_rows + np.abs(counts).sum() + 1.0)
+        atoms = counts[:, [0, -1]]
+        counts[:, [0, -1]] = np.where(atoms < ATOM_THRESHOLD * self.noise_sd, excluded, atoms)
         ordered = -np.sort(-counts, axis=1)
         cells = np.arange(1, counts.shape[1] + 1)
         thresholds = (np.cumsum(ordered, axis=1) - self.n_rows) / cells

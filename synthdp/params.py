@@ -282,10 +282,11 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R <= d they are just the column means,
-      which the histograms estimate too). Measured (experiments/results/budget_split.md):
-      WDBC and CRM at epsilon = 1, whose moments' noise sd is 0.3, and WDBC at (1, 1e-10),
-      0.16, lost less accuracy the more the histograms got; CTG and PKS, at 0.03 to 0.05,
-      lost accuracy when the histograms took more than 0.5.
+      which the histograms estimate too). Measured (experiments/results/design_split.md):
+      WDBC and CRM at epsilon = 1, whose moments' noise sd is 0.3, WDBC at (1, 1e-10), 0.16,
+      and all four data sets at epsilon = 0.25 lost less accuracy the more the histograms
+      got; CTG and PKS at epsilon = 1, at 0.03 to 0.05, lost accuracy when the histograms
+      took more than 0.5.
 
     The decision uses only public n, d, R and the budget.
     """

@@ -283,9 +283,10 @@ def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noi
     Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.copula.histogram_sensitivity`.
     """
     d, n_bins = counts.shape[0], counts.shape[1] - 2
+    budget, sensitivity = plan.budget.stage("marginals"), histogram_sensitivity(d)
     noisy = _release(counts, "marginals", f"one-way histograms of {d} columns, {n_bins} bins + 2 atoms each",
-                     *histogram_sensitivity(d), plan.budget.stage("marginals"), ledger, noise)
-    return Marginals(noisy, plan.n)
+                     *sensitivity, budget, ledger, noise)
+    return Marginals(noisy, plan.n, budget.noise_sd(*sensitivity))
 
 
 def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Copula candidates: cell counts, the marginals' quantile function, the correlation matrix."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from synthdp.copula import Marginals, bin_edges, cell_counts, copula_candidates, correlation_matrix
@@ -34,6 +35,30 @@ def test_probabilities_are_the_projection_onto_counts_adding_up_to_n():
     np.testing.assert_allclose(p[0], [0.05, 0.0, 0.55, 0.0, 0.40])
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     assert (p >= 0).all()
+
+
+def test_atoms_within_two_noise_sd_of_zero_are_dropped_before_the_projection():
+    counts = np.array([[19.0, 30.0, 50.0, 15.0],    # both atoms below 2 sd = 20: dropped
+                       [60.0, 20.0, 20.0, 25.0],    # both at least 20: kept (then projected)
+                       [19.0, 40.0, 40.0, -5.0]])   # bins are never dropped, whatever their count
+    p = Marginals(counts, 100, noise_sd=10.0).probabilities()
+    np.testing.assert_allclose(p[0], [0.0, 0.4, 0.6, 0.0])  # threshold (30 + 50 - 100) / 2 = -10
+    np.testing.assert_allclose(p[1], Marginals(counts[1:2], 100).probabilities()[0])  # as without the rule
+    np.testing.assert_allclose(p[2], [0.0, 0.5, 0.5, 0.0])
+    exact = Marginals(counts, 100)  # noise_sd 0: exact counts keep every positive atom
+    assert (exact.probabilities()[:2, [0, -1]] > 0).all()
+
+
+def test_the_release_gives_the_marginals_their_public_noise_sd():
+    from synthdp import SmoothSynthesizer
+
+    frame = pd.DataFrame(np.random.default_rng(3).uniform(0, 1, (400, 3)), columns=list("abc"))
+    for delta in (0.0, 1e-6):
+        synth = SmoothSynthesizer(epsilon=1.0, delta=delta, seed=0).fit(frame, bounds={c: [0, 1] for c in "abc"})
+        event, = (e for e in synth.privacy_report()["privacy"]["stages"] if e["stage"] == "marginals")
+        # Gaussian: sd = the noise scale; Laplace: sd = sqrt(2) b
+        expected = event["noise_scale"] * (1.0 if event["mechanism"] == "Gaussian" else np.sqrt(2))
+        assert synth.release_.marginals.noise_sd == pytest.approx(expected, rel=1e-12)
 
 
 def test_mean_and_variance_of_the_piecewise_uniform_marginal():

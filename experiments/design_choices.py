@@ -1,0 +1,129 @@
+"""Two choices of the default measured against their alternatives, at several privacy levels.
+
+``--study split``: how the budget is split between the copula's histograms and the moments.
+The package default against the histograms' share (``marginals_share``) fixed at 0.3, 0.5,
+0.7 and 0.9 (the products' share, when the default releases them, left at its default).
+The table gives the noise standard deviation of one moment at the histograms' share of 0.5,
+the quantity :func:`synthdp.params.copula_shares` compares with ``MOMENT_NOISE_LIMIT``.
+
+``--study atoms``: which atoms (point masses at a column's bounds) the copula keeps. The
+default drops an atom whose noisy count is below ``ATOM_THRESHOLD`` = 2 noise standard
+deviations (:meth:`synthdp.copula.Marginals.probabilities`); the alternatives keep every atom
+(the projection alone decides, as before) or use 1 or 3.
+
+Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
+worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
+σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
+``seed + r`` (numpy, NOT private), so the variants see the same draws and their differences
+are not noise of the comparison. Bounds are each column's min and max, *taken as public*.
+
+Usage::
+
+    python experiments/design_choices.py --study split     # 4 levels, 5 rounds, 2000 queries (about 4 min)
+    python experiments/design_choices.py --study atoms
+    python experiments/design_choices.py --study atoms --levels 1,1e-10 --datasets wdbc
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+import warnings
+
+import numpy as np
+
+import synthdp.copula
+from common import BOUNDS_NOTE, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, generated_by, load_dataset, log, \
+    query_set, true_answers
+from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp.basis import bounded_means_sensitivity
+from synthdp.config import SynthConfig
+from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
+from synthdp.params import make_plan
+
+LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
+DEFAULT_THRESHOLD = synthdp.copula.ATOM_THRESHOLD
+
+#: study -> {label: (SmoothSynthesizer keys, atom threshold)}
+STUDIES = {
+    "split": {"default": ({}, DEFAULT_THRESHOLD),
+              **{f"histograms {share:g}": ({"marginals_share": share}, DEFAULT_THRESHOLD) for share in (0.3, 0.5, 0.7, 0.9)}},
+    "atoms": {"default (2 sd)": ({}, DEFAULT_THRESHOLD), "every atom kept": ({}, -math.inf),
+              "1 sd": ({}, 1.0), "3 sd": ({}, 3.0)},
+}
+TITLES = {"split": "Budget split between the histograms and the moments",
+          "atoms": "Atoms kept by the copula's histograms"}
+
+
+def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
+    """Noise sd of one moment when the histograms get 0.5 and no products are released."""
+    plan = make_plan(SynthConfig(epsilon=epsilon, delta=delta, marginals_share=0.5, correlation_share=0.0), n, d, True)
+    return plan.budget.stage("moments").noise_sd(*bounded_means_sensitivity(plan.n_basis, n))
+
+
+def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_queries: int, query_seed: int,
+        seed: int) -> list[str]:
+    dataset = load_dataset(name)
+    queries = query_set(name, dataset.d, n_queries, query_seed)
+    true = true_answers(dataset, queries)
+    sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
+    lines = []
+    for label, (keys, threshold) in STUDIES[study].items():
+        synthdp.copula.ATOM_THRESHOLD = threshold
+        errors = []
+        try:
+            for round_index in range(rounds):
+                synth = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed + round_index, **keys)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the known-seed warning, once per fit
+                    synth.fit(dataset.frame, bounds=dataset.bounds)
+                answers = answer_queries(dataset.unit(synth.sample()), queries, SIGMAS)
+                errors.append(worst_case_errors(true, answers, queries.alpha).relative)
+        except SynthDPError as error:  # a share the products leave no room for
+            log(f"{name} {label}: {error}")
+            continue
+        finally:
+            synthdp.copula.ATOM_THRESHOLD = DEFAULT_THRESHOLD
+        stages = synth.privacy_report()["parameters"]["budget"]["stages"]
+        shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
+        cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))
+        lines.append(f"| {name} | {sd:.3f} | {label} | {shares} | {cells} |")
+        log(lines[-1])
+    return lines
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--study", choices=sorted(STUDIES), required=True)
+    parser.add_argument("--levels", nargs="+", default=list(LEVELS), help="privacy levels as EPSILON,DELTA")
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
+    parser.add_argument("--seed", type=int, default=1000, help="first noise seed (numpy, NOT private)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    header = ["| dataset | moment noise sd at 0.5 | variant | shares: histograms / products / moments | "
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " |", "|---|---:|---|---|" + "---:|" * len(SIGMAS)]
+    sections = []
+    for level in args.levels:
+        epsilon, delta = (float(value) for value in level.split(","))
+        rows = [line for name in args.datasets
+                for line in run(args.study, name, epsilon, delta, args.rounds, args.queries, args.query_seed, args.seed)]
+        sections.append(f"## (ε, δ) = ({epsilon:g}, {delta:g})\n\n" + "\n".join(header + rows) + "\n")
+    out = RESULTS_DIR / f"design_{args.study}.md"
+    out.write_text(
+        f"# {TITLES[args.study]}\n\n"
+        + generated_by(command_line("design_choices.py", argv))
+        + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} rounds, {args.queries} queries, "
+        "worst-case relative error, mean over rounds; round r of every variant uses the seeded noise "
+        f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
+        "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
+        "(synthdp.params.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
+        "(synthdp.copula.Marginals.probabilities).\n\n" + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
