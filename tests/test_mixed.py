@@ -405,3 +405,15 @@ def test_mixed_tables_keep_the_lp_optimum_without_blending():
     synth = SmoothSynthesizer(delta=1e-6, seed=3).fit(mixed_frame(300, 6), schema=SCHEMA)
     lp = synth.privacy_report()["lp"]
     assert synth.config.blend > 0 and lp["uniform_share"] == 0.0 and "blend" not in lp["solver"]
+
+
+def test_spread_on_a_mixed_table_keeps_the_fit_within_its_tolerance_and_valid_levels():
+    frame = mixed_frame(400, 1)
+    fits = {spread: SmoothSynthesizer(epsilon=1.0, seed=0, spread=spread, n_candidates=1000).fit(frame, schema=SCHEMA)
+            for spread in (0.0, 0.1)}
+    optimum, spread = fits[0.0], fits[0.1]
+    tolerance = 0.1 * spread.release_.moment_noise_l1  # the same seed: the same release and optimum
+    assert optimum.lp_.objective <= spread.lp_.objective <= optimum.lp_.objective + tolerance + 1e-7
+    assert np.count_nonzero(spread.lp_.weights) > np.count_nonzero(optimum.lp_.weights)
+    synthetic = spread.sample()
+    assert set(synthetic.sex) <= {"F", "M"} and set(synthetic.job) <= {"a", "b", "c", "other"}
