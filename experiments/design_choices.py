@@ -11,6 +11,13 @@ default drops an atom whose noisy count is below ``ATOM_THRESHOLD`` = 2 noise st
 deviations (:meth:`synthdp.copula.Marginals.probabilities`); the alternatives keep every atom
 (the projection alone decides, as before) or use 1 or 3.
 
+``--study basis``: how many moments R the release holds. The default is the paper's R
+(Appendix A.5) raised to 2d, so that every column's T_1 and T_2 moments are released
+(:func:`synthdp.params.auto_n_basis`); the alternatives are the paper's R raised to d only
+(the default before), and R fixed at d (the column means), 2d and 4d. One release answers
+every σ, and the trade-off is between them: more moments describe rough queries (σ = 2)
+better, fewer moments carry less noise each, which smooth queries (σ >= 4) need.
+
 Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
 worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
 σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
@@ -21,6 +28,7 @@ Usage::
 
     python experiments/design_choices.py --study split     # 4 levels, 5 rounds, 2000 queries (about 4 min)
     python experiments/design_choices.py --study atoms
+    python experiments/design_choices.py --study basis --levels 0.25,0 1,0 0.25,1e-10 1,1e-10 4,1e-10 16,1e-10
     python experiments/design_choices.py --study atoms --levels 1,1e-10 --datasets wdbc
 """
 
@@ -40,20 +48,27 @@ from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.basis import bounded_means_sensitivity
 from synthdp.config import SynthConfig
 from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
-from synthdp.params import make_plan
+from synthdp.params import make_plan, paper_n_basis
 
 LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 DEFAULT_THRESHOLD = synthdp.copula.ATOM_THRESHOLD
 
-#: study -> {label: (SmoothSynthesizer keys, atom threshold)}
+#: study -> {label: (SmoothSynthesizer keys, atom threshold)}; the keys may be a function
+#: of the paper's R (Appendix A.5) and d
 STUDIES = {
     "split": {"default": ({}, DEFAULT_THRESHOLD),
               **{f"histograms {share:g}": ({"marginals_share": share}, DEFAULT_THRESHOLD) for share in (0.3, 0.5, 0.7, 0.9)}},
     "atoms": {"default (2 sd)": ({}, DEFAULT_THRESHOLD), "every atom kept": ({}, -math.inf),
               "1 sd": ({}, 1.0), "3 sd": ({}, 3.0)},
+    "basis": {"default (paper's R, at least 2d)": ({}, DEFAULT_THRESHOLD),
+              "paper's R, at least d": (lambda paper_r, d: {"n_basis": max(paper_r, d)}, DEFAULT_THRESHOLD),
+              "R = d": (lambda paper_r, d: {"n_basis": d}, DEFAULT_THRESHOLD),
+              "R = 2d": (lambda paper_r, d: {"n_basis": 2 * d}, DEFAULT_THRESHOLD),
+              "R = 4d": (lambda paper_r, d: {"n_basis": 4 * d}, DEFAULT_THRESHOLD)},
 }
 TITLES = {"split": "Budget split between the histograms and the moments",
-          "atoms": "Atoms kept by the copula's histograms"}
+          "atoms": "Atoms kept by the copula's histograms",
+          "basis": "Number of moments R"}
 
 
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
@@ -68,8 +83,10 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     queries = query_set(name, dataset.d, n_queries, query_seed)
     true = true_answers(dataset, queries)
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
+    paper_r = paper_n_basis(dataset.n, dataset.d, SynthConfig().smoothness, delta)
     lines = []
     for label, (keys, threshold) in STUDIES[study].items():
+        keys = keys(paper_r, dataset.d) if callable(keys) else keys
         synthdp.copula.ATOM_THRESHOLD = threshold
         errors = []
         try:
@@ -85,10 +102,11 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
             continue
         finally:
             synthdp.copula.ATOM_THRESHOLD = DEFAULT_THRESHOLD
-        stages = synth.privacy_report()["parameters"]["budget"]["stages"]
+        parameters = synth.privacy_report()["parameters"]
+        stages = parameters["budget"]["stages"]
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
         cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))
-        lines.append(f"| {name} | {sd:.3f} | {label} | {shares} | {cells} |")
+        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} |")
         log(lines[-1])
     return lines
 
@@ -104,8 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1000, help="first noise seed (numpy, NOT private)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    header = ["| dataset | moment noise sd at 0.5 | variant | shares: histograms / products / moments | "
-              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " |", "|---|---:|---|---|" + "---:|" * len(SIGMAS)]
+    header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / products / moments | "
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " |", "|---|---:|---|---:|---|" + "---:|" * len(SIGMAS)]
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
@@ -121,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.params.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
-        "(synthdp.copula.Marginals.probabilities).\n\n" + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
+        "(synthdp.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.params.auto_n_basis).\n\n" + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
     print(f"wrote {out}")
 
 

@@ -5,7 +5,7 @@ benchmark :class:`common.Dataset` into synthetic tables at a privacy setting (ep
 
 * ``paper-constant`` -- the paper's constants: the keys of ``configs/paper_*.toml`` plus
   :data:`PAPER_PINS`, and, per sigma, smoothness K = sigma^2 and Appendix A.5's
-  R = 0.5 n^{d/(2d+K)} (or 0.5 n^{2d/(3d+2K)} with delta > 0), *not* raised to d. As in the
+  R = 0.5 n^{d/(2d+K)} (or 0.5 n^{2d/(3d+2K)} with delta > 0), *not* raised to 2d. As in the
   paper this is one release per sigma, each spending the whole (epsilon, delta): five
   releases per round, so the five together cost 5 epsilon.
 * ``synthdp-default`` -- ``SynthConfig(epsilon, delta)`` with every other key, the candidate

@@ -121,7 +121,7 @@ def describe_methods(setting: Setting, example) -> list[str]:
         "time as printed, two readings where the text extraction differs).",
         "- **paper-constant variant**: the paper's constants: one release *per σ*, each with the whole budget "
         "(so the five cost 5ε together), smoothness K = σ² and Appendix A.5's R = 0.5 n^{d/(2d+K)} "
-        "(δ = 0) or 0.5 n^{2d/(3d+2K)} (δ > 0), not raised to d; other keys from `configs/` plus "
+        "(δ = 0) or 0.5 n^{2d/(3d+2K)} (δ > 0), not raised to 2d; other keys from `configs/` plus "
         f"{PAPER_PINS}: `{constant}`. Its R per σ is given under each dataset.",
         "- **synthdp default**: *one* release answering every σ, `SynthConfig` at the package's defaults with "
         f"only these keys set: `{default}`.",

@@ -239,7 +239,7 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
     method.add_argument("--mode", choices=["practical", "exact"],
                         help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
     method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
-    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least d)")
+    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least 2d)")
     method.add_argument("--marginal-degree", type=int, metavar="K",
                         help="with --schema: release every marginal cell of up to K binary/categorical columns (default 2)")
     scale = command.add_argument_group("large tables")

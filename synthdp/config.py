@@ -45,7 +45,8 @@ class SynthConfig:
     n_basis : int or "auto"
         R, the number of non-constant basis functions in practical mode; "auto" is the
         paper's R = 0.5 n^{d/(2d+K)} (epsilon-DP) or 0.5 n^{2d/(3d+2K)} ((epsilon, delta)),
-        raised to d so that every column mean (degree-1 moment) is released.
+        raised to 2d so that every column's mean and second moment (T_1 and T_2) are
+        released (:func:`synthdp.params.auto_n_basis`).
     noise : "gaussian", "laplace" or None
         Noise for (epsilon, delta) runs: the analytic Gaussian mechanism, or Laplace with
         advanced composition. None means Gaussian if delta > 0 and Laplace if delta = 0.

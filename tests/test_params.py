@@ -1,11 +1,13 @@
 import math
 
+import numpy as np
+
 import pytest
 
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
 from synthdp.noise import gdp_mu
-from synthdp.basis import bounded_means_sensitivity
+from synthdp.basis import bounded_means_sensitivity, lowest_degree_indices
 from synthdp.params import (
     MOMENT_NOISE_LIMIT, Budget, TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis,
     theory_parameters,
@@ -123,15 +125,20 @@ def test_exact_plan_uses_the_full_tensor_basis_and_grid():
 @pytest.mark.parametrize(
     "n, d, K, delta, expected",
     [
-        (1000, 3, 4, 1e-6, round(0.5 * 1000 ** (6 / 17))),  # the paper's R = 6 > d
-        (1000, 30, 4, 0.0, 30),  # the paper's R = round(0.5 * 1000^(30/64)) = 13 < d
-        (10, 2, 4, 0.0, 2),  # the paper's R = 1 < d
+        (100, 3, 4, 1e-6, 6),  # the paper's R = round(0.5 * 100^(6/17)) = 2 < d
+        (10**6, 2, 4, 1e-6, round(0.5 * (10**6) ** (4 / 14))),  # the paper's R = 26 > 2d
+        (1000, 30, 4, 0.0, 60),  # the paper's R = round(0.5 * 1000^(30/64)) = 13 < 2d
+        (10, 2, 4, 0.0, 4),  # the paper's R = 1 < 2d
     ],
 )
-def test_auto_n_basis_is_the_paper_r_raised_to_d(n, d, K, delta, expected):
-    """At least d, so that the degree-1 moments (the column means) are all released."""
+def test_auto_n_basis_is_the_paper_r_raised_to_2d(n, d, K, delta, expected):
+    """At least 2d, so that every column's T_1 and T_2 moments are released."""
     assert auto_n_basis(n, d, K, delta) == expected
-    assert make_plan(SynthConfig(delta=delta, smoothness=K), n, d, True).n_basis == expected
+    plan = make_plan(SynthConfig(delta=delta, smoothness=K), n, d, True)
+    assert plan.n_basis == expected
+    indices = lowest_degree_indices(d, plan.n_basis)
+    per_column = {(int(np.flatnonzero(index)[0]), int(index.sum())) for index in indices if np.count_nonzero(index) == 1}
+    assert {(column, degree) for column in range(d) for degree in (1, 2)} <= per_column
 
 
 def test_practical_plan_sizes():
