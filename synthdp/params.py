@@ -88,9 +88,9 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     every column. The paper's R is derived for one query class and is often below 2d
     (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d
     (experiments/results/design_basis.md, 4 data sets x 6 privacy levels, 5 seeded rounds):
-    lower error in 48 of the 70 cells it changes, e.g. PKS at epsilon = 1 by 16-28 % and
-    WDBC at (4, 1e-10) by 23-54 %; higher in 22, most by under 10 %, but CRM (d = 100,
-    n = 1993) at (4, 1e-10), sigma = 4-6, by 36 %.
+    lower error in 57 of the 80 (level, data set, sigma) cells it changes, e.g. PKS at
+    epsilon = 1 by 7-28 % and WDBC at (4, 1e-10) by 23-54 %; higher in 22, most by under
+    10 %, but CRM (d = 100, n = 1993) at (4, 1e-10), sigma = 4-6, by 36 %.
     """
     return max(paper_n_basis(n, d, smoothness, delta), 2 * d)
 
