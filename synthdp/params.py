@@ -23,7 +23,7 @@ from .config import SynthConfig
 from .copula import histogram_sensitivity, products_sensitivity
 from .errors import SynthDPError
 from .lp import minimum_working_columns
-from .noise import gdp_epsilon, gdp_mu
+from .noise import gdp_epsilon, gdp_mu, laplace_scale, noise_standard_deviation
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -114,12 +114,17 @@ class StageBudget:
         """All of (epsilon, delta) for a single stage (as its mu if the noise is Gaussian)."""
         return cls(epsilon, delta, gdp_mu(epsilon, delta)) if gaussian else cls(epsilon, delta)
 
-    def noise_sd(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
-        """Standard deviation of the noise on each value of a release with these sensitivities
-        (as :func:`synthdp.release._release` calibrates it: Gaussian l2 / mu, or Laplace l1 / epsilon)."""
+    def noise_scale(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
+        """The noise calibrated to a release with these sensitivities: the Gaussian sigma
+        l2 / mu under Gaussian DP, else the Laplace scale l1 / epsilon."""
         if self.mu is not None:
             return l2_sensitivity / self.mu
-        return math.sqrt(2) * l1_sensitivity / self.epsilon
+        return laplace_scale(l1_sensitivity, self.epsilon)
+
+    def noise_sd(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
+        """Standard deviation of the noise on each value of a release with these sensitivities."""
+        kind = "gaussian" if self.mu is not None else "laplace"
+        return noise_standard_deviation(kind, self.noise_scale(l1_sensitivity, l2_sensitivity))
 
     def part(self, fraction: float) -> "StageBudget":
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""

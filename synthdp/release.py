@@ -305,12 +305,11 @@ def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyL
 def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,
              budget: StageBudget, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
     """Gaussian noise sigma = l2 / mu for a Gaussian-DP budget, else Laplace l1 / epsilon (epsilon-DP)."""
+    scale = budget.noise_scale(l1_sensitivity, l2_sensitivity)
     if budget.mu is not None:
-        sigma = l2_sensitivity / budget.mu
-        ledger.record(PrivacyEvent(stage, "Gaussian", l2_sensitivity, "l2", sigma, budget.epsilon, budget.delta,
+        ledger.record(PrivacyEvent(stage, "Gaussian", l2_sensitivity, "l2", scale, budget.epsilon, budget.delta,
                                    released, mu=budget.mu))
-        return noise.gaussian(values, sigma)
-    scale = laplace_scale(l1_sensitivity, budget.epsilon)
+        return noise.gaussian(values, scale)
     ledger.record(PrivacyEvent(stage, "Laplace", l1_sensitivity, "l1", scale, budget.epsilon, 0.0, released))
     return noise.laplace(values, scale)
 
