@@ -1,4 +1,4 @@
-"""Two choices of the default measured against their alternatives, at several privacy levels.
+"""Choices of the default measured against their alternatives, at several privacy levels.
 
 ``--study split``: how the budget is split between the copula's histograms and the moments.
 The package default against the histograms' share (``marginals_share``) fixed at 0.3, 0.5,
@@ -18,6 +18,13 @@ deviations (:meth:`synthdp.copula.Marginals.probabilities`); the alternatives ke
 every σ, and the trade-off is between them: more moments describe rough queries (σ = 2)
 better, fewer moments carry less noise each, which smooth queries (σ >= 4) need.
 
+``--study oracle``: where the default's error comes from, a diagnosis that is NOT private.
+Each variant replaces the private inputs of one or more stages (the copula's histograms, its
+products E[x_i x_j], the moments) by their exact values, with everything else as in the
+default (the same noise draws elsewhere, the same post-processing, which still assumes the
+budgeted noise). A stage whose exact value lowers the error a lot is the one whose noise limits
+the default; one that does not lower it is limited by the model (the copula) instead.
+
 Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
 worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
 σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
@@ -30,6 +37,7 @@ Usage::
     python experiments/design_choices.py --study atoms
     python experiments/design_choices.py --study basis --levels 0.25,0 1,0 0.25,1e-10 1,1e-10 4,1e-10 16,1e-10
     python experiments/design_choices.py --study atoms --levels 1,1e-10 --datasets wdbc
+    python experiments/design_choices.py --study oracle --levels 1,0 1,1e-10 --rounds 10
 """
 
 from __future__ import annotations
@@ -38,10 +46,13 @@ import argparse
 import math
 import time
 import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import numpy as np
 
 import synthdp.copula
+import synthdp.release
 from common import BOUNDS_NOTE, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, generated_by, load_dataset, log, \
     query_set, true_answers
 from synthdp import SmoothSynthesizer, SynthDPError
@@ -53,22 +64,66 @@ from synthdp.params import make_plan, paper_n_basis
 LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 DEFAULT_THRESHOLD = synthdp.copula.ATOM_THRESHOLD
 
-#: study -> {label: (SmoothSynthesizer keys, atom threshold)}; the keys may be a function
-#: of the paper's R (Appendix A.5) and d
+
+@dataclass(frozen=True)
+class Variant:
+    """One alternative to the default: SmoothSynthesizer keys (or a function of the paper's R
+    (Appendix A.5) and d returning them), the copula's atom threshold, and the release stages
+    whose exact values replace the noisy ones (the oracle study only: not private)."""
+
+    keys: dict | object = field(default_factory=dict)
+    atom_threshold: float = DEFAULT_THRESHOLD
+    exact_stages: tuple[str, ...] = ()
+
+
 STUDIES = {
-    "split": {"default": ({}, DEFAULT_THRESHOLD),
-              **{f"histograms {share:g}": ({"marginals_share": share}, DEFAULT_THRESHOLD) for share in (0.3, 0.5, 0.7, 0.9)}},
-    "atoms": {"default (2 sd)": ({}, DEFAULT_THRESHOLD), "every atom kept": ({}, -math.inf),
-              "1 sd": ({}, 1.0), "3 sd": ({}, 3.0)},
-    "basis": {"default (paper's R, at least 2d)": ({}, DEFAULT_THRESHOLD),
-              "paper's R, at least d": (lambda paper_r, d: {"n_basis": max(paper_r, d)}, DEFAULT_THRESHOLD),
-              "R = d": (lambda paper_r, d: {"n_basis": d}, DEFAULT_THRESHOLD),
-              "R = 2d": (lambda paper_r, d: {"n_basis": 2 * d}, DEFAULT_THRESHOLD),
-              "R = 4d": (lambda paper_r, d: {"n_basis": 4 * d}, DEFAULT_THRESHOLD)},
+    "split": {"default": Variant(),
+              **{f"histograms {share:g}": Variant({"marginals_share": share}) for share in (0.3, 0.5, 0.7, 0.9)}},
+    "atoms": {"default (2 sd)": Variant(), "every atom kept": Variant(atom_threshold=-math.inf),
+              "1 sd": Variant(atom_threshold=1.0), "3 sd": Variant(atom_threshold=3.0)},
+    "basis": {"default (paper's R, at least 2d)": Variant(),
+              "paper's R, at least d": Variant(lambda paper_r, d: {"n_basis": max(paper_r, d)}),
+              "R = d": Variant(lambda paper_r, d: {"n_basis": d}),
+              "R = 2d": Variant(lambda paper_r, d: {"n_basis": 2 * d}),
+              "R = 4d": Variant(lambda paper_r, d: {"n_basis": 4 * d})},
+    "oracle": {"default": Variant(), "exact histograms": Variant(exact_stages=("marginals",)),
+               "exact products": Variant(exact_stages=("correlation",)),
+               "exact moments": Variant(exact_stages=("moments",)),
+               "exact histograms and products": Variant(exact_stages=("marginals", "correlation")),
+               "all exact": Variant(exact_stages=("marginals", "correlation", "moments"))},
 }
 TITLES = {"split": "Budget split between the histograms and the moments",
           "atoms": "Atoms kept by the copula's histograms",
-          "basis": "Number of moments R"}
+          "basis": "Number of moments R",
+          "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
+
+NOTES = {"oracle": "Not private: each variant hands exact values on from the stages it names. The "
+                   "post-processing still assumes the budgeted noise; in particular the blend's tolerance "
+                   "(synthdp.lp.blend_with_uniform) follows it, so where the moments get 0.1 of the budget the "
+                   "blend takes the table all the way to the candidates, and the moments, noisy or exact, do "
+                   "not change it.\n\n"}
+
+
+@contextmanager
+def variant_in_effect(variant: Variant):
+    """Set the variant's atom threshold and exact stages for the fits inside the block.
+
+    An exact stage still draws its noise (so the other stages see the same draws as in the
+    default) and records its ledger event, but hands on the exact values: NOT private.
+    """
+    noisy_release = synthdp.release._release
+
+    def release(values, stage, *args):
+        released = noisy_release(values, stage, *args)
+        return values.copy() if stage in variant.exact_stages else released
+
+    synthdp.copula.ATOM_THRESHOLD = variant.atom_threshold
+    synthdp.release._release = release
+    try:
+        yield
+    finally:
+        synthdp.copula.ATOM_THRESHOLD = DEFAULT_THRESHOLD
+        synthdp.release._release = noisy_release
 
 
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
@@ -85,23 +140,21 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     paper_r = paper_n_basis(dataset.n, dataset.d, SynthConfig().smoothness, delta)
     lines = []
-    for label, (keys, threshold) in STUDIES[study].items():
-        keys = keys(paper_r, dataset.d) if callable(keys) else keys
-        synthdp.copula.ATOM_THRESHOLD = threshold
+    for label, variant in STUDIES[study].items():
+        keys = variant.keys(paper_r, dataset.d) if callable(variant.keys) else variant.keys
         errors = []
         try:
-            for round_index in range(rounds):
-                synth = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed + round_index, **keys)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # the known-seed warning, once per fit
-                    synth.fit(dataset.frame, bounds=dataset.bounds)
-                answers = answer_queries(dataset.unit(synth.sample()), queries, SIGMAS)
-                errors.append(worst_case_errors(true, answers, queries.alpha).relative)
+            with variant_in_effect(variant):
+                for round_index in range(rounds):
+                    synth = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed + round_index, **keys)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # the known-seed warning, once per fit
+                        synth.fit(dataset.frame, bounds=dataset.bounds)
+                    answers = answer_queries(dataset.unit(synth.sample()), queries, SIGMAS)
+                    errors.append(worst_case_errors(true, answers, queries.alpha).relative)
         except SynthDPError as error:  # a share the products leave no room for
             log(f"{name} {label}: {error}")
             continue
-        finally:
-            synthdp.copula.ATOM_THRESHOLD = DEFAULT_THRESHOLD
         parameters = synth.privacy_report()["parameters"]
         stages = parameters["budget"]["stages"]
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
@@ -139,7 +192,7 @@ def main(argv: list[str] | None = None) -> None:
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.params.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
-        "(synthdp.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.params.auto_n_basis).\n\n" + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
+        "(synthdp.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.params.auto_n_basis).\n\n" + NOTES.get(args.study, "") + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
     print(f"wrote {out}")
 
 

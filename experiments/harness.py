@@ -29,7 +29,9 @@ Cache: each finished run (dataset, method, its settings, round) is a JSON entry 
 set and its utility metrics, so a re-run or another table reuses it. The settings include
 a hash of the synthdp source for the synthdp methods (a code change re-runs them) and
 exclude epsilon and delta for the bootstrap (it spends none). Peers also keep their
-synthetic rows (``.npz``, float32) so a new query set needs no new peer run.
+synthetic rows (``.npz``, float32) so a new query set needs no new peer run; the methods
+whose rows are neither kept nor reproducible (synthdp, the DP Gaussian) hold the query set in
+their settings (:func:`method_key`).
 """
 
 from __future__ import annotations
@@ -159,19 +161,26 @@ def _source_hash() -> str:
 
 
 def method_key(method: str, setting: Setting, dataset: Dataset, options: RunOptions) -> dict:
-    """Everything a cached run of ``method`` depends on (the cache file is named by its hash)."""
+    """Everything a cached run of ``method`` depends on (the cache file is named by its hash).
+
+    A peer's rows are stored and the bootstrap's are drawn again from ``post_seed``, so
+    their runs serve every query set. The rows of synthdp and of the DP Gaussian baseline are
+    not stored, and their privacy noise is unseeded (OpenDP), so a run cannot be drawn
+    again: their key holds the query set, and a table's rounds and the ε sweep's are separate
+    runs, neither replacing the other's.
+    """
     if method == "bootstrap":
         return {"method": method, "post_seed": options.post_seed}
     key = {"method": method, "epsilon": setting.epsilon, "delta": setting.delta}
     if method == "dp-gaussian":
-        return key | {"post_seed": options.post_seed}
+        return key | {"post_seed": options.post_seed, "queries": options.query_key}
     if method in PEER_METHODS:
         return key | {"bins": PEER_BINS, "unit": "add-remove", "post_seed": options.post_seed}
     if method == "synthdp-default":
         config = asdict(default_config(setting, options.seed))
     else:
         config = {f"sigma={s:g}": asdict(paper_config(setting, dataset.n, dataset.d, s, options.seed)) for s in SIGMAS}
-    return key | {"config": config, "synthdp_source": _source_hash()}
+    return key | {"config": config, "synthdp_source": _source_hash(), "queries": options.query_key}
 
 
 # ------------------------------------------------------------------ generation

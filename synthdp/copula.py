@@ -105,9 +105,10 @@ class Marginals:
         (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts rows on the corners
         of the domain, where the data may have none. Measured in
         experiments/results/design_atoms.md against keeping every atom: at (1, 1e-10),
-        sigma = 2, CRM .54 -> .40 and WDBC .29 -> .21 (at sigma = 4, .114 -> .044 and
-        .070 -> .042); the cost is on a column whose real atom holds fewer rows than the
-        threshold (CTG at epsilon = 1: 5 % at sigma = 2, up to 17 % at sigma = 10).
+        sigma = 2, CRM .53 -> .40 and WDBC .27 -> .20 (at sigma = 4, .110 -> .046 and
+        .065 -> .038); the cost is on a column whose real atom holds fewer rows than the
+        threshold (CTG at epsilon = 0.25: .160 -> .179 at sigma = 2). A threshold of 3 sd
+        is better on WDBC and worse on CTG at delta = 0.
 
         The Euclidean projection subtracts one threshold from every cell and sets those
         below it to 0. Merely zeroing the negative counts would keep the positive noise of

@@ -296,12 +296,13 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R = 2d they are just each column's
-      mean and second moment, which the histograms estimate too). Measured with R at least
-      d (experiments/results/design_split.md):
-      WDBC and CRM at epsilon = 1, whose moments' noise sd is 0.3, WDBC at (1, 1e-10), 0.16,
-      and all four data sets at epsilon = 0.25 lost less accuracy the more the histograms
-      got; CTG and PKS at epsilon = 1, at 0.03 to 0.05, lost accuracy when the histograms
-      took more than 0.5.
+      mean and second moment, which the histograms estimate too). Measured
+      (experiments/results/design_split.md, 5 seeded rounds): CRM, CTG and WDBC at
+      epsilon = 1, whose moments' noise sd at a share of 0.5 is 0.11 to 0.61, and all four
+      data sets at epsilon = 0.25 lost less accuracy the more the histograms got (CTG at
+      epsilon = 1, sigma = 2: .083 at 0.5, .071 at 0.9); PKS at epsilon = 1, at 0.039, lost
+      accuracy at sigma >= 4 when the histograms took more than 0.5. Not captured by the
+      rule: CTG at (1, 1e-10), at 0.053, measured best at 0.3 (.042 against .055).
 
     The decision uses only public n, d, R and the budget.
     """

@@ -1,6 +1,6 @@
 """The experiment harness (experiments/): configurations, the run cache and the ε-sweep crossings.
 
-Fast checks only: no peer runs and no synthdp fits (the cache test uses the bootstrap).
+Fast checks only: no peer runs, and synthdp fits on a 40-row table only (the cache test uses the bootstrap).
 """
 
 import sys
@@ -116,3 +116,37 @@ def test_a_peer_timeout_is_cached_and_retried_only_when_asked(tmp_path, monkeypa
         result = harness.run_rounds("smartnoise-mst", dataset, harness.Setting(1.0, 1e-6), 1, options, queries, true)
         assert result["status"] == "timeout" and "within 1 s" in result["message"] and result["rounds"] == []
     assert len(calls) == 2  # the first run and the retry; the second run read the cached timeout
+
+
+@pytest.mark.parametrize("method,per_query_set", [("synthdp-default", True), ("paper-constant", True),
+                                                  ("dp-gaussian", True), ("bootstrap", False),
+                                                  ("smartnoise-mst", False)])
+def test_only_runs_that_cannot_be_drawn_again_are_cached_per_query_set(method, per_query_set):
+    # unseeded synthdp and DP Gaussian rows are not kept: a new query set must not replace a table's runs
+    dataset, setting = small_dataset(), harness.Setting(1.0, 1e-10)
+    keys = [harness.method_key(method, setting, dataset, harness.RunOptions(queries=q, query_seed=1))
+            for q in (2000, 10_000)]
+    assert (keys[0] != keys[1]) == per_query_set
+
+
+def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
+    import design_choices
+    import synthdp.release
+    from synthdp import SmoothSynthesizer
+
+    frame = small_dataset().frame
+    bounds = {name: (0.0, 1.0) for name in frame.columns}
+    variant = design_choices.Variant(exact_stages=("marginals",))
+
+    def histograms() -> np.ndarray:
+        with pytest.warns(UserWarning):  # the known-seed warning
+            synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=4, candidates="copula").fit(frame, bounds=bounds)
+        return synth.release_.marginals.noisy_counts
+
+    noisy_release = synthdp.release._release
+    with design_choices.variant_in_effect(variant):
+        exact = histograms()
+    assert synthdp.release._release is noisy_release
+    assert np.all(exact == np.round(exact)) and np.all(exact.sum(axis=1) == len(frame))  # counts, no noise
+    noisy = histograms()
+    assert not np.all(noisy == np.round(noisy))
