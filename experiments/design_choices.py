@@ -23,7 +23,8 @@ Each variant replaces the private inputs of one or more stages (the copula's his
 products E[x_i x_j], the moments) by their exact values, with everything else as in the
 default (the same noise draws elsewhere, the same post-processing, which still assumes the
 budgeted noise). A stage whose exact value lowers the error a lot is the one whose noise limits
-the default; one that does not lower it is limited by the model (the copula) instead.
+the default; one whose exact value changes nothing is either limited by the model (the copula)
+or not used by the table (see the note on the blend in the results file).
 
 Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
 worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
