@@ -47,6 +47,7 @@ import argparse
 import math
 import time
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -72,7 +73,7 @@ class Variant:
     (Appendix A.5) and d returning them), the copula's atom threshold, and the release stages
     whose exact values replace the noisy ones (the oracle study only: not private)."""
 
-    keys: dict | object = field(default_factory=dict)
+    keys: dict | Callable[[int, int], dict] = field(default_factory=dict)
     atom_threshold: float = DEFAULT_THRESHOLD
     exact_stages: tuple[str, ...] = ()
 
