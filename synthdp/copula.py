@@ -7,9 +7,11 @@ atoms: many real columns pile up at a bound, e.g. counts at 0 or values clipped 
 bounds, and an atom keeps those values exact instead of spreading them over a bin), and the
 columns are tied together by a Gaussian copula whose correlation matrix comes from noisy
 products E[x_i x_j]. A candidate is z ~ N(0, correlation), u = Phi(z), x_j = F_j^{-1}(u_j)
-with F_j the noisy histogram's piecewise-uniform distribution. The Pearson correlation of
-the values stands in for the copula's correlation of normal scores, which would need the
-ranks of the private data.
+with F_j the noisy histogram's piecewise-uniform distribution. The copula's correlation is
+the one that gives the candidates the released Pearson correlations (the NORTA method of
+Cario and Nelson, 1997): taking the released correlation as the normal scores' correlation
+instead left the candidates' correlations too weak wherever a column is skewed (on PKS, by
+0.14 on average over the pairs with |correlation| > 0.3, from exact inputs).
 
 Everything here is post-processing of released statistics, except :func:`cell_counts`,
 which :mod:`synthdp.release` calls on the private rows to compute what it releases.
@@ -24,6 +26,8 @@ import numpy as np
 from scipy import special
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
+HERMITE_TERMS = 60  # Mehler series terms: 92 % (a column with atoms) to 100 % of a benchmark column's variance
+QUANTILE_GRID = 20_000  # midpoints in u of the quadrature for the Hermite coefficients
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
 
 
@@ -126,16 +130,6 @@ class Marginals:
         threshold = thresholds[np.arange(len(counts)), active - 1]
         return np.maximum(counts - threshold[:, None], 0.0) / self.n_rows
 
-    def mean_and_variance(self) -> tuple[np.ndarray, np.ndarray]:
-        """Mean and variance of each column's piecewise-uniform distribution, shapes (d,)."""
-        p = self.probabilities()
-        edges = bin_edges(self.n_bins)
-        left, right = edges[:-1], edges[1:]
-        values = np.concatenate([[-1.0], (left + right) / 2, [1.0]])
-        spread = np.concatenate([[0.0], (right - left) ** 2 / 12, [0.0]])  # variance within a bin
-        mean = p @ values
-        return mean, p @ (values**2 + spread) - mean**2
-
     def quantiles(self, u: np.ndarray) -> np.ndarray:
         """F_j^{-1}(u[:, j]) for every column j, shape of ``u`` (count, d)."""
         p = self.probabilities()
@@ -157,29 +151,103 @@ def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, 
 
     ``noisy_products`` holds the noisy E[x_i x_j] for i < j in ``np.triu_indices(d, 1)``
     order, each with Gaussian or Laplace noise of standard deviation ``noise_sd`` (public:
-    from the calibration). The covariance uses the marginals' means and variances. At small
-    n the noise can dwarf the correlations (each entry's noise is noise_sd / (sd_i sd_j)), so
-    the off-diagonal entries are shrunk toward 0 by the factor
-    max(0, 1 - total noise variance / total square of the noisy entries), which estimates
-    signal / (signal + noise). The result is projected onto the correlation matrices with
-    eigenvalues at least EIGENVALUE_FLOOR (noise makes it indefinite).
+    from the calibration). With the marginals' means and variances they give the Pearson
+    correlations the candidates should have. At small n the noise can dwarf the correlations
+    (each entry's noise is noise_sd / (sd_i sd_j)), so the off-diagonal entries are shrunk
+    toward 0 by the factor max(0, 1 - total noise variance / total square of the noisy
+    entries), which estimates signal / (signal + noise). Each pair's target is then turned
+    into the normal scores' correlation that yields it (:func:`normal_scores_correlation`),
+    and the matrix is replaced by the nearest correlation matrix with eigenvalues at least
+    EIGENVALUE_FLOOR (noise, and targets no normal correlation reaches, make it indefinite).
     """
     d = marginals.noisy_counts.shape[0]
     if noisy_products is None:
         return np.eye(d)
-    mean, variance = marginals.mean_and_variance()
-    sd = np.sqrt(np.maximum(variance, 1e-12))
+    coefficients = hermite_coefficients(marginals)
+    mean, variance = coefficients[:, 0], np.sum(coefficients[:, 1:] ** 2, axis=1)
     i, j = np.triu_indices(d, 1)
-    scale = sd[i] * sd[j]
+    scale = np.sqrt(np.maximum(variance[i] * variance[j], 1e-24))
     entries = (noisy_products - mean[i] * mean[j]) / scale
     noise_variance = np.sum((noise_sd / scale) ** 2)
     shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
-    correlation = np.eye(d)
-    correlation[i, j] = correlation[j, i] = np.clip(shrinkage * entries, -1.0, 1.0)
-    eigenvalues, vectors = np.linalg.eigh(correlation)
-    correlation = (vectors * np.maximum(eigenvalues, EIGENVALUE_FLOOR)) @ vectors.T
-    scale = np.sqrt(np.diag(correlation))
-    return correlation / np.outer(scale, scale)
+    return nearest_correlation(normal_scores_correlation(shrinkage * entries, coefficients))
+
+
+def hermite_coefficients(marginals: Marginals) -> np.ndarray:
+    """b_jk = E[g_j(Z) He_k(Z)] / sqrt(k!) for k = 0..HERMITE_TERMS, shape (d, HERMITE_TERMS + 1).
+
+    g_j = F_j^{-1}(Phi(z)) maps a standard normal score to column j's value and He_k is the
+    k-th (probabilists') Hermite polynomial, so b_j0 is the column's mean and the sum of
+    b_jk^2 over k >= 1 its variance (Parseval). The expectation is a midpoint rule over
+    QUANTILE_GRID values of u = Phi(z).
+    """
+    u = (np.arange(QUANTILE_GRID) + 0.5) / QUANTILE_GRID
+    z = special.ndtri(u)
+    values = marginals.quantiles(np.repeat(u[:, None], marginals.noisy_counts.shape[0], axis=1))
+    hermite = np.empty((HERMITE_TERMS + 1, QUANTILE_GRID))  # He_k(z) / sqrt(k!), by their recurrence
+    hermite[0], hermite[1] = 1.0, z
+    for k in range(1, HERMITE_TERMS):
+        hermite[k + 1] = (z * hermite[k] - math.sqrt(k) * hermite[k - 1]) / math.sqrt(k + 1)
+    return values.T @ hermite.T / QUANTILE_GRID
+
+
+def normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """For each pair i < j, the correlation r of normal scores whose values have Pearson correlation pearson[k].
+
+    ``pearson`` is in ``np.triu_indices(d, 1)`` order; ``coefficients`` are the columns'
+    :func:`hermite_coefficients`. By Mehler's formula, if (Z_i, Z_j) are standard normal with
+    correlation r, then E[He_k(Z_i) He_l(Z_j)] = k! r^k when k = l and 0 otherwise, so the
+    Pearson correlation of (g_i(Z_i), g_j(Z_j)) is sum_k b_ik b_jk r^k / (sd_i sd_j) over
+    k >= 1. It does not decrease in r (g_i and g_j are non-decreasing), so bisection on
+    [-1, 1] solves it; a target beyond what r = +-1 attains (skewed marginals cannot be
+    perfectly anti-correlated, for one) gets r = +-1, and a pair whose series is flat (a
+    column with a single value) gets 0. Returns the (d, d) symmetric matrix with unit
+    diagonal, not necessarily positive semi-definite.
+    """
+    d = len(coefficients)
+    i, j = np.triu_indices(d, 1)
+    sd = np.sqrt(np.sum(coefficients[:, 1:] ** 2, axis=1))
+    series = coefficients[i, 1:] * coefficients[j, 1:] / np.maximum(sd[i] * sd[j], 1e-12)[:, None]
+    powers = np.arange(1, coefficients.shape[1])
+
+    def correlation_at(r: np.ndarray) -> np.ndarray:
+        return np.sum(series * r[:, None] ** powers, axis=1)
+
+    low, high = -np.ones(len(i)), np.ones(len(i))
+    floor, ceiling = correlation_at(low), correlation_at(high)
+    target = np.clip(pearson, floor, ceiling)
+    for _ in range(50):  # r to within 2^-50
+        middle = (low + high) / 2
+        above = correlation_at(middle) > target
+        low, high = np.where(above, low, middle), np.where(above, middle, high)
+    matrix = np.eye(d)
+    matrix[i, j] = matrix[j, i] = np.where(ceiling - floor > 1e-12, (low + high) / 2, 0.0)
+    return matrix
+
+
+def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, iterations: int = 100) -> np.ndarray:
+    """The correlation matrix nearest ``matrix`` (Frobenius norm) with eigenvalues at least ``floor``, shape (d, d).
+
+    Higham's (2002) alternating projections with Dykstra's correction, between the matrices
+    with eigenvalues at least ``floor`` and those with unit diagonal; a final eigenvalue
+    clip and rescaling make the result exactly a correlation matrix; with ``iterations=0``
+    that clip is all there is. (The single clip lands 6-30 % further away, in the Frobenius
+    norm, on the benchmark data sets' exact correlations.)
+    """
+    unit_diagonal, correction = matrix.copy(), np.zeros_like(matrix)
+    for _ in range(iterations):
+        start = unit_diagonal - correction
+        eigenvalues, vectors = np.linalg.eigh(start)
+        definite = (vectors * np.maximum(eigenvalues, floor)) @ vectors.T
+        correction = definite - start
+        unit_diagonal = definite.copy()
+        np.fill_diagonal(unit_diagonal, 1.0)
+        if np.abs(unit_diagonal - definite).max() < 1e-7:
+            break
+    eigenvalues, vectors = np.linalg.eigh(unit_diagonal)
+    definite = (vectors * np.maximum(eigenvalues, floor)) @ vectors.T
+    scale = np.sqrt(np.diag(definite))
+    return definite / np.outer(scale, scale)
 
 
 def copula_candidates(marginals: Marginals, correlation: np.ndarray, count: int,

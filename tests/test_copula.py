@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.copula import Marginals, bin_edges, cell_counts, copula_candidates, correlation_matrix
+from synthdp.copula import (Marginals, bin_edges, cell_counts, copula_candidates, correlation_matrix,
+                            hermite_coefficients, nearest_correlation, normal_scores_correlation)
 
 
 def test_cell_counts_put_the_bounds_in_atoms_and_each_value_in_one_bin():
@@ -61,21 +62,61 @@ def test_the_release_gives_the_marginals_their_public_noise_sd():
         assert synth.release_.marginals.noise_sd == pytest.approx(expected, rel=1e-12)
 
 
-def test_mean_and_variance_of_the_piecewise_uniform_marginal():
-    marginals = Marginals(np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]), 2)
-    mean, variance = marginals.mean_and_variance()
-    np.testing.assert_allclose(mean, [0.0, 0.0], atol=1e-15)
-    np.testing.assert_allclose(variance, [1.0, 1 / 3])  # +-1 atoms; uniform on [-1, 1]
+def test_hermite_coefficients_give_the_marginal_mean_and_variance():
+    marginals = Marginals(np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]), 2)  # +-1 atoms; U[-1, 1]
+    coefficients = hermite_coefficients(marginals)
+    np.testing.assert_allclose(coefficients[:, 0], [0.0, 0.0], atol=1e-12)
+    # the truncated series keeps all but its tail of the variance (1 and 1/3); a jump's tail is the
+    # heaviest, 7 % of the variance with HERMITE_TERMS = 60
+    variance = np.sum(coefficients[:, 1:] ** 2, axis=1)
+    assert 0.9 < variance[0] <= 1.0
+    assert variance[1] == pytest.approx(1 / 3, rel=1e-3)
 
 
 def test_correlation_matrix_is_a_valid_correlation_and_identity_without_products():
     marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 3), 10)  # U[-1, 1]: mean 0, variance 1/3
     assert np.array_equal(correlation_matrix(marginals, None), np.eye(3))
-    exact = correlation_matrix(marginals, np.array([0.1, 0.05, -0.1]))  # E[x_i x_j] / (1/3)
-    np.testing.assert_allclose(exact[np.triu_indices(3, 1)], [0.3, 0.15, -0.3])
+    exact = correlation_matrix(marginals, np.array([0.1, 0.05, -0.1]))  # E[x_i x_j] / (1/3): 0.3, 0.15, -0.3
+    # uniforms from a Gaussian copula with correlation r have Pearson correlation (6/pi) arcsin(r/2)
+    pearson = np.array([0.3, 0.15, -0.3])
+    np.testing.assert_allclose(exact[np.triu_indices(3, 1)], 2 * np.sin(np.pi * pearson / 6), atol=1e-3)
     noisy = correlation_matrix(marginals, np.array([0.2, 5.0, -5.0]))  # noise can push products past +-1
     np.testing.assert_allclose(np.diag(noisy), 1.0)
     assert np.linalg.eigvalsh(noisy).min() > 0 and np.allclose(noisy, noisy.T)
+
+
+def test_candidates_of_skewed_marginals_get_the_released_pearson_correlation():
+    # an atom at -1 holding half the mass and a decreasing histogram: far from Gaussian
+    counts = np.array([[500.0, 250.0, 125.0, 75.0, 50.0, 0.0], [0.0, 50.0, 75.0, 125.0, 250.0, 500.0]])
+    marginals = Marginals(counts, 1000)
+    coefficients = hermite_coefficients(marginals)
+    mean, sd = coefficients[:, 0], np.sqrt(np.sum(coefficients[:, 1:] ** 2, axis=1))
+    for target in (0.4, -0.5):  # a mirrored pair: Pearson ranges over [-1, 0.45]
+        products = np.array([target * sd[0] * sd[1] + mean[0] * mean[1]])
+        points = copula_candidates(marginals, correlation_matrix(marginals, products), 40_000,
+                                   np.random.default_rng(5))
+        # the sample correlation's standard error at 40 000 points is below 0.005, so 0.03 is
+        # over 6 errors: false failure < 1e-9 per target
+        assert np.corrcoef(points.T)[0, 1] == pytest.approx(target, abs=0.03)
+
+
+def test_a_column_with_a_single_value_gets_no_correlation():
+    coefficients = hermite_coefficients(Marginals(np.array([[0.0, 5.0, 5.0, 0.0], [10.0, 0.0, 0.0, 0.0]]), 10))
+    np.testing.assert_array_equal(normal_scores_correlation(np.array([0.5]), coefficients), np.eye(2))
+
+
+def test_nearest_correlation_repairs_an_indefinite_matrix_and_keeps_a_valid_one():
+    indefinite = np.array([[1.0, 0.95, 0.1, 0.0], [0.95, 1.0, 0.9, 0.2], [0.1, 0.9, 1.0, 0.9], [0.0, 0.2, 0.9, 1.0]])
+    repaired = nearest_correlation(indefinite)
+    np.testing.assert_allclose(np.diag(repaired), 1.0)
+    assert np.allclose(repaired, repaired.T) and np.linalg.eigvalsh(repaired).min() >= 0.99e-3
+    eigenvalues, vectors = np.linalg.eigh(indefinite)  # one eigenvalue clip, rescaled to unit diagonal
+    clipped = (vectors * np.maximum(eigenvalues, 1e-3)) @ vectors.T
+    clipped /= np.sqrt(np.outer(np.diag(clipped), np.diag(clipped)))
+    assert np.linalg.norm(repaired - indefinite) < 0.97 * np.linalg.norm(clipped - indefinite)  # .427 vs .446
+    np.testing.assert_allclose(nearest_correlation(indefinite, iterations=0), clipped)
+    valid = np.array([[1.0, 0.5, 0.2], [0.5, 1.0, 0.3], [0.2, 0.3, 1.0]])
+    np.testing.assert_allclose(nearest_correlation(valid), valid, atol=1e-9)
 
 
 def test_candidates_follow_the_correlation():

@@ -150,3 +150,17 @@ def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
     assert np.all(exact == np.round(exact)) and np.all(exact.sum(axis=1) == len(frame))  # counts, no noise
     noisy = histograms()
     assert not np.all(noisy == np.round(noisy))
+
+
+def test_a_copula_variant_replaces_its_functions_only_inside_its_block():
+    import design_choices
+    import synthdp.copula
+
+    original = synthdp.copula.normal_scores_correlation
+    variant = design_choices.STUDIES["copula"]["Pearson as the copula's correlation, eigenvalue clip (before)"]
+    coefficients = synthdp.copula.hermite_coefficients(synthdp.copula.Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10))
+    with design_choices.variant_in_effect(variant):
+        before = synthdp.copula.normal_scores_correlation(np.array([0.3]), coefficients)
+    assert before[0, 1] == 0.3  # taken as it is
+    assert synthdp.copula.normal_scores_correlation is original
+    assert original(np.array([0.3]), coefficients)[0, 1] == pytest.approx(2 * np.sin(np.pi * 0.3 / 6), abs=1e-3)
