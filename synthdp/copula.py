@@ -155,7 +155,10 @@ def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, 
     correlations the candidates should have. At small n the noise can dwarf the correlations
     (each entry's noise is noise_sd / (sd_i sd_j)), so the off-diagonal entries are shrunk
     toward 0 by the factor max(0, 1 - total noise variance / total square of the noisy
-    entries), which estimates signal / (signal + noise). Each pair's target is then turned
+    entries), which estimates signal / (signal + noise). A pair with a constant column (one
+    whose noisy histogram kept a single atom) has no correlation: it gets 0 and stays out of
+    that estimate, where its noise divided by a zero variance would drown every other pair.
+    Each pair's target is then turned
     into the normal scores' correlation that yields it (:func:`normal_scores_correlation`),
     and the matrix is replaced by the nearest correlation matrix with eigenvalues at least
     EIGENVALUE_FLOOR (noise, and targets no normal correlation reaches, make it indefinite).
@@ -166,9 +169,10 @@ def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, 
     coefficients = hermite_coefficients(marginals)
     mean, variance = coefficients[:, 0], np.sum(coefficients[:, 1:] ** 2, axis=1)
     i, j = np.triu_indices(d, 1)
-    scale = np.sqrt(np.maximum(variance[i] * variance[j], 1e-24))
-    entries = (noisy_products - mean[i] * mean[j]) / scale
-    noise_variance = np.sum((noise_sd / scale) ** 2)
+    scale = np.sqrt(variance[i] * variance[j])
+    varying = scale > 0
+    entries = np.divide(noisy_products - mean[i] * mean[j], scale, out=np.zeros_like(scale), where=varying)
+    noise_variance = np.sum((noise_sd / scale[varying]) ** 2)
     shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
     return nearest_correlation(normal_scores_correlation(shrinkage * entries, coefficients))
 
@@ -179,7 +183,8 @@ def hermite_coefficients(marginals: Marginals) -> np.ndarray:
     g_j = F_j^{-1}(Phi(z)) maps a standard normal score to column j's value and He_k is the
     k-th (probabilists') Hermite polynomial, so b_j0 is the column's mean and the sum of
     b_jk^2 over k >= 1 its variance (Parseval). The expectation is a midpoint rule over
-    QUANTILE_GRID values of u = Phi(z).
+    QUANTILE_GRID values of u = Phi(z); a constant column gets b_jk = 0 for k >= 1 exactly
+    (the rule's error in the high-order terms would give it a small spurious variance).
     """
     u = (np.arange(QUANTILE_GRID) + 0.5) / QUANTILE_GRID
     z = special.ndtri(u)
@@ -188,7 +193,9 @@ def hermite_coefficients(marginals: Marginals) -> np.ndarray:
     hermite[0], hermite[1] = 1.0, z
     for k in range(1, HERMITE_TERMS):
         hermite[k + 1] = (z * hermite[k] - math.sqrt(k) * hermite[k - 1]) / math.sqrt(k + 1)
-    return values.T @ hermite.T / QUANTILE_GRID
+    coefficients = values.T @ hermite.T / QUANTILE_GRID
+    coefficients[np.ptp(values, axis=0) == 0, 1:] = 0.0
+    return coefficients
 
 
 def normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:

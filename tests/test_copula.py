@@ -105,6 +105,17 @@ def test_a_column_with_a_single_value_gets_no_correlation():
     np.testing.assert_array_equal(normal_scores_correlation(np.array([0.5]), coefficients), np.eye(2))
 
 
+def test_a_constant_column_leaves_the_other_correlations_alone():
+    # column 0 kept only its atom at -1; columns 1 and 2 are uniform with Pearson correlation 0.5
+    counts = np.array([[1000.0, 0, 0, 0, 0, 0], [0, 250, 250, 250, 250, 0], [0, 250, 250, 250, 250, 0]])
+    marginals = Marginals(counts, 1000, noise_sd=2.0)
+    np.testing.assert_array_equal(hermite_coefficients(marginals)[0, 1:], 0.0)
+    correlation = correlation_matrix(marginals, np.array([0.001, -0.001, 0.5 / 3]), noise_sd=0.002)
+    assert correlation[0, 1] == 0.0 and correlation[0, 2] == 0.0
+    # shrinkage 1 - (0.002 / (1/3))^2 / 0.5^2 leaves 0.5 almost whole; NORTA makes it 2 sin(pi 0.5 / 6)
+    assert correlation[1, 2] == pytest.approx(2 * np.sin(np.pi * 0.5 / 6), abs=2e-3)
+
+
 def test_nearest_correlation_repairs_an_indefinite_matrix_and_keeps_a_valid_one():
     indefinite = np.array([[1.0, 0.95, 0.1, 0.0], [0.95, 1.0, 0.9, 0.2], [0.1, 0.9, 1.0, 0.9], [0.0, 0.2, 0.9, 1.0]])
     repaired = nearest_correlation(indefinite)
