@@ -158,10 +158,10 @@ def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, 
     entries), which estimates signal / (signal + noise). A pair with a constant column (one
     whose noisy histogram kept a single atom) has no correlation: it gets 0 and stays out of
     that estimate, where its noise divided by a zero variance would drown every other pair.
-    Each pair's target is then turned
-    into the normal scores' correlation that yields it (:func:`normal_scores_correlation`),
-    and the matrix is replaced by the nearest correlation matrix with eigenvalues at least
-    EIGENVALUE_FLOOR (noise, and targets no normal correlation reaches, make it indefinite).
+    Each pair's target is then turned into the normal scores' correlation that yields it
+    (:func:`normal_scores_correlation`), and the matrix is replaced by the nearest
+    correlation matrix with eigenvalues at least EIGENVALUE_FLOOR (noise, and targets no
+    normal correlation reaches, make it indefinite).
     """
     d = marginals.noisy_counts.shape[0]
     if noisy_products is None:
