@@ -71,7 +71,6 @@ import synthdp.release
 from common import BOUNDS_NOTE, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, generated_by, load_dataset, log, \
     query_set, true_answers
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.basis import bounded_means_sensitivity
 from synthdp.config import SynthConfig
 from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
 from synthdp.params import make_plan, paper_n_basis
@@ -165,7 +164,7 @@ def variant_in_effect(variant: Variant):
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
     """Noise sd of one moment when the histograms get 0.5 and no products are released."""
     plan = make_plan(SynthConfig(epsilon=epsilon, delta=delta, marginals_share=0.5, correlation_share=0.0), n, d, True)
-    return plan.budget.stage("moments").noise_sd(*bounded_means_sensitivity(plan.n_basis, n))
+    return plan.budget.stage("moments").means_noise_sd(plan.n_basis, n)
 
 
 def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_queries: int, query_seed: int,

@@ -23,7 +23,7 @@ from .config import SynthConfig
 from .copula import histogram_sensitivity, products_sensitivity
 from .errors import SynthDPError
 from .lp import minimum_working_columns
-from .noise import gdp_epsilon, gdp_mu, laplace_scale, noise_standard_deviation
+from .noise import composition_epsilon, gdp_epsilon, gdp_mu, laplace_scale, noise_standard_deviation
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -123,8 +123,32 @@ class StageBudget:
 
     def noise_sd(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
         """Standard deviation of the noise on each value of a release with these sensitivities."""
-        kind = "gaussian" if self.mu is not None else "laplace"
-        return noise_standard_deviation(kind, self.noise_scale(l1_sensitivity, l2_sensitivity))
+        return noise_standard_deviation(self.noise_kind, self.noise_scale(l1_sensitivity, l2_sensitivity))
+
+    @property
+    def noise_kind(self) -> str:
+        """The noise this budget calibrates: Gaussian with a mu, else Laplace."""
+        return "gaussian" if self.mu is not None else "laplace"
+
+    @property
+    def laplace_per_value(self) -> bool:
+        """Laplace noise with delta > 0: each value is released alone, and the values compose
+        by the better of basic and advanced composition (:func:`synthdp.noise.composition_epsilon`)."""
+        return self.mu is None and self.delta > 0
+
+    def means_noise_scale(self, count: int, n: int) -> float:
+        """The noise scale on each of ``count`` means over n rows of functions with values in
+        [-1, 1], as :func:`synthdp.release.release_bounded_means` calibrates it: per value
+        (sensitivity 2/n) with advanced composition when :attr:`laplace_per_value`, else
+        :meth:`noise_scale` of the whole vector's sensitivities
+        (:func:`synthdp.basis.bounded_means_sensitivity`)."""
+        if self.laplace_per_value:
+            return laplace_scale(2 / n, composition_epsilon(count, self.epsilon, self.delta))
+        return self.noise_scale(*bounded_means_sensitivity(count, n))
+
+    def means_noise_sd(self, count: int, n: int) -> float:
+        """Standard deviation of the noise on each mean of :meth:`means_noise_scale`."""
+        return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n))
 
     def part(self, fraction: float) -> "StageBudget":
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""
@@ -293,7 +317,8 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       carry no correlation (measured: with them, CRM and WDBC lost accuracy at (1, 1e-10),
       PKS gained);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
-      at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
+      at the share this leaves them (calibrated as the release will calibrate it,
+      :meth:`StageBudget.means_noise_sd`) would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R = 2d they are just each column's
       mean and second moment, which the histograms estimate too). Measured
@@ -306,21 +331,20 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
 
     The decision uses only public n, d, R and the budget.
     """
-    def noise_sd(stage: str, share: float, sensitivity: tuple[float, float]) -> float:
-        trial = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),))
-        return trial.stage(stage).noise_sd(*sensitivity)
+    def stage_budget(stage: str, share: float) -> StageBudget:
+        return Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),)).stage(stage)
 
     if config.correlation_share is not None:
         correlation = config.correlation_share
     else:
         share = COPULA_SHARES["correlation"]
-        released = d > 1 and noise_sd("correlation", share, products_sensitivity(n, d)) <= PRODUCT_NOISE_LIMIT
+        released = d > 1 and stage_budget("correlation", share).noise_sd(*products_sensitivity(n, d)) <= PRODUCT_NOISE_LIMIT
         correlation = share if released else 0.0
     marginals = config.marginals_share
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
         moments = 1 - marginals - correlation
-        if moments > 0 and noise_sd("moments", moments, bounded_means_sensitivity(n_basis, n)) > MOMENT_NOISE_LIMIT:
+        if moments > 0 and stage_budget("moments", moments).means_noise_sd(n_basis, n) > MOMENT_NOISE_LIMIT:
             marginals = max(marginals, 1 - NOISY_MOMENTS_SHARE - correlation)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")

@@ -22,7 +22,7 @@ from .config import SynthConfig
 from .copula import Marginals, histogram_sensitivity, products_sensitivity
 from .domain import ColumnDomain, Domain
 from .ledger import PrivacyEvent, PrivacyLedger
-from .noise import NoiseSampler, composition_epsilon, expected_l1_norm, laplace_scale, noise_standard_deviation
+from .noise import NoiseSampler, expected_l1_norm, laplace_scale, noise_standard_deviation
 from .params import Plan, StageBudget
 from .pca import PrivatePCA, private_subspace_iteration
 from .private_table import PrivateTable
@@ -268,8 +268,8 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     composition over the R means (G groups; see :func:`synthdp.noise.composition_epsilon`).
     """
     R, n = len(means) if groups is None else groups, plan.n
-    if budget.mu is None and budget.delta > 0:
-        scale = laplace_scale(2 / n, composition_epsilon(R, budget.epsilon, budget.delta))
+    if budget.laplace_per_value:
+        scale = budget.means_noise_scale(R, n)
         mechanism = "Laplace per value, advanced composition over the values"
         ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
         return noise.laplace(means, scale)

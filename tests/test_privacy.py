@@ -131,6 +131,7 @@ def test_noise_has_the_calibrated_scale(config, expected_scale):
     release_moments(np.zeros(R), plan, ledger, noise)
     (event,) = ledger.events
     scale = event.noise_scale
+    assert scale == pytest.approx(moments.means_noise_scale(R, n))  # what the plan predicts (copula_shares uses it)
     if expected_scale is not None:
         assert scale == pytest.approx(expected_scale(n, R))
     count = len(draws)
