@@ -137,11 +137,12 @@ class StageBudget:
         return self.mu is None and self.delta > 0
 
     def means_noise_scale(self, count: int, n: int) -> float:
-        """The noise scale on each of ``count`` means over n rows of functions with values in
-        [-1, 1], as :func:`synthdp.release.release_bounded_means` calibrates it: per value
+        """The noise scale on each of ``count`` means over n rows of any functions with values
+        in [-1, 1], as :func:`synthdp.release.release_bounded_means` calibrates it: per value
         (sensitivity 2/n) with advanced composition when :attr:`laplace_per_value`, else
         :meth:`noise_scale` of the whole vector's sensitivities
-        (:func:`synthdp.basis.bounded_means_sensitivity`)."""
+        (:func:`synthdp.basis.bounded_means_sensitivity`; the Chebyshev moments' derived
+        sensitivity can be lower, :func:`synthdp.basis.moments_sensitivity`)."""
         if self.laplace_per_value:
             return laplace_scale(2 / n, composition_epsilon(count, self.epsilon, self.delta))
         return self.noise_scale(*bounded_means_sensitivity(count, n))
@@ -317,8 +318,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       carry no correlation (measured: with them, CRM and WDBC lost accuracy at (1, 1e-10),
       PKS gained);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
-      at the share this leaves them (calibrated as the release will calibrate it,
-      :meth:`StageBudget.means_noise_sd`) would exceed MOMENT_NOISE_LIMIT: then the moments keep
+      at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R = 2d they are just each column's
       mean and second moment, which the histograms estimate too). Measured
@@ -329,7 +329,14 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       accuracy at sigma >= 4 when the histograms took more than 0.5. Not captured by the
       rule: CTG at (1, 1e-10), at 0.053, measured best at 0.3 (.042 against .055).
 
-    The decision uses only public n, d, R and the budget.
+    The decision uses only public n, d, R and the budget. The moments' noise it compares
+    with the limit is that of any R functions with values in [-1, 1]
+    (:meth:`StageBudget.means_noise_sd`: per value for Laplace noise with delta > 0), the
+    scale at which the limit was measured. The release calibrates the moments to their
+    derived sensitivity (:func:`synthdp.basis.moments_sensitivity`), 9-22 % lower on the
+    benchmarks. Judged on that lower noise, the rule would give CTG at epsilon = 1 and CRM at
+    (1, 1e-10) half the budget for the moments, which cost them (5 seeded rounds: CTG sigma = 2
+    .071 -> .077; CRM sigma = 6-10 28-41 %).
     """
     def stage_budget(stage: str, share: float) -> StageBudget:
         return Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),)).stage(stage)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .basis import ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, tensor_indices
+from .basis import ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, moments_sensitivity, tensor_indices
 from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from .config import SynthConfig
 from .copula import Marginals, histogram_sensitivity, products_sensitivity
@@ -113,7 +113,7 @@ def release_statistics(
         if plan.budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), plan.budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise)
-        noisy_moments = release_moments(sums["moments"] / plan.n, plan, ledger, noise)
+        noisy_moments = release_moments(sums["moments"] / plan.n, indices, plan, ledger, noise)
         moment_noise_l1 = expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy_moments))
     pca = marginals = noisy_products = None
     products_noise_sd = 0.0
@@ -241,23 +241,29 @@ def release_row_count(count: int, epsilon: float, stage: str, released: str, led
     return float(noise.laplace(np.array([count], dtype=float), scale)[0])
 
 
-def release_moments(moments: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
-    """Noisy Chebyshev moments b_hat = b + noise (every |phi_r| <= 1: a product of cosines).
+def release_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger: PrivacyLedger,
+                    noise: NoiseSampler) -> np.ndarray:
+    """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
-    The constant phi_0 = 1 has sensitivity 0 and is not released. The paper's scale
-    t^d/(n eps) is about half the correct one, 2R/(n eps).
+    Sensitivity: :func:`synthdp.basis.moments_sensitivity`, at most that of any R functions
+    with values in [-1, 1] (every phi_r is a product of cosines), and below it when a column
+    has several univariate functions. The constant phi_0 = 1 has sensitivity 0 and is not
+    released. The paper's scale t^d/(n eps) is about half the generic 2R/(n eps).
     """
     return release_bounded_means(moments, "moments", f"{len(moments)} Chebyshev moments",
-                                 plan.budget.stage("moments"), plan, ledger, noise)
+                                 plan.budget.stage("moments"), plan, ledger, noise,
+                                 sensitivity=moments_sensitivity(indices, plan.n))
 
 
 def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,
-                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None) -> np.ndarray:
+                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None,
+                          sensitivity: tuple[float, float] | None = None) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
     Sensitivity (:func:`synthdp.basis.bounded_means_sensitivity`): replacing one row moves
     each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of R means has L1
-    sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n. With
+    sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n; a caller that derived a tighter
+    (L1, L2) for its functions passes it as ``sensitivity``. With
     ``groups`` = G, the functions fall into G groups whose vector of means moves by at most
     2/n in l1 and l2 (at most one function of a group is non-zero on any row, as for the
     indicator products of :meth:`synthdp.schema.Schema.basis_groups`); R becomes G below.
@@ -273,7 +279,7 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
         mechanism = "Laplace per value, advanced composition over the values"
         ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
         return noise.laplace(means, scale)
-    return _release(means, stage, released, *bounded_means_sensitivity(R, n), budget, ledger, noise)
+    return _release(means, stage, released, *(sensitivity or bounded_means_sensitivity(R, n)), budget, ledger, noise)
 
 
 def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> Marginals:

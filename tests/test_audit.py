@@ -219,7 +219,7 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
     samples = []
     for moments in exact:
         samples.append(np.array([
-            release_moments(moments, plan, PrivacyLedger(epsilon, delta), noise) for _ in range(size)
+            release_moments(moments, basis.indices, plan, PrivacyLedger(epsilon, delta), noise) for _ in range(size)
         ]))
     return _statistics(samples, exact, plan.noise)
 

@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 
 from synthdp import basis
-from synthdp.basis import ChebyshevBasis
+from synthdp.basis import (
+    SPREAD_GRID, ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, moments_sensitivity, tensor_indices,
+    univariate_spread,
+)
 
 
 def reference_basis(points: np.ndarray, indices: np.ndarray) -> np.ndarray:
@@ -102,3 +105,42 @@ def test_tensor_indices(d, t):
     expected = set(itertools.product(range(t), repeat=d)) - {(0,) * d}
     assert {tuple(r) for r in indices} == expected
     assert len({tuple(r) for r in indices}) == len(indices)
+
+
+@pytest.mark.parametrize("degrees", [(1,), (2,), (1, 2), (1, 2, 3), (2, 4), (1, 2, 3, 4, 5)])
+@pytest.mark.parametrize("power", [1, 2])
+def test_univariate_spread_bounds_the_largest_change_and_is_tight(degrees, power):
+    """Deterministic: a grid 4x finer than the bound's own (and shifted) never exceeds it, and
+    the bound is within its Lipschitz margin of what the grid finds."""
+    x = np.linspace(-1.0, 1.0, 4 * SPREAD_GRID + 2)  # a different grid from the bound's
+    values = np.cos(np.outer(degrees, np.arccos(x)))
+    largest = max(float((np.abs(values[:, i:i + 512, None] - values[:, None, :]) ** power).sum(axis=0).max())
+                  for i in range(0, len(x), 512))
+    bound = univariate_spread(degrees, power)
+    lipschitz = sum(power * 2 ** (power - 1) * r * r for r in degrees)
+    assert largest <= bound <= min(largest + lipschitz * 2.0 / SPREAD_GRID, 2.0**power * len(degrees)) + 1e-6
+
+
+def test_univariate_spread_of_the_first_two_degrees():
+    """|x - y| + |T_2(x) - T_2(y)| = |x - y| (1 + 2 |x + y|) is largest at x = 1, y = -1/4: 3.125."""
+    assert 3.125 <= univariate_spread((1, 2), 1) <= 3.125 + 5 * 2.0 / SPREAD_GRID
+    assert univariate_spread((1,), 1) == 2.0 and univariate_spread((1,), 2) == 4.0  # T_1 alone: the generic bound
+
+
+@pytest.mark.parametrize("indices", [lowest_degree_indices(3, 9), lowest_degree_indices(3, 19), tensor_indices(2, 4)],
+                         ids=["T1-T2", "degree-3", "tensor"])
+def test_moments_sensitivity_holds_for_random_and_extreme_row_pairs(indices):
+    """Seeded: 200 000 random pairs of rows, and every pair of corners and of points at +-1/4,
+    move the vector of means by no more than the derived bound, which never exceeds the generic one."""
+    n, d = 7, indices.shape[1]
+    basis = ChebyshevBasis(indices)
+    rng = np.random.default_rng(5)
+    special = np.array(list(itertools.product([-1.0, -0.25, 0.25, 1.0], repeat=d)))
+    first = np.vstack([rng.uniform(-1, 1, (200_000, d)), np.repeat(special, len(special), axis=0)])
+    second = np.vstack([rng.uniform(-1, 1, (200_000, d)), np.tile(special, (len(special), 1))])
+    change = (basis.evaluate(first) - basis.evaluate(second)) / n
+    l1, l2 = moments_sensitivity(indices, n)
+    assert np.abs(change).sum(axis=1).max() <= l1 * (1 + 1e-12)
+    assert np.linalg.norm(change, axis=1).max() <= l2 * (1 + 1e-12)
+    generic_l1, generic_l2 = bounded_means_sensitivity(len(indices), n)
+    assert l1 <= generic_l1 and l2 <= generic_l2

@@ -164,3 +164,17 @@ def test_a_copula_variant_replaces_its_functions_only_inside_its_block():
     assert before[0, 1] == 0.3  # taken as it is
     assert synthdp.copula.normal_scores_correlation is original
     assert original(np.array([0.3]), coefficients)[0, 1] == pytest.approx(2 * np.sin(np.pi * 0.3 / 6), abs=1e-3)
+
+
+def test_the_generic_sensitivity_variant_changes_the_moments_noise_only_inside_its_block():
+    import design_choices
+    import synthdp.release
+    from synthdp.basis import lowest_degree_indices
+
+    indices, n = lowest_degree_indices(3, 6), 100  # T_1 and T_2 of 3 columns
+    derived = synthdp.release.moments_sensitivity(indices, n)
+    with design_choices.variant_in_effect(design_choices.STUDIES["sensitivity"]["generic sensitivity 2R/n, 2 sqrt(R)/n (before)"]):
+        generic = synthdp.release.moments_sensitivity(indices, n)
+    assert generic == pytest.approx((2 * 6 / n, 2 * np.sqrt(6) / n))
+    assert synthdp.release.moments_sensitivity(indices, n) == derived
+    assert derived[0] < generic[0] and derived[1] < generic[1]

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer
-from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.basis import ChebyshevBasis, lowest_degree_indices, moments_sensitivity, tensor_indices
 from synthdp.config import SynthConfig
 from synthdp.domain import Domain
 from synthdp.ledger import PrivacyLedger
@@ -60,9 +60,10 @@ def test_moment_sensitivity_bound_holds_and_is_attained(basis, n_cells):
         worst_l1 = max(worst_l1, np.abs(change).sum())
         worst_l2 = max(worst_l2, np.linalg.norm(change))
     slack = 1 + 1e-12
+    derived_l1, derived_l2 = moments_sensitivity(basis.indices, n)
     assert worst_inf <= 2 / n * slack
-    assert worst_l1 <= 2 * R / n * slack
-    assert worst_l2 <= 2 * math.sqrt(R) / n * slack
+    assert worst_l1 <= derived_l1 * slack <= 2 * R / n * slack
+    assert worst_l2 <= derived_l2 * slack <= 2 * math.sqrt(R) / n * slack
     if n_cells is None:  # opposite corners flip every odd-degree function: the per-moment bound is tight
         assert worst_inf == pytest.approx(2 / n)
 
@@ -109,7 +110,7 @@ def _plan(n: int, R: int, **config):
 @pytest.mark.parametrize(
     "config, expected_scale",
     [
-        (dict(epsilon=0.5), lambda n, R: 2 * R / (n * 0.5)),
+        (dict(epsilon=0.5), lambda n, indices: moments_sensitivity(indices, n)[0] / 0.5),
         (dict(epsilon=2.0, delta=1e-6), None),  # analytic Gaussian: checked through the ledger
         (dict(epsilon=2.0, delta=1e-6, noise="laplace"), None),
     ],
@@ -124,16 +125,22 @@ def test_noise_has_the_calibrated_scale(config, expected_scale):
     """
     n, R, repeats = 500, 40, 1000
     plan = _plan(n, R, **config)
+    indices = lowest_degree_indices(4, R)
     moments = plan.budget.stage("moments")
     ledger = PrivacyLedger(moments.epsilon, moments.delta)
     noise = SeededNoise(np.random.default_rng(3))
-    draws = np.concatenate([release_moments(np.zeros(R), plan, PrivacyLedger(1e9, 0.5), noise) for _ in range(repeats)])
-    release_moments(np.zeros(R), plan, ledger, noise)
+    draws = np.concatenate([release_moments(np.zeros(R), indices, plan, PrivacyLedger(1e9, 0.5), noise)
+                            for _ in range(repeats)])
+    release_moments(np.zeros(R), indices, plan, ledger, noise)
     (event,) = ledger.events
     scale = event.noise_scale
-    assert scale == pytest.approx(moments.means_noise_scale(R, n))  # what the plan predicts (copula_shares uses it)
+    if moments.laplace_per_value:  # what copula_shares predicts
+        assert scale == pytest.approx(moments.means_noise_scale(R, n))
+    else:  # the derived sensitivity, below the generic one that copula_shares compares with its limit
+        assert scale == pytest.approx(moments.noise_scale(*moments_sensitivity(indices, n)))
+        assert scale < moments.means_noise_scale(R, n)
     if expected_scale is not None:
-        assert scale == pytest.approx(expected_scale(n, R))
+        assert scale == pytest.approx(expected_scale(n, indices))
     count = len(draws)
     if "gaussian" in event.mechanism.lower():
         statistic, spread = np.mean(draws**2) / scale**2, math.sqrt(2)
@@ -173,10 +180,14 @@ def test_ledger_spends_exactly_the_budget(clinic_like, config):
         assert event["sensitivity"] > 0 and event["noise_scale"] > 0 and event["epsilon"] > 0
 
 
-def test_noise_scale_follows_the_corrected_sensitivity_not_the_papers(clinic_like):
-    """MECHANISM.md section 2: the paper's t^d/(n eps) is about half of 2R/(n eps)."""
+def test_noise_scale_follows_the_derived_sensitivity_not_the_papers(clinic_like):
+    """MECHANISM.md section 2: the paper's t^d/(n eps) is about half of the generic 2R/(n eps);
+    the derived sensitivity (synthdp.basis.moments_sensitivity) lies between the two."""
     frame, bounds = clinic_like
     synth = SmoothSynthesizer(epsilon=1.0, candidates="hypercube", n_basis=30, clip_count_share=0.0, seed=1)
     synth.fit(frame, bounds=bounds)
     (event,) = synth.privacy_report()["privacy"]["stages"]
-    assert event["noise_scale"] == pytest.approx(2 * 30 / (len(frame) * 1.0))
+    n, d = frame.shape
+    derived = moments_sensitivity(lowest_degree_indices(d, 30), n)[0]
+    assert event["noise_scale"] == pytest.approx(derived / 1.0)
+    assert synth.release_.plan.theory.t ** d / n < derived < 2 * 30 / n
