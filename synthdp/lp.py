@@ -21,6 +21,9 @@ against the direct solve (C = 1e4..1e5, R = 20..500): the equality form costs 1.
 
 from __future__ import annotations
 
+import functools
+import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -341,6 +344,7 @@ def _highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.nda
     lp.a_matrix_.start_ = matrix.indptr
     lp.a_matrix_.index_ = matrix.indices
     lp.a_matrix_.value_ = matrix.data
+    _silence_highs_banner()
     highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     highs.setOptionValue("solver", method)
@@ -348,6 +352,27 @@ def _highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.nda
         highs.setOptionValue("time_limit", float(time_limit))
     highs.passModel(lp)
     return highs
+
+
+@functools.cache
+def _silence_highs_banner() -> None:
+    """Make the process's first highspy.Highs with file descriptor 1 pointed at /dev/null.
+
+    HiGHS 1.16 writes its banner to the C-level standard output when the first Highs object
+    is made, before any option (output_flag) can be set (ERGO-Code/HiGHS#2749), and only
+    then; the command line's output is the user's, not the solver's.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def _run_to_optimum(highs) -> None:

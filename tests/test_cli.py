@@ -197,3 +197,15 @@ def test_the_command_line_starts_without_the_heavy_modules():
             "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'sklearn') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_the_solver_prints_nothing_on_standard_output(tmp_path):
+    """HiGHS writes a banner when its first solver object is made; the command line keeps it out."""
+    rng = np.random.default_rng(2)
+    data = _write(tmp_path, pd.DataFrame({"a": rng.uniform(0, 1, 300), "b": rng.uniform(0, 1, 300)}))
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"a": [0, 1], "b": [0, 1]}))
+    result = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", data, "-o", tmp_path / "o.csv",
+                             "--bounds", bounds, "--seed", "0", "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "HiGHS" not in result.stdout + result.stderr
