@@ -112,7 +112,7 @@ def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
     return (spread_l1 + 2 * others) / n, float(np.sqrt(spread_l2 + 4 * others)) / n
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)
 def univariate_spread(degrees: tuple[int, ...], power: int) -> float:
     """An upper bound on the maximum over x, y in [-1, 1] of sum_{r in degrees} |T_r(x) - T_r(y)|^power.
 

@@ -263,8 +263,7 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     Sensitivity (:func:`synthdp.basis.bounded_means_sensitivity`): replacing one row moves
     each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of R means has L1
     sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n; a caller that derived a tighter
-    (L1, L2) for its functions passes it as ``sensitivity`` (per-value Laplace, below, does
-    not use it: 2/n is already tight for one value). With
+    (L1, L2) for its functions passes it as ``sensitivity``. With
     ``groups`` = G, the functions fall into G groups whose vector of means moves by at most
     2/n in l1 and l2 (at most one function of a group is non-zero on any row, as for the
     indicator products of :meth:`synthdp.schema.Schema.basis_groups`); R becomes G below.
