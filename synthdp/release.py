@@ -272,6 +272,8 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     Gaussian noise: sigma = L2 sensitivity / mu. (epsilon, delta) with Laplace: each mean
     (each group) is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced
     composition over the R means (G groups; see :func:`synthdp.noise.composition_epsilon`).
+    That per-value release keeps the bound 2/n of each mean and ignores ``sensitivity``: a
+    joint (L1, L2) bound does not bound each value below 2/n.
     """
     R, n = len(means) if groups is None else groups, plan.n
     if budget.laplace_per_value:

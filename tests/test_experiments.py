@@ -129,6 +129,23 @@ def test_only_runs_that_cannot_be_drawn_again_are_cached_per_query_set(method, p
     assert (keys[0] != keys[1]) == per_query_set
 
 
+def test_the_cache_key_follows_synthdp_code_not_its_docstrings_or_comments(tmp_path):
+    module = tmp_path / "stage.py"
+
+    def source_hash(text: str) -> str:
+        module.write_text(text)
+        harness._source_hash.cache_clear()
+        return harness._source_hash(tmp_path)
+
+    original = source_hash('"""Module."""\n\ndef scale(x):\n    """Twice x."""\n    return 2 * x\n')
+    reworded = source_hash('"""Module, reworded."""\n\n\ndef scale(x):  # why\n    """Two x."""\n    return 2 * x\n')
+    changed = source_hash('"""Module."""\n\ndef scale(x):\n    """Twice x."""\n    return 3 * x\n')
+    undocumented = source_hash("def scale(x):\n    return 2 * x\n")
+    harness._source_hash.cache_clear()
+    assert original == reworded == undocumented
+    assert changed != original
+
+
 def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
     import design_choices
     import synthdp.release
