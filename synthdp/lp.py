@@ -278,6 +278,25 @@ def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
                       time.perf_counter() - start)
 
 
+def precision_weighted(columns: ColumnSource, target: np.ndarray, noise_sd: np.ndarray,
+                       noise_l1: float) -> tuple[ColumnSource, np.ndarray, float]:
+    """The fit with each moment weighted by the precision of its noise.
+
+    Moments taken from the products release (:func:`synthdp.release.pair_product_rows`) are
+    noisier than the measured ones. Row r of W and of the target is multiplied by
+    min(sd) / sd_r, so every row's residual counts in units of the best-measured moment's
+    noise (a weighted l1 fit). Returns the weighted column source and target, and the
+    expected l1 norm of the weighted noise, from which the blend and spread tolerances
+    follow. Equal noise everywhere leaves all three unchanged.
+    """
+    noise_sd = np.asarray(noise_sd, dtype=float)
+    if noise_sd.min() == noise_sd.max():
+        return columns, target, noise_l1
+    weight = noise_sd.min() / noise_sd
+    weighted_l1 = noise_l1 * float(weight @ noise_sd / noise_sd.sum())  # each E|noise_r| is proportional to sd_r
+    return (lambda start, stop: columns(start, stop) * weight[:, None]), target * weight, weighted_l1
+
+
 def blend_with_uniform(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
                        max_objective: float) -> tuple[LPSolution, float]:
     """Mix the optimal weights with the uniform distribution over the candidates.

@@ -22,7 +22,9 @@ from .decode import decode
 from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from .ledger import PrivacyLedger
-from .lp import blend_with_uniform, candidate_columns, solve_l1_fit, solve_l1_fit_columns, spread_weights
+from .lp import (
+    blend_with_uniform, candidate_columns, precision_weighted, solve_l1_fit, solve_l1_fit_columns, spread_weights,
+)
 from .noise import NoiseSampler, OpenDPNoise, SeededNoise
 from .params import make_plan
 from .private_table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
@@ -261,6 +263,8 @@ class SmoothSynthesizer:
                 lattice = plan.theory.L if plan.round_to_lattice else None
                 columns = candidate_columns(basis, candidates, self.config.max_lp_entries, lattice)
                 target = target if lattice is None else grid.round_to_lattice(target, lattice)
+            columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
+                                                           release.moment_noise_l1)
         with stages.stage("LP fit"):
             if plan.candidates == "mixed":
                 solution = solve_l1_fit(design, target, method="ipm")
@@ -270,12 +274,12 @@ class SmoothSynthesizer:
         self.blend_share_ = 0.0
         if self.config.spread > 0:
             with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
-                tolerance = self.config.spread * release.moment_noise_l1
+                tolerance = self.config.spread * noise_l1
                 solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
         elif self.config.blend > 0 and plan.candidates != "mixed":
             # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
             # lets single cells drift (measured on adult: worst 2-way error 0.05 -> 0.26 at epsilon 1)
-            tolerance = self.config.blend * release.moment_noise_l1
+            tolerance = self.config.blend * noise_l1
             solution, self.blend_share_ = blend_with_uniform(columns, len(candidates), target, solution,
                                                              solution.objective + tolerance)
         weights = clean_weights(solution.weights)

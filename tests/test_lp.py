@@ -3,8 +3,8 @@ import pytest
 
 from synthdp import basis, grid
 from synthdp.errors import SynthDPError
-from synthdp.lp import (blend_with_uniform, candidate_columns, equality_form, solve_l1_fit, solve_l1_fit_columns,
-                        solve_l1_fit_cvxpy, spread_weights)
+from synthdp.lp import (blend_with_uniform, candidate_columns, equality_form, precision_weighted, solve_l1_fit,
+                        solve_l1_fit_columns, solve_l1_fit_cvxpy, spread_weights)
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 
@@ -181,3 +181,18 @@ def test_blend_keeps_the_fit_within_the_bound_and_takes_the_largest_uniform_shar
     assert share == 1 and np.allclose(whole.weights, 1 / 300)
     _, share = blend_with_uniform(slicer(design), 300, target, optimum, optimum.objective)
     assert share < 1e-6  # no tolerance: (almost) the optimal vertex
+
+
+def test_precision_weighting_scales_each_row_by_its_noise_and_leaves_equal_noise_alone():
+    rng = np.random.default_rng(3)
+    design, target = rng.uniform(-1, 1, size=(4, 30)), rng.uniform(-1, 1, size=4)
+    columns = lambda start, stop: design[:, start:stop]  # noqa: E731
+    same = precision_weighted(columns, target, np.full(4, 0.2), 0.64)
+    assert same[0] is columns and same[1] is target and same[2] == 0.64
+    noise_sd = np.array([0.1, 0.1, 0.4, 0.2])
+    weighted_columns, weighted_target, weighted_l1 = precision_weighted(columns, target, noise_sd, 0.8 * 0.8)
+    weight = np.array([1.0, 1.0, 0.25, 0.5])
+    assert np.allclose(weighted_columns(5, 12), design[:, 5:12] * weight[:, None])
+    assert np.allclose(weighted_target, target * weight)
+    # E|noise_r| is proportional to sd_r: the l1 norm 0.64 over sd 0.8 in all becomes 0.64 * (0.1+0.1+0.1+0.1) / 0.8
+    assert weighted_l1 == pytest.approx(0.32)

@@ -16,7 +16,7 @@ from synthdp.ledger import PrivacyLedger
 from synthdp.noise import OpenDPNoise, SeededNoise
 from synthdp.params import make_plan
 from synthdp.private_table import PrivateTable
-from synthdp.release import release_moments
+from synthdp.release import pair_positions, pair_product_rows, release_moments
 from synthdp.row_sums import SumRequest
 
 D = 3
@@ -191,3 +191,37 @@ def test_noise_scale_follows_the_derived_sensitivity_not_the_papers(clinic_like)
     derived = moments_sensitivity(lowest_degree_indices(d, 30), n)[0]
     assert event["noise_scale"] == pytest.approx(derived / 1.0)
     assert synth.release_.plan.theory.t ** d / n < derived < 2 * 30 / n
+
+
+@pytest.mark.parametrize("correlation_share", [0.3, 0.0])
+def test_pair_moments_come_from_the_products_release_and_are_not_measured_twice(clinic_like, correlation_share):
+    frame, bounds = clinic_like
+    n, d = frame.shape
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-8, candidates="copula", n_basis=2 * d + 3, seed=2,
+                              correlation_share=correlation_share).fit(frame, bounds=bounds)
+    release = synth.release_
+    pairs = pair_product_rows(release.basis_indices)
+    assert pairs.sum() == 3  # the basis: 2d univariate moments, then the d (d - 1) / 2 = 3 pairs
+    events = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    if correlation_share:
+        positions = pair_positions(release.basis_indices[pairs], d)
+        assert np.array_equal(release.noisy_moments[pairs], release.noisy_products[positions])
+        measured = release.basis_indices[~pairs]
+        assert release.moment_noise_sd[pairs] == pytest.approx(release.products_noise_sd)
+        assert "correlation release" in events["moments"]["released"]
+    else:
+        measured = release.basis_indices
+        assert "correlation" not in events
+    assert events["moments"]["sensitivity"] == pytest.approx(moments_sensitivity(measured, n)[1])  # Gaussian: L2
+    assert release.moment_noise_sd[~pairs] == pytest.approx(events["moments"]["noise_scale"])
+
+
+@pytest.mark.parametrize("d", [2, 3, 7])
+def test_pair_positions_follow_the_products_order(d):
+    indices = lowest_degree_indices(d, 2 * d + d * (d - 1) // 2)
+    pairs = indices[pair_product_rows(indices)]
+    i, j = np.triu_indices(d, 1)
+    positions = pair_positions(pairs, d)
+    assert sorted(positions) == list(range(d * (d - 1) // 2))
+    rows = np.arange(len(pairs))
+    assert np.all(pairs[rows, i[positions]] == 1) and np.all(pairs[rows, j[positions]] == 1)
