@@ -263,6 +263,8 @@ class SmoothSynthesizer:
                 lattice = plan.theory.L if plan.round_to_lattice else None
                 columns = candidate_columns(basis, candidates, self.config.max_lp_entries, lattice)
                 target = target if lattice is None else grid.round_to_lattice(target, lattice)
+            # unequal noise only where pair moments come from the products release (copula candidates);
+            # a mixed table's moments share one noise level, so its sparse design stays unweighted
             columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
                                                            release.moment_noise_l1)
         with stages.stage("LP fit"):
