@@ -111,18 +111,18 @@ def release_statistics(
             indices = lowest_degree_indices(plan.d, plan.n_basis)
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
         products_wanted = copula_wanted and plan.budget.share("correlation") > 0
-        sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
+        # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
+        from_products = pair_product_rows(indices) if products_wanted else np.zeros(len(indices), dtype=bool)
+        measured = ~from_products
+        sums = table.row_sums(SumRequest(domain, indices[measured], plan.theory.N if plan.mode == "exact" else None,
                                          column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
                                          marginal_bins=plan.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
         if plan.budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), plan.budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise)
-        # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
-        from_products = pair_product_rows(indices) if products_wanted else np.zeros(len(indices), dtype=bool)
-        measured = ~from_products
         noisy_moments = np.empty(len(indices))
-        noisy_moments[measured] = release_moments(sums["moments"][measured] / plan.n, indices[measured], plan,
+        noisy_moments[measured] = release_moments(sums["moments"] / plan.n, indices[measured], plan,
                                                   ledger, noise, shared=int(from_products.sum()))
         moment_noise_scale = np.full(len(indices), ledger.event("moments").noise_scale)
     pca = marginals = noisy_products = None
@@ -135,9 +135,10 @@ def release_statistics(
             marginals = release_marginals(sums["cell_counts"], plan, ledger, noise)
             if products_wanted:
                 noisy_products = release_products(sums["second_moment"], plan, ledger, noise)
-                products_noise_sd = noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+                products_scale = ledger.event("correlation").noise_scale
+                products_noise_sd = noise_standard_deviation(plan.noise, products_scale)
                 noisy_moments[from_products] = noisy_products[pair_positions(indices[from_products], plan.d)]
-                moment_noise_scale[from_products] = ledger.event("correlation").noise_scale
+                moment_noise_scale[from_products] = products_scale
     moment_noise_l1 = expected_l1_norm(plan.noise, float(moment_noise_scale.sum()), 1)  # the sum of each E|noise|
     moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * moment_noise_scale
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, marginals,
