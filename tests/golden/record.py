@@ -1,0 +1,41 @@
+"""Write ``checksums.json``: the digests of every golden case, run with the code as it is now.
+
+    python tests/golden/record.py [--check]
+
+``--check`` compares instead of writing (what ``tests/test_golden.py`` does, case by case).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cases import CASES, CHECKSUMS, available, run_case  # noqa: E402
+
+
+def main() -> int:
+    check = "--check" in sys.argv
+    stored = json.loads(CHECKSUMS.read_text()) if check else {}
+    digests, failed = {}, []
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in CASES:
+            if not available(name):
+                print(f"{name}: skipped (no input table)")
+                continue
+            digests[name] = run_case(name, Path(tmp) / name)
+            status = "" if not check else (" ok" if stored.get(name) == digests[name] else " CHANGED")
+            failed += [name] if status == " CHANGED" else []
+            print(f"{name}:{status} {digests[name]}")
+    if check:
+        return 1 if failed else 0
+    CHECKSUMS.write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
