@@ -21,8 +21,8 @@ candidates for a smaller C are a prefix of those for a larger C.
 
 Three ways to solve it:
 
-* ``highspy-direct``   synthdp.lp.solve_l1_fit: equality form passed to HiGHS through highspy.
-* ``cvxpy-equality``   synthdp.lp.solve_l1_fit_cvxpy: the same equality form in cvxpy (cp.HIGHS).
+* ``highspy-direct``   synthdp.postprocess.lp.solve_l1_fit: equality form passed to HiGHS through highspy.
+* ``cvxpy-equality``   synthdp.postprocess.lp.solve_l1_fit_cvxpy: the same equality form in cvxpy (cp.HIGHS).
 * ``cvxpy-natural``    cp.Problem(cp.Minimize(cp.norm1(W @ u - b)), [u >= 0, cp.sum(u) == 1])
                        .solve(solver=cp.HIGHS); by default only where C*R <= 1e7 (memory).
 
@@ -87,7 +87,7 @@ RESULT_PREFIX = "BENCH_LP_RESULT "
 
 def make_instance(C: int, R: int, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """W (R x C) and b (R,) for one benchmark size; deterministic in (C, R, seed)."""
-    from synthdp.basis import ChebyshevBasis, lowest_degree_indices
+    from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 
     cand_seq, mix_seq, noise_seq = np.random.SeedSequence(seed).spawn(3)
     candidates = np.random.default_rng(cand_seq).uniform(-1.0, 1.0, size=(C, DIM))
@@ -145,7 +145,7 @@ def worker(method: str, C: int, R: int, repeats: int, seed: int) -> dict:
     """Build the instance, solve it ``repeats`` times with ``method``, report timings."""
     import highspy  # noqa: F401  (imported before the baseline so it is not counted)
 
-    from synthdp import lp
+    from synthdp.postprocess import lp
 
     if method != DIRECT:
         import cvxpy  # noqa: F401
@@ -199,8 +199,8 @@ def worker(method: str, C: int, R: int, repeats: int, seed: int) -> dict:
 
 
 def time_equality_form(C: int, R: int, seed: int) -> dict:
-    """Separate timing of synthdp.lp.equality_form (scipy.sparse assembly) at one size."""
-    from synthdp.lp import equality_form
+    """Separate timing of synthdp.postprocess.lp.equality_form (scipy.sparse assembly) at one size."""
+    from synthdp.postprocess.lp import equality_form
 
     design, target = make_instance(C, R, seed)
     start = time.perf_counter()
@@ -397,7 +397,7 @@ def markdown(rows: list[dict], eqform: list[dict], opts: argparse.Namespace, ela
             "",
             "## Direct path: model building vs HiGHS",
             "",
-            "`equality_form s`: synthdp.lp.equality_form alone (scipy.sparse assembly of [[W, -I, I], [1, 0, 0]]), "
+            "`equality_form s`: synthdp.postprocess.lp.equality_form alone (scipy.sparse assembly of [[W, -I, I], [1, 0, 0]]), "
             "timed in a separate process; compare with the highspy-direct `seconds` and `HiGHS run s` above.",
             "",
             "| C | R | nnz | equality_form s | direct total s | HiGHS run s | outside HiGHS s |",

@@ -123,19 +123,19 @@ def pipeline_stages(path: Path, n_basis: int | None, n_candidates: int, meter: M
     The pipeline computes the moments and the marginals' counts in one pass over the rows;
     here they are two passes, so that each stage has its own time.
     """
-    from synthdp.basis import ChebyshevBasis, lowest_degree_indices
+    from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
     from synthdp.config import SynthConfig
-    from synthdp.copula import copula_candidates, correlation_matrix
-    from synthdp.decode import decode
-    from synthdp.domain import Domain
-    from synthdp.ledger import PrivacyLedger
-    from synthdp.lp import blend_with_uniform, candidate_columns, solve_l1_fit_columns
-    from synthdp.noise import SeededNoise, expected_l1_norm, noise_standard_deviation
-    from synthdp.params import make_plan
-    from synthdp.private_table import PrivateTable
-    from synthdp.release import release_marginals, release_moments, release_products
-    from synthdp.row_sums import SumRequest
-    from synthdp.sampling import clean_weights, sample_rows
+    from synthdp.postprocess.copula import copula_candidates, correlation_matrix
+    from synthdp.domain.decode import decode
+    from synthdp.domain.box import Domain
+    from synthdp.privacy.ledger import PrivacyLedger
+    from synthdp.postprocess.lp import blend_with_uniform, candidate_columns, solve_l1_fit_columns
+    from synthdp.privacy.noise import SeededNoise, expected_l1_norm, noise_standard_deviation
+    from synthdp.pipeline.plan import make_plan
+    from synthdp.reader.table import PrivateTable
+    from synthdp.privacy.release import release_marginals, release_moments, release_products
+    from synthdp.stats.row_sums import SumRequest
+    from synthdp.postprocess.sampling import clean_weights, sample_rows
 
     meter.run("plain pandas.read_csv", pd.read_csv, path)
     table = meter.run("read CSV", PrivateTable.read_csv, path)
@@ -180,10 +180,10 @@ def pipeline_stages(path: Path, n_basis: int | None, n_candidates: int, meter: M
 
 
 def direct_highs(design: np.ndarray, target: np.ndarray, solver: str, time_limit: float) -> dict:
-    """Highs.run() on the whole LP of :func:`synthdp.lp.equality_form` (model building not timed)."""
+    """Highs.run() on the whole LP of :func:`synthdp.postprocess.lp.equality_form` (model building not timed)."""
     import highspy
 
-    from synthdp.lp import _highs_model, equality_form
+    from synthdp.postprocess.lp import _highs_model, equality_form
 
     matrix, rhs, cost = equality_form(design, target)
     highs = _highs_model(matrix, rhs, rhs, cost, time_limit)
@@ -221,7 +221,7 @@ def configuration(n: int, d: int, n_basis: int | None, n_candidates: int, direct
 
 def chebyshev_comparison(quick: bool) -> list[dict]:
     """ChebyshevBasis.evaluate against the naive cos(r arccos x) product (row blocks of 2048)."""
-    from synthdp.basis import ChebyshevBasis, lowest_degree_indices
+    from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 
     sizes = [(10**4, 10, 10), (10**4, 20, 230)] + ([] if quick else [(10**4, 100, 1000), (10**6, 10, 158),
                                                                       (10**6, 10, 413)])
@@ -260,7 +260,7 @@ def _best_of(repeats: int, function, *args):
 
 def solver_comparison(C: int, R: int, time_limit: float) -> dict:
     """Column generation vs HiGHS dual simplex and PDLP on the whole LP, on pipeline data (n = 1e4, d = 20)."""
-    from synthdp.lp import candidate_columns, solve_l1_fit_columns
+    from synthdp.postprocess.lp import candidate_columns, solve_l1_fit_columns
 
     timing = Meter(memory=False)
     info = pipeline_stages(generated_csv(10**4, 20), R, C, timing)

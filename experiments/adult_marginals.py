@@ -22,7 +22,7 @@ and, at the same epsilon,
 
 Errors: worst-case and mean absolute error of the cell fractions over all cells of all
 2-way (36 marginals) and 3-way (84) marginals of the 9 categorical columns. Smooth queries:
-the papers' protocol (synthdp.evaluation; Q random sums of 10 Gaussian kernels, worst-case
+the papers' protocol (synthdp.evaluation.queries; Q random sums of 10 Gaussian kernels, worst-case
 relative error) on the 6 integer columns, for the mixed release's synthetic table and for a
 release of the 6 numeric columns alone at the same epsilon (the cost of sharing the budget).
 
@@ -46,9 +46,9 @@ import numpy as np
 import pandas as pd
 
 from synthdp import SmoothSynthesizer
-from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
-from synthdp.marginals import column_sets, marginal, marginal_errors
-from synthdp.schema import Schema
+from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from synthdp.summaries.marginal import column_sets, marginal, marginal_errors
+from synthdp.domain.schema import Schema
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "adult.csv"

@@ -37,12 +37,12 @@ of the second moment S = (1/n) sum_i x_i x_i^T. Replacing row x by y changes the
 * Both at once (one vector, one mechanism): L2 = sqrt(4d + d^2 + d/2)/n = sqrt(d^2 + 4.5 d)/n
   (adding the two squared maxima bounds the max of the sum); L1 = (2d + d^2)/n.
 
-delta > 0: the analytic Gaussian mechanism (:func:`synthdp.noise.analytic_gaussian_sigma`)
+delta > 0: the analytic Gaussian mechanism (:func:`synthdp.privacy.noise.analytic_gaussian_sigma`)
 with that L2 sensitivity; delta = 0: Laplace with scale L1/epsilon. Everything after the
 noisy vector is post-processing: cov = S - m m^T, symmetrised, projected onto the PSD cone
 (negative eigenvalues set to 0), the mean clipped into the cube, n rows drawn from
 N(m, cov), clipped into [-1, 1]^d and mapped back to units. The noise comes from
-:class:`synthdp.noise.OpenDPNoise` (private) unless a sampler is passed, e.g.
+:class:`synthdp.privacy.noise.OpenDPNoise` (private) unless a sampler is passed, e.g.
 ``SeededNoise(rng)`` for reproducible but NOT private runs.
 
 Binned peers
@@ -71,7 +71,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthdp.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, laplace_scale
+from synthdp.privacy.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, laplace_scale
 
 __all__ = [
     "PEERS",
@@ -213,7 +213,7 @@ def dp_gaussian(
     rng : numpy.random.Generator
         Randomness of the post-processing (the Gaussian sample), not of the privacy noise.
     noise : NoiseSampler, optional
-        Sampler of the privacy noise; default :class:`synthdp.noise.OpenDPNoise`.
+        Sampler of the privacy noise; default :class:`synthdp.privacy.noise.OpenDPNoise`.
     rows : int, optional
         Synthetic rows (default n).
     """

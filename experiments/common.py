@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 import synthdp
-from synthdp.evaluation import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
+from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE.parents[1] / "shared" / "data"  # ../shared/data beside the checkout

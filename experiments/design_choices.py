@@ -4,24 +4,24 @@
 The package default against the histograms' share (``marginals_share``) fixed at 0.3, 0.5,
 0.7 and 0.9 (the products' share, when the default releases them, left at its default).
 The table gives the noise standard deviation of one moment at the histograms' share of 0.5,
-the quantity :func:`synthdp.params.copula_shares` compares with ``MOMENT_NOISE_LIMIT``.
+the quantity :func:`synthdp.pipeline.plan.copula_shares` compares with ``MOMENT_NOISE_LIMIT``.
 
 ``--study atoms``: which atoms (point masses at a column's bounds) the copula keeps. The
 default drops an atom whose noisy count is below ``ATOM_THRESHOLD`` = 2 noise standard
-deviations (:meth:`synthdp.copula.Marginals.probabilities`); the alternatives keep every atom
+deviations (:meth:`synthdp.postprocess.copula.Marginals.probabilities`); the alternatives keep every atom
 (the projection alone decides, as before) or use 1 or 3.
 
 ``--study basis``: how many moments R the release holds. The default is the paper's R
 (Appendix A.5) raised to 2d, so that every column's T_1 and T_2 moments are released
-(:func:`synthdp.params.auto_n_basis`); the alternatives are the paper's R raised to d only
+(:func:`synthdp.pipeline.plan.auto_n_basis`); the alternatives are the paper's R raised to d only
 (the default before), and R fixed at d (the column means), 2d and 4d. One release answers
 every σ, and the trade-off is between them: more moments describe rough queries (σ = 2)
 better, fewer moments carry less noise each, which smooth queries (σ >= 4) need.
 
 ``--study copula``: how the copula's correlation matrix is made from the released products.
 The default takes the normal scores' correlation that gives the candidates the released
-Pearson correlations (NORTA, :func:`synthdp.copula.normal_scores_correlation`) and then the
-nearest correlation matrix (:func:`synthdp.copula.nearest_correlation`); the alternatives
+Pearson correlations (NORTA, :func:`synthdp.postprocess.copula.normal_scores_correlation`) and then the
+nearest correlation matrix (:func:`synthdp.postprocess.copula.nearest_correlation`); the alternatives
 replace the second step by one eigenvalue clip, and both steps by taking the Pearson
 correlations as the normal scores' with one clip (the rule before, except that the Pearson
 correlations now divide by the truncated Hermite series' variances, up to 8 % below the
@@ -30,7 +30,7 @@ only at large n epsilon (PKS at (1, 1e-10); PKS and CTG at (4, 1e-10); all four 
 (16, 1e-10)); elsewhere the variants coincide.
 
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
-sensitivity (:func:`synthdp.basis.moments_sensitivity`: a column's T_1 and T_2 cannot both
+sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
 l2); the alternative is the bound for any R functions with values in [-1, 1], 2R/n and
 2 sqrt(R)/n, used before. Same privacy guarantee, 9-22 % more noise on the benchmarks.
@@ -40,7 +40,7 @@ its 2d univariate ones and the copula's products are released (PKS at delta = 1e
 epsilon >= 1, CTG at (4, 1e-10) and (16, 1e-10); elsewhere the variants coincide), the default
 takes those moments from the products release, spends the moments' budget on the univariate
 ones alone, and weights the LP's rows by the precision of their noise
-(:func:`synthdp.release.pair_product_rows`, :func:`synthdp.lp.precision_weighted`). The
+(:func:`synthdp.privacy.release.pair_product_rows`, :func:`synthdp.postprocess.lp.precision_weighted`). The
 alternatives: the pair moments measured a second time by the moments release, with equal
 weights (before), and R = 2d (no pair rows at all).
 
@@ -83,15 +83,15 @@ from functools import partial
 
 import numpy as np
 
-import synthdp.copula
-import synthdp.release
+import synthdp.postprocess.copula
+import synthdp.privacy.release
 from common import BOUNDS_NOTE, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, generated_by, load_dataset, log, \
     query_set, true_answers
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.basis import bounded_means_sensitivity
+from synthdp.privacy.sensitivity import bounded_means_sensitivity
 from synthdp.config import SynthConfig
-from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors
-from synthdp.params import make_plan, paper_n_basis
+from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
+from synthdp.pipeline.plan import make_plan, paper_n_basis
 
 LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 
@@ -99,14 +99,14 @@ LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 @dataclass(frozen=True)
 class Variant:
     """One alternative to the default: SmoothSynthesizer keys (or a function of the paper's R
-    (Appendix A.5) and d returning them), names of :mod:`synthdp.copula` and of
-    :mod:`synthdp.release` (constants or functions) replaced for its fits, and the release
+    (Appendix A.5) and d returning them), names of :mod:`synthdp.postprocess.copula` and of
+    :mod:`synthdp.privacy.release` (constants or functions) replaced for its fits, and the release
     stages whose exact values replace the noisy ones (the oracle study only: not private)."""
 
     keys: dict | Callable[[int, int], dict] = field(default_factory=dict)
     copula: dict[str, object] = field(default_factory=dict)
     exact_stages: tuple[str, ...] = ()
-    release: dict[str, object] = field(default_factory=dict)  # names of synthdp.release replaced
+    release: dict[str, object] = field(default_factory=dict)  # names of synthdp.privacy.release replaced
 
 
 def pearson_as_normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -118,7 +118,7 @@ def pearson_as_normal_scores_correlation(pearson: np.ndarray, coefficients: np.n
     return matrix
 
 
-EIGENVALUE_CLIP = partial(synthdp.copula.nearest_correlation, iterations=0)  # one clip, rescaled to a unit diagonal
+EIGENVALUE_CLIP = partial(synthdp.postprocess.copula.nearest_correlation, iterations=0)  # one clip, rescaled to a unit diagonal
 
 
 STUDIES = {
@@ -159,37 +159,37 @@ TITLES = {"split": "Budget split between the histograms and the moments",
 
 NOTES = {"oracle": "Not private: each variant hands exact values on from the stages it names. The "
                    "post-processing still assumes the budgeted noise; in particular the blend's tolerance "
-                   "(synthdp.lp.blend_with_uniform) follows it, so where the moments get 0.1 of the budget the "
+                   "(synthdp.postprocess.lp.blend_with_uniform) follows it, so where the moments get 0.1 of the budget the "
                    "blend takes the table all the way to the candidates, and the moments, noisy or exact, do "
                    "not change it.\n\n"}
 
 
 @contextmanager
 def variant_in_effect(variant: Variant):
-    """Set the variant's replacements in synthdp.copula and exact stages for the fits inside the block.
+    """Set the variant's replacements in synthdp.postprocess.copula and exact stages for the fits inside the block.
 
     An exact stage still draws its noise (so the other stages see the same draws as in the
     default) and records its ledger event, but hands on the exact values: NOT private.
     """
-    noisy_release = synthdp.release._release
+    noisy_release = synthdp.privacy.release._release
 
     def release(values, stage, *args):
         released = noisy_release(values, stage, *args)
         return values.copy() if stage in variant.exact_stages else released
 
-    replaced = [(module, name, value) for module, names in ((synthdp.copula, variant.copula),
-                                                             (synthdp.release, variant.release))
+    replaced = [(module, name, value) for module, names in ((synthdp.postprocess.copula, variant.copula),
+                                                             (synthdp.privacy.release, variant.release))
                 for name, value in names.items()]
     originals = [(module, name, getattr(module, name)) for module, name, _ in replaced]
     for module, name, value in replaced:
         setattr(module, name, value)
-    synthdp.release._release = release
+    synthdp.privacy.release._release = release
     try:
         yield
     finally:
         for module, name, value in originals:
             setattr(module, name, value)
-        synthdp.release._release = noisy_release
+        synthdp.privacy.release._release = noisy_release
 
 
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
@@ -257,8 +257,8 @@ def main(argv: list[str] | None = None) -> None:
         "worst-case relative error, mean over rounds; round r of every variant uses the seeded noise "
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
-        "(synthdp.params.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
-        "(synthdp.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.params.auto_n_basis).\n\n" + NOTES.get(args.study, "") + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
+        "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
+        "(synthdp.postprocess.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.pipeline.plan.auto_n_basis).\n\n" + NOTES.get(args.study, "") + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
     print(f"wrote {out}")
 
 

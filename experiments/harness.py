@@ -57,9 +57,9 @@ from baselines import (
 from common import HERE, RESULTS_DIR, Dataset, cpu_now, log, read_json, write_json
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.config import SynthConfig
-from synthdp.evaluation import SIGMAS, KernelQueries, answer_queries, worst_case_errors
-from synthdp.metrics import correlation_error, distinct_rows, ks_distances, model_accuracy
-from synthdp.params import paper_n_basis
+from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, worst_case_errors
+from synthdp.evaluation.metrics import correlation_error, distinct_rows, ks_distances, model_accuracy
+from synthdp.pipeline.plan import paper_n_basis
 
 CACHE_DIR = RESULTS_DIR / "cache"
 CONFIGS = HERE.parent / "configs"
@@ -137,7 +137,7 @@ def paper_config(setting: Setting, n: int, d: int, sigma: float, seed: int | Non
 
     The keys of the matching ``configs/paper_*.toml`` (epsilon and delta replaced by the
     setting's), :data:`PAPER_PINS`, smoothness K = sigma^2 and the paper's R for that K
-    (:func:`synthdp.params.paper_n_basis`).
+    (:func:`synthdp.pipeline.plan.paper_n_basis`).
     """
     kind = setting.candidates or "pca"
     text = (CONFIGS / PAPER_CONFIGS[setting.delta > 0, kind]).read_text()

@@ -49,7 +49,7 @@ from published import PAPER_TABLES, SETTINGS  # noqa: E402
 from report import (  # noqa: E402
     ERROR_KINDS, FULL_QUERIES, FULL_ROUNDS, UTILITY_HEADER, estimate_seconds, mean_errors, method_rows, plot_errors,
 )
-from synthdp.evaluation import SIGMAS  # noqa: E402
+from synthdp.evaluation.queries import SIGMAS  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -11,7 +11,7 @@ For each of CTG, PKS, WDBC and CRM this script runs
 at (epsilon, delta) = (1, 1e-10) (``--epsilon``, ``--delta``), decodes the peers uniformly
 within bins, and measures worst-case relative and absolute error (f as written and
 f / sum_j alpha_j) over Q random smooth queries for sigma in {2, 4, 6, 8, 10}
-(``synthdp.evaluation``; MECHANISM.md section 5), averaged over ``--rounds`` rounds, with
+(``synthdp.evaluation.queries``; MECHANISM.md section 5), averaged over ``--rounds`` rounds, with
 the run time of every method. Results: ``experiments/results/peers_smoke.md`` and a JSON
 file beside it, which also serves as a cache (``--resume`` skips finished runs).
 
@@ -68,7 +68,7 @@ from baselines import (  # noqa: E402
 from common import (  # noqa: E402
     DATA_DIR, QUERY_SEED, RESULTS_DIR, command_line, cpu_now, fmt, load_dataset, log, query_set, read_json, write_json,
 )
-from synthdp.evaluation import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
+from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
 
 DEFAULT_OUT = RESULTS_DIR / "peers_smoke.md"
 DATASETS = ("ctg", "pks", "wdbc", "crm")

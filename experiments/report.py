@@ -12,9 +12,9 @@ import numpy as np
 
 from common import fmt
 from harness import LABELS, PEER_METHODS
-from synthdp.evaluation import SIGMAS
+from synthdp.evaluation.queries import SIGMAS
 
-#: Error keys of ``synthdp.evaluation.WorstCaseErrors`` and how the tables name them.
+#: Error keys of ``synthdp.evaluation.queries.WorstCaseErrors`` and how the tables name them.
 ERROR_KINDS = (("relative", "**rel**"), ("absolute_scaled", "abs f/Σα"), ("absolute", "abs raw f"))
 FULL_ROUNDS, FULL_QUERIES = 20, 10_000
 

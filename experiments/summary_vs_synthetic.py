@@ -55,10 +55,10 @@ import pandas as pd
 
 import synthdp
 from synthdp import SmoothSynthesizer, Summary
-from synthdp.basis import ChebyshevBasis
+from synthdp.stats.chebyshev import ChebyshevBasis
 from common import (DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, Dataset, command_line, generated_by, load_dataset, log,
                     query_set, write_json)
-from synthdp.evaluation import SIGMAS, KernelQueries, answer_queries, to_unit, worst_case_errors
+from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, to_unit, worst_case_errors
 
 DEFAULT_OUT = RESULTS_DIR / "summary_vs_synthetic.md"
 PKS_DIMS = (2, 5, 10, 20)
@@ -272,7 +272,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
         f"{args.queries} random queries per setting, the same for every method (sums of 10 Gaussian kernels, "
         "MECHANISM.md §5; the paper uses 10 000, fewer here because each summary answer costs 8192 evaluations "
         "of f), worst case over the queries, averaged over rounds. Errors are for f / Σα (queries in [0, 1]) and relative. Summaries use the "
-        f"default quadrature ({synthdp.summary.DEFAULT_NODES} nodes: Gauss–Chebyshev product rule for d = 2, "
+        f"default quadrature ({synthdp.summaries.smooth.DEFAULT_NODES} nodes: Gauss–Chebyshev product rule for d = 2, "
         "scrambled Sobol' points otherwise) and the default `damping=\"none\"` unless stated.",
         "",
         "Bounds: each column's min and max in the data, *taken as public*; a real release passes public bounds.",
@@ -284,7 +284,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
     lines += ["", "Reading the tables: where **summary** ≈ **exact_moments**, the summary's error is the truncation "
               "of the Chebyshev series to the released basis (R lowest-degree moments, chosen by the default rule "
               "for the LP), not the noise; the quadrature error below is far smaller. **jackson** answers with the "
-              "constant term alone when the highest released degree t is below ceil((K + 3)/2) = 4 (synthdp.summary).",
+              "constant term alone when the highest released degree t is below ceil((K + 3)/2) = 4 (synthdp.summaries.smooth).",
               "", "## Worst-case errors", ""]
     for result in results:
         rounds = result["rounds"]
@@ -313,7 +313,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
         lines.append(f"| {result['setting']} | " + " | ".join(f"{v:.2e}" for v in times.values()) + " |")
     lines += ["", f"`Summary.answer` and `answer_many` (σ = {SIGMAS[1]:g} only) were timed on the first "
                   f"{args.timing_queries} queries; the synthetic-table answers use "
-                  "`synthdp.evaluation.answer_queries` (multi-threaded, and by default it merges the few distinct "
+                  "`synthdp.evaluation.queries.answer_queries` (multi-threaded, and by default it merges the few distinct "
                   "synthetic rows first).", ""]
     return "\n".join(lines)
 

@@ -1,15 +1,45 @@
-"""synthdp: differentially private synthetic tables for smooth queries."""
+"""synthdp: differentially private synthetic tables for smooth queries.
 
-from importlib.metadata import PackageNotFoundError, version
+The public names below are loaded lazily (PEP 562): ``import synthdp`` or importing one
+submodule (say :mod:`synthdp.postprocess.lp`) loads only what that needs, never the pipeline
+or the raw-row reader behind it.
+"""
 
-from .config import SynthConfig
-from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
-from .summary import Summary
-from .synthesizer import SmoothSynthesizer
+from __future__ import annotations
 
-try:
-    __version__ = version("synthdp")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.1.0+unknown"
+import importlib
+from typing import TYPE_CHECKING
 
-__all__ = ["SmoothSynthesizer", "Summary", "SynthConfig", "SynthDPError", "PrivacyLeakWarning", "TestingSeedWarning", "__version__"]
+from synthdp._version import __version__
+
+_EXPORTS = {
+    "SmoothSynthesizer": "synthdp.synthesizer",
+    "SynthConfig": "synthdp.config",
+    "Summary": "synthdp.summaries.smooth",
+    "MarginalSummary": "synthdp.summaries.marginal",
+    "SynthDPError": "synthdp.errors",
+    "PrivacyLeakWarning": "synthdp.errors",
+    "TestingSeedWarning": "synthdp.errors",
+}
+
+__all__ = ["MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig", "SynthDPError",
+           "TestingSeedWarning", "__version__"]
+
+if TYPE_CHECKING:
+    from synthdp.config import SynthConfig
+    from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+    from synthdp.summaries.marginal import MarginalSummary
+    from synthdp.summaries.smooth import Summary
+    from synthdp.synthesizer import SmoothSynthesizer
+
+
+def __getattr__(name: str) -> object:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'synthdp' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

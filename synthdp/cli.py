@@ -27,15 +27,20 @@ from typing import Callable
 
 import pandas as pd
 
-from . import __version__
-from .config import SynthConfig
-from .domain import load_bounds_file
-from .errors import SynthDPError
-from .marginals import MarginalSummary, marginal
-from .metrics import DEFAULT_QUERIES, TASKS, format_report, utility_report
-from .private_table import STREAM_CSV_BYTES, check_numeric_frame, read_csv_frame
-from .schema import Schema, load_schema_file
-from .synthesizer import SmoothSynthesizer
+from synthdp._version import __version__
+from synthdp.config import SynthConfig
+from synthdp.domain.box import load_bounds_file
+from synthdp.domain.schema import Schema, load_schema_file
+from synthdp.errors import SynthDPError
+from synthdp.evaluation.metrics import (
+    DEFAULT_QUERIES,
+    TASKS,
+    format_report,
+    utility_report,
+)
+from synthdp.reader.table import STREAM_CSV_BYTES, check_numeric_frame, read_csv_frame
+from synthdp.summaries.marginal import MarginalSummary, marginal
+from synthdp.synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
 synthdp turns a sensitive numeric table into a differentially private synthetic table that
@@ -157,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
     method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
     method.add_argument("--pca-calibration", choices=["derived", "paper"],
-                        help="PCA noise: the sensitivity derived in synthdp.pca (default), or the "
+                        help="PCA noise: the sensitivity derived in synthdp.privacy.pca (default), or the "
                              "paper's Theorem 3.6 constants, raised to the derived scale where lower")
     method.add_argument("--spread", type=float, metavar="KAPPA",
                         help="spread the synthetic mass over the fits within KAPPA x the expected l1 norm of "

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Literal
 
-from .errors import SynthDPError
+from synthdp.errors import SynthDPError
 
 Mode = Literal["practical", "exact"]
 CandidateKind = Literal["copula", "pca", "hypercube", "grid", "moments"]
@@ -46,7 +46,7 @@ class SynthConfig:
         R, the number of non-constant basis functions in practical mode; "auto" is the
         paper's R = 0.5 n^{d/(2d+K)} (epsilon-DP) or 0.5 n^{2d/(3d+2K)} ((epsilon, delta)),
         raised to 2d so that every column's mean and second moment (T_1 and T_2) are
-        released (:func:`synthdp.params.auto_n_basis`).
+        released (:func:`synthdp.pipeline.plan.auto_n_basis`).
     noise : "gaussian", "laplace" or None
         Noise for (epsilon, delta) runs: the analytic Gaussian mechanism, or Laplace with
         advanced composition. None means Gaussian if delta > 0 and Laplace if delta = 0.
@@ -55,19 +55,19 @@ class SynthConfig:
     marginals_share, correlation_share : float or None
         Shares of the budget spent on the one-way histograms and on the pairwise products
         (the copula's correlations) when candidates are "copula". None (default) decides
-        from public n, d, R and the budget (:func:`synthdp.params.copula_shares`): 0.3 each
+        from public n, d, R and the budget (:func:`synthdp.pipeline.plan.copula_shares`): 0.3 each
         when the products' noise would be small enough to carry correlations, else no
         products and 0.5 for the histograms; the histograms take all but 0.1 when the
         moments' noise would be too large to add to them.
     marginal_bins : int or None
         Equal-width bins per column of the one-way histograms (plus the two bounds as
         atoms). None (default) picks 4 to 16 from the public noise level
-        (:func:`synthdp.params.auto_marginal_bins`).
+        (:func:`synthdp.pipeline.plan.auto_marginal_bins`).
     pca_components, pca_iterations : int or None, int
         k and L of private subspace iteration; None means min(d, 5) components.
     pca_calibration : "derived" or "paper"
         "derived" calibrates the PCA noise to the sensitivity derived in
-        :mod:`synthdp.pca`; "paper" uses Theorem 3.6's constants, raised where needed to the
+        :mod:`synthdp.privacy.pca`; "paper" uses Theorem 3.6's constants, raised where needed to the
         derived scale so the run stays private.
     ellipsoid_radius : "paper" or "spread"
         Radii sqrt(lambda) (the paper) or sqrt((k + 2) lambda), which gives the candidate
@@ -76,11 +76,11 @@ class SynthConfig:
         Share of epsilon spent on a noisy count of rows with clipped values (0: not released).
     bounds_share : float
         Share of epsilon spent on DP estimates of the bounds of columns that have no public
-        bounds (0: missing bounds are an error). See :mod:`synthdp.bounds` for its cost.
+        bounds (0: missing bounds are an error). See :mod:`synthdp.privacy.dp_bounds` for its cost.
     levels_share : float
         Share of epsilon and of delta spent on DP discovery of the levels of the categorical
         columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
-        :func:`synthdp.release.release_levels`). 0: such columns are an error.
+        :func:`synthdp.privacy.release.release_levels`). 0: such columns are an error.
     spread : float
         Tolerance of the mass-spreading second LP (MECHANISM.md section 6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
@@ -95,7 +95,7 @@ class SynthConfig:
         the worst 2-way cell error rise from 0.05 to 0.26 at epsilon = 1).
     marginal_degree : int
         Mixed tables (a schema with binary or categorical columns): the release holds every
-        marginal cell of up to this many of those columns (:meth:`synthdp.schema.Schema.basis_indices`).
+        marginal cell of up to this many of those columns (:meth:`synthdp.stats.mixed_basis.basis_indices`).
     max_lp_entries : int
         Memory bound on the LP matrix entries held at once: W is kept whole up to it, and
         column generation's master LP (R x its candidate columns) must fit it; the spread
@@ -104,7 +104,7 @@ class SynthConfig:
         Makes every random draw reproducible. For testing only: noise drawn from a known
         seed is not private against anyone who knows it.
     engine : "numpy" or "dask"
-        How the rows are read and summed (:mod:`synthdp.private_table`): in process (in
+        How the rows are read and summed (:mod:`synthdp.reader.table`): in process (in
         memory, or streamed in chunks for large CSV and all Parquet files), or by
         dask.dataframe partitions. The release is the same up to floating-point summation order.
     scheduler : str or None

@@ -12,29 +12,49 @@ from typing import Mapping
 import numpy as np
 import pandas as pd
 
-from . import grid
-from .basis import ChebyshevBasis
-from .candidates import (ellipsoid_candidates, gaussian_candidates, grid_candidates, hypercube_candidates,
-                         mixed_candidates, moment_gaussian)
-from .copula import copula_candidates, correlation_matrix
-from .config import SynthConfig
-from .decode import decode
-from .domain import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
-from .errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
-from .ledger import PrivacyLedger
-from .lp import (
-    blend_with_uniform, candidate_columns, precision_weighted, solve_l1_fit, solve_l1_fit_columns, spread_weights,
+from synthdp.config import SynthConfig
+from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
+from synthdp.domain.decode import decode
+from synthdp.domain.schema import (
+    Schema,
+    columns_to_discover,
+    schema_text_columns,
+    with_levels,
 )
-from .noise import NoiseSampler, OpenDPNoise, SeededNoise
-from .params import make_plan
-from .private_table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
-from .progress import StageTracker
-from .marginals import MarginalSummary
-from .release import Release, release_levels, release_mixed_statistics, release_statistics
-from .row_sums import SumRequest
-from .sampling import clean_weights, sample_rows
-from .schema import Schema, columns_to_discover, groups_count, schema_text_columns, with_levels
-from .summary import Summary
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.pipeline.plan import make_plan
+from synthdp.pipeline.progress import StageTracker
+from synthdp.pipeline.run import release_mixed_statistics, release_statistics
+from synthdp.postprocess.candidates import (
+    ellipsoid_candidates,
+    gaussian_candidates,
+    grid_candidates,
+    hypercube_candidates,
+    mixed_candidates,
+    moment_gaussian,
+)
+from synthdp.postprocess.copula import copula_candidates, correlation_matrix
+from synthdp.postprocess.lp import (
+    blend_with_uniform,
+    candidate_columns,
+    precision_weighted,
+    solve_l1_fit,
+    solve_l1_fit_columns,
+    spread_weights,
+)
+from synthdp.postprocess.sampling import clean_weights, sample_rows
+from synthdp.privacy.ledger import PrivacyLedger
+from synthdp.privacy.noise import NoiseSampler, OpenDPNoise, SeededNoise
+from synthdp.privacy.release import release_levels
+from synthdp.reader.table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
+from synthdp.released import Release
+from synthdp.stats import grid
+from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.stats.mixed_basis import groups_count
+from synthdp.stats.row_sums import SumRequest
+from synthdp.summaries.marginal import MarginalSummary
+from synthdp.summaries.smooth import Summary
+from synthdp.stats.mixed_basis import basis_indices
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -137,7 +157,7 @@ class SmoothSynthesizer:
             no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
             to the moments; the report's ``parameters.budget`` shows the split.
         schema : mapping or Schema, optional
-            The content of a schema file (:mod:`synthdp.schema`): the type, bounds or levels
+            The content of a schema file (:mod:`synthdp.domain.schema`): the type, bounds or levels
             of every column, instead of ``bounds``. Needed for binary and categorical
             columns; with those, the release holds every marginal cell of up to
             ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
@@ -159,7 +179,7 @@ class SmoothSynthesizer:
         scan_start = time.perf_counter()
         if schema is not None and schema.categorical:
             n_rows = table.row_sums(SumRequest()).n_rows
-            indices = schema.basis_indices(config.marginal_degree)
+            indices = basis_indices(schema, config.marginal_degree)
             plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
                              synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
             run_release = partial(release_mixed_statistics, table, schema, plan, config, ledger, noise)
@@ -353,7 +373,7 @@ class SmoothSynthesizer:
                        report=self.privacy_report())
 
     def marginal_summary(self) -> MarginalSummary:
-        """The release of a mixed table as a :class:`synthdp.marginals.MarginalSummary`.
+        """The release of a mixed table as a :class:`synthdp.summaries.marginal.MarginalSummary`.
 
         It answers marginals of the binary and categorical columns from the noisy moments,
         without sampling; no budget, no data access.
@@ -367,7 +387,7 @@ class SmoothSynthesizer:
     # --------------------------------------------------------------- report
     def privacy_report(self) -> dict:
         """Everything about the release a user may see: budget per stage, sizes, LP, timings."""
-        from . import __version__
+        from synthdp._version import __version__
 
         self._check_fitted()
         release, plan = self.release_, self.release_.plan

@@ -1,7 +1,7 @@
 """Empirical privacy audit of every release: moments, private PCA, the clip count, DP bounds.
 
 For each kind of release we run the real release function (``release_moments``,
-``release_bounded_means`` with sensitivity groups (mixed tables), ``release_row_count``, ``private_subspace_iteration``, and ``synthdp.bounds.estimate_bounds``
+``release_bounded_means`` with sensitivity groups (mixed tables), ``release_row_count``, ``private_subspace_iteration``, and ``synthdp.privacy.dp_bounds.estimate_bounds``
 for --bounds-share, all with :class:`SeededNoise`) many times
 on a worst-case pair of neighbouring tables D, D' (one row moved between opposite or
 orthogonal corners of the public box, so the released statistic moves by exactly its
@@ -45,7 +45,7 @@ Sample sizes (per table) and budgets are in AUDITS: 20 000 runs per table for th
 the clip count and the bounds histogram, 6 000 for PCA (each PCA run costs ~100 us). The
 file runs in about 10 s on two cores.
 
-The one-way histograms and pairwise products of copula candidates (synthdp.release.release_marginals
+The one-way histograms and pairwise products of copula candidates (synthdp.privacy.release.release_marginals
 and release_products) add their noise through the same function as the moments audited here; their
 sensitivities are checked, attained, in test_privacy.py.
 
@@ -66,17 +66,20 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from synthdp.basis import ChebyshevBasis, lowest_degree_indices
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 from synthdp.config import SynthConfig
-from synthdp.domain import Domain
-from synthdp.ledger import PrivacyLedger
-from synthdp.noise import SeededNoise
-from synthdp.params import StageBudget, make_plan
-from synthdp.pca import private_subspace_iteration
-from synthdp.private_table import PrivateTable
-from synthdp.row_sums import SumRequest
-from synthdp.release import CLIPPED_ROWS, release_bounded_means, release_moments, release_row_count
-from synthdp.schema import Schema, groups_count
+from synthdp.domain.box import Domain
+from synthdp.privacy.ledger import PrivacyLedger
+from synthdp.privacy.noise import SeededNoise
+from synthdp.privacy.budget import StageBudget
+from synthdp.pipeline.plan import make_plan
+from synthdp.privacy.pca import private_subspace_iteration
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.row_sums import SumRequest
+from synthdp.privacy.release import CLIPPED_ROWS, release_bounded_means, release_moments, release_row_count
+from synthdp.domain.schema import Schema
+from synthdp.stats.mixed_basis import groups_count
+from synthdp.stats.mixed_basis import basis_indices
 
 ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
 N_ROWS = 10
@@ -232,7 +235,7 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
     """
     schema = Schema.from_dict({"columns": {"u": {"type": "categorical", "levels": ["a", "b"]},
                                            "v": {"type": "categorical", "levels": ["x", "y"]}}}, ["u", "v"])
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     groups = groups_count(schema, indices)
     config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
     plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False, mixed_basis=(len(indices), groups))
@@ -266,13 +269,14 @@ def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int,
 
 
 def bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
-    """synthdp.bounds.estimate_bounds (the --bounds-share release): a Laplace histogram.
+    """synthdp.privacy.dp_bounds.estimate_bounds (the --bounds-share release): a Laplace histogram.
 
     The released quantity is the noisy histogram over the fixed bins (the range is
     post-processing of it; the noise sampler records it). Moving one row from 1.5 to 1000
     takes one count down and another up: the declared L1 sensitivity 2, attained.
     """
-    from synthdp.bounds import estimate_bounds, histogram_counts
+    from synthdp.privacy.dp_bounds import estimate_bounds
+    from synthdp.stats.histograms import histogram_counts
 
     base = np.random.default_rng(0).uniform(1.0, 2.0, N_ROWS)
     columns = [base.copy(), base.copy()]
@@ -298,7 +302,7 @@ class FixedStart:
 
     [[1, -1], [1, 1]] orthonormalises to the 45-degree basis, for which the change of S X
     between the corners (1, 1) and (1, -1) has every entry of size sqrt(2)/n: it attains both
-    the L2 (sqrt(2) d/n) and the L1 (sqrt(2k) d^{3/2}/n) sensitivity of synthdp.pca exactly.
+    the L2 (sqrt(2) d/n) and the L1 (sqrt(2k) d^{3/2}/n) sensitivity of synthdp.privacy.pca exactly.
     """
 
     def standard_normal(self, shape):

@@ -4,11 +4,9 @@ from math import comb
 import numpy as np
 import pytest
 
-from synthdp import basis
-from synthdp.basis import (
-    SPREAD_GRID, ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, moments_sensitivity, tensor_indices,
-    univariate_spread,
-)
+from synthdp.stats import chebyshev as basis
+from synthdp.privacy.sensitivity import SPREAD_GRID, bounded_means_sensitivity, moments_sensitivity, univariate_spread
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 
 
 def reference_basis(points: np.ndarray, indices: np.ndarray) -> np.ndarray:

@@ -193,7 +193,7 @@ def test_the_command_line_starts_without_the_heavy_modules():
     """scipy.stats and scipy.optimize cost about half a second at start-up, scikit-learn (which
     opendp.prelude loads) a second; they are imported where they are used. A structural check:
     the time itself is measured in benchmarks/."""
-    code = ("import sys, synthdp.cli; from synthdp.noise import OpenDPNoise; OpenDPNoise(); "
+    code = ("import sys, synthdp.cli; from synthdp.privacy.noise import OpenDPNoise; OpenDPNoise(); "
             "print(sorted(m for m in ('scipy.stats', 'scipy.optimize', 'sklearn') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"

@@ -4,8 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.copula import (Marginals, bin_edges, cell_counts, copula_candidates, correlation_matrix,
-                            hermite_coefficients, nearest_correlation, normal_scores_correlation)
+from synthdp.postprocess.copula import (
+    Marginals, copula_candidates, correlation_matrix, hermite_coefficients, nearest_correlation, normal_scores_correlation,
+)
+from synthdp.stats.histograms import bin_edges, cell_counts
 
 
 def test_cell_counts_put_the_bounds_in_atoms_and_each_value_in_one_bin():

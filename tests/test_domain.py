@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from synthdp.domain import ColumnDomain, Domain, load_bounds_file
+from synthdp.domain.box import ColumnDomain, Domain, load_bounds_file
 from synthdp.errors import SynthDPError
 
 BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30.0, 150.0], "score": [0, 1]}

@@ -9,9 +9,9 @@ import pytest
 
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
-from synthdp.domain import Domain
-from synthdp.private_table import PrivateTable
-from synthdp.row_sums import SumRequest
+from synthdp.domain.box import Domain
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.row_sums import SumRequest
 
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
@@ -194,7 +194,7 @@ def test_dask_engine_on_a_local_cluster(frame, tmp_path):
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error(frame, monkeypatch):
-    monkeypatch.setattr("synthdp.private_table.SCHEDULER_TIMEOUT", "0.5s")
+    monkeypatch.setattr("synthdp.reader.table.SCHEDULER_TIMEOUT", "0.5s")
     synth = SmoothSynthesizer(engine="dask", scheduler="tcp://127.0.0.1:9")
     with pytest.raises(SynthDPError, match="cannot connect to the Dask scheduler"):
         synth.fit(frame, bounds=BOUNDS)
@@ -205,7 +205,7 @@ def test_a_missing_optional_package_is_a_one_line_error(frame, tmp_path, monkeyp
         raise ImportError(name)
 
     parquet = write(frame, tmp_path, ".parquet")
-    monkeypatch.setattr("synthdp.private_table.importlib.import_module", no_module)
+    monkeypatch.setattr("synthdp.reader.table.importlib.import_module", no_module)
     with pytest.raises(SynthDPError, match=r"the Dask engine needs the optional package 'dask': pip install"):
         SmoothSynthesizer(engine="dask").fit(frame, bounds=BOUNDS)
     with pytest.raises(SynthDPError, match="Parquet input needs the optional package 'pyarrow'"):

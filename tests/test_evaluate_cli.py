@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from synthdp.cli import main
-from synthdp.metrics import utility_report
+from synthdp.evaluation.metrics import utility_report
 from test_cli import _write
 
 PLANTED = 98765.4321  # a distinctive real value that must never be printed in an error

@@ -1,4 +1,4 @@
-"""Tests of the smooth-query evaluation protocol (synthdp.evaluation)."""
+"""Tests of the smooth-query evaluation protocol (synthdp.evaluation.queries)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp import evaluation
-from synthdp.evaluation import (
-    SIGMAS,
-    KernelQueries,
-    answer_queries,
-    gaussian_kernel_queries,
-    to_unit,
-    worst_case_errors,
+from synthdp.evaluation import queries as evaluation
+from synthdp.evaluation.queries import (
+    SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors,
 )
 
 

@@ -18,8 +18,8 @@ import harness  # noqa: E402
 from common import Dataset, query_set  # noqa: E402
 from report import crossing  # noqa: E402
 from synthdp.config import SynthConfig  # noqa: E402
-from synthdp.evaluation import SIGMAS, answer_queries  # noqa: E402
-from synthdp.params import paper_n_basis  # noqa: E402
+from synthdp.evaluation.queries import SIGMAS, answer_queries  # noqa: E402
+from synthdp.pipeline.plan import paper_n_basis  # noqa: E402
 
 
 def test_crossing_interpolates_in_log_log_and_says_when_not_reached():
@@ -148,7 +148,7 @@ def test_the_cache_key_follows_synthdp_code_not_its_docstrings_or_comments(tmp_p
 
 def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
     import design_choices
-    import synthdp.release
+    import synthdp.privacy.release
     from synthdp import SmoothSynthesizer
 
     frame = small_dataset().frame
@@ -160,10 +160,10 @@ def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
             synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=4, candidates="copula").fit(frame, bounds=bounds)
         return synth.release_.marginals.noisy_counts
 
-    noisy_release = synthdp.release._release
+    noisy_release = synthdp.privacy.release._release
     with design_choices.variant_in_effect(variant):
         exact = histograms()
-    assert synthdp.release._release is noisy_release
+    assert synthdp.privacy.release._release is noisy_release
     assert np.all(exact == np.round(exact)) and np.all(exact.sum(axis=1) == len(frame))  # counts, no noise
     noisy = histograms()
     assert not np.all(noisy == np.round(noisy))
@@ -171,27 +171,27 @@ def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
 
 def test_a_copula_variant_replaces_its_functions_only_inside_its_block():
     import design_choices
-    import synthdp.copula
+    import synthdp.postprocess.copula
 
-    original = synthdp.copula.normal_scores_correlation
+    original = synthdp.postprocess.copula.normal_scores_correlation
     variant = design_choices.STUDIES["copula"]["Pearson as the copula's correlation, eigenvalue clip (before)"]
-    coefficients = synthdp.copula.hermite_coefficients(synthdp.copula.Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10))
+    coefficients = synthdp.postprocess.copula.hermite_coefficients(synthdp.postprocess.copula.Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10))
     with design_choices.variant_in_effect(variant):
-        before = synthdp.copula.normal_scores_correlation(np.array([0.3]), coefficients)
+        before = synthdp.postprocess.copula.normal_scores_correlation(np.array([0.3]), coefficients)
     assert before[0, 1] == 0.3  # taken as it is
-    assert synthdp.copula.normal_scores_correlation is original
+    assert synthdp.postprocess.copula.normal_scores_correlation is original
     assert original(np.array([0.3]), coefficients)[0, 1] == pytest.approx(2 * np.sin(np.pi * 0.3 / 6), abs=1e-3)
 
 
 def test_the_generic_sensitivity_variant_changes_the_moments_noise_only_inside_its_block():
     import design_choices
-    import synthdp.release
-    from synthdp.basis import lowest_degree_indices
+    import synthdp.privacy.release
+    from synthdp.stats.chebyshev import lowest_degree_indices
 
     indices, n = lowest_degree_indices(3, 6), 100  # T_1 and T_2 of 3 columns
-    derived = synthdp.release.moments_sensitivity(indices, n)
+    derived = synthdp.privacy.sensitivity.moments_sensitivity(indices, n)
     with design_choices.variant_in_effect(design_choices.STUDIES["sensitivity"]["generic sensitivity 2R/n, 2 sqrt(R)/n (before)"]):
-        generic = synthdp.release.moments_sensitivity(indices, n)
+        generic = synthdp.privacy.sensitivity.moments_sensitivity(indices, n)
     assert generic == pytest.approx((2 * 6 / n, 2 * np.sqrt(6) / n))
-    assert synthdp.release.moments_sensitivity(indices, n) == derived
+    assert synthdp.privacy.sensitivity.moments_sensitivity(indices, n) == derived
     assert derived[0] < generic[0] and derived[1] < generic[1]

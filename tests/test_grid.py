@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp import grid
+from synthdp.stats import grid
 
 
 @pytest.mark.parametrize("n_cells", [1, 2, 3, 7])

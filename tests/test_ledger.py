@@ -3,8 +3,8 @@ import math
 import pytest
 
 from synthdp.errors import SynthDPError
-from synthdp.ledger import PrivacyEvent, PrivacyLedger
-from synthdp.noise import gdp_epsilon, gdp_mu
+from synthdp.privacy.ledger import PrivacyEvent, PrivacyLedger
+from synthdp.privacy.noise import gdp_epsilon, gdp_mu
 
 
 def event(stage: str, epsilon: float, delta: float = 0.0) -> PrivacyEvent:

@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
 
-from synthdp import basis, grid
+from synthdp.stats import chebyshev as basis, grid
 from synthdp.errors import SynthDPError
-from synthdp.lp import (blend_with_uniform, candidate_columns, equality_form, precision_weighted, solve_l1_fit,
-                        solve_l1_fit_columns, solve_l1_fit_cvxpy, spread_weights)
+from synthdp.postprocess.lp import (
+    blend_with_uniform, candidate_columns, equality_form, precision_weighted, solve_l1_fit, solve_l1_fit_columns, solve_l1_fit_cvxpy, spread_weights,
+)
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 

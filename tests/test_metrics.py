@@ -1,4 +1,4 @@
-"""Utility metrics beyond smooth queries (synthdp.metrics), each against an independent computation."""
+"""Utility metrics beyond smooth queries (synthdp.evaluation.metrics), each against an independent computation."""
 
 from __future__ import annotations
 
@@ -10,14 +10,9 @@ import pandas as pd
 import pytest
 
 from synthdp.errors import SynthDPError
-from synthdp.evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
-from synthdp.metrics import (
-    correlation_error,
-    distinct_rows,
-    format_report,
-    ks_distances,
-    model_accuracy,
-    utility_report,
+from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from synthdp.evaluation.metrics import (
+    correlation_error, distinct_rows, format_report, ks_distances, model_accuracy, utility_report,
 )
 
 

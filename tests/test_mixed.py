@@ -10,12 +10,14 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.basis import ChebyshevBasis
-from synthdp.candidates import mixed_candidates
+from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.postprocess.candidates import mixed_candidates
 from synthdp.cli import main
-from synthdp.marginals import MarginalSummary, column_sets, marginal, marginal_errors
-from synthdp.private_table import PrivateTable
-from synthdp.schema import Schema, groups_count
+from synthdp.summaries.marginal import MarginalSummary, column_sets, marginal, marginal_errors
+from synthdp.reader.table import PrivateTable
+from synthdp.domain.schema import Schema
+from synthdp.stats.mixed_basis import groups_count
+from synthdp.stats.mixed_basis import basis_indices
 
 SCHEMA = {"columns": {
     "age": {"type": "integer", "bounds": [18, 90]},
@@ -107,7 +109,7 @@ def test_numeric_columns_still_refuse_text(schema):
 
 # --------------------------------------------------------------------------- basis
 def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_column(schema):
-    indices = schema.basis_indices(3)
+    indices = basis_indices(schema, 3)
     d = schema.d_numeric
     assert indices[:, d:].max() == 1
     blocks = schema.block_of_coordinate
@@ -122,7 +124,7 @@ def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_colum
 
 def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema):
     """Replacing one row moves the moment vector by <= 2G/n (l1) and 2 sqrt(G)/n (l2): checked exhaustively."""
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     groups = groups_count(schema, indices)
     basis = ChebyshevBasis(indices)
     rows = []  # every corner of the numeric box with every level combination
@@ -147,14 +149,14 @@ def test_the_release_is_calibrated_to_the_groups_and_spends_the_budget(schema):
     synth = SmoothSynthesizer(epsilon=2.0, seed=3).fit(mixed_frame(400, 4), schema=SCHEMA, synthesize=False)
     stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
     assert set(stages) == {"clip_count", "other_count", "moments"}
-    groups = groups_count(schema, schema.basis_indices(2))
+    groups = groups_count(schema, basis_indices(schema, 2))
     assert stages["moments"]["sensitivity"] == pytest.approx(2 * groups / 400)
     assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(2.0)
 
 
 # ---------------------------------------------------------------------- candidates
 def test_mixed_candidates_are_valid_one_hot_vectors(schema):
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     points, _, _ = encoded(mixed_frame(300, 5), schema)
     moments = ChebyshevBasis(indices).moments(points) + np.random.default_rng(0).normal(0, 0.05, len(indices))
     candidates = mixed_candidates(schema, indices, moments, 500, np.random.default_rng(1))
@@ -209,7 +211,7 @@ def test_table_marginal_matches_pandas_counts(schema):
 
 def test_summary_answers_released_marginals_exactly_without_noise(schema):
     frame = mixed_frame(500, 10)
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     points, _, _ = encoded(frame, schema)
     summary = MarginalSummary(schema, indices, ChebyshevBasis(indices).moments(points))
     for k in (1, 2):
@@ -224,7 +226,7 @@ def test_unreleased_cells_are_exact_for_independent_columns_and_within_frechet_b
     rows = [(s, j, c) for (s, rs), (j, rj), (c, rc) in itertools.product(*(zip(lv, rp) for lv, rp in zip(levels, repeats)))
             for _ in range(rs * rj * rc)]
     frame = pd.DataFrame(rows, columns=["sex", "job", "city"]).assign(age=30, score=0.5)[NAMES]
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     points, _, _ = encoded(frame, schema)
     summary = MarginalSummary(schema, indices, ChebyshevBasis(indices).moments(points))
     assert summary.released_degree == 2
@@ -329,9 +331,9 @@ def test_a_value_seen_once_is_kept_with_probability_at_most_delta_over_two():
     frame = mixed_frame(300, 20)
     frame.loc[:4, "job"] = [f"unique-{i}" for i in range(5)]
     table = PrivateTable(frame, ["sex", "job", "city"])
-    from synthdp.ledger import PrivacyLedger
-    from synthdp.noise import SeededNoise
-    from synthdp.release import release_levels
+    from synthdp.privacy.ledger import PrivacyLedger
+    from synthdp.privacy.noise import SeededNoise
+    from synthdp.privacy.release import release_levels
 
     for seed in range(200):
         kept = release_levels(table, ["job"], 1.0, 1e-6, PrivacyLedger(1.0, 1e-6),
@@ -347,7 +349,7 @@ def test_level_discovery_needs_a_share_and_delta():
 
 
 def test_interior_point_and_default_solver_reach_the_same_l1_optimum():
-    from synthdp.lp import solve_l1_fit
+    from synthdp.postprocess.lp import solve_l1_fit
 
     rng = np.random.default_rng(22)
     design, target = rng.uniform(-1, 1, (30, 200)), rng.uniform(-0.5, 0.5, 30)
@@ -376,7 +378,7 @@ def test_released_degree_does_not_change_when_unreleased_cells_are_estimated(sch
 
 def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
     """In mixed_frame every row with job c has city x: exact moments give no candidate (c, y)."""
-    indices = schema.basis_indices(2)
+    indices = basis_indices(schema, 2)
     points, _, _ = encoded(mixed_frame(500, 26), schema)
     candidates = mixed_candidates(schema, indices, ChebyshevBasis(indices).moments(points), 2000,
                                   np.random.default_rng(2))

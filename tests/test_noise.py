@@ -4,12 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp.noise import (
-    OpenDPNoise,
-    SeededNoise,
-    analytic_gaussian_sigma,
-    composition_epsilon,
-    laplace_scale,
+from synthdp.privacy.noise import (
+    OpenDPNoise, SeededNoise, analytic_gaussian_sigma, composition_epsilon, laplace_scale,
 )
 
 

@@ -5,12 +5,13 @@ import pytest
 
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
-from synthdp.noise import gdp_mu
-from synthdp.basis import bounded_means_sensitivity, lowest_degree_indices
-from synthdp.params import (
-    MOMENT_NOISE_LIMIT, Budget, TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis,
-    theory_parameters,
+from synthdp.privacy.noise import gdp_mu
+from synthdp.privacy.sensitivity import bounded_means_sensitivity
+from synthdp.stats.chebyshev import lowest_degree_indices
+from synthdp.pipeline.plan import (
+    MOMENT_NOISE_LIMIT, TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis, theory_parameters,
 )
+from synthdp.privacy.budget import Budget
 
 
 def ceil_power(n: int, p: int, q: int) -> int:
@@ -218,7 +219,7 @@ def test_copula_shares_follow_the_public_noise_of_products_and_moments(n, d, del
 
 def test_copula_shares_judge_laplace_moments_by_the_calibration_the_release_uses():
     """Laplace noise with delta > 0 releases each moment alone, composed by advanced composition
-    (synthdp.release.release_bounded_means): less noise than one Laplace release of the whole
+    (synthdp.privacy.release.release_bounded_means): less noise than one Laplace release of the whole
     vector. At n = 3500, d = 20 (R = 61) the two sit on either side of the limit, and the rule
     must keep the moments' share of 0.5."""
     config, n, d = SynthConfig(delta=1e-10, noise="laplace"), 3500, 20

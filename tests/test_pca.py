@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp.noise import NoiseSampler, SeededNoise, analytic_gaussian_sigma
-from synthdp.params import StageBudget
-from synthdp.pca import debiased_eigenvalues, iteration_sensitivity, private_subspace_iteration
+from synthdp.privacy.noise import NoiseSampler, SeededNoise, analytic_gaussian_sigma
+from synthdp.privacy.budget import StageBudget
+from synthdp.privacy.pca import debiased_eigenvalues, private_subspace_iteration
+from synthdp.privacy.sensitivity import iteration_sensitivity
 
 
 class RecordingNoise(NoiseSampler):

@@ -24,7 +24,7 @@ def test_sampling_spends_nothing_and_never_reads_the_data(clinic_like, monkeypat
     frame, bounds = clinic_like
     synth = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds=bounds)
     spent = synth.privacy_report()["privacy"]["epsilon_spent"]
-    import synthdp.private_table as private_table
+    import synthdp.reader.table as private_table
 
     def refuse(*args, **kwargs):
         raise AssertionError("sampling touched the private table")

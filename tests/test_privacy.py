@@ -9,15 +9,16 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer
-from synthdp.basis import ChebyshevBasis, lowest_degree_indices, moments_sensitivity, tensor_indices
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.privacy.sensitivity import moments_sensitivity
 from synthdp.config import SynthConfig
-from synthdp.domain import Domain
-from synthdp.ledger import PrivacyLedger
-from synthdp.noise import OpenDPNoise, SeededNoise
-from synthdp.params import make_plan
-from synthdp.private_table import PrivateTable
-from synthdp.release import pair_positions, pair_product_rows, release_moments
-from synthdp.row_sums import SumRequest
+from synthdp.domain.box import Domain
+from synthdp.privacy.ledger import PrivacyLedger
+from synthdp.privacy.noise import OpenDPNoise, SeededNoise
+from synthdp.pipeline.plan import make_plan
+from synthdp.reader.table import PrivateTable
+from synthdp.privacy.release import pair_positions, pair_product_rows, release_moments
+from synthdp.stats.row_sums import SumRequest
 
 D = 3
 BOUNDS = {f"c{j}": [-5.0, 5.0] for j in range(D)}
@@ -182,7 +183,7 @@ def test_ledger_spends_exactly_the_budget(clinic_like, config):
 
 def test_noise_scale_follows_the_derived_sensitivity_not_the_papers(clinic_like):
     """MECHANISM.md section 2: the paper's t^d/(n eps) is about half of the generic 2R/(n eps);
-    the derived sensitivity (synthdp.basis.moments_sensitivity) lies between the two."""
+    the derived sensitivity (synthdp.privacy.sensitivity.moments_sensitivity) lies between the two."""
     frame, bounds = clinic_like
     synth = SmoothSynthesizer(epsilon=1.0, candidates="hypercube", n_basis=30, clip_count_share=0.0, seed=1)
     synth.fit(frame, bounds=bounds)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp.sampling import clean_weights, sample_rows
+from synthdp.postprocess.sampling import clean_weights, sample_rows
 
 
 def test_clean_weights_drops_round_off_negatives_and_renormalises():

@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer, Summary, SynthDPError
-from synthdp.basis import ChebyshevBasis, lowest_degree_indices, tensor_indices
-from synthdp.domain import Domain
-from synthdp.summary import _TensorRule, jackson_multipliers
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.domain.box import Domain
+from synthdp.summaries.smooth import _TensorRule, jackson_multipliers
 from test_cli import BAD_INPUTS, PLANTED, _write, run
 
 BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30, 150], "score": [0, 1]}

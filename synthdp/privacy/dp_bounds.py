@@ -25,10 +25,9 @@ import math
 
 import numpy as np
 
-from .noise import NoiseSampler
+from synthdp.privacy.noise import NoiseSampler
+from synthdp.stats.histograms import EDGES, N_BINS
 
-EDGES = np.concatenate([-(2.0 ** (np.arange(-64, 129)[::-1] / 2)), [0.0], 2.0 ** (np.arange(-64, 129) / 2)])
-N_BINS = len(EDGES) + 1  # bins: (-inf, e_0), [e_0, e_1), ..., [e_last, inf)
 FAILURE_PROBABILITY = 0.05
 OUTLIER_SHARE = 0.005  # bins holding fewer rows than this share of n are not part of the range
 
@@ -41,18 +40,6 @@ def laplace_count_scale(epsilon: float) -> float:
 def detection_threshold(epsilon: float) -> float:
     """Noisy count above which a bin is taken as occupied."""
     return laplace_count_scale(epsilon) * math.log(N_BINS / FAILURE_PROBABILITY)
-
-
-def histogram_counts(values: np.ndarray) -> np.ndarray:
-    """Counts of the values in each fixed bin, shape (N_BINS,). Private: a sum over rows.
-
-    Parameters
-    ----------
-    values : array, shape (n,)
-        One private column (finite values), or a chunk of it: the counts of the chunks add up.
-    """
-    bins = np.searchsorted(EDGES, values, side="right")  # bin j holds [e_{j-1}, e_j)
-    return np.bincount(bins, minlength=N_BINS)
 
 
 def estimate_bounds(counts: np.ndarray, epsilon: float, noise: NoiseSampler) -> tuple[float, float]:

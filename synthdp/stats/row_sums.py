@@ -3,15 +3,15 @@
 The releases need, of the table clipped into its public domain and mapped onto [-1, 1]^d:
 the moment sums sum_i phi_r(x_i), the column sums sum_i x_i and the second-moment sum
 sum_i x_i x_i^T (private PCA), the number of clipped rows, and the row count n; and, of the
-raw values, the per-column histogram counts of the DP bounds (:mod:`synthdp.bounds`) and,
+raw values, the per-column histogram counts of the DP bounds (:mod:`synthdp.privacy.dp_bounds`) and,
 for the non-private ``bounds_from_data`` opt-out, each column's min, max and integrality.
 Each is a sum (or a min, max or "all") over rows, so it can be computed chunk by chunk and
 combined in any order (:func:`combine`): that is what lets the engines of
-:mod:`synthdp.private_table` stream a file or spread it over a Dask cluster with the result
+:mod:`synthdp.reader.table` stream a file or spread it over a Dask cluster with the result
 of the in-memory path up to floating-point summation order.
 
 This module handles private values (validated chunks handed to it by
-:mod:`synthdp.private_table`); only the private table and the release import it. Nothing
+:mod:`synthdp.reader.table`); only the private table and the release import it. Nothing
 here prints, logs or raises with a value in it.
 """
 
@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import grid
-from .basis import ChebyshevBasis
-from .bounds import histogram_counts
-from .copula import cell_counts
-from .domain import Domain
+from synthdp.domain.box import Domain
+from synthdp.stats import grid
+from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.stats.histograms import cell_counts, histogram_counts
 
 # How two chunks' partial results combine, per named statistic.
 COMBINE = {
@@ -52,7 +51,7 @@ class SumRequest:
         Also sum_i x_i, shape (d,), and sum_i x_i x_i^T, shape (d, d) (private PCA).
     marginal_bins : int or None
         Also the rows per cell of each unit column, shape (d, B + 2), for the copula's
-        one-way histograms (:func:`synthdp.copula.cell_counts`).
+        one-way histograms (:func:`synthdp.stats.histograms.cell_counts`).
     histogram_columns : tuple of int
         Positions of the columns whose raw values are counted in the bounds bins.
     data_range : bool

@@ -12,7 +12,7 @@ Types, bounds and levels are metadata: they come from the schema, never from the
 
 Encoding (the coordinates the release works on, numeric columns first, then the blocks):
 
-* a continuous or integer column: one coordinate in [-1, 1] (:class:`synthdp.domain.Domain`);
+* a continuous or integer column: one coordinate in [-1, 1] (:class:`synthdp.domain.box.Domain`);
 * a binary column with levels (a, b): one indicator z = 1 for b, 0 for a;
 * a categorical column with L levels: a one-hot block of L + 1 indicators, the last for
   ``other_label``, which every value outside the levels (or missing) maps to. The "other"
@@ -31,7 +31,7 @@ chosen because a product of indicators of different columns is a marginal cell, 
 moment is that cell's frequency, and because a row has at most one non-zero indicator per
 block, which keeps the sensitivity of a whole marginal table at 2/n
 (:meth:`Schema.basis_groups`). Indicators lie in [0, 1], inside [-1, 1], so the Chebyshev
-machinery (:class:`synthdp.basis.ChebyshevBasis`, T_1(z) = z) evaluates these products
+machinery (:class:`synthdp.stats.chebyshev.ChebyshevBasis`, T_1(z) = z) evaluates these products
 unchanged and every |phi_r| <= 1 still holds.
 
 This module holds public metadata and pure maps; it never imports the private table.
@@ -39,7 +39,6 @@ This module holds public metadata and pure maps; it never imports the private ta
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -47,10 +46,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .basis import count_indices_up_to_degree, lowest_degree_indices
-from .decode import decode
-from .domain import COLUMN_TYPES, Domain, _parse_column, read_json_file
-from .errors import SynthDPError
+from synthdp.domain.box import COLUMN_TYPES, Domain, _parse_column, read_json_file
+from synthdp.domain.decode import decode
+from synthdp.errors import SynthDPError
 
 LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
@@ -161,62 +159,11 @@ class Schema:
                 return column
         raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema")
 
-    # ----------------------------------------------------------------- basis
-    def basis_indices(self, marginal_degree: int = DEFAULT_MARGINAL_DEGREE) -> np.ndarray:
-        """The released multi-indices of a mixed table, shape (R, D).
-
-        * every Chebyshev product of total degree <= 2 of the numeric coordinates (the moment
-          candidates need all of them);
-        * every product of one numeric coordinate (degree 1) and one indicator (column
-          means per level);
-        * every product of indicators of at most ``marginal_degree`` distinct binary or
-          categorical columns: the cells of all marginals of that order (a binary column's
-          first level excluded: it is 1 minus its indicator).
-
-        Degree <= 1 per indicator and at most one indicator per column in a product: z^2 = z
-        and, within a block, z_a z_b = 0.
-        """
-        if not (isinstance(marginal_degree, int) and marginal_degree >= 1):
-            raise SynthDPError("marginal_degree must be an integer >= 1")
-        D, d = self.n_coordinates, self.d_numeric
-        rows: list[np.ndarray] = []
-        if d:
-            numeric = lowest_degree_indices(d, count_indices_up_to_degree(d, 2))
-            rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
-        blocks = [range(self.block_slice(c.name).start, self.block_slice(c.name).stop) for c in self.categorical]
-        for size in range(1, min(marginal_degree, len(blocks)) + 1):
-            for chosen in itertools.combinations(blocks, size):
-                for coordinates in itertools.product(*chosen):
-                    rows.append(_index(D, coordinates))
-                    if size == 1:  # the numeric means of this level
-                        rows.extend(_index(D, coordinates + (j,)) for j in range(d))
-        return np.array(rows, dtype=np.int64).reshape(len(rows), D)
-
-    def basis_groups(self, indices: np.ndarray) -> np.ndarray:
-        """Group number of each multi-index, shape (R,); the release's sensitivity counts groups.
-
-        Two multi-indices are in the same group when they have the same numeric part and
-        involve the same binary or categorical columns, differing only in the levels chosen.
-        Sensitivity, derived for the encoded case: a row has at most one non-zero indicator
-        per column, so within a group at most one function is non-zero on it, with
-        |value| = |prod_j T_{r_j}(x_j)| <= 1. Replacing the row changes a group's vector of
-        means by at most 2/n in l1 and in l2 (one entry by <= 2/n, or two entries by <= 1/n
-        each), so G groups have l1 sensitivity 2G/n and l2 sensitivity 2 sqrt(G)/n. A table
-        of numeric columns only has one function per group: 2R/n, the usual bound.
-        """
-        indices = np.asarray(indices)
-        numeric = indices[:, : self.d_numeric]
-        touched = np.zeros((len(indices), len(self.categorical)), dtype=bool)
-        for b, column in enumerate(self.categorical):
-            touched[:, b] = indices[:, self.block_slice(column.name)].any(axis=1)
-        signature = np.concatenate([numeric, touched], axis=1)
-        return np.unique(signature, axis=0, return_inverse=True)[1].reshape(-1)
-
     # -------------------------------------------------------------- decoding
     def decode(self, points: np.ndarray) -> pd.DataFrame:
         """Encoded points, shape (m, D), back to the table's columns, units and levels.
 
-        Numeric columns as :func:`synthdp.decode.decode`; a categorical block decodes to the
+        Numeric columns as :func:`synthdp.domain.decode.decode`; a categorical block decodes to the
         level of its largest indicator, a binary indicator to its second level when > 1/2.
         """
         frame = decode(points[:, : self.d_numeric], self.numeric)
@@ -281,12 +228,6 @@ class Schema:
         return cls(tuple(column_names), Domain(tuple(numeric), source="public"), tuple(categorical), other_label)
 
 
-def _index(D: int, coordinates: Sequence[int]) -> np.ndarray:
-    index = np.zeros(D, dtype=np.int64)
-    index[list(coordinates)] = 1
-    return index
-
-
 def load_schema_file(path: str | Path) -> dict:
     """Read a schema JSON file into a mapping; errors name the file, not its content."""
     content = read_json_file(path, "schema file")
@@ -317,8 +258,3 @@ def schema_text_columns(content: Mapping | Schema) -> tuple[str, ...]:
     if not isinstance(columns, Mapping):
         return ()
     return tuple(name for name, spec in columns.items() if isinstance(spec, Mapping) and spec.get("type") in LEVEL_TYPES)
-
-
-def groups_count(schema: Schema, indices: np.ndarray) -> int:
-    """G, the number of sensitivity groups of ``indices`` (see :meth:`Schema.basis_groups`)."""
-    return int(schema.basis_groups(indices).max()) + 1

@@ -74,9 +74,9 @@ from typing import Callable, Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from .basis import ChebyshevBasis
-from .domain import Domain, read_json_file
-from .errors import SynthDPError
+from synthdp.domain.box import Domain, read_json_file
+from synthdp.errors import SynthDPError
+from synthdp.stats.chebyshev import ChebyshevBasis
 
 FORMAT = "synthdp-summary"
 FORMAT_VERSION = 1
@@ -153,7 +153,9 @@ class _TensorRule:
 
     def project(self, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """(1/N) sum_j values_j phi_r(x_j) for each r: (N,) or (N, k) -> (R,) or (R, k)."""
-        from scipy.fft import dctn  # imported on use: scipy.fft and scipy.stats cost the CLI ~0.8 s at start-up
+        from scipy.fft import (
+            dctn,  # imported on use: scipy.fft and scipy.stats cost the CLI ~0.8 s at start-up
+        )
 
         M, d = self.per_axis, self.d
         grid = values.reshape((M,) * d + values.shape[1:])
@@ -443,7 +445,7 @@ class Summary:
     # ------------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
         """The summary as plain JSON types (evaluation options are not part of it)."""
-        from . import __version__
+        from synthdp._version import __version__
 
         return {
             "format": FORMAT,

@@ -31,9 +31,9 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
-from . import grid
-from .basis import ChebyshevBasis
-from .errors import SynthDPError
+from synthdp.errors import SynthDPError
+from synthdp.stats import grid
+from synthdp.stats.chebyshev import ChebyshevBasis
 
 
 @dataclass(frozen=True)
@@ -282,7 +282,7 @@ def precision_weighted(columns: ColumnSource, target: np.ndarray, noise_sd: np.n
                        noise_l1: float) -> tuple[ColumnSource, np.ndarray, float]:
     """The fit with each moment weighted by the precision of its noise.
 
-    Moments taken from the products release (:func:`synthdp.release.pair_product_rows`) are
+    Moments taken from the products release (:func:`synthdp.privacy.release.pair_product_rows`) are
     noisier than the measured ones. Row r of W and of the target is multiplied by
     min(sd) / sd_r, so every row's residual counts in units of the best-measured moment's
     noise (a weighted l1 fit). Returns the weighted column source and target, and the

@@ -1,7 +1,7 @@
 """Column domains: the public box the data live in, and the affine map to [-1, 1]^d.
 
 The mechanism is defined on [-1, 1]^d. Each column j has a *public* interval
-[lower_j, upper_j]; values are clipped into it (by :mod:`synthdp.private_table`, the only
+[lower_j, upper_j]; values are clipped into it (by :mod:`synthdp.reader.table`, the only
 module that sees raw rows) and mapped affinely onto [-1, 1]. Decoding maps back.
 
 A bounds file is JSON: ``{"column": [lo, hi], ...}``, or with an explicit type,
@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import SynthDPError
+from synthdp.errors import SynthDPError
 
 COLUMN_TYPES = ("continuous", "integer")
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from .domain import Domain
+from synthdp.domain.box import Domain
 
 
 def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:

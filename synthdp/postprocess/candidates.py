@@ -9,7 +9,7 @@
 * ``moments``: C points from the Gaussian whose mean and covariance are those implied by
   the released moments of degree <= 2 (free: post-processing of the moment release), clipped
   into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
-* ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.schema`): the numeric
+* ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.domain.schema`): the numeric
   coordinates as ``moments`` (the mixed basis holds all their moments of degree <= 2), and
   the binary and categorical columns along a Chow-Liu tree of the released 2-way tables, as
   valid one-hot blocks. Free: post-processing. The LP then reweights these candidates to
@@ -22,10 +22,10 @@ import itertools
 
 import numpy as np
 
-from . import grid
-from .marginals import MarginalSummary
-from .pca import PrivatePCA
-from .schema import Schema
+from synthdp.domain.schema import Schema
+from synthdp.stats import grid
+from synthdp.released import PrivatePCA
+from synthdp.summaries.marginal import MarginalSummary
 
 
 def grid_candidates(n_cells: int, d: int) -> np.ndarray:

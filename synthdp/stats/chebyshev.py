@@ -7,13 +7,12 @@ product runs only over the non-zero degrees of r, so a basis of R functions on n
 O(n * (u * g + R * s)) for u used columns, maximal degree g and at most s non-zero degrees
 per multi-index. benchmarks/run.py measures it against the naive cos(r arccos x).
 
-Every |phi_r| <= 1 on [-1, 1]^d; the moment sensitivity in :mod:`synthdp.release` rests on it.
+Every |phi_r| <= 1 on [-1, 1]^d; the moment sensitivity in :mod:`synthdp.privacy.release` rests on it.
 The constant phi_0 = 1 is never part of an index set here: its moment is exactly 1.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 from typing import Iterator
 
@@ -67,70 +66,6 @@ def count_indices_up_to_degree(d: int, degree: int) -> int:
     from math import comb
 
     return comb(d + degree, degree) - 1
-
-
-def bounded_means_sensitivity(count: int, n: int) -> tuple[float, float]:
-    """(L1, L2) sensitivity of the means over n rows of ``count`` functions with values in [-1, 1].
-
-    Replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of
-    means moves by at most 2 count/n in l1 and 2 sqrt(count)/n in l2. Every product
-    Chebyshev function is such a function (a product of cosines).
-    """
-    return 2 * count / n, 2 * count**0.5 / n
-
-
-SPREAD_GRID = 2000  # intervals of the grid on [-1, 1] over which univariate_spread maximises
-
-
-def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
-    """(L1, L2) sensitivity of the means over n rows of the Chebyshev products ``indices``, shape (R, d).
-
-    Replacing row x by y moves mean k by (phi_k(x) - phi_k(y))/n. Split the functions into
-    each column's univariate ones (one non-zero entry, in column i; their degrees D_i) and
-    the M others. For p = 1 and 2,
-
-        sum_k |phi_k(x) - phi_k(y)|^p  <=  sum_i S_p(D_i) + 2^p M,
-
-    because the univariate terms of column i depend on (x_i, y_i) alone, so together they
-    are at most S_p(D_i) = :func:`univariate_spread`, and every other term is at most 2^p
-    (two values in [-1, 1]). Hence L1 = (sum_i S_1(D_i) + 2M)/n and
-    L2 = sqrt(sum_i S_2(D_i) + 4M)/n, never above :func:`bounded_means_sensitivity`: T_1 and
-    T_2 of one variable cannot both move by 2 at once (T_2 takes the same value at x and -x),
-    so with each column's T_1 and T_2 (R = 2d) the bound is 3.13 d/n and 2.27 sqrt(d)/n
-    against 4 d/n and 2.83 sqrt(d)/n. With degree-1 functions only it is the generic bound,
-    attained by rows at opposite corners.
-    """
-    indices = np.asarray(indices)
-    univariate = np.count_nonzero(indices, axis=1) == 1
-    spread_l1 = spread_l2 = 0.0
-    for column in range(indices.shape[1]):
-        degrees = tuple(sorted(int(r) for r in indices[univariate, column] if r > 0))
-        if degrees:
-            spread_l1 += univariate_spread(degrees, 1)
-            spread_l2 += univariate_spread(degrees, 2)
-    others = int(np.count_nonzero(~univariate))
-    return (spread_l1 + 2 * others) / n, float(np.sqrt(spread_l2 + 4 * others)) / n
-
-
-@functools.lru_cache(maxsize=None)
-def univariate_spread(degrees: tuple[int, ...], power: int) -> float:
-    """An upper bound on the maximum over x, y in [-1, 1] of sum_{r in degrees} |T_r(x) - T_r(y)|^power.
-
-    The maximum over a grid of spacing h = 2/SPREAD_GRID, plus L h: every (x, y) lies within
-    h/2 of a grid point in each coordinate, and the sum moves by at most L = sum_r power
-    2^(power - 1) r^2 per unit move of either coordinate (|T_r'| <= r^2 by Markov's
-    inequality, and |T_r(x) - T_r(y)| <= 2). Never above the trivial 2^power len(degrees).
-    For degrees (1, 2): 3.13 (power 1; the maximum is 3.125, at x = 1, y = -1/4) and 5.165
-    (power 2), against 4 and 8.
-    """
-    grid = np.linspace(-1.0, 1.0, SPREAD_GRID + 1)
-    values = np.cos(np.outer(degrees, np.arccos(grid)))  # (len(degrees), grid points)
-    largest = 0.0
-    for start in range(0, len(grid), 256):
-        terms = np.abs(values[:, start:start + 256, None] - values[:, None, :]) ** power
-        largest = max(largest, float(terms.sum(axis=0).max()))
-    lipschitz = sum(power * 2 ** (power - 1) * r * r for r in degrees)
-    return min(largest + lipschitz * 2.0 / SPREAD_GRID, 2.0**power * len(degrees))
 
 
 def tensor_indices(d: int, t: int) -> np.ndarray:

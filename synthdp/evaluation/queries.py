@@ -2,7 +2,7 @@
 
 This is post-release code: it compares a synthetic table with the real one on random
 smooth queries and never takes part in a release. It must not import
-:mod:`synthdp.private_table`, :mod:`synthdp.release` or :mod:`synthdp.cli`.
+:mod:`synthdp.reader.table`, :mod:`synthdp.privacy.release` or :mod:`synthdp.cli`.
 
 The query class is linear combinations of J Gaussian kernels on [-1, 1]^d,
 

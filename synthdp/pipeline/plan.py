@@ -18,12 +18,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .basis import bounded_means_sensitivity, count_indices_up_to_degree
-from .config import SynthConfig
-from .copula import histogram_sensitivity, products_sensitivity
-from .errors import SynthDPError
-from .lp import minimum_working_columns
-from .noise import composition_epsilon, gdp_epsilon, gdp_mu, laplace_scale, noise_standard_deviation
+from synthdp.config import SynthConfig
+from synthdp.errors import SynthDPError
+from synthdp.postprocess.lp import minimum_working_columns
+from synthdp.privacy.budget import Budget, StageBudget
+from synthdp.privacy.sensitivity import histogram_sensitivity, products_sensitivity
+from synthdp.stats.chebyshev import count_indices_up_to_degree
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -83,7 +83,7 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     Gaussian kernels (MECHANISM.md section 5) is a product over columns of
     exp(-(x_i - c_i)^2 / (2 sigma^2)), which to first order in 1/sigma^2 follows
     sum_i (x_i - c_i)^2, and its average is fixed by E[x_i] = E[T_1(x_i)] and
-    E[x_i^2] = (1 + E[T_2(x_i)]) / 2. :func:`synthdp.basis.lowest_degree_indices` orders the
+    E[x_i^2] = (1 + E[T_2(x_i)]) / 2. :func:`synthdp.stats.chebyshev.lowest_degree_indices` orders the
     d degree-1 moments first and the d squares T_2(x_i) next, so R >= 2d holds both for
     every column. The paper's R is derived for one query class and is often below 2d
     (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d
@@ -93,105 +93,6 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     10 %, but CRM (d = 100, n = 1993) at (4, 1e-10), sigma = 4-6, by 36 %.
     """
     return max(paper_n_basis(n, d, smoothness, delta), 2 * d)
-
-
-@dataclass(frozen=True)
-class StageBudget:
-    """The budget of one stage.
-
-    ``mu`` is set for Gaussian noise: the stage's Gaussian-DP parameter, which the ledger
-    composes exactly with the other Gaussian stages; ``epsilon`` and ``delta`` are then what
-    the stage alone would cost at the run's delta. Otherwise the stage spends
-    (``epsilon``, ``delta``) under basic composition.
-    """
-
-    epsilon: float
-    delta: float
-    mu: float | None = None
-
-    @classmethod
-    def whole(cls, epsilon: float, delta: float, gaussian: bool) -> "StageBudget":
-        """All of (epsilon, delta) for a single stage (as its mu if the noise is Gaussian)."""
-        return cls(epsilon, delta, gdp_mu(epsilon, delta)) if gaussian else cls(epsilon, delta)
-
-    def noise_scale(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
-        """The noise calibrated to a release with these sensitivities: the Gaussian sigma
-        l2 / mu under Gaussian DP, else the Laplace scale l1 / epsilon."""
-        if self.mu is not None:
-            return l2_sensitivity / self.mu
-        return laplace_scale(l1_sensitivity, self.epsilon)
-
-    def noise_sd(self, l1_sensitivity: float, l2_sensitivity: float) -> float:
-        """Standard deviation of the noise on each value of a release with these sensitivities."""
-        return noise_standard_deviation(self.noise_kind, self.noise_scale(l1_sensitivity, l2_sensitivity))
-
-    @property
-    def noise_kind(self) -> str:
-        """The noise this budget calibrates: Gaussian with a mu, else Laplace."""
-        return "gaussian" if self.mu is not None else "laplace"
-
-    @property
-    def laplace_per_value(self) -> bool:
-        """Laplace noise with delta > 0: each value is released alone, and the values compose
-        by the better of basic and advanced composition (:func:`synthdp.noise.composition_epsilon`)."""
-        return self.mu is None and self.delta > 0
-
-    def means_noise_scale(self, count: int, n: int) -> float:
-        """The noise scale on each of ``count`` means over n rows of any functions with values
-        in [-1, 1], as :func:`synthdp.release.release_bounded_means` calibrates it: per value
-        (sensitivity 2/n) with advanced composition when :attr:`laplace_per_value`, else
-        :meth:`noise_scale` of the whole vector's sensitivities
-        (:func:`synthdp.basis.bounded_means_sensitivity`; the Chebyshev moments' derived
-        sensitivity can be lower, :func:`synthdp.basis.moments_sensitivity`)."""
-        if self.laplace_per_value:
-            return laplace_scale(2 / n, composition_epsilon(count, self.epsilon, self.delta))
-        return self.noise_scale(*bounded_means_sensitivity(count, n))
-
-    def means_noise_sd(self, count: int, n: int) -> float:
-        """Standard deviation of the noise on each mean of :meth:`means_noise_scale`."""
-        return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n))
-
-    def part(self, fraction: float) -> "StageBudget":
-        """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""
-        if self.mu is None:
-            return StageBudget(self.epsilon * fraction, self.delta * fraction)
-        mu = self.mu * math.sqrt(fraction)
-        return StageBudget(gdp_epsilon(mu, self.delta), self.delta, mu)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How (epsilon, delta) is split between the stages.
-
-    ``bounds`` and ``clip_count`` are Laplace releases that spend that much epsilon. The
-    rest, ``remaining_epsilon`` with all of delta, is shared by the stages of ``shares``
-    (pairs of stage name and share, summing to 1). With Gaussian noise
-    (``composition = "gdp"``) stage s gets mu_s = sqrt(share_s) mu, where mu-GDP is exactly
-    (remaining_epsilon, delta)-DP, so the stages together spend exactly that; otherwise it
-    gets share_s (remaining_epsilon, delta) by basic composition.
-    """
-
-    bounds: float  # epsilon for DP estimates of missing bounds
-    clip_count: float
-    remaining_epsilon: float
-    delta: float
-    composition: str  # "gdp" or "basic"
-    shares: tuple[tuple[str, float], ...]
-
-    def share(self, stage: str) -> float:
-        return dict(self.shares).get(stage, 0.0)
-
-    def stage(self, stage: str) -> StageBudget:
-        share = self.share(stage)
-        if self.composition == "gdp":
-            mu = math.sqrt(share) * gdp_mu(self.remaining_epsilon, self.delta)
-            return StageBudget(gdp_epsilon(mu, self.delta), self.delta, mu)
-        return StageBudget(self.remaining_epsilon * share, self.delta * share)
-
-    def to_dict(self) -> dict:
-        return {"bounds_epsilon": self.bounds, "clip_count_epsilon": self.clip_count,
-                "composition": self.composition,
-                "stages": {name: {"share": share, **asdict(self.stage(name))} for name, share in self.shares}}
 
 
 @dataclass(frozen=True)
@@ -227,7 +128,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     estimated with DP from ``config.bounds_share`` of epsilon. ``synthesize=False`` plans a
     release that only feeds a summary: no candidates and no LP, hence no private PCA, whose
     share of the budget goes to the moments. ``mixed_basis`` = (R, G) plans a mixed table
-    (:mod:`synthdp.schema`; d counts its encoded coordinates): its basis of R functions in G
+    (:mod:`synthdp.domain.schema`; d counts its encoded coordinates): its basis of R functions in G
     sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
     and its LP matrix is sparse, with at most G non-zeros per candidate.
     """
@@ -333,7 +234,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     with the limit is that of any R functions with values in [-1, 1]
     (:meth:`StageBudget.means_noise_sd`: per value for Laplace noise with delta > 0), the
     scale at which the limit was measured. The release calibrates the moments to their
-    derived sensitivity (:func:`synthdp.basis.moments_sensitivity`), 9-22 % lower on the
+    derived sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`), 9-22 % lower on the
     benchmarks. Judged on that lower noise, the rule would give CTG at epsilon = 1 and CRM at
     (1, 1e-10) half the budget for the moments, which cost them (5 seeded rounds: CTG sigma = 2
     .071 -> .077; CRM sigma = 6-10 28-41 %).
@@ -383,7 +284,7 @@ def _composition(config: SynthConfig) -> str:
 def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
     """Refuse a plan whose LP would not fit the memory bounds.
 
-    Column generation (:func:`synthdp.lp.solve_l1_fit_columns`) holds the C x d candidates,
+    Column generation (:func:`synthdp.postprocess.lp.solve_l1_fit_columns`) holds the C x d candidates,
     one pricing chunk of W (16 MB) and the W columns of its master LP: R x |S| entries,
     which must fit max_lp_entries for at least the first master and one batch (it stops
     with an error if it needs more). The spread LP holds all of W, R x C entries.

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from .errors import SynthDPError
-from .noise import gdp_epsilon
+from synthdp.errors import SynthDPError
+from synthdp.privacy.noise import gdp_epsilon
 
 _SLACK = 1e-9  # relative tolerance for float round-off in budget sums
 

@@ -1,6 +1,6 @@
 """The release: every differentially private statistic of a run, computed in one place.
 
-This module and :mod:`synthdp.private_table` are the privacy boundary. They turn the private
+This module and :mod:`synthdp.reader.table` are the privacy boundary. They turn the private
 table into a :class:`Release` of noisy statistics, recording every release in the ledger;
 everything downstream (candidates, LP, sampling, decoding) is post-processing of a Release.
 
@@ -12,137 +12,35 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 
-from .basis import ChebyshevBasis, bounded_means_sensitivity, lowest_degree_indices, moments_sensitivity, tensor_indices
-from .bounds import detection_threshold, estimate_bounds, laplace_count_scale
-from .config import SynthConfig
-from .copula import Marginals, histogram_sensitivity, products_sensitivity
-from .domain import ColumnDomain, Domain
-from .ledger import PrivacyEvent, PrivacyLedger
-from .noise import NoiseSampler, expected_l1_norm, laplace_scale, noise_standard_deviation
-from .params import Plan, StageBudget
-from .pca import PrivatePCA, private_subspace_iteration
-from .private_table import PrivateTable
-from .schema import Schema, groups_count
-from .progress import StageTracker
-from .row_sums import RowSums, SumRequest
+from synthdp.config import SynthConfig
+from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.pipeline.plan import Plan
+from synthdp.postprocess.copula import Marginals
+from synthdp.privacy.budget import StageBudget
+from synthdp.privacy.dp_bounds import (
+    detection_threshold,
+    estimate_bounds,
+    laplace_count_scale,
+)
+from synthdp.privacy.ledger import PrivacyEvent, PrivacyLedger
+from synthdp.privacy.noise import (
+    NoiseSampler,
+    laplace_scale,
+)
+from synthdp.privacy.pca import PrivatePCA, private_subspace_iteration
+from synthdp.privacy.sensitivity import (
+    bounded_means_sensitivity,
+    histogram_sensitivity,
+    moments_sensitivity,
+    products_sensitivity,
+)
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.row_sums import RowSums
 
 DEFAULT_PCA_COMPONENTS = 5
-
-
-@dataclass(frozen=True)
-class Release:
-    """The noisy statistics of one run: all that post-processing may read.
-
-    Attributes
-    ----------
-    domain : Domain
-        Public column bounds.
-    plan : Plan
-        Public sizes and budget split.
-    basis_indices : int array, shape (R, d)
-        Multi-indices of the released moments (public, fixed by R and d).
-    noisy_moments : array, shape (R,)
-        b_hat, the noisy moments.
-    moment_noise_l1 : float
-        Expected l1 norm of the noise added to the moments (public: from the calibration).
-    moment_noise_sd : array, shape (R,)
-        Standard deviation of each moment's noise (public: from the calibration). The
-        moments taken from the products release (:func:`pair_product_rows`) have the
-        products' noise, the others the moments'.
-    pca : PrivatePCA or None
-        Released principal axes when candidates are "pca".
-    marginals : Marginals or None
-        Released one-way histograms when candidates are "copula".
-    noisy_products : array, shape (d (d - 1) / 2,), or None
-        Released E[x_i x_j], i < j, when candidates are "copula" with a correlation share.
-    products_noise_sd : float
-        Standard deviation of the noise on each of them (public: from the calibration).
-    noisy_rows_clipped : float or None
-        Noisy count of rows with a value outside the bounds (None: not released).
-    schema : Schema or None
-        Mixed tables: the public schema; the basis then runs over its encoded coordinates
-        and ``domain`` holds its numeric columns only.
-    noisy_rows_other : float or None
-        Mixed tables: noisy count of rows with a categorical value outside its levels.
-    """
-
-    domain: Domain
-    plan: Plan
-    basis_indices: np.ndarray
-    noisy_moments: np.ndarray
-    moment_noise_l1: float
-    moment_noise_sd: np.ndarray
-    pca: PrivatePCA | None
-    marginals: Marginals | None
-    noisy_products: np.ndarray | None
-    products_noise_sd: float
-    noisy_rows_clipped: float | None
-    schema: Schema | None = None
-    noisy_rows_other: float | None = None
-
-
-def release_statistics(
-    table: PrivateTable,
-    scan: RowSums,
-    known_columns: dict[str, ColumnDomain],
-    plan: Plan,
-    config: SynthConfig,
-    ledger: PrivacyLedger,
-    noise: NoiseSampler,
-    rng: np.random.Generator,
-    stages: StageTracker,
-) -> Release:
-    """Run every private stage once and return the release.
-
-    ``scan`` holds the statistics of the first pass over the table (the row count, and the
-    histograms of the columns without bounds); ``known_columns`` holds the bounds the user
-    gave (or read from the data); the bounds of the other columns are estimated here with DP.
-    The second pass sums what the moments and the private PCA need, with the domain.
-    """
-    domain = release_domain(table.column_names, scan, known_columns, plan.budget.bounds, ledger, noise)
-    with stages.stage("moments"):
-        if plan.mode == "exact":
-            indices = tensor_indices(plan.d, plan.theory.t)
-        else:
-            indices = lowest_degree_indices(plan.d, plan.n_basis)
-        pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
-        products_wanted = copula_wanted and plan.budget.share("correlation") > 0
-        # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
-        from_products = pair_product_rows(indices) if products_wanted else np.zeros(len(indices), dtype=bool)
-        measured = ~from_products
-        sums = table.row_sums(SumRequest(domain, indices[measured], plan.theory.N if plan.mode == "exact" else None,
-                                         column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
-                                         marginal_bins=plan.marginal_bins if copula_wanted else None))
-        noisy_rows_clipped = None
-        if plan.budget.clip_count > 0:
-            noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), plan.budget.clip_count, "clip_count",
-                                                   CLIPPED_ROWS, ledger, noise)
-        noisy_moments = np.empty(len(indices))
-        noisy_moments[measured] = release_moments(sums["moments"] / plan.n, indices[measured], plan,
-                                                  ledger, noise, shared=int(from_products.sum()))
-        moment_noise_scale = np.full(len(indices), ledger.event("moments").noise_scale)
-    pca = marginals = noisy_products = None
-    products_noise_sd = 0.0
-    if pca_wanted:
-        with stages.stage("private PCA"):
-            pca = release_pca(sums, indices, noisy_moments, plan, config, ledger, noise, rng)
-    if copula_wanted:
-        with stages.stage("marginals"):
-            marginals = release_marginals(sums["cell_counts"], plan, ledger, noise)
-            if products_wanted:
-                noisy_products = release_products(sums["second_moment"], plan, ledger, noise)
-                products_scale = ledger.event("correlation").noise_scale
-                products_noise_sd = noise_standard_deviation(plan.noise, products_scale)
-                noisy_moments[from_products] = noisy_products[pair_positions(indices[from_products], plan.d)]
-                moment_noise_scale[from_products] = products_scale
-    moment_noise_l1 = expected_l1_norm(plan.noise, float(moment_noise_scale.sum()), 1)  # the sum of each E|noise|
-    moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * moment_noise_scale
-    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, marginals,
-                   noisy_products, products_noise_sd, noisy_rows_clipped)
 
 
 def pair_product_rows(indices: np.ndarray) -> np.ndarray:
@@ -151,7 +49,7 @@ def pair_product_rows(indices: np.ndarray) -> np.ndarray:
     When the copula's products are released, these moments are taken from that release (the
     mean of x_i x_j is one of its values) instead of being measured a second time: the
     moments' budget then goes to the moments no other release measures, and the LP weights
-    each row by the precision of its noise (:func:`synthdp.lp.precision_weighted`). Measured
+    each row by the precision of its noise (:func:`synthdp.postprocess.lp.precision_weighted`). Measured
     (experiments/results/design_products.md, 10 seeded rounds) against measuring them again:
     PKS at (1, 1e-10), where 42 of its 82 moments are pairs and the univariate moments' noise
     sd falls from 0.027 to 0.016, 22-29 % lower error at sigma = 4-10 (.0058 -> .0044 at
@@ -173,7 +71,7 @@ def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[s
     """The domain, with DP estimates of the bounds the user did not give.
 
     Each estimated column gets epsilon / (number of estimated columns) for one noisy
-    histogram (:func:`synthdp.bounds.estimate_bounds`; L1 sensitivity 2 per column), whose
+    histogram (:func:`synthdp.privacy.dp_bounds.estimate_bounds`; L1 sensitivity 2 per column), whose
     counts are ``scan["histograms"]``, one row per column without bounds, in table order.
     """
     missing = [name for name in column_names if name not in known_columns]
@@ -200,37 +98,6 @@ def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[s
 def _sources_summary(columns) -> str:
     sources = sorted({column.source for column in columns})
     return " + ".join(sources)
-
-
-def release_mixed_statistics(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
-                             ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker) -> Release:
-    """The release of a mixed table: grouped moments of its encoded rows, and the noisy row counts.
-
-    The moments are those of ``schema.basis_indices(config.marginal_degree)``, released with
-    the grouped sensitivity of :meth:`synthdp.schema.Schema.basis_groups` (2G/n in l1). The
-    clip-count share of epsilon is split evenly between the count of rows with a clipped
-    numeric value and the count of rows with an "other" level, for the kinds of columns the
-    table has.
-    """
-    with stages.stage("moments"):
-        points, rows_clipped, rows_other = table.encoded_points(schema)
-        counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
-                  "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.categorical) else None}
-        wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
-        noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise)
-                 for stage, (count, released) in wanted.items()}
-        indices = schema.basis_indices(config.marginal_degree)
-        groups = groups_count(schema, indices)
-        noisy_moments = release_bounded_means(
-            ChebyshevBasis(indices).moments(points), "moments",
-            f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
-            plan.budget.stage("moments"), plan, ledger, noise, groups=groups)
-        scale = ledger.event("moments").noise_scale
-        moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
-        moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
-    return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
-                   marginals=None, noisy_products=None, products_noise_sd=0.0, noisy_rows_clipped=noisy.get("clip_count"),
-                   schema=schema, noisy_rows_other=noisy.get("other_count"))
 
 
 def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta: float, ledger: PrivacyLedger,
@@ -285,7 +152,7 @@ def release_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger
                     noise: NoiseSampler, shared: int = 0) -> np.ndarray:
     """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
-    Sensitivity: :func:`synthdp.basis.moments_sensitivity`, at most that of any R functions
+    Sensitivity: :func:`synthdp.privacy.sensitivity.moments_sensitivity`, at most that of any R functions
     with values in [-1, 1] (every phi_r is a product of cosines), and below it when a column
     has several univariate functions. The constant phi_0 = 1 has sensitivity 0 and is not
     released. The paper's scale t^d/(n eps) is about half the generic 2R/(n eps).
@@ -304,18 +171,18 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
                           sensitivity: tuple[float, float] | None = None) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
-    Sensitivity (:func:`synthdp.basis.bounded_means_sensitivity`): replacing one row moves
+    Sensitivity (:func:`synthdp.privacy.sensitivity.bounded_means_sensitivity`): replacing one row moves
     each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of R means has L1
     sensitivity 2R/n and L2 sensitivity 2 sqrt(R)/n; a caller that derived a tighter
     (L1, L2) for its functions passes it as ``sensitivity``. With
     ``groups`` = G, the functions fall into G groups whose vector of means moves by at most
     2/n in l1 and l2 (at most one function of a group is non-zero on any row, as for the
-    indicator products of :meth:`synthdp.schema.Schema.basis_groups`); R becomes G below.
+    indicator products of :meth:`synthdp.stats.mixed_basis.basis_groups`); R becomes G below.
 
     Calibrations: pure epsilon-DP: Laplace(2R/(n eps)) per mean. (epsilon, delta) with
     Gaussian noise: sigma = L2 sensitivity / mu. (epsilon, delta) with Laplace: each mean
     (each group) is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced
-    composition over the R means (G groups; see :func:`synthdp.noise.composition_epsilon`).
+    composition over the R means (G groups; see :func:`synthdp.privacy.noise.composition_epsilon`).
     That per-value release keeps the bound 2/n of each mean and ignores ``sensitivity``: a
     joint (L1, L2) bound does not bound each value below 2/n.
     """
@@ -330,9 +197,9 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
 
 def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> Marginals:
     """Noisy one-way histograms of every column: ``counts`` of shape (d, B + 2) from
-    :func:`synthdp.copula.cell_counts` summed over the rows.
+    :func:`synthdp.stats.histograms.cell_counts` summed over the rows.
 
-    Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.copula.histogram_sensitivity`.
+    Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`.
     """
     d, n_bins = counts.shape[0], counts.shape[1] - 2
     budget, sensitivity = plan.budget.stage("marginals"), histogram_sensitivity(d)
@@ -346,7 +213,7 @@ def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyL
     sum over the rows of x x^T, shape (d, d).
 
     Sensitivity: L1 2 floor(d^2/4)/n, L2 2 sqrt(floor(d^2/4))/n, derived (and attained) in
-    :func:`synthdp.copula.products_sensitivity`.
+    :func:`synthdp.privacy.sensitivity.products_sensitivity`.
     """
     n, d = plan.n, plan.d
     products = (second_moment_sum / n)[np.triu_indices(d, 1)]

@@ -2,7 +2,7 @@
 
 A k-way marginal over columns (c_1..c_k) gives the fraction of rows in every cell, that is
 every combination of levels (each categorical column has its "other" level too, see
-:mod:`synthdp.schema`). A cell's indicator is prod_i z_{c_i, l_i}, a product of the
+:mod:`synthdp.domain.schema`). A cell's indicator is prod_i z_{c_i, l_i}, a product of the
 schema's {0, 1} level indicators (the +-1 form is prod_i (1 + x_i)/2, degree k); a binary
 column's first level is 1 - z.
 
@@ -40,9 +40,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .domain import read_json_file
-from .errors import SynthDPError
-from .schema import Schema
+from synthdp.domain.box import read_json_file
+from synthdp.domain.schema import Schema
+from synthdp.errors import SynthDPError
 
 FORMAT = "synthdp-marginal-summary"
 FORMAT_VERSION = 1
@@ -112,7 +112,7 @@ class MarginalSummary:
 
     def to_json(self) -> str:
         """The summary as JSON text: the schema, every released multi-index and moment, the report."""
-        from . import __version__
+        from synthdp._version import __version__
 
         return json.dumps({
             "format": FORMAT, "format_version": FORMAT_VERSION, "synthdp_version": __version__,

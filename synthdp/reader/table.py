@@ -1,12 +1,12 @@
 """The private table: the only module that reads raw rows.
 
 Everything here handles private values, so nothing here prints, logs or raises with a value
-in it. The release mechanisms (:mod:`synthdp.release`) are its only users; the stages after
+in it. The release mechanisms (:mod:`synthdp.privacy.release`) are its only users; the stages after
 the release (candidates, LP fit, sampling, decoding, summaries) never import it.
 
-Every statistic the release needs is a sum over rows (:mod:`synthdp.row_sums`), so a table is
+Every statistic the release needs is a sum over rows (:mod:`synthdp.stats.row_sums`), so a table is
 read as validated chunks by one of three engines, which all hand the same per-chunk function
-(:func:`chunk_values` then :func:`synthdp.row_sums.chunk_sums`) its rows:
+(:func:`chunk_values` then :func:`synthdp.stats.row_sums.chunk_sums`) its rows:
 
 * in memory (the default for a DataFrame and for CSV files up to ``STREAM_CSV_BYTES``): one chunk;
 * streaming (numpy engine; CSV files with ``chunk_rows`` or larger than ``STREAM_CSV_BYTES``,
@@ -39,10 +39,17 @@ from typing import Callable, Collection, Iterator
 import numpy as np
 import pandas as pd
 
-from .domain import ColumnDomain, Domain
-from .errors import SynthDPError
-from .row_sums import RowSums, SumRequest, chunk_sums, clip_to_unit, combine, total
-from .schema import Schema
+from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.domain.schema import Schema
+from synthdp.errors import SynthDPError
+from synthdp.stats.row_sums import (
+    RowSums,
+    SumRequest,
+    chunk_sums,
+    clip_to_unit,
+    combine,
+    total,
+)
 
 FROM_DATA = "data (NOT differentially private)"
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -140,7 +147,7 @@ class PrivateTable:
         return dict(self._reader.description)
 
     def row_sums(self, request: SumRequest) -> RowSums:
-        """One pass over the rows: the statistics of ``request`` (:mod:`synthdp.row_sums`). Private.
+        """One pass over the rows: the statistics of ``request`` (:mod:`synthdp.stats.row_sums`). Private.
 
         Checks the row count (at least 2 rows, the same in every pass).
         """
@@ -156,7 +163,7 @@ class PrivateTable:
     def level_counts(self, name: str) -> dict[str, int]:
         """How many rows hold each value of a text column (as text; missing values left out).
 
-        Private: for the level-discovery mechanism only (:func:`synthdp.release.release_levels`).
+        Private: for the level-discovery mechanism only (:func:`synthdp.privacy.release.release_levels`).
         """
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 

@@ -14,7 +14,7 @@ instead left the candidates' correlations too weak wherever a column is skewed (
 0.14 on average over the pairs with |correlation| > 0.3, from exact inputs).
 
 Everything here is post-processing of released statistics, except :func:`cell_counts`,
-which :mod:`synthdp.release` calls on the private rows to compute what it releases.
+which :mod:`synthdp.privacy.release` calls on the private rows to compute what it releases.
 """
 
 from __future__ import annotations
@@ -25,54 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from synthdp.stats.histograms import bin_edges
+
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
 HERMITE_TERMS = 60  # Mehler series terms: 92 % (a column with atoms) to 100 % of a benchmark column's variance
 QUANTILE_GRID = 20_000  # midpoints in u of the quadrature for the Hermite coefficients
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
-
-
-def histogram_sensitivity(d: int) -> tuple[float, float]:
-    """L1 and L2 sensitivity of the d x (B + 2) counts of :func:`cell_counts`.
-
-    Replacing one row takes one unit from one cell of each column and adds it to another (or
-    the same) cell: L1 2d, L2 sqrt(2d).
-    """
-    return 2.0 * d, math.sqrt(2.0 * d)
-
-
-def products_sensitivity(n: int, d: int) -> tuple[float, float]:
-    """L1 and L2 sensitivity of the means E[x_i x_j], i < j, over n rows in [-1, 1]^d.
-
-    Replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n. Both the l1
-    and the squared l2 norm of that change are, in each coordinate of x or y separately,
-    convex (an absolute value or a square of a function affine in it), so their maximum over
-    [-1, 1]^d is at corners. For corners x, y that differ in the sign of the coordinates in
-    S, exactly the |S| (d - |S|) products across S and its complement change, each by 2/n;
-    |S| (d - |S|) <= floor(d^2/4). Hence L1 2 floor(d^2/4)/n and L2 2 sqrt(floor(d^2/4))/n
-    (d/n for even d), both attained.
-    """
-    crossing = d * d // 4  # the most products one row swap can flip
-    return 2 * crossing / n, 2 * math.sqrt(crossing) / n
-
-
-def bin_edges(n_bins: int) -> np.ndarray:
-    """Edges of ``n_bins`` equal-width bins of [-1, 1], shape (n_bins + 1,)."""
-    return np.linspace(-1.0, 1.0, n_bins + 1)
-
-
-def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
-    """Rows per cell and column, shape (d, n_bins + 2): [x = -1, the bins, x = +1].
-
-    Each row lies in exactly one cell of each column (the sensitivity in
-    :func:`histogram_sensitivity`).
-    """
-    n, d = points.shape
-    inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins
-    cells = np.where(points <= -1.0, 0, np.where(points >= 1.0, n_bins + 1, inner))
-    counts = np.zeros((d, n_bins + 2))
-    for column in range(d):
-        counts[column] = np.bincount(cells[:, column], minlength=n_bins + 2)
-    return counts
 
 
 @dataclass(frozen=True)

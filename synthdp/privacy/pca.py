@@ -32,38 +32,14 @@ scale (the Gaussian one falls below it for d > ~25 k), so "paper" uses the large
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from .ledger import PrivacyEvent
-from .noise import NoiseSampler, laplace_scale
-from .params import StageBudget
-
-
-@dataclass(frozen=True)
-class PrivatePCA:
-    """Released principal axes of the data, in [-1, 1]^d coordinates.
-
-    Attributes
-    ----------
-    center : array, shape (d,)
-        Released (noisy) mean, clipped into [-1, 1]^d.
-    axes : array, shape (d, k)
-        Orthonormal private eigenvector estimates, strongest first.
-    eigenvalues : array, shape (k,)
-        Private eigenvalue estimates (variances along the axes), non-negative.
-    """
-
-    center: np.ndarray
-    axes: np.ndarray
-    eigenvalues: np.ndarray
-
-
-def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
-    """Sensitivity of one iterate A X (see the module docstring)."""
-    l2 = math.sqrt(2.0) * d / n
-    return l2 if norm == "l2" else math.sqrt(k * d) * l2
+from synthdp.privacy.budget import StageBudget
+from synthdp.privacy.ledger import PrivacyEvent
+from synthdp.privacy.noise import NoiseSampler, laplace_scale
+from synthdp.privacy.sensitivity import iteration_sensitivity
+from synthdp.released import PrivatePCA
 
 
 def debiased_eigenvalues(last_iterate: np.ndarray, scale: float, noise_kind: str) -> np.ndarray:

@@ -5,12 +5,12 @@ synthetic table: how many distinct rows it has, how far each column's distributi
 the real one, how well it keeps pairwise correlations, and whether a model trained on it
 predicts the real data. This module computes those metrics, and :func:`utility_report`
 puts them together with the worst-case errors of the papers' smooth-query protocol
-(:mod:`synthdp.evaluation`). ``synthdp evaluate`` prints that report.
+(:mod:`synthdp.evaluation.queries`). ``synthdp evaluate`` prints that report.
 
 Every function here **reads the real table**: this is evaluation code, run by the data
 owner to judge a release, not part of a release. Its results are not differentially
 private and must not be published as if they were. The module never takes part in a
-release, and must not import :mod:`synthdp.private_table`, :mod:`synthdp.release` or
+release, and must not import :mod:`synthdp.reader.table`, :mod:`synthdp.privacy.release` or
 :mod:`synthdp.cli`.
 
 Natural targets of the benchmark data (``../shared/data``, see its README) for
@@ -33,9 +33,15 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .domain import parse_bounds
-from .errors import SynthDPError
-from .evaluation import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
+from synthdp.domain.box import parse_bounds
+from synthdp.errors import SynthDPError
+from synthdp.evaluation.queries import (
+    SIGMAS,
+    answer_queries,
+    gaussian_kernel_queries,
+    to_unit,
+    worst_case_errors,
+)
 
 __all__ = [
     "TASKS",
@@ -122,7 +128,9 @@ def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
 
     Both tables need the same column names (in any order), numeric and finite.
     """
-    from scipy.stats import ks_2samp  # imported on use: scipy.stats costs the command line ~0.5 s at start-up
+    from scipy.stats import (
+        ks_2samp,  # imported on use: scipy.stats costs the command line ~0.5 s at start-up
+    )
 
     real, synth = _pair(real, synth)
     a, b = _numeric(real, "real"), _numeric(synth, "synthetic")
@@ -250,7 +258,10 @@ def model_accuracy(
     predicts it for every row.
     """
     from sklearn.dummy import DummyClassifier, DummyRegressor
-    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+    from sklearn.ensemble import (
+        HistGradientBoostingClassifier,
+        HistGradientBoostingRegressor,
+    )
     from sklearn.metrics import accuracy_score, r2_score
     from sklearn.model_selection import train_test_split
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -374,7 +385,7 @@ def utility_report(
     task : str
         Passed to :func:`model_accuracy`.
     n_queries, n_kernels, sigmas :
-        The smooth-query protocol (:mod:`synthdp.evaluation`): Q random queries of J Gaussian
+        The smooth-query protocol (:mod:`synthdp.evaluation.queries`): Q random queries of J Gaussian
         kernels each (the paper: Q = 10 000, J = 10), at each width sigma.
     seed : int
         Seeds the queries and the model's train/test split: the same seed gives the same report.

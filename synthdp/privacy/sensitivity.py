@@ -1,0 +1,107 @@
+"""Every sensitivity bound of synthdp's releases, each derived in its docstring.
+
+Neighbouring tables have the same public n and differ in one row (replace-one); every row
+lies in [-1, 1]^d after clipping to the public domain. A test checks each bound on extreme rows
+(tests/test_privacy.py, tests/test_audit.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+
+def bounded_means_sensitivity(count: int, n: int) -> tuple[float, float]:
+    """(L1, L2) sensitivity of the means over n rows of ``count`` functions with values in [-1, 1].
+
+    Replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of
+    means moves by at most 2 count/n in l1 and 2 sqrt(count)/n in l2. Every product
+    Chebyshev function is such a function (a product of cosines).
+    """
+    return 2 * count / n, 2 * count**0.5 / n
+
+
+SPREAD_GRID = 2000  # intervals of the grid on [-1, 1] over which univariate_spread maximises
+
+
+def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
+    """(L1, L2) sensitivity of the means over n rows of the Chebyshev products ``indices``, shape (R, d).
+
+    Replacing row x by y moves mean k by (phi_k(x) - phi_k(y))/n. Split the functions into
+    each column's univariate ones (one non-zero entry, in column i; their degrees D_i) and
+    the M others. For p = 1 and 2,
+
+        sum_k |phi_k(x) - phi_k(y)|^p  <=  sum_i S_p(D_i) + 2^p M,
+
+    because the univariate terms of column i depend on (x_i, y_i) alone, so together they
+    are at most S_p(D_i) = :func:`univariate_spread`, and every other term is at most 2^p
+    (two values in [-1, 1]). Hence L1 = (sum_i S_1(D_i) + 2M)/n and
+    L2 = sqrt(sum_i S_2(D_i) + 4M)/n, never above :func:`bounded_means_sensitivity`: T_1 and
+    T_2 of one variable cannot both move by 2 at once (T_2 takes the same value at x and -x),
+    so with each column's T_1 and T_2 (R = 2d) the bound is 3.13 d/n and 2.27 sqrt(d)/n
+    against 4 d/n and 2.83 sqrt(d)/n. With degree-1 functions only it is the generic bound,
+    attained by rows at opposite corners.
+    """
+    indices = np.asarray(indices)
+    univariate = np.count_nonzero(indices, axis=1) == 1
+    spread_l1 = spread_l2 = 0.0
+    for column in range(indices.shape[1]):
+        degrees = tuple(sorted(int(r) for r in indices[univariate, column] if r > 0))
+        if degrees:
+            spread_l1 += univariate_spread(degrees, 1)
+            spread_l2 += univariate_spread(degrees, 2)
+    others = int(np.count_nonzero(~univariate))
+    return (spread_l1 + 2 * others) / n, float(np.sqrt(spread_l2 + 4 * others)) / n
+
+
+@functools.lru_cache(maxsize=None)
+def univariate_spread(degrees: tuple[int, ...], power: int) -> float:
+    """An upper bound on the maximum over x, y in [-1, 1] of sum_{r in degrees} |T_r(x) - T_r(y)|^power.
+
+    The maximum over a grid of spacing h = 2/SPREAD_GRID, plus L h: every (x, y) lies within
+    h/2 of a grid point in each coordinate, and the sum moves by at most L = sum_r power
+    2^(power - 1) r^2 per unit move of either coordinate (|T_r'| <= r^2 by Markov's
+    inequality, and |T_r(x) - T_r(y)| <= 2). Never above the trivial 2^power len(degrees).
+    For degrees (1, 2): 3.13 (power 1; the maximum is 3.125, at x = 1, y = -1/4) and 5.165
+    (power 2), against 4 and 8.
+    """
+    grid = np.linspace(-1.0, 1.0, SPREAD_GRID + 1)
+    values = np.cos(np.outer(degrees, np.arccos(grid)))  # (len(degrees), grid points)
+    largest = 0.0
+    for start in range(0, len(grid), 256):
+        terms = np.abs(values[:, start:start + 256, None] - values[:, None, :]) ** power
+        largest = max(largest, float(terms.sum(axis=0).max()))
+    lipschitz = sum(power * 2 ** (power - 1) * r * r for r in degrees)
+    return min(largest + lipschitz * 2.0 / SPREAD_GRID, 2.0**power * len(degrees))
+
+
+def histogram_sensitivity(d: int) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the d x (B + 2) counts of :func:`cell_counts`.
+
+    Replacing one row takes one unit from one cell of each column and adds it to another (or
+    the same) cell: L1 2d, L2 sqrt(2d).
+    """
+    return 2.0 * d, math.sqrt(2.0 * d)
+
+
+def products_sensitivity(n: int, d: int) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the means E[x_i x_j], i < j, over n rows in [-1, 1]^d.
+
+    Replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n. Both the l1
+    and the squared l2 norm of that change are, in each coordinate of x or y separately,
+    convex (an absolute value or a square of a function affine in it), so their maximum over
+    [-1, 1]^d is at corners. For corners x, y that differ in the sign of the coordinates in
+    S, exactly the |S| (d - |S|) products across S and its complement change, each by 2/n;
+    |S| (d - |S|) <= floor(d^2/4). Hence L1 2 floor(d^2/4)/n and L2 2 sqrt(floor(d^2/4))/n
+    (d/n for even d), both attained.
+    """
+    crossing = d * d // 4  # the most products one row swap can flip
+    return 2 * crossing / n, 2 * math.sqrt(crossing) / n
+
+
+def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
+    """Sensitivity of one iterate A X (see the module docstring)."""
+    l2 = math.sqrt(2.0) * d / n
+    return l2 if norm == "l2" else math.sqrt(k * d) * l2

@@ -1,0 +1,91 @@
+"""What the private side hands to post-processing: the noisy statistics of one run.
+
+Everything here is public once released: noisy arrays, each with its noise standard deviation,
+and the sizes of the plan. Post-processing (:mod:`synthdp.postprocess`, :mod:`synthdp.summaries`)
+reads these objects and never the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from synthdp.domain.box import Domain
+from synthdp.domain.schema import Schema
+from synthdp.postprocess.copula import Marginals
+
+if TYPE_CHECKING:
+    from synthdp.pipeline.plan import Plan
+
+
+@dataclass(frozen=True)
+class PrivatePCA:
+    """Released principal axes of the data, in [-1, 1]^d coordinates.
+
+    Attributes
+    ----------
+    center : array, shape (d,)
+        Released (noisy) mean, clipped into [-1, 1]^d.
+    axes : array, shape (d, k)
+        Orthonormal private eigenvector estimates, strongest first.
+    eigenvalues : array, shape (k,)
+        Private eigenvalue estimates (variances along the axes), non-negative.
+    """
+
+    center: np.ndarray
+    axes: np.ndarray
+    eigenvalues: np.ndarray
+
+
+@dataclass(frozen=True)
+class Release:
+    """The noisy statistics of one run: all that post-processing may read.
+
+    Attributes
+    ----------
+    domain : Domain
+        Public column bounds.
+    plan : Plan
+        Public sizes and budget split.
+    basis_indices : int array, shape (R, d)
+        Multi-indices of the released moments (public, fixed by R and d).
+    noisy_moments : array, shape (R,)
+        b_hat, the noisy moments.
+    moment_noise_l1 : float
+        Expected l1 norm of the noise added to the moments (public: from the calibration).
+    moment_noise_sd : array, shape (R,)
+        Standard deviation of each moment's noise (public: from the calibration). The
+        moments taken from the products release (:func:`pair_product_rows`) have the
+        products' noise, the others the moments'.
+    pca : PrivatePCA or None
+        Released principal axes when candidates are "pca".
+    marginals : Marginals or None
+        Released one-way histograms when candidates are "copula".
+    noisy_products : array, shape (d (d - 1) / 2,), or None
+        Released E[x_i x_j], i < j, when candidates are "copula" with a correlation share.
+    products_noise_sd : float
+        Standard deviation of the noise on each of them (public: from the calibration).
+    noisy_rows_clipped : float or None
+        Noisy count of rows with a value outside the bounds (None: not released).
+    schema : Schema or None
+        Mixed tables: the public schema; the basis then runs over its encoded coordinates
+        and ``domain`` holds its numeric columns only.
+    noisy_rows_other : float or None
+        Mixed tables: noisy count of rows with a categorical value outside its levels.
+    """
+
+    domain: Domain
+    plan: Plan
+    basis_indices: np.ndarray
+    noisy_moments: np.ndarray
+    moment_noise_l1: float
+    moment_noise_sd: np.ndarray
+    pca: PrivatePCA | None
+    marginals: Marginals | None
+    noisy_products: np.ndarray | None
+    products_noise_sd: float
+    noisy_rows_clipped: float | None
+    schema: Schema | None = None
+    noisy_rows_other: float | None = None

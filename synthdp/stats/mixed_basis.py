@@ -1,0 +1,79 @@
+"""The basis of a mixed table: which Chebyshev and indicator products its release holds.
+
+A mixed table's rows are encoded (:mod:`synthdp.domain.schema`): numeric columns in [-1, 1],
+each binary or categorical column as a block of level indicators. Its release holds the moments
+of the multi-indices below, grouped for the sensitivity (:func:`basis_groups`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Sequence
+
+import numpy as np
+
+from synthdp.domain.schema import DEFAULT_MARGINAL_DEGREE, Schema
+from synthdp.errors import SynthDPError
+from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
+
+
+def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE) -> np.ndarray:
+    """The released multi-indices of a mixed table, shape (R, D).
+
+    * every Chebyshev product of total degree <= 2 of the numeric coordinates (the moment
+      candidates need all of them);
+    * every product of one numeric coordinate (degree 1) and one indicator (column
+      means per level);
+    * every product of indicators of at most ``marginal_degree`` distinct binary or
+      categorical columns: the cells of all marginals of that order (a binary column's
+      first level excluded: it is 1 minus its indicator).
+
+    Degree <= 1 per indicator and at most one indicator per column in a product: z^2 = z
+    and, within a block, z_a z_b = 0.
+    """
+    if not (isinstance(marginal_degree, int) and marginal_degree >= 1):
+        raise SynthDPError("marginal_degree must be an integer >= 1")
+    D, d = schema.n_coordinates, schema.d_numeric
+    rows: list[np.ndarray] = []
+    if d:
+        numeric = lowest_degree_indices(d, count_indices_up_to_degree(d, 2))
+        rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
+    blocks = [range(schema.block_slice(c.name).start, schema.block_slice(c.name).stop) for c in schema.categorical]
+    for size in range(1, min(marginal_degree, len(blocks)) + 1):
+        for chosen in itertools.combinations(blocks, size):
+            for coordinates in itertools.product(*chosen):
+                rows.append(_index(D, coordinates))
+                if size == 1:  # the numeric means of this level
+                    rows.extend(_index(D, coordinates + (j,)) for j in range(d))
+    return np.array(rows, dtype=np.int64).reshape(len(rows), D)
+
+def basis_groups(schema: Schema, indices: np.ndarray) -> np.ndarray:
+    """Group number of each multi-index, shape (R,); the release's sensitivity counts groups.
+
+    Two multi-indices are in the same group when they have the same numeric part and
+    involve the same binary or categorical columns, differing only in the levels chosen.
+    Sensitivity, derived for the encoded case: a row has at most one non-zero indicator
+    per column, so within a group at most one function is non-zero on it, with
+    |value| = |prod_j T_{r_j}(x_j)| <= 1. Replacing the row changes a group's vector of
+    means by at most 2/n in l1 and in l2 (one entry by <= 2/n, or two entries by <= 1/n
+    each), so G groups have l1 sensitivity 2G/n and l2 sensitivity 2 sqrt(G)/n. A table
+    of numeric columns only has one function per group: 2R/n, the usual bound.
+    """
+    indices = np.asarray(indices)
+    numeric = indices[:, : schema.d_numeric]
+    touched = np.zeros((len(indices), len(schema.categorical)), dtype=bool)
+    for b, column in enumerate(schema.categorical):
+        touched[:, b] = indices[:, schema.block_slice(column.name)].any(axis=1)
+    signature = np.concatenate([numeric, touched], axis=1)
+    return np.unique(signature, axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def groups_count(schema: Schema, indices: np.ndarray) -> int:
+    """G, the number of sensitivity groups of ``indices`` (see :func:`basis_groups`)."""
+    return int(basis_groups(schema, indices).max()) + 1
+
+
+def _index(D: int, coordinates: Sequence[int]) -> np.ndarray:
+    index = np.zeros(D, dtype=np.int64)
+    index[list(coordinates)] = 1
+    return index
