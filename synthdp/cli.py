@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 import tomllib
 import warnings
 from contextlib import ExitStack
@@ -291,11 +292,14 @@ def generate(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=True)
     rows = run["rows"]
     n_rows = synth.theory_rows if rows == "theory" else _int_or_word(rows, None, "--rows")
+    start = time.perf_counter()
     synthetic = synth.sample(n_rows)
-    report = synth.privacy_report()
+    sampling_seconds = time.perf_counter() - start
+    report = synth.privacy_report(synthetic)
+    report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
     outputs = [(Path(args.output), lambda path: synthetic.to_csv(path, index=False))]
     if run["summary_out"]:
-        outputs.append((Path(run["summary_out"]), _text(_summary_json(synth))))
+        outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     _write_outputs(outputs + _report_output(report, run))
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
@@ -307,16 +311,17 @@ def generate(args: argparse.Namespace) -> int:
 def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
     report = synth.privacy_report()
-    _write_outputs([(Path(args.output), _text(_summary_json(synth)))] + _report_output(report, run))
+    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(report, run))
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
               + _budget_note(report), file=sys.stderr)
     return 0
 
 
-def _summary_json(synth: SmoothSynthesizer) -> str:
-    """The summary of a release: a marginal summary for a mixed table, else a smooth-query summary."""
-    return (synth.summary() if synth.release_.schema is None else synth.marginal_summary()).to_json()
+def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
+    """The summary of a release (with ``report`` embedded): a marginal summary for a mixed
+    table, else a smooth-query summary."""
+    return (synth.summary(report) if synth.release_.schema is None else synth.marginal_summary(report)).to_json()
 
 
 def marginal_command(args: argparse.Namespace) -> int:

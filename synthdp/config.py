@@ -82,7 +82,7 @@ class SynthConfig:
         columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
         :func:`synthdp.privacy.release.release_levels`). 0: such columns are an error.
     spread : float
-        Tolerance of the mass-spreading second LP (MECHANISM.md section 6), as a multiple of
+        Tolerance of the mass-spreading second LP (docs/mechanism.md §6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
@@ -91,8 +91,8 @@ class SynthConfig:
         (the candidate model) as far as the fit stays within the optimum plus ``blend`` times
         the expected l1 norm of the moment noise (default 0.5; 0 keeps the optimal vertex).
         Not applied with ``spread`` > 0, which spreads the mass by a second LP instead, nor to
-        mixed tables, whose thousands of marginal cells share the tolerance (on adult it let
-        the worst 2-way cell error rise from 0.05 to 0.26 at epsilon = 1).
+        mixed tables, whose thousands of marginal cells share the tolerance and let single
+        cells drift (measured: docs/decisions.md#blend-not-on-mixed-tables).
     marginal_degree : int
         Mixed tables (a schema with binary or categorical columns): the release holds every
         marginal cell of up to this many of those columns (:meth:`synthdp.stats.mixed_basis.basis_indices`).

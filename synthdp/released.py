@@ -14,9 +14,8 @@ import numpy as np
 
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import Schema
-from synthdp.postprocess.copula import Marginals
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # a type only: post-processing reads the plan's public sizes, never imports the pipeline
     from synthdp.pipeline.plan import Plan
 
 
@@ -57,12 +56,17 @@ class Release:
         Expected l1 norm of the noise added to the moments (public: from the calibration).
     moment_noise_sd : array, shape (R,)
         Standard deviation of each moment's noise (public: from the calibration). The
-        moments taken from the products release (:func:`pair_product_rows`) have the
+        moments taken from the products release (:func:`synthdp.privacy.release.pair_product_rows`) have the
         products' noise, the others the moments'.
     pca : PrivatePCA or None
         Released principal axes when candidates are "pca".
-    marginals : Marginals or None
-        Released one-way histograms when candidates are "copula".
+    noisy_histograms : array, shape (d, B + 2), or None
+        Released one-way histograms of the unit-scaled columns when candidates are "copula":
+        noisy rows per cell, the atom at -1, B equal-width bins, the atom at +1
+        (:func:`synthdp.stats.histograms.cell_counts`). Post-processing turns them into
+        :class:`synthdp.postprocess.copula.Marginals`.
+    histogram_noise_sd : float
+        Standard deviation of the noise on each histogram count (public: from the calibration).
     noisy_products : array, shape (d (d - 1) / 2,), or None
         Released E[x_i x_j], i < j, when candidates are "copula" with a correlation share.
     products_noise_sd : float
@@ -83,7 +87,8 @@ class Release:
     moment_noise_l1: float
     moment_noise_sd: np.ndarray
     pca: PrivatePCA | None
-    marginals: Marginals | None
+    noisy_histograms: np.ndarray | None
+    histogram_noise_sd: float
     noisy_products: np.ndarray | None
     products_noise_sd: float
     noisy_rows_clipped: float | None

@@ -222,7 +222,7 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
     samples = []
     for moments in exact:
         samples.append(np.array([
-            release_moments(moments, basis.indices, plan, PrivacyLedger(epsilon, delta), noise) for _ in range(size)
+            release_moments(moments, basis.indices, plan.budget.stage("moments"), plan.n, PrivacyLedger(epsilon, delta), noise) for _ in range(size)
         ]))
     return _statistics(samples, exact, plan.noise)
 
@@ -249,7 +249,7 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
     assert np.isclose(np.abs(exact[0] - exact[1]).sum(), 2 * groups / N_ROWS)  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
     budget = plan.budget.stage("moments")  # all of (epsilon, delta): no other stage
-    samples = [np.array([release_bounded_means(moments, "moments", "cells", budget, plan,
+    samples = [np.array([release_bounded_means(moments, "moments", "cells", budget, plan.n,
                                                PrivacyLedger(epsilon, delta), noise, groups=groups)
                          for _ in range(size)]) for moments in exact]
     return _statistics(samples, exact, plan.noise)

@@ -1,55 +1,67 @@
-"""The privacy boundary is visible in the imports: only the release reads raw rows."""
+"""The privacy boundary is visible in the imports, and a machine checks it.
 
-import ast
+The contracts live in pyproject.toml (``[tool.importlinter]``): layers from the face down,
+post-processing never reaching the raw-row reader (directly or through other modules), nothing
+importing the CLI, the release mechanisms using no table-reading library. ``.ci/run`` runs
+``lint-imports``; this test runs the same contracts so that ``pytest`` alone catches a break, and
+checks at run time that importing a post-processing module loads neither the reader nor the
+pipeline.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "synthdp"
-RAW = {"private_table", "release", "row_sums"}
-READERS = {"pandas", "pyarrow", "dask", "distributed"}  # libraries that can read a table's rows
-POST_RELEASE = ["candidates", "copula", "lp", "sampling", "decode", "grid", "basis", "domain", "evaluation", "summary",
-                "metrics", "schema", "marginals"]
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "synthdp"
+PRIVATE = ("synthdp.reader", "synthdp.pipeline", "synthdp.synthesizer", "synthdp.cli")
+POST_PROCESSING_ROOMS = ("postprocess", "summaries", "evaluation", "stats", "domain", "privacy")
 
 
-def imported_modules(name: str) -> set[str]:
-    tree = ast.parse((PACKAGE / f"{name}.py").read_text())
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level >= 1:
-            found.add((node.module or "").split(".")[0])
-            found.update(alias.name for alias in node.names if node.module is None)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("synthdp"):
-            found.add(node.module.split(".")[1] if "." in node.module else "")
-    return found
+def modules_in(room: str) -> list[str]:
+    return sorted(f"synthdp.{room}.{path.stem}" for path in (PACKAGE / room).glob("*.py") if path.stem != "__init__")
 
 
-@pytest.mark.parametrize("name", [n for n in POST_RELEASE if (PACKAGE / f"{n}.py").exists()])
-def test_post_release_stages_never_import_the_raw_data_modules(name):
-    assert not imported_modules(name) & RAW
+def test_the_import_contracts_are_kept():
+    pytest.importorskip("importlinter")  # in the [test] extra
+    command = [sys.executable, "-c", "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "0 broken" in result.stdout
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem != "cli"))
-def test_no_stage_imports_the_cli(name):
-    assert "cli" not in imported_modules(name)
+@pytest.mark.parametrize("module", [m for room in POST_PROCESSING_ROOMS for m in modules_in(room)] + ["synthdp.released"])
+def test_importing_a_post_processing_module_loads_no_reader_and_no_pipeline(module):
+    code = (f"import sys, {module}\n"
+            f"loaded = [m for m in sys.modules if m.startswith({PRIVATE!r})]\n"
+            "assert not loaded, loaded")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
 
 
-def test_only_the_release_uses_the_private_table():
-    users = {p.stem for p in PACKAGE.glob("*.py") if "private_table" in imported_modules(p.stem)}
-    assert users <= {"release", "synthesizer", "cli"}
+def test_the_package_face_is_lazy():
+    code = ("import sys, synthdp\n"
+            "assert 'synthdp.synthesizer' not in sys.modules and 'synthdp.reader.table' not in sys.modules\n"
+            "assert synthdp.SmoothSynthesizer.__name__ == 'SmoothSynthesizer'\n"
+            "assert 'synthdp.synthesizer' in sys.modules\n"
+            "assert synthdp.__version__")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
 
 
-def test_only_the_private_table_and_the_release_compute_row_sums():
-    users = {p.stem for p in PACKAGE.glob("*.py") if "row_sums" in imported_modules(p.stem)}
-    assert users <= {"private_table", "release", "synthesizer"}
+def test_the_release_functions_take_sums_not_tables():
+    """privacy.release gets exact sums and per-stage budgets; it never sees a table, a plan or a config."""
+    import inspect
 
+    from synthdp.privacy import release
 
-def test_the_row_sums_and_the_release_read_no_files():
-    """They get validated chunks from private_table, the only module that reads raw rows."""
-    for name in ("row_sums", "release", "bounds", "pca"):
-        tree = ast.parse((PACKAGE / f"{name}.py").read_text())
-        libraries = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                     for alias in node.names}
-        libraries |= {(node.module or "").split(".")[0] for node in ast.walk(tree)
-                      if isinstance(node, ast.ImportFrom) and node.level == 0}
-        assert not libraries & READERS, name
+    for name, function in inspect.getmembers(release, inspect.isfunction):
+        if function.__module__ != release.__name__:
+            continue
+        annotations = " ".join(str(p.annotation) for p in inspect.signature(function).parameters.values())
+        for forbidden in ("PrivateTable", "Plan", "SynthConfig"):
+            assert forbidden not in annotations, f"{name} takes a {forbidden}"

@@ -61,7 +61,7 @@ def test_the_release_gives_the_marginals_their_public_noise_sd():
         event, = (e for e in synth.privacy_report()["privacy"]["stages"] if e["stage"] == "marginals")
         # Gaussian: sd = the noise scale; Laplace: sd = sqrt(2) b
         expected = event["noise_scale"] * (1.0 if event["mechanism"] == "Gaussian" else np.sqrt(2))
-        assert synth.release_.marginals.noise_sd == pytest.approx(expected, rel=1e-12)
+        assert synth.release_.histogram_noise_sd == pytest.approx(expected, rel=1e-12)
 
 
 def test_hermite_coefficients_give_the_marginal_mean_and_variance():

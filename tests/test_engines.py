@@ -172,13 +172,15 @@ def test_parquet_input_from_the_cli(frame, tmp_path):
     assert (tmp_path / "s.json").exists()
 
 
-def test_options_are_checked():
-    with pytest.raises(SynthDPError, match="scheduler needs engine 'dask'"):
-        SmoothSynthesizer(scheduler="tcp://localhost:8786")
-    with pytest.raises(SynthDPError, match="chunk_rows must be an integer >= 1"):
-        SmoothSynthesizer(chunk_rows=0)
-    with pytest.raises(SynthDPError, match="engine must be one of"):
-        SmoothSynthesizer(engine="spark")
+def test_options_are_checked_when_fitting(frame):
+    """scikit-learn's convention: the constructor stores, fit validates (before reading any row)."""
+    for options, message in (({"scheduler": "tcp://localhost:8786"}, "scheduler needs engine 'dask'"),
+                             ({"chunk_rows": 0}, "chunk_rows must be an integer >= 1"),
+                             ({"engine": "spark"}, "engine must be one of")):
+        synth = SmoothSynthesizer(**options)
+        assert synth.get_params()[next(iter(options))] == next(iter(options.values()))  # stored untouched
+        with pytest.raises(SynthDPError, match=message):
+            synth.fit(frame, bounds_from_data=True)
 
 
 def test_dask_engine_on_a_local_cluster(frame, tmp_path):

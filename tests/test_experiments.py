@@ -158,7 +158,7 @@ def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
     def histograms() -> np.ndarray:
         with pytest.warns(UserWarning):  # the known-seed warning
             synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=4, candidates="copula").fit(frame, bounds=bounds)
-        return synth.release_.marginals.noisy_counts
+        return synth.release_.noisy_histograms
 
     noisy_release = synthdp.privacy.release._release
     with design_choices.variant_in_effect(variant):

@@ -336,7 +336,7 @@ def test_a_value_seen_once_is_kept_with_probability_at_most_delta_over_two():
     from synthdp.privacy.release import release_levels
 
     for seed in range(200):
-        kept = release_levels(table, ["job"], 1.0, 1e-6, PrivacyLedger(1.0, 1e-6),
+        kept = release_levels({"job": table.level_counts("job")}, 1.0, 1e-6, PrivacyLedger(1.0, 1e-6),
                               SeededNoise(np.random.default_rng(seed)))["job"]
         assert not any(level.startswith("unique") for level in kept)
 
@@ -345,7 +345,7 @@ def test_level_discovery_needs_a_share_and_delta():
     with pytest.raises(SynthDPError, match="levels_share"):
         SmoothSynthesizer(seed=0).fit(mixed_frame(50, 21), schema=discovery_schema())
     with pytest.raises(SynthDPError, match="delta > 0"):
-        SmoothSynthesizer(seed=0, levels_share=0.1)
+        SmoothSynthesizer(seed=0, levels_share=0.1).fit(mixed_frame(50, 21), schema=discovery_schema())
 
 
 def test_interior_point_and_default_solver_reach_the_same_l1_optimum():

@@ -130,9 +130,9 @@ def test_noise_has_the_calibrated_scale(config, expected_scale):
     moments = plan.budget.stage("moments")
     ledger = PrivacyLedger(moments.epsilon, moments.delta)
     noise = SeededNoise(np.random.default_rng(3))
-    draws = np.concatenate([release_moments(np.zeros(R), indices, plan, PrivacyLedger(1e9, 0.5), noise)
+    draws = np.concatenate([release_moments(np.zeros(R), indices, plan.budget.stage("moments"), plan.n, PrivacyLedger(1e9, 0.5), noise)
                             for _ in range(repeats)])
-    release_moments(np.zeros(R), indices, plan, ledger, noise)
+    release_moments(np.zeros(R), indices, plan.budget.stage("moments"), plan.n, ledger, noise)
     (event,) = ledger.events
     scale = event.noise_scale
     if moments.laplace_per_value:  # what copula_shares predicts

@@ -17,22 +17,21 @@ Encoding (the coordinates the release works on, numeric columns first, then the 
 * a categorical column with L levels: a one-hot block of L + 1 indicators, the last for
   ``other_label``, which every value outside the levels (or missing) maps to. The "other"
   level is always there, so its cell is released like any other; as the all-zero vector of
-  an L-wide block it would be 1 minus the L others, with the noise of all of them (measured
-  on adult, whose native-country has 41 levels: worst one-way error of the summary 0.087
-  against 0.037 at epsilon = 1). A binary column has no room for it, so a value outside
-  its two levels is an input error (declare the column categorical to map such values to
-  "other").
+  an L-wide block it would be 1 minus the L others, with the noise of all of them
+  (measured: docs/decisions.md#schema-other-level). A binary column has no room for it, so
+  a value outside its two levels is an input error (declare the column categorical to map
+  such values to "other").
 
-The indicators z are the {0, 1} form of the +-1 coordinates x = 2z - 1 of MECHANISM.md §7.
+The indicators z are the {0, 1} form of the +-1 coordinates x = 2z - 1 of docs/mechanism.md §7.
 Per coordinate the affine map is invertible, so products of at most one indicator per
 column span exactly the products of the +-1 coordinates (T_r(+-1) = (+-1)^r makes higher
 degrees redundant, and two coordinates of one block multiply to 0). The {0, 1} form is
 chosen because a product of indicators of different columns is a marginal cell, so its
 moment is that cell's frequency, and because a row has at most one non-zero indicator per
 block, which keeps the sensitivity of a whole marginal table at 2/n
-(:meth:`Schema.basis_groups`). Indicators lie in [0, 1], inside [-1, 1], so the Chebyshev
-machinery (:class:`synthdp.stats.chebyshev.ChebyshevBasis`, T_1(z) = z) evaluates these products
-unchanged and every |phi_r| <= 1 still holds.
+(:func:`synthdp.stats.mixed_basis.basis_groups`). Indicators lie in [0, 1], inside [-1, 1],
+so the Chebyshev machinery (:class:`synthdp.stats.chebyshev.ChebyshevBasis`, T_1(z) = z)
+evaluates these products unchanged and every |phi_r| <= 1 still holds.
 
 This module holds public metadata and pure maps; it never imports the private table.
 """

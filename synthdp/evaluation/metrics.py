@@ -1,6 +1,6 @@
 """Utility of a synthetic table beyond smooth queries, and one report with all of it.
 
-MECHANISM.md §6 asks that query errors be reported next to what a user notices first in a
+docs/mechanism.md §6 asks that query errors be reported next to what a user notices first in a
 synthetic table: how many distinct rows it has, how far each column's distribution is from
 the real one, how well it keeps pairwise correlations, and whether a model trained on it
 predicts the real data. This module computes those metrics, and :func:`utility_report`
@@ -129,7 +129,7 @@ def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
     Both tables need the same column names (in any order), numeric and finite.
     """
     from scipy.stats import (
-        ks_2samp,  # imported on use: scipy.stats costs the command line ~0.5 s at start-up
+        ks_2samp,  # imported on use: scipy.stats slows the command line's start-up (docs/decisions.md#lazy-imports)
     )
 
     real, synth = _pair(real, synth)
@@ -312,8 +312,8 @@ def model_accuracy(
             model = HistGradientBoostingClassifier(random_state=seed)
         return float(accuracy_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
 
-    # One OpenMP thread: on tables of this size the thread start-up costs more than it saves
-    # (measured 10x faster on PKS's 4 000 training rows), and the scores do not change.
+    # One OpenMP thread: on tables of this size the thread start-up costs more than it saves,
+    # and the scores do not change (measured: docs/decisions.md#metrics-openmp).
     with threadpool_limits(limits=1, user_api="openmp"):
         synth_score, synth_model = fit_score(x_synth, y_synth)
         real_score, real_model = fit_score(x_train, y_train)

@@ -1,4 +1,4 @@
-"""Smooth-query evaluation protocol of the paper's experiments (Section 4; MECHANISM.md §5).
+"""Smooth-query evaluation protocol of the paper's experiments (Section 4; docs/mechanism.md §5).
 
 This is post-release code: it compares a synthetic table with the real one on random
 smooth queries and never takes part in a release. It must not import
@@ -14,7 +14,7 @@ random queries and for sigma in {2, 4, 6, 8, 10}, the worst-case absolute error
 max_f |q_f(D) - q_f(D~)| and the worst-case relative error max_f |(q_f(D) - q_f(D~)) / q_f(D)|.
 
 Its absolute errors appear to be for f divided by sum_j alpha_j (so that f lies in [0, 1]),
-see MECHANISM.md §5, so :func:`worst_case_errors` reports both scalings. The relative error
+see docs/mechanism.md §5, so :func:`worst_case_errors` reports both scalings. The relative error
 does not depend on that scaling.
 
 Typical use::

@@ -80,17 +80,14 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     """The paper's R, raised to 2d so that every column's T_1 and T_2 moments are released.
 
     Smooth queries depend first on each column's mean and second moment: a sum of
-    Gaussian kernels (MECHANISM.md section 5) is a product over columns of
+    Gaussian kernels (docs/mechanism.md §5) is a product over columns of
     exp(-(x_i - c_i)^2 / (2 sigma^2)), which to first order in 1/sigma^2 follows
     sum_i (x_i - c_i)^2, and its average is fixed by E[x_i] = E[T_1(x_i)] and
     E[x_i^2] = (1 + E[T_2(x_i)]) / 2. :func:`synthdp.stats.chebyshev.lowest_degree_indices` orders the
     d degree-1 moments first and the d squares T_2(x_i) next, so R >= 2d holds both for
     every column. The paper's R is derived for one query class and is often below 2d
-    (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d
-    (experiments/results/design_basis.md, 4 data sets x 6 privacy levels, 5 seeded rounds):
-    lower error in 57 of the 80 (level, data set, sigma) cells it changes, e.g. PKS at
-    epsilon = 1 by 7-28 % and WDBC at (4, 1e-10) by 23-54 %; higher in 22, most by under
-    10 %, but CRM (d = 100, n = 1993) at (4, 1e-10), sigma = 4-6, by 36 %.
+    (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d:
+    docs/decisions.md#auto-n-basis.
     """
     return max(paper_n_basis(n, d, smoothness, delta), 2 * d)
 
@@ -216,28 +213,21 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     * the products get COPULA_SHARES' 0.3 only if the standard deviation of their noise at
       that share is at most PRODUCT_NOISE_LIMIT: with columns scaled to [-1, 1] by their
       bounds, products and column variances are typically 0.05 to 0.3, and noisier products
-      carry no correlation (measured: with them, CRM and WDBC lost accuracy at (1, 1e-10),
-      PKS gained);
+      carry no correlation (measured: docs/decisions.md#copula-shares);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R = 2d they are just each column's
-      mean and second moment, which the histograms estimate too). Measured
-      (experiments/results/design_split.md, 5 seeded rounds): CRM, CTG and WDBC at
-      epsilon = 1, whose moments' noise sd at a share of 0.5 is 0.11 to 0.61, and all four
-      data sets at epsilon = 0.25 lost less accuracy the more the histograms got (CTG at
-      epsilon = 1, sigma = 2: .083 at 0.5, .071 at 0.9); PKS at epsilon = 1, at 0.039, lost
-      accuracy at sigma >= 4 when the histograms took more than 0.5. Not captured by the
-      rule: CTG at (1, 1e-10), at 0.053, measured best at 0.3 (.042 against .055).
+      mean and second moment, which the histograms estimate too). Measured, with the cell
+      the rule does not capture: docs/decisions.md#copula-shares.
 
     The decision uses only public n, d, R and the budget. The moments' noise it compares
     with the limit is that of any R functions with values in [-1, 1]
     (:meth:`StageBudget.means_noise_sd`: per value for Laplace noise with delta > 0), the
     scale at which the limit was measured. The release calibrates the moments to their
-    derived sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`), 9-22 % lower on the
-    benchmarks. Judged on that lower noise, the rule would give CTG at epsilon = 1 and CRM at
-    (1, 1e-10) half the budget for the moments, which cost them (5 seeded rounds: CTG sigma = 2
-    .071 -> .077; CRM sigma = 6-10 28-41 %).
+    derived sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`), which is
+    lower; judged on that lower noise, the rule would give some tables half the budget for
+    the moments, which cost them (docs/decisions.md#copula-shares).
     """
     def stage_budget(stage: str, share: float) -> StageBudget:
         return Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),)).stage(stage)
@@ -267,8 +257,7 @@ def auto_marginal_bins(n: int, d: int, budget: StageBudget) -> int:
 
     Each cell should hold on average at least twice the standard deviation of its noise, so
     B + 2 cells (the bins and the two atoms) <= n / (2 sd), within MARGINAL_BINS_RANGE.
-    Measured at (1, 1e-10) and epsilon = 1: on CRM (n = 1993, d = 100) 4 bins gave lower
-    error than 16 and 32, on CTG 8 and 16 were alike. The noise sd of a count follows from
+    Measured: docs/decisions.md#marginal-bins. The noise sd of a count follows from
     the histograms' sensitivity and the public budget.
     """
     noise_sd = budget.noise_sd(*histogram_sensitivity(d))

@@ -1,17 +1,53 @@
-"""The fit pipeline: open the table, first pass, plan, release, then post-processing."""
+"""The fit pipeline: open the table, first pass, plan, release, then post-processing.
+
+:func:`fit` is everything :meth:`synthdp.SmoothSynthesizer.fit` does, in layer order:
+
+1. open the table (:mod:`synthdp.reader.table`, the only module that reads raw rows);
+2. the first pass: the row count, and what the bounds need;
+3. the plan (:func:`synthdp.pipeline.plan.make_plan`): every size and budget, from public inputs;
+4. the release (:func:`release_numeric` or :func:`release_mixed`): exact sums from the reader,
+   noise from :mod:`synthdp.privacy.release`, one ledger event per stage;
+5. post-processing of the :class:`synthdp.released.Release` only: candidates
+   (:mod:`synthdp.postprocess.candidates`), the l1 fit of their weights (:mod:`synthdp.postprocess.lp`).
+
+After step 4 the table is dropped: nothing below it reads the rows.
+"""
 
 from __future__ import annotations
 
+import time
+import warnings
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
 import numpy as np
+import pandas as pd
 
 from synthdp.config import SynthConfig
-from synthdp.domain.box import ColumnDomain
-from synthdp.domain.schema import Schema
-from synthdp.pipeline.plan import Plan
+from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
+from synthdp.domain.decode import decode
+from synthdp.domain.schema import Schema, columns_to_discover, schema_text_columns, with_levels
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.pipeline.plan import Plan, make_plan
 from synthdp.pipeline.progress import StageTracker
+from synthdp.postprocess.candidates import make_candidates
+from synthdp.postprocess.lp import (
+    LPSolution,
+    blend_with_uniform,
+    candidate_columns,
+    precision_weighted,
+    solve_l1_fit,
+    solve_l1_fit_columns,
+    spread_weights,
+)
+from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import (
     NoiseSampler,
+    OpenDPNoise,
+    SeededNoise,
     expected_l1_norm,
     noise_standard_deviation,
 )
@@ -22,25 +58,196 @@ from synthdp.privacy.release import (
     pair_product_rows,
     release_bounded_means,
     release_domain,
+    release_levels,
     release_marginals,
     release_moments,
     release_pca,
     release_products,
     release_row_count,
 )
-from synthdp.reader.table import PrivateTable
+from synthdp.reader.table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
 from synthdp.released import Release
-from synthdp.stats.chebyshev import (
-    ChebyshevBasis,
-    lowest_degree_indices,
-    tensor_indices,
-)
-from synthdp.stats.mixed_basis import groups_count
+from synthdp.stats import grid
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
-from synthdp.stats.mixed_basis import basis_indices
+
+MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
+NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
+SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
+DEFAULT_PCA_COMPONENTS = 5
 
 
-def release_statistics(
+@dataclass
+class FittedModel:
+    """What a fit leaves: the release, its ledger, and the fitted distribution over candidates.
+
+    Everything here is public (noisy statistics, sizes, the LP's solution over public candidate
+    points), except ``rng``, the generator of public randomness that :func:`sample` draws from.
+
+    Attributes
+    ----------
+    config : SynthConfig
+        The configuration the user gave (before any budget was set aside for level discovery).
+    release : Release
+    ledger : PrivacyLedger
+    lp : LPSolution or None
+        None for a summary-only fit (``synthesize=False``).
+    support_points : array, shape (S, D), or None
+        Candidates with positive weight.
+    support_weights : array, shape (S,), or None
+    blend_share : float
+        Share of the uniform distribution over the candidates mixed into the LP's optimum.
+    noise_sampler, engine : str
+        Names of the noise source and of the engine that read the rows (for the report).
+    timings : dict
+        Seconds per stage.
+    rng : numpy Generator
+        Public randomness for sampling rows.
+    """
+
+    config: SynthConfig
+    release: Release
+    ledger: PrivacyLedger
+    lp: LPSolution | None
+    support_points: np.ndarray | None
+    support_weights: np.ndarray | None
+    blend_share: float
+    noise_sampler: str
+    engine: str
+    timings: dict[str, float]
+    rng: np.random.Generator
+
+
+# ---------------------------------------------------------------------- fit
+def fit(
+    config: SynthConfig,
+    data: Any,
+    bounds: Mapping[str, object] | Domain | None = None,
+    bounds_from_data: bool = False,
+    synthesize: bool = True,
+    schema: Mapping | Schema | None = None,
+    progress: bool = False,
+) -> FittedModel:
+    """Spend the budget of ``config`` on ``data`` and fit the synthetic distribution.
+
+    The arguments are those of :meth:`synthdp.SmoothSynthesizer.fit`; ``progress`` shows a
+    progress bar on stderr.
+    """
+    if schema is not None and (bounds is not None or bounds_from_data):
+        raise SynthDPError("give either a schema or bounds, not both")
+    full_config = config
+    table = open_table(config, data, schema_text_columns(schema or {}))
+    noise, rng = randomness(config)
+    ledger = PrivacyLedger(config.epsilon, config.delta)
+    if schema is not None and columns_to_discover(schema):
+        schema, config = discover_levels(config, table, schema, ledger, noise)  # config: the budget left
+    if schema is not None:
+        schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
+        if list(schema.names) != table.all_names:
+            raise SynthDPError("the schema's columns do not match the table's")
+        bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
+    # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
+    scan_start = time.perf_counter()
+    run_release: Callable[[StageTracker], Release]
+    if schema is not None and schema.categorical:
+        n_rows = table.row_sums(SumRequest()).n_rows
+        indices = basis_indices(schema, config.marginal_degree)
+        plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
+                         synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+        run_release = partial(release_mixed, table, schema, plan, config, ledger, noise)
+    else:
+        known_columns = known_bounds(config, table, bounds, bounds_from_data)
+        missing = () if bounds_from_data else tuple(
+            j for j, name in enumerate(table.column_names) if name not in known_columns)
+        scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
+        if bounds_from_data:
+            known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
+        plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
+                         estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
+        run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng)
+    scan_seconds, engine = time.perf_counter() - scan_start, table.engine
+    if bounds_from_data:
+        ledger.add_caveat(NOT_PRIVATE_BOUNDS)
+    if not noise.private:
+        ledger.add_caveat(SEED_WARNING)
+    stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals"]}.get(plan.candidates, [])
+                   + (["candidates", "LP fit"] if synthesize else [])
+                   + (["LP spread"] if synthesize and full_config.spread > 0 else []))
+    stages = StageTracker(stage_names, quiet=not progress)
+    try:
+        released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
+        del table, run_release  # nothing below reads them
+        solution, points, weights, blend_share = None, None, None, 0.0
+        if synthesize:
+            solution, points, weights, blend_share = fit_distribution(released, full_config, rng, stages)
+    finally:
+        stages.close()
+    return FittedModel(full_config, released, ledger, solution, points, weights, blend_share, noise.name, engine,
+                       {"first pass": scan_seconds, **stages.timings}, rng)
+
+
+def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str]) -> PrivateTable:
+    """The table to release: numeric tables through any engine, mixed tables in memory."""
+    if isinstance(data, PrivateTable):
+        return data
+    if not text_columns:
+        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler)
+    if config.engine != "numpy" or config.chunk_rows is not None:
+        raise SynthDPError("tables with binary or categorical columns are read in memory: "
+                           "leave engine and chunk_rows at their defaults")
+    if isinstance(data, pd.DataFrame):
+        return PrivateTable(data, text_columns)
+    if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
+        return PrivateTable.read_csv(data, text_columns)
+    raise SynthDPError("a table with binary or categorical columns must be a DataFrame or a CSV file")
+
+
+def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
+                    noise: NoiseSampler) -> tuple[dict, SynthConfig]:
+    """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
+    names = columns_to_discover(schema)
+    if config.levels_share == 0:
+        raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
+                           "set levels_share (CLI: --levels-share S) and delta > 0")
+    share = config.levels_share
+    counts = {name: table.level_counts(name) for name in names if name in table.all_names}
+    levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise)
+    rest = replace(config, epsilon=config.epsilon * (1 - share), delta=config.delta * (1 - share))
+    return with_levels(schema, levels), rest
+
+
+def known_bounds(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, object] | Domain | None,
+                 bounds_from_data: bool) -> dict[str, ColumnDomain]:
+    """The columns whose bounds the user gave (none when they are to be read from the data)."""
+    if bounds_from_data and bounds is not None:
+        raise SynthDPError("give either bounds or bounds_from_data, not both")
+    if bounds_from_data:
+        warnings.warn(NOT_PRIVATE_BOUNDS, PrivacyLeakWarning, stacklevel=4)
+        return {}
+    if isinstance(bounds, Domain):
+        given = {column.name: column for column in bounds.columns}
+        return {name: given[name] for name in table.column_names if name in given}
+    known = parse_bounds(bounds or {}, table.column_names)
+    if len(known) < table.d and config.bounds_share == 0:
+        missing = next(name for name in table.column_names if name not in known)
+        raise SynthDPError(
+            f"no bounds for column '{missing}': {MISSING_BOUNDS_HELP}" if known else f"no bounds given: {MISSING_BOUNDS_HELP}"
+        )
+    return known
+
+
+def randomness(config: SynthConfig) -> tuple[NoiseSampler, np.random.Generator]:
+    """The noise sampler and the Generator for public randomness (candidates, sampling)."""
+    if config.seed is None:
+        return OpenDPNoise(), np.random.default_rng()
+    warnings.warn(SEED_WARNING, TestingSeedWarning, stacklevel=4)
+    noise_rng, public_rng = np.random.default_rng(config.seed).spawn(2)
+    return SeededNoise(noise_rng), public_rng
+
+
+# ------------------------------------------------------------------ release
+def release_numeric(
     table: PrivateTable,
     scan: RowSums,
     known_columns: dict[str, ColumnDomain],
@@ -51,21 +258,22 @@ def release_statistics(
     rng: np.random.Generator,
     stages: StageTracker,
 ) -> Release:
-    """Run every private stage once and return the release.
+    """Run every private stage of a numeric table once and return the release.
 
     ``scan`` holds the statistics of the first pass over the table (the row count, and the
     histograms of the columns without bounds); ``known_columns`` holds the bounds the user
     gave (or read from the data); the bounds of the other columns are estimated here with DP.
     The second pass sums what the moments and the private PCA need, with the domain.
     """
-    domain = release_domain(table.column_names, scan, known_columns, plan.budget.bounds, ledger, noise)
+    budget = plan.budget
+    domain = release_domain(table.column_names, scan, known_columns, budget.bounds, ledger, noise)
     with stages.stage("moments"):
         if plan.mode == "exact":
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
             indices = lowest_degree_indices(plan.d, plan.n_basis)
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
-        products_wanted = copula_wanted and plan.budget.share("correlation") > 0
+        products_wanted = copula_wanted and budget.share("correlation") > 0
         # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
         from_products = pair_product_rows(indices) if products_wanted else np.zeros(len(indices), dtype=bool)
         measured = ~from_products
@@ -73,59 +281,127 @@ def release_statistics(
                                          column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
                                          marginal_bins=plan.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
-        if plan.budget.clip_count > 0:
-            noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), plan.budget.clip_count, "clip_count",
+        if budget.clip_count > 0:
+            noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise)
         noisy_moments = np.empty(len(indices))
-        noisy_moments[measured] = release_moments(sums["moments"] / plan.n, indices[measured], plan,
-                                                  ledger, noise, shared=int(from_products.sum()))
+        noisy_moments[measured] = release_moments(sums["moments"] / plan.n, indices[measured], budget.stage("moments"),
+                                                  plan.n, ledger, noise, shared=int(from_products.sum()))
         moment_noise_scale = np.full(len(indices), ledger.event("moments").noise_scale)
-    pca = marginals = noisy_products = None
-    products_noise_sd = 0.0
+    pca = histograms = noisy_products = None
+    histogram_noise_sd = products_noise_sd = 0.0
     if pca_wanted:
         with stages.stage("private PCA"):
-            pca = release_pca(sums, indices, noisy_moments, plan, config, ledger, noise, rng)
+            pca = release_pca(sums["column_sums"], sums["second_moment"], indices, noisy_moments, budget.stage("pca"),
+                              plan.n, min(plan.d, config.pca_components or DEFAULT_PCA_COMPONENTS),
+                              config.pca_iterations, config.pca_calibration, plan.noise, ledger, noise, rng)
     if copula_wanted:
         with stages.stage("marginals"):
-            marginals = release_marginals(sums["cell_counts"], plan, ledger, noise)
+            histograms, histogram_noise_sd = release_marginals(sums["cell_counts"], budget.stage("marginals"),
+                                                               ledger, noise)
             if products_wanted:
-                noisy_products = release_products(sums["second_moment"], plan, ledger, noise)
+                noisy_products = release_products(sums["second_moment"], budget.stage("correlation"), plan.n,
+                                                  ledger, noise)
                 products_scale = ledger.event("correlation").noise_scale
                 products_noise_sd = noise_standard_deviation(plan.noise, products_scale)
                 noisy_moments[from_products] = noisy_products[pair_positions(indices[from_products], plan.d)]
                 moment_noise_scale[from_products] = products_scale
     moment_noise_l1 = expected_l1_norm(plan.noise, float(moment_noise_scale.sum()), 1)  # the sum of each E|noise|
     moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * moment_noise_scale
-    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, marginals,
-                   noisy_products, products_noise_sd, noisy_rows_clipped)
+    return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, histograms,
+                   histogram_noise_sd, noisy_products, products_noise_sd, noisy_rows_clipped)
 
 
-def release_mixed_statistics(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
-                             ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker) -> Release:
+def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
+                  ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker) -> Release:
     """The release of a mixed table: grouped moments of its encoded rows, and the noisy row counts.
 
-    The moments are those of :func:`synthdp.stats.mixed_basis.basis_indices` at ``config.marginal_degree``, released with
-    the grouped sensitivity of :meth:`synthdp.stats.mixed_basis.basis_groups` (2G/n in l1). The
-    clip-count share of epsilon is split evenly between the count of rows with a clipped
-    numeric value and the count of rows with an "other" level, for the kinds of columns the
-    table has.
+    The moments are those of :func:`synthdp.stats.mixed_basis.basis_indices` at
+    ``config.marginal_degree``, released with the grouped sensitivity of
+    :func:`synthdp.stats.mixed_basis.basis_groups` (2G/n in l1). The clip-count share of
+    epsilon is split evenly between the count of rows with a clipped numeric value and the
+    count of rows with an "other" level, for the kinds of columns the table has.
     """
     with stages.stage("moments"):
-        points, rows_clipped, rows_other = table.encoded_points(schema)
+        indices = basis_indices(schema, config.marginal_degree)
+        moments, rows_clipped, rows_other = table.encoded_moments(schema, indices)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.categorical) else None}
         wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
         noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise)
                  for stage, (count, released) in wanted.items()}
-        indices = basis_indices(schema, config.marginal_degree)
         groups = groups_count(schema, indices)
         noisy_moments = release_bounded_means(
-            ChebyshevBasis(indices).moments(points), "moments",
-            f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
-            plan.budget.stage("moments"), plan, ledger, noise, groups=groups)
+            moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
+            plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups)
         scale = ledger.event("moments").noise_scale
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
         moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
     return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
-                   marginals=None, noisy_products=None, products_noise_sd=0.0, noisy_rows_clipped=noisy.get("clip_count"),
-                   schema=schema, noisy_rows_other=noisy.get("other_count"))
+                   noisy_histograms=None, histogram_noise_sd=0.0, noisy_products=None, products_noise_sd=0.0,
+                   noisy_rows_clipped=noisy.get("clip_count"), schema=schema, noisy_rows_other=noisy.get("other_count"))
+
+
+# ---------------------------------------------------------- post-processing
+def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Generator, stages: StageTracker
+                     ) -> tuple[LPSolution, np.ndarray, np.ndarray, float]:
+    """Post-processing: candidates, then the l1 fit of their weights to the noisy moments.
+
+    Returns the LP's solution, the candidates with positive weight, their weights, and the
+    share of the uniform distribution blended in.
+    """
+    plan = release.plan
+    with stages.stage("candidates"):
+        candidates = make_candidates(plan.candidates, release, rng, config)
+        basis = ChebyshevBasis(release.basis_indices)
+        target = release.noisy_moments
+        if plan.candidates == "mixed":  # sparse W, at most G non-zeros per candidate: held whole
+            design = basis.sparse_design_matrix(candidates)
+            columns = lambda start, stop: design[:, start:stop]  # noqa: E731
+        else:
+            lattice = plan.theory.L if plan.round_to_lattice else None
+            columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
+            target = target if lattice is None else grid.round_to_lattice(target, lattice)
+        # unequal noise only where pair moments come from the products release (copula candidates);
+        # a mixed table's moments share one noise level, so its sparse design stays unweighted
+        columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
+                                                       release.moment_noise_l1)
+    with stages.stage("LP fit"):
+        if plan.candidates == "mixed":
+            solution = solve_l1_fit(design, target, method="ipm")
+        else:
+            solution = solve_l1_fit_columns(columns, len(candidates), target,
+                                            max_columns=config.max_lp_entries // plan.n_basis)
+    blend_share = 0.0
+    if config.spread > 0:
+        with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
+            tolerance = config.spread * noise_l1
+            solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
+    elif config.blend > 0 and plan.candidates != "mixed":
+        # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
+        # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)
+        tolerance = config.blend * noise_l1
+        solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
+                                                   solution.objective + tolerance)
+    weights = clean_weights(solution.weights)
+    keep = weights > 0
+    return solution, candidates[keep], weights[keep], blend_share
+
+
+def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:
+    """Draw ``n_rows`` synthetic rows (default: as many as the input had) from the fitted distribution.
+
+    Post-processing only: reads the support and its weights, draws from ``model.rng``.
+    """
+    if model.lp is None or model.support_points is None or model.support_weights is None:
+        raise SynthDPError("fitted with synthesize=False (summary only): fit again with synthesize=True to sample rows")
+    plan = model.release.plan
+    n_rows = plan.n if n_rows is None else n_rows
+    if not (isinstance(n_rows, (int, np.integer)) and n_rows >= 1):
+        raise SynthDPError("the number of rows to sample must be an integer >= 1")
+    if n_rows * plan.d > MAX_OUTPUT_VALUES:
+        raise SynthDPError(f"{n_rows} rows x {plan.d} columns is over the output bound of "
+                           f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
+    points = sample_rows(model.support_points, model.support_weights, int(n_rows), model.rng)
+    schema = model.release.schema
+    return decode(points, model.release.domain) if schema is None else schema.decode(points)

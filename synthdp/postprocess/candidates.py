@@ -14,17 +14,24 @@
   the binary and categorical columns along a Chow-Liu tree of the released 2-way tables, as
   valid one-hot blocks. Free: post-processing. The LP then reweights these candidates to
   match all the released moments.
+
+Each kind is registered by name (:func:`register_candidates`); :func:`make_candidates` builds
+the kind a plan names. Experiments may register kinds of their own.
 """
 
 from __future__ import annotations
 
 import itertools
+from typing import Callable
 
 import numpy as np
 
+from synthdp.config import SynthConfig
 from synthdp.domain.schema import Schema
+from synthdp.errors import SynthDPError
+from synthdp.postprocess.copula import Marginals, copula_candidates, correlation_matrix
+from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
-from synthdp.released import PrivatePCA
 from synthdp.summaries.marginal import MarginalSummary
 
 
@@ -98,9 +105,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     The binary and categorical columns are drawn along a tree of the released 2-way tables
     (:func:`tree_levels`). Drawing each column independently from its noisy level
     frequencies instead left near-deterministic pairs (relationship x sex) short of
-    candidates: on adult at epsilon = 8 the synthetic table's worst 2-way cell error was
-    0.032 with independent candidates and 0.010 with the tree (3-way: 0.046 and 0.013;
-    about the same at epsilon <= 1).
+    candidates (measured: docs/decisions.md#mixed-tree-candidates).
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
@@ -165,3 +170,71 @@ def _normalised(values: np.ndarray) -> np.ndarray:
     values = np.clip(values, 0.0, None)
     total = values.sum()
     return values / total if total > 0 else np.full(len(values), 1 / len(values))
+
+
+# ------------------------------------------------------------------ registry
+CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig], np.ndarray]
+CANDIDATE_KINDS: dict[str, CandidateMaker] = {}
+
+
+def register_candidates(kind: str) -> Callable[[CandidateMaker], CandidateMaker]:
+    """Register a maker of candidate points for ``kind``: ``maker(release, rng, config)``
+    returns the (C, D) candidates of that release (post-processing: it may read only the
+    :class:`synthdp.released.Release`, the public configuration and public randomness)."""
+    def register(maker: CandidateMaker) -> CandidateMaker:
+        CANDIDATE_KINDS[kind] = maker
+        return maker
+    return register
+
+
+def make_candidates(kind: str, release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    """The candidate points of kind ``kind`` for ``release``, shape (C, D)."""
+    if kind not in CANDIDATE_KINDS:
+        raise SynthDPError(f"unknown candidate kind '{kind}'; known: {sorted(CANDIDATE_KINDS)}")
+    return CANDIDATE_KINDS[kind](release, rng, config)
+
+
+@register_candidates("grid")
+def _grid(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    return grid_candidates(release.plan.theory.N, release.plan.d)
+
+
+@register_candidates("hypercube")
+def _hypercube(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    plan = release.plan
+    return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
+
+
+@register_candidates("copula")
+def _copula(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    marginals = copula_marginals(release)
+    correlation = correlation_matrix(marginals, release.noisy_products, release.products_noise_sd)
+    return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
+
+
+@register_candidates("mixed")
+def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    if release.schema is None:
+        raise SynthDPError("mixed candidates need a release with a schema")
+    return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
+                            release.plan.n_candidates, rng)
+
+
+@register_candidates("moments")
+def _moments(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
+    return gaussian_candidates(center, covariance, release.plan.n_candidates, rng)
+
+
+@register_candidates("pca")
+def _pca(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+    if release.pca is None:
+        raise SynthDPError("pca candidates need a release with private PCA")
+    return ellipsoid_candidates(release.pca, release.plan.n_candidates, rng, config.ellipsoid_radius)
+
+
+def copula_marginals(release: Release) -> Marginals:
+    """The copula's one-way marginals, built from the release's noisy histograms."""
+    if release.noisy_histograms is None:
+        raise SynthDPError("copula candidates need a release with one-way histograms")
+    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd)

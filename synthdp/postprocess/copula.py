@@ -10,8 +10,8 @@ products E[x_i x_j]. A candidate is z ~ N(0, correlation), u = Phi(z), x_j = F_j
 with F_j the noisy histogram's piecewise-uniform distribution. The copula's correlation is
 the one that gives the candidates the released Pearson correlations (the NORTA method of
 Cario and Nelson, 1997): taking the released correlation as the normal scores' correlation
-instead left the candidates' correlations too weak wherever a column is skewed (on PKS, by
-0.14 on average over the pairs with |correlation| > 0.3, from exact inputs).
+instead left the candidates' correlations too weak wherever a column is skewed
+(docs/decisions.md#copula-norta).
 
 Everything here is post-processing of released statistics, except :func:`cell_counts`,
 which :mod:`synthdp.privacy.release` calls on the private rows to compute what it releases.
@@ -28,7 +28,7 @@ from scipy import special
 from synthdp.stats.histograms import bin_edges
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
-HERMITE_TERMS = 60  # Mehler series terms: 92 % (a column with atoms) to 100 % of a benchmark column's variance
+HERMITE_TERMS = 60  # Mehler series terms (how much variance they keep: docs/decisions.md#hermite-terms)
 QUANTILE_GRID = 20_000  # midpoints in u of the quadrature for the Hermite coefficients
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
 
@@ -65,12 +65,9 @@ class Marginals:
         noise standard deviations is dropped (left out of the projection, so it gets
         probability 0): an empty atom passes that test by noise alone with probability 2.3 %
         (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts rows on the corners
-        of the domain, where the data may have none. Measured in
-        experiments/results/design_atoms.md against keeping every atom: at (1, 1e-10),
-        sigma = 2, CRM .53 -> .40 and WDBC .27 -> .20 (at sigma = 4, .110 -> .046 and
-        .065 -> .038); the cost is on a column whose real atom holds fewer rows than the
-        threshold (CTG at epsilon = 0.25: .160 -> .179 at sigma = 2). A threshold of 3 sd
-        is better on WDBC and worse on CTG at delta = 0.
+        of the domain, where the data may have none. The cost is on a column whose real atom
+        holds fewer rows than the threshold. Measured against keeping every atom, and
+        against 3 sd: docs/decisions.md#copula-atoms.
 
         The Euclidean projection subtracts one threshold from every cell and sets those
         below it to 0. Merely zeroing the negative counts would keep the positive noise of
@@ -196,8 +193,7 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
     Higham's (2002) alternating projections with Dykstra's correction, between the matrices
     with eigenvalues at least ``floor`` and those with unit diagonal; a final eigenvalue
     clip and rescaling make the result exactly a correlation matrix; with ``iterations=0``
-    that clip is all there is. (The single clip lands 6-30 % further away, in the Frobenius
-    norm, on the benchmark data sets' exact correlations.)
+    that clip is all there is, and lands further away (docs/decisions.md#nearest-correlation).
     """
     unit_diagonal, correction = matrix.copy(), np.zeros_like(matrix)
     for _ in range(iterations):

@@ -9,14 +9,15 @@ at most R + 1 candidates.
 
 The pipeline solves it by column generation (:func:`solve_l1_fit_columns`): HiGHS's
 simplex on a small master LP over a working set of candidates, with every candidate priced
-chunk by chunk, so W is never needed whole (C up to 1e6, R up to 1e3). It reached the same
-objective as the whole LP, and faster: benchmarks/run.py measured it against HiGHS's dual
-simplex and its first-order PDLP on the whole LP (README, Performance), and PDLP was the
-slowest. :func:`solve_l1_fit` passes the whole LP to HiGHS (what column generation is
-tested against); :func:`solve_l1_fit_cvxpy` states it in cvxpy's equality form, the
-reference the tests cross-check. benchmarks/bench_lp.py measured the cvxpy forms
-against the direct solve (C = 1e4..1e5, R = 20..500): the equality form costs 1.1-1.5x
-(up to 2x at C = 1e5, cvxpy building the model), the natural form norm1(W u - b) 3.6-4.4x.
+chunk by chunk, so W is never needed whole (C up to 1e6, R up to 1e3). An optimal vertex
+needs at most R + 1 candidates, so the master stays small, and the pricing proves the
+master's optimum within a tolerance of the whole LP's (:func:`solve_l1_fit_columns`).
+Measured against HiGHS's dual simplex and PDLP on the whole LP:
+docs/decisions.md#lp-column-generation.
+:func:`solve_l1_fit` passes the whole LP to HiGHS (what column generation is tested
+against); :func:`solve_l1_fit_cvxpy` states it in cvxpy's equality form, the reference the
+tests cross-check, not the pipeline's solver: cvxpy's model building costs time and memory.
+Measured: docs/decisions.md#lp-cvxpy-forms.
 """
 
 from __future__ import annotations
@@ -86,9 +87,8 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
         Seconds before HiGHS gives up.
     method : {"choose", "simplex", "ipm"}
         HiGHS's ``solver`` option. "ipm" (interior point, then crossover to a vertex) is
-        what mixed tables use: on adult's sparse LP (R = 5132, C = 10^4, 1.1e6 non-zeros) it
-        took 7-9 s where HiGHS's default dual simplex took 180 s at epsilon = 4, with the
-        same optimum.
+        what mixed tables use: on their large sparse LPs it reaches the dual simplex's
+        optimum much faster. Measured: docs/decisions.md#lp-ipm-mixed.
     """
     start = time.perf_counter()
     matrix, rhs, cost = equality_form(design, target)
@@ -252,7 +252,7 @@ def _add_candidate_columns(highs, design_columns: np.ndarray) -> None:
 
 def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
                    time_limit: float | None = None) -> LPSolution:
-    """The second LP of MECHANISM.md section 6: spread the mass over the near-optimal fits.
+    """The second LP of docs/mechanism.md §6: spread the mass over the near-optimal fits.
 
     A vertex of the l1 fit puts all the weight on at most R + 1 candidates, so the synthetic
     table has at most R + 1 distinct rows. This LP keeps the fit within ``max_objective``

@@ -32,7 +32,7 @@ from scipy import special
 
 def _brentq(function, low: float, high: float, xtol: float = 1e-12) -> float:
     """scipy's Brent root finder, imported on use: scipy.optimize pulls in scipy.stats, which
-    costs the command line about half a second at start-up."""
+    slows the command line's start-up. Measured: docs/decisions.md#lazy-imports."""
     from scipy.optimize import brentq
 
     return brentq(function, low, high, xtol=xtol)
@@ -128,13 +128,16 @@ class NoiseSampler(ABC):
 
 
 class OpenDPNoise(NoiseSampler):
-    """OpenDP's floating-point-safe Laplace and Gaussian samplers (about 25 us per value)."""
+    """OpenDP's floating-point-safe Laplace and Gaussian samplers.
+
+    Measured: docs/decisions.md#opendp-noise.
+    """
 
     name = "opendp"
     private = True
 
     def __init__(self) -> None:
-        # opendp's modules, not opendp.prelude: the prelude also loads scikit-learn (~1 s at start-up)
+        # opendp's modules, not opendp.prelude: the prelude also loads scikit-learn (docs/decisions.md#lazy-imports)
         from opendp import domains, measurements, metrics, mod
 
         mod.enable_features("contrib")

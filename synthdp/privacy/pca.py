@@ -1,6 +1,6 @@
 """Private PCA by private subspace iteration (the paper's Algorithm 2, corrected).
 
-Corrections to the paper (MECHANISM.md section 4): with rows as points the matrix is
+Corrections to the paper (docs/mechanism.md §4): with rows as points the matrix is
 d x d, A = S - mu mu^T with S = (1/n) D^T D; the noise G^(l) is d x k; the eigenvalues
 come from released quantities only (the column norms of the last noisy iterate W^(L),
 since ||A x|| = lambda for an eigenvector x, less the noise's expected energy), not from

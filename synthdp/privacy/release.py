@@ -1,8 +1,10 @@
 """The release: every differentially private statistic of a run, computed in one place.
 
-This module and :mod:`synthdp.reader.table` are the privacy boundary. They turn the private
-table into a :class:`Release` of noisy statistics, recording every release in the ledger;
-everything downstream (candidates, LP, sampling, decoding) is post-processing of a Release.
+Each function here takes exact sums over the rows (computed by :mod:`synthdp.reader.table`,
+the only module that reads raw rows), a per-stage budget and the public sizes it needs, adds
+the calibrated noise, and records the release in the ledger. :mod:`synthdp.pipeline.run`
+calls them in order and assembles the :class:`synthdp.released.Release`; everything downstream
+(candidates, LP, sampling, decoding) is post-processing of that Release.
 
 Neighbouring tables have the same public n and differ in one row (replace-one); all rows
 lie in [-1, 1]^d after clipping to the public domain.
@@ -12,13 +14,11 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Mapping
 
 import numpy as np
 
-from synthdp.config import SynthConfig
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.pipeline.plan import Plan
-from synthdp.postprocess.copula import Marginals
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.dp_bounds import (
     detection_threshold,
@@ -37,11 +37,7 @@ from synthdp.privacy.sensitivity import (
     moments_sensitivity,
     products_sensitivity,
 )
-from synthdp.reader.table import PrivateTable
 from synthdp.stats.row_sums import RowSums
-
-DEFAULT_PCA_COMPONENTS = 5
-
 
 def pair_product_rows(indices: np.ndarray) -> np.ndarray:
     """Which moments of the basis are pair products T_1(x_i) T_1(x_j) = x_i x_j, shape (R,).
@@ -49,13 +45,8 @@ def pair_product_rows(indices: np.ndarray) -> np.ndarray:
     When the copula's products are released, these moments are taken from that release (the
     mean of x_i x_j is one of its values) instead of being measured a second time: the
     moments' budget then goes to the moments no other release measures, and the LP weights
-    each row by the precision of its noise (:func:`synthdp.postprocess.lp.precision_weighted`). Measured
-    (experiments/results/design_products.md, 10 seeded rounds) against measuring them again:
-    PKS at (1, 1e-10), where 42 of its 82 moments are pairs and the univariate moments' noise
-    sd falls from 0.027 to 0.016, 22-29 % lower error at sigma = 4-10 (.0058 -> .0044 at
-    sigma = 4) and 18 % higher at sigma = 2 (.0331 -> .0390); PKS at (4, 1e-10) 11-19 % lower
-    at sigma = 4-8, 14 % higher at sigma = 2; CTG at (4, 1e-10) 3-14 % lower at every sigma;
-    at (16, 1e-10) within 6 % (CTG sigma = 6-8 lower, sigma = 2 4 % higher).
+    each row by the precision of its noise (:func:`synthdp.postprocess.lp.precision_weighted`).
+    Measured against measuring them again: docs/decisions.md#pair-product-rows.
     """
     return (indices.sum(axis=1) == 2) & (indices.max(axis=1) == 1)
 
@@ -100,11 +91,12 @@ def _sources_summary(columns) -> str:
     return " + ".join(sources)
 
 
-def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta: float, ledger: PrivacyLedger,
+def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float, delta: float, ledger: PrivacyLedger,
                    noise: NoiseSampler) -> dict[str, tuple[str, ...]]:
     """DP discovery of the levels of categorical columns: a stability-based histogram per column.
 
-    Each column gets (eps_c, delta_c) = (epsilon, delta) / len(names). Every value that occurs
+    ``level_counts`` maps each column to the exact count of every value it holds (private).
+    Each column gets (eps_c, delta_c) = (epsilon, delta) / len(level_counts). Every value that occurs
     in the column gets its count plus Laplace(2/eps_c) noise, and is kept when the noisy count
     exceeds tau = 1 + (2/eps_c) ln(1/delta_c).
 
@@ -117,6 +109,7 @@ def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta:
     the threshold is not DP at all: the set of observed values itself leaks. The kept levels
     are sorted (their order must not depend on the counts) and the noisy counts dropped.
     """
+    names = list(level_counts)
     per_column, delta_per_column = epsilon / len(names), delta / len(names)
     scale = laplace_scale(2.0, per_column)
     threshold = 1 + scale * math.log(1 / delta_per_column)
@@ -125,7 +118,7 @@ def release_levels(table: PrivateTable, names: list[str], epsilon: float, delta:
                                f"levels of {len(names)} categorical column(s) (counts above {threshold:.3g})"))
     levels = {}
     for name in names:
-        counts = table.level_counts(name)
+        counts = level_counts[name]
         values = list(counts)
         noisy = noise.laplace(np.array([counts[value] for value in values], dtype=float), scale)
         levels[name] = tuple(sorted(value for value, count in zip(values, noisy) if count > threshold))
@@ -148,7 +141,7 @@ def release_row_count(count: int, epsilon: float, stage: str, released: str, led
     return float(noise.laplace(np.array([count], dtype=float), scale)[0])
 
 
-def release_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger: PrivacyLedger,
+def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
                     noise: NoiseSampler, shared: int = 0) -> np.ndarray:
     """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
@@ -162,12 +155,12 @@ def release_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger
     released = f"{len(moments)} Chebyshev moments"
     if shared:
         released += f" (the basis's {shared} pair products x_i x_j come from the correlation release)"
-    return release_bounded_means(moments, "moments", released, plan.budget.stage("moments"), plan, ledger, noise,
-                                 sensitivity=moments_sensitivity(indices, plan.n))
+    return release_bounded_means(moments, "moments", released, budget, n, ledger, noise,
+                                 sensitivity=moments_sensitivity(indices, n))
 
 
 def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,
-                          plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None,
+                          n: int, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None,
                           sensitivity: tuple[float, float] | None = None) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
@@ -186,7 +179,7 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     That per-value release keeps the bound 2/n of each mean and ignores ``sensitivity``: a
     joint (L1, L2) bound does not bound each value below 2/n.
     """
-    R, n = len(means) if groups is None else groups, plan.n
+    R = len(means) if groups is None else groups
     if budget.laplace_per_value:
         scale = budget.means_noise_scale(R, n)
         mechanism = "Laplace per value, advanced composition over the values"
@@ -195,30 +188,32 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     return _release(means, stage, released, *(sensitivity or bounded_means_sensitivity(R, n)), budget, ledger, noise)
 
 
-def release_marginals(counts: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> Marginals:
+def release_marginals(counts: np.ndarray, budget: StageBudget, ledger: PrivacyLedger,
+                      noise: NoiseSampler) -> tuple[np.ndarray, float]:
     """Noisy one-way histograms of every column: ``counts`` of shape (d, B + 2) from
     :func:`synthdp.stats.histograms.cell_counts` summed over the rows.
 
     Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`.
     """
     d, n_bins = counts.shape[0], counts.shape[1] - 2
-    budget, sensitivity = plan.budget.stage("marginals"), histogram_sensitivity(d)
+    sensitivity = histogram_sensitivity(d)
     noisy = _release(counts, "marginals", f"one-way histograms of {d} columns, {n_bins} bins + 2 atoms each",
                      *sensitivity, budget, ledger, noise)
-    return Marginals(noisy, plan.n, budget.noise_sd(*sensitivity))
+    return noisy, budget.noise_sd(*sensitivity)
 
 
-def release_products(second_moment_sum: np.ndarray, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+def release_products(second_moment_sum: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
+                     noise: NoiseSampler) -> np.ndarray:
     """Noisy E[x_i x_j] for every pair i < j, in ``np.triu_indices(d, 1)`` order, from the
     sum over the rows of x x^T, shape (d, d).
 
     Sensitivity: L1 2 floor(d^2/4)/n, L2 2 sqrt(floor(d^2/4))/n, derived (and attained) in
     :func:`synthdp.privacy.sensitivity.products_sensitivity`.
     """
-    n, d = plan.n, plan.d
+    d = len(second_moment_sum)
     products = (second_moment_sum / n)[np.triu_indices(d, 1)]
     return _release(products, "correlation", f"means of the {len(products)} products x_i x_j, i < j",
-                    *products_sensitivity(n, d), plan.budget.stage("correlation"), ledger, noise)
+                    *products_sensitivity(n, d), budget, ledger, noise)
 
 
 def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,
@@ -234,38 +229,40 @@ def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: floa
 
 
 def release_pca(
-    sums: RowSums,
+    column_sums: np.ndarray,
+    second_moment_sum: np.ndarray,
     indices: np.ndarray,
     noisy_moments: np.ndarray,
-    plan: Plan,
-    config: SynthConfig,
+    budget: StageBudget,
+    n: int,
+    components: int,
+    iterations: int,
+    calibration: str,
+    noise_kind: str,
     ledger: PrivacyLedger,
     noise: NoiseSampler,
     rng: np.random.Generator,
 ) -> PrivatePCA:
-    """Private centre and principal axes for the ellipsoid candidates.
+    """Private centre and ``components`` principal axes for the ellipsoid candidates.
 
-    ``sums`` holds the column sums and the second-moment sum of the unit points. The degree-1
-    moments are exactly the column means (T_1(x) = x), so when the released basis holds all
-    of them the centre costs nothing. Otherwise the d column means (each of values in
-    [-1, 1]) are released here with a 1/(L+1) share of the PCA budget.
+    ``column_sums`` (d,) and ``second_moment_sum`` (d, d) are the sums over the rows of x and
+    x x^T of the unit points. The degree-1 moments are exactly the column means
+    (T_1(x) = x), so when the released basis holds all of them the centre costs nothing.
+    Otherwise the d column means (each of values in [-1, 1]) are released here with a
+    1/(L+1) share of the PCA budget, L = ``iterations``.
     """
-    n, d = plan.n, plan.d
-    budget = plan.budget.stage("pca")
-    iterations = config.pca_iterations
+    d = len(second_moment_sum)
     degree_one = {int(np.flatnonzero(r)[0]): i for i, r in enumerate(indices) if r.sum() == 1}
     if len(degree_one) == d:
         center = noisy_moments[[degree_one[j] for j in range(d)]]
     else:
         share = 1 / (iterations + 1)
-        center = release_bounded_means(sums["column_sums"] / n, "pca_centre", f"mean of {d} columns (ellipsoid centre)",
-                                       budget.part(share), plan, ledger, noise)
+        center = release_bounded_means(column_sums / n, "pca_centre", f"mean of {d} columns (ellipsoid centre)",
+                                       budget.part(share), n, ledger, noise)
         budget = budget.part(1 - share)
-    k = min(d, config.pca_components or DEFAULT_PCA_COMPONENTS)
-    second_moment = sums["second_moment"] / n
     pca, event = private_subspace_iteration(
-        second_moment, np.clip(center, -1, 1), n, k, iterations, budget,
-        plan.noise, noise, rng, config.pca_calibration,
+        second_moment_sum / n, np.clip(center, -1, 1), n, components, iterations, budget,
+        noise_kind, noise, rng, calibration,
     )
     ledger.record(event)
     return pca

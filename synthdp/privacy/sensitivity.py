@@ -102,6 +102,6 @@ def products_sensitivity(n: int, d: int) -> tuple[float, float]:
 
 
 def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
-    """Sensitivity of one iterate A X (see the module docstring)."""
+    """Sensitivity of one iterate A X, derived in :mod:`synthdp.privacy.pca` (docs/mechanism.md §4)."""
     l2 = math.sqrt(2.0) * d / n
     return l2 if norm == "l2" else math.sqrt(k * d) * l2

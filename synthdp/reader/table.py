@@ -42,6 +42,7 @@ import pandas as pd
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.row_sums import (
     RowSums,
     SumRequest,
@@ -166,6 +167,16 @@ class PrivateTable:
         Private: for the level-discovery mechanism only (:func:`synthdp.privacy.release.release_levels`).
         """
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
+
+    def encoded_moments(self, schema: Schema, indices: np.ndarray) -> tuple[np.ndarray, int, int]:
+        """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), and
+        the counts of :meth:`encoded_points`: what a mixed table's release adds noise to.
+
+        Private: for the release mechanisms only (:mod:`synthdp.pipeline.run` hands them to
+        :mod:`synthdp.privacy.release`).
+        """
+        points, rows_clipped, rows_other = self.encoded_points(schema)
+        return ChebyshevBasis(indices).moments(points), rows_clipped, rows_other
 
     def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
         """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.

@@ -31,7 +31,7 @@ def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
     """Rows per cell and column, shape (d, n_bins + 2): [x = -1, the bins, x = +1].
 
     Each row lies in exactly one cell of each column (the sensitivity in
-    :func:`histogram_sensitivity`).
+    :func:`synthdp.privacy.sensitivity.histogram_sensitivity`).
     """
     n, d = points.shape
     inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins

@@ -22,7 +22,8 @@ column's first level is 1 - z.
   P(S - i) + P(S - j) - P(S - i - j) and 0), and inside those bounds it takes the
   Kirkwood superposition exp(sum over proper subsets T of (-1)^(|S| - |T| + 1) log P(T)),
   the independence-of-higher-interactions guess (the midpoint when a sub-cell is <= 0).
-  Post-processing of the release: no budget. Measured in experiments/adult_marginals.py.
+  Post-processing of the release: no budget. Measured (experiments/adult_marginals.py):
+  docs/decisions.md#marginal-estimate.
 
 Errors are absolute differences of cell fractions (:func:`marginal_errors`). This module
 never imports the private table: it reads tables you pass it and released moments.
@@ -149,8 +150,8 @@ class MarginalSummary:
         cell of coded levels is estimated within the Frechet bounds of its released
         sub-cells (module docstring). ``clip`` (default) sets negative cells to 0: most
         cells of a wide marginal are empty and the noise makes half of them negative.
-        (Rescaling the clipped table to sum to 1 as well moved every large cell by the
-        positive noise of all the small ones: on adult it tripled the worst 1-way error.)
+        The clipped table is not rescaled to sum to 1: that would move every large cell by
+        the positive noise of all the small ones. Measured: docs/decisions.md#marginal-clip.
         ``clip=False`` gives the unbiased raw answers.
         """
         columns = _distinct(columns)

@@ -1,6 +1,6 @@
 """Summaries: answer smooth queries straight from the released moments, without sampling.
 
-The noisy Chebyshev moments of a release *are* a summary of the table (MECHANISM.md §7;
+The noisy Chebyshev moments of a release *are* a summary of the table (docs/mechanism.md §7;
 Wang, Fan, Zhang & Wang, "Efficient algorithm for privately releasing smooth queries").
 A query q_f(D) = (1/n) sum_i f(x_i) is answered as
 
@@ -30,11 +30,10 @@ all K-smooth f, and pays for it at every finite t. Its multipliers vanish for ev
 default (degrees 1-2) it answers every query with the constant c_0 and ignores the data;
 it multiplies middle degrees by up to ~2 (more noise); and on a Gaussian (sigma = 0.5, one
 variable) its L-infinity error at t = 8 is 0.31 against 7e-4 for the truncated series
-(exact to 1e-15 from t = 32). On the paper's benchmark queries its worst-case relative
-error was 1.1 to 250 times the truncated series' in every setting and width but one (CRM at
-sigma = 2, where both are about 1) (experiments/results/summary_vs_synthetic.md).
-Truncation keeps Jackson's rate up to the Lebesgue constant, a (log t)^d factor, and the
-trivial coefficient bound above.
+(exact to 1e-15 from t = 32). On the paper's benchmark queries it was less accurate than
+the truncated series in every setting and width but one. Measured:
+docs/decisions.md#summary-damping. Truncation keeps Jackson's rate up to the Lebesgue
+constant, a (log t)^d factor, and the trivial coefficient bound above.
 
 Quadrature (the expectations over theta), on N nodes shared by every query of a summary:
 
@@ -45,11 +44,8 @@ Quadrature (the expectations over theta), on N nodes shared by every query of a 
 * otherwise, scrambled Sobol' points u (scipy.stats.qmc, 2^ceil(log2 N) points, fixed
   ``seed``) with theta = pi u. In theta the Chebyshev weight is uniform, so this is plain
   quasi-Monte Carlo on a smooth integrand; its error does not grow with d the way a product
-  rule's does. Measured with 2^13 points on the summaries of CRM, CTG, PKS and WDBC
-  (d = 5-100) and the paper's Gaussian-kernel queries scaled into [0, 1], against an exact
-  reference computed axis by axis: at most 8e-4 (over sigma = 2-10), and at least 30 times
-  below the truncation error of the same summaries; 1.5e-4 on a quadratic in
-  d = 6 (experiments/results/summary_vs_synthetic.md, tests/test_summary.py). The answers
+  rule's does. tests/test_summary.py checks it on a quadratic; measured against an exact
+  reference on the benchmark summaries: docs/decisions.md#summary-quadrature. The answers
   are deterministic for a given ``seed``; answering again with other seeds estimates the
   quadrature error.
 
@@ -154,7 +150,7 @@ class _TensorRule:
     def project(self, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """(1/N) sum_j values_j phi_r(x_j) for each r: (N,) or (N, k) -> (R,) or (R, k)."""
         from scipy.fft import (
-            dctn,  # imported on use: scipy.fft and scipy.stats cost the CLI ~0.8 s at start-up
+            dctn,  # imported on use: scipy.fft and scipy.stats slow the CLI's start-up (docs/decisions.md#lazy-imports)
         )
 
         M, d = self.per_axis, self.d

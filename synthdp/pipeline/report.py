@@ -1,0 +1,76 @@
+"""The privacy report of a fit, and the summaries it can hand out: post-processing only."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from synthdp._version import __version__
+from synthdp.errors import SynthDPError
+from synthdp.pipeline.run import FittedModel
+from synthdp.summaries.marginal import MarginalSummary
+from synthdp.summaries.smooth import Summary
+
+NEIGHBOURING = "replace one row; n is public"
+
+
+def describe_output(frame: pd.DataFrame) -> dict:
+    """The report's ``output`` entry for a synthetic table: its rows and distinct rows."""
+    return {"rows": int(len(frame)), "distinct_rows": int(len(frame.drop_duplicates()))}
+
+
+def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
+    """Everything about the release a user may see: budget per stage, sizes, LP, timings.
+
+    ``output`` describes the synthetic table written with it (:func:`describe_output`), if any.
+    """
+    release, plan, config = model.release, model.release.plan, model.config
+    return {
+        "synthdp_version": __version__,
+        "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler, "neighbouring": NEIGHBOURING},
+        "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
+        **({} if release.schema is None else {"schema": {
+            **release.schema.to_dict(),
+            "rows_other_noisy": release.noisy_rows_other,
+            "rows_other_note": "Laplace-noised count of rows with a categorical value outside its levels "
+                               "(decoded as other_label)" if release.noisy_rows_other is not None
+                               else "not released (no categorical column, or clip_count_share = 0)"}}),
+        "bounds": {
+            **release.domain.to_dict(),
+            "rows_clipped_noisy": release.noisy_rows_clipped,
+            "rows_clipped_note": (
+                "Laplace-noised count of rows with a value outside the bounds"
+                if release.noisy_rows_clipped is not None
+                else "not released (bounds read from data, or clip_count_share = 0)"
+            ),
+        },
+        "lp": None if model.lp is None or model.support_weights is None else {
+            "status": model.lp.status, "objective": model.lp.objective, "solver": model.lp.solver,
+            "spread": config.spread, "blend": config.blend,
+            "uniform_share": model.blend_share,
+            "support_size": int(len(model.support_weights))},
+        "output": output,
+        "engine": model.engine,
+        # 0.1 ms is the clock's useful resolution; 17-digit floats would also read like data
+        "timings_seconds": {stage: round(seconds, 4) for stage, seconds in model.timings.items()},
+    }
+
+
+def smooth_summary(model: FittedModel, report: dict) -> Summary:
+    """The release as a :class:`synthdp.Summary` of the numeric columns' moments."""
+    release = model.release
+    indices, moments = release.basis_indices, release.noisy_moments
+    if release.schema is not None:  # the moments of the numeric columns alone
+        d = release.schema.d_numeric
+        if d == 0:
+            raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
+        numeric = ~indices[:, d:].any(axis=1)
+        indices, moments = indices[numeric, :d], moments[numeric]
+    return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness, report=report)
+
+
+def marginal_summary(model: FittedModel, report: dict) -> MarginalSummary:
+    """The release of a mixed table as a :class:`synthdp.MarginalSummary`."""
+    release = model.release
+    if release.schema is None:
+        raise SynthDPError("marginal_summary() needs a fit with a schema that has binary or categorical columns")
+    return MarginalSummary(release.schema, release.basis_indices, release.noisy_moments, report)
