@@ -24,24 +24,15 @@ import tomllib
 import warnings
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Callable, get_args, get_type_hints
 
 from synthdp._version import __version__
-from synthdp.config import SynthConfig
-from synthdp.domain.box import load_bounds_file
-from synthdp.domain.schema import Schema, load_schema_file
+from synthdp.config import GROUPS, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError
-from synthdp.evaluation.metrics import (
-    DEFAULT_QUERIES,
-    TASKS,
-    format_report,
-    utility_report,
-)
-from synthdp.reader.table import STREAM_CSV_BYTES, check_numeric_frame, read_csv_frame
-from synthdp.summaries.marginal import MarginalSummary, marginal
-from synthdp.synthesizer import SmoothSynthesizer
+from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
+
+if TYPE_CHECKING:  # imported where used: --help and argument errors answer without pandas or scipy
+    from synthdp.synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
 synthdp turns a sensitive numeric table into a differentially private synthetic table that
@@ -142,38 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     gen = commands.add_parser("generate", help="write a differentially private synthetic CSV",
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    groups = _add_release_options(gen, "OUTPUT.csv", "where to write the synthetic table")
-    groups["budget"].add_argument("--marginals-share", type=float,
-                                  help="share of the budget for the one-way histograms of copula candidates "
-                                       "(default 0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise "
-                                       "would exceed 0.1)")
-    groups["budget"].add_argument("--correlation-share", type=float,
-                                  help="share for their correlations (pairwise products); default 0.3 when n is large "
-                                       "enough for the noisy products to carry correlations, else 0")
-    groups["budget"].add_argument("--pca-share", type=float, help="share of the budget for private PCA (default 0.3)")
-    method = groups["method"]
-    method.add_argument("--candidates", choices=["copula", "pca", "hypercube", "grid", "moments"],
-                        help="candidate points of the LP (default: copula, from private one-way histograms and "
-                             "correlations; grid in exact mode; pca: the paper's private-PCA ellipsoid; moments: "
-                             "Gaussian from the released degree-2 moments)")
-    method.add_argument("--marginal-bins", type=int, metavar="B",
-                        help="equal-width bins per column of the copula's histograms, plus the bounds as atoms "
-                             "(default: 4 to 16, fewer when the histogram noise is large)")
-    method.add_argument("--n-candidates", type=int, metavar="C", help="number of candidate points (default 10000)")
-    method.add_argument("--pca-components", type=int, metavar="k", help="private PCA dimension (default min(d, 5))")
-    method.add_argument("--pca-iterations", type=int, metavar="L", help="private subspace iterations (default 5)")
-    method.add_argument("--pca-calibration", choices=["derived", "paper"],
-                        help="PCA noise: the sensitivity derived in synthdp.privacy.pca (default), or the "
-                             "paper's Theorem 3.6 constants, raised to the derived scale where lower")
-    method.add_argument("--spread", type=float, metavar="KAPPA",
-                        help="spread the synthetic mass over the fits within KAPPA x the expected l1 norm of "
-                             "the moment noise of the optimum (default 0: the optimal vertex, at most R+1 "
-                             "distinct rows)")
-    method.add_argument("--blend", type=float, metavar="KAPPA",
-                        help="mix the LP's optimum with the uniform distribution over the candidates while the fit "
-                             "stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
-                             "(default 0.5; 0: the optimal vertex; not applied with --spread)")
-    method.add_argument("--ellipsoid-radius", choices=["paper", "spread"], help="radii sqrt(lambda) or sqrt((k+2) lambda)")
+    groups = _add_release_options(gen, "generate", "OUTPUT.csv", "where to write the synthetic table")
     out = groups["output"]
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
     out.add_argument("--summary-out", metavar="SUMMARY.json",
@@ -181,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     summ = commands.add_parser("summarize", help="write a differentially private summary for answering smooth queries",
                                description=SUMMARIZE_DESCRIPTION, epilog=SUMMARIZE_EPILOG,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_release_options(summ, "SUMMARY.json", "where to write the summary (JSON)")
+    _add_release_options(summ, "summarize", "SUMMARY.json", "where to write the summary (JSON)")
     evaluate_command = commands.add_parser(
         "evaluate", help="compare a synthetic table with the real one (reads the real table: not private)",
         description=EVALUATE_DESCRIPTION, epilog=EVALUATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -213,8 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_release_options(command: argparse.ArgumentParser, output: str, output_help: str) -> dict:
-    """The options every command shares (input, outputs, budget, bounds, basis, seed); returns the groups."""
+def _add_release_options(command: argparse.ArgumentParser, name: str, output: str, output_help: str) -> dict:
+    """The options of a release command: input and outputs, then every :class:`SynthConfig`
+    field that ``name`` takes, from the field's own help, group and default; returns the groups."""
     # Defaults are None so that a value from --config is overridden only by an explicit flag.
     command.add_argument("input", metavar="INPUT.csv",
                          help="sensitive table: CSV with a header row, or Parquet (.parquet); numeric columns "
@@ -222,44 +183,39 @@ def _add_release_options(command: argparse.ArgumentParser, output: str, output_h
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
-    budget = command.add_argument_group("privacy budget")
-    budget.add_argument("--epsilon", type=float, help="total epsilon > 0 (default 1.0)")
-    budget.add_argument("--delta", type=float, help="total delta in [0, 1) (default 0: pure epsilon-DP)")
-    budget.add_argument("--noise", choices=["gaussian", "laplace"],
-                        help="noise for delta > 0: analytic Gaussian (default) or Laplace with advanced composition")
-    budget.add_argument("--clip-count-share", type=float,
-                        help="share of epsilon for a noisy count of clipped rows (default 0.02; 0: not released)")
-    bounds = command.add_argument_group("bounds")
+    groups = {group: command.add_argument_group("privacy budget" if group == "budget" else group) for group in GROUPS}
+    bounds = groups["bounds"]
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
     bounds.add_argument("--schema", metavar="SCHEMA.json",
                         help="types, bounds and levels of every column (for binary and categorical columns)")
-    bounds.add_argument("--levels-share", type=float, metavar="S",
-                        help="share of epsilon and delta for DP discovery of the levels of categorical columns "
-                             "whose schema says \"levels\": \"discover\" (needs --delta > 0; default 0)")
-    bounds.add_argument("--bounds-share", type=float, metavar="S",
-                        help="share of epsilon for DP estimates of the bounds of columns missing from "
-                             "--bounds (default 0: missing bounds are an error)")
     bounds.add_argument("--bounds-from-data", action="store_const", const=True,
                         help="read bounds from the data: the release is then NOT differentially private")
-    method = command.add_argument_group("method")
-    method.add_argument("--mode", choices=["practical", "exact"],
-                        help="practical (Section 3.4, default) or exact (Algorithm 1, small d only)")
-    method.add_argument("--smoothness", type=int, metavar="K", help="smoothness order K of the queries (default 4)")
-    method.add_argument("--n-basis", metavar="R", help="number of basis functions, or 'auto' (the paper's R, at least 2d)")
-    method.add_argument("--marginal-degree", type=int, metavar="K",
-                        help="with --schema: release every marginal cell of up to K binary/categorical columns (default 2)")
-    scale = command.add_argument_group("large tables")
-    scale.add_argument("--engine", choices=["numpy", "dask"],
-                       help="numpy: in process (default); dask: dask.dataframe partitions, on local threads "
-                            "or the --scheduler cluster")
-    scale.add_argument("--scheduler", metavar="ADDRESS", help="dask.distributed scheduler, e.g. tcp://host:8786 (--engine dask)")
-    scale.add_argument("--chunk-rows", type=int, metavar="N",
-                       help=f"rows per chunk: streams a CSV file in bounded memory (CSV files over "
-                            f"{STREAM_CSV_BYTES // 2**20} MB and Parquet files always stream); rows per partition with dask")
-    out = command.add_argument_group("output")
-    out.add_argument("--seed", type=int, help="seed every random draw; for tests only: not private against anyone who knows it")
-    out.add_argument("--quiet", action="store_const", const=True, help="no progress bar")
-    return {"budget": budget, "method": method, "output": out}
+    for field in option_fields():
+        meta = field.metadata
+        if name not in meta["commands"]:
+            continue
+        default = meta["default_text"] or field.default
+        kind = _value_type(field.name)
+        options: dict = {"help": f"{meta['help']} (default {default})"}
+        if choices(field.name):
+            options["choices"] = list(choices(field.name))
+        else:
+            options["metavar"] = meta["metavar"]
+            if kind is not None:
+                options["type"] = kind
+        groups[meta["group"]].add_argument("--" + field.name.replace("_", "-"), **options)
+    groups["output"].add_argument("--quiet", action="store_const", const=True, help="no progress bar")
+    return groups
+
+
+def _value_type(name: str) -> type | None:
+    """int, float or str for a field of one such type (None aside); None for choices and for
+    an integer-or-word field such as n_basis (parsed by :func:`_int_or_word`)."""
+    hint = get_type_hints(SynthConfig)[name]
+    parts = [part for part in (get_args(hint) or (hint,)) if part is not type(None)]
+    if len(parts) == 1 and parts[0] in (int, float, str):
+        return parts[0]
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -325,6 +281,10 @@ def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
 
 
 def marginal_command(args: argparse.Namespace) -> int:
+    from synthdp.domain.schema import Schema, load_schema_file
+    from synthdp.reader.table import read_csv_frame
+    from synthdp.summaries.marginal import MarginalSummary, marginal
+
     columns = [name.strip() for name in args.columns.split(",")]
     if args.summary:
         if args.schema:
@@ -351,6 +311,9 @@ def evaluate(args: argparse.Namespace) -> int:
         raise SynthDPError("--queries must be an integer >= 1")
     if not 0 <= args.seed < 2**32:
         raise SynthDPError("--seed must be an integer in [0, 2^32)")
+    from synthdp.domain.box import load_bounds_file
+    from synthdp.evaluation.metrics import format_report, utility_report
+
     bounds = load_bounds_file(args.bounds) if args.bounds else None
     real = _read_table(args.real, "real table")
     synth = _read_table(args.synth, "synthetic table")
@@ -366,6 +329,10 @@ def evaluate(args: argparse.Namespace) -> int:
 
 def _read_table(path: str, label: str):
     """A CSV of numeric, finite columns, checked as ``generate`` checks its input."""
+    import pandas as pd
+
+    from synthdp.reader.table import check_numeric_frame, read_csv_frame
+
     frame = read_csv_frame(path, label)
     try:
         names, values = check_numeric_frame(frame)
@@ -392,6 +359,10 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     if "n_basis" in options:
         options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
     config = SynthConfig(**options)
+    from synthdp.domain.box import load_bounds_file
+    from synthdp.domain.schema import load_schema_file
+    from synthdp.synthesizer import SmoothSynthesizer
+
     bounds = load_bounds_file(run["bounds"]) if run["bounds"] else None
     schema = load_schema_file(run["schema"]) if run["schema"] else None
     for path in (args.output, run["report"], run["summary_out"]):

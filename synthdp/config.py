@@ -6,9 +6,10 @@ TOML ``--config`` file (where dashes and underscores are interchangeable).
 
 from __future__ import annotations
 
+import functools
 import math
-from dataclasses import dataclass, fields
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, get_args, get_type_hints
 
 from synthdp.errors import SynthDPError
 
@@ -18,6 +19,20 @@ NoiseKind = Literal["gaussian", "laplace"]
 
 MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6
 MIN_SHARE = 1e-3  # smallest share of the budget a stage may get
+STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows (synthdp.reader.table)
+
+GENERATE, BOTH = ("generate",), ("generate", "summarize")
+# the option groups of the CLI's help, in the order they are shown
+GROUPS = ("budget", "bounds", "method", "large tables", "output")
+
+
+def _option(default: Any, group: str, help: str, metavar: str | None = None,
+            commands: tuple[str, ...] = BOTH, default_text: str | None = None) -> Any:
+    """A field of :class:`SynthConfig` with what the CLI shows of it: its help text and group,
+    the commands that take it, the metavar, and how its default reads (``default_text``, for
+    defaults that are decided at run time)."""
+    return field(default=default, metadata={"help": help, "group": group, "metavar": metavar,
+                                            "commands": commands, "default_text": default_text})
 
 
 @dataclass(frozen=True)
@@ -114,33 +129,70 @@ class SynthConfig:
         Rows per chunk (numpy engine: streams a CSV file) or per Dask partition; None: automatic.
     """
 
-    epsilon: float = 1.0
-    delta: float = 0.0
-    smoothness: int = 4
-    mode: Mode = "practical"
-    candidates: CandidateKind | None = None
-    n_candidates: int = 10_000
-    n_basis: int | Literal["auto"] = "auto"
-    noise: NoiseKind | None = None
-    pca_share: float = 0.3
-    marginals_share: float | None = None
-    correlation_share: float | None = None
-    marginal_bins: int | None = None
-    pca_components: int | None = None
-    pca_iterations: int = 5
-    pca_calibration: Literal["derived", "paper"] = "derived"
-    ellipsoid_radius: Literal["paper", "spread"] = "paper"
-    clip_count_share: float = 0.02
-    bounds_share: float = 0.0
-    levels_share: float = 0.0
-    spread: float = 0.0
-    blend: float = 0.5
-    marginal_degree: int = 2
-    max_lp_entries: int = 20_000_000
-    seed: int | None = None
-    engine: Literal["numpy", "dask"] = "numpy"
-    scheduler: str | None = None
-    chunk_rows: int | None = None
+    epsilon: float = _option(1.0, "budget", "total epsilon > 0")
+    delta: float = _option(0.0, "budget", "total delta in [0, 1)", default_text="0: pure epsilon-DP")
+    smoothness: int = _option(4, "method", "smoothness order K of the queries", metavar="K")
+    mode: Mode = _option("practical", "method", "practical (Section 3.4) or exact (Algorithm 1, small d only)")
+    candidates: CandidateKind | None = _option(
+        None, "method", "candidate points of the LP: copula, from private one-way histograms and correlations; "
+        "pca: the paper's private-PCA ellipsoid; moments: Gaussian from the released degree-2 moments; "
+        "hypercube or grid: points of the paper's grid", commands=GENERATE, default_text="copula; grid in exact mode")
+    n_candidates: int = _option(10_000, "method", "number of candidate points", metavar="C", commands=GENERATE)
+    n_basis: int | Literal["auto"] = _option(
+        "auto", "method", "number of basis functions R, or 'auto' (the paper's R, at least 2d)", metavar="R")
+    noise: NoiseKind | None = _option(
+        None, "budget", "noise for delta > 0: analytic Gaussian or Laplace with advanced composition",
+        default_text="gaussian")
+    pca_share: float = _option(0.3, "budget", "share of the budget for private PCA", commands=GENERATE)
+    marginals_share: float | None = _option(
+        None, "budget", "share of the budget for the one-way histograms of copula candidates", commands=GENERATE,
+        default_text="0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise would exceed 0.1")
+    correlation_share: float | None = _option(
+        None, "budget", "share for their correlations (pairwise products)", commands=GENERATE,
+        default_text="0.3 when n is large enough for the noisy products to carry correlations, else 0")
+    marginal_bins: int | None = _option(
+        None, "method", "equal-width bins per column of the copula's histograms, plus the bounds as atoms",
+        metavar="B", commands=GENERATE, default_text="4 to 16, fewer when the histogram noise is large")
+    pca_components: int | None = _option(None, "method", "private PCA dimension", metavar="k", commands=GENERATE,
+                                         default_text="min(d, 5)")
+    pca_iterations: int = _option(5, "method", "private subspace iterations", metavar="L", commands=GENERATE)
+    pca_calibration: Literal["derived", "paper"] = _option(
+        "derived", "method", "PCA noise: the sensitivity derived in synthdp.privacy.sensitivity, or the paper's "
+        "Theorem 3.6 constants, raised to the derived scale where lower", commands=GENERATE)
+    ellipsoid_radius: Literal["paper", "spread"] = _option(
+        "paper", "method", "PCA ellipsoid radii sqrt(lambda) (paper) or sqrt((k+2) lambda) (spread)", commands=GENERATE)
+    clip_count_share: float = _option(
+        0.02, "budget", "share of epsilon for a noisy count of clipped rows (0: not released)")
+    bounds_share: float = _option(
+        0.0, "bounds", "share of epsilon for DP estimates of the bounds of columns missing from --bounds "
+        "(0: missing bounds are an error)", metavar="S")
+    levels_share: float = _option(
+        0.0, "bounds", "share of epsilon and delta for DP discovery of the levels of categorical columns whose "
+        "schema says \"levels\": \"discover\" (needs --delta > 0)", metavar="S")
+    spread: float = _option(
+        0.0, "method", "spread the synthetic mass over the fits within KAPPA x the expected l1 norm of the moment "
+        "noise of the optimum (0: the optimal vertex, at most R+1 distinct rows)", metavar="KAPPA", commands=GENERATE)
+    blend: float = _option(
+        0.5, "method", "mix the LP's optimum with the uniform distribution over the candidates while the fit stays "
+        "within KAPPA x the expected l1 norm of the moment noise of the optimum (0: the optimal vertex; not applied "
+        "with --spread)", metavar="KAPPA", commands=GENERATE)
+    marginal_degree: int = _option(
+        2, "method", "with --schema: release every marginal cell of up to K binary/categorical columns", metavar="K")
+    max_lp_entries: int = _option(
+        20_000_000, "method", "memory bound on the LP matrix entries held at once", metavar="N", commands=GENERATE)
+    seed: int | None = _option(
+        None, "output", "seed every random draw; for tests only: not private against anyone who knows it",
+        default_text="none: private randomness")
+    engine: Literal["numpy", "dask"] = _option(
+        "numpy", "large tables", "numpy: in process; dask: dask.dataframe partitions, on local threads or the "
+        "--scheduler cluster")
+    scheduler: str | None = _option(
+        None, "large tables", "dask.distributed scheduler, e.g. tcp://host:8786 (--engine dask)", metavar="ADDRESS",
+        default_text="the current Dask client, else local threads")
+    chunk_rows: int | None = _option(
+        None, "large tables", f"rows per chunk: streams a CSV file in bounded memory (CSV files over "
+        f"{STREAM_CSV_BYTES // 2**20} MB and Parquet files always stream); rows per partition with dask",
+        metavar="N", default_text="automatic")
 
     def __post_init__(self) -> None:
         _check(_is_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
@@ -148,12 +200,12 @@ class SynthConfig:
                f"epsilon must be between {MIN_EPSILON:g} and {MAX_EPSILON:g} (outside, noise calibration is meaningless)")
         _check(_is_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
         _check(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
-        _choice("mode", self.mode, ("practical", "exact"))
-        _choice("candidates", self.candidates, ("copula", "pca", "hypercube", "grid", "moments", None))
+        _choice("mode", self.mode, choices("mode"))
+        _choice("candidates", self.candidates, choices("candidates") + (None,))
         _check(_is_int(self.n_candidates) and self.n_candidates >= 1, "n_candidates must be an integer >= 1")
         _check(self.n_basis == "auto" or (_is_int(self.n_basis) and self.n_basis >= 1),
                "n_basis must be 'auto' or an integer >= 1")
-        _choice("noise", self.noise, ("gaussian", "laplace", None))
+        _choice("noise", self.noise, choices("noise") + (None,))
         _check(not (self.delta == 0 and self.noise == "gaussian"),
                "Gaussian noise needs delta > 0; pass --delta or --noise laplace")
         _check(_is_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
@@ -170,8 +222,8 @@ class SynthConfig:
         _check(self.pca_components is None or (_is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")
         _check(_is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
-        _choice("pca_calibration", self.pca_calibration, ("derived", "paper"))
-        _choice("ellipsoid_radius", self.ellipsoid_radius, ("paper", "spread"))
+        _choice("pca_calibration", self.pca_calibration, choices("pca_calibration"))
+        _choice("ellipsoid_radius", self.ellipsoid_radius, choices("ellipsoid_radius"))
         _check(_is_number(self.clip_count_share) and (self.clip_count_share == 0 or MIN_SHARE <= self.clip_count_share < 0.5),
                f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
@@ -185,7 +237,7 @@ class SynthConfig:
         _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
-        _choice("engine", self.engine, ("numpy", "dask"))
+        _choice("engine", self.engine, choices("engine"))
         _check(self.scheduler is None or (isinstance(self.scheduler, str) and self.engine == "dask"),
                "scheduler needs engine 'dask' and an address such as 'tcp://host:8786'")
         _check(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
@@ -210,6 +262,21 @@ class SynthConfig:
     @classmethod
     def keys(cls) -> list[str]:
         return [f.name for f in fields(cls)]
+
+
+@functools.cache
+def choices(name: str) -> tuple[str, ...]:
+    """The values a field of :class:`SynthConfig` may take, from its ``Literal`` type (empty if free)."""
+    def literals(hint: Any) -> list[str]:
+        if isinstance(hint, str):
+            return [hint]
+        return [value for part in get_args(hint) for value in literals(part)]
+    return tuple(value for value in literals(get_type_hints(SynthConfig)[name]) if value != "auto")
+
+
+def option_fields() -> list:
+    """SynthConfig's fields with their CLI metadata (help, group, metavar, commands, default_text)."""
+    return list(fields(SynthConfig))
 
 
 def _is_number(value: object) -> bool:

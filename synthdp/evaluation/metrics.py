@@ -35,6 +35,7 @@ import pandas as pd
 
 from synthdp.domain.box import parse_bounds
 from synthdp.errors import SynthDPError
+from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
 from synthdp.evaluation.queries import (
     SIGMAS,
     answer_queries,
@@ -55,15 +56,9 @@ __all__ = [
     "format_report",
 ]
 
-#: Values of ``task`` in :func:`model_accuracy`.
-TASKS = ("auto", "regression", "classification")
-
 #: ``task="auto"``: a numeric target with integer values and at most this many distinct
 #: values in the real table is a class label; any other numeric target is regressed.
 MAX_CLASSES = 10
-
-#: Default number of random smooth queries in :func:`utility_report` (the paper uses 10 000).
-DEFAULT_QUERIES = 1000
 
 FROM_BOUNDS, FROM_REAL = "given bounds", "real min/max"
 

@@ -39,6 +39,7 @@ from typing import Callable, Collection, Iterator
 import numpy as np
 import pandas as pd
 
+from synthdp.config import STREAM_CSV_BYTES
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
@@ -54,7 +55,6 @@ from synthdp.stats.row_sums import (
 
 FROM_DATA = "data (NOT differentially private)"
 PARQUET_SUFFIXES = (".parquet", ".pq")
-STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 
