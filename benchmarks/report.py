@@ -39,7 +39,9 @@ def markdown(results: dict) -> str:
         f"`{command}` in {results['elapsed_s'] / 60:.1f} min; {results['machine']}. "
         "Generated data (see benchmarks/run.py); defaults unless a sweep varies it: epsilon = 1, copula candidates, "
         "C = 1e4, R = auto. Times in seconds, memory in MB (tracemalloc peak of the stage above its start; "
-        "`RSS` is the configuration process's peak resident memory, HiGHS included).",
+        "`RSS` is the configuration process's peak resident memory, HiGHS included). `moments` is the pipeline's "
+        "one pass over the rows (moments, histogram counts, products' sums) with the moments' noise, in a fresh "
+        "process (one-time costs of a first fit included); `marginals` the noise on the histograms and products.",
         "",
     ]
     for axis, rows in results["sweeps"].items():

@@ -14,10 +14,14 @@ What it measures
 ----------------
 * Stages, on generated data (correlated Gaussian columns squashed into the public bounds
   [0, 100], written once as CSV under /tmp/synthdp-bench): read CSV (synthdp's reader, with
-  validation; and plain ``pandas.read_csv`` for reference), moments (a pass over the rows:
-  clip to the domain, basis evaluation, plus noise), marginals (a pass for the copula's
-  histograms and products, plus noise), candidates (copula points and W's columns), LP
-  (column generation), blend, sampling n rows, decoding. Sweeps over n (d = 10), d (n = 1e4),
+  validation; and plain ``pandas.read_csv`` for reference), moments (the pipeline's one pass
+  over the rows: clip to the domain, the basis's moments, the copula's histogram counts and
+  the products' sums, then the moments' noise), marginals (the noise on the histograms and
+  products), candidates (copula points and W's columns, precision-weighted as the pipeline
+  does), LP (column generation), blend, sampling n rows, decoding. The private stages run
+  through the pipeline's own ``synthdp.pipeline.run.release_numeric`` (the code
+  ``SmoothSynthesizer.fit`` runs); post-processing follows its ``fit_distribution`` with
+  ``synthdp.postprocess``. Sweeps over n (d = 10), d (n = 1e4),
   R (n = 1e4, d = 20) and C (n = 1e4, d = 20, R = 100); everything else at the defaults
   (epsilon = 1, copula candidates, C = 1e4, R = auto). Each configuration runs in its own
   process: a timing pass, then a memory pass under tracemalloc (peak of Python and numpy
@@ -33,6 +37,9 @@ What it measures
   of the evaluated values.
 * LP solvers at equal objective: column generation, HiGHS's dual simplex on the whole LP
   and HiGHS's PDLP (first-order) on the whole LP, each with a time limit.
+
+A configuration or task that fails or times out is reported in the summary, and the run
+then exits with status 1 (after writing the results).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -99,84 +107,114 @@ def generated_csv(n: int, d: int) -> Path:
 
 
 class Meter:
-    """Times named stages, or records their peak traced memory above the stage's start."""
+    """Times named stages, or records their peak traced memory above the stage's start.
+
+    ``stage(name)`` is the interface of the pipeline's ``StageTracker``, so the pipeline's
+    own stages (``release_numeric``) are measured as they run.
+    """
 
     def __init__(self, memory: bool) -> None:
         self.memory, self.values = memory, {}
 
-    def run(self, name: str, function, *args):
+    @contextmanager
+    def stage(self, name: str):
         if self.memory:
             tracemalloc.reset_peak()
             before = tracemalloc.get_traced_memory()[0]
-            result = function(*args)
-            self.values[name] = (tracemalloc.get_traced_memory()[1] - before) / 2**20
+            try:
+                yield
+            finally:
+                peak = (tracemalloc.get_traced_memory()[1] - before) / 2**20
+                self.values[name] = max(self.values.get(name, 0.0), peak)
         else:
             start = time.perf_counter()
-            result = function(*args)
-            self.values[name] = time.perf_counter() - start
-        return result
+            try:
+                yield
+            finally:
+                self.values[name] = self.values.get(name, 0.0) + time.perf_counter() - start
+
+    def run(self, name: str, function, *args):
+        with self.stage(name):
+            return function(*args)
 
 
 def pipeline_stages(path: Path, n_basis: int | None, n_candidates: int, meter: Meter) -> dict:
-    """The stages of ``SmoothSynthesizer.fit`` and ``sample`` at the defaults, called one by one.
+    """The stages of ``SmoothSynthesizer.fit`` and ``sample`` at the defaults, measured one by one.
 
-    The pipeline computes the moments and the marginals' counts in one pass over the rows;
-    here they are two passes, so that each stage has its own time.
+    The private side is the pipeline's own (:mod:`synthdp.pipeline.run`, which
+    ``SmoothSynthesizer.fit`` runs): its randomness, the first pass, the plan, then
+    ``release_numeric`` (one pass over the rows for the moments, the histograms and the
+    products; its "moments" and "marginals" stages are measured by ``meter``). Nothing here
+    calls a release function of :mod:`synthdp.privacy.release` directly. Post-processing
+    follows the pipeline's ``fit_distribution`` step by step, so that each step has its own
+    time and the LP instance is kept for the direct HiGHS solves: the candidates, W's
+    columns with the precision weighting, column generation, blend; then sampling, decoding.
     """
-    from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
+    import warnings
+
     from synthdp.config import SynthConfig
-    from synthdp.postprocess.copula import copula_candidates, correlation_matrix
     from synthdp.domain.decode import decode
-    from synthdp.domain.box import Domain
-    from synthdp.privacy.ledger import PrivacyLedger
-    from synthdp.postprocess.lp import blend_with_uniform, candidate_columns, solve_l1_fit_columns
-    from synthdp.privacy.noise import SeededNoise, expected_l1_norm, noise_standard_deviation
+    from synthdp.pipeline import run as pipeline
     from synthdp.pipeline.plan import make_plan
-    from synthdp.reader.table import PrivateTable
-    from synthdp.privacy.release import release_marginals, release_moments, release_products
-    from synthdp.stats.row_sums import SumRequest
+    from synthdp.postprocess.candidates import make_candidates
+    from synthdp.postprocess.lp import blend_with_uniform, solve_l1_fit_columns
     from synthdp.postprocess.sampling import clean_weights, sample_rows
+    from synthdp.privacy.ledger import PrivacyLedger
+    from synthdp.reader.table import PrivateTable
+    from synthdp.stats.chebyshev import ChebyshevBasis
+    from synthdp.stats.row_sums import SumRequest
 
     meter.run("plain pandas.read_csv", pd.read_csv, path)
     table = meter.run("read CSV", PrivateTable.read_csv, path)
     config = SynthConfig(n_basis=n_basis or "auto", n_candidates=n_candidates, seed=SEED)
-    plan = make_plan(config, table.row_sums(SumRequest()).n_rows, table.d, bounds_are_public=True)
-    domain = Domain.from_bounds({name: [0.0, UPPER] for name in table.column_names}, table.column_names)
-    noise, rng = SeededNoise(np.random.default_rng(SEED)), np.random.default_rng(SEED + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the known-seed warning: a benchmark times, it releases nothing
+        noise, rng = pipeline.randomness(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    basis = ChebyshevBasis(lowest_degree_indices(plan.d, plan.n_basis))
-    noisy = meter.run("moments", lambda: release_moments(
-        table.row_sums(SumRequest(domain, basis.indices))["moments"] / plan.n, plan, ledger, noise))
-
-    def marginals():
-        products_wanted = plan.budget.share("correlation") > 0
-        sums = table.row_sums(SumRequest(domain, second_moment=products_wanted, marginal_bins=plan.marginal_bins))
-        released = release_marginals(sums["cell_counts"], plan, ledger, noise)
-        if not products_wanted:
-            return released, None, 0.0
-        products = release_products(sums["second_moment"], plan, ledger, noise)
-        return released, products, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
-
-    histograms, products, products_sd = meter.run("marginals", marginals)
+    known_columns = pipeline.known_bounds(config, table, {name: [0.0, UPPER] for name in table.column_names}, False)
+    scan = table.row_sums(SumRequest())  # the first pass: the row count (every bound is given)
+    plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=True)
+    if plan.candidates != "copula":
+        raise RuntimeError(f"the benchmark times the copula default, but the default candidates are now "
+                           f"'{plan.candidates}': update benchmarks/run.py")
+    release = pipeline.release_numeric(table, scan, known_columns, plan, config, ledger, noise, rng, meter)
+    basis = ChebyshevBasis(release.basis_indices)
 
     def candidates_and_columns():
-        correlation = correlation_matrix(histograms, products, products_sd)
-        points = copula_candidates(histograms, correlation, plan.n_candidates, rng)
-        return points, candidate_columns(basis, points, config.max_lp_entries)
+        points = make_candidates(plan.candidates, release, rng, config)
+        return points, *lp_columns(basis, points, release, config.max_lp_entries)
 
-    candidates, columns = meter.run("candidates", candidates_and_columns)
-    solution = meter.run("LP", lambda: solve_l1_fit_columns(columns, len(candidates), noisy,
-                                                            max_columns=config.max_lp_entries // plan.n_basis))
-    optimum = solution
-    tolerance = config.blend * expected_l1_norm(plan.noise, ledger.event("moments").noise_scale, len(noisy))
-    solution, _ = meter.run("blend", lambda: blend_with_uniform(columns, len(candidates), noisy, optimum,
-                                                                 optimum.objective + tolerance))
+    candidates, columns, target, noise_l1 = meter.run("candidates", candidates_and_columns)
+    optimum = meter.run("LP", lambda: solve_l1_fit_columns(columns, len(candidates), target,
+                                                           max_columns=config.max_lp_entries // plan.n_basis))
+    solution = optimum
+    if config.spread == 0 and config.blend > 0:
+        tolerance = config.blend * noise_l1
+        solution, _ = meter.run("blend", lambda: blend_with_uniform(columns, len(candidates), target, optimum,
+                                                                     optimum.objective + tolerance))
+    else:
+        meter.values["blend"] = 0.0
     weights = clean_weights(solution.weights)
     support, support_weights = candidates[weights > 0], weights[weights > 0]
     rows = meter.run("sampling", sample_rows, support, support_weights, plan.n, rng)
-    meter.run("decode", decode, rows, domain)
+    meter.run("decode", decode, rows, release.domain)
     return {"R": plan.n_basis, "C": plan.n_candidates, "objective": optimum.objective, "lp_solver": optimum.solver,
-            "support": int(len(support)), "lp_instance": (candidates, basis, noisy)}
+            "support": int(len(support)), "lp_instance": (candidates, basis, release)}
+
+
+def lp_columns(basis, candidates: np.ndarray, release, max_entries: float):
+    """The pipeline's LP at these candidates: W's column source and the target, each moment
+    weighted by the precision of its noise, and the expected l1 norm of the weighted noise."""
+    from synthdp.postprocess.lp import candidate_columns, precision_weighted
+
+    columns = candidate_columns(basis, candidates, max_entries)
+    return precision_weighted(columns, release.noisy_moments, release.moment_noise_sd, release.moment_noise_l1)
+
+
+def whole_lp(basis, candidates: np.ndarray, release) -> tuple[np.ndarray, np.ndarray]:
+    """The pipeline's (weighted) LP with all of W in memory, for the direct HiGHS solves."""
+    columns, target, _ = lp_columns(basis, candidates, release, float("inf"))
+    return columns(0, len(candidates)), target
 
 
 def direct_highs(design: np.ndarray, target: np.ndarray, solver: str, time_limit: float) -> dict:
@@ -204,12 +242,13 @@ def configuration(n: int, d: int, n_basis: int | None, n_candidates: int, direct
     path = generated_csv(n, d)
     timing = Meter(memory=False)
     info = pipeline_stages(path, n_basis, n_candidates, timing)
-    candidates, basis, target = info.pop("lp_instance")
+    candidates, basis, release = info.pop("lp_instance")
     result = {"n": n, "d": d, **info, "seconds": timing.values}
     if basis.size * len(candidates) <= direct_max_entries:
-        design = basis.design_matrix(candidates)
+        design, target = whole_lp(basis, candidates, release)
         result["direct_simplex"] = direct_highs(design, target, "simplex", direct_limit)
         del design
+    del candidates, basis, release, info
     tracemalloc.start()
     memory = Meter(memory=True)
     pipeline_stages(path, n_basis, n_candidates, memory)
@@ -260,17 +299,17 @@ def _best_of(repeats: int, function, *args):
 
 def solver_comparison(C: int, R: int, time_limit: float) -> dict:
     """Column generation vs HiGHS dual simplex and PDLP on the whole LP, on pipeline data (n = 1e4, d = 20)."""
-    from synthdp.postprocess.lp import candidate_columns, solve_l1_fit_columns
+    from synthdp.postprocess.lp import solve_l1_fit_columns
 
     timing = Meter(memory=False)
     info = pipeline_stages(generated_csv(10**4, 20), R, C, timing)
-    candidates, basis, target = info["lp_instance"]
+    candidates, basis, release = info["lp_instance"]
     start = time.perf_counter()
-    columns = candidate_columns(basis, candidates, 20_000_000)
+    columns, target, _ = lp_columns(basis, candidates, release, 20_000_000)
     generated = solve_l1_fit_columns(columns, C, target)
     result = {"C": C, "R": R, "colgen_s": time.perf_counter() - start, "colgen_objective": generated.objective,
               "colgen_solver": generated.solver}
-    design = basis.design_matrix(candidates)
+    design, target = whole_lp(basis, candidates, release)
     for solver in ("simplex", "pdlp"):
         result[solver] = direct_highs(design, target, solver, time_limit)
     return result
@@ -348,9 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     if opts.one:
         n, d, n_basis, n_candidates = opts.one
-        print(json.dumps(child("configuration", {"n": n, "d": d, "n_basis": n_basis, "n_candidates": n_candidates,
-                                                 "direct_limit": 0.0, "direct_max_entries": 0}, opts.timeout), indent=1))
-        return 0
+        result = child("configuration", {"n": n, "d": d, "n_basis": n_basis, "n_candidates": n_candidates,
+                                         "direct_limit": 0.0, "direct_max_entries": 0}, opts.timeout)
+        print(json.dumps(result, indent=1))
+        return 1 if "note" in result else 0
     if opts.task:
         result = TASKS[opts.task[0]](**json.loads(opts.task[1]))
         print(RESULT_PREFIX + json.dumps(result, default=float), flush=True)
@@ -390,7 +430,26 @@ def main(argv: list[str] | None = None) -> int:
     print(summary)
     plots(results, directory)
     print(f"wrote {directory / 'summary.md'} and the PNG plots next to it", file=sys.stderr)
+    problems = failures(results)
+    for problem in problems:
+        print(f"FAILED {problem}", file=sys.stderr)
+    if problems:
+        print(f"{len(problems)} configuration(s) or task(s) failed", file=sys.stderr)
+        return 1
     return 0
+
+
+def failures(results: dict) -> list[str]:
+    """Every configuration or task of ``results`` that failed or timed out, with its note."""
+    out = []
+    for axis, rows in results["sweeps"].items():
+        out += [f"{axis} sweep, n={row['n']} d={row['d']} R={row.get('n_basis') or 'auto'} C={row['n_candidates']}: "
+                f"{row['note']}" for row in rows if "note" in row]
+    for task in ("end_to_end", "chebyshev"):
+        if isinstance(results[task], dict) and "note" in results[task]:
+            out.append(f"{task}: {results[task]['note']}")
+    out += [f"solvers C={row['C']} R={row['R']}: {row['note']}" for row in results["solvers"] if "note" in row]
+    return out
 
 
 if __name__ == "__main__":

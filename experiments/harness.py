@@ -26,7 +26,8 @@ the derivation of ``peers_smoke.py``.
 
 Cache: each finished run (dataset, method, its settings, round) is a JSON entry under
 ``experiments/results/cache/{dataset}/`` with its timings, its worst-case errors per query
-set and its utility metrics, so a re-run or another table reuses it. The settings include
+set and its utility metrics, so a re-run or another table reuses it. The cache is local (git
+ignores the folder; it is created on demand), the rendered results beside it are committed. The settings include
 a hash of the synthdp source for the synthdp methods (a code change re-runs them) and
 exclude epsilon and delta for the bootstrap (it spends none). Peers also keep their
 synthetic rows (``.npz``, float32) so a new query set needs no new peer run; the methods
@@ -158,19 +159,22 @@ def non_default_keys(config: SynthConfig) -> dict:
 def _source_hash(package_dir: Path = Path(synthdp.__file__).parent) -> str:
     """Hash of what synthdp's code does: cached synthdp runs are re-run after any change to it.
 
-    Each module enters as its syntax tree without docstrings, so an edit to a docstring, a
-    comment or the layout, which cannot change a result, keeps the cache (a table render
-    after a code change takes 15-30 min).
+    Every module of the package, subpackages included (walked recursively, in the order of
+    their paths relative to ``package_dir``), enters as its relative path and its syntax tree
+    without docstrings. So an edit to a docstring, a comment or the layout, which cannot
+    change a result, keeps the cache (a table render after a code change takes 15-30 min),
+    while a change to the code of any module, or a module moved or renamed, re-keys it.
     """
     digest = hashlib.sha256()
-    for path in sorted(package_dir.glob("*.py")):
+    modules = sorted((path.relative_to(package_dir).as_posix(), path) for path in package_dir.rglob("*.py"))
+    for relative, path in modules:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             documented = isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
             if documented and ast.get_docstring(node, clean=False) is not None:
                 node.body = node.body[1:] or [ast.Pass()]
-        digest.update(path.name.encode())
-        digest.update(ast.dump(tree).encode())
+        digest.update(relative.encode() + b"\0")
+        digest.update(ast.dump(tree).encode() + b"\0")
     return digest.hexdigest()[:12]
 
 
