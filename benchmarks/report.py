@@ -65,7 +65,7 @@ def markdown(results: dict) -> str:
     lines += ["## Ratios against the goals", "",
               "| configuration | moments / plain read (goal <= 2) | | LP stage / direct HiGHS (goal <= 1.5) | | note |",
               "|---|---:|:---:|---:|:---:|---|"]
-    for axis, rows in results["sweeps"].items():
+    for _axis, rows in results["sweeps"].items():
         for row in rows:
             if "note" in row:
                 continue

@@ -273,7 +273,7 @@ def chebyshev_comparison(quick: bool) -> list[dict]:
         fast_seconds, fast = _best_of(3, basis.evaluate, points)
         naive_seconds, naive = _best_of(3, _naive_chebyshev, points, indices)
         moments_seconds, moments = _best_of(3, basis.moments, points)
-        mean_seconds, mean = _best_of(3, lambda: basis.evaluate(points).mean(axis=0))
+        mean_seconds, mean = _best_of(3, lambda basis=basis, points=points: basis.evaluate(points).mean(axis=0))
         out.append({"n": n, "d": d, "R": R, "recurrence_s": fast_seconds, "naive_s": naive_seconds,
                     "max_abs_difference": float(np.abs(fast - naive).max()), "moments_s": moments_seconds,
                     "mean_of_values_s": mean_seconds, "moments_difference": float(np.abs(moments - mean).max())})

@@ -46,9 +46,9 @@ import numpy as np
 import pandas as pd
 
 from synthdp import SmoothSynthesizer
+from synthdp.domain.schema import Schema
 from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
 from synthdp.summaries.marginal import column_sets, marginal, marginal_errors
-from synthdp.domain.schema import Schema
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[1] / "shared" / "data" / "adult.csv"
@@ -116,8 +116,9 @@ def main() -> None:
             fit_seconds = time.perf_counter() - start
             synthetic, summary = synth.sample(), synth.marginal_summary()
             histograms = independent_one_way(data, schema, epsilon, rng)
-            answers = {"synthetic table": lambda c: marginal(synthetic, c, schema), "summary": summary.marginal,
-                       "independent 1-way": lambda c: product_marginal(histograms, c, schema)}
+            answers = {"synthetic table": lambda c, table=synthetic: marginal(table, c, schema),
+                       "summary": summary.marginal,
+                       "independent 1-way": lambda c, counts=histograms: product_marginal(counts, c, schema)}
             if args.with_degree_3:
                 answers[DEGREE_3] = SmoothSynthesizer(epsilon=epsilon, marginal_degree=3).fit(
                     data, schema=content, synthesize=False).marginal_summary().marginal

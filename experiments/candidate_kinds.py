@@ -21,8 +21,8 @@ import time
 import warnings
 
 import numpy as np
-
 from common import DATASETS, QUERY_SEED, RESULTS_DIR, load_dataset, query_set, true_answers
+
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 

@@ -46,11 +46,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import (
+    BOUNDS_NOTE,
+    DATA_DIR,
+    DATASETS,
+    QUERY_SEED,
+    RESULTS_DIR,
+    command_line,
+    fmt,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    write_json,
+)
+from published import PAPER_TABLES
 
 from synthdp import SmoothSynthesizer
-from common import (BOUNDS_NOTE, DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, fmt, generated_by,
-                    load_dataset, log, query_set, write_json)
-from published import PAPER_TABLES
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 
 DEFAULT_OUT = RESULTS_DIR / "defaults_vs_table3.md"

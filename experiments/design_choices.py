@@ -46,12 +46,16 @@ weights (before), and R = 2d (no pair rows at all).
 
 ``--study oracle``: where the default's error comes from, a diagnosis that is NOT private.
 Each variant replaces the private inputs of one or more stages (the copula's histograms, its
-products E[x_i x_j], the moments) by their exact values, with everything else as in the
-default (the same noise draws elsewhere, the same post-processing, which still assumes the
-budgeted noise). A stage whose exact value lowers the error a lot is the one whose noise limits
-the default; one whose exact value changes nothing is either limited by the model (the copula)
-or not used by the table (see the note on the blend in the results file).
+products E[x_i x_j], the moments) by their exact values (``StudyOptions.exact_stages``), with
+everything else as in the default (the same noise draws elsewhere, the same post-processing,
+which still assumes the budgeted noise). A stage whose exact value lowers the error a lot is
+the one whose noise limits the default; one whose exact value changes nothing is either
+limited by the model (the copula) or not used by the table (see the note on the blend in the
+results file).
 
+Every variant is a set of SynthConfig keys and a :class:`synthdp.pipeline.run.StudyOptions`
+(the public options of the design studies; its defaults are the product), fitted with
+:func:`synthdp.pipeline.run.fit` and sampled with :func:`synthdp.pipeline.run.sample`.
 Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
 worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
 σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
@@ -77,36 +81,49 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
+from common import (
+    BOUNDS_NOTE,
+    DATASETS,
+    QUERY_SEED,
+    RESULTS_DIR,
+    Dataset,
+    command_line,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    true_answers,
+)
 
-import synthdp.postprocess.copula
-import synthdp.privacy.release
-from common import BOUNDS_NOTE, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, generated_by, load_dataset, log, \
-    query_set, true_answers
-from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.privacy.sensitivity import bounded_means_sensitivity
+from synthdp import SynthDPError
 from synthdp.config import SynthConfig
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 from synthdp.pipeline.plan import make_plan, paper_n_basis
+from synthdp.pipeline.report import privacy_report
+from synthdp.pipeline.run import FittedModel, StudyOptions, fit, sample
+from synthdp.postprocess.copula import nearest_correlation
+from synthdp.privacy.sensitivity import bounded_means_sensitivity
 
 LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One alternative to the default: SmoothSynthesizer keys (or a function of the paper's R
-    (Appendix A.5) and d returning them), names of :mod:`synthdp.postprocess.copula` and of
-    :mod:`synthdp.privacy.release` (constants or functions) replaced for its fits, and the release
-    stages whose exact values replace the noisy ones (the oracle study only: not private)."""
+    """One alternative to the default: SynthConfig keys (or a function of the paper's R
+    (Appendix A.5) and d returning them), and the :class:`synthdp.pipeline.run.StudyOptions` of
+    its fits (the copula's post-processing, the moments' release, and the stages whose exact
+    values replace the noisy ones: the oracle study only, not private)."""
 
     keys: dict | Callable[[int, int], dict] = field(default_factory=dict)
-    copula: dict[str, object] = field(default_factory=dict)
-    exact_stages: tuple[str, ...] = ()
-    release: dict[str, object] = field(default_factory=dict)  # names of synthdp.privacy.release replaced
+    study: StudyOptions = StudyOptions()
+
+    def config_keys(self, paper_r: int, d: int) -> dict:
+        """The SynthConfig keys of this variant for a table of d columns whose paper's R is ``paper_r``."""
+        return self.keys(paper_r, d) if callable(self.keys) else dict(self.keys)
 
 
 def pearson_as_normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -118,36 +135,39 @@ def pearson_as_normal_scores_correlation(pearson: np.ndarray, coefficients: np.n
     return matrix
 
 
-EIGENVALUE_CLIP = partial(synthdp.postprocess.copula.nearest_correlation, iterations=0)  # one clip, rescaled to a unit diagonal
+def generic_moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
+    """The rule before: the sensitivity of any R functions with values in [-1, 1], 2R/n in l1 and 2 sqrt(R)/n in l2."""
+    return bounded_means_sensitivity(len(indices), n)
+
+
+EIGENVALUE_CLIP = partial(nearest_correlation, iterations=0)  # one clip, rescaled to a unit diagonal
 
 
 STUDIES = {
     "split": {"default": Variant(),
               **{f"histograms {share:g}": Variant({"marginals_share": share}) for share in (0.3, 0.5, 0.7, 0.9)}},
-    "atoms": {"default (2 sd)": Variant(), "every atom kept": Variant(copula={"ATOM_THRESHOLD": -math.inf}),
-              **{f"{sd:g} sd": Variant(copula={"ATOM_THRESHOLD": sd}) for sd in (1.0, 3.0)}},
+    "atoms": {"default (2 sd)": Variant(), "every atom kept": Variant(study=StudyOptions(atom_threshold=-math.inf)),
+              **{f"{sd:g} sd": Variant(study=StudyOptions(atom_threshold=sd)) for sd in (1.0, 3.0)}},
     "basis": {"default (paper's R, at least 2d)": Variant(),
               "paper's R, at least d": Variant(lambda paper_r, d: {"n_basis": max(paper_r, d)}),
               "R = d": Variant(lambda paper_r, d: {"n_basis": d}),
               "R = 2d": Variant(lambda paper_r, d: {"n_basis": 2 * d}),
               "R = 4d": Variant(lambda paper_r, d: {"n_basis": 4 * d})},
     "copula": {"default (NORTA, nearest correlation)": Variant(),
-               "NORTA, eigenvalue clip": Variant(copula={"nearest_correlation": EIGENVALUE_CLIP}),
+               "NORTA, eigenvalue clip": Variant(study=StudyOptions(nearest=EIGENVALUE_CLIP)),
                "Pearson as the copula's correlation, eigenvalue clip (before)": Variant(
-                   copula={"normal_scores_correlation": pearson_as_normal_scores_correlation,
-                           "nearest_correlation": EIGENVALUE_CLIP})},
+                   study=StudyOptions(normal_scores=pearson_as_normal_scores_correlation, nearest=EIGENVALUE_CLIP))},
     "products": {"default (pair moments from the products release)": Variant(),
-                 "pair moments measured again (before)": Variant(
-                     release={"pair_product_rows": lambda indices: np.zeros(len(indices), dtype=bool)}),
+                 "pair moments measured again (before)": Variant(study=StudyOptions(pair_moments_from_products=False)),
                  "R = 2d": Variant(lambda paper_r, d: {"n_basis": 2 * d})},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
-                        release={"moments_sensitivity": lambda indices, n: bounded_means_sensitivity(len(indices), n)})},
-    "oracle": {"default": Variant(), "exact histograms": Variant(exact_stages=("marginals",)),
-               "exact products": Variant(exact_stages=("correlation",)),
-               "exact moments": Variant(exact_stages=("moments",)),
-               "exact histograms and products": Variant(exact_stages=("marginals", "correlation")),
-               "all exact": Variant(exact_stages=("marginals", "correlation", "moments"))},
+                        study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
+    "oracle": {"default": Variant(), "exact histograms": Variant(study=StudyOptions(exact_stages=("marginals",))),
+               "exact products": Variant(study=StudyOptions(exact_stages=("correlation",))),
+               "exact moments": Variant(study=StudyOptions(exact_stages=("moments",))),
+               "exact histograms and products": Variant(study=StudyOptions(exact_stages=("marginals", "correlation"))),
+               "all exact": Variant(study=StudyOptions(exact_stages=("marginals", "correlation", "moments")))},
 }
 TITLES = {"split": "Budget split between the histograms and the moments",
           "atoms": "Atoms kept by the copula's histograms",
@@ -164,32 +184,13 @@ NOTES = {"oracle": "Not private: each variant hands exact values on from the sta
                    "not change it.\n\n"}
 
 
-@contextmanager
-def variant_in_effect(variant: Variant):
-    """Set the variant's replacements in synthdp.postprocess.copula and exact stages for the fits inside the block.
-
-    An exact stage still draws its noise (so the other stages see the same draws as in the
-    default) and records its ledger event, but hands on the exact values: NOT private.
-    """
-    noisy_release = synthdp.privacy.release._release
-
-    def release(values, stage, *args):
-        released = noisy_release(values, stage, *args)
-        return values.copy() if stage in variant.exact_stages else released
-
-    replaced = [(module, name, value) for module, names in ((synthdp.postprocess.copula, variant.copula),
-                                                             (synthdp.privacy.release, variant.release))
-                for name, value in names.items()]
-    originals = [(module, name, getattr(module, name)) for module, name, _ in replaced]
-    for module, name, value in replaced:
-        setattr(module, name, value)
-    synthdp.privacy.release._release = release
-    try:
-        yield
-    finally:
-        for module, name, value in originals:
-            setattr(module, name, value)
-        synthdp.privacy.release._release = noisy_release
+def fit_variant(variant: Variant, dataset: Dataset, epsilon: float, delta: float, seed: int) -> FittedModel:
+    """One seeded fit of ``variant`` on ``dataset`` (bounds taken as public), through the pipeline's public API."""
+    paper_r = paper_n_basis(dataset.n, dataset.d, SynthConfig().smoothness, delta)
+    config = SynthConfig(epsilon=epsilon, delta=delta, seed=seed, **variant.config_keys(paper_r, dataset.d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the known-seed warning (and the oracle's not-private one), once per fit
+        return fit(config, dataset.frame, bounds=dataset.bounds, study=variant.study)
 
 
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
@@ -204,24 +205,18 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     queries = query_set(name, dataset.d, n_queries, query_seed)
     true = true_answers(dataset, queries)
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
-    paper_r = paper_n_basis(dataset.n, dataset.d, SynthConfig().smoothness, delta)
     lines = []
     for label, variant in STUDIES[study].items():
-        keys = variant.keys(paper_r, dataset.d) if callable(variant.keys) else variant.keys
         errors = []
         try:
-            with variant_in_effect(variant):
-                for round_index in range(rounds):
-                    synth = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed + round_index, **keys)
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")  # the known-seed warning, once per fit
-                        synth.fit(dataset.frame, bounds=dataset.bounds)
-                    answers = answer_queries(dataset.unit(synth.sample()), queries, SIGMAS)
-                    errors.append(worst_case_errors(true, answers, queries.alpha).relative)
+            for round_index in range(rounds):
+                model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
+                answers = answer_queries(dataset.unit(sample(model)), queries, SIGMAS)
+                errors.append(worst_case_errors(true, answers, queries.alpha).relative)
         except SynthDPError as error:  # a share the products leave no room for
             log(f"{name} {label}: {error}")
             continue
-        parameters = synth.privacy_report()["parameters"]
+        parameters = privacy_report(model)["parameters"]
         stages = parameters["budget"]["stages"]
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
         cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))

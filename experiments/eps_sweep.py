@@ -32,14 +32,25 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-
 from common import (  # noqa: E402
-    BOUNDS_NOTE, DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, fmt, generated_by, load_dataset, log,
-    query_set, true_answers, write_json,
+    BOUNDS_NOTE,
+    DATA_DIR,
+    DATASETS,
+    QUERY_SEED,
+    RESULTS_DIR,
+    command_line,
+    fmt,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    true_answers,
+    write_json,
 )
 from harness import LABELS, PEER_METHODS, RunOptions, Setting, default_config, non_default_keys, run_rounds  # noqa: E402
 from published import PAPER_TABLES, published_table  # noqa: E402
 from report import FULL_QUERIES, crossing, estimate_seconds, mean_errors  # noqa: E402
+
 from synthdp.evaluation.queries import SIGMAS  # noqa: E402
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)

@@ -49,17 +49,26 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-import synthdp
 from baselines import (
-    LABELS as BASELINE_LABELS, PEER_TIMEOUTS, PEERS, PeerFailed, PeerTimeout, PeerUnavailable, binned_peer, bootstrap,
+    LABELS as BASELINE_LABELS,
+)
+from baselines import (
+    PEER_TIMEOUTS,
+    PEERS,
+    PeerFailed,
+    PeerTimeout,
+    PeerUnavailable,
+    binned_peer,
+    bootstrap,
     dp_gaussian,
 )
 from common import HERE, RESULTS_DIR, Dataset, cpu_now, log, read_json, write_json
+
+import synthdp
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.config import SynthConfig
-from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, worst_case_errors
 from synthdp.evaluation.metrics import correlation_error, distinct_rows, ks_distances, model_accuracy
+from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, worst_case_errors
 from synthdp.pipeline.plan import paper_n_basis
 
 CACHE_DIR = RESULTS_DIR / "cache"

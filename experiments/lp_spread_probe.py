@@ -18,14 +18,15 @@ import warnings
 
 import highspy
 import numpy as np
-
 from common import load_dataset, true_answers
+
 from synthdp import SmoothSynthesizer
-from synthdp.stats.chebyshev import ChebyshevBasis
-from synthdp.postprocess.candidates import ellipsoid_candidates
 from synthdp.evaluation.queries import answer_queries, gaussian_kernel_queries, worst_case_errors
+from synthdp.postprocess.candidates import ellipsoid_candidates
 from synthdp.postprocess.lp import equality_form
 from synthdp.postprocess.sampling import clean_weights, sample_rows
+from synthdp.stats.chebyshev import ChebyshevBasis
+
 
 def solve(design: np.ndarray, target: np.ndarray, interior: bool) -> np.ndarray:
     matrix, rhs, cost = equality_form(design, target)

@@ -36,19 +36,47 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
 from common import (  # noqa: E402
-    BOUNDS_NOTE, DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, command_line, fmt, generated_by, load_dataset, log,
-    query_set, true_answers, write_json,
+    BOUNDS_NOTE,
+    DATA_DIR,
+    DATASETS,
+    QUERY_SEED,
+    RESULTS_DIR,
+    command_line,
+    fmt,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    true_answers,
+    write_json,
 )
 from harness import (  # noqa: E402
-    LABELS, METHODS, PAPER_PINS, PEER_METHODS, PEER_TIMEOUTS, RunOptions, Setting, default_config,
-    import_peers_smoke, non_default_keys, paper_config, run_rounds,
+    LABELS,
+    METHODS,
+    PAPER_PINS,
+    PEER_METHODS,
+    PEER_TIMEOUTS,
+    RunOptions,
+    Setting,
+    default_config,
+    import_peers_smoke,
+    non_default_keys,
+    paper_config,
+    run_rounds,
 )
 from published import PAPER_TABLES, SETTINGS  # noqa: E402
 from report import (  # noqa: E402
-    ERROR_KINDS, FULL_QUERIES, FULL_ROUNDS, UTILITY_HEADER, estimate_seconds, mean_errors, method_rows, plot_errors,
+    ERROR_KINDS,
+    FULL_QUERIES,
+    FULL_ROUNDS,
+    UTILITY_HEADER,
+    estimate_seconds,
+    mean_errors,
+    method_rows,
+    plot_errors,
 )
+
 from synthdp.evaluation.queries import SIGMAS  # noqa: E402
 
 

@@ -66,8 +66,19 @@ from baselines import (  # noqa: E402
     dp_gaussian,
 )
 from common import (  # noqa: E402
-    DATA_DIR, QUERY_SEED, RESULTS_DIR, command_line, cpu_now, fmt, load_dataset, log, query_set, read_json, write_json,
+    DATA_DIR,
+    QUERY_SEED,
+    RESULTS_DIR,
+    command_line,
+    cpu_now,
+    fmt,
+    load_dataset,
+    log,
+    query_set,
+    read_json,
+    write_json,
 )
+
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
 
 DEFAULT_OUT = RESULTS_DIR / "peers_smoke.md"

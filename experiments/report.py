@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from common import fmt
 from harness import LABELS, PEER_METHODS
+
 from synthdp.evaluation.queries import SIGMAS
 
 #: Error keys of ``synthdp.evaluation.queries.WorstCaseErrors`` and how the tables name them.

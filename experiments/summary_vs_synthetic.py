@@ -52,13 +52,24 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import (
+    DATA_DIR,
+    DATASETS,
+    QUERY_SEED,
+    RESULTS_DIR,
+    Dataset,
+    command_line,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    write_json,
+)
 
 import synthdp
 from synthdp import SmoothSynthesizer, Summary
-from synthdp.stats.chebyshev import ChebyshevBasis
-from common import (DATA_DIR, DATASETS, QUERY_SEED, RESULTS_DIR, Dataset, command_line, generated_by, load_dataset, log,
-                    query_set, write_json)
 from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, to_unit, worst_case_errors
+from synthdp.stats.chebyshev import ChebyshevBasis
 
 DEFAULT_OUT = RESULTS_DIR / "summary_vs_synthetic.md"
 PKS_DIMS = (2, 5, 10, 20)

@@ -17,17 +17,19 @@ _EXPORTS = {
     "SynthConfig": "synthdp.config",
     "Summary": "synthdp.summaries.smooth",
     "MarginalSummary": "synthdp.summaries.marginal",
+    "load_summary": "synthdp.summaries.base",
     "SynthDPError": "synthdp.errors",
     "PrivacyLeakWarning": "synthdp.errors",
     "TestingSeedWarning": "synthdp.errors",
 }
 
 __all__ = ["MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig", "SynthDPError",
-           "TestingSeedWarning", "__version__"]
+           "TestingSeedWarning", "__version__", "load_summary"]
 
 if TYPE_CHECKING:
     from synthdp.config import SynthConfig
     from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+    from synthdp.summaries.base import load_summary
     from synthdp.summaries.marginal import MarginalSummary
     from synthdp.summaries.smooth import Summary
     from synthdp.synthesizer import SmoothSynthesizer

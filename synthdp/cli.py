@@ -22,9 +22,10 @@ import tempfile
 import time
 import tomllib
 import warnings
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, get_args, get_type_hints
+from typing import TYPE_CHECKING, get_args, get_type_hints
 
 from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthConfig, choices, option_fields
@@ -115,7 +116,7 @@ examples:
 """
 
 # Options that are not SynthConfig fields.
-RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "quiet"}
+RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "quiet", "sep", "encoding", "decimal"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_command.add_argument("--seed", type=int, default=0, metavar="S",
                                   help="seed of the queries and of the train/test split (default 0)")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
+    _add_csv_options(evaluate_command, "both tables")
     marginal_command = commands.add_parser(
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
@@ -170,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--table", metavar="TABLE.csv", help="a table (needs --schema)")
     marginal_command.add_argument("--schema", metavar="SCHEMA.json", help="the table's schema")
     marginal_command.add_argument("-o", "--output", metavar="OUT.csv", help="write CSV here instead of printing")
+    _add_csv_options(marginal_command, "the --table")
     return parser
 
 
@@ -183,6 +186,7 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
+    _add_csv_options(command, "the input")
     groups = {group: command.add_argument_group("privacy budget" if group == "budget" else group) for group in GROUPS}
     bounds = groups["bounds"]
     bounds.add_argument("--bounds", metavar="BOUNDS.json", help="public bounds per column, {\"col\": [lo, hi]}")
@@ -206,6 +210,20 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
         groups[meta["group"]].add_argument("--" + field.name.replace("_", "-"), **options)
     groups["output"].add_argument("--quiet", action="store_const", const=True, help="no progress bar")
     return groups
+
+
+def _add_csv_options(command: argparse.ArgumentParser, what: str) -> None:
+    """--sep, --encoding and --decimal: how the CSV file(s) read by a command are written."""
+    group = command.add_argument_group("CSV format")
+    group.add_argument("--sep", metavar="CHAR", help=f"field separator of {what}: one character, or 'tab' (default ',')")
+    group.add_argument("--encoding", metavar="NAME", help=f"text encoding of {what}, e.g. latin-1 (default utf-8)")
+    group.add_argument("--decimal", metavar="CHAR", help=f"decimal mark of {what}, e.g. ',' (default '.')")
+
+
+def _csv_format(sep: str | None, encoding: str | None, decimal: str | None):
+    from synthdp.config import CsvFormat
+
+    return CsvFormat.from_options(sep, encoding, decimal)
 
 
 def _value_type(name: str) -> type | None:
@@ -294,12 +312,13 @@ def marginal_command(args: argparse.Namespace) -> int:
         if not args.schema:
             raise SynthDPError("--table needs --schema")
         content = load_schema_file(args.schema)
-        frame = read_csv_frame(args.table, "table")
+        frame = read_csv_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal))
         answer = marginal(frame, columns, Schema.from_dict(content, [str(c) for c in frame.columns],
                                                            f"schema file '{args.schema}'"))
     text = answer.reset_index().to_csv(index=False)
     if args.output:
-        _check_writable(Path(args.output))
+        _check_outputs({"--output": args.output},
+                       {"the table": args.table, "the summary": args.summary, "the schema file": args.schema})
         _write_outputs([(Path(args.output), _text(text))])
     else:
         sys.stdout.write(text)
@@ -315,8 +334,9 @@ def evaluate(args: argparse.Namespace) -> int:
     from synthdp.evaluation.metrics import format_report, utility_report
 
     bounds = load_bounds_file(args.bounds) if args.bounds else None
-    real = _read_table(args.real, "real table")
-    synth = _read_table(args.synth, "synthetic table")
+    csv_format = _csv_format(args.sep, args.encoding, args.decimal)
+    real = _read_table(args.real, "real table", csv_format)
+    synth = _read_table(args.synth, "synthetic table", csv_format)
     report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed)
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
     try:
@@ -327,13 +347,13 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_table(path: str, label: str):
+def _read_table(path: str, label: str, csv_format):
     """A CSV of numeric, finite columns, checked as ``generate`` checks its input."""
     import pandas as pd
 
     from synthdp.reader.table import check_numeric_frame, read_csv_frame
 
-    frame = read_csv_frame(path, label)
+    frame = read_csv_frame(path, label, csv_format)
     try:
         names, values = check_numeric_frame(frame)
     except SynthDPError as error:
@@ -359,17 +379,19 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     if "n_basis" in options:
         options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
     config = SynthConfig(**options)
+    outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"]}
+    _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
+                             "the schema file": run["schema"], "the config file": args.config})
     from synthdp.domain.box import load_bounds_file
     from synthdp.domain.schema import load_schema_file
     from synthdp.synthesizer import SmoothSynthesizer
 
     bounds = load_bounds_file(run["bounds"]) if run["bounds"] else None
     schema = load_schema_file(run["schema"]) if run["schema"] else None
-    for path in (args.output, run["report"], run["summary_out"]):
-        if path:
-            _check_writable(Path(path))
+    csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"])
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
-    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema), run
+    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
+                     csv_format=csv_format), run
 
 
 def _report_output(report: dict, run: dict) -> list:
@@ -435,6 +457,33 @@ def _int_or_word(value, word, flag: str):
     except (TypeError, ValueError):
         choices = f"an integer or '{word}'" if word else "an integer"
         raise SynthDPError(f"{flag} must be {choices}") from None
+
+
+def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]) -> None:
+    """Refuse, before anything is read or written, an output that is a folder, lies in a
+    missing folder, is one of the inputs (also through links or another spelling of the
+    path), or is another output of the same run: the user's files are never overwritten."""
+    given = {flag: path for flag, path in outputs.items() if path}
+    seen: dict[str, str] = {}
+    for flag, path in given.items():
+        _check_writable(Path(path))
+        for label, source in inputs.items():
+            if source and _same_file(Path(path), Path(source)):
+                raise SynthDPError(f"{flag} '{path}' is {label}: choose another output path (nothing was written)")
+        key = os.path.realpath(path)
+        if key in seen:
+            raise SynthDPError(f"{flag} '{path}' is also {seen[key]}: give each output its own path")
+        seen[key] = flag
+
+
+def _same_file(first: Path, second: Path) -> bool:
+    """Whether two paths name one file: the same real path, or (both existing) the same inode."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    try:
+        return first.exists() and second.exists() and os.path.samefile(first, second)
+    except OSError:
+        return False
 
 
 def _check_writable(path: Path) -> None:

@@ -294,3 +294,38 @@ def _check(condition: bool, message: str) -> None:
 
 def _choice(name: str, value: object, allowed: tuple) -> None:
     _check(value in allowed, f"{name} must be one of {[a for a in allowed if a is not None]}")
+
+
+@dataclass(frozen=True)
+class CsvFormat:
+    """How a CSV file is written: the field separator, the text encoding and the decimal mark.
+
+    The CLI's ``--sep``, ``--encoding`` and ``--decimal`` (and the same TOML keys); in Python,
+    ``SmoothSynthesizer.fit(path, csv=CsvFormat(sep=";", decimal=","))``. Used for the input
+    table only; synthetic CSV files are written with the defaults.
+    """
+
+    sep: str = ","
+    encoding: str = "utf-8"
+    decimal: str = "."
+
+    def __post_init__(self) -> None:
+        import codecs
+
+        _check(isinstance(self.sep, str) and len(self.sep) == 1 and self.sep not in "\r\n\"",
+               "sep must be one character, such as ',' ';' '|' or a tab ('\\t')")
+        _check(isinstance(self.decimal, str) and len(self.decimal) == 1 and self.decimal != self.sep,
+               "decimal must be one character other than sep, such as '.' or ','")
+        try:
+            codecs.lookup(self.encoding)
+        except (LookupError, TypeError):
+            raise SynthDPError("encoding must be a text encoding Python knows, such as 'utf-8' or 'latin-1'") from None
+
+    @classmethod
+    def from_options(cls, sep: str | None = None, encoding: str | None = None, decimal: str | None = None) -> CsvFormat:
+        """The format with the options given (None: the default); ``sep`` may be the word 'tab' or '\\t'."""
+        if sep in ("tab", "\\t"):
+            sep = "\t"
+        values = {key: value for key, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
+                  if value is not None}
+        return cls(**values)

@@ -9,12 +9,13 @@ A scikit-learn-style estimator: its parameters are :class:`synthdp.config.SynthC
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any, Mapping
+from typing import Any
 
 import pandas as pd
 
-from synthdp.config import SynthConfig
+from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.pipeline import report as reporting
@@ -46,6 +47,8 @@ class SmoothSynthesizer:
     1.0
     """
 
+    progress: bool  # the one parameter the face reads itself; the others go to SynthConfig
+
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(_DEFAULTS))
         if unknown:
@@ -60,7 +63,7 @@ class SmoothSynthesizer:
     )
 
     @classmethod
-    def from_config(cls, config: SynthConfig, progress: bool = False) -> "SmoothSynthesizer":
+    def from_config(cls, config: SynthConfig, progress: bool = False) -> SmoothSynthesizer:
         """An estimator with the parameters of a validated ``config``."""
         return cls(**{key: getattr(config, key) for key in config.keys()}, progress=progress)
 
@@ -69,7 +72,7 @@ class SmoothSynthesizer:
         """The estimator's parameters, as given (scikit-learn's convention)."""
         return {name: getattr(self, name) for name in _DEFAULTS}
 
-    def set_params(self, **params: Any) -> "SmoothSynthesizer":
+    def set_params(self, **params: Any) -> SmoothSynthesizer:
         """Set parameters (validated at the next :meth:`fit`); returns the estimator."""
         for name, value in params.items():
             if name not in _DEFAULTS:
@@ -94,7 +97,8 @@ class SmoothSynthesizer:
         bounds_from_data: bool = False,
         synthesize: bool = True,
         schema: Mapping | Schema | None = None,
-    ) -> "SmoothSynthesizer":
+        csv_format: CsvFormat | None = None,
+    ) -> SmoothSynthesizer:
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
 
         Parameters
@@ -117,8 +121,12 @@ class SmoothSynthesizer:
             levels of every column, instead of ``bounds``. Needed for binary and categorical
             columns; with those, the release holds every marginal cell of up to
             ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
+        csv_format : CsvFormat, optional
+            Separator, encoding and decimal mark when ``data`` is the path of a CSV file
+            (default: ``,``, UTF-8, ``.``), e.g. ``CsvFormat(sep=";", decimal=",")``.
         """
-        model = run.fit(self.config, data, bounds, bounds_from_data, synthesize, schema, progress=bool(self.progress))
+        model = run.fit(self.config, data, bounds, bounds_from_data, synthesize, schema,
+                        progress=bool(self.progress), csv_format=csv_format)
         self.model_ = model
         self.release_, self.ledger_, self.lp_ = model.release, model.ledger, model.lp
         self.support_points_, self.support_weights_ = model.support_points, model.support_weights

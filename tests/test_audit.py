@@ -58,28 +58,27 @@ the derived scale audited here).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
 
-from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
+from synthdp.domain.schema import Schema
+from synthdp.pipeline.plan import make_plan
+from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import SeededNoise
-from synthdp.privacy.budget import StageBudget
-from synthdp.pipeline.plan import make_plan
 from synthdp.privacy.pca import private_subspace_iteration
-from synthdp.reader.table import PrivateTable
-from synthdp.stats.row_sums import SumRequest
 from synthdp.privacy.release import CLIPPED_ROWS, release_bounded_means, release_moments, release_row_count
-from synthdp.domain.schema import Schema
-from synthdp.stats.mixed_basis import groups_count
-from synthdp.stats.mixed_basis import basis_indices
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
+from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.row_sums import SumRequest
 
 ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
 N_ROWS = 10

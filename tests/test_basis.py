@@ -4,8 +4,8 @@ from math import comb
 import numpy as np
 import pytest
 
-from synthdp.stats import chebyshev as basis
 from synthdp.privacy.sensitivity import SPREAD_GRID, bounded_means_sensitivity, moments_sensitivity, univariate_spread
+from synthdp.stats import chebyshev as basis
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 
 

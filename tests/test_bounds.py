@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.stats.histograms import EDGES, N_BINS, histogram_counts
 from synthdp.privacy.dp_bounds import detection_threshold, estimate_bounds, laplace_count_scale
 from synthdp.privacy.noise import OpenDPNoise, SeededNoise
+from synthdp.stats.histograms import EDGES, N_BINS, histogram_counts
 
 HALF_OCTAVE = 2**0.5
 

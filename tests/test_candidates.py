@@ -3,9 +3,9 @@ import math
 import numpy as np
 import pytest
 
-from synthdp.stats import grid
 from synthdp.postprocess.candidates import ellipsoid_candidates, grid_candidates, hypercube_candidates
 from synthdp.released import PrivatePCA
+from synthdp.stats import grid
 
 COUNT = 50_000
 # Hoeffding for a mean of COUNT values in [0, 1]: P(|mean - E| >= TOL) <= 2 exp(-2 COUNT TOL^2).
@@ -93,8 +93,8 @@ def test_negative_eigenvalue_gives_a_flat_ellipsoid():
 
 
 def test_moment_gaussian_recovers_the_mean_and_covariance_from_exact_moments():
-    from synthdp.stats.chebyshev import ChebyshevBasis, count_indices_up_to_degree, lowest_degree_indices
     from synthdp.postprocess.candidates import moment_gaussian
+    from synthdp.stats.chebyshev import ChebyshevBasis, count_indices_up_to_degree, lowest_degree_indices
 
     rng = np.random.default_rng(0)
     points = np.clip(rng.multivariate_normal([0.1, -0.2, 0.3], [[0.1, 0.03, 0], [0.03, 0.05, -0.01], [0, -0.01, 0.08]],
@@ -106,8 +106,8 @@ def test_moment_gaussian_recovers_the_mean_and_covariance_from_exact_moments():
 
 
 def test_moment_gaussian_needs_every_degree_two_moment():
-    from synthdp.stats.chebyshev import lowest_degree_indices
     from synthdp.postprocess.candidates import moment_gaussian
+    from synthdp.stats.chebyshev import lowest_degree_indices
 
     indices = lowest_degree_indices(3, 6)  # degree 1 and the three squares, no products
     with pytest.raises(ValueError, match="degree 1 and 2"):
@@ -115,8 +115,8 @@ def test_moment_gaussian_needs_every_degree_two_moment():
 
 
 def test_moment_gaussian_makes_a_noisy_covariance_positive_definite():
-    from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
     from synthdp.postprocess.candidates import moment_gaussian
+    from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
 
     count = count_indices_up_to_degree(4, 2)
     noisy = np.random.default_rng(1).normal(0, 0.5, count)  # pure noise: far from any covariance

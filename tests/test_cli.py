@@ -209,3 +209,69 @@ def test_the_solver_prints_nothing_on_standard_output(tmp_path):
                              "--bounds", bounds, "--seed", "0", "--quiet"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "HiGHS" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("spelling", ["same", "dotted", "link", "hardlink", "bounds", "report-is-output"])
+def test_an_output_that_is_an_input_is_refused_and_nothing_changes(tmp_path, monkeypatch, capsys, spelling):
+    """Issue 19: -o naming the input (or the bounds file, or another output) exits non-zero
+    with one line naming the option, and every file is left as it was."""
+    import os
+
+    rng = np.random.default_rng(5)
+    pd.DataFrame({"a": rng.uniform(0, 1, 50), "b": rng.uniform(0, 1, 50)}).to_csv(tmp_path / "w.csv", index=False)
+    (tmp_path / "b.json").write_text('{"a": [0, 1], "b": [0, 1]}')
+    monkeypatch.chdir(tmp_path)
+    output, extra = {"same": ("w.csv", []), "dotted": (f"../{tmp_path.name}/./w.csv", []), "link": ("link.csv", []),
+                     "hardlink": ("hard.csv", []), "bounds": ("b.json", []),
+                     "report-is-output": ("out.csv", ["--report", "out.csv"])}[spelling]
+    if spelling == "link":
+        os.symlink("w.csv", "link.csv")
+    if spelling == "hardlink":
+        os.link("w.csv", "hard.csv")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    code = main(["generate", "w.csv", "-o", output, "--bounds", "b.json", "--quiet", "--seed", "1", *extra])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(error) == 1 and error[0].startswith("synthdp: error: --")
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize("sep, decimal, encoding", [(";", ",", "utf-8"), ("\t", ".", "latin-1"), ("|", ".", "utf-8")])
+def test_csv_dialects_are_read_as_declared(tmp_path, sep, decimal, encoding):
+    """--sep / --decimal / --encoding give the same seeded release as the plain CSV."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"größe": rng.uniform(0, 1, 200), "b": rng.uniform(0, 5, 200)})
+    frame.to_csv(tmp_path / "plain.csv", index=False, encoding=encoding)
+    frame.to_csv(tmp_path / "dialect.csv", index=False, sep=sep, decimal=decimal, encoding=encoding)
+    (tmp_path / "b.json").write_text('{"größe": [0, 1], "b": [0, 5]}')
+    common = ["--bounds", str(tmp_path / "b.json"), "--seed", "3", "--quiet"]
+    enc = [] if encoding == "utf-8" else ["--encoding", encoding]
+    assert main(["generate", str(tmp_path / "plain.csv"), "-o", str(tmp_path / "p.csv"), *common, *enc]) == 0
+    flags = ["--sep", "tab" if sep == "\t" else sep, "--decimal", decimal, *enc]
+    assert main(["generate", str(tmp_path / "dialect.csv"), "-o", str(tmp_path / "d.csv"), *common, *flags]) == 0
+    assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
+
+
+def test_a_one_column_header_with_a_separator_suggests_sep(tmp_path, capsys):
+    (tmp_path / "semi.csv").write_text("a;b\n1;2\n3;4\n")
+    (tmp_path / "b.json").write_text('{"a": [0, 5], "b": [0, 5]}')
+    code = main(["generate", str(tmp_path / "semi.csv"), "-o", str(tmp_path / "o.csv"),
+                 "--bounds", str(tmp_path / "b.json"), "--quiet"])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(error) == 1 and "--sep ';'" in error[0] and "a;b" not in error[0]
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_csv_options_come_from_the_config_file_too(tmp_path):
+    (tmp_path / "semi.csv").write_text("a;b\n1,5;2\n3;4,25\n2;1\n")
+    (tmp_path / "b.json").write_text('{"a": [0, 5], "b": [0, 5]}')
+    (tmp_path / "c.toml").write_text('sep = ";"\ndecimal = ","\n')
+    assert main(["generate", str(tmp_path / "semi.csv"), "-o", str(tmp_path / "o.csv"), "--config",
+                 str(tmp_path / "c.toml"), "--bounds", str(tmp_path / "b.json"), "--quiet", "--seed", "1"]) == 0
+    assert list(pd.read_csv(tmp_path / "o.csv").columns) == ["a", "b"]
+
+
+def test_a_bad_csv_option_is_one_line_naming_it(tmp_path, capsys):
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n")
+    code = main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
+                 "--sep", ";;", "--quiet"])
+    assert code == 2 and "sep must be one character" in capsys.readouterr().err

@@ -88,3 +88,37 @@ def test_keys_name_the_parameters_and_config_is_frozen():
     assert {"epsilon", "delta", "mode", "candidates", "n_basis", "seed"} <= set(SynthConfig.keys())
     with pytest.raises(dataclasses.FrozenInstanceError):
         config.epsilon = 5.0
+
+
+def test_the_readme_option_table_agrees_with_the_config_and_the_cli():
+    """Defaults are written once (SynthConfig); the README's table and the CLI's help follow them."""
+    import re
+    from pathlib import Path
+
+    from synthdp.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rows = re.findall(r"^\| `--([a-z-]+)` \| ([^|]+?) \|", readme, flags=re.MULTILINE)
+    assert len(rows) >= 10
+    defaults = SynthConfig()
+    generate = build_parser()._subparsers._group_actions[0].choices["generate"]  # noqa: SLF001
+    help_by_flag = {action.option_strings[-1]: action.help for action in generate._actions if action.option_strings}
+    for flag, written in rows:
+        name = flag.replace("-", "_")
+        assert name in SynthConfig.keys(), f"README documents --{flag}, which is not an option"
+        default = getattr(defaults, name)
+        assert written.strip() == str(default), f"README says --{flag} defaults to {written.strip()}, the code {default}"
+        shown = SynthConfig.__dataclass_fields__[name].metadata["default_text"] or default
+        assert help_by_flag[f"--{flag}"].endswith(f"(default {shown})"), flag
+
+
+def test_every_option_has_help_and_the_estimator_takes_every_option():
+    import inspect
+
+    from synthdp import SmoothSynthesizer
+    from synthdp.config import GROUPS, option_fields
+
+    signature = inspect.signature(SmoothSynthesizer)
+    for field in option_fields():
+        assert field.metadata["help"] and field.metadata["group"] in GROUPS, field.name
+        assert signature.parameters[field.name].default == field.default, field.name

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 from synthdp.postprocess.copula import (
-    Marginals, copula_candidates, correlation_matrix, hermite_coefficients, nearest_correlation, normal_scores_correlation,
+    Marginals,
+    copula_candidates,
+    correlation_matrix,
+    hermite_coefficients,
+    nearest_correlation,
+    normal_scores_correlation,
 )
 from synthdp.stats.histograms import bin_edges, cell_counts
 
@@ -140,3 +145,23 @@ def test_candidates_follow_the_correlation():
     # Pearson r of uniforms from a Gaussian copula with rho = 0.8 is (6/pi) arcsin(0.4) = 0.786;
     # its standard error at 20 000 points is about 0.003, so 0.02 is over 6 errors: false failure < 1e-9
     assert np.corrcoef(points.T)[0, 1] == pytest.approx(6 / np.pi * np.arcsin(0.4), abs=0.02)
+
+
+def test_the_atom_threshold_and_the_correlation_steps_can_be_replaced_for_design_studies():
+    from synthdp.postprocess.copula import ATOM_THRESHOLD
+
+    counts = np.array([[3.0, 40.0, 54.0, 3.0]])  # atoms of 3 rows, below 2 noise sd of 10
+    noisy = Marginals(counts, 100, noise_sd=10.0)
+    assert noisy.atom_threshold == ATOM_THRESHOLD
+    dropped, kept = noisy.probabilities(), Marginals(counts, 100, 10.0, atom_threshold=-np.inf).probabilities()
+    assert dropped[0, 0] == dropped[0, -1] == 0 and kept[0, 0] > 0 and kept[0, -1] > 0
+    np.testing.assert_array_equal(kept, Marginals(counts, 100).probabilities())  # as exact counts: every atom kept
+    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 3), 10)
+    products = np.array([0.1, 0.05, -0.1])
+    default = correlation_matrix(marginals, products)
+    given = correlation_matrix(marginals, products, normal_scores=normal_scores_correlation, nearest=nearest_correlation)
+    np.testing.assert_array_equal(default, given)
+    unprojected = correlation_matrix(marginals, products, nearest=lambda matrix: matrix)
+    coefficients = hermite_coefficients(marginals)
+    pearson = products / np.sum(coefficients[:, 1:] ** 2, axis=1)[0]
+    np.testing.assert_allclose(unprojected, normal_scores_correlation(pearson, coefficients))

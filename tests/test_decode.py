@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.domain.decode import decode
 from synthdp.domain.box import Domain
+from synthdp.domain.decode import decode
 
 BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30.0, 150.0], "dose": {"bounds": [0.5, 9.5], "type": "integer"}}
 NAMES = ["age", "weight", "dose"]

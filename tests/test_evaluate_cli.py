@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli import _write
 
 from synthdp.cli import main
 from synthdp.evaluation.metrics import utility_report
-from test_cli import _write
 
 PLANTED = 98765.4321  # a distinctive real value that must never be printed in an error
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 from pathlib import Path
 
@@ -10,9 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from synthdp.errors import SynthDPError
 from synthdp.evaluation import queries as evaluation
 from synthdp.evaluation.queries import (
-    SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors,
+    SIGMAS,
+    KernelQueries,
+    answer_queries,
+    gaussian_kernel_queries,
+    to_unit,
+    worst_case_errors,
 )
 
 
@@ -60,9 +67,9 @@ def test_queries_shapes_ranges_and_determinism():
 
 def test_queries_are_frozen_and_read_only():
     queries = gaussian_kernel_queries(2, 3, np.random.default_rng(0))
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         queries.alpha = np.zeros((3, 10))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):  # numpy's own error
         queries.alpha[0, 0] = 5.0
     source = np.zeros((1, 1))
     held = KernelQueries(source, np.zeros((1, 1, 2)))
@@ -72,14 +79,14 @@ def test_queries_are_frozen_and_read_only():
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])
 def test_queries_reject_bad_sizes(bad):
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         gaussian_kernel_queries(bad, 5, np.random.default_rng(0))
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         gaussian_kernel_queries(2, bad, np.random.default_rng(0))
 
 
 def test_kernel_queries_checks_shapes():
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         KernelQueries(np.ones((3, 2)), np.ones((3, 4, 2)))
 
 
@@ -147,15 +154,15 @@ def test_answers_accept_dataframe(tiny):
 ])
 def test_answers_reject_bad_arguments(tiny, kwargs):
     points, queries = tiny
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         answer_queries(points, queries, **kwargs)
 
 
 def test_answers_reject_wrong_dimension(tiny):
     points, queries = tiny
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         answer_queries(points[:, :2], queries)
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         answer_queries(np.full((2, 3), np.nan), queries)
 
 
@@ -220,11 +227,11 @@ def test_relative_error_with_zero_true_answer():
 
 
 def test_worst_case_errors_checks_shapes():
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         worst_case_errors(np.ones((2, 3)), np.ones((2, 4)), np.ones((3, 1)))
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         worst_case_errors(np.ones((2, 3)), np.ones((2, 3)), np.ones((4, 1)))
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         worst_case_errors(np.ones((1, 2)), np.ones((1, 2)), np.zeros((2, 3)))
 
 
@@ -252,12 +259,12 @@ def test_to_unit_same_bounds_make_tables_comparable():
 
 @pytest.mark.parametrize("lower, upper", [([0.0], [1.0]), ([1.0, 0.0], [1.0, 1.0]), ([0.0, np.nan], [1.0, 1.0])])
 def test_to_unit_rejects_bad_bounds(lower, upper):
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         to_unit(np.zeros((2, 2)), lower, upper)
 
 
 def test_to_unit_rejects_missing_column_bound():
-    with pytest.raises(ValueError):
+    with pytest.raises(SynthDPError):
         to_unit(pd.DataFrame({"a": [1.0], "b": [2.0]}), {"a": 0.0}, {"a": 3.0, "b": 3.0})
 
 

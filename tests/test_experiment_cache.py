@@ -18,6 +18,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 
 import harness  # noqa: E402
 from common import Dataset, query_set  # noqa: E402
+
 from synthdp.evaluation.queries import SIGMAS, answer_queries  # noqa: E402
 
 TOP = '"""The package."""\n\nVERSION = 1\n'

@@ -17,6 +17,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 import harness  # noqa: E402
 from common import Dataset, query_set  # noqa: E402
 from report import crossing  # noqa: E402
+
 from synthdp.config import SynthConfig  # noqa: E402
 from synthdp.evaluation.queries import SIGMAS, answer_queries  # noqa: E402
 from synthdp.pipeline.plan import paper_n_basis  # noqa: E402
@@ -146,52 +147,127 @@ def test_the_cache_key_follows_synthdp_code_not_its_docstrings_or_comments(tmp_p
     assert changed != original
 
 
-def test_an_oracle_variant_hands_on_exact_values_only_inside_its_block():
+def correlated_dataset() -> Dataset:
+    """40 rows, 3 columns, the first two correlated (so that the copula's products matter)."""
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 1, size=(40, 3))
+    values[:, 1] = values[:, 0] + 0.1 * rng.standard_normal(40)
+    frame = pd.DataFrame(values, columns=["a", "b", "c"])
+    return Dataset("toy", frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
+
+
+def fit_toy(variant, epsilon: float = 16.0, seed: int = 4):
+    """A seeded copula fit of ``variant`` through design_choices' public path (products released at epsilon 16)."""
     import design_choices
-    import synthdp.privacy.release
-    from synthdp import SmoothSynthesizer
 
-    frame = small_dataset().frame
-    bounds = {name: (0.0, 1.0) for name in frame.columns}
-    variant = design_choices.Variant(exact_stages=("marginals",))
+    keys = {"candidates": "copula", **variant.config_keys(0, 3)}
+    return design_choices.fit_variant(design_choices.Variant(keys, variant.study), correlated_dataset(), epsilon,
+                                      1e-6, seed)
 
-    def histograms() -> np.ndarray:
-        with pytest.warns(UserWarning):  # the known-seed warning
-            synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=4, candidates="copula").fit(frame, bounds=bounds)
-        return synth.release_.noisy_histograms
 
-    noisy_release = synthdp.privacy.release._release
-    with design_choices.variant_in_effect(variant):
-        exact = histograms()
-    assert synthdp.privacy.release._release is noisy_release
-    assert np.all(exact == np.round(exact)) and np.all(exact.sum(axis=1) == len(frame))  # counts, no noise
-    noisy = histograms()
+def test_the_design_studies_use_public_options_and_patch_nothing():
+    import design_choices
+
+    assert not hasattr(design_choices, "variant_in_effect")
+    source = Path(design_choices.__file__).read_text()
+    assert "setattr(" not in source and "._release" not in source
+    for study in design_choices.STUDIES.values():
+        for variant in study.values():
+            assert isinstance(variant.study, design_choices.StudyOptions)
+
+
+def test_an_oracle_variant_hands_on_exact_histograms_with_the_same_draws_elsewhere_and_is_not_private():
+    import design_choices
+
+    from synthdp.pipeline.report import privacy_report
+
+    default = fit_toy(design_choices.Variant())
+    exact = fit_toy(design_choices.STUDIES["oracle"]["exact histograms"])
+    histograms = exact.release.noisy_histograms
+    assert np.all(histograms == np.round(histograms)) and np.all(histograms.sum(axis=1) == 40)  # counts, no noise
+    noisy = default.release.noisy_histograms
     assert not np.all(noisy == np.round(noisy))
+    # the histograms' noise was still drawn: the stages before and after see the same draws
+    np.testing.assert_array_equal(exact.release.noisy_moments, default.release.noisy_moments)
+    assert exact.release.noisy_products is not None
+    np.testing.assert_array_equal(exact.release.noisy_products, default.release.noisy_products)
+    assert exact.release.histogram_noise_sd == default.release.histogram_noise_sd > 0  # still the budgeted noise
+    assert [e.stage for e in exact.ledger.events] == [e.stage for e in default.ledger.events]
+    privacy = privacy_report(exact)["privacy"]
+    assert not privacy["differentially_private"]
+    assert any("NOT differentially private" in c and "marginals" in c for c in privacy["caveats"])
+    assert not any("exact values" in c for c in privacy_report(default)["privacy"]["caveats"])
 
 
-def test_a_copula_variant_replaces_its_functions_only_inside_its_block():
+def test_all_exact_hands_on_the_exact_moments_products_and_histograms():
     import design_choices
-    import synthdp.postprocess.copula
 
-    original = synthdp.postprocess.copula.normal_scores_correlation
+    from synthdp.stats.chebyshev import ChebyshevBasis
+    from synthdp.stats.histograms import cell_counts
+
+    dataset = correlated_dataset()
+    model = fit_toy(design_choices.STUDIES["oracle"]["all exact"])
+    release = model.release
+    points = dataset.unit(dataset.frame)
+    np.testing.assert_allclose(release.noisy_moments, ChebyshevBasis(release.basis_indices).moments(points),
+                               atol=1e-12)
+    np.testing.assert_allclose(release.noisy_products, (points.T @ points / len(points))[np.triu_indices(3, 1)],
+                               atol=1e-12)
+    np.testing.assert_array_equal(release.noisy_histograms, cell_counts(points, release.plan.marginal_bins))
+
+
+def test_a_copula_variant_changes_the_candidates_not_the_release():
+    import design_choices
+
+    from synthdp.postprocess.copula import Marginals, correlation_matrix
+
     variant = design_choices.STUDIES["copula"]["Pearson as the copula's correlation, eigenvalue clip (before)"]
-    coefficients = synthdp.postprocess.copula.hermite_coefficients(synthdp.postprocess.copula.Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10))
-    with design_choices.variant_in_effect(variant):
-        before = synthdp.postprocess.copula.normal_scores_correlation(np.array([0.3]), coefficients)
-    assert before[0, 1] == 0.3  # taken as it is
-    assert synthdp.postprocess.copula.normal_scores_correlation is original
-    assert original(np.array([0.3]), coefficients)[0, 1] == pytest.approx(2 * np.sin(np.pi * 0.3 / 6), abs=1e-3)
+    options = variant.study.candidate_options()
+    assert options.normal_scores is design_choices.pearson_as_normal_scores_correlation
+    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10)  # U[-1, 1]: mean 0, variance 1/3
+    before = correlation_matrix(marginals, np.array([0.1]), normal_scores=options.normal_scores,
+                                nearest=options.nearest)
+    norta = correlation_matrix(marginals, np.array([0.1]))  # the product's steps
+    assert before[0, 1] == pytest.approx(0.3, abs=0.01)  # the Pearson correlation taken as it is
+    assert norta[0, 1] == pytest.approx(2 * np.sin(np.pi * before[0, 1] / 6), abs=1e-3)
+    default, pearson = fit_toy(design_choices.Variant()), fit_toy(variant)
+    for name in ("noisy_moments", "noisy_histograms", "noisy_products"):  # post-processing only
+        np.testing.assert_array_equal(getattr(pearson.release, name), getattr(default.release, name))
+    assert not np.array_equal(pearson.support_points, default.support_points)
 
 
-def test_the_generic_sensitivity_variant_changes_the_moments_noise_only_inside_its_block():
+def test_the_generic_sensitivity_variant_changes_the_moments_noise_only():
     import design_choices
-    import synthdp.privacy.release
+
+    from synthdp.privacy.sensitivity import moments_sensitivity
     from synthdp.stats.chebyshev import lowest_degree_indices
 
     indices, n = lowest_degree_indices(3, 6), 100  # T_1 and T_2 of 3 columns
-    derived = synthdp.privacy.sensitivity.moments_sensitivity(indices, n)
-    with design_choices.variant_in_effect(design_choices.STUDIES["sensitivity"]["generic sensitivity 2R/n, 2 sqrt(R)/n (before)"]):
-        generic = synthdp.privacy.sensitivity.moments_sensitivity(indices, n)
+    derived = moments_sensitivity(indices, n)
+    generic = design_choices.generic_moments_sensitivity(indices, n)
     assert generic == pytest.approx((2 * 6 / n, 2 * np.sqrt(6) / n))
-    assert synthdp.privacy.sensitivity.moments_sensitivity(indices, n) == derived
     assert derived[0] < generic[0] and derived[1] < generic[1]
+    variant = design_choices.STUDIES["sensitivity"]["generic sensitivity 2R/n, 2 sqrt(R)/n (before)"]
+    default, before = fit_toy(design_choices.Variant()), fit_toy(variant)
+    assert default.ledger.event("moments").mechanism == "Gaussian"
+    assert default.ledger.event("moments").sensitivity == pytest.approx(moments_sensitivity(indices, 40)[1])
+    assert before.ledger.event("moments").sensitivity == pytest.approx(2 * np.sqrt(6) / 40)
+    assert before.ledger.event("moments").noise_scale > default.ledger.event("moments").noise_scale
+    assert not np.array_equal(before.release.noisy_moments, default.release.noisy_moments)
+    for stage in ("clip_count", "marginals", "correlation"):  # the other stages: same noise, same draws
+        assert before.ledger.event(stage) == default.ledger.event(stage)
+    np.testing.assert_array_equal(before.release.noisy_histograms, default.release.noisy_histograms)
+    np.testing.assert_array_equal(before.release.noisy_products, default.release.noisy_products)
+
+
+def test_the_pair_moments_variant_measures_every_moment_again():
+    import design_choices
+
+    keys = {"n_basis": 9}  # T_1, T_2 and the 3 pair products of 3 columns
+    default = fit_toy(design_choices.Variant(keys))
+    again = fit_toy(design_choices.Variant(keys, design_choices.STUDIES["products"][
+        "pair moments measured again (before)"].study))
+    assert default.ledger.event("moments").released.startswith("6 Chebyshev moments (the basis's 3 pair products")
+    assert again.ledger.event("moments").released == "9 Chebyshev moments"
+    assert len(set(again.release.moment_noise_sd)) == 1 < len(set(default.release.moment_noise_sd))
+    assert again.release.noisy_products is not None  # still released, for the copula

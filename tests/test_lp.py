@@ -1,11 +1,19 @@
 import numpy as np
 import pytest
 
-from synthdp.stats import chebyshev as basis, grid
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import (
-    blend_with_uniform, candidate_columns, equality_form, precision_weighted, solve_l1_fit, solve_l1_fit_columns, solve_l1_fit_cvxpy, spread_weights,
+    blend_with_uniform,
+    candidate_columns,
+    equality_form,
+    precision_weighted,
+    solve_l1_fit,
+    solve_l1_fit_columns,
+    solve_l1_fit_cvxpy,
+    spread_weights,
 )
+from synthdp.stats import chebyshev as basis
+from synthdp.stats import grid
 
 SOLVERS = [solve_l1_fit, solve_l1_fit_cvxpy]
 

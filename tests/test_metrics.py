@@ -10,10 +10,15 @@ import pandas as pd
 import pytest
 
 from synthdp.errors import SynthDPError
-from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
 from synthdp.evaluation.metrics import (
-    correlation_error, distinct_rows, format_report, ks_distances, model_accuracy, utility_report,
+    correlation_error,
+    distinct_rows,
+    format_report,
+    ks_distances,
+    model_accuracy,
+    utility_report,
 )
+from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
 
 
 def brute_force_ks(a, b):

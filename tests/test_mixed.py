@@ -10,14 +10,13 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.stats.chebyshev import ChebyshevBasis
-from synthdp.postprocess.candidates import mixed_candidates
 from synthdp.cli import main
-from synthdp.summaries.marginal import MarginalSummary, column_sets, marginal, marginal_errors
-from synthdp.reader.table import PrivateTable
 from synthdp.domain.schema import Schema
-from synthdp.stats.mixed_basis import groups_count
-from synthdp.stats.mixed_basis import basis_indices
+from synthdp.postprocess.candidates import mixed_candidates
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.summaries.marginal import MarginalSummary, column_sets, marginal, marginal_errors
 
 SCHEMA = {"columns": {
     "age": {"type": "integer", "bounds": [18, 90]},

@@ -5,7 +5,11 @@ import pytest
 from scipy import stats
 
 from synthdp.privacy.noise import (
-    OpenDPNoise, SeededNoise, analytic_gaussian_sigma, composition_epsilon, laplace_scale,
+    OpenDPNoise,
+    SeededNoise,
+    analytic_gaussian_sigma,
+    composition_epsilon,
+    laplace_scale,
 )
 
 

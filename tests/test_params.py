@@ -5,13 +5,19 @@ import pytest
 
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
+from synthdp.pipeline.plan import (
+    MOMENT_NOISE_LIMIT,
+    TheoryParameters,
+    auto_n_basis,
+    copula_shares,
+    make_plan,
+    paper_n_basis,
+    theory_parameters,
+)
+from synthdp.privacy.budget import Budget
 from synthdp.privacy.noise import gdp_mu
 from synthdp.privacy.sensitivity import bounded_means_sensitivity
 from synthdp.stats.chebyshev import lowest_degree_indices
-from synthdp.pipeline.plan import (
-    MOMENT_NOISE_LIMIT, TheoryParameters, auto_n_basis, copula_shares, make_plan, paper_n_basis, theory_parameters,
-)
-from synthdp.privacy.budget import Budget
 
 
 def ceil_power(n: int, p: int, q: int) -> int:

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from synthdp.privacy.noise import NoiseSampler, SeededNoise, analytic_gaussian_sigma
 from synthdp.privacy.budget import StageBudget
+from synthdp.privacy.noise import NoiseSampler, SeededNoise, analytic_gaussian_sigma
 from synthdp.privacy.pca import debiased_eigenvalues, private_subspace_iteration
 from synthdp.privacy.sensitivity import iteration_sensitivity
 

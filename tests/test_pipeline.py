@@ -209,3 +209,37 @@ def test_the_estimator_follows_scikit_learn_conventions(clinic_like):
     assert twin.privacy_report() == before[4]  # no trace of the samples in the fitted state
     assert not first.equals(second)  # ... but each call draws new rows
     assert clone(twin).get_params() == twin.get_params() and not hasattr(clone(twin), "release_")
+
+
+def test_study_options_at_their_defaults_release_what_no_study_releases_and_exact_stages_are_not_private(clinic_like):
+    """fit(..., study=StudyOptions()) is the product draw for draw; exact stages say the release is NOT private."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.run import StudyOptions, fit
+
+    frame, bounds = clinic_like
+    config = SynthConfig(epsilon=16.0, delta=1e-6, seed=7, candidates="copula", n_basis=9)  # products released
+
+    def fitted(study):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TestingSeedWarning)
+            return fit(config, frame, bounds=bounds, study=study)
+
+    product, defaults = fitted(None), fitted(StudyOptions())
+    assert product.release.noisy_products is not None
+    for name in ("noisy_moments", "noisy_histograms", "noisy_products", "moment_noise_sd"):
+        np.testing.assert_array_equal(getattr(defaults.release, name), getattr(product.release, name))
+    np.testing.assert_array_equal(defaults.support_points, product.support_points)
+    np.testing.assert_array_equal(defaults.support_weights, product.support_weights)
+    assert defaults.ledger.to_dict() == product.ledger.to_dict()
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        oracle = fitted(StudyOptions(exact_stages=("moments",)))
+    privacy = oracle.ledger.to_dict()
+    assert not privacy["differentially_private"]
+    assert any("NOT differentially private" in c and "moments" in c for c in privacy["caveats"])
+    assert [e.stage for e in oracle.ledger.events] == [e.stage for e in product.ledger.events]  # noise still drawn
+    np.testing.assert_array_equal(oracle.release.noisy_histograms, product.release.noisy_histograms)  # same draws
+    assert not np.array_equal(oracle.release.noisy_moments, product.release.noisy_moments)
+    with pytest.raises(SynthDPError, match="exact_stages"):
+        StudyOptions(exact_stages=("pca",))
+    with pytest.raises(SynthDPError, match="exact_stages"):
+        StudyOptions(exact_stages="moments")

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer
-from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
-from synthdp.privacy.sensitivity import moments_sensitivity
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
+from synthdp.pipeline.plan import make_plan
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import OpenDPNoise, SeededNoise
-from synthdp.pipeline.plan import make_plan
-from synthdp.reader.table import PrivateTable
 from synthdp.privacy.release import pair_positions, pair_product_rows, release_moments
+from synthdp.privacy.sensitivity import moments_sensitivity
+from synthdp.reader.table import PrivateTable
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from synthdp.stats.row_sums import SumRequest
 
 D = 3

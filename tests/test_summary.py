@@ -12,12 +12,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli import BAD_INPUTS, PLANTED, _write, run
 
 from synthdp import SmoothSynthesizer, Summary, SynthDPError
-from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from synthdp.domain.box import Domain
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from synthdp.summaries.smooth import _TensorRule, jackson_multipliers
-from test_cli import BAD_INPUTS, PLANTED, _write, run
 
 BOUNDS = {"age": {"bounds": [18, 90], "type": "integer"}, "weight": [30, 150], "score": [0, 1]}
 
@@ -399,3 +399,30 @@ def test_a_missing_summary_folder_fails_before_any_work(table, tmp_path, capsys)
     code, printed = run(["generate", data, "-o", out, "--bounds", bounds, "--summary-out",
                          tmp_path / "nowhere" / "s.json", "--seed", 0, "--quiet"], capsys)
     assert code != 0 and "nowhere" in printed and not out.exists()
+
+
+def test_both_kinds_of_summary_share_one_file_api(tmp_path, clinic_like):
+    """save / load / to_json / from_dict on both kinds, and load_summary dispatching on the format."""
+    import json
+
+    from synthdp import MarginalSummary, Summary, load_summary
+
+    frame, bounds = clinic_like
+    with pytest.warns(UserWarning):
+        smooth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds=bounds, synthesize=False).summary()
+    schema = {"columns": {"age": {"type": "integer", "bounds": [18, 90]},
+                          "band": {"type": "categorical", "levels": ["low", "high"]}}}
+    mixed = frame[["age"]].assign(band=np.where(frame["score"] > 0.3, "high", "low"))
+    with pytest.warns(UserWarning):
+        marginal = SmoothSynthesizer(epsilon=1.0, seed=1).fit(mixed, schema=schema, synthesize=False).marginal_summary()
+    for summary, kind in ((smooth, Summary), (marginal, MarginalSummary)):
+        path = tmp_path / f"{kind.__name__}.json"
+        summary.save(path)
+        assert json.loads(path.read_text())["format"] == kind.FORMAT
+        for loaded in (kind.load(path), load_summary(path), kind.from_dict(json.loads(summary.to_json()))):
+            assert type(loaded) is kind and loaded.to_json() == summary.to_json()
+    with pytest.raises(SynthDPError, match="is not a synthdp marginal summary"):
+        MarginalSummary.load(tmp_path / "Summary.json")
+    (tmp_path / "other.json").write_text('{"format": "something else"}')
+    with pytest.raises(SynthDPError, match="not a synthdp summary"):
+        load_summary(tmp_path / "other.json")

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -96,7 +96,7 @@ class Domain:
     @classmethod
     def from_bounds(
         cls, bounds: Mapping[str, object], column_names: Sequence[str], source: str = "public"
-    ) -> "Domain":
+    ) -> Domain:
         """Build the domain of ``column_names`` from a bounds mapping (the bounds file's content).
 
         Every column needs bounds, and every bounded name must be a column.

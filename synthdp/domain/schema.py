@@ -38,9 +38,9 @@ This module holds public metadata and pure maps; it never imports the private ta
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -186,7 +186,7 @@ class Schema:
         return {"columns": columns, "other_label": self.other_label}
 
     @classmethod
-    def from_dict(cls, content: Mapping, column_names: Sequence[str], origin: str = "schema") -> "Schema":
+    def from_dict(cls, content: Mapping, column_names: Sequence[str], origin: str = "schema") -> Schema:
         """Build the schema of ``column_names`` (the table's columns, in order) from a schema mapping.
 
         Every column needs an entry, and every entry must name a column.

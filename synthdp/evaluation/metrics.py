@@ -28,7 +28,7 @@ Natural targets of the benchmark data (``../shared/data``, see its README) for
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -417,7 +417,7 @@ def utility_report(
     errors = worst_case_errors(true, answers, queries.alpha)
 
     ks = ks_distances(real, synth)
-    worst_column = max(ks, key=ks.get)
+    worst_column = max(ks, key=lambda name: ks[name])
     return {
         "rows": {"real": int(len(real)), "synthetic": int(len(synth))},
         "distinct_rows": {"real": distinct_rows(real), "synthetic": distinct_rows(synth)},

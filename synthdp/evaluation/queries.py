@@ -30,13 +30,15 @@ Typical use::
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+
+from synthdp.errors import SynthDPError
 
 __all__ = [
     "SIGMAS",
@@ -65,7 +67,7 @@ def _n_workers(n_jobs: int | None, n_tasks: int) -> int:
         except AttributeError:  # not on Linux
             n_jobs = os.cpu_count() or 1
     if not (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs >= 1):
-        raise ValueError("n_jobs must be None or an integer >= 1")
+        raise SynthDPError("n_jobs must be None or an integer >= 1")
     return max(1, min(int(n_jobs), n_tasks))
 
 
@@ -109,11 +111,11 @@ class KernelQueries:
     def __post_init__(self) -> None:
         alpha, centres = _readonly(self.alpha), _readonly(self.centres)
         if alpha.ndim != 2 or centres.ndim != 3 or centres.shape[:2] != alpha.shape:
-            raise ValueError(
+            raise SynthDPError(
                 f"alpha must have shape (Q, J) and centres (Q, J, d); got {alpha.shape} and {centres.shape}"
             )
         if not (np.isfinite(alpha).all() and np.isfinite(centres).all()):
-            raise ValueError("alpha and centres must be finite")
+            raise SynthDPError("alpha and centres must be finite")
         object.__setattr__(self, "alpha", alpha)
         object.__setattr__(self, "centres", centres)
 
@@ -160,7 +162,7 @@ def gaussian_kernel_queries(
     """
     for name, value in (("d", d), ("n_queries", n_queries), ("n_kernels", n_kernels)):
         if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-            raise ValueError(f"{name} must be an integer >= 1")
+            raise SynthDPError(f"{name} must be an integer >= 1")
     alpha = rng.uniform(0.0, 1.0, size=(n_queries, n_kernels))
     centres = rng.uniform(-1.0, 1.0, size=(n_queries, n_kernels, d))
     return KernelQueries(alpha, centres)
@@ -169,11 +171,11 @@ def gaussian_kernel_queries(
 def _as_points(points: np.ndarray | pd.DataFrame, d: int) -> np.ndarray:
     values = np.asarray(points, dtype=float)
     if values.ndim != 2 or values.shape[1] != d:
-        raise ValueError(f"points must have shape (n, {d}); got {values.shape}")
+        raise SynthDPError(f"points must have shape (n, {d}); got {values.shape}")
     if values.shape[0] == 0:
-        raise ValueError("points must have at least one row")
+        raise SynthDPError("points must have at least one row")
     if not np.isfinite(values).all():
-        raise ValueError("points must be finite")
+        raise SynthDPError("points must be finite")
     return values
 
 
@@ -229,24 +231,24 @@ def answer_queries(
     values = _as_points(points, d)
     sigma_array = np.asarray(sigmas, dtype=float).reshape(-1)
     if sigma_array.size == 0 or not (np.isfinite(sigma_array).all() and (sigma_array > 0).all()):
-        raise ValueError("sigmas must be a non-empty sequence of finite numbers > 0")
+        raise SynthDPError("sigmas must be a non-empty sequence of finite numbers > 0")
     if weights is None:
         row_weights = np.ones(values.shape[0])
     else:
         row_weights = np.asarray(weights, dtype=float).reshape(-1)
         if row_weights.shape[0] != values.shape[0]:
-            raise ValueError(f"weights must have shape ({values.shape[0]},); got {np.shape(weights)}")
+            raise SynthDPError(f"weights must have shape ({values.shape[0]},); got {np.shape(weights)}")
         if not (np.isfinite(row_weights).all() and (row_weights >= 0).all()) or row_weights.sum() <= 0:
-            raise ValueError("weights must be finite, >= 0 and not all zero")
+            raise SynthDPError("weights must be finite, >= 0 and not all zero")
     if not (isinstance(block_bytes, (int, np.integer)) and not isinstance(block_bytes, bool) and block_bytes >= 8):
-        raise ValueError("block_bytes must be an integer >= 8")
+        raise SynthDPError("block_bytes must be an integer >= 8")
     _n_workers(n_jobs, 1)  # validate before any work
 
     keep = row_weights > 0
     values, row_weights = values[keep], row_weights[keep]
     if deduplicate and values.shape[0] > 1:
         values, inverse = np.unique(values, axis=0, return_inverse=True)
-        row_weights = np.bincount(inverse.reshape(-1), weights=row_weights, minlength=values.shape[0])
+        row_weights = np.bincount(inverse.reshape(-1), weights=row_weights, minlength=values.shape[0]).astype(float)
     row_weights = row_weights / row_weights.sum()
 
     n = values.shape[0]
@@ -293,8 +295,8 @@ def answer_queries(
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 for future in [pool.submit(centre_range, c0) for c0 in starts]:
                     future.result()
-    kernel_means = kernel_means.reshape(sigma_array.size, queries.n_queries, queries.n_kernels)
-    return np.einsum("sqj,qj->sq", kernel_means, queries.alpha)
+    per_kernel = kernel_means.reshape(sigma_array.size, queries.n_queries, queries.n_kernels)
+    return np.einsum("sqj,qj->sq", per_kernel, queries.alpha)
 
 
 @dataclass(frozen=True)
@@ -350,12 +352,12 @@ def worst_case_errors(
     synth = np.atleast_2d(np.asarray(synth_answers, dtype=float))
     alpha = np.asarray(alpha, dtype=float)
     if true.shape != synth.shape or true.ndim != 2:
-        raise ValueError(f"answers must have the same shape (S, Q); got {true.shape} and {synth.shape}")
+        raise SynthDPError(f"answers must have the same shape (S, Q); got {true.shape} and {synth.shape}")
     if alpha.ndim != 2 or alpha.shape[0] != true.shape[1]:
-        raise ValueError(f"alpha must have shape (Q, J) with Q = {true.shape[1]}; got {alpha.shape}")
+        raise SynthDPError(f"alpha must have shape (Q, J) with Q = {true.shape[1]}; got {alpha.shape}")
     totals = alpha.sum(axis=1)
     if not (totals > 0).all():
-        raise ValueError("every query needs sum_j alpha_j > 0 for the scaled error")
+        raise SynthDPError("every query needs sum_j alpha_j > 0 for the scaled error")
     difference = np.abs(true - synth)
     with np.errstate(divide="ignore", invalid="ignore"):
         relative = np.where(true != 0, difference / np.abs(true), np.where(difference == 0, 0.0, np.inf))
@@ -370,17 +372,17 @@ def _per_column(bound: Mapping[str, float] | Sequence[float] | np.ndarray, names
                 d: int, label: str) -> np.ndarray:
     if isinstance(bound, Mapping):
         if names is None:
-            raise ValueError(f"{label} given by column name needs a DataFrame")
+            raise SynthDPError(f"{label} given by column name needs a DataFrame")
         missing = [name for name in names if name not in bound]
         if missing:
-            raise ValueError(f"{label} has no value for column '{missing[0]}'")
+            raise SynthDPError(f"{label} has no value for column '{missing[0]}'")
         array = np.array([bound[name] for name in names], dtype=float)
     else:
         array = np.asarray(bound, dtype=float).reshape(-1)
     if array.shape != (d,):
-        raise ValueError(f"{label} must have one value per column ({d}); got {array.shape[0]}")
+        raise SynthDPError(f"{label} must have one value per column ({d}); got {array.shape[0]}")
     if not np.isfinite(array).all():
-        raise ValueError(f"{label} must be finite")
+        raise SynthDPError(f"{label} must be finite")
     return array
 
 
@@ -412,12 +414,12 @@ def to_unit(
     else:
         names, values = None, np.asarray(frame, dtype=float)
     if values.ndim != 2:
-        raise ValueError(f"the table must be 2-dimensional; got shape {values.shape}")
+        raise SynthDPError(f"the table must be 2-dimensional; got shape {values.shape}")
     if not np.isfinite(values).all():
-        raise ValueError("the table has missing or infinite values")
+        raise SynthDPError("the table has missing or infinite values")
     d = values.shape[1]
     lo = _per_column(lower, names, d, "lower")
     hi = _per_column(upper, names, d, "upper")
     if not (hi > lo).all():
-        raise ValueError("every column needs upper > lower")
+        raise SynthDPError("every column needs upper > lower")
     return np.clip(2.0 * (values - lo) / (hi - lo) - 1.0, -1.0, 1.0)

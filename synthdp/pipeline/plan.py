@@ -132,7 +132,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
     theory = theory_parameters(n, d, config.smoothness, config.delta)
-    kind = config.candidate_kind if synthesize else "none"
+    kind: str = config.candidate_kind if synthesize else "none"
     if mixed_basis is not None:
         if config.mode == "exact" or config.candidates is not None:
             raise SynthDPError("tables with binary or categorical columns use practical mode and their own "

@@ -11,28 +11,32 @@
    (:mod:`synthdp.postprocess.candidates`), the l1 fit of their weights (:mod:`synthdp.postprocess.lp`).
 
 After step 4 the table is dropped: nothing below it reads the rows.
+
+:class:`StudyOptions` holds the alternatives to the product's choices that the design studies
+of the experiments measure (``experiments/design_choices.py``), passed as ``fit(..., study=)``.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from synthdp.config import SynthConfig
+from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.decode import decode
 from synthdp.domain.schema import Schema, columns_to_discover, schema_text_columns, with_levels
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, make_plan
 from synthdp.pipeline.progress import StageTracker
-from synthdp.postprocess.candidates import make_candidates
+from synthdp.postprocess.candidates import CandidateOptions, make_candidates
 from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
@@ -76,6 +80,76 @@ MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
 SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
 DEFAULT_PCA_COMPONENTS = 5
+EXACT_STAGES = ("moments", "marginals", "correlation")
+NOT_PRIVATE_EXACT = ("exact values replaced the noisy release of {stages} (a design study's oracle): "
+                     "the release is NOT differentially private")
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    """Alternatives to the product's choices, for the design studies of the experiments.
+
+    ``experiments/design_choices.py`` fits each variant with ``fit(config, data, bounds=...,
+    study=StudyOptions(...))``. The defaults are the product: ``study=StudyOptions()`` releases
+    exactly what ``study=None`` does, draw for draw. Anything else may change the release, and
+    ``exact_stages`` makes it NOT differentially private (the ledger's caveats say so). Neither
+    :class:`synthdp.SmoothSynthesizer` nor the CLI takes these options.
+
+    Attributes
+    ----------
+    atom_threshold : float or None
+        Noise standard deviations an atom of the copula's histograms must reach to be kept
+        (:attr:`synthdp.postprocess.copula.Marginals.atom_threshold`; ``-inf`` keeps every
+        atom); None: ``ATOM_THRESHOLD``. Post-processing.
+    normal_scores, nearest : callable or None
+        The two steps from the released products to the copula's correlation matrix (the
+        keywords of :func:`synthdp.postprocess.copula.correlation_matrix`); None: NORTA
+        (``normal_scores_correlation``) and ``nearest_correlation``. Post-processing.
+    pair_moments_from_products : bool
+        True (the product): where the copula's products are released, the basis's pair
+        moments x_i x_j are taken from them (:func:`synthdp.privacy.release.pair_product_rows`).
+        False: the moments release measures every moment of the basis (the rule before), and
+        the products still go to the copula. Same privacy guarantee.
+    moments_sensitivity : callable or None
+        ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
+        calibrated to instead of the derived one
+        (:func:`synthdp.privacy.sensitivity.moments_sensitivity`), e.g. the generic 2R/n and
+        2 sqrt(R)/n of :func:`synthdp.privacy.sensitivity.bounded_means_sensitivity`. The
+        release is differentially private only if it bounds the true sensitivity; the
+        per-value Laplace calibration (Laplace noise with delta > 0) ignores it, as it ignores
+        the derived one. Numeric tables only.
+    exact_stages : tuple of str
+        Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
+        values are replaced by the exact ones: the means of the moments, the histograms' cell
+        counts, the means of the products x_i x_j. Each such stage still draws its noise and
+        records its ledger event first, so the other stages see the same draws as without it,
+        and the post-processing still assumes the budgeted noise. A stage the plan does not
+        release is left alone. NOT private: a diagnosis of where the error comes from.
+    """
+
+    atom_threshold: float | None = None
+    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    nearest: Callable[[np.ndarray], np.ndarray] | None = None
+    pair_moments_from_products: bool = True
+    moments_sensitivity: Callable[[np.ndarray, int], tuple[float, float]] | None = None
+    exact_stages: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
+            raise SynthDPError(f"exact_stages must be a tuple of stages among {EXACT_STAGES}, "
+                               f"got {self.exact_stages!r}")
+
+    def candidate_options(self) -> CandidateOptions:
+        """The post-processing alternatives the candidate makers read (None: the product's)."""
+        product = CandidateOptions()
+        return CandidateOptions(
+            product.atom_threshold if self.atom_threshold is None else self.atom_threshold,
+            product.normal_scores if self.normal_scores is None else self.normal_scores,
+            product.nearest if self.nearest is None else self.nearest,
+        )
+
+
+PRODUCT = StudyOptions()  # the product's choices: what study=None means
 
 
 @dataclass
@@ -98,8 +172,10 @@ class FittedModel:
     support_weights : array, shape (S,), or None
     blend_share : float
         Share of the uniform distribution over the candidates mixed into the LP's optimum.
-    noise_sampler, engine : str
-        Names of the noise source and of the engine that read the rows (for the report).
+    noise_sampler : str
+        Name of the noise source (for the report).
+    engine : dict
+        How the rows were read: the engine, the input kind, the chunk size (for the report).
     timings : dict
         Seconds per stage.
     rng : numpy Generator
@@ -114,7 +190,7 @@ class FittedModel:
     support_weights: np.ndarray | None
     blend_share: float
     noise_sampler: str
-    engine: str
+    engine: dict
     timings: dict[str, float]
     rng: np.random.Generator
 
@@ -128,19 +204,22 @@ def fit(
     synthesize: bool = True,
     schema: Mapping | Schema | None = None,
     progress: bool = False,
+    study: StudyOptions | None = None,
+    csv_format: CsvFormat | None = None,
 ) -> FittedModel:
     """Spend the budget of ``config`` on ``data`` and fit the synthetic distribution.
 
     The arguments are those of :meth:`synthdp.SmoothSynthesizer.fit`; ``progress`` shows a
-    progress bar on stderr.
+    progress bar on stderr; ``study`` holds the alternatives of a design study
+    (:class:`StudyOptions`; None is the product); ``csv_format`` says how a CSV input is written.
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
     full_config = config
-    table = open_table(config, data, schema_text_columns(schema or {}))
+    table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat())
     noise, rng = randomness(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
-    if schema is not None and columns_to_discover(schema):
+    if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
         schema, config = discover_levels(config, table, schema, ledger, noise)  # config: the budget left
     if schema is not None:
         schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
@@ -155,7 +234,7 @@ def fit(
         indices = basis_indices(schema, config.marginal_degree)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
                          synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
-        run_release = partial(release_mixed, table, schema, plan, config, ledger, noise)
+        run_release = partial(release_mixed, table, schema, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
         missing = () if bounds_from_data else tuple(
@@ -165,12 +244,17 @@ def fit(
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
         plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
                          estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
-        run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng)
+        run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
+                              study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
     if bounds_from_data:
         ledger.add_caveat(NOT_PRIVATE_BOUNDS)
     if not noise.private:
         ledger.add_caveat(SEED_WARNING)
+    if study is not None and study.exact_stages:
+        exact = NOT_PRIVATE_EXACT.format(stages=", ".join(study.exact_stages))
+        warnings.warn(exact, PrivacyLeakWarning, stacklevel=2)
+        ledger.add_caveat(exact)
     stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals"]}.get(plan.candidates, [])
                    + (["candidates", "LP fit"] if synthesize else [])
                    + (["LP spread"] if synthesize and full_config.spread > 0 else []))
@@ -180,26 +264,27 @@ def fit(
         del table, run_release  # nothing below reads them
         solution, points, weights, blend_share = None, None, None, 0.0
         if synthesize:
-            solution, points, weights, blend_share = fit_distribution(released, full_config, rng, stages)
+            solution, points, weights, blend_share = fit_distribution(released, full_config, rng, stages, study)
     finally:
         stages.close()
     return FittedModel(full_config, released, ledger, solution, points, weights, blend_share, noise.name, engine,
                        {"first pass": scan_seconds, **stages.timings}, rng)
 
 
-def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str]) -> PrivateTable:
+def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
+               csv_format: CsvFormat | None = None) -> PrivateTable:
     """The table to release: numeric tables through any engine, mixed tables in memory."""
     if isinstance(data, PrivateTable):
         return data
     if not text_columns:
-        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler)
+        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat())
     if config.engine != "numpy" or config.chunk_rows is not None:
         raise SynthDPError("tables with binary or categorical columns are read in memory: "
                            "leave engine and chunk_rows at their defaults")
     if isinstance(data, pd.DataFrame):
         return PrivateTable(data, text_columns)
     if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
-        return PrivateTable.read_csv(data, text_columns)
+        return PrivateTable.read_csv(data, text_columns, csv_format or CsvFormat())
     raise SynthDPError("a table with binary or categorical columns must be a DataFrame or a CSV file")
 
 
@@ -257,6 +342,7 @@ def release_numeric(
     noise: NoiseSampler,
     rng: np.random.Generator,
     stages: StageTracker,
+    study: StudyOptions | None = None,
 ) -> Release:
     """Run every private stage of a numeric table once and return the release.
 
@@ -264,7 +350,9 @@ def release_numeric(
     histograms of the columns without bounds); ``known_columns`` holds the bounds the user
     gave (or read from the data); the bounds of the other columns are estimated here with DP.
     The second pass sums what the moments and the private PCA need, with the domain.
+    ``study``: a design study's alternatives (:class:`StudyOptions`; None is the product).
     """
+    study = PRODUCT if study is None else study
     budget = plan.budget
     domain = release_domain(table.column_names, scan, known_columns, budget.bounds, ledger, noise)
     with stages.stage("moments"):
@@ -275,7 +363,8 @@ def release_numeric(
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
         products_wanted = copula_wanted and budget.share("correlation") > 0
         # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
-        from_products = pair_product_rows(indices) if products_wanted else np.zeros(len(indices), dtype=bool)
+        from_products = (pair_product_rows(indices) if products_wanted and study.pair_moments_from_products
+                         else np.zeros(len(indices), dtype=bool))
         measured = ~from_products
         sums = table.row_sums(SumRequest(domain, indices[measured], plan.theory.N if plan.mode == "exact" else None,
                                          column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
@@ -285,8 +374,14 @@ def release_numeric(
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise)
         noisy_moments = np.empty(len(indices))
-        noisy_moments[measured] = release_moments(sums["moments"] / plan.n, indices[measured], budget.stage("moments"),
-                                                  plan.n, ledger, noise, shared=int(from_products.sum()))
+        moments = sums["moments"] / plan.n
+        sensitivity = (None if study.moments_sensitivity is None
+                       else study.moments_sensitivity(indices[measured], plan.n))
+        noisy_moments[measured] = release_moments(moments, indices[measured], budget.stage("moments"), plan.n,
+                                                  ledger, noise, shared=int(from_products.sum()),
+                                                  sensitivity=sensitivity)
+        if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+            noisy_moments[measured] = moments
         moment_noise_scale = np.full(len(indices), ledger.event("moments").noise_scale)
     pca = histograms = noisy_products = None
     histogram_noise_sd = products_noise_sd = 0.0
@@ -299,9 +394,13 @@ def release_numeric(
         with stages.stage("marginals"):
             histograms, histogram_noise_sd = release_marginals(sums["cell_counts"], budget.stage("marginals"),
                                                                ledger, noise)
+            if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                histograms = sums["cell_counts"].copy()
             if products_wanted:
                 noisy_products = release_products(sums["second_moment"], budget.stage("correlation"), plan.n,
                                                   ledger, noise)
+                if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                    noisy_products = (sums["second_moment"] / plan.n)[np.triu_indices(plan.d, 1)]
                 products_scale = ledger.event("correlation").noise_scale
                 products_noise_sd = noise_standard_deviation(plan.noise, products_scale)
                 noisy_moments[from_products] = noisy_products[pair_positions(indices[from_products], plan.d)]
@@ -313,7 +412,8 @@ def release_numeric(
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
-                  ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker) -> Release:
+                  ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker,
+                  study: StudyOptions | None = None) -> Release:
     """The release of a mixed table: grouped moments of its encoded rows, and the noisy row counts.
 
     The moments are those of :func:`synthdp.stats.mixed_basis.basis_indices` at
@@ -321,7 +421,13 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
     :func:`synthdp.stats.mixed_basis.basis_groups` (2G/n in l1). The clip-count share of
     epsilon is split evenly between the count of rows with a clipped numeric value and the
     count of rows with an "other" level, for the kinds of columns the table has.
+
+    ``study`` (:class:`StudyOptions`): of its release options only ``exact_stages``'s
+    "moments" applies here (no products are released; the grouped sensitivity is not replaced).
     """
+    study = PRODUCT if study is None else study
+    if study.moments_sensitivity is not None:
+        raise SynthDPError("StudyOptions.moments_sensitivity applies to numeric tables only")
     with stages.stage("moments"):
         indices = basis_indices(schema, config.marginal_degree)
         moments, rows_clipped, rows_other = table.encoded_moments(schema, indices)
@@ -334,6 +440,8 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
         noisy_moments = release_bounded_means(
             moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups)
+        if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+            noisy_moments = moments.copy()
         scale = ledger.event("moments").noise_scale
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
         moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
@@ -343,16 +451,18 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
 
 
 # ---------------------------------------------------------- post-processing
-def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Generator, stages: StageTracker
-                     ) -> tuple[LPSolution, np.ndarray, np.ndarray, float]:
+def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Generator, stages: StageTracker,
+                     study: StudyOptions | None = None) -> tuple[LPSolution, np.ndarray, np.ndarray, float]:
     """Post-processing: candidates, then the l1 fit of their weights to the noisy moments.
 
     Returns the LP's solution, the candidates with positive weight, their weights, and the
-    share of the uniform distribution blended in.
+    share of the uniform distribution blended in. ``study``: a design study's alternatives,
+    of which the candidate makers read :meth:`StudyOptions.candidate_options` (None: the product).
     """
     plan = release.plan
     with stages.stage("candidates"):
-        candidates = make_candidates(plan.candidates, release, rng, config)
+        options = None if study is None else study.candidate_options()
+        candidates = make_candidates(plan.candidates, release, rng, config, options)
         basis = ChebyshevBasis(release.basis_indices)
         target = release.noisy_moments
         if plan.candidates == "mixed":  # sparse W, at most G non-zeros per candidate: held whole

@@ -16,20 +16,30 @@
   match all the released moments.
 
 Each kind is registered by name (:func:`register_candidates`); :func:`make_candidates` builds
-the kind a plan names. Experiments may register kinds of their own.
+the kind a plan names. Experiments may register kinds of their own. A maker also gets the
+:class:`CandidateOptions`: alternatives to the product's post-processing rules for design
+studies (the defaults are the product; today only the copula's rules have alternatives).
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Callable
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from synthdp.config import SynthConfig
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
-from synthdp.postprocess.copula import Marginals, copula_candidates, correlation_matrix
+from synthdp.postprocess.copula import (
+    ATOM_THRESHOLD,
+    Marginals,
+    copula_candidates,
+    correlation_matrix,
+    nearest_correlation,
+    normal_scores_correlation,
+)
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -145,7 +155,7 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     in_tree = [names[0]]
     while len(in_tree) < len(names):
         information = {(p, c): _mutual_information(tables[p, c]) for p in in_tree for c in names if c not in in_tree}
-        chosen_parent, child = max(information, key=information.get)
+        chosen_parent, child = max(information, key=lambda pair: information[pair])
         parent[child] = chosen_parent
         in_tree.append(child)
     root = summary.marginal([names[0]]).to_numpy()
@@ -173,47 +183,75 @@ def _normalised(values: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ registry
-CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig], np.ndarray]
+@dataclass(frozen=True)
+class CandidateOptions:
+    """Alternatives to the product's post-processing rules of the candidate makers, for design studies.
+
+    The defaults are the product; :class:`synthdp.pipeline.run.StudyOptions` builds other
+    values for ``experiments/design_choices.py``. Every maker gets them and reads the fields
+    that concern it (all post-processing of the release: none changes what is private).
+
+    Attributes
+    ----------
+    atom_threshold : float
+        The copula marginals' :attr:`synthdp.postprocess.copula.Marginals.atom_threshold`.
+    normal_scores, nearest : callable
+        The two steps of :func:`synthdp.postprocess.copula.correlation_matrix` (its keywords).
+    """
+
+    atom_threshold: float = ATOM_THRESHOLD
+    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] = normal_scores_correlation
+    nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation
+
+
+CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
 CANDIDATE_KINDS: dict[str, CandidateMaker] = {}
 
 
 def register_candidates(kind: str) -> Callable[[CandidateMaker], CandidateMaker]:
-    """Register a maker of candidate points for ``kind``: ``maker(release, rng, config)``
+    """Register a maker of candidate points for ``kind``: ``maker(release, rng, config, options)``
     returns the (C, D) candidates of that release (post-processing: it may read only the
-    :class:`synthdp.released.Release`, the public configuration and public randomness)."""
+    :class:`synthdp.released.Release`, the public configuration, public randomness and the
+    :class:`CandidateOptions`, which a kind without alternatives ignores)."""
     def register(maker: CandidateMaker) -> CandidateMaker:
         CANDIDATE_KINDS[kind] = maker
         return maker
     return register
 
 
-def make_candidates(kind: str, release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
-    """The candidate points of kind ``kind`` for ``release``, shape (C, D)."""
+def make_candidates(kind: str, release: Release, rng: np.random.Generator, config: SynthConfig,
+                    options: CandidateOptions | None = None) -> np.ndarray:
+    """The candidate points of kind ``kind`` for ``release``, shape (C, D).
+
+    ``options``: alternatives for design studies (:class:`CandidateOptions`); None is the product.
+    """
     if kind not in CANDIDATE_KINDS:
         raise SynthDPError(f"unknown candidate kind '{kind}'; known: {sorted(CANDIDATE_KINDS)}")
-    return CANDIDATE_KINDS[kind](release, rng, config)
+    return CANDIDATE_KINDS[kind](release, rng, config, CandidateOptions() if options is None else options)
 
 
 @register_candidates("grid")
-def _grid(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+def _grid(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     return grid_candidates(release.plan.theory.N, release.plan.d)
 
 
 @register_candidates("hypercube")
-def _hypercube(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+def _hypercube(release: Release, rng: np.random.Generator, config: SynthConfig,
+               options: CandidateOptions) -> np.ndarray:
     plan = release.plan
     return hypercube_candidates(plan.theory.N, plan.d, plan.n_candidates, rng)
 
 
 @register_candidates("copula")
-def _copula(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
-    marginals = copula_marginals(release)
-    correlation = correlation_matrix(marginals, release.noisy_products, release.products_noise_sd)
+def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
+    marginals = copula_marginals(release, options.atom_threshold)
+    correlation = correlation_matrix(marginals, release.noisy_products, release.products_noise_sd,
+                                     normal_scores=options.normal_scores, nearest=options.nearest)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 
 @register_candidates("mixed")
-def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     if release.schema is None:
         raise SynthDPError("mixed candidates need a release with a schema")
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
@@ -221,20 +259,21 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig) -> n
 
 
 @register_candidates("moments")
-def _moments(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+def _moments(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     center, covariance = moment_gaussian(release.basis_indices, release.noisy_moments)
     return gaussian_candidates(center, covariance, release.plan.n_candidates, rng)
 
 
 @register_candidates("pca")
-def _pca(release: Release, rng: np.random.Generator, config: SynthConfig) -> np.ndarray:
+def _pca(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     if release.pca is None:
         raise SynthDPError("pca candidates need a release with private PCA")
     return ellipsoid_candidates(release.pca, release.plan.n_candidates, rng, config.ellipsoid_radius)
 
 
-def copula_marginals(release: Release) -> Marginals:
-    """The copula's one-way marginals, built from the release's noisy histograms."""
+def copula_marginals(release: Release, atom_threshold: float = ATOM_THRESHOLD) -> Marginals:
+    """The copula's one-way marginals, built from the release's noisy histograms
+    (``atom_threshold``: :attr:`synthdp.postprocess.copula.Marginals.atom_threshold`)."""
     if release.noisy_histograms is None:
         raise SynthDPError("copula candidates need a release with one-way histograms")
-    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd)
+    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd, atom_threshold)

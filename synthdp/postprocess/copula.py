@@ -20,6 +20,7 @@ which :mod:`synthdp.privacy.release` calls on the private rows to compute what i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,11 +47,16 @@ class Marginals:
     noise_sd : float
         Standard deviation of each count's noise (public: from the sensitivity and the
         budget); 0 for exact counts.
+    atom_threshold : float
+        Noise standard deviations an atom's noisy count must reach to be kept
+        (:meth:`probabilities`); the product uses ATOM_THRESHOLD, other values are for design
+        studies (``experiments/design_choices.py --study atoms``; ``-inf`` keeps every atom).
     """
 
     noisy_counts: np.ndarray
     n_rows: int
     noise_sd: float = 0.0
+    atom_threshold: float = ATOM_THRESHOLD
 
     @property
     def n_bins(self) -> int:
@@ -61,13 +67,13 @@ class Marginals:
         the non-negative counts that add up to n, after dropping the atoms that noise alone
         could explain.
 
-        An atom is a point mass at a bound. One whose noisy count is below ATOM_THRESHOLD
-        noise standard deviations is dropped (left out of the projection, so it gets
-        probability 0): an empty atom passes that test by noise alone with probability 2.3 %
-        (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts rows on the corners
-        of the domain, where the data may have none. The cost is on a column whose real atom
-        holds fewer rows than the threshold. Measured against keeping every atom, and
-        against 3 sd: docs/decisions.md#copula-atoms.
+        An atom is a point mass at a bound. One whose noisy count is below ``atom_threshold``
+        (ATOM_THRESHOLD by default) noise standard deviations is dropped (left out of the
+        projection, so it gets probability 0): an empty atom passes that test by noise alone
+        with probability 2.3 % (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts
+        rows on the corners of the domain, where the data may have none. The cost is on a
+        column whose real atom holds fewer rows than the threshold. Measured against keeping
+        every atom, and against 3 sd: docs/decisions.md#copula-atoms.
 
         The Euclidean projection subtracts one threshold from every cell and sets those
         below it to 0. Merely zeroing the negative counts would keep the positive noise of
@@ -77,7 +83,7 @@ class Marginals:
         # a dropped atom gets a count so low that the projection leaves it at 0 (far below any threshold)
         excluded = -(self.n_rows + np.abs(counts).sum() + 1.0)
         atoms = counts[:, [0, -1]]
-        counts[:, [0, -1]] = np.where(atoms < ATOM_THRESHOLD * self.noise_sd, excluded, atoms)
+        counts[:, [0, -1]] = np.where(atoms < self.atom_threshold * self.noise_sd, excluded, atoms)
         ordered = -np.sort(-counts, axis=1)
         cells = np.arange(1, counts.shape[1] + 1)
         thresholds = (np.cumsum(ordered, axis=1) - self.n_rows) / cells
@@ -99,37 +105,6 @@ class Marginals:
             value = edges[bin_index] + np.clip(within, 0.0, 1.0) * (edges[bin_index + 1] - edges[bin_index])
             out[:, column] = np.where(cell == 0, -1.0, np.where(cell == self.n_bins + 1, 1.0, value))
         return out
-
-
-def correlation_matrix(marginals: Marginals, noisy_products: np.ndarray | None, noise_sd: float = 0.0) -> np.ndarray:
-    """The copula's correlation matrix, shape (d, d); the identity without released products.
-
-    ``noisy_products`` holds the noisy E[x_i x_j] for i < j in ``np.triu_indices(d, 1)``
-    order, each with Gaussian or Laplace noise of standard deviation ``noise_sd`` (public:
-    from the calibration). With the marginals' means and variances they give the Pearson
-    correlations the candidates should have. At small n the noise can dwarf the correlations
-    (each entry's noise is noise_sd / (sd_i sd_j)), so the off-diagonal entries are shrunk
-    toward 0 by the factor max(0, 1 - total noise variance / total square of the noisy
-    entries), which estimates signal / (signal + noise). A pair with a constant column (one
-    whose noisy histogram kept a single atom) has no correlation: it gets 0 and stays out of
-    that estimate, where its noise divided by a zero variance would drown every other pair.
-    Each pair's target is then turned into the normal scores' correlation that yields it
-    (:func:`normal_scores_correlation`), and the matrix is replaced by the nearest
-    correlation matrix with eigenvalues at least EIGENVALUE_FLOOR (noise, and targets no
-    normal correlation reaches, make it indefinite).
-    """
-    d = marginals.noisy_counts.shape[0]
-    if noisy_products is None:
-        return np.eye(d)
-    coefficients = hermite_coefficients(marginals)
-    mean, variance = coefficients[:, 0], np.sum(coefficients[:, 1:] ** 2, axis=1)
-    i, j = np.triu_indices(d, 1)
-    scale = np.sqrt(variance[i] * variance[j])
-    varying = scale > 0
-    entries = np.divide(noisy_products - mean[i] * mean[j], scale, out=np.zeros_like(scale), where=varying)
-    noise_variance = np.sum((noise_sd / scale[varying]) ** 2)
-    shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
-    return nearest_correlation(normal_scores_correlation(shrinkage * entries, coefficients))
 
 
 def hermite_coefficients(marginals: Marginals) -> np.ndarray:
@@ -209,6 +184,51 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
     definite = (vectors * np.maximum(eigenvalues, floor)) @ vectors.T
     scale = np.sqrt(np.diag(definite))
     return definite / np.outer(scale, scale)
+
+
+def correlation_matrix(
+    marginals: Marginals,
+    noisy_products: np.ndarray | None,
+    noise_sd: float = 0.0,
+    *,
+    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] = normal_scores_correlation,
+    nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
+) -> np.ndarray:
+    """The copula's correlation matrix, shape (d, d); the identity without released products.
+
+    ``noisy_products`` holds the noisy E[x_i x_j] for i < j in ``np.triu_indices(d, 1)``
+    order, each with Gaussian or Laplace noise of standard deviation ``noise_sd`` (public:
+    from the calibration). With the marginals' means and variances they give the Pearson
+    correlations the candidates should have. At small n the noise can dwarf the correlations
+    (each entry's noise is noise_sd / (sd_i sd_j)), so the off-diagonal entries are shrunk
+    toward 0 by the factor max(0, 1 - total noise variance / total square of the noisy
+    entries), which estimates signal / (signal + noise). A pair with a constant column (one
+    whose noisy histogram kept a single atom) has no correlation: it gets 0 and stays out of
+    that estimate, where its noise divided by a zero variance would drown every other pair.
+    Each pair's target is then turned into the normal scores' correlation that yields it
+    (:func:`normal_scores_correlation`), and the matrix is replaced by the nearest
+    correlation matrix with eigenvalues at least EIGENVALUE_FLOOR (noise, and targets no
+    normal correlation reaches, make it indefinite).
+
+    ``normal_scores`` and ``nearest`` replace those two steps (for design studies, e.g.
+    ``experiments/design_choices.py --study copula``; the defaults are the product):
+    ``normal_scores(pearson, coefficients)`` takes the shrunk Pearson targets in
+    ``np.triu_indices(d, 1)`` order and the columns' :func:`hermite_coefficients` and returns
+    a symmetric (d, d) matrix with unit diagonal; ``nearest(matrix)`` returns the correlation
+    matrix the copula uses.
+    """
+    d = marginals.noisy_counts.shape[0]
+    if noisy_products is None:
+        return np.eye(d)
+    coefficients = hermite_coefficients(marginals)
+    mean, variance = coefficients[:, 0], np.sum(coefficients[:, 1:] ** 2, axis=1)
+    i, j = np.triu_indices(d, 1)
+    scale = np.sqrt(variance[i] * variance[j])
+    varying = scale > 0
+    entries = np.divide(noisy_products - mean[i] * mean[j], scale, out=np.zeros_like(scale), where=varying)
+    noise_variance = np.sum((noise_sd / scale[varying]) ** 2)
+    shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
+    return nearest(normal_scores(shrinkage * entries, coefficients))
 
 
 def copula_candidates(marginals: Marginals, correlation: np.ndarray, count: int,

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from synthdp.errors import SynthDPError
+
 
 def clean_weights(weights: np.ndarray) -> np.ndarray:
     """Turn solver output into a probability vector (drop round-off negatives, renormalise)."""
     weights = np.clip(np.asarray(weights, dtype=float), 0.0, None)
     total = weights.sum()
     if not total > 0:
-        raise ValueError("the LP returned no weight")
+        raise SynthDPError("the LP returned no weight")
     return weights / total
 
 

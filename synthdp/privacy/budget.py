@@ -30,7 +30,7 @@ class StageBudget:
     mu: float | None = None
 
     @classmethod
-    def whole(cls, epsilon: float, delta: float, gaussian: bool) -> "StageBudget":
+    def whole(cls, epsilon: float, delta: float, gaussian: bool) -> StageBudget:
         """All of (epsilon, delta) for a single stage (as its mu if the noise is Gaussian)."""
         return cls(epsilon, delta, gdp_mu(epsilon, delta)) if gaussian else cls(epsilon, delta)
 
@@ -71,7 +71,7 @@ class StageBudget:
         """Standard deviation of the noise on each mean of :meth:`means_noise_scale`."""
         return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n))
 
-    def part(self, fraction: float) -> "StageBudget":
+    def part(self, fraction: float) -> StageBudget:
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""
         if self.mu is None:
             return StageBudget(self.epsilon * fraction, self.delta * fraction)

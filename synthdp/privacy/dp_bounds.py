@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from synthdp.privacy.noise import NoiseSampler
+from synthdp.privacy.sensitivity import value_histogram_sensitivity
 from synthdp.stats.histograms import EDGES, N_BINS
 
 FAILURE_PROBABILITY = 0.05
@@ -33,8 +34,9 @@ OUTLIER_SHARE = 0.005  # bins holding fewer rows than this share of n are not pa
 
 
 def laplace_count_scale(epsilon: float) -> float:
-    """Laplace scale of each histogram count (L1 sensitivity 2 under replace-one)."""
-    return 2.0 / epsilon
+    """Laplace scale of each histogram count: L1 sensitivity 2 under replace-one
+    (:func:`synthdp.privacy.sensitivity.value_histogram_sensitivity`) over epsilon."""
+    return value_histogram_sensitivity() / epsilon
 
 
 def detection_threshold(epsilon: float) -> float:

@@ -29,6 +29,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 from scipy import special
 
+from synthdp.errors import SynthDPError
+
 
 def _brentq(function, low: float, high: float, xtol: float = 1e-12) -> float:
     """scipy's Brent root finder, imported on use: scipy.optimize pulls in scipy.stats, which
@@ -46,7 +48,7 @@ def laplace_scale(l1_sensitivity: float, epsilon: float) -> float:
 def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float) -> float:
     """Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP (Balle & Wang 2018)."""
     if not (epsilon > 0 and 0 < delta < 1):
-        raise ValueError("the Gaussian mechanism needs epsilon > 0 and 0 < delta < 1")
+        raise SynthDPError("the Gaussian mechanism needs epsilon > 0 and 0 < delta < 1")
 
     def excess(log_s: float) -> float:  # delta(s) - delta, decreasing in s = sigma/Delta
         s = math.exp(log_s)

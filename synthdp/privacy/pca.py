@@ -95,6 +95,7 @@ def private_subspace_iteration(
     epsilon, delta = budget.epsilon, budget.delta
     if noise_kind == "gaussian":
         # L adaptive Gaussian releases of l2 sensitivity Delta each are sqrt(L) Delta / sigma -GDP
+        assert budget.mu is not None  # a Gaussian budget carries its mu
         derived_scale = math.sqrt(iterations) * sensitivity / budget.mu
         paper_factor = 5 * d * math.sqrt(4 * k * iterations * math.log(1 / delta)) / (n * epsilon)
         mechanism = "Gaussian (analytic), private subspace iteration"

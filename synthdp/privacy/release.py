@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from synthdp.privacy.sensitivity import (
     products_sensitivity,
 )
 from synthdp.stats.row_sums import RowSums
+
 
 def pair_product_rows(indices: np.ndarray) -> np.ndarray:
     """Which moments of the basis are pair products T_1(x_i) T_1(x_j) = x_i x_j, shape (R,).
@@ -142,7 +143,8 @@ def release_row_count(count: int, epsilon: float, stage: str, released: str, led
 
 
 def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
-                    noise: NoiseSampler, shared: int = 0) -> np.ndarray:
+                    noise: NoiseSampler, shared: int = 0,
+                    sensitivity: tuple[float, float] | None = None) -> np.ndarray:
     """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
     Sensitivity: :func:`synthdp.privacy.sensitivity.moments_sensitivity`, at most that of any R functions
@@ -150,13 +152,15 @@ def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudge
     has several univariate functions. The constant phi_0 = 1 has sensitivity 0 and is not
     released. The paper's scale t^d/(n eps) is about half the generic 2R/(n eps).
     ``shared``: how many further moments of the basis the products release supplies (for
-    the report).
+    the report). ``sensitivity``: an (L1, L2) bound to calibrate to instead of the derived one
+    (design studies, :class:`synthdp.pipeline.run.StudyOptions`); the release is DP only if it
+    bounds the true sensitivity.
     """
     released = f"{len(moments)} Chebyshev moments"
     if shared:
         released += f" (the basis's {shared} pair products x_i x_j come from the correlation release)"
     return release_bounded_means(moments, "moments", released, budget, n, ledger, noise,
-                                 sensitivity=moments_sensitivity(indices, n))
+                                 sensitivity=moments_sensitivity(indices, n) if sensitivity is None else sensitivity)
 
 
 def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,

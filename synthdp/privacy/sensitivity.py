@@ -56,7 +56,7 @@ def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
     return (spread_l1 + 2 * others) / n, float(np.sqrt(spread_l2 + 4 * others)) / n
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def univariate_spread(degrees: tuple[int, ...], power: int) -> float:
     """An upper bound on the maximum over x, y in [-1, 1] of sum_{r in degrees} |T_r(x) - T_r(y)|^power.
 
@@ -105,3 +105,38 @@ def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
     """Sensitivity of one iterate A X, derived in :mod:`synthdp.privacy.pca` (docs/mechanism.md §4)."""
     l2 = math.sqrt(2.0) * d / n
     return l2 if norm == "l2" else math.sqrt(k * d) * l2
+
+
+def row_count_sensitivity() -> float:
+    """L1 sensitivity of a count of rows with some property (a clipped value, an "other" level).
+
+    Replacing one row changes the count by at most 1: L1 = 1 (Laplace(1/epsilon) makes it
+    epsilon-DP; :func:`synthdp.privacy.release.release_row_count`).
+    """
+    return 1.0
+
+
+def value_histogram_sensitivity() -> float:
+    """L1 sensitivity of a histogram of one column's values: the power-of-two bins of the DP
+    bounds (:mod:`synthdp.privacy.dp_bounds`) or the counts of the observed levels of a
+    categorical column (:func:`synthdp.privacy.release.release_levels`).
+
+    Replacing one row moves its value from one bin (level) to another: one count falls by 1
+    and one rises by 1, L1 = 2. (For the levels, this bounds the values present in both
+    neighbouring tables; a value present in one table only is handled by the threshold, see
+    :func:`synthdp.privacy.release.release_levels`.)
+    """
+    return 2.0
+
+
+def grouped_means_sensitivity(groups: int, n: int) -> tuple[float, float]:
+    """(L1, L2) sensitivity of the means over n rows of functions with values in [-1, 1] that
+    fall into ``groups`` groups, at most one function of a group non-zero on any row (the
+    indicator products of a mixed table, :func:`synthdp.stats.mixed_basis.basis_groups`).
+
+    Replacing the row changes a group's vector of means by at most 2/n in l1 and in l2 (one
+    entry by <= 2/n, or two entries by <= 1/n each), so G groups have l1 sensitivity 2G/n and
+    l2 sensitivity 2 sqrt(G)/n: :func:`bounded_means_sensitivity` with G in place of R. A
+    table of numeric columns only has one function per group: 2R/n, the usual bound.
+    """
+    return bounded_means_sensitivity(groups, n)

@@ -31,15 +31,15 @@ from __future__ import annotations
 import csv
 import importlib
 import math
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Collection, Iterator
 
 import numpy as np
 import pandas as pd
 
-from synthdp.config import STREAM_CSV_BYTES
+from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
@@ -54,6 +54,7 @@ from synthdp.stats.row_sums import (
 )
 
 FROM_DATA = "data (NOT differentially private)"
+DEFAULT_CSV = CsvFormat()
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
@@ -78,21 +79,23 @@ class PrivateTable:
         check_row_count(len(frame))
         self.column_names = [name for name in self.all_names if name not in text_columns]
         numeric = [column for name, column in zip(self.all_names, frame.columns) if name not in text_columns]
-        self._values = chunk_values(frame[numeric], self.column_names)
+        values = chunk_values(frame[numeric], self.column_names)
+        self._values: np.ndarray | None = values
         self._text = {name: frame[column].reset_index(drop=True)
                       for name, column in zip(self.all_names, frame.columns) if name in text_columns}
         self._reader = _Reader({"engine": "numpy", "input": "in memory"},
-                               lambda request: chunk_sums(self._values, request))
+                               lambda request: chunk_sums(values, request))
         self._n_rows: int | None = None
 
     @classmethod
-    def read_csv(cls, path: str | Path, text_columns: Collection[str] = ()) -> "PrivateTable":
+    def read_csv(cls, path: str | Path, text_columns: Collection[str] = (),
+                 csv_format: CsvFormat = DEFAULT_CSV) -> PrivateTable:
         """Read a CSV file with a header row into memory."""
-        return cls(read_csv_frame(path), text_columns)
+        return cls(read_csv_frame(path, csv_format=csv_format), text_columns)
 
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
-             scheduler: str | None = None) -> "PrivateTable":
+             scheduler: str | None = None, csv_format: CsvFormat = DEFAULT_CSV) -> PrivateTable:
         """A table read by ``engine`` from a DataFrame, a CSV or Parquet path, or a Dask DataFrame.
 
         Parameters
@@ -107,6 +110,8 @@ class PrivateTable:
         scheduler : str or None
             Address of a dask.distributed scheduler; None: the current Dask client, if one
             is active, else local threads.
+        csv_format : CsvFormat
+            Separator, encoding and decimal mark of a CSV file.
         """
         if _is_dask_frame(source):
             return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler))
@@ -124,15 +129,15 @@ class PrivateTable:
             raise SynthDPError(f"input file '{path}' does not exist")
         parquet = path.suffix.lower() in PARQUET_SUFFIXES
         if engine == "dask":
-            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler))
+            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format))
         if parquet:
             return cls._from_reader(*_parquet_reader(path, chunk_rows))
         if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
-            return cls.read_csv(path)
-        return cls._from_reader(*_csv_reader(path, chunk_rows))
+            return cls.read_csv(path, csv_format=csv_format)
+        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format))
 
     @classmethod
-    def _from_reader(cls, column_names: list[str], reader: "_Reader") -> "PrivateTable":
+    def _from_reader(cls, column_names: list[str], reader: _Reader) -> PrivateTable:  # streamed: no values held
         table = cls.__new__(cls)
         table.column_names, table._reader, table._n_rows = column_names, reader, None
         table.all_names, table._values, table._text = column_names, None, {}
@@ -289,7 +294,7 @@ def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest) -> R
 
 
 # ------------------------------------------------------------------------ CSV files
-def read_csv_frame(path: str | Path, label: str = "input file") -> pd.DataFrame:
+def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV) -> pd.DataFrame:
     """Read a CSV file with a header row, as pandas does; errors name the file (as ``label``), not its content.
 
     Only the file is checked here (it exists, is UTF-8, is a CSV, has no duplicated column
@@ -298,30 +303,38 @@ def read_csv_frame(path: str | Path, label: str = "input file") -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise SynthDPError(f"{label} '{path}' does not exist")
-    with _csv_errors(path, label):
-        _csv_header(path, label)
-        return pd.read_csv(path, encoding="utf-8")
+    with _csv_errors(path, label, csv_format):
+        _csv_header(path, label, csv_format)
+        return pd.read_csv(path, **_pandas_options(csv_format))
 
 
 @contextmanager
-def _csv_errors(path: Path | str, label: str) -> Iterator[None]:
+def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> Iterator[None]:
     """Turn the errors of reading a CSV file into one-line errors that name the file, not its content."""
     try:
         yield
     except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
-        raise SynthDPError(f"{label} '{path}' is not UTF-8 text") from None
+        hint = " (pass its encoding with --encoding, e.g. latin-1)" if csv_format.encoding.lower() in ("utf-8", "utf8") else ""
+        raise SynthDPError(f"{label} '{path}' is not {csv_format.encoding} text{hint}") from None
     except pd.errors.EmptyDataError:
         raise SynthDPError(f"{label} '{path}' is empty") from None
     except (pd.errors.ParserError, csv.Error):
         raise SynthDPError(f"{label} '{path}' is not a well-formed CSV file") from None
 
 
-def _csv_header(path: Path, label: str) -> list[str]:
-    """The header row of a CSV file: not empty, no repeated names (pandas would rename them)."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        header = next(csv.reader(handle), None)
+def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> list[str]:
+    """The header row of a CSV file: not empty, no repeated names (pandas would rename them),
+    and not one name that holds another likely separator (the file's separator is another)."""
+    with path.open(newline="", encoding=csv_format.encoding) as handle:
+        header = next(csv.reader(handle, delimiter=csv_format.sep), None)
     if not header or not any(name.strip() for name in header):
         raise SynthDPError(f"{label} '{path}' is empty")
+    if len(header) == 1:
+        other = next((sep for sep in (";", "\t", ",", "|") if sep != csv_format.sep and sep in header[0]), None)
+        if other is not None:
+            shown = "tab" if other == "\t" else other
+            raise SynthDPError(f"{label} '{path}' has a one-column header that contains '{shown}': if its fields "
+                               f"are separated by '{shown}', pass --sep '{shown}'")
     if len(set(header)) != len(header):
         duplicated = next(n for n in header if header.count(n) > 1)
         raise SynthDPError(f"column name '{duplicated}' appears more than once")
@@ -332,15 +345,21 @@ def _default_chunk_rows(d: int) -> int:
     return max(1, CHUNK_VALUES // max(d, 1))
 
 
-def _csv_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Reader]:
+def _pandas_options(csv_format: CsvFormat) -> dict:
+    """pandas.read_csv's keywords for the file's separator, encoding and decimal mark."""
+    return {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal}
+
+
+def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV) -> tuple[list[str], _Reader]:
     """Stream a CSV file in pandas chunks of ``chunk_rows`` rows."""
     label = "input file"
-    with _csv_errors(path, label):
-        names = check_column_names(_csv_header(path, label))
+    with _csv_errors(path, label, csv_format):
+        names = check_column_names(_csv_header(path, label, csv_format))
     rows = chunk_rows or _default_chunk_rows(len(names))
 
     def reduce(request: SumRequest) -> RowSums:
-        with _csv_errors(path, label), pd.read_csv(path, encoding="utf-8", chunksize=rows) as chunks:
+        with _csv_errors(path, label, csv_format), \
+                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format)) as chunks:
             return total(_frame_sums(chunk, names, request) for chunk in chunks)
 
     return names, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce)
@@ -388,8 +407,8 @@ def _is_dask_frame(source) -> bool:
     return type(source).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(source, "to_delayed")
 
 
-def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
-                      scheduler: str | None) -> tuple[list[str], _Reader]:
+def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, scheduler: str | None,
+                      csv_format: CsvFormat = DEFAULT_CSV) -> tuple[list[str], _Reader]:
     """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
@@ -398,13 +417,13 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None,
             frame = dd.read_parquet(path)
         return _dask_reader(frame, "Parquet file", scheduler, path)
     label = "input file"
-    with _csv_errors(path, label):
-        check_column_names(_csv_header(path, label))
+    with _csv_errors(path, label, csv_format):
+        check_column_names(_csv_header(path, label, csv_format))
         # A block of about chunk_rows rows: the bytes per row of the file's start, times chunk_rows.
         blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
-        frame = dd.read_csv(path, blocksize=blocksize, encoding="utf-8", assume_missing=True)
+        frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True, **_pandas_options(csv_format))
     return _dask_reader(frame, "CSV file", scheduler, path)
 
 

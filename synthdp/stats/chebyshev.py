@@ -15,10 +15,12 @@ The constant phi_0 = 1 is never part of an index set here: its moment is exactly
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import scipy.sparse as sp
+
+from synthdp.errors import SynthDPError
 
 ROW_CHUNK = 4096  # rows evaluated at once: bounds the (rows, R) block; larger blocks measured slower
 CHUNK_ENTRIES = 4_000_000  # ... and so does this, for large bases (mixed tables: R in the thousands)
@@ -100,9 +102,9 @@ class ChebyshevBasis:
     def __init__(self, indices: np.ndarray):
         indices = np.asarray(indices, dtype=np.int64)
         if indices.ndim != 2 or indices.shape[0] == 0:
-            raise ValueError("indices must be a non-empty (R, d) array")
+            raise SynthDPError("indices must be a non-empty (R, d) array")
         if np.any(indices.sum(axis=1) == 0):
-            raise ValueError("the constant function is not part of a basis")
+            raise SynthDPError("the constant function is not part of a basis")
         self.indices = indices
         self.max_degree = int(indices.max())
         # Only the columns some function uses get a Chebyshev table.
@@ -184,13 +186,13 @@ class ChebyshevBasis:
         from threadpoolctl import threadpool_limits
 
         points = np.atleast_2d(np.asarray(points, dtype=float))
-        sums = 0.0
+        sums: np.ndarray | float = 0.0
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
             for start in range(0, len(points), step):
                 table = self._table(points[start : start + step])
                 sums = sums + _slot_products(table, self._prefix_slots).T @ table  # (prefixes, table columns)
-        return sums[self._moment_prefix, self._moment_last] / len(points)
+        return np.asarray(sums)[self._moment_prefix, self._moment_last] / len(points)
 
 
 def _product_slots(factor_lists: list[list[int]]) -> tuple[np.ndarray, list[np.ndarray]]:

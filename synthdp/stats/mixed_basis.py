@@ -8,7 +8,7 @@ of the multi-indices below, grouped for the sensitivity (:func:`basis_groups`).
 from __future__ import annotations
 
 import itertools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -32,18 +32,17 @@ never imports the private table: it reads tables you pass it and released moment
 from __future__ import annotations
 
 import itertools
-import json
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import read_json_file
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.summaries.base import SummaryFile
 
 FORMAT = "synthdp-marginal-summary"
 FORMAT_VERSION = 1
@@ -76,7 +75,7 @@ def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.
 
 
 @dataclass(frozen=True, eq=False)
-class MarginalSummary:
+class MarginalSummary(SummaryFile):
     """Answers marginals of a mixed table's binary and categorical columns from its released moments.
 
     Parameters
@@ -95,6 +94,8 @@ class MarginalSummary:
     >>> summary.marginal(["sex", "race"])        # a Series over all 2 x 6 cells
     """
 
+    FORMAT: ClassVar[str] = FORMAT
+
     schema: Schema
     basis_indices: np.ndarray
     noisy_moments: np.ndarray
@@ -104,28 +105,30 @@ class MarginalSummary:
 
     def __post_init__(self) -> None:
         d = self.schema.d_numeric
-        released = {frozenset(): 1.0}
+        released: dict[frozenset, float] = {frozenset(): 1.0}
         for index, value in zip(np.asarray(self.basis_indices), np.asarray(self.noisy_moments, dtype=float)):
             if not index[:d].any():
                 released[frozenset(np.flatnonzero(index).tolist())] = float(value)
         object.__setattr__(self, "_released", released)
         object.__setattr__(self, "_estimated", {})
 
-    def to_json(self) -> str:
-        """The summary as JSON text: the schema, every released multi-index and moment, the report."""
+    def to_dict(self) -> dict:
+        """The summary as plain JSON types: the schema, every released multi-index and moment, the report."""
         from synthdp._version import __version__
 
-        return json.dumps({
+        return {
             "format": FORMAT, "format_version": FORMAT_VERSION, "synthdp_version": __version__,
             "schema": self.schema.to_dict(), "basis_indices": np.asarray(self.basis_indices).tolist(),
             "noisy_moments": np.asarray(self.noisy_moments, dtype=float).tolist(), "privacy_report": self.report,
-        }, indent=1) + "\n"
+        }
 
     @classmethod
-    def load(cls, path: str | Path) -> "MarginalSummary":
-        """Read a summary written by ``synthdp summarize --schema`` (or :meth:`to_json`)."""
-        content = read_json_file(path, "summary file")
-        origin = f"summary file '{path}'"
+    def from_dict(cls, content: Mapping, origin: str = "summary", **options: Any) -> MarginalSummary:
+        """Rebuild a summary from :meth:`to_dict`'s output; ``origin`` names it in errors.
+
+        A marginal summary has no evaluation options: ``options`` must be empty."""
+        if options:
+            raise SynthDPError(f"a marginal summary takes no options; got {sorted(options)}")
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
             raise SynthDPError(f"{origin} is not a synthdp marginal summary (no \"format\": \"{FORMAT}\")")
         try:

@@ -62,17 +62,18 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from functools import cached_property
-from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import Domain, read_json_file
+from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.summaries.base import SummaryFile
 
 FORMAT = "synthdp-summary"
 FORMAT_VERSION = 1
@@ -222,7 +223,7 @@ def _quadrature_rule(d: int, max_degree: int, n_nodes: int, seed: int) -> _Tenso
 
 
 @dataclass(frozen=True, eq=False)
-class Summary:
+class Summary(SummaryFile):
     """The released moments of a table, and the evaluator that answers smooth queries from them.
 
     Parameters
@@ -255,6 +256,8 @@ class Summary:
     >>> summary.answer(lambda rows: np.exp(-((rows["age"] - 50) / 10) ** 2))
     >>> summary.save("summary.json"); Summary.load("summary.json").answer(lambda rows: rows["bmi"])
     """
+
+    FORMAT: ClassVar[str] = FORMAT
 
     domain: Domain
     basis_indices: np.ndarray
@@ -456,28 +459,8 @@ class Summary:
             "privacy_report": self.report,
         }
 
-    def to_json(self) -> str:
-        """The JSON text of :meth:`to_dict` (floats round-trip exactly)."""
-        return json.dumps(self.to_dict(), indent=1) + "\n"
-
-    def save(self, path: str | Path) -> None:
-        """Write the summary as JSON to ``path``."""
-        path = Path(path)
-        if not path.parent.is_dir():
-            raise SynthDPError(f"output folder '{path.parent}' does not exist")
-        path.write_text(self.to_json())
-
     @classmethod
-    def load(cls, path: str | Path, **options) -> "Summary":
-        """Read a summary written by :meth:`save` or ``synthdp summarize``.
-
-        ``options`` are the evaluation options (``damping``, ``n_nodes``, ``seed``).
-        """
-        content = read_json_file(path, "summary file")
-        return cls.from_dict(content, f"summary file '{path}'", **options)
-
-    @classmethod
-    def from_dict(cls, content: Mapping, origin: str = "summary", **options) -> "Summary":
+    def from_dict(cls, content: Mapping, origin: str = "summary", **options) -> Summary:
         """Rebuild a summary from :meth:`to_dict`'s output; ``origin`` names it in errors."""
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
             raise SynthDPError(f"{origin} is not a synthdp summary (no \"format\": \"{FORMAT}\")")

@@ -1,0 +1,61 @@
+"""One save/load API for both kinds of summary (smooth-query and marginal).
+
+A summary is a JSON document with a ``"format"`` key naming its kind. Each kind provides
+``to_dict`` and ``from_dict``; this base gives them the same ``to_json``, ``save`` and ``load``,
+and :func:`load_summary` reads either kind from a file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from synthdp.domain.box import read_json_file
+from synthdp.errors import SynthDPError
+
+S = TypeVar("S", bound="SummaryFile")
+
+
+class SummaryFile:
+    """The file API shared by :class:`synthdp.Summary` and :class:`synthdp.MarginalSummary`."""
+
+    FORMAT: ClassVar[str]
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls: type[S], content: Mapping, origin: str = "summary", **options: Any) -> S:
+        raise NotImplementedError
+
+    def to_json(self) -> str:
+        """The JSON text of :meth:`to_dict` (floats round-trip exactly)."""
+        return json.dumps(self.to_dict(), indent=1) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        """Write the summary as JSON to ``path``."""
+        path = Path(path)
+        if not path.parent.is_dir():
+            raise SynthDPError(f"output folder '{path.parent}' does not exist")
+        path.write_text(self.to_json())
+
+    @classmethod
+    def load(cls: type[S], path: str | Path, **options: Any) -> S:
+        """Read a summary of this kind written by :meth:`save` or ``synthdp summarize``."""
+        content = read_json_file(path, "summary file")
+        return cls.from_dict(content, f"summary file '{path}'", **options)  # type: ignore[arg-type]
+
+
+def load_summary(path: str | Path, **options: Any) -> SummaryFile:
+    """Read a summary file of either kind (by its ``"format"``); ``options`` go to a smooth-query summary."""
+    from synthdp.summaries.marginal import MarginalSummary
+    from synthdp.summaries.smooth import Summary
+
+    content = read_json_file(path, "summary file")
+    kinds: dict[str, type[SummaryFile]] = {Summary.FORMAT: Summary, MarginalSummary.FORMAT: MarginalSummary}
+    kind = kinds.get(str(content.get("format"))) if isinstance(content, Mapping) else None
+    if kind is None:
+        raise SynthDPError(f"summary file '{path}' is not a synthdp summary (format one of {sorted(kinds)})")
+    return kind.from_dict(content, f"summary file '{path}'", **(options if kind is Summary else {}))  # type: ignore[arg-type]
