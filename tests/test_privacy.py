@@ -226,3 +226,55 @@ def test_pair_positions_follow_the_products_order(d):
     assert sorted(positions) == list(range(d * (d - 1) // 2))
     rows = np.arange(len(pairs))
     assert np.all(pairs[rows, i[positions]] == 1) and np.all(pairs[rows, j[positions]] == 1)
+
+
+def test_value_histogram_and_row_count_sensitivities_hold_and_are_attained_on_extreme_rows():
+    """The DP bounds' histogram and the levels' counts move by 2 in l1 when one row moves
+    between the extreme bins; a row count moves by 1 (privacy.sensitivity)."""
+    from synthdp.privacy.sensitivity import row_count_sensitivity, value_histogram_sensitivity
+    from synthdp.stats.histograms import histogram_counts
+
+    base = np.random.default_rng(3).normal(0, 1, 200)
+    for low, high in ((-1e300, 1e300), (0.0, 1e-300), (-5.0, 5.0)):
+        first, second = base.copy(), base.copy()
+        first[0], second[0] = low, high
+        change = np.abs(histogram_counts(first) - histogram_counts(second)).sum()
+        assert change <= value_histogram_sensitivity()
+    assert change == value_histogram_sensitivity()  # attained: the two values lie in different bins
+    frame = pd.DataFrame({"job": ["a"] * 50 + ["b"] * 50})
+    other = frame.copy()
+    other.loc[0, "job"] = "b"
+    counts = [PrivateTable(f, ["job"]).level_counts("job") for f in (frame, other)]
+    assert sum(abs(counts[0].get(k, 0) - counts[1].get(k, 0)) for k in {"a", "b"}) == value_histogram_sensitivity()
+    assert row_count_sensitivity() == 1.0  # one row in or out of a property: the count moves by 1
+
+
+def test_grouped_means_sensitivity_holds_and_is_attained_on_extreme_rows():
+    """Mixed tables: the moments of the encoded rows, grouped, move by at most 2G/n (l1) and
+    2 sqrt(G)/n (l2) when one row changes, and an extreme pair of rows attains the l1 bound."""
+    from synthdp.domain.schema import Schema
+    from synthdp.privacy.sensitivity import grouped_means_sensitivity
+    from synthdp.stats.mixed_basis import basis_indices, groups_count
+
+    schema_content = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                  "c": {"type": "categorical", "levels": ["p", "q", "r"]},
+                                  "s": {"type": "binary", "levels": ["no", "yes"]}}}
+    rng = np.random.default_rng(4)
+    n = 40
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, n), "c": rng.choice(["p", "q", "r"], n), "s": rng.choice(["no", "yes"], n)})
+    schema = Schema.from_dict(schema_content, list(frame.columns))
+    indices = basis_indices(schema, 2)
+    groups = groups_count(schema, indices)
+    l1, l2 = grouped_means_sensitivity(groups, n)
+    largest = 0.0
+    for first_row, second_row in (((0.0, "p", "no"), (1.0, "q", "yes")), ((1.0, "r", "yes"), (0.0, "p", "no")),
+                                  ((1.0, "zzz", "yes"), (0.0, "q", "no"))):
+        tables = []
+        for row in (first_row, second_row):
+            changed = frame.copy()
+            changed.loc[0] = row
+            tables.append(PrivateTable(changed, ["c", "s"]).encoded_moments(schema, indices)[0])
+        difference = tables[0] - tables[1]
+        assert np.abs(difference).sum() <= l1 + 1e-12 and np.linalg.norm(difference) <= l2 + 1e-12
+        largest = max(largest, np.abs(difference).sum())
+    assert largest >= 0.5 * l1  # not loose by more than 2 here: the groups without a numeric factor move by 2/n

@@ -33,9 +33,12 @@ from synthdp.privacy.noise import (
 from synthdp.privacy.pca import PrivatePCA, private_subspace_iteration
 from synthdp.privacy.sensitivity import (
     bounded_means_sensitivity,
+    grouped_means_sensitivity,
     histogram_sensitivity,
     moments_sensitivity,
     products_sensitivity,
+    row_count_sensitivity,
+    value_histogram_sensitivity,
 )
 from synthdp.stats.row_sums import RowSums
 
@@ -71,7 +74,8 @@ def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[s
     if missing:
         per_column = epsilon / len(missing)
         ledger.record(PrivacyEvent(
-            "bounds", "Laplace histogram over fixed power-of-two bins, per column", 2.0, "l1 per column",
+            "bounds", "Laplace histogram over fixed power-of-two bins, per column", value_histogram_sensitivity(),
+            "l1 per column",
             laplace_count_scale(per_column), epsilon, 0.0, f"lower and upper bounds of {len(missing)} column(s)",
         ))
         threshold = detection_threshold(per_column)
@@ -112,9 +116,10 @@ def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float
     """
     names = list(level_counts)
     per_column, delta_per_column = epsilon / len(names), delta / len(names)
-    scale = laplace_scale(2.0, per_column)
+    scale = laplace_scale(value_histogram_sensitivity(), per_column)
     threshold = 1 + scale * math.log(1 / delta_per_column)
-    ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column", 2.0,
+    ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column",
+                               value_histogram_sensitivity(),
                                "l1 per column (values in both tables)", scale, epsilon, delta,
                                f"levels of {len(names)} categorical column(s) (counts above {threshold:.3g})"))
     levels = {}
@@ -137,8 +142,9 @@ def release_row_count(count: int, epsilon: float, stage: str, released: str, led
     Sensitivity: replacing one row changes the count by at most 1 (L1 = 1), so
     Laplace(1/epsilon) makes it epsilon-DP.
     """
-    scale = laplace_scale(1.0, epsilon)
-    ledger.record(PrivacyEvent(stage, "Laplace", 1.0, "l1", scale, epsilon, 0.0, released))
+    sensitivity = row_count_sensitivity()
+    scale = laplace_scale(sensitivity, epsilon)
+    ledger.record(PrivacyEvent(stage, "Laplace", sensitivity, "l1", scale, epsilon, 0.0, released))
     return float(noise.laplace(np.array([count], dtype=float), scale)[0])
 
 
@@ -189,7 +195,9 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
         mechanism = "Laplace per value, advanced composition over the values"
         ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
         return noise.laplace(means, scale)
-    return _release(means, stage, released, *(sensitivity or bounded_means_sensitivity(R, n)), budget, ledger, noise)
+    if sensitivity is None:
+        sensitivity = bounded_means_sensitivity(R, n) if groups is None else grouped_means_sensitivity(groups, n)
+    return _release(means, stage, released, *sensitivity, budget, ledger, noise)
 
 
 def release_marginals(counts: np.ndarray, budget: StageBudget, ledger: PrivacyLedger,
