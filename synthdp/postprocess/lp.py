@@ -186,7 +186,7 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     initial, batch = min(initial or _default_batch(R), n_candidates), batch or _default_batch(R)
     working = np.arange(initial)  # candidates are i.i.d. draws (or a grid): a prefix is a fair start
     matrix, rhs, cost = equality_form(np.zeros((R, 0)), target)
-    highs = _highs_model(matrix, rhs, rhs, cost, time_limit)
+    highs = highs_model(matrix, rhs, rhs, cost, time_limit)
     _add_candidate_columns(highs, columns(0, initial))
     in_master = np.zeros(n_candidates, dtype=bool)
     in_master[working] = True
@@ -341,12 +341,12 @@ def blend_with_uniform(columns: ColumnSource, n_candidates: int, target: np.ndar
 def _solve_highs(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
                  n_weights: int, time_limit: float | None, method: str = "choose") -> np.ndarray:
     """Minimise cost . x subject to row_lower <= matrix x <= row_upper, x >= 0; the first n_weights of x."""
-    highs = _highs_model(matrix, row_lower, row_upper, cost, time_limit, method)
+    highs = highs_model(matrix, row_lower, row_upper, cost, time_limit, method)
     _run_to_optimum(highs)
     return np.asarray(highs.getSolution().col_value)[:n_weights]
 
 
-def _highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
+def highs_model(matrix: sp.csc_matrix, row_lower: np.ndarray, row_upper: np.ndarray, cost: np.ndarray,
                  time_limit: float | None, method: str = "choose"):
     """A silent highspy.Highs holding min cost . x s.t. row_lower <= matrix x <= row_upper, x >= 0."""
     import highspy
