@@ -221,7 +221,7 @@ def direct_highs(design: np.ndarray, target: np.ndarray, solver: str, time_limit
     """Highs.run() on the whole LP of :func:`synthdp.postprocess.lp.equality_form` (model building not timed)."""
     import highspy
 
-    from synthdp.postprocess.lp import highs_model, equality_form
+    from synthdp.postprocess.lp import equality_form, highs_model
 
     matrix, rhs, cost = equality_form(design, target)
     highs = highs_model(matrix, rhs, rhs, cost, time_limit)
