@@ -182,7 +182,7 @@ def test_ledger_spends_exactly_the_budget(clinic_like, config):
 
 
 def test_noise_scale_follows_the_derived_sensitivity_not_the_papers(clinic_like):
-    """MECHANISM.md section 2: the paper's t^d/(n eps) is about half of the generic 2R/(n eps);
+    """docs/mechanism.md §2: the paper's t^d/(n eps) is about half of the generic 2R/(n eps);
     the derived sensitivity (synthdp.privacy.sensitivity.moments_sensitivity) lies between the two."""
     frame, bounds = clinic_like
     synth = SmoothSynthesizer(epsilon=1.0, candidates="hypercube", n_basis=30, clip_count_share=0.0, seed=1)
@@ -278,3 +278,13 @@ def test_grouped_means_sensitivity_holds_and_is_attained_on_extreme_rows():
         assert np.abs(difference).sum() <= l1 + 1e-12 and np.linalg.norm(difference) <= l2 + 1e-12
         largest = max(largest, np.abs(difference).sum())
     assert largest >= 0.5 * l1  # not loose by more than 2 here: the groups without a numeric factor move by 2/n
+
+
+@pytest.mark.parametrize("degrees, power", [((1,), 1), ((1, 2), 1), ((1, 2), 2), ((1, 2, 3), 2), (tuple(range(1, 9)), 1)])
+def test_the_stored_spread_table_holds_what_the_computation_gives(degrees, power):
+    """privacy/spread_table.json saves each process the grid search; it must be the same bound."""
+    from synthdp.privacy.sensitivity import _spread_table, compute_univariate_spread, univariate_spread
+
+    key = f"{','.join(map(str, degrees))}|{power}"
+    assert key in _spread_table()
+    assert univariate_spread(degrees, power) == compute_univariate_spread(degrees, power)

@@ -8,7 +8,9 @@ lies in [-1, 1]^d after clipping to the public domain. A test checks each bound 
 from __future__ import annotations
 
 import functools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -56,8 +58,29 @@ def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
     return (spread_l1 + 2 * others) / n, float(np.sqrt(spread_l2 + 4 * others)) / n
 
 
+SPREAD_TABLE = Path(__file__).with_name("spread_table.json")  # univariate_spread of (1, ..., k), computed once
+SPREAD_TABLE_MAX_DEGREE = 16
+
+
 @functools.cache
+def _spread_table() -> dict[str, float]:
+    """The stored values of :func:`univariate_spread` for the degrees (1, ..., k), k <= 16:
+    every basis synthdp builds gives each column such a prefix of degrees. Written by
+    ``python -m synthdp.privacy.sensitivity``; a test recomputes entries and compares."""
+    try:
+        return dict(json.loads(SPREAD_TABLE.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
 def univariate_spread(degrees: tuple[int, ...], power: int) -> float:
+    """:func:`compute_univariate_spread`, read from the stored table when it holds these degrees."""
+    stored = _spread_table().get(f"{','.join(map(str, degrees))}|{power}")
+    return stored if stored is not None else compute_univariate_spread(degrees, power)
+
+
+@functools.cache
+def compute_univariate_spread(degrees: tuple[int, ...], power: int) -> float:
     """An upper bound on the maximum over x, y in [-1, 1] of sum_{r in degrees} |T_r(x) - T_r(y)|^power.
 
     The maximum over a grid of spacing h = 2/SPREAD_GRID, plus L h: every (x, y) lies within
@@ -140,3 +163,14 @@ def grouped_means_sensitivity(groups: int, n: int) -> tuple[float, float]:
     table of numeric columns only has one function per group: 2R/n, the usual bound.
     """
     return bounded_means_sensitivity(groups, n)
+
+
+def write_spread_table() -> None:
+    """Store :func:`compute_univariate_spread` for the degrees (1, ..., k), k <= SPREAD_TABLE_MAX_DEGREE."""
+    table = {f"{','.join(map(str, range(1, k + 1)))}|{power}": compute_univariate_spread(tuple(range(1, k + 1)), power)
+             for k in range(1, SPREAD_TABLE_MAX_DEGREE + 1) for power in (1, 2)}
+    SPREAD_TABLE.write_text(json.dumps(table, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    write_spread_table()
