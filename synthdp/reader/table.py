@@ -55,6 +55,7 @@ from synthdp.stats.row_sums import (
 
 FROM_DATA = "data (NOT differentially private)"
 DEFAULT_CSV = CsvFormat()
+COUNT_ONLY = SumRequest()  # a pass that only counts the rows (public bounds, before the release)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
@@ -387,10 +388,33 @@ def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Rea
     def reduce(request: SumRequest) -> RowSums:
         with _parquet_errors(path):
             with pq.ParquetFile(path) as parquet:
+                if request == COUNT_ONLY:  # the footer holds the row count: no batch is read
+                    _check_parquet_footer(parquet, names)
+                    return RowSums({"rows": np.array(parquet.metadata.num_rows)})
                 return total(_frame_sums(batch.to_pandas(), names, request)
                              for batch in parquet.iter_batches(batch_size=rows))
 
     return names, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce)
+
+
+def _check_parquet_footer(parquet, names: list[str]) -> None:
+    """What the footer tells without reading a batch: every column numeric, and no nulls where
+    the row groups' statistics count them (infinite values, and nulls in files without
+    statistics, are caught by the pass that sums the values, before any release)."""
+    import pyarrow as pa
+
+    schema = parquet.schema_arrow
+    for name, arrow_field in zip(names, schema):
+        kind = arrow_field.type
+        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+            raise SynthDPError(f"column '{name}' is not numeric")
+    metadata = parquet.metadata
+    for group in range(metadata.num_row_groups):
+        row_group = metadata.row_group(group)
+        for position, name in enumerate(names):
+            statistics = row_group.column(position).statistics
+            if statistics is not None and statistics.has_null_count and statistics.null_count > 0:
+                raise SynthDPError(f"column '{name}' has missing or infinite values")
 
 
 # ----------------------------------------------------------------------------- Dask
