@@ -73,7 +73,7 @@ def markdown(results: dict) -> str:
             lp, note = _lp_ratio(row)
             lines.append(f"| n={row['n']} d={row['d']} R={row['R']} C={row['C']} | {moments:.2f} | "
                          f"{_ok(moments, 2.0)} | {_f(lp, '.3f')} | {_ok(lp, 1.5)} | {note} |")
-    lines += ["", "## End to end on ../shared/data (defaults, epsilon = 1, bounds = min/max taken as public)", "",
+    lines += ["", "## End to end on data/ (defaults, epsilon = 1, bounds = min/max taken as public)", "",
               "`fit + sample`: in process, second run (`first`: the first run of the process, lazy imports included); "
               "`command`: `python -m synthdp.cli generate` wall time, Python start-up and CSV input/output included. "
               "Goal <= 1 s. Stage columns: the second run's timings.", "",

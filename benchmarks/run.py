@@ -30,7 +30,7 @@ What it measures
 * Ratios: moments / plain read of the same CSV (goal <= 2); LP stage / a direct HiGHS solve
   of the same LP, all of W passed to Highs.run() (goal <= 1.5; the direct solve has a
   time limit, and only sizes whose W fits --direct-max-entries are compared); end to end
-  on each data set of ../shared/data at the defaults (goal <= 1 s), in process (fit +
+  on each data set of data/ at the defaults (goal <= 1 s), in process (fit +
   sample) and as a ``python -m synthdp.cli generate`` command.
 * Chebyshev evaluation: ChebyshevBasis.evaluate against the naive product of
   cos(r_i arccos x_i), time and max |difference|; ChebyshevBasis.moments against the mean
@@ -62,7 +62,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's synthdp, as python -m would
 RESULTS = Path(__file__).resolve().parent / "results"
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "data"
 CACHE = Path("/tmp/synthdp-bench")
 RESULT_PREFIX = "SYNTHDP_BENCH "
 SEED = 7

@@ -1,6 +1,6 @@
 """Mixed tables on adult: k-way marginal errors and smooth-query errors against epsilon.
 
-For each epsilon and round, one release of ../shared/data/adult.csv with the schema
+For each epsilon and round, one release of data/adult.csv with the schema
 configs/adult_schema.json (public levels from the data README; the integer bounds are the
 README's ranges, taken as public) and every other option at its default (pure epsilon-DP,
 marginal degree 2, real OpenDP noise). From that one release:
@@ -51,7 +51,7 @@ from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_q
 from synthdp.summaries.marginal import column_sets, marginal, marginal_errors
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1] / "shared" / "data" / "adult.csv"
+DATA = HERE.parent / "data" / "adult.csv"
 SCHEMA = HERE.parent / "configs" / "adult_schema.json"
 DEGREE_3 = "summary of a degree-3 release"
 

@@ -1,10 +1,10 @@
 """Candidate kinds side by side: worst-case smooth-query error of one release per round.
 
-For each dataset of ../shared/data and each candidate kind (``pca``, the default;
+For each dataset of data/ and each candidate kind (``pca``, the default;
 ``hypercube``; ``moments``, the Gaussian implied by the released degree <= 2 moments), fits
 ``SmoothSynthesizer(epsilon, delta, candidates=kind)`` with every other option at its
 default, samples n rows, and measures the worst-case relative error over random sums of 10
-Gaussian kernels (MECHANISM.md section 5) for sigma in {2, 4, 6, 8, 10}, averaged over rounds.
+Gaussian kernels (docs/mechanism.md §5) for sigma in {2, 4, 6, 8, 10}, averaged over rounds.
 Bounds are each column's min and max, *taken as public* (the paper's normalisation).
 
 Usage::

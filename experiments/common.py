@@ -5,7 +5,7 @@ script's own directory first on ``sys.path``). Not part of the synthdp package.
 
 Conventions every script follows:
 
-* Datasets are ``../shared/data/{name}.csv`` beside the checkout (``DATA_DIR``).
+* Datasets are ``data/{name}.csv`` in the repository (``DATA_DIR``; provenance in data/README.md).
 * Bounds are each column's min and max in the data, *taken as public* (the paper's
   normalisation; :data:`BOUNDS_NOTE` says why a real release must not do this).
 * The query set of a dataset is fixed by ``(query_seed, crc32(name))``, so every script
@@ -31,7 +31,7 @@ import synthdp
 from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
 
 HERE = Path(__file__).resolve().parent
-DATA_DIR = HERE.parents[1] / "shared" / "data"  # ../shared/data beside the checkout
+DATA_DIR = HERE.parent / "data"  # the repository's data/
 RESULTS_DIR = HERE / "results"
 DATASETS = ("crm", "ctg", "pks", "wdbc")
 QUERY_SEED = 20240601

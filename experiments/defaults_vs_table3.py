@@ -7,7 +7,7 @@ For each of CRM, CTG, PKS and WDBC (PAM is not available, see data/README.md) th
 2. for R rounds, fits ``SmoothSynthesizer(epsilon=1.0)`` (the same defaults) in-process,
    samples n rows (the default) and measures the worst-case absolute error (f as written
    and f / sum_j alpha_j) and the worst-case relative error over Q random smooth queries
-   (sums of 10 Gaussian kernels) for sigma in {2, 4, 6, 8, 10} (MECHANISM.md section 5);
+   (sums of 10 Gaussian kernels) for sigma in {2, 4, 6, 8, 10} (docs/mechanism.md §5);
 3. computes the non-private bootstrap floor: n real rows resampled with replacement,
    evaluated the same way (the error any table of n i.i.d. rows from the data has);
 4. writes ``experiments/results/defaults_vs_table3.md`` (and a JSON file with every
@@ -203,7 +203,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total_seconds: float
         "20 rounds), copied by hand; time column = the paper's reported seconds (CPLEX, 2010 Xeon).",
         "- **ours abs (raw)**: worst |q(D) − q(D̃)| with f = Σⱼ αⱼ exp(−‖x − xⱼ‖²/2σ²) as written (values up to Σα ≈ 5).",
         "- **ours abs (f/Σα)**: the same with each f divided by Σⱼ αⱼ, so queries lie in [0, 1] — the scale the "
-        "paper's absolute errors appear to use (MECHANISM.md §5).",
+        "paper's absolute errors appear to use (docs/mechanism.md §5).",
         "- **ours rel**: worst |q(D) − q(D̃)| / q(D); scale-free, the fair comparison with the paper.",
         "- **bootstrap**: n real rows resampled with replacement (not private) — the sampling-error floor of "
         "any table of n i.i.d. rows from the data.",

@@ -56,8 +56,8 @@ results file).
 Every variant is a set of SynthConfig keys and a :class:`synthdp.pipeline.run.StudyOptions`
 (the public options of the design studies; its defaults are the product), fitted with
 :func:`synthdp.pipeline.run.fit` and sampled with :func:`synthdp.pipeline.run.sample`.
-Each variant is fitted ``--rounds`` times per dataset of ../shared/data and scored by the
-worst-case relative error over random sums of 10 Gaussian kernels (MECHANISM.md section 5),
+Each variant is fitted ``--rounds`` times per dataset of data/ and scored by the
+worst-case relative error over random sums of 10 Gaussian kernels (docs/mechanism.md §5),
 σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
 ``seed + r`` (numpy, NOT private), so the variants see the same draws and their differences
 are not noise of the comparison. Bounds are each column's min and max, *taken as public*.

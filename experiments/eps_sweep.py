@@ -4,7 +4,7 @@ For each dataset, each delta of ``--delta`` and each epsilon of ``--eps`` this r
 ``harness.py``, with its cache) synthdp's default (the package defaults at run time with
 only epsilon and delta set), the paper-constant variant (PCA candidates, one release per
 sigma with the paper's R), the DP Gaussian baseline and, with ``--methods``, the peers
-(delta > 0 only), and evaluates them on the protocol of MECHANISM.md section 5. The
+(delta > 0 only), and evaluates them on the protocol of docs/mechanism.md §5. The
 bootstrap of the real rows (not private) is the sampling floor, a flat line; the paper's
 published number at epsilon = 1 (Table 3 for delta = 0, Table 4 for delta > 0) is a marker.
 

@@ -1,4 +1,4 @@
-"""Does an interior-point LP solution spread the synthetic mass (MECHANISM.md section 6)?
+"""Does an interior-point LP solution spread the synthetic mass (docs/mechanism.md §6)?
 
 For one release per round at (epsilon, delta) = (1, 1e-10) with PCA candidates, solves the
 same l1 LP twice with HiGHS: dual simplex (a vertex, at most R + 1 rows; what synthdp uses)

@@ -1,8 +1,8 @@
 """Reproduce the paper's Table 3, 4, 5 or 6 with synthdp, baselines and peers side by side.
 
 Tables 3 and 4: PCA candidates at epsilon = 1 and (epsilon, delta) = (1, 1e-10); Tables 5 and
-6: hypercube candidates at the same settings. On CRM, CTG, PKS and WDBC (../shared/data; PAM
-has no data) with the protocol of MECHANISM.md section 5: worst case over Q random sums of
+6: hypercube candidates at the same settings. On CRM, CTG, PKS and WDBC (data/; PAM has
+no data) with the protocol of docs/mechanism.md §5: worst case over Q random sums of
 10 Gaussian kernels, sigma in {2, 4, 6, 8, 10}, mean over rounds. Rows (``harness.py``):
 the paper's published numbers, the paper-constant variant (one release per sigma with the
 paper's R), synthdp's default (one release for all sigma; the package defaults at run time),
@@ -208,7 +208,7 @@ def markdown(results: list[dict], table: int, setting: Setting, args, command: s
         "",
         "Compare with the paper on **rel** (worst |q(D) − q(D̃)| / q(D), scale-free). Absolute errors are given "
         "under both scalings: **abs f/Σα** divides each query by Σⱼ αⱼ (queries in [0, 1]; the scale the paper's "
-        "absolute errors appear to use, MECHANISM.md §5) and **abs raw f** uses f as written (up to Σα ≈ 5); the "
+        "absolute errors appear to use, docs/mechanism.md §5) and **abs raw f** uses f as written (up to Σα ≈ 5); the "
         "paper's abs row is on its own (apparently f/Σα) scale.",
         "",
         BOUNDS_NOTE,

@@ -11,7 +11,7 @@ For each of CTG, PKS, WDBC and CRM this script runs
 at (epsilon, delta) = (1, 1e-10) (``--epsilon``, ``--delta``), decodes the peers uniformly
 within bins, and measures worst-case relative and absolute error (f as written and
 f / sum_j alpha_j) over Q random smooth queries for sigma in {2, 4, 6, 8, 10}
-(``synthdp.evaluation.queries``; MECHANISM.md section 5), averaged over ``--rounds`` rounds, with
+(``synthdp.evaluation.queries``; docs/mechanism.md §5), averaged over ``--rounds`` rounds, with
 the run time of every method. Results: ``experiments/results/peers_smoke.md`` and a JSON
 file beside it, which also serves as a cache (``--resume`` skips finished runs).
 

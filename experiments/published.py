@@ -1,8 +1,9 @@
-"""The paper's published Tables 3-6 (Wang et al.), copied from papers/smooth-queries-synthetic-database.txt.
+"""The paper's published Tables 3-6 (Wang et al.), copied from the paper's text
+(cited in docs/mechanism.md).
 
 Worst-case absolute ("abs") and relative ("rel") error over 10 000 random sums of 10 Gaussian
 kernels, for sigma = 2, 4, 6, 8, 10, averaged over 20 rounds, C = 10^4 candidates; PAM is
-left out (no data, see ../shared/data/README.md). ``time`` is the paper's seconds "with
+left out (no data, see data/README.md). ``time`` is the paper's seconds "with
 respect to the worst sigma" (CPLEX, 2010 Xeon), as text: the time cell spans the Abs and Rel
 rows and the text extraction reads some of them twice, differently (e.g. "7.5" and "1.0");
 both readings are then kept, "7.5 / 1.0".

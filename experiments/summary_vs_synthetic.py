@@ -1,6 +1,6 @@
 """Answers from the summary against answers from the synthetic table of the same release.
 
-Protocol of MECHANISM.md section 5 (random sums of 10 Gaussian kernels, sigma in
+Protocol of docs/mechanism.md §5 (random sums of 10 Gaussian kernels, sigma in
 {2, 4, 6, 8, 10}, worst case over Q queries, epsilon = 1, delta = 0, synthdp's defaults),
 on CRM, CTG, PKS and WDBC, and on the first d columns of PKS for d in {2, 5, 10, 20}.
 In every round, for each setting:
@@ -281,7 +281,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
         f"Setting: ε = 1, δ = 0, every other option at synthdp's default (copula candidates, automatic R). "
         f"{args.rounds} rounds per setting ({'seed ' + str(args.seed) + ' + round: NOT private' if args.seed is not None else 'real private noise, OpenDP'}), "
         f"{args.queries} random queries per setting, the same for every method (sums of 10 Gaussian kernels, "
-        "MECHANISM.md §5; the paper uses 10 000, fewer here because each summary answer costs 8192 evaluations "
+        "docs/mechanism.md §5; the paper uses 10 000, fewer here because each summary answer costs 8192 evaluations "
         "of f), worst case over the queries, averaged over rounds. Errors are for f / Σα (queries in [0, 1]) and relative. Summaries use the "
         f"default quadrature ({synthdp.summaries.smooth.DEFAULT_NODES} nodes: Gauss–Chebyshev product rule for d = 2, "
         "scrambled Sobol' points otherwise) and the default `damping=\"none\"` unless stated.",

@@ -3,7 +3,7 @@
 The checksums in ``tests/golden/checksums.json`` were recorded before the package was split into
 subpackages (issue 21) and must hold across any change meant to leave behaviour alone. A change
 that is meant to alter a release re-records them on purpose (``python tests/golden/record.py``)
-and says so in its commit. Cases whose benchmark table is not beside the repository are skipped.
+and says so in its commit. Cases whose benchmark table is missing from ``data/`` are skipped.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ STORED = json.loads(CHECKSUMS.read_text())
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_seeded_release_keeps_its_bytes(name, tmp_path):
     if not available(name):
-        pytest.skip("benchmark table not found beside the repository")
+        pytest.skip("benchmark table not found in data/")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         digests = run_case(name, tmp_path)

@@ -3,7 +3,7 @@
 Each case is a ``synthdp`` command line run in process with ``--seed``; its outputs (the CSV
 or summary, and the privacy report without its timings) are hashed. ``record.py`` writes the
 hashes to ``checksums.json``; ``tests/test_golden.py`` compares a fresh run with them. A case
-whose input table is not found (no ``../shared/data`` beside the repository) is skipped.
+whose input table is not found (no ``data/`` in the checkout) is skipped.
 
 Re-record only on purpose, when a change is meant to change a release, and say so in its
 commit: ``python tests/golden/record.py``.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "data"
+DATA = REPO / "data"
 CHECKSUMS = Path(__file__).with_name("checksums.json")
 
 SEED = ["--seed", "11", "--quiet"]
