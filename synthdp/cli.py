@@ -3,8 +3,10 @@ and ``synthdp evaluate`` (the utility of a synthetic table against the real one)
 
     synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json
     synthdp summarize INPUT.csv -o SUMMARY.json --epsilon 1 --bounds BOUNDS.json
-    synthdp evaluate --real INPUT.csv --synth OUTPUT.csv --bounds BOUNDS.json [--target COLUMN] [--json]
+    synthdp evaluate --real INPUT.csv --synth OUTPUT.csv --bounds BOUNDS.json (or --schema SCHEMA.json)
+        [--target COLUMN] [--json] [--html REPORT.html [--privacy-report REPORT.json]]
     synthdp marginal --summary SUMMARY.json --columns sex,race   (or --table T.csv --schema SCHEMA.json)
+    synthdp schema INPUT.csv -o SCHEMA.json   (a draft read from the data, NOT private: edit it before a release)
 
 Every flag is also a key of the TOML ``--config`` file (dashes or underscores); flags given
 on the command line override the file. Outputs are written to temporary files and renamed
@@ -92,27 +94,66 @@ examples:
 
 EVALUATE_DESCRIPTION = """\
 synthdp evaluate compares a synthetic table with the real one and prints: the number of rows
-and of distinct rows of each; the Kolmogorov-Smirnov distance of each column (0: the same
-distribution of values, 1: disjoint); the error of the pairwise Pearson correlations
-(|real - synthetic| over all column pairs, from 0 to 2; a constant column's correlations
-count as 0); with --target, the score of a gradient-boosting model trained on the synthetic
-rows and tested on held-out real rows, next to the same model trained on the other real rows
-(R^2 for a numeric target, accuracy for a class label); and the worst-case errors of random
-smooth queries (sums of Gaussian kernels, the papers' protocol) for sigma = 2, 4, 6, 8, 10.
+and of distinct rows of each; the total-variation distance (TV) of each column's distribution
+(over the levels of a binary or categorical column, over 16 equal-width bins of a numeric
+column's bounds; 0: the same, 1: disjoint) and of each pair of columns' joint distribution,
+with SDMetrics' pair similarities (contingency: 1 - TV, for pairs with a categorical column;
+correlation: 1 - |r real - r synthetic| / 2, for numeric pairs) and their means (column shapes,
+column pair trends); SDMetrics' own QualityReport scores when sdmetrics is installed (pip
+install synthdp[quality]; on at most 2000 rows of each table). On the numeric columns: the
+Kolmogorov-Smirnov distance of each (0: the same distribution of values, 1: disjoint); the
+error of the pairwise Pearson correlations (|real - synthetic|, from 0 to 2; a constant
+column's correlations count as 0); and the worst-case errors of random smooth queries (sums
+of Gaussian kernels, the papers' protocol) for sigma = 2, 4, 6, 8, 10. With --target, the
+score of a gradient-boosting model trained on the synthetic rows and tested on held-out real
+rows, next to the same model trained on the other real rows (R^2 for a numeric target,
+accuracy for a class label). --html also writes all of it as one self-contained page with a
+chart of each column (real against synthetic), the two correlation matrices, the smooth-query
+error against sigma and, with --privacy-report, the release's privacy report.
 
 This reads the real table: it is evaluation by the data owner, not a release, and what it
 prints is NOT differentially private. Do not publish it as part of a release.
 """
 
 EVALUATE_EPILOG = """\
+tables:
+  A numeric table needs no more than the two CSV files (and --bounds, the release's bounds
+  file). A table with binary or categorical columns needs --schema (the release's schema):
+  its levels define the categorical cells (a value outside them counts as "other") and its
+  bounds the numeric bins.
+
 normalisation:
-  For the smooth queries both tables are mapped onto [-1, 1]^d with the same per-column
-  bounds: those of --bounds (use the release's bounds file), and the real table's min and max
-  for the columns it does not list. Values outside are clipped.
+  For the smooth queries and the numeric bins both tables are mapped onto [-1, 1]^d with the
+  same per-column bounds: those of --bounds or --schema, and (numeric tables) the real table's
+  min and max for the columns --bounds does not list. Values outside are clipped.
 
 examples:
   synthdp evaluate --real data.csv --synth synthetic.csv --bounds bounds.json
   synthdp evaluate --real data.csv --synth synthetic.csv --target outcome --json > utility.json
+  synthdp evaluate --real adult.csv --synth synthetic.csv --schema schema.json --target income \\
+      --html report.html --privacy-report release_report.json
+"""
+
+DEFAULT_MAX_LEVELS = 50  # synthdp.reader.draft.DEFAULT_MAX_LEVELS (not imported here: --help loads no pandas)
+
+SCHEMA_DESCRIPTION = """\
+synthdp schema reads a table and drafts its schema (the --schema file of generate and
+summarize) for you to review and edit: each column's type (integer, continuous, binary or
+categorical), the data's min and max rounded outward to round numbers as bounds, the sorted
+levels of text columns ("levels": "discover" above --max-levels distinct values), and
+"nullable": true for columns with missing cells.
+
+It reads the data: the draft is NOT private. Its bounds and levels are the data's, and the
+draft says so in a top-level "draft" entry. Replace them with public knowledge (the ranges
+and categories anyone could know without the data), then delete the "draft" entry. A
+release with a schema that still has it is reported as NOT differentially private.
+"""
+
+SCHEMA_EPILOG = """\
+example (draft, edit with public knowledge, release):
+  synthdp schema data.csv -o schema.json
+  $EDITOR schema.json         # public bounds and levels; delete the "draft" entry
+  synthdp generate data.csv -o synthetic.csv --schema schema.json --report report.json
 """
 
 # Options that are not SynthConfig fields.
@@ -146,20 +187,34 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_command = commands.add_parser(
         "evaluate", help="compare a synthetic table with the real one (reads the real table: not private)",
         description=EVALUATE_DESCRIPTION, epilog=EVALUATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    evaluate_command.add_argument("--real", required=True, metavar="REAL.csv", help="the real table (CSV, numeric columns)")
+    evaluate_command.add_argument("--real", required=True, metavar="REAL.csv",
+                                  help="the real table (CSV; numeric columns, or any the --schema describes)")
     evaluate_command.add_argument("--synth", required=True, metavar="SYNTH.csv",
                                   help="the synthetic table: the same column names, in any order")
-    evaluate_command.add_argument("--bounds", metavar="BOUNDS.json",
-                                  help="bounds per column for the smooth queries (default: the real min/max)")
-    evaluate_command.add_argument("--target", metavar="COLUMN", help="also train a model to predict this column")
+    evaluate_domain = evaluate_command.add_mutually_exclusive_group()
+    evaluate_domain.add_argument("--bounds", metavar="BOUNDS.json",
+                                 help="bounds per column of a numeric table (default: the real min/max)")
+    evaluate_domain.add_argument("--schema", metavar="SCHEMA.json",
+                                 help="the release's schema, for a table with binary or categorical columns")
+    evaluate_command.add_argument("--target", metavar="COLUMN",
+                                  help="also train a model to predict this column (with --schema it may be binary "
+                                       "or categorical)")
     evaluate_command.add_argument("--task", choices=TASKS, default="auto",
                                   help="regression (R^2) or classification (accuracy); auto: classification "
-                                       "for integer targets with at most 10 values (default auto)")
+                                       "for binary, categorical or text targets and integer ones with at most 10 "
+                                       "values (default auto)")
     evaluate_command.add_argument("--queries", type=int, default=DEFAULT_QUERIES, metavar="Q",
                                   help=f"number of random smooth queries (default {DEFAULT_QUERIES}; the papers use 10000)")
     evaluate_command.add_argument("--seed", type=int, default=0, metavar="S",
                                   help="seed of the queries and of the train/test split (default 0)")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
+    evaluate_command.add_argument("--html", metavar="REPORT.html",
+                                  help="also write the report as one self-contained HTML page with charts "
+                                       "(needs matplotlib)")
+    evaluate_command.add_argument("--privacy-report", metavar="REPORT.json",
+                                  help="the release's privacy report (generate --report), shown in the --html page")
+    evaluate_command.add_argument("--no-sdmetrics", action="store_true",
+                                  help="skip SDMetrics' QualityReport even when sdmetrics is installed")
     _add_csv_options(evaluate_command, "both tables")
     marginal_command = commands.add_parser(
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
@@ -173,6 +228,16 @@ def build_parser() -> argparse.ArgumentParser:
     marginal_command.add_argument("--schema", metavar="SCHEMA.json", help="the table's schema")
     marginal_command.add_argument("-o", "--output", metavar="OUT.csv", help="write CSV here instead of printing")
     _add_csv_options(marginal_command, "the --table")
+    schema = commands.add_parser(
+        "schema", help="draft a schema from a table (reads the data: the draft is NOT private; edit it with "
+                       "public knowledge)",
+        description=SCHEMA_DESCRIPTION, epilog=SCHEMA_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    schema.add_argument("input", metavar="INPUT.csv", help="the table (CSV with a header row)")
+    schema.add_argument("-o", "--output", required=True, metavar="SCHEMA.json", help="where to write the draft")
+    schema.add_argument("--max-levels", type=int, default=DEFAULT_MAX_LEVELS, metavar="K",
+                        help="a text column with more distinct values gets \"levels\": \"discover\" instead of "
+                             f"its levels (default {DEFAULT_MAX_LEVELS})")
+    _add_csv_options(schema, "the input")
     return parser
 
 
@@ -238,7 +303,8 @@ def _value_type(name: str) -> type | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    command = {"generate": generate, "summarize": summarize, "evaluate": evaluate, "marginal": marginal_command}[args.command]
+    command = {"generate": generate, "summarize": summarize, "evaluate": evaluate, "marginal": marginal_command,
+               "schema": schema_command}[args.command]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -298,6 +364,33 @@ def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
     return (synth.summary(report) if synth.release_.schema is None else synth.marginal_summary(report)).to_json()
 
 
+def schema_command(args: argparse.Namespace) -> int:
+    """Draft a schema from the data (NOT private: marked as a draft) and write it atomically."""
+    if args.max_levels < 2:
+        raise SynthDPError("--max-levels must be an integer >= 2")
+    _check_outputs({"--output": args.output}, {"the input": args.input})
+    from synthdp.reader.draft import draft_schema
+    from synthdp.reader.table import read_csv_frame
+
+    frame = read_csv_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal))
+    content, notes = draft_schema(frame, args.max_levels)
+    _write_outputs([(Path(args.output), _text(_schema_json(content)))])
+    for note in notes:
+        print(f"synthdp: note: {note}", file=sys.stderr)
+    print(f"synthdp: wrote a draft schema of {len(content['columns'])} columns to {args.output}; it was read from "
+          "the data and is NOT private: replace its bounds and levels with public knowledge, then delete its "
+          "\"draft\" entry", file=sys.stderr)
+    return 0
+
+
+def _schema_json(content: dict) -> str:
+    """A schema as JSON with one line per column, for editing by hand."""
+    lines = [f"  {json.dumps(key)}: {json.dumps(value)}" for key, value in content.items() if key != "columns"]
+    columns = [f"    {json.dumps(name)}: {json.dumps(spec)}" for name, spec in content["columns"].items()]
+    lines.insert(1, '  "columns": {\n' + ",\n".join(columns) + "\n  }")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def marginal_command(args: argparse.Namespace) -> int:
     from synthdp.domain.schema import Schema, load_schema_file
     from synthdp.reader.table import read_csv_frame
@@ -330,35 +423,70 @@ def evaluate(args: argparse.Namespace) -> int:
         raise SynthDPError("--queries must be an integer >= 1")
     if not 0 <= args.seed < 2**32:
         raise SynthDPError("--seed must be an integer in [0, 2^32)")
-    from synthdp.domain.box import load_bounds_file
+    if args.privacy_report and not args.html:
+        raise SynthDPError("--privacy-report goes with --html (the page shows it)")
+    if args.html:
+        _check_outputs({"--html": args.html}, {"the real table": args.real, "the synthetic table": args.synth,
+                                               "the bounds file": args.bounds, "the schema file": args.schema,
+                                               "the privacy report": args.privacy_report})
+        try:
+            import matplotlib  # noqa: F401  (optional: only the page needs it)
+        except ImportError:
+            raise SynthDPError("--html needs matplotlib (pip install matplotlib)") from None
+    from synthdp.domain.box import load_bounds_file, read_json_file
+    from synthdp.domain.schema import Schema, load_schema_file, schema_text_columns
     from synthdp.evaluation.metrics import format_report, utility_report
 
     bounds = load_bounds_file(args.bounds) if args.bounds else None
+    content = load_schema_file(args.schema) if args.schema else None
+    privacy = read_json_file(args.privacy_report, "privacy report") if args.privacy_report else None
+    if isinstance(privacy, dict) and isinstance(privacy.get("privacy_report"), dict):  # a summary file holds one
+        privacy = privacy["privacy_report"]
+    if privacy is not None and not (isinstance(privacy, dict) and isinstance(privacy.get("privacy"), dict)):
+        raise SynthDPError(f"privacy report '{args.privacy_report}' has no \"privacy\" section (write it with "
+                           "synthdp generate --report)")
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
-    real = _read_table(args.real, "real table", csv_format)
-    synth = _read_table(args.synth, "synthetic table", csv_format)
-    report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed)
+    text_columns = schema_text_columns(content) if content is not None else ()
+    real = _read_table(args.real, "real table", csv_format, text_columns)
+    synth = _read_table(args.synth, "synthetic table", csv_format, text_columns)
+    schema = (Schema.from_dict(content, [str(c) for c in real.columns], f"schema file '{args.schema}'")
+              if content is not None else None)
+    report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed,
+                            schema=schema, sdmetrics=not args.no_sdmetrics)
+    if args.html:
+        from synthdp.evaluation.html import render_html
+
+        page = render_html(report, real, synth, schema=schema, privacy_report=privacy)
+        _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))])
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (e.g. | head): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.html:
+        print(f"synthdp: wrote the report page to {args.html}", file=sys.stderr)
     return 0
 
 
-def _read_table(path: str, label: str, csv_format):
-    """A CSV of numeric, finite columns, checked as ``generate`` checks its input."""
+def _read_table(path: str, label: str, csv_format, text_columns=()):
+    """A CSV of numeric, finite columns, checked as ``generate`` checks its input; the
+    ``text_columns`` (a schema's binary and categorical ones) are kept as they are."""
     import pandas as pd
 
-    from synthdp.reader.table import check_numeric_frame, read_csv_frame
+    from synthdp.reader.table import check_column_names, check_row_count, chunk_values, read_csv_frame
 
     frame = read_csv_frame(path, label, csv_format)
     try:
-        names, values = check_numeric_frame(frame)
-    except SynthDPError as error:
+        names = check_column_names(frame.columns)
+        check_row_count(len(frame))
+        numeric = [name for name in names if name not in text_columns]
+        values = chunk_values(frame[numeric], numeric)
+    except SynthDPError as error:  # the reader's message names the column and what to declare
         raise SynthDPError(f"{label} '{path}': {error}") from None
-    return pd.DataFrame(values, columns=names)
+    columns = dict(zip(numeric, values.T))
+    return pd.DataFrame({name: columns[name] if name in columns else frame[name].to_numpy() for name in names},
+                        columns=names)
 
 
 def _finite(value):
@@ -498,6 +626,9 @@ def _temporary(final: Path, cleanup: ExitStack) -> Path:
     handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
     os.close(handle)
     path = Path(name)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(path, 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's private 0600
     cleanup.callback(lambda: path.unlink(missing_ok=True))
     return path
 

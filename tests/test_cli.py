@@ -275,3 +275,19 @@ def test_a_bad_csv_option_is_one_line_naming_it(tmp_path, capsys):
     code = main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
                  "--sep", ";;", "--quiet"])
     assert code == 2 and "sep must be one character" in capsys.readouterr().err
+
+
+def test_outputs_get_the_mode_of_ordinary_files(tmp_path):
+    import os
+    import stat
+
+    rng = np.random.default_rng(2)
+    pd.DataFrame({"a": rng.uniform(0, 1, 100)}).to_csv(tmp_path / "t.csv", index=False)
+    umask = os.umask(0o022)
+    try:
+        assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
+                     "--quiet", "--seed", "1", "--report", str(tmp_path / "r.json")]) == 0
+    finally:
+        os.umask(umask)
+    for name in ("o.csv", "r.json"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644

@@ -160,7 +160,8 @@ def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, caps
     synth = _write(tmp_path, _synth(), "synth.csv")
     code, out, err = run(["evaluate", "--real", real, "--synth", synth], capsys)
     assert code == 2 and out == ""
-    assert err.strip() == f"synthdp: error: real table '{real}': column 'income' is not numeric"
+    assert err.strip().startswith(f"synthdp: error: real table '{real}': column 'income' is not numeric (")
+    assert "a text column needs a schema" in err and len(err.strip().splitlines()) == 1
 
 
 def test_missing_real_file(tmp_path, capsys):

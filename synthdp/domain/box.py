@@ -6,7 +6,9 @@ module that sees raw rows) and mapped affinely onto [-1, 1]. Decoding maps back.
 
 A bounds file is JSON: ``{"column": [lo, hi], ...}``, or with an explicit type,
 ``{"column": {"bounds": [lo, hi], "type": "integer"}}``. Whether a column is integer-valued
-is metadata too, so it comes from the bounds file, never from the data.
+is metadata too, so it comes from the bounds file, never from the data. A ``"date"`` or
+``"datetime"`` column has ISO bounds (``["2019-01-01", "2023-12-31"]``) and is modelled as
+days or seconds since 1970-01-01 (:mod:`synthdp.domain.dates`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from synthdp.domain.dates import TIME_TYPES, format_bound, parse_bound
 from synthdp.errors import SynthDPError
 
-COLUMN_TYPES = ("continuous", "integer")
+COLUMN_TYPES = ("continuous", "integer") + TIME_TYPES
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
 
 
@@ -34,6 +37,12 @@ class ColumnDomain:
     upper: float
     integer: bool = False
     source: str = "public"  # "public", "DP estimate" or "data (NOT private)"
+    temporal: str | None = None  # "date" (days since 1970-01-01, integer) or "datetime" (seconds since then)
+
+    @property
+    def type(self) -> str:
+        """The column's type, as in a bounds file: continuous, integer, date or datetime."""
+        return self.temporal or ("integer" if self.integer else "continuous")
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper) and math.isfinite(self.upper - self.lower)):
@@ -47,6 +56,10 @@ class ColumnDomain:
             raise SynthDPError(f"bounds for integer column '{self.name}' must lie within +-2^53")
         if self.integer and math.ceil(self.lower) > math.floor(self.upper):
             raise SynthDPError(f"integer column '{self.name}' has no integer inside its bounds")
+        if self.temporal is not None and (self.temporal not in TIME_TYPES or self.integer != (self.temporal == "date")):
+            raise SynthDPError(f"column '{self.name}': a date column is integer-valued, a datetime column is not")
+        if self.temporal == "datetime" and math.ceil(self.lower) > math.floor(self.upper):
+            raise SynthDPError(f"datetime column '{self.name}' has no whole second inside its bounds")
 
 
 @dataclass(frozen=True)
@@ -87,8 +100,8 @@ class Domain:
         return {
             "source": self.source,
             "columns": {
-                c.name: {"bounds": [c.lower, c.upper], "type": "integer" if c.integer else "continuous",
-                         "source": c.source}
+                c.name: {"bounds": [format_bound(c.lower, c.temporal), format_bound(c.upper, c.temporal)]
+                         if c.temporal else [c.lower, c.upper], "type": c.type, "source": c.source}
                 for c in self.columns
             },
         }
@@ -123,6 +136,20 @@ def parse_bounds(bounds: Mapping[str, object], column_names: Sequence[str]) -> d
     return {name: _parse_column(name, bounds[name]) for name in column_names if name in bounds}
 
 
+def time_columns(columns: Mapping[str, object] | Domain | None) -> dict[str, str]:
+    """The date and datetime columns declared by a bounds mapping, a schema's ``"columns"`` mapping
+    or a Domain: {name: "date" or "datetime"}, what the reader converts from ISO text to numbers.
+
+    Their bounds are checked here, so that an error in them stops the run before the data are read.
+    """
+    if isinstance(columns, Mapping):
+        columns = Domain(tuple(_parse_column(str(name), spec) for name, spec in columns.items()
+                               if isinstance(spec, Mapping) and spec.get("type") in TIME_TYPES), source="public")
+    if not isinstance(columns, Domain):
+        return {}
+    return {column.name: column.temporal for column in columns.columns if column.temporal}
+
+
 def _parse_column(name: str, spec: object) -> ColumnDomain:
     column_type = "continuous"
     if isinstance(spec, Mapping):
@@ -132,6 +159,9 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         raise SynthDPError(f"column '{name}' has type '{column_type}'; expected one of {COLUMN_TYPES}")
     if not (isinstance(spec, (list, tuple)) and len(spec) == 2):
         raise SynthDPError(f"bounds for column '{name}' must be a pair [lo, hi]")
+    if column_type in TIME_TYPES:
+        lower, upper = (parse_bound(name, column_type, value) for value in spec)
+        return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type)
     try:
         lower, upper = float(spec[0]), float(spec[1])
     except (TypeError, ValueError):

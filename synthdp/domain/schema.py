@@ -53,6 +53,9 @@ LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
 DEFAULT_MARGINAL_DEGREE = 2
 DISCOVER = "discover"  # "levels": "discover" asks for DP discovery of a categorical column's levels
+MISSING_LABEL = "(missing)"  # the level a nullable categorical column's missing cells take; decoded as a missing cell
+INDICATOR_SUFFIX = " (missing)"  # the internal binary column of a nullable numeric column: 1 where the cell is missing
+DRAFT_KEY = "draft"  # top-level entry of a schema drafted from the data (synthdp schema); ignored by from_dict
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,19 @@ class CategoricalColumn:
 
     A categorical column has one indicator per level plus one for ``other_label``: any value
     outside the levels, or missing. A binary column's first level is its indicator's 0.
+
+    A ``nullable`` categorical column has one more indicator, for MISSING_LABEL: its missing
+    cells (kept apart from "other", and decoded as missing cells). ``indicator_of`` names the
+    nullable numeric column whose missingness this internal binary column encodes (levels
+    "present", "missing"); it is not a column of the table.
     """
 
     name: str
     levels: tuple[str, ...]
     binary: bool = False
     other_label: str = DEFAULT_OTHER_LABEL
+    nullable: bool = False
+    indicator_of: str | None = None
 
     def __post_init__(self) -> None:
         if self.binary and len(self.levels) != 2:
@@ -76,8 +86,10 @@ class CategoricalColumn:
 
     @property
     def all_levels(self) -> tuple[str, ...]:
-        """Every level a value decodes to: the levels, then ``other_label`` for a categorical column."""
-        return self.levels if self.binary else self.levels + (self.other_label,)
+        """Every level a value decodes to: the levels, then ``other_label`` for a categorical
+        column, then MISSING_LABEL for a nullable one."""
+        levels = self.levels if self.binary else self.levels + (self.other_label,)
+        return levels + (MISSING_LABEL,) if self.nullable else levels
 
     @property
     def coded_levels(self) -> tuple[str, ...]:
@@ -101,8 +113,11 @@ class CategoricalColumn:
         codes = text.map(lambda value: lookup.get(value, -1)).to_numpy(dtype=np.int64, copy=True)
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
-                               "value); declare it categorical to map such values to 'other'")
+                               "value); declare it categorical to map such values to 'other', or "
+                               "\"nullable\": true for missing values")
         codes[codes < 0] = len(self.levels)
+        if self.nullable:
+            codes[values.isna().to_numpy()] = len(self.all_levels) - 1
         return codes
 
 
@@ -130,6 +145,17 @@ class Schema:
     @property
     def d_numeric(self) -> int:
         return self.numeric.d
+
+    @property
+    def nullable_numeric(self) -> tuple[str, ...]:
+        """The numeric columns declared nullable (each has an internal missingness indicator)."""
+        return tuple(column.indicator_of for column in self.categorical if column.indicator_of is not None)
+
+    @property
+    def nullable(self) -> tuple[str, ...]:
+        """Every column declared nullable, in table order."""
+        declared = set(self.nullable_numeric) | {column.name for column in self.categorical if column.nullable}
+        return tuple(name for name in self.names if name in declared)
 
     @property
     def n_coordinates(self) -> int:
@@ -170,19 +196,34 @@ class Schema:
         for column in self.categorical:
             block = points[:, self.block_slice(column.name)]
             choice = (block[:, 0] > 0.5).astype(np.int64) if column.binary else block.argmax(axis=1)
-            columns[column.name] = np.array(column.all_levels, dtype=object)[choice]
+            if column.indicator_of is not None:  # a nullable numeric column: missing where its indicator is 1
+                values = columns[column.indicator_of]
+                missing = choice.astype(bool)
+                if pd.api.types.is_integer_dtype(values):
+                    values = values.astype("Int64")  # an integer column with missing cells
+                elif pd.api.types.is_numeric_dtype(values):
+                    values = values.astype(float)
+                columns[column.indicator_of] = values.mask(missing)  # dates: ISO text, missing cells empty
+                continue
+            decoded = np.array(column.all_levels, dtype=object)[choice]
+            if column.nullable:
+                decoded[choice == len(column.all_levels) - 1] = None
+            columns[column.name] = decoded
         return pd.DataFrame(columns, columns=list(self.names))
 
     def to_dict(self) -> dict:
         """The schema as JSON types (the format of the schema file, plus bound sources)."""
         numeric = self.numeric.to_dict()["columns"]
         columns = {}
+        nullable = set(self.nullable)
         for name in self.names:
             if name in numeric:
                 columns[name] = numeric[name]
             else:
                 column = self.column(name)
                 columns[name] = {"type": "binary" if column.binary else "categorical", "levels": list(column.levels)}
+            if name in nullable:
+                columns[name] = {**columns[name], "nullable": True}
         return {"columns": columns, "other_label": self.other_label}
 
     @classmethod
@@ -203,9 +244,12 @@ class Schema:
         other_label = content.get("other_label", DEFAULT_OTHER_LABEL)
         if not isinstance(other_label, str):
             raise SynthDPError(f"{origin}: other_label must be a string")
-        numeric, categorical = [], []
+        numeric, categorical, indicators = [], [], []
         for name in column_names:
             spec = specs[name]
+            nullable = isinstance(spec, Mapping) and spec.get("nullable", False)
+            if nullable not in (True, False):
+                raise SynthDPError(f"{origin}: column '{name}' has \"nullable\": expected true or false")
             column_type = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"
             if column_type not in COLUMN_TYPES + LEVEL_TYPES:
                 raise SynthDPError(f"{origin}: column '{name}' has type '{column_type}'; expected one of "
@@ -217,14 +261,22 @@ class Schema:
                                        "or a share of the budget to discover them (levels_share, with delta > 0)")
                 if not (isinstance(levels, list) and all(isinstance(level, (str, int)) for level in levels)):
                     raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings")
-                try:
+                try:  # a nullable binary column needs a third cell for its missing values: a categorical block
                     categorical.append(CategoricalColumn(name, tuple(str(level) for level in levels),
-                                                         spec["type"] == "binary", other_label))
+                                                         spec["type"] == "binary" and not nullable, other_label,
+                                                         nullable=bool(nullable)))
                 except SynthDPError as error:
                     raise SynthDPError(f"{origin}: {error}") from None
             else:
                 numeric.append(_parse_column(name, spec))
-        return cls(tuple(column_names), Domain(tuple(numeric), source="public"), tuple(categorical), other_label)
+                if nullable:
+                    if name + INDICATOR_SUFFIX in column_names:
+                        raise SynthDPError(f"{origin}: nullable column '{name}' needs the name "
+                                           f"'{name + INDICATOR_SUFFIX}' for its missingness, which a column has")
+                    indicators.append(CategoricalColumn(name + INDICATOR_SUFFIX, ("present", "missing"), True,
+                                                        other_label, indicator_of=name))
+        return cls(tuple(column_names), Domain(tuple(numeric), source="public"), tuple(categorical + indicators),
+                   other_label)
 
 
 def load_schema_file(path: str | Path) -> dict:
@@ -233,6 +285,12 @@ def load_schema_file(path: str | Path) -> dict:
     if not isinstance(content, dict) or not isinstance(content.get("columns"), dict):
         raise SynthDPError(f"schema file '{path}' must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
     return content
+
+
+def is_draft(content: Mapping | Schema | None) -> bool:
+    """Whether a schema mapping still carries the ``"draft"`` entry of ``synthdp schema``: its
+    bounds and levels were read from the data, so a release that uses it is NOT private."""
+    return isinstance(content, Mapping) and DRAFT_KEY in content
 
 
 def columns_to_discover(content: Mapping | Schema) -> list[str]:
@@ -249,10 +307,30 @@ def with_levels(content: Mapping, levels: Mapping[str, Sequence[str]]) -> dict:
     return {**content, "columns": columns}
 
 
+def nullable_numeric_columns(content: Mapping | Schema | None) -> tuple[str, ...]:
+    """The numeric columns a schema (or schema or bounds mapping) declares nullable."""
+    if isinstance(content, Schema):
+        return content.nullable_numeric
+    columns = content.get("columns") if isinstance(content, Mapping) else None
+    if not isinstance(columns, Mapping):
+        return ()
+    return tuple(name for name, spec in columns.items() if isinstance(spec, Mapping) and spec.get("nullable") is True
+                 and spec.get("type", "continuous") not in LEVEL_TYPES)
+
+
+def bounds_schema(bounds: Mapping) -> dict | None:
+    """A bounds mapping that declares a nullable column, as the schema mapping it amounts to
+    (missing cells are modelled with indicator columns, as in mixed tables); None otherwise."""
+    if not any(isinstance(spec, Mapping) and spec.get("nullable") is True for spec in bounds.values()):
+        return None
+    return {"columns": {name: ({"type": "continuous", **spec} if isinstance(spec, Mapping)
+                               else {"type": "continuous", "bounds": spec}) for name, spec in bounds.items()}}
+
+
 def schema_text_columns(content: Mapping | Schema) -> tuple[str, ...]:
     """The binary and categorical columns a schema (or schema mapping) declares: read as levels, not numbers."""
     if isinstance(content, Schema):
-        return tuple(column.name for column in content.categorical)
+        return tuple(column.name for column in content.categorical if column.indicator_of is None)
     columns = content.get("columns") if isinstance(content, Mapping) else None
     if not isinstance(columns, Mapping):
         return ()

@@ -13,14 +13,18 @@ private and must not be published as if they were. The module never takes part i
 release, and must not import :mod:`synthdp.reader.table`, :mod:`synthdp.privacy.release` or
 :mod:`synthdp.cli`.
 
-Natural targets of the benchmark data (``../shared/data``, see its README) for
+Natural targets of the benchmark data (the repository's ``data/``, see data/README.md) for
 :func:`model_accuracy`:
 
 * ``pks.csv``: ``total_UPDRS`` (and ``motor_UPDRS``), regression. They are kept as columns,
   and each is nearly a linear function of the other, so predicting one with the other among
   the features is easy; drop one from both tables to predict from the voice measures alone.
-* ``adult.csv``: ``income`` (``<=50K`` / ``>50K``), classification. It has categorical
-  features, which :func:`model_accuracy` does not take: encode them as numbers first.
+* ``adult.csv``: ``income`` (``<=50K`` / ``>50K``), classification. Its categorical features
+  (and a categorical target) are taken when the schema is given (``configs/adult_schema.json``).
+
+With a schema (:class:`synthdp.domain.schema.Schema`), the tables may hold binary and categorical
+columns: :mod:`synthdp.evaluation.mixed` compares every column and every pair of columns by
+total-variation distance, and the numeric metrics run on the numeric columns.
 * ``crm.csv`` (goal ``ViolentCrimesPerPop``), ``ctg.csv`` (``CLASS``, ``NSP``) and
   ``wdbc.csv`` (diagnosis) had their natural targets dropped, so they have none.
 """
@@ -34,7 +38,16 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import parse_bounds
+from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.evaluation.mixed import (
+    SDMETRICS_ROWS,
+    column_tv,
+    numeric_schema,
+    pair_scores,
+    pearson,
+    sdmetrics_quality,
+)
 from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
 from synthdp.evaluation.queries import (
     SIGMAS,
@@ -60,7 +73,7 @@ __all__ = [
 #: values in the real table is a class label; any other numeric target is regressed.
 MAX_CLASSES = 10
 
-FROM_BOUNDS, FROM_REAL = "given bounds", "real min/max"
+FROM_BOUNDS, FROM_REAL, FROM_SCHEMA = "given bounds", "real min/max", "schema bounds"
 
 
 # ------------------------------------------------------------------ inputs
@@ -102,6 +115,32 @@ def _numeric(frame: pd.DataFrame, label: str, columns: Sequence | None = None) -
     return values
 
 
+def _schema(schema: Schema | Mapping, real: pd.DataFrame) -> Schema:
+    """A Schema of the real table's columns: ``schema`` itself, or built from a schema file's content."""
+    names = [str(c) for c in real.columns]
+    if isinstance(schema, Schema):
+        unknown = [name for name in schema.names if name not in names]
+        if unknown:
+            raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
+        missing = [name for name in names if name not in schema.names]
+        if missing:
+            raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
+        return schema
+    return Schema.from_dict(schema, names, "the schema")
+
+
+def _features(frame: pd.DataFrame, label: str, columns: Sequence, levels: Mapping) -> np.ndarray:
+    """``columns`` as floats: numeric ones as they are, those in ``levels`` as the index of their level."""
+    numeric = [name for name in columns if name not in levels]
+    values = np.empty((len(frame), len(columns)))
+    if numeric:
+        values[:, [list(columns).index(name) for name in numeric]] = _numeric(frame, label, numeric)
+    for j, name in enumerate(columns):
+        if name in levels:
+            values[:, j] = levels[name].level_codes(frame[name])
+    return values
+
+
 def _seed(seed) -> int:
     if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32):
         raise SynthDPError("seed must be an integer in [0, 2^32)")
@@ -133,13 +172,7 @@ def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
             for j, name in enumerate(real.columns)}
 
 
-def _correlations(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Pearson correlation matrix, with 0 for every pair involving a constant column."""
-    centred = values - values.mean(axis=0)
-    norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
-    constant = np.ptp(values, axis=0) == 0
-    scaled = np.divide(centred, norms, out=np.zeros_like(centred), where=~constant)
-    return np.clip(scaled.T @ scaled, -1.0, 1.0), constant
+_correlations = pearson  # Pearson correlation matrix, with 0 for every pair involving a constant column
 
 
 def correlation_error(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
@@ -206,6 +239,7 @@ def model_accuracy(
     task: str = "auto",
     test_share: float = 0.3,
     seed: int = 0,
+    schema: Schema | Mapping | None = None,
 ) -> dict:
     """Train on synthetic rows, test on real rows; and train on real rows for comparison.
 
@@ -224,11 +258,13 @@ def model_accuracy(
     Parameters
     ----------
     real, synth : DataFrame
-        The same column names; every column but the target numeric and finite.
+        The same column names; every column but the target numeric and finite (but the binary
+        and categorical columns of ``schema``).
     target : str
         The column to predict.
     task : {"auto", "regression", "classification"}
-        "auto": classification if the real target is not numeric, or has integer values only
+        "auto": classification if the real target is not numeric or is a binary or categorical
+        column of ``schema``, or has integer values only
         and at most :data:`MAX_CLASSES` distinct ones; regression otherwise. Regression scores
         are R^2 (1 is perfect, 0 is predicting the mean); classification scores are accuracy.
         For classification with numeric labels, synthetic labels are moved to the nearest
@@ -237,6 +273,10 @@ def model_accuracy(
         Share of the real rows held out for testing, in (0, 1).
     seed : int
         Seed of the split and of the models.
+    schema : Schema or mapping, optional
+        The tables' schema (or a schema file's content): its binary and categorical columns
+        are features coded by their levels (a value outside them is "other") and given to the
+        model as categorical features; such a target is a class label.
 
     Returns
     -------
@@ -267,11 +307,20 @@ def model_accuracy(
     if not (isinstance(test_share, (int, float)) and 0 < test_share < 1):
         raise SynthDPError("test_share must lie in (0, 1)")
     seed = _seed(seed)
+    levels = {} if schema is None else {column.name: column for column in _schema(schema, real).categorical}
     features = [c for c in real.columns if c != target]
     if not features:
         raise SynthDPError("model accuracy needs at least one column besides the target")
-    x_real, x_synth = _numeric(real, "real", features), _numeric(synth, "synthetic", features)
+    x_real, x_synth = _features(real, "real", features, levels), _features(synth, "synthetic", features, levels)
+    # categorical features the histogram models can take as such (at most 255 levels)
+    categorical = [name in levels and len(levels[name].all_levels) <= 255 for name in features]
     y_real, y_synth = real[target], synth[target]
+    if target in levels:
+        if task == "regression":
+            raise SynthDPError(f"task 'regression' needs a numeric target; column '{target}' is categorical")
+        names = np.asarray(levels[target].all_levels, dtype=object)
+        y_real = pd.Series(names[levels[target].level_codes(y_real)], dtype=object)
+        y_synth = pd.Series(names[levels[target].level_codes(y_synth)], dtype=object)
     if y_real.isna().any() or y_synth.isna().any():
         raise SynthDPError(f"target column '{target}' has missing values")
     task = _task(y_real, task)
@@ -297,14 +346,16 @@ def model_accuracy(
     x_train, x_test, y_train, y_test = train_test_split(
         x_real, y_real, test_size=n_test, random_state=seed, stratify=stratify)
 
+    kinds = {"categorical_features": categorical} if any(categorical) else {}
+
     def fit_score(x, y) -> tuple[float, str]:
         if task == "regression":
-            model = HistGradientBoostingRegressor(random_state=seed)
+            model = HistGradientBoostingRegressor(random_state=seed, **kinds)
             return float(r2_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
         if len(np.unique(y)) < 2:
             model = DummyClassifier(strategy="most_frequent")
         else:
-            model = HistGradientBoostingClassifier(random_state=seed)
+            model = HistGradientBoostingClassifier(random_state=seed, **kinds)
         return float(accuracy_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
 
     # One OpenMP thread: on tables of this size the thread start-up costs more than it saves,
@@ -358,6 +409,8 @@ def utility_report(
     sigmas: Sequence[float] = SIGMAS,
     seed: int = 0,
     n_jobs: int | None = None,
+    schema: Schema | Mapping | None = None,
+    sdmetrics: bool = True,
 ) -> dict:
     """Every utility metric of a synthetic table against the real one, as a plain dict.
 
@@ -367,8 +420,8 @@ def utility_report(
     Parameters
     ----------
     real, synth : DataFrame
-        Numeric, finite tables with the same column names (in any order; the report uses the
-        real table's order).
+        Tables with the same column names (in any order; the report uses the real table's
+        order): numeric and finite, but the binary and categorical columns of ``schema``.
     bounds : mapping, optional
         Per-column intervals, as in a bounds file (``{"age": [0, 120], "visits": {"bounds":
         [0, 50], "type": "integer"}}``), used to map BOTH tables onto [-1, 1]^d for the smooth
@@ -386,53 +439,94 @@ def utility_report(
         Seeds the queries and the model's train/test split: the same seed gives the same report.
     n_jobs : int, optional
         Threads for answering the queries (default: every CPU).
+    schema : Schema or mapping, optional
+        For a table with binary or categorical columns (instead of ``bounds``): a
+        :class:`synthdp.domain.schema.Schema` or a schema file's content. Its numeric columns'
+        bounds normalise them; the numeric metrics (KS, correlation, smooth queries) run on the
+        numeric columns only, and are None when there is none.
+    sdmetrics : bool
+        Also run SDMetrics' QualityReport when the optional package is installed
+        (:func:`synthdp.evaluation.mixed.sdmetrics_quality`, on at most 2000 rows of each table).
 
     Returns
     -------
     dict
-        ``rows`` and ``distinct_rows`` ({"real": ..., "synthetic": ...}); ``ks`` (``per_column``,
-        ``max``, ``mean``, ``worst_column``); ``correlation`` (:func:`correlation_error`);
-        ``model`` (:func:`model_accuracy`, or None); ``smooth_queries`` (``n_queries``,
-        ``n_kernels``, ``seed``, ``sigmas``, the worst-case ``absolute``, ``absolute_scaled``
-        and ``relative`` errors per sigma, and the ``normalisation`` of each column).
+        ``rows`` and ``distinct_rows`` ({"real": ..., "synthetic": ...}); ``columns``
+        ({"numeric": [...], "categorical": [...]}); ``ks`` (``per_column``, ``max``, ``mean``,
+        ``worst_column``); ``correlation`` (:func:`correlation_error`); ``model``
+        (:func:`model_accuracy`, or None); ``smooth_queries`` (``n_queries``, ``n_kernels``,
+        ``seed``, ``sigmas``, the worst-case ``absolute``, ``absolute_scaled`` and ``relative``
+        errors per sigma, and the ``normalisation`` of each numeric column); ``tv``
+        (:func:`synthdp.evaluation.mixed.column_tv`: each column over its levels or 16 bins of
+        its normalisation bounds); ``pairs`` (:func:`synthdp.evaluation.mixed.pair_scores`);
+        ``similarity`` (``column_shapes``: the mean over columns of 1 - KS for a numeric column
+        and 1 - TV for a categorical one; ``column_pair_trends``: the mean pair similarity;
+        SDMetrics' scores of the same names, computed here on every row); ``sdmetrics``
+        (SDMetrics' own scores, a string saying why there are none, or None when not asked).
     """
     real, synth = _pair(real, synth)
     seed = _seed(seed)
+    if schema is not None and bounds is not None:
+        raise SynthDPError("give bounds or a schema, not both (the schema holds the numeric columns' bounds)")
+    described = _schema(schema, real) if schema is not None else None
+    # the table's binary and categorical columns (not a schema's internal ones, if it has any)
+    categorical = [] if described is None else [column.name for column in described.categorical
+                                                if column.name in real.columns]
+    numeric = [str(c) for c in real.columns if c not in categorical]
     for name, value in (("n_queries", n_queries), ("n_kernels", n_kernels)):
         if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
             raise SynthDPError(f"{name} must be an integer >= 1")
     sigma_list = [float(s) for s in sigmas]
     if not sigma_list or not all(math.isfinite(s) and s > 0 for s in sigma_list):
         raise SynthDPError("sigmas must be a non-empty list of numbers > 0")
-    real_values, synth_values = _numeric(real, "real"), _numeric(synth, "synthetic")
+    real_values, synth_values = _numeric(real, "real", numeric), _numeric(synth, "synthetic", numeric)
     if target is not None and target not in real.columns:
         raise SynthDPError(f"target column '{target}' is not a column of the tables")
 
-    normalisation = _normalisation(real, real_values, bounds)
-    lower = [column["bounds"][0] for column in normalisation.values()]
-    upper = [column["bounds"][1] for column in normalisation.values()]
-    queries = gaussian_kernel_queries(real.shape[1], int(n_queries), np.random.default_rng(seed), int(n_kernels))
-    true = answer_queries(to_unit(real_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
-    answers = answer_queries(to_unit(synth_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
-    errors = worst_case_errors(true, answers, queries.alpha)
+    ks_section = correlation = smooth = None
+    normalisation: dict[str, dict] = {}
+    ks_values: dict[str, float] = {}
+    if numeric:
+        if described is None:
+            normalisation = _normalisation(real, real_values, bounds)
+        else:
+            given = {column.name: column for column in described.numeric.columns}
+            normalisation = {name: {"bounds": [given[name].lower, given[name].upper], "source": FROM_SCHEMA}
+                             for name in numeric}
+        lower = [column["bounds"][0] for column in normalisation.values()]
+        upper = [column["bounds"][1] for column in normalisation.values()]
+        queries = gaussian_kernel_queries(len(numeric), int(n_queries), np.random.default_rng(seed), int(n_kernels))
+        true = answer_queries(to_unit(real_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
+        answers = answer_queries(to_unit(synth_values, lower, upper), queries, sigma_list, n_jobs=n_jobs)
+        errors = worst_case_errors(true, answers, queries.alpha)
+        smooth = {"n_queries": int(n_queries), "n_kernels": int(n_kernels), "seed": seed, "sigmas": sigma_list,
+                  **errors.to_dict(), "normalisation": normalisation}
+        ks = ks_values = ks_distances(real[numeric], synth[numeric])
+        worst_column = max(ks, key=lambda name: ks[name])
+        ks_section = {"per_column": ks, "max": ks[worst_column], "mean": float(np.mean(list(ks.values()))),
+                      "worst_column": worst_column}
+        correlation = correlation_error(real[numeric], synth[numeric])
 
-    ks = ks_distances(real, synth)
-    worst_column = max(ks, key=lambda name: ks[name])
+    if described is None:
+        described = numeric_schema({name: column["bounds"] for name, column in normalisation.items()})
+    tv = column_tv(real, synth, described)
+    pairs = pair_scores(real, synth, described)
+    shapes = [1 - ks_values.get(name, value) for name, value in tv["per_column"].items()]
+    similarities = [pair["similarity"] for pair in pairs["per_pair"]]
     return {
         "rows": {"real": int(len(real)), "synthetic": int(len(synth))},
         "distinct_rows": {"real": distinct_rows(real), "synthetic": distinct_rows(synth)},
-        "ks": {"per_column": ks, "max": ks[worst_column], "mean": float(np.mean(list(ks.values()))),
-               "worst_column": worst_column},
-        "correlation": correlation_error(real, synth),
-        "model": None if target is None else model_accuracy(real, synth, target, task=task, seed=seed),
-        "smooth_queries": {
-            "n_queries": int(n_queries),
-            "n_kernels": int(n_kernels),
-            "seed": seed,
-            "sigmas": sigma_list,
-            **errors.to_dict(),
-            "normalisation": normalisation,
-        },
+        "columns": {"numeric": numeric, "categorical": categorical},
+        "ks": ks_section,
+        "correlation": correlation,
+        "model": None if target is None else model_accuracy(real, synth, target, task=task, seed=seed,
+                                                            schema=None if schema is None else described),
+        "smooth_queries": smooth,
+        "tv": tv,
+        "pairs": pairs,
+        "similarity": {"column_shapes": float(np.mean(shapes)),
+                       "column_pair_trends": float(np.mean(similarities)) if similarities else None},
+        "sdmetrics": sdmetrics_quality(real, synth, described, seed=seed) if sdmetrics else None,
     }
 
 
@@ -464,19 +558,23 @@ def format_report(report: dict) -> str:
         ["rows", report["rows"]["real"], report["rows"]["synthetic"]],
         ["distinct rows", report["distinct_rows"]["real"], report["distinct_rows"]["synthetic"]],
     ], indent="")
+    lines += _format_distances(report)
 
     ks = report["ks"]
-    lines += ["", "Kolmogorov-Smirnov distance per column (0: same distribution, 1: disjoint)",
-              f"  max {_number(ks['max'])} ({ks['worst_column']}), mean {_number(ks['mean'])}"]
-    lines += _table(["column", "KS"], [[name, _number(value)] for name, value in ks["per_column"].items()])
+    if ks is not None:
+        lines += ["", "Kolmogorov-Smirnov distance per numeric column (0: same distribution, 1: disjoint)",
+                  f"  max {_number(ks['max'])} ({ks['worst_column']}), mean {_number(ks['mean'])}"]
+        lines += _table(["column", "KS"], [[name, _number(value)] for name, value in ks["per_column"].items()])
 
     corr = report["correlation"]
-    lines += ["", f"pairwise correlation error, |Pearson real - synthetic| over {corr['pairs']} column pairs (0 to 2)"]
-    if corr["pairs"]:
+    if corr is not None:
+        lines += ["", f"pairwise correlation error, |Pearson real - synthetic| over {corr['pairs']} pairs of numeric "
+                      "columns (0 to 2)"]
+    if corr is not None and corr["pairs"]:
         a, b = corr["worst_pair"]
         lines.append(f"  max {_number(corr['max'])} ({a}, {b}), mean {_number(corr['mean'])}")
     for side, label in (("real", "real"), ("synthetic", "synthetic")):
-        if corr["constant_columns"][side]:
+        if corr is not None and corr["constant_columns"][side]:
             lines.append(f"  constant in the {label} table (correlations taken as 0): "
                          + ", ".join(corr["constant_columns"][side]))
 
@@ -492,14 +590,69 @@ def format_report(report: dict) -> str:
         ], text_columns=2)
 
     queries = report["smooth_queries"]
-    used = {column["source"] for column in queries["normalisation"].values()}
-    sources = [label for source, label in ((FROM_BOUNDS, "the given bounds"), (FROM_REAL, "the real min/max"))
-               if source in used]
-    lines += ["", f"smooth queries: worst case over {queries['n_queries']} random sums of {queries['n_kernels']} "
-                  f"Gaussian kernels on [-1, 1]^d (seed {queries['seed']}; columns mapped to [-1, 1] by "
-                  f"{' and '.join(sources)})"]
-    lines += _table(["sigma", "absolute", "absolute / sum(alpha)", "relative"], [
-        [f"{sigma:g}", _number(a), _number(s), _number(r)]
-        for sigma, a, s, r in zip(queries["sigmas"], queries["absolute"], queries["absolute_scaled"], queries["relative"])
-    ])
+    if queries is not None:
+        used = {column["source"] for column in queries["normalisation"].values()}
+        sources = [label for source, label in ((FROM_BOUNDS, "the given bounds"), (FROM_SCHEMA, "the schema's bounds"),
+                                               (FROM_REAL, "the real min/max")) if source in used]
+        lines += ["", f"smooth queries: worst case over {queries['n_queries']} random sums of {queries['n_kernels']} "
+                      f"Gaussian kernels on [-1, 1]^d of the numeric columns (seed {queries['seed']}; columns mapped "
+                      f"to [-1, 1] by {' and '.join(sources)})"]
+        lines += _table(["sigma", "absolute", "absolute / sum(alpha)", "relative"], [
+            [f"{sigma:g}", _number(a), _number(s), _number(r)]
+            for sigma, a, s, r in zip(queries["sigmas"], queries["absolute"], queries["absolute_scaled"],
+                                      queries["relative"])
+        ])
+    lines += _format_sdmetrics(report.get("sdmetrics"))
     return "\n".join(lines) + "\n"
+
+
+#: Pairs listed by the text report, the worst first.
+WORST_PAIRS = 5
+
+
+def _format_distances(report: dict) -> list[str]:
+    """The total-variation sections of the text report."""
+    tv, pairs, similarity = report.get("tv"), report.get("pairs"), report.get("similarity")
+    if tv is None or pairs is None or similarity is None:
+        return []
+    categorical = set(report["columns"]["categorical"])
+    lines = ["", "total-variation distance per column (0: same distribution, 1: disjoint), over the levels of a",
+             f"categorical column and {tv['bins']} equal-width bins of a numeric column's bounds",
+             f"  max {_number(tv['max'])} ({tv['worst_column']}), mean {_number(tv['mean'])}"]
+    lines += _table(["column", "type", "TV"], [[name, "categorical" if name in categorical else "numeric", _number(value)]
+                                               for name, value in tv["per_column"].items()], text_columns=2)
+    lines += ["", f"column pairs: 2-way total-variation distance over {pairs['tv']['pairs']} pairs (same cells)"]
+    if pairs["tv"]["pairs"]:
+        a, b = pairs["tv"]["worst_pair"]
+        lines.append(f"  max {_number(pairs['tv']['worst'])} ({a}, {b}), mean {_number(pairs['tv']['mean'])}")
+        for key, text in (("contingency", "contingency similarity, 1 - TV, over the pairs with a categorical column"),
+                          ("correlation", "correlation similarity, 1 - |r real - r synthetic| / 2, over numeric pairs")):
+            section = pairs[key]
+            if section["pairs"]:
+                a, b = section["worst_pair"]
+                lines.append(f"  {text} ({section['pairs']}): mean {_number(section['mean'])}, "
+                             f"min {_number(section['worst'])} ({a}, {b})")
+        worst = sorted(pairs["per_pair"], key=lambda pair: -pair["tv"])[:WORST_PAIRS]
+        lines += _table(["column", "column", "TV", "similarity"], [
+            [*pair["columns"], _number(pair["tv"]), f"{_number(pair['similarity'])} ({pair['metric']})"]
+            for pair in worst], text_columns=2)
+    lines += ["", "similarity scores in the manner of SDMetrics, computed here on every row (0 to 1, 1 the best)"]
+    lines += [f"  column shapes       {_number(similarity['column_shapes']):>6}  (mean of 1 - KS, numeric columns, "
+              "and 1 - TV, categorical columns)",
+              f"  column pair trends  {_number(similarity['column_pair_trends']):>6}  (mean pair similarity)"]
+    return lines
+
+
+def _format_sdmetrics(scores) -> list[str]:
+    if scores is None:
+        return []
+    if isinstance(scores, str):
+        return ["", f"SDMetrics QualityReport: {scores}"]
+    rows = scores["rows"]
+    sample = (f"a random sample of {rows['real']} real and {rows['synthetic']} synthetic rows, at most "
+              f"{SDMETRICS_ROWS} of each, seed {scores['seed']}" if scores["sampled"] else "every row")
+    lines = ["", f"SDMetrics QualityReport (sdmetrics {scores['version']}; on {sample}; 0 to 1, 1 the best)"]
+    lines += _table(["score", ""], [["overall", _number(scores["overall"])],
+                                    ["Column Shapes", _number(scores["column_shapes"])],
+                                    ["Column Pair Trends", _number(scores["column_pair_trends"])]])
+    return lines

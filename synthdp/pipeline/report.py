@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
 from synthdp.errors import SynthDPError
 from synthdp.pipeline.run import FittedModel
+from synthdp.released import Release
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -33,7 +35,8 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
             "rows_other_noisy": release.noisy_rows_other,
             "rows_other_note": "Laplace-noised count of rows with a categorical value outside its levels "
                                "(decoded as other_label)" if release.noisy_rows_other is not None
-                               else "not released (no categorical column, or clip_count_share = 0)"}}),
+                               else "not released (no categorical column, or clip_count_share = 0)",
+            **missing_rates(release)}}),
         "bounds": {
             **release.domain.to_dict(),
             "rows_clipped_noisy": release.noisy_rows_clipped,
@@ -53,6 +56,25 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         # 0.1 ms is the clock's useful resolution; 17-digit floats would also read like data
         "timings_seconds": {stage: round(seconds, 4) for stage, seconds in model.timings.items()},
     }
+
+
+def missing_rates(release: Release) -> dict:
+    """The report's entries on missing cells: each nullable column's noisy share of missing
+    cells, read off the release (the mean of its missingness indicator is one of the moments:
+    post-processing, no budget). Empty when no column is nullable."""
+    schema = release.schema
+    if schema is None or not schema.nullable:
+        return {}
+    rates = {}
+    for column in schema.categorical:
+        if column.indicator_of is None and not column.nullable:
+            continue
+        coordinate = schema.block_slice(column.name).stop - 1  # the "missing" indicator: last in its block
+        row = np.flatnonzero((release.basis_indices[:, coordinate] == 1) & (release.basis_indices.sum(axis=1) == 1))
+        rates[column.indicator_of or column.name] = float(release.noisy_moments[row[0]])
+    return {"missing_rates_noisy": {name: rates[name] for name in schema.nullable},
+            "missing_rates_note": "share of missing cells of each nullable column: the mean of its missingness "
+                                  "indicator, released with noise in the 'moments' stage"}
 
 
 def smooth_summary(model: FittedModel, report: dict) -> Summary:

@@ -30,9 +30,17 @@ import numpy as np
 import pandas as pd
 
 from synthdp.config import CsvFormat, SynthConfig
-from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
+from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds, time_columns
 from synthdp.domain.decode import decode
-from synthdp.domain.schema import Schema, columns_to_discover, schema_text_columns, with_levels
+from synthdp.domain.schema import (
+    Schema,
+    bounds_schema,
+    columns_to_discover,
+    is_draft,
+    nullable_numeric_columns,
+    schema_text_columns,
+    with_levels,
+)
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, make_plan
 from synthdp.pipeline.progress import StageTracker
@@ -78,6 +86,9 @@ from synthdp.stats.row_sums import RowSums, SumRequest
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
+DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its bounds and levels were read from "
+                "the data and are not protected, so the release is NOT differentially private (replace them with "
+                "public knowledge, then delete the entry)")
 SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
 DEFAULT_PCA_COMPONENTS = 5
 EXACT_STAGES = ("moments", "marginals", "correlation")
@@ -215,8 +226,12 @@ def fit(
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
+    if isinstance(bounds, Mapping) and bounds_schema(bounds) is not None:  # nullable columns: the mixed model
+        schema, bounds = bounds_schema(bounds), None
     full_config = config
-    table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat())
+    draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
+    table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
+                       nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema))
     noise, rng = randomness(config)
     ledger = PrivacyLedger(config.epsilon, config.delta)
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
@@ -249,6 +264,9 @@ def fit(
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
     if bounds_from_data:
         ledger.add_caveat(NOT_PRIVATE_BOUNDS)
+    if draft:
+        warnings.warn(DRAFT_SCHEMA, PrivacyLeakWarning, stacklevel=3)
+        ledger.add_caveat(DRAFT_SCHEMA)
     if not noise.private:
         ledger.add_caveat(SEED_WARNING)
     if study is not None and study.exact_stages:
@@ -272,19 +290,22 @@ def fit(
 
 
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
-               csv_format: CsvFormat | None = None) -> PrivateTable:
-    """The table to release: numeric tables through any engine, mixed tables in memory."""
+               csv_format: CsvFormat | None = None, nullable: tuple[str, ...] = (),
+               time_columns: Mapping[str, str] | None = None) -> PrivateTable:
+    """The table to release: numeric tables through any engine; mixed tables, and tables with
+    nullable columns, in memory. ``time_columns``: the date and datetime columns {name: kind}."""
     if isinstance(data, PrivateTable):
         return data
-    if not text_columns:
-        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat())
+    if not text_columns and not nullable:
+        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat(),
+                                 time_columns)
     if config.engine != "numpy" or config.chunk_rows is not None:
         raise SynthDPError("tables with binary or categorical columns are read in memory: "
                            "leave engine and chunk_rows at their defaults")
     if isinstance(data, pd.DataFrame):
-        return PrivateTable(data, text_columns)
+        return PrivateTable(data, text_columns, nullable, time_columns)
     if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
-        return PrivateTable.read_csv(data, text_columns, csv_format or CsvFormat())
+        return PrivateTable.read_csv(data, text_columns, csv_format or CsvFormat(), nullable, time_columns)
     raise SynthDPError("a table with binary or categorical columns must be a DataFrame or a CSV file")
 
 
@@ -320,6 +341,17 @@ def known_bounds(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, 
             f"no bounds for column '{missing}': {MISSING_BOUNDS_HELP}" if known else f"no bounds given: {MISSING_BOUNDS_HELP}"
         )
     return known
+
+
+def declared_time_columns(bounds: Mapping[str, object] | Domain | None,
+                          schema: Mapping | Schema | None) -> dict[str, str]:
+    """The date and datetime columns the bounds or the schema declare (public metadata): the
+    reader turns their ISO values into days or seconds since 1970-01-01."""
+    if isinstance(schema, Schema):
+        return time_columns(schema.numeric)
+    if schema is not None:
+        return time_columns(schema.get("columns") if isinstance(schema, Mapping) else None)
+    return time_columns(bounds)
 
 
 def randomness(config: SynthConfig) -> tuple[NoiseSampler, np.random.Generator]:

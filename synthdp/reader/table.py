@@ -31,7 +31,7 @@ from __future__ import annotations
 import csv
 import importlib
 import math
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +43,7 @@ from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.reader.dates import with_time_values
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.row_sums import (
     RowSums,
@@ -55,6 +56,7 @@ from synthdp.stats.row_sums import (
 
 FROM_DATA = "data (NOT differentially private)"
 DEFAULT_CSV = CsvFormat()
+NULLABLE_HINT = " (to synthesize missing cells, declare the column \"nullable\": true in the schema or bounds file)"
 COUNT_ONLY = SumRequest()  # a pass that only counts the rows (public bounds, before the release)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
@@ -73,14 +75,23 @@ class PrivateTable:
     text_columns : collection of str
         Binary and categorical columns (from a public schema): kept as values, not checked
         as numbers. All the other columns must be numeric.
+    nullable : collection of str
+        Numeric columns the public schema declares nullable: their missing cells are kept (as
+        NaN, encoded with a missingness indicator by :meth:`encoded_points`); a missing cell
+        in any other numeric column is an error.
+    time_columns : mapping of str to str
+        Date and datetime columns (from public bounds or a schema), {name: "date" or "datetime"}:
+        ISO text or datetime64 values, read as days or seconds since 1970-01-01.
     """
 
-    def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = ()) -> None:
+    def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = (), nullable: Collection[str] = (),
+                 time_columns: Mapping[str, str] | None = None) -> None:
         self.all_names = check_column_names(frame.columns)
         check_row_count(len(frame))
+        frame = with_time_values(frame, self.all_names, time_columns or {})
         self.column_names = [name for name in self.all_names if name not in text_columns]
         numeric = [column for name, column in zip(self.all_names, frame.columns) if name not in text_columns]
-        values = chunk_values(frame[numeric], self.column_names)
+        values = chunk_values(frame[numeric], self.column_names, missing_allowed=nullable)
         self._values: np.ndarray | None = values
         self._text = {name: frame[column].reset_index(drop=True)
                       for name, column in zip(self.all_names, frame.columns) if name in text_columns}
@@ -90,13 +101,16 @@ class PrivateTable:
 
     @classmethod
     def read_csv(cls, path: str | Path, text_columns: Collection[str] = (),
-                 csv_format: CsvFormat = DEFAULT_CSV) -> PrivateTable:
+                 csv_format: CsvFormat = DEFAULT_CSV, nullable: Collection[str] = (),
+                 time_columns: Mapping[str, str] | None = None) -> PrivateTable:
         """Read a CSV file with a header row into memory."""
-        return cls(read_csv_frame(path, csv_format=csv_format), text_columns)
+        return cls(read_csv_frame(path, csv_format=csv_format, as_text=tuple(time_columns or ())),
+                   text_columns, nullable, time_columns)
 
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
-             scheduler: str | None = None, csv_format: CsvFormat = DEFAULT_CSV) -> PrivateTable:
+             scheduler: str | None = None, csv_format: CsvFormat = DEFAULT_CSV,
+             time_columns: Mapping[str, str] | None = None) -> PrivateTable:
         """A table read by ``engine`` from a DataFrame, a CSV or Parquet path, or a Dask DataFrame.
 
         Parameters
@@ -113,16 +127,20 @@ class PrivateTable:
             is active, else local threads.
         csv_format : CsvFormat
             Separator, encoding and decimal mark of a CSV file.
+        time_columns : mapping of str to str
+            Date and datetime columns, {name: "date" or "datetime"} (see :class:`PrivateTable`).
         """
+        times = dict(time_columns or {})
         if _is_dask_frame(source):
-            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler))
+            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, time_columns=times))
         if isinstance(source, pd.DataFrame):
             if engine == "numpy":
-                return cls(source)
+                return cls(source, time_columns=times)
             dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
-            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler))
+            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler,
+                                                  time_columns=times))
         if not isinstance(source, (str, Path)):
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
         path = Path(source)
@@ -130,12 +148,12 @@ class PrivateTable:
             raise SynthDPError(f"input file '{path}' does not exist")
         parquet = path.suffix.lower() in PARQUET_SUFFIXES
         if engine == "dask":
-            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format))
+            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times))
         if parquet:
-            return cls._from_reader(*_parquet_reader(path, chunk_rows))
+            return cls._from_reader(*_parquet_reader(path, chunk_rows, times))
         if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
-            return cls.read_csv(path, csv_format=csv_format)
-        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format))
+            return cls.read_csv(path, csv_format=csv_format, time_columns=times)
+        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times))
 
     @classmethod
     def _from_reader(cls, column_names: list[str], reader: _Reader) -> PrivateTable:  # streamed: no values held
@@ -196,7 +214,8 @@ class PrivateTable:
         rows_clipped : int
             Private count of rows with a numeric value outside its bounds.
         rows_other : int
-            Private count of rows with a categorical value outside its levels (or missing).
+            Private count of rows with a categorical value outside its levels (or missing, in
+            a column not declared nullable).
         """
         if list(schema.names) != self.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
@@ -204,16 +223,23 @@ class PrivateTable:
             raise SynthDPError("tables with binary or categorical columns are read in memory: "
                                "leave --engine, --chunk-rows and Parquet input to numeric tables")
         n_rows = len(self._values)
-        numeric, rows_clipped = clip_to_unit(self._values, schema.numeric)
+        missing = np.isnan(self._values)  # only in nullable columns: chunk_values refused the others
+        centres = np.array([(column.lower + column.upper) / 2 for column in schema.numeric.columns])
+        # a missing cell sits at its column's centre (0 in unit coordinates) and its indicator says so
+        numeric, rows_clipped = clip_to_unit(np.where(missing, centres, self._values), schema.numeric)
         blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
         for column in schema.categorical:
-            coordinates = column.level_codes(self._text[column.name]) - column.binary
+            if column.indicator_of is not None:
+                codes = missing[:, self.column_names.index(column.indicator_of)].astype(np.int64)
+            else:
+                codes = column.level_codes(self._text[column.name])
+                if not column.binary:
+                    other |= codes == len(column.levels)
+            coordinates = codes - column.binary
             block = np.zeros((n_rows, column.width))
             coded = coordinates >= 0
             block[np.flatnonzero(coded), coordinates[coded]] = 1.0
             blocks.append(block)
-            if not column.binary:
-                other |= coordinates == column.width - 1
         return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other))
 
 
@@ -274,39 +300,45 @@ def check_row_count(n_rows: int) -> None:
         raise SynthDPError("the input needs at least 2 rows")
 
 
-def chunk_values(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
-    """A float copy of one chunk's values, shape (rows, d), after checking every column is numeric and finite."""
+def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collection[str] = ()) -> np.ndarray:
+    """A float copy of one chunk's values, shape (rows, d), after checking every column is numeric
+    and finite (missing cells, as NaN, allowed in the ``missing_allowed`` columns only)."""
     if len(frame) == 0:  # a header-only file parses as text columns: it is empty, not text
         return np.empty((0, len(names)))
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
-            raise SynthDPError(f"column '{name}' is not numeric")
+            raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
+                               "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
     values = frame.to_numpy(dtype=float, copy=True)
-    finite = np.isfinite(values).all(axis=0)
+    allowed = np.array([name in missing_allowed for name in names], dtype=bool)
+    finite = (np.isfinite(values) | (np.isnan(values) & allowed)).all(axis=0)
     if not finite.all():
-        raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values")
+        raise SynthDPError(f"column '{names[int(np.argmin(finite))]}' has missing or infinite values{NULLABLE_HINT}")
     return values
 
 
-def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest) -> RowSums:
-    """The per-chunk function every engine applies: validate, then sum."""
-    return chunk_sums(chunk_values(frame, names), request)
+def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
+                time_columns: Mapping[str, str] | None = None) -> RowSums:
+    """The per-chunk function every engine applies: dates to numbers, validate, then sum."""
+    return chunk_sums(chunk_values(with_time_values(frame, names, time_columns or {}), names), request)
 
 
 # ------------------------------------------------------------------------ CSV files
-def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV) -> pd.DataFrame:
+def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV,
+                   as_text: Collection[str] = ()) -> pd.DataFrame:
     """Read a CSV file with a header row, as pandas does; errors name the file (as ``label``), not its content.
 
     Only the file is checked here (it exists, is UTF-8, is a CSV, has no duplicated column
-    names); :func:`check_numeric_frame` checks the table.
+    names); :func:`check_numeric_frame` checks the table. The ``as_text`` columns (dates) are
+    read as text, not numbers.
     """
     path = Path(path)
     if not path.is_file():
         raise SynthDPError(f"{label} '{path}' does not exist")
     with _csv_errors(path, label, csv_format):
         _csv_header(path, label, csv_format)
-        return pd.read_csv(path, **_pandas_options(csv_format))
+        return pd.read_csv(path, **_pandas_options(csv_format, as_text))
 
 
 @contextmanager
@@ -346,12 +378,15 @@ def _default_chunk_rows(d: int) -> int:
     return max(1, CHUNK_VALUES // max(d, 1))
 
 
-def _pandas_options(csv_format: CsvFormat) -> dict:
-    """pandas.read_csv's keywords for the file's separator, encoding and decimal mark."""
-    return {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal}
+def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dict:
+    """pandas.read_csv's keywords for the file's separator, encoding and decimal mark (and the
+    ``as_text`` columns, dates, read as text)."""
+    options = {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal}
+    return {**options, "dtype": {name: str for name in as_text}} if as_text else options
 
 
-def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV) -> tuple[list[str], _Reader]:
+def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV,
+                time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
     """Stream a CSV file in pandas chunks of ``chunk_rows`` rows."""
     label = "input file"
     with _csv_errors(path, label, csv_format):
@@ -360,8 +395,8 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
 
     def reduce(request: SumRequest) -> RowSums:
         with _csv_errors(path, label, csv_format), \
-                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format)) as chunks:
-            return total(_frame_sums(chunk, names, request) for chunk in chunks)
+                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, tuple(time_columns or ()))) as chunks:
+            return total(_frame_sums(chunk, names, request, time_columns) for chunk in chunks)
 
     return names, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce)
 
@@ -377,7 +412,8 @@ def _parquet_errors(path: Path) -> Iterator[None]:
         raise SynthDPError(f"input file '{path}' is not a well-formed Parquet file") from None
 
 
-def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Reader]:
+def _parquet_reader(path: Path, chunk_rows: int | None,
+                    time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
     """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
     pq = _optional("pyarrow.parquet", "Parquet input")
 
@@ -389,16 +425,17 @@ def _parquet_reader(path: Path, chunk_rows: int | None) -> tuple[list[str], _Rea
         with _parquet_errors(path):
             with pq.ParquetFile(path) as parquet:
                 if request == COUNT_ONLY:  # the footer holds the row count: no batch is read
-                    _check_parquet_footer(parquet, names)
+                    _check_parquet_footer(parquet, names, time_columns or {})
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
-                return total(_frame_sums(batch.to_pandas(), names, request)
+                return total(_frame_sums(batch.to_pandas(), names, request, time_columns)
                              for batch in parquet.iter_batches(batch_size=rows))
 
     return names, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce)
 
 
-def _check_parquet_footer(parquet, names: list[str]) -> None:
-    """What the footer tells without reading a batch: every column numeric, and no nulls where
+def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None) -> None:
+    """What the footer tells without reading a batch: every column numeric (or a date, time or
+    text column where ``time_columns`` names a date or datetime column), and no nulls where
     the row groups' statistics count them (infinite values, and nulls in files without
     statistics, are caught by the pass that sums the values, before any release)."""
     import pyarrow as pa
@@ -406,6 +443,9 @@ def _check_parquet_footer(parquet, names: list[str]) -> None:
     schema = parquet.schema_arrow
     for name, arrow_field in zip(names, schema):
         kind = arrow_field.type
+        if name in (time_columns or {}) and (pa.types.is_date(kind) or pa.types.is_timestamp(kind)
+                                             or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            continue  # read as days or seconds by the pass that sums (which refuses time zones)
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
             raise SynthDPError(f"column '{name}' is not numeric")
     metadata = parquet.metadata
@@ -414,7 +454,7 @@ def _check_parquet_footer(parquet, names: list[str]) -> None:
         for position, name in enumerate(names):
             statistics = row_group.column(position).statistics
             if statistics is not None and statistics.has_null_count and statistics.null_count > 0:
-                raise SynthDPError(f"column '{name}' has missing or infinite values")
+                raise SynthDPError(f"column '{name}' has missing or infinite values{NULLABLE_HINT}")
 
 
 # ----------------------------------------------------------------------------- Dask
@@ -432,14 +472,15 @@ def _is_dask_frame(source) -> bool:
 
 
 def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, scheduler: str | None,
-                      csv_format: CsvFormat = DEFAULT_CSV) -> tuple[list[str], _Reader]:
+                      csv_format: CsvFormat = DEFAULT_CSV,
+                      time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
     """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path)
-        return _dask_reader(frame, "Parquet file", scheduler, path)
+        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns)
     label = "input file"
     with _csv_errors(path, label, csv_format):
         check_column_names(_csv_header(path, label, csv_format))
@@ -447,8 +488,9 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
-        frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True, **_pandas_options(csv_format))
-    return _dask_reader(frame, "CSV file", scheduler, path)
+        frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True,
+                            **_pandas_options(csv_format, tuple(time_columns or ())))
+    return _dask_reader(frame, "CSV file", scheduler, path, time_columns)
 
 
 def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
@@ -457,7 +499,8 @@ def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
     return max(1, math.ceil(sum(lines) / max(len(lines), 1)))
 
 
-def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None) -> tuple[list[str], _Reader]:
+def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None,
+                 time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
     """Sums over the partitions of a Dask DataFrame: one task per partition, then a tree of combines.
 
     ``kind`` describes the input in the report; errors name ``path`` (a file's) or ``kind``.
@@ -469,7 +512,7 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
 
     def reduce(request: SumRequest) -> RowSums:
-        partial = [dask.delayed(_frame_sums)(part, names, request) for part in frame.to_delayed()]
+        partial = [dask.delayed(_frame_sums)(part, names, request, time_columns) for part in frame.to_delayed()]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]

@@ -1,0 +1,65 @@
+"""Date and datetime columns: public ISO bounds and the numbers the mechanism works on.
+
+A ``"date"`` column is modelled as the number of days since 1970-01-01 (integer-valued, so
+decoded values are whole days); a ``"datetime"`` column as the number of seconds since
+1970-01-01T00:00:00 (continuous; decoded values are rounded to whole seconds). Times are
+naive: a bound (or a value, :mod:`synthdp.reader.dates`) with a time-zone offset is an error.
+
+This module holds the public side: parsing bounds and formatting numbers as ISO text. Errors
+name the column, never the value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from synthdp.errors import SynthDPError
+
+TIME_TYPES = ("date", "datetime")
+EPOCH = dt.datetime(1970, 1, 1)
+SECONDS_PER_DAY = 86_400
+EXAMPLES = {"date": "2021-03-04", "datetime": "2021-03-04T05:06:07"}
+
+
+def parse_bound(name: str, kind: str, value: object) -> float:
+    """One ISO bound of a ``kind`` column as days (date) or seconds (datetime) since 1970-01-01.
+
+    Accepts ISO text, or a ``datetime.date`` / ``datetime.datetime`` (naive) from Python.
+    """
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value.strip()) if kind == "date" else dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise SynthDPError(f"bounds for {kind} column '{name}' must be ISO {kind}s like "
+                               f"\"{EXAMPLES[kind]}\"") from None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            raise SynthDPError(f"bounds for {kind} column '{name}' have a time-zone offset: "
+                               "give naive times (no offset, no Z)")
+        if kind == "date" and value.time() != dt.time():
+            raise SynthDPError(f"bounds for date column '{name}' must be whole days like \"{EXAMPLES['date']}\"")
+        value = value if kind == "datetime" else value.date()
+    elif isinstance(value, dt.date):
+        value = value if kind == "date" else dt.datetime.combine(value, dt.time())
+    else:
+        raise SynthDPError(f"bounds for {kind} column '{name}' must be ISO {kind}s like \"{EXAMPLES[kind]}\"")
+    if isinstance(value, dt.datetime):
+        return (value - EPOCH).total_seconds()
+    return float((value - EPOCH.date()).days)
+
+
+def format_bound(value: float, kind: str) -> str:
+    """The ISO text of a bound (days or seconds since 1970-01-01): the inverse of :func:`parse_bound`."""
+    if kind == "date":
+        return (EPOCH.date() + dt.timedelta(days=round(value))).isoformat()
+    moment = EPOCH + dt.timedelta(microseconds=round(value * 1e6))
+    return moment.isoformat(timespec="seconds" if moment.microsecond == 0 else "microseconds")
+
+
+def format_values(values: np.ndarray, kind: str) -> np.ndarray:
+    """ISO text of whole days (date) or whole seconds (datetime) since 1970-01-01, shape (m,)."""
+    dtype = np.dtype("datetime64[D]" if kind == "date" else "datetime64[s]")
+    moments: np.ndarray = np.asarray(values, dtype=np.int64).astype(dtype)
+    return np.datetime_as_string(moments, unit="D" if kind == "date" else "s")

@@ -1,0 +1,426 @@
+"""One self-contained HTML page of a utility report: what ``synthdp evaluate --html`` writes.
+
+The page shows, for a data owner deciding whether to publish a release: each column's
+distribution in the real and the synthetic table (a histogram over the bins of a numeric column,
+a bar chart over the levels of a categorical one), the two correlation matrices of the numeric
+columns side by side, the worst-case smooth-query error against the kernel width sigma, the
+tables of the text report and, when given, the privacy report of the release.
+
+Everything is inline: the charts are PNG images (matplotlib's Agg renderer) embedded as base64
+``data:`` URIs, the style sheet is in the page, and there is no script and no link to any other
+resource, so the page opens offline and can be mailed as one file. matplotlib is optional
+(``pip install matplotlib``): it is imported only when a page is rendered.
+
+The page shows the real table's distributions: like the rest of :mod:`synthdp.evaluation` it
+is NOT differentially private, and it says so at its top.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthdp._version import __version__
+from synthdp.domain.schema import Schema
+from synthdp.errors import SynthDPError
+from synthdp.evaluation.mixed import cell_labels, distribution, numeric_schema, pearson
+
+__all__ = ["DPI", "MAX_LEVELS_SHOWN", "MATPLOTLIB_MISSING", "render_html"]
+
+#: Resolution of every chart: modest, so that a page of 15 columns stays well under a megabyte.
+DPI = 90
+
+#: A categorical chart shows at most this many levels (the most frequent ones, in either table).
+MAX_LEVELS_SHOWN = 30
+
+#: Worst pairs listed in the page's pair table.
+WORST_PAIRS = 10
+
+MATPLOTLIB_MISSING = "the HTML report needs matplotlib (pip install matplotlib)"
+
+REAL_COLOUR, SYNTH_COLOUR = "#4c72b0", "#dd8452"
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
+       padding: 0 1em; color: #222; line-height: 1.4; }
+h1 { margin-bottom: 0.2em; } h2 { border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+.warning { background: #fff4e5; border-left: 4px solid #e8a33d; padding: 0.6em 1em; }
+.notdp { color: #b00020; font-weight: bold; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+td.number { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; white-space: nowrap; }
+.grid { display: flex; flex-wrap: wrap; gap: 1em; }
+figure { margin: 0; border: 1px solid #e3e3e3; padding: 0.4em; background: #fff; }
+figcaption { font-size: 0.9em; color: #444; text-align: center; }
+.legend span { display: inline-block; width: 1em; height: 0.8em; margin: 0 0.3em 0 1em; vertical-align: middle; }
+p.note { color: #555; font-size: 0.92em; }
+"""
+
+
+# ------------------------------------------------------------------ matplotlib
+def _matplotlib():
+    """matplotlib's Figure and Agg canvas (no global backend, no pyplot state)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise SynthDPError(MATPLOTLIB_MISSING) from None
+    return Figure, FigureCanvasAgg
+
+
+def _png(figure, canvas_class) -> str:
+    """The figure as a base64 PNG ``data:`` URI."""
+    canvas_class(figure)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _column_chart(mpl, name: str, labels: list[str], real: np.ndarray, synth: np.ndarray, numeric: bool,
+                  bounds: tuple[float, float] | None, title: str) -> str:
+    Figure, canvas = mpl
+    if numeric:
+        assert bounds is not None
+        figure = Figure(figsize=(3.8, 2.6), layout="constrained")
+        axes = figure.subplots()
+        edges = np.linspace(bounds[0], bounds[1], len(real) + 1)
+        handles = [axes.bar(edges[:-1], real, width=np.diff(edges), align="edge", color=REAL_COLOUR, alpha=0.55,
+                            label="real"),
+                   axes.stairs(synth, edges, color=SYNTH_COLOUR, linewidth=2, label="synthetic")]
+        axes.set_xlim(edges[0], edges[-1])
+        axes.locator_params(axis="x", nbins=5)  # long tick labels (1e-5 steps) must not overlap
+        axes.set_ylabel("share of rows")
+    else:
+        order = np.argsort(-np.maximum(real, synth), kind="stable")
+        shown = np.sort(order[:MAX_LEVELS_SHOWN])
+        hidden = len(labels) - len(shown)
+        positions = np.arange(len(shown))
+        figure = Figure(figsize=(3.8, max(2.6, 0.8 + 0.24 * len(shown))), layout="constrained")
+        axes = figure.subplots()
+        handles = [axes.barh(positions - 0.2, real[shown], height=0.4, color=REAL_COLOUR, label="real"),
+                   axes.barh(positions + 0.2, synth[shown], height=0.4, color=SYNTH_COLOUR, label="synthetic")]
+        axes.set_yticks(positions, [_short(labels[k]) for k in shown], fontsize=8)
+        axes.invert_yaxis()
+        axes.set_xlabel("share of rows" + (f" ({hidden} rarer levels not shown)" if hidden else ""))
+    axes.set_title(title, fontsize=10)
+    axes.tick_params(labelsize=8)
+    axes.legend(handles=handles, fontsize=8, frameon=False)
+    return _png(figure, canvas)
+
+
+def _short(label: str, width: int = 24) -> str:
+    """A name for a chart: cut to ``width`` characters, with "$" kept literal (not mathtext)."""
+    label = label if len(label) <= width else label[: width - 1] + "\u2026"
+    return label.replace("$", r"\$")
+
+
+def _heatmaps(mpl, names: list[str], real: np.ndarray, synth: np.ndarray) -> str:
+    Figure, canvas = mpl
+    d = len(names)
+    size = min(6.0, max(3.2, 0.28 * d + 1.6))
+    figure = Figure(figsize=(2 * size + 0.8, size), layout="constrained")
+    axes = figure.subplots(1, 2)
+    image = None
+    for ax, matrix, label in zip(axes, (real, synth), ("real", "synthetic")):
+        image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_title(f"Pearson correlation, {label} table", fontsize=10)
+        if d <= 40:
+            font = 8 if d <= 15 else 6
+            ax.set_xticks(range(d), [_short(n, 16) for n in names], rotation=90, fontsize=font)
+            ax.set_yticks(range(d), [_short(n, 16) for n in names], fontsize=font)
+        else:
+            ax.set_xticks([])
+            ax.set_yticks([])
+    figure.colorbar(image, ax=list(axes), shrink=0.8)
+    return _png(figure, canvas)
+
+
+def _sigma_chart(mpl, queries: Mapping) -> str | None:
+    Figure, canvas = mpl
+    sigmas = np.asarray(queries["sigmas"], dtype=float)
+    figure = Figure(figsize=(5.2, 3.2), layout="constrained")
+    axes = figure.subplots()
+    drawn = False
+    for key, label, style in (("relative", "relative", "o-"), ("absolute_scaled", "absolute / sum(alpha)", "s--")):
+        values = np.asarray(queries[key], dtype=float)
+        keep = np.isfinite(values) & (values > 0)
+        if keep.any():
+            axes.plot(sigmas[keep], values[keep], style, label=label)
+            drawn = True
+    if not drawn:  # every error is 0 (or infinite): nothing to draw on a log scale
+        return None
+    axes.set_yscale("log")
+    axes.set_xlabel("kernel width sigma")
+    axes.set_ylabel("worst-case error")
+    axes.set_title(f"smooth queries: worst case over {queries['n_queries']} random queries", fontsize=10)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    return _png(figure, canvas)
+
+
+# ------------------------------------------------------------------ HTML pieces
+def _text(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if not math.isfinite(number):
+            return "inf" if number > 0 else ("-inf" if number < 0 else "nan")
+        return f"{number:.4f}" if abs(number) >= 1e-4 or number == 0 else f"{number:.3g}"
+    return str(value)
+
+
+def _significant(value: Any) -> str:
+    """A number of a privacy report, to 4 significant digits (a sensitivity may be 7e-4)."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return f"{float(value):.4g}"
+    return "n/a" if value is None else str(value)
+
+
+def _table(header: list[str], rows: list[list], numeric_from: int = 1) -> str:
+    head = "".join(f"<th>{_text(cell)}</th>" for cell in header)
+    body = []
+    for row in rows:
+        cells = [f'<td class="number">{_text(_number(cell))}</td>' if k >= numeric_from and not isinstance(cell, str)
+                 else f"<td>{_text(cell)}</td>" for k, cell in enumerate(row)]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _image(uri: str, alt: str, caption: str, column: str | None = None) -> str:
+    attribute = f' data-column="{_text(column)}"' if column is not None else ""
+    return (f'<figure><img src="{uri}" alt="{_text(alt)}"{attribute}>'
+            f"<figcaption>{_text(caption)}</figcaption></figure>")
+
+
+def _schema_of(report: Mapping, real: pd.DataFrame, schema: Schema | Mapping | None) -> Schema:
+    names = [str(c) for c in real.columns]
+    if isinstance(schema, Schema):
+        return schema
+    if schema is not None:
+        return Schema.from_dict(schema, names, "the schema")
+    queries = report.get("smooth_queries")
+    if not queries:
+        raise SynthDPError("the report has no bounds for its numeric columns: pass the schema")
+    return numeric_schema({name: column["bounds"] for name, column in queries["normalisation"].items()})
+
+
+def _summary_section(report: Mapping) -> str:
+    rows = [["rows", report["rows"]["real"], report["rows"]["synthetic"]],
+            ["distinct rows", report["distinct_rows"]["real"], report["distinct_rows"]["synthetic"]]]
+    parts = [_table(["", "real", "synthetic"], rows)]
+    scores = [["columns", f"{len(report['columns']['numeric'])} numeric, "
+                          f"{len(report['columns']['categorical'])} binary or categorical", ""]]
+    tv, pairs, similarity = report["tv"], report["pairs"], report["similarity"]
+    scores.append(["total-variation distance per column", f"mean {_number(tv['mean'])}",
+                   f"worst {_number(tv['max'])} ({tv['worst_column']})"])
+    if pairs["tv"]["pairs"]:
+        scores.append(["total-variation distance per pair of columns", f"mean {_number(pairs['tv']['mean'])}",
+                       f"worst {_number(pairs['tv']['worst'])} ({', '.join(pairs['tv']['worst_pair'])})"])
+    scores.append(["column shapes (SDMetrics-style, every row)", _number(similarity["column_shapes"]),
+                   "mean of 1 - KS (numeric) and 1 - TV (categorical)"])
+    scores.append(["column pair trends (SDMetrics-style, every row)", _number(similarity["column_pair_trends"]),
+                   "mean of the pair similarities"])
+    sdmetrics = report.get("sdmetrics")
+    if isinstance(sdmetrics, Mapping):
+        scores.append(["SDMetrics QualityReport, overall", _number(sdmetrics["overall"]),
+                       f"Column Shapes {_number(sdmetrics['column_shapes'])}, Column Pair Trends "
+                       f"{_number(sdmetrics['column_pair_trends'])} (sdmetrics {sdmetrics['version']}, "
+                       f"{sdmetrics['rows']['real']} real and {sdmetrics['rows']['synthetic']} synthetic rows"
+                       + (", a random sample)" if sdmetrics["sampled"] else ")")])
+    elif isinstance(sdmetrics, str):
+        scores.append(["SDMetrics QualityReport", sdmetrics, ""])
+    parts.append(_table(["score", "value", ""], scores, numeric_from=9))
+    return "<h2>Summary</h2>" + "".join(parts)
+
+
+def _columns_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, described: Schema, mpl) -> str:
+    tv, ks = report["tv"], report["ks"] or {"per_column": {}}
+    bins = tv["bins"]
+    bounds = {column.name: (column.lower, column.upper) for column in described.numeric.columns}
+    figures, rows = [], []
+    for name in described.names:
+        numeric = name in bounds
+        p_real = distribution(real, described, name, bins, "real")
+        p_synth = distribution(synth, described, name, bins, "synthetic")
+        title = f"{_short(name, 32)}: TV {tv['per_column'][name]:.3f}"
+        if name in ks["per_column"]:
+            title += f", KS {ks['per_column'][name]:.3f}"
+        uri = _column_chart(mpl, name, cell_labels(described, name, bins), p_real, p_synth, numeric,
+                            bounds.get(name), title)
+        kind = "histogram" if numeric else "bar chart"
+        figures.append(_image(uri, f"{name}: {kind} of the real and the synthetic table", name, column=name))
+        rows.append([name, "numeric" if numeric else "categorical", tv["per_column"][name],
+                     ks["per_column"].get(name)])
+    legend = (f'<p class="legend"><span style="background:{REAL_COLOUR}"></span>real table'
+              f'<span style="background:{SYNTH_COLOUR}"></span>synthetic table</p>')
+    note = (f'<p class="note">A numeric column is cut into {bins} equal-width bins of its bounds (values outside fall '
+            "in the edge bins); a categorical column shows its levels and \u201cother\u201d (any value outside "
+            f"them), at most {MAX_LEVELS_SHOWN} of the most frequent. TV is the total-variation distance of the "
+            "two distributions drawn (0: the same, 1: disjoint); KS the Kolmogorov-Smirnov distance of the "
+            "numeric values.</p>")
+    return ("<h2>Columns: real against synthetic</h2>" + legend + note
+            + _table(["column", "type", "TV", "KS"], rows, numeric_from=2)
+            + f'<div class="grid">{"".join(figures)}</div>')
+
+
+def _pairs_section(report: Mapping) -> str:
+    pairs = report["pairs"]
+    if not pairs["tv"]["pairs"]:
+        return ""
+    rows = [["2-way total-variation distance", pairs["tv"]["pairs"], pairs["tv"]["mean"], pairs["tv"]["worst"],
+             ", ".join(pairs["tv"]["worst_pair"])]]
+    for key, label in (("contingency", "contingency similarity, 1 - TV (pairs with a categorical column)"),
+                       ("correlation", "correlation similarity, 1 - |r real - r synthetic| / 2 (numeric pairs)")):
+        section = pairs[key]
+        if section["pairs"]:
+            rows.append([label, section["pairs"], section["mean"], section["worst"], ", ".join(section["worst_pair"])])
+    worst = sorted(pairs["per_pair"], key=lambda pair: -pair["tv"])[:WORST_PAIRS]
+    listed = [[pair["columns"][0], pair["columns"][1], pair["tv"], pair["similarity"], pair["metric"]]
+              for pair in worst]
+    return ("<h2>Pairs of columns</h2>"
+            + _table(["score", "pairs", "mean", "worst", "worst pair"], rows)
+            + f"<p>The {len(worst)} pairs of largest total-variation distance:</p>"
+            + _table(["column", "column", "TV", "similarity", "metric"], listed, numeric_from=2))
+
+
+def _correlation_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, mpl) -> str:
+    numeric = list(report["columns"]["numeric"])
+    if len(numeric) < 2:
+        return ""
+    corr_real, _ = pearson(real[numeric].to_numpy(dtype=float))
+    corr_synth, _ = pearson(synth[numeric].to_numpy(dtype=float))
+    corr = report["correlation"]
+    a, b = corr["worst_pair"]
+    text = (f"<p>Pairwise correlation error |r real \u2212 r synthetic| over {corr['pairs']} pairs: max "
+            f"{_number(corr['max'])} ({_text(a)}, {_text(b)}), mean {_number(corr['mean'])}. A constant column's "
+            "correlations are drawn as 0.</p>")
+    uri = _heatmaps(mpl, numeric, corr_real, corr_synth)
+    return ("<h2>Correlations of the numeric columns</h2>" + text
+            + _image(uri, "correlation matrices of the real and the synthetic table", "real (left), synthetic (right)"))
+
+
+def _queries_section(report: Mapping, mpl) -> str:
+    queries = report["smooth_queries"]
+    if queries is None:
+        return ""
+    rows = [[f"{sigma:g}", a, s, r] for sigma, a, s, r in
+            zip(queries["sigmas"], queries["absolute"], queries["absolute_scaled"], queries["relative"])]
+    uri = _sigma_chart(mpl, queries)
+    chart = _image(uri, "worst-case smooth-query error against sigma", "worst-case error against sigma") if uri else ""
+    return ("<h2>Smooth queries</h2>"
+            f"<p>Worst case over {queries['n_queries']} random sums of {queries['n_kernels']} Gaussian kernels on the "
+            f"numeric columns mapped to [\u22121, 1] (seed {queries['seed']}), for each kernel width sigma: the "
+            "papers' protocol.</p>"
+            + chart + _table(["sigma", "absolute", "absolute / sum(alpha)", "relative"], rows))
+
+
+def _model_section(report: Mapping) -> str:
+    model = report.get("model")
+    if model is None:
+        return ""
+    test = f"real held out ({model['test_rows']} rows)"
+    rows = [[f"synthetic ({model['train_synth_rows']} rows)", test, model["train_synth_test_real"]],
+            [f"real ({model['train_real_rows']} rows)", test, model["train_real_test_real"]],
+            ["constant prediction", test, model["baseline"]]]
+    return (f"<h2>Model: predict {_text(model['target'])}</h2><p>{_text(model['task'])}, {_text(model['metric'])}; "
+            f"{_text(model['model'])}</p>" + _table(["train on", "test on", model["metric"]], rows, numeric_from=2))
+
+
+def _privacy_section(privacy_report: Mapping | None) -> str:
+    if privacy_report is None:
+        return ""
+    privacy = privacy_report.get("privacy")
+    if not isinstance(privacy, Mapping):
+        raise SynthDPError("the privacy report has no \"privacy\" section")
+    private = privacy.get("differentially_private")
+    status = ("differentially private" if private else '<span class="notdp">NOT differentially private</span>'
+              if private is not None else "not stated")
+    spent = {key: _text(f"{_significant(privacy.get(key + '_spent'))} (budget "
+                        f"{_significant(privacy.get(key + '_budget'))})") for key in ("epsilon", "delta")}
+    rows = [["status", status],
+            ["epsilon spent", spent["epsilon"]],
+            ["delta spent", spent["delta"]],
+            ["neighbouring tables", _text(privacy.get("neighbouring", "n/a"))],
+            ["composition", _text(privacy.get("composition", "n/a"))],
+            ["noise", _text(privacy.get("noise_sampler", "n/a"))]]
+    overview = ("<table><tbody>" + "".join(f"<tr><th>{_text(k)}</th><td>{v}</td></tr>" for k, v in rows)
+                + "</tbody></table>")
+    stages = []
+    for stage in privacy.get("stages") or []:
+        if isinstance(stage, Mapping):
+            norm = stage.get("sensitivity_norm")
+            sensitivity = _significant(stage.get("sensitivity")) + (f" ({norm})" if norm else "")
+            stages.append([stage.get("stage", ""), stage.get("mechanism", ""), stage.get("released", ""), sensitivity,
+                           *(_significant(stage.get(key)) for key in ("noise_scale", "epsilon", "delta"))])
+    stage_table = _table(["stage", "mechanism", "released", "sensitivity", "noise scale", "epsilon", "delta"],
+                         stages, numeric_from=4) if stages else "<p>The report lists no stages.</p>"
+    caveats = privacy.get("caveats") or []
+    caveat_list = ("<h3>Caveats</h3><ul>" + "".join(f"<li>{_text(c)}</li>" for c in caveats) + "</ul>"
+                   if caveats else "<p>The report lists no caveats.</p>")
+    return "<h2>Privacy report of the release</h2>" + overview + "<h3>Stages</h3>" + stage_table + caveat_list
+
+
+# ------------------------------------------------------------------ the page
+def render_html(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, *, schema: Schema | Mapping | None = None,
+                privacy_report: Mapping | None = None, title: str = "synthdp: utility of a synthetic table") -> str:
+    """The HTML page of a report of :func:`synthdp.evaluation.metrics.utility_report`.
+
+    Parameters
+    ----------
+    report : mapping
+        The report, computed on ``real`` and ``synth`` (with the same ``schema``).
+    real, synth : DataFrame
+        The two tables: the charts are drawn from them.
+    schema : Schema or mapping, optional
+        The schema the report was computed with (a mixed table); None for a numeric table,
+        whose bins come from the report's normalisation bounds.
+    privacy_report : mapping, optional
+        The privacy report of the release (``synthdp generate --report``): its budget, its
+        stages and its caveats get a section of the page.
+    title : str
+
+    Returns
+    -------
+    str
+        One HTML5 document with every image inline and no external resource.
+    """
+    mpl = _matplotlib()
+    described = _schema_of(report, real, schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # layout warnings of matplotlib are not the user's business
+        sections = {
+            "summary": _summary_section(report),
+            "columns": _columns_section(report, real, synth, described, mpl),
+            "pairs": _pairs_section(report),
+            "correlations": _correlation_section(report, real, synth, mpl),
+            "smooth-queries": _queries_section(report, mpl),
+            "model": _model_section(report),
+            "privacy": _privacy_section(privacy_report),
+        }
+    body = [f"<h1>{_text(title)}</h1>",
+            '<p class="warning"><strong>This page reads the real table: it is NOT differentially private.</strong> '
+            "It is for the data owner judging a release; do not publish it with the release.</p>"]
+    body += [f'<section id="{name}">{content}</section>' for name, content in sections.items() if content]
+    body.append(f'<p class="note">Written by synthdp {_text(__version__)} (synthdp evaluate --html).</p>')
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{_text(title)}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+            + "\n".join(body) + "\n</body>\n</html>\n")

@@ -1,0 +1,146 @@
+"""Draft a schema from a table: what ``synthdp schema`` writes for the user to review and edit.
+
+This reads the raw rows, and what it writes is NOT private: the bounds are the data's minimum
+and maximum (rounded outward to round numbers) and the levels are the values seen. The draft
+carries a top-level ``"draft"`` entry (:data:`DRAFT_ENTRY`) saying so; a release that uses a
+schema still holding it is marked NOT differentially private
+(:data:`synthdp.pipeline.run.DRAFT_SCHEMA`). The user replaces the bounds and levels with public
+knowledge and then deletes the entry.
+
+Types: a numeric column whose values are all integers is ``integer``, any other numeric column
+``continuous``; a text column with 2 distinct values is ``binary``, with more ``categorical``
+(levels sorted), and with more than ``max_levels`` its levels are left to DP discovery
+(``"levels": "discover"``). A column with missing cells gets ``"nullable": true``.
+
+Notes and errors name columns, never a value (the values are in the draft file only).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from synthdp.domain.box import MAX_EXACT_INTEGER
+from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY
+from synthdp.errors import SynthDPError
+from synthdp.reader.table import check_column_names, check_row_count
+
+DEFAULT_MAX_LEVELS = 50
+DRAFT_ENTRY = {
+    "generated_by": "synthdp schema",
+    "from_data": True,
+    "note": "bounds and levels were read from the data: they are NOT protected. Replace them with public "
+            "knowledge, then delete this entry.",
+}
+NICE_MANTISSAS = (1, 2, 5)
+STEPS_PER_WIDTH = 20  # the step is the largest round number <= width / 20: between width/50 and width/20
+
+
+def round_step(width: float) -> float:
+    """The largest 1, 2 or 5 times a power of ten that is at most ``width / 20`` (> 0, finite)."""
+    if not (math.isfinite(width) and width > 0):
+        raise SynthDPError("a rounding step needs a finite width > 0")
+    target = width / STEPS_PER_WIDTH
+    exponent = math.floor(math.log10(target))
+    # the powers around log10's answer, which round-off can make one too high or too low
+    steps = [mantissa * 10.0**power for power in (exponent - 1, exponent, exponent + 1) for mantissa in NICE_MANTISSAS]
+    return max(step for step in steps if step <= target)
+
+
+def round_bounds(lower: float, upper: float, integer: bool = False) -> tuple[float, float]:
+    """``[lower, upper]`` widened to round numbers: multiples of :func:`round_step` of the width.
+
+    The result contains ``[lower, upper]`` and adds at most one step (1/50 to 1/20 of the
+    width) on each side. An integer column's bounds are integers (the step is at least 1). When
+    ``lower == upper`` the interval is widened to a non-empty one around the value (a step of
+    about a tenth of its magnitude, or 1 for an integer column).
+    """
+    if not (math.isfinite(lower) and math.isfinite(upper) and lower <= upper and math.isfinite(upper - lower)):
+        raise SynthDPError("bounds to round must be finite numbers with lo <= hi")
+    width = upper - lower
+    if width == 0:  # a constant: a width of about the value's magnitude, so the step is about a tenth of it
+        width = 2.0 * max(abs(lower), 1.0)
+    step = round_step(width)
+    if integer:
+        step = max(step, 1.0)
+    digits = max(0, -math.floor(math.log10(step)) + 1)  # enough decimals to print any multiple of step exactly
+
+    def multiple(k: int) -> float:
+        return float(round(k * step, digits))
+
+    low_k, high_k = math.floor(lower / step), math.ceil(upper / step)
+    while multiple(low_k) > lower:  # division round-off
+        low_k -= 1
+    while multiple(high_k) < upper:
+        high_k += 1
+    if low_k == high_k:  # a constant on a multiple of the step
+        low_k, high_k = low_k - 1, high_k + 1
+    return multiple(low_k), multiple(high_k)
+
+
+def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> tuple[dict, list[str]]:
+    """A draft schema of ``frame`` (read from its values: NOT private), and notes for the user.
+
+    Returns the schema mapping (with the top-level ``"draft"`` entry first) and one line per
+    note (columns left to level discovery, columns with missing cells), naming columns only.
+    """
+    if not (isinstance(max_levels, int) and max_levels >= 2):
+        raise SynthDPError("--max-levels must be an integer >= 2")
+    names = check_column_names(frame.columns)
+    check_row_count(len(frame))
+    columns: dict[str, dict] = {}
+    notes: list[str] = []
+    all_levels: set[str] = set()
+    for name, column in zip(names, frame.columns):
+        series = frame[column]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            spec = _numeric_spec(name, series, notes)
+        else:
+            levels = sorted({str(value) for value in series.dropna()})
+            if len(levels) > max_levels:
+                spec = {"type": "categorical", "levels": DISCOVER}
+                notes.append(f"column '{name}' has more than {max_levels} distinct values: its levels are left to "
+                             "DP discovery (\"levels\": \"discover\", which needs --levels-share and --delta > 0); "
+                             "list its public levels instead if you know them")
+            else:
+                spec = {"type": "binary" if len(levels) == 2 else "categorical", "levels": levels}
+                all_levels.update(levels)
+        if series.isna().any():
+            spec["nullable"] = True
+        columns[name] = spec
+    missing = [name for name, spec in columns.items() if spec.get("nullable")]
+    if missing:
+        shown = ", ".join(f"'{name}'" for name in missing)
+        notes.append(f"column(s) {shown} have missing cells (marked \"nullable\": true): the release "
+                     "synthesizes missing cells there at a noisy rate; remove the mark where the public "
+                     "description says a column has no missing values")
+    content: dict = {DRAFT_KEY: dict(DRAFT_ENTRY), "columns": columns}
+    other_label = DEFAULT_OTHER_LABEL
+    while other_label in all_levels:  # a level called "other" would collide with the "other" level
+        other_label = f"({other_label})"
+    if other_label != DEFAULT_OTHER_LABEL:
+        content["other_label"] = other_label
+    return content, notes
+
+
+def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
+    """The type and rounded bounds of a numeric column, from its finite values."""
+    values = series.to_numpy(dtype=float)
+    finite = values[np.isfinite(values)]
+    if len(finite) == 0:
+        raise SynthDPError(f"column '{name}' has no numeric values: drop it or fill it before drafting a schema")
+    if len(finite) < len(values) - int(np.isnan(values).sum()):
+        notes.append(f"column '{name}' has infinite values, which releases refuse: clean them before a release")
+    integer = bool(np.all(finite == np.round(finite))) and float(np.abs(finite).max()) < MAX_EXACT_INTEGER
+    try:
+        lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
+    except SynthDPError:
+        raise SynthDPError(f"column '{name}' has a range too wide for bounds: rescale it") from None
+    return {"type": "integer" if integer else "continuous", "bounds": [_number(lower), _number(upper)]}
+
+
+def _number(value: float) -> int | float:
+    """An integral bound as an int (written 100, not 100.0), any other as a float."""
+    return int(value) if value == int(value) and abs(value) < MAX_EXACT_INTEGER else value

@@ -1,0 +1,240 @@
+"""synthdp schema: a draft schema read from the data (types, round bounds, levels, nullable),
+marked as a draft, and a release that uses the draft unchanged reported as NOT private."""
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer
+from synthdp import cli as cli_module
+from synthdp.cli import main
+from synthdp.domain.schema import Schema
+from synthdp.errors import PrivacyLeakWarning
+from synthdp.pipeline.run import DRAFT_SCHEMA
+from synthdp.reader.draft import DEFAULT_MAX_LEVELS, DRAFT_ENTRY, draft_schema, round_bounds, round_step
+
+PLANTED = 12345.6789  # a distinctive private value that must never be printed
+SECRET_LEVEL = "zz-secret-level"  # a distinctive private level: in the draft file, never printed
+
+
+def adult_like(n: int = 240, seed: int = 0) -> pd.DataFrame:
+    """Integer, continuous, binary, categorical, a high-cardinality text column, and missing cells."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        "age": rng.integers(17, 91, n),
+        "income": rng.uniform(2e4, 8e4, n),
+        "sex": rng.choice(["Female", "Male"], n),
+        "workclass": rng.choice(["Private", "State-gov", "Self-emp", SECRET_LEVEL], n, p=[0.6, 0.2, 0.15, 0.05]),
+        "id": [f"person-{i % 80}" for i in range(n)],  # 80 distinct values: more than the default 50
+        "hours": rng.integers(1, 100, n).astype(float),
+    })
+    frame.loc[3, "income"] = PLANTED
+    frame.loc[[2, 11, 40], "hours"] = np.nan  # missing cells: "nullable"
+    return frame
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def is_round(lower: float, upper: float, data_width: float) -> bool:
+    """Both bounds are multiples of one step 1, 2 or 5 x 10^k between 1/100 and 1/20 of the data's width."""
+    for power in range(-12, 13):
+        for mantissa in (1, 2, 5):
+            step = mantissa * 10.0**power
+            if data_width / 100 <= step <= data_width / 20 and all(
+                    abs(value / step - round(value / step)) < 1e-9 for value in (lower, upper)):
+                return True
+    return False
+
+
+# ------------------------------------------------------------------ rounding
+@pytest.mark.parametrize(("lower", "upper", "integer", "expected"), [
+    (17, 90, True, (16, 90)),                 # step 2
+    (1, 99, True, (0, 100)),
+    (0.0123, 0.987, False, (0, 1)),           # step 0.02
+    (20312.5, 79980.25, False, (20000, 80000)),  # step 2000
+    (-3.7, 12.2, False, (-4, 12.5)),          # step 0.5
+    (5, 5, True, (4, 6)),                     # a constant: widened, integers stay integers
+    (5, 5, False, (4.5, 5.5)),
+    (0, 0, False, (-0.1, 0.1)),
+    (0.2, 0.2, False, (0.1, 0.3)),
+    (3, 4, True, (3, 4)),                     # an integer column's step is at least 1
+])
+def test_round_bounds_examples(lower, upper, integer, expected):
+    assert round_bounds(lower, upper, integer) == pytest.approx(expected, abs=1e-12)
+
+
+def test_round_bounds_contain_the_range_and_are_round():
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        scale = 10.0 ** rng.uniform(-6, 9)
+        lower, upper = np.sort(rng.normal(rng.normal() * scale * 5, scale, 2))
+        integer = bool(rng.random() < 0.3)
+        if integer:
+            lower, upper = math.floor(lower), math.ceil(upper)
+        low, high = round_bounds(float(lower), float(upper), integer)
+        assert low <= lower and high >= upper and low < high
+        step = max(round_step(upper - lower), 1.0 if integer else 0.0) if upper > lower else None
+        if step is not None:
+            # within one step of the data on each side, on multiples of the step
+            assert lower - low <= step * (1 + 1e-9) and high - upper <= step * (1 + 1e-9)
+            assert is_round(low, high, upper - lower) or (integer and step == 1.0)
+        if integer:
+            assert low == int(low) and high == int(high)
+
+
+def test_round_step_is_a_round_number_between_a_fiftieth_and_a_twentieth():
+    for width in [1e-9, 0.3, 1, 7.3, 19.99, 20, 73, 1e5, 2.5e12]:
+        step = round_step(width)
+        assert width / 50 <= step * (1 + 1e-12) and step <= width / 20 * (1 + 1e-12)
+        mantissa = step / 10.0 ** math.floor(math.log10(step) + 1e-12)
+        assert min(abs(mantissa - m) for m in (1, 2, 5)) < 1e-9
+
+
+def test_round_bounds_refuse_non_finite_ranges():
+    from synthdp import SynthDPError
+
+    for lower, upper in [(0, math.inf), (math.nan, 1), (2, 1), (-1e308, 1e308)]:
+        with pytest.raises(SynthDPError):
+            round_bounds(lower, upper)
+
+
+# ------------------------------------------------------------------ the draft
+def test_draft_of_a_mixed_table(tmp_path, capsys):
+    frame = adult_like()
+    data, draft = tmp_path / "adult.csv", tmp_path / "schema.json"
+    frame.to_csv(data, index=False)
+    code, printed = run(["schema", data, "-o", draft], capsys)
+    assert code == 0, printed
+    content = json.loads(draft.read_text())
+    assert content["draft"] == DRAFT_ENTRY and list(content)[0] == "draft"
+    assert content["draft"]["from_data"] is True and "NOT protected" in content["draft"]["note"]
+    columns = content["columns"]
+    assert list(columns) == list(frame.columns)
+    assert {name: spec["type"] for name, spec in columns.items()} == {
+        "age": "integer", "income": "continuous", "sex": "binary", "workclass": "categorical",
+        "id": "categorical", "hours": "integer"}
+    assert columns["sex"]["levels"] == ["Female", "Male"]
+    assert columns["workclass"]["levels"] == sorted(["Private", "State-gov", "Self-emp", SECRET_LEVEL])
+    assert columns["id"]["levels"] == "discover"
+    assert [name for name, spec in columns.items() if spec.get("nullable")] == ["hours"]
+    for name in ("age", "income", "hours"):
+        lower, upper = columns[name]["bounds"]
+        values = frame[name].dropna()
+        assert lower <= values.min() and upper >= values.max(), name
+        assert is_round(lower, upper, values.max() - values.min()), name
+    for name in ("age", "hours"):
+        assert all(isinstance(bound, int) for bound in columns[name]["bounds"])
+    # the notes name the columns (one line each), never a value
+    notes = [line for line in printed.splitlines() if line.startswith("synthdp: note:")]
+    assert len(notes) == 2 and "'id'" in notes[0] and "'hours'" in notes[1] and "missing" in notes[1]
+    assert "NOT private" in printed
+    assert str(PLANTED) not in printed and SECRET_LEVEL not in printed and "person-" not in printed
+
+
+def test_max_levels_lists_the_levels_of_a_column_below_it(tmp_path, capsys):
+    data, draft = tmp_path / "adult.csv", tmp_path / "schema.json"
+    adult_like().to_csv(data, index=False)
+    code, printed = run(["schema", data, "-o", draft, "--max-levels", 80], capsys)
+    assert code == 0, printed
+    assert json.loads(draft.read_text())["columns"]["id"]["levels"] == sorted(f"person-{i}" for i in range(80))
+    assert cli_module.DEFAULT_MAX_LEVELS == DEFAULT_MAX_LEVELS  # the CLI's copy (no pandas at --help)
+
+
+def test_draft_reads_other_csv_dialects_and_avoids_a_level_named_other(tmp_path, capsys):
+    frame = pd.DataFrame({"x": [1.5, 2.25, 3.0, 4.75], "kind": ["other", "a", "b", "a"]})
+    data, draft = tmp_path / "semi.csv", tmp_path / "schema.json"
+    frame.to_csv(data, index=False, sep=";", decimal=",")
+    code, printed = run(["schema", data, "-o", draft, "--sep", ";", "--decimal", ","], capsys)
+    assert code == 0, printed
+    content = json.loads(draft.read_text())
+    assert content["columns"]["x"]["type"] == "continuous"
+    assert content["other_label"] not in content["columns"]["kind"]["levels"]
+    Schema.from_dict(content, ["x", "kind"])  # a valid schema: the draft entry is ignored
+
+
+# ------------------------------------------------------------------ releases with the draft
+def test_a_release_with_the_draft_is_not_private_until_the_entry_is_deleted(tmp_path, capsys):
+    frame = adult_like()
+    data, draft = tmp_path / "adult.csv", tmp_path / "draft.json"
+    frame.to_csv(data, index=False)
+    assert run(["schema", data, "-o", draft], capsys)[0] == 0
+    # drop the nullable column from the draft and the data (this test is about the draft marker)
+    content = json.loads(draft.read_text())
+    del content["columns"]["hours"]
+    draft.write_text(json.dumps(content))
+    clean = tmp_path / "clean.csv"
+    frame.drop(columns="hours").to_csv(clean, index=False)
+    levels = ["--delta", 1e-6, "--levels-share", 0.1]  # the drafted "discover" column
+    report = tmp_path / "report.json"
+    code, printed = run(["generate", clean, "-o", tmp_path / "synthetic.csv", "--schema", draft, "--report", report,
+                         "--seed", 1, "--quiet", *levels], capsys)
+    assert code == 0, printed
+    privacy = json.loads(report.read_text())["privacy"]
+    assert privacy["differentially_private"] is False and DRAFT_SCHEMA in privacy["caveats"]
+    assert f"synthdp: warning: {DRAFT_SCHEMA}" in printed
+    # the same schema, edited: without the draft entry the release is DP again (no seed)
+    del content["draft"]
+    edited = tmp_path / "schema.json"
+    edited.write_text(json.dumps(content))
+    code, printed = run(["generate", clean, "-o", tmp_path / "synthetic.csv", "--schema", edited, "--report", report,
+                         "--quiet", *levels], capsys)
+    assert code == 0, printed
+    privacy = json.loads(report.read_text())["privacy"]
+    assert privacy["differentially_private"] is True and privacy["caveats"] == []
+    assert "warning" not in printed
+    assert str(PLANTED) not in printed
+
+
+def test_the_python_api_warns_about_a_draft_schema():
+    frame = adult_like(120).drop(columns=["hours", "id"])
+    content, _ = draft_schema(frame)
+    with pytest.warns(PrivacyLeakWarning, match="draft"):
+        synth = SmoothSynthesizer(seed=0, n_candidates=300).fit(frame, schema=content, synthesize=False)
+    assert DRAFT_SCHEMA in synth.privacy_report()["privacy"]["caveats"]
+    del content["draft"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        synth = SmoothSynthesizer(seed=0, n_candidates=300).fit(frame, schema=content, synthesize=False)
+    assert DRAFT_SCHEMA not in synth.privacy_report()["privacy"]["caveats"]
+
+
+# ------------------------------------------------------------------ bad input
+def test_output_equal_to_the_input_is_refused(tmp_path, capsys, monkeypatch):
+    data = tmp_path / "adult.csv"
+    adult_like().to_csv(data, index=False)
+    before = data.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for output in (data, "adult.csv", "./adult.csv"):
+        code, printed = run(["schema", data, "-o", output], capsys)
+        assert code == 2 and printed.count("\n") == 1 and printed.startswith("synthdp: error: --output")
+        assert "is the input" in printed
+    assert data.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["adult.csv"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["missing.csv", "-o", "schema.json"], "input file 'missing.csv' does not exist"),
+    (["data.csv", "-o", "schema.json", "--max-levels", 1], "--max-levels must be an integer >= 2"),
+    (["data.csv", "-o", "no-such-folder/schema.json"], "output folder 'no-such-folder' does not exist"),
+])
+def test_bad_input_gives_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    adult_like(60).to_csv("data.csv", index=False)
+    code, printed = run(["schema", *args], capsys)
+    assert code == 2 and printed == f"synthdp: error: {message}\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["data.csv"]
+
+
+def test_an_empty_numeric_column_is_named_without_values(tmp_path, capsys):
+    data = tmp_path / "data.csv"
+    pd.DataFrame({"a": [PLANTED, 2.0, 3.0], "b": [np.nan] * 3}).to_csv(data, index=False)
+    code, printed = run(["schema", data, "-o", tmp_path / "s.json"], capsys)
+    assert code == 2 and printed.count("\n") == 1 and "column 'b'" in printed and str(PLANTED) not in printed
