@@ -470,7 +470,8 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                  for stage, (count, released) in wanted.items()}
         groups = groups_count(schema, indices)
         noisy_moments = release_bounded_means(
-            moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups",
+            moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
+            + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else ""),
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()

@@ -8,7 +8,8 @@ schema still holding it is marked NOT differentially private
 knowledge and then deletes the entry.
 
 Types: a numeric column whose values are all integers is ``integer``, any other numeric column
-``continuous``; a text column with 2 distinct values is ``binary``, with more ``categorical``
+``continuous``; a text column of ISO dates (times) is ``date`` (``datetime``), its bounds whole
+years or months; a text column with 2 distinct values is ``binary``, with more ``categorical``
 (levels sorted), and with more than ``max_levels`` its levels are left to DP discovery
 (``"levels": "discover"``). A column with missing cells gets ``"nullable": true``.
 
@@ -80,6 +81,39 @@ def round_bounds(lower: float, upper: float, integer: bool = False) -> tuple[flo
     return multiple(low_k), multiple(high_k)
 
 
+ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+ISO_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
+
+
+def _time_spec(series: pd.Series) -> dict | None:
+    """A date or datetime column's spec when every present value is ISO text (no time zone):
+    bounds rounded outward to whole years (or months, for a range under three years), as ISO."""
+    text = series.dropna().astype(str).str.strip()
+    if text.empty:
+        return None
+    if text.str.fullmatch(ISO_DATE).all():
+        kind = "date"
+    elif text.str.fullmatch(ISO_DATETIME).all():
+        kind = "datetime"
+    else:
+        return None
+    values = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    if values.isna().any():
+        return None
+    lower, upper = values.min(), values.max()
+    if (upper - lower).days >= 3 * 365:
+        start, end = pd.Timestamp(lower.year, 1, 1), pd.Timestamp(upper.year + 1, 1, 1) - pd.Timedelta(days=1)
+    else:
+        start = pd.Timestamp(lower.year, lower.month, 1)
+        end = pd.Timestamp(upper.year, upper.month, 1) + pd.offsets.MonthEnd(0)
+    if kind == "datetime":
+        end = end + pd.Timedelta(hours=23, minutes=59, seconds=59)
+        shown = (start.strftime("%Y-%m-%dT%H:%M:%S"), end.strftime("%Y-%m-%dT%H:%M:%S"))
+    else:
+        shown = (start.strftime("%Y-%m-%d"), end.strftime("%Y-%m-%d"))
+    return {"type": kind, "bounds": list(shown)}
+
+
 def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> tuple[dict, list[str]]:
     """A draft schema of ``frame`` (read from its values: NOT private), and notes for the user.
 
@@ -97,6 +131,8 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         series = frame[column]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             spec = _numeric_spec(name, series, notes)
+        elif (time_spec := _time_spec(series)) is not None:
+            spec = time_spec
         else:
             levels = sorted({str(value) for value in series.dropna()})
             if len(levels) > max_levels:
