@@ -449,20 +449,38 @@ def evaluate(args: argparse.Namespace) -> int:
     if privacy is not None and not (isinstance(privacy, dict) and isinstance(privacy.get("privacy"), dict)):
         raise SynthDPError(f"privacy report '{args.privacy_report}' has no \"privacy\" section (write it with "
                            "synthdp generate --report)")
+    from synthdp.domain.schema import nullable_numeric_columns
+    from synthdp.pipeline.run import declared_time_columns
+
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
     text_columns = schema_text_columns(content) if content is not None else ()
-    real = _read_table(args.real, "real table", csv_format, text_columns)
-    synth = _read_table(args.synth, "synthetic table", csv_format, text_columns)
+    declared = content if content is not None else ({"columns": bounds} if bounds is not None else None)
+    nullable, times = nullable_numeric_columns(declared), declared_time_columns(bounds, content)
+    real = _read_table(args.real, "real table", csv_format, text_columns, nullable, times)
+    synth = _read_table(args.synth, "synthetic table", csv_format, text_columns, nullable, times)
     schema = (Schema.from_dict(content, [str(c) for c in real.columns], f"schema file '{args.schema}'")
               if content is not None else None)
+    missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
+               for name in real.columns if real[name].isna().any() or synth[name].isna().any()}
+    if nullable:  # the numeric metrics compare the rows whose nullable numeric cells are present
+        real, synth = real.dropna(subset=list(nullable)), synth.dropna(subset=list(nullable))
+        if len(real) < 2 or len(synth) < 2:
+            raise SynthDPError("fewer than 2 rows without missing cells in the nullable columns: nothing to compare")
     report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed,
                             schema=schema, sdmetrics=not args.no_sdmetrics)
+    if missing:
+        report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
+                                    "nullable numeric cells are present" if nullable else ""}, **report}
     if args.html:
         from synthdp.evaluation.html import render_html
 
         page = render_html(report, real, synth, schema=schema, privacy_report=privacy)
         _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))])
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
+    if missing and not args.json:
+        text = "missing cells (share of rows): " + "; ".join(
+            f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
+        ) + "\n" + text
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -473,19 +491,23 @@ def evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_table(path: str, label: str, csv_format, text_columns=()):
+def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(), time_columns=None):
     """A CSV of numeric, finite columns, checked as ``generate`` checks its input; the
-    ``text_columns`` (a schema's binary and categorical ones) are kept as they are."""
+    ``text_columns`` (a schema's binary and categorical ones) are kept as they are, the
+    ``nullable`` numeric columns may have missing cells, and the ``time_columns`` (name ->
+    "date" or "datetime") are read as days or seconds since 1970-01-01, as the release reads them."""
     import pandas as pd
 
+    from synthdp.reader.dates import with_time_values
     from synthdp.reader.table import check_column_names, check_row_count, chunk_values, read_csv_frame
 
     frame = read_csv_frame(path, label, csv_format)
     try:
         names = check_column_names(frame.columns)
         check_row_count(len(frame))
+        frame = with_time_values(frame, names, time_columns or {})
         numeric = [name for name in names if name not in text_columns]
-        values = chunk_values(frame[numeric], numeric)
+        values = chunk_values(frame[numeric], numeric, missing_allowed=nullable)
     except SynthDPError as error:  # the reader's message names the column and what to declare
         raise SynthDPError(f"{label} '{path}': {error}") from None
     columns = dict(zip(numeric, values.T))

@@ -178,3 +178,13 @@ def test_a_real_table_from_draft_to_release(tmp_path, capsys):
     moments = next(stage for stage in report["privacy"]["stages"] if stage["stage"] == "moments")
     assert "missing rates of 2 nullable column(s)" in moments["released"]
     assert set(report["schema"]["missing_rates_noisy"]) == {"income", "job"}
+    # ... and the data owner evaluates it: missing cells and dates are read as the release reads them
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(tmp_path / "real.csv"), "--synth", str(tmp_path / "synthetic.csv"),
+                 "--schema", str(tmp_path / "schema.json"), "--queries", "20", "--json", "--no-sdmetrics",
+                 "--html", str(tmp_path / "page.html")]) == 0
+    evaluation = json.loads(capsys.readouterr().out)
+    shares = evaluation["missing_cells"]["share_of_rows"]
+    assert set(shares) == {"income", "job"}
+    assert shares["income"]["real"] == pytest.approx(frame["income"].isna().mean())
+    assert "visit" in evaluation["columns"]["numeric"] and (tmp_path / "page.html").stat().st_size > 10_000
