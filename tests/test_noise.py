@@ -112,3 +112,35 @@ def test_opendp_noise_distribution(kind, distribution):
     noisy = getattr(sampler, kind)(values, 0.5)
     assert noisy.shape == (40, 50)
     assert stats.kstest((noisy + 1.0).ravel(), distribution.cdf).pvalue > 1e-6
+
+
+def test_the_root_finder_is_scipys_brentq_to_the_last_bit():
+    """privacy.noise._brentq ports scipy.optimize.brentq so that the command line need not import
+    scipy.optimize: on the calibration's own equations and on random cubics the roots agree exactly."""
+    import math
+
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+
+    from synthdp.privacy.noise import _brentq
+
+    rng = np.random.default_rng(1)
+    compared = 0
+    for _ in range(300):
+        eps, delta = float(rng.uniform(0.01, 20)), float(10 ** rng.uniform(-12, -2))
+
+        def excess(mu, eps=eps, delta=delta):
+            return ndtr(-eps / mu + mu / 2) - math.exp(eps) * ndtr(-eps / mu - mu / 2) - delta
+
+        if (excess(1e-6) > 0) != (excess(100.0) > 0):
+            assert _brentq(excess, 1e-6, 100.0) == brentq(excess, 1e-6, 100.0, xtol=1e-12)
+            compared += 1
+        c = rng.normal(size=4)
+
+        def cubic(x, c=c):
+            return ((c[0] * x + c[1]) * x + c[2]) * x + c[3]
+
+        if cubic(-10) * cubic(10) < 0:
+            assert _brentq(cubic, -10.0, 10.0, xtol=1e-15) == brentq(cubic, -10.0, 10.0, xtol=1e-15)
+            compared += 1
+    assert compared > 300
