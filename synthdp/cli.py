@@ -461,7 +461,7 @@ def evaluate(args: argparse.Namespace) -> int:
     schema = (Schema.from_dict(content, [str(c) for c in real.columns], f"schema file '{args.schema}'")
               if content is not None else None)
     missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
-               for name in real.columns if real[name].isna().any() or synth[name].isna().any()}
+               for name in real.columns if name in synth.columns and (real[name].isna().any() or synth[name].isna().any())}
     if nullable:  # the numeric metrics compare the rows whose nullable numeric cells are present
         real, synth = real.dropna(subset=list(nullable)), synth.dropna(subset=list(nullable))
         if len(real) < 2 or len(synth) < 2:

@@ -64,6 +64,8 @@ __all__ = [
     "distinct_rows",
     "ks_distances",
     "correlation_error",
+    "STRONG_R",
+    "strong_pairs",
     "model_accuracy",
     "utility_report",
     "format_report",
@@ -207,6 +209,42 @@ def correlation_error(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
         "constant_columns": {"real": [n for n, c in zip(names, constant_real) if c],
                              "synthetic": [n for n, c in zip(names, constant_synth) if c]},
     }
+
+
+#: A pair of numeric columns is "strong" when its real |Pearson r| exceeds this (issue 18).
+STRONG_R = 0.5
+
+
+def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STRONG_R) -> dict:
+    """How much of the strong pairwise correlation the synthetic table keeps: the strong-pair ratio.
+
+    Over the pairs of distinct columns whose real |Pearson r| exceeds ``threshold``, the mean
+    |r| of the synthetic table divided by the mean |r| of the real one (same pairs): 1 when the
+    synthetic table keeps their strength, about 0 when its columns are independent. It counts
+    strength only: a pair whose synthetic r has the wrong sign still counts its |r| (the
+    correlation error, :func:`correlation_error`, sees the sign). A constant column's
+    correlations are 0, as there.
+
+    Returns
+    -------
+    dict
+        ``threshold``, ``pairs`` (the number of strong pairs), ``real_mean_abs_r``,
+        ``synthetic_mean_abs_r`` and ``ratio`` (the last three None when there is no strong pair).
+    """
+    if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
+        raise SynthDPError("threshold must lie in [0, 1)")
+    real, synth = _pair(real, synth)
+    corr_real, _ = _correlations(_numeric(real, "real"))
+    corr_synth, _ = _correlations(_numeric(synth, "synthetic"))
+    rows, cols = np.triu_indices(len(real.columns), k=1)
+    real_r, synth_r = np.abs(corr_real[rows, cols]), np.abs(corr_synth[rows, cols])
+    strong = real_r > threshold
+    if not strong.any():
+        return {"threshold": float(threshold), "pairs": 0, "real_mean_abs_r": None,
+                "synthetic_mean_abs_r": None, "ratio": None}
+    real_mean, synth_mean = float(real_r[strong].mean()), float(synth_r[strong].mean())
+    return {"threshold": float(threshold), "pairs": int(strong.sum()), "real_mean_abs_r": real_mean,
+            "synthetic_mean_abs_r": synth_mean, "ratio": synth_mean / real_mean}
 
 
 def _task(labels: pd.Series, task: str) -> str:
@@ -453,7 +491,8 @@ def utility_report(
     dict
         ``rows`` and ``distinct_rows`` ({"real": ..., "synthetic": ...}); ``columns``
         ({"numeric": [...], "categorical": [...]}); ``ks`` (``per_column``, ``max``, ``mean``,
-        ``worst_column``); ``correlation`` (:func:`correlation_error`); ``model``
+        ``worst_column``); ``correlation`` (:func:`correlation_error`, with
+        ``strong_pairs``: :func:`strong_pairs`); ``model``
         (:func:`model_accuracy`, or None); ``smooth_queries`` (``n_queries``, ``n_kernels``,
         ``seed``, ``sigmas``, the worst-case ``absolute``, ``absolute_scaled`` and ``relative``
         errors per sigma, and the ``normalisation`` of each numeric column); ``tv``
@@ -506,6 +545,7 @@ def utility_report(
         ks_section = {"per_column": ks, "max": ks[worst_column], "mean": float(np.mean(list(ks.values()))),
                       "worst_column": worst_column}
         correlation = correlation_error(real[numeric], synth[numeric])
+        correlation["strong_pairs"] = strong_pairs(real[numeric], synth[numeric])
 
     if described is None:
         described = numeric_schema({name: column["bounds"] for name, column in normalisation.items()})
@@ -573,6 +613,14 @@ def format_report(report: dict) -> str:
     if corr is not None and corr["pairs"]:
         a, b = corr["worst_pair"]
         lines.append(f"  max {_number(corr['max'])} ({a}, {b}), mean {_number(corr['mean'])}")
+    strong = None if corr is None else corr.get("strong_pairs")
+    if strong is not None:
+        if strong["pairs"]:
+            lines.append(f"  strong pairs (real |r| > {strong['threshold']:g}): {strong['pairs']}; mean |r| real "
+                         f"{_number(strong['real_mean_abs_r'])}, synthetic {_number(strong['synthetic_mean_abs_r'])}, "
+                         f"ratio {_number(strong['ratio'])}")
+        else:
+            lines.append(f"  strong pairs (real |r| > {strong['threshold']:g}): none")
     for side, label in (("real", "real"), ("synthetic", "synthetic")):
         if corr is not None and corr["constant_columns"][side]:
             lines.append(f"  constant in the {label} table (correlations taken as 0): "
