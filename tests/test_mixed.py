@@ -391,7 +391,7 @@ def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
 def test_mixed_tables_are_read_in_memory_only(options, data, tmp_path):
     frame = mixed_frame(60, 4)
     source = frame if data == "frame" else tmp_path / "t.parquet"
-    with pytest.raises(SynthDPError, match="binary or categorical"):
+    with pytest.raises(SynthDPError, match="binary, categorical or nullable"):
         SmoothSynthesizer(seed=1, **options).fit(source, schema=SCHEMA)
 
 

@@ -300,13 +300,13 @@ def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | l
         return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat(),
                                  time_columns)
     if config.engine != "numpy" or config.chunk_rows is not None:
-        raise SynthDPError("tables with binary or categorical columns are read in memory: "
+        raise SynthDPError("tables with binary, categorical or nullable columns are read in memory: "
                            "leave engine and chunk_rows at their defaults")
     if isinstance(data, pd.DataFrame):
         return PrivateTable(data, text_columns, nullable, time_columns)
     if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
         return PrivateTable.read_csv(data, text_columns, csv_format or CsvFormat(), nullable, time_columns)
-    raise SynthDPError("a table with binary or categorical columns must be a DataFrame or a CSV file")
+    raise SynthDPError("a table with binary, categorical or nullable columns must be a DataFrame or a CSV file")
 
 
 def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
