@@ -449,8 +449,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if privacy is not None and not (isinstance(privacy, dict) and isinstance(privacy.get("privacy"), dict)):
         raise SynthDPError(f"privacy report '{args.privacy_report}' has no \"privacy\" section (write it with "
                            "synthdp generate --report)")
-    from synthdp.domain.schema import nullable_numeric_columns
-    from synthdp.pipeline.run import declared_time_columns
+    from synthdp.domain.schema import declared_time_columns, nullable_numeric_columns
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
     text_columns = schema_text_columns(content) if content is not None else ()

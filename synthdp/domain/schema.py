@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import COLUMN_TYPES, Domain, _parse_column, read_json_file
+from synthdp.domain.box import COLUMN_TYPES, Domain, _parse_column, read_json_file, time_columns
 from synthdp.domain.decode import decode
 from synthdp.errors import SynthDPError
 
@@ -335,3 +335,14 @@ def schema_text_columns(content: Mapping | Schema) -> tuple[str, ...]:
     if not isinstance(columns, Mapping):
         return ()
     return tuple(name for name, spec in columns.items() if isinstance(spec, Mapping) and spec.get("type") in LEVEL_TYPES)
+
+
+def declared_time_columns(bounds: Mapping[str, object] | Domain | None,
+                          schema: Mapping | Schema | None) -> dict[str, str]:
+    """The date and datetime columns the bounds or the schema declare (public metadata): the
+    reader turns their ISO values into days or seconds since 1970-01-01."""
+    if isinstance(schema, Schema):
+        return time_columns(schema.numeric)
+    if schema is not None:
+        return time_columns(schema.get("columns") if isinstance(schema, Mapping) else None)
+    return time_columns(bounds)

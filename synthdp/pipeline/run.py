@@ -30,12 +30,13 @@ import numpy as np
 import pandas as pd
 
 from synthdp.config import CsvFormat, SynthConfig
-from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds, time_columns
+from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.decode import decode
 from synthdp.domain.schema import (
     Schema,
     bounds_schema,
     columns_to_discover,
+    declared_time_columns,
     is_draft,
     nullable_numeric_columns,
     schema_text_columns,
@@ -341,17 +342,6 @@ def known_bounds(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, 
             f"no bounds for column '{missing}': {MISSING_BOUNDS_HELP}" if known else f"no bounds given: {MISSING_BOUNDS_HELP}"
         )
     return known
-
-
-def declared_time_columns(bounds: Mapping[str, object] | Domain | None,
-                          schema: Mapping | Schema | None) -> dict[str, str]:
-    """The date and datetime columns the bounds or the schema declare (public metadata): the
-    reader turns their ISO values into days or seconds since 1970-01-01."""
-    if isinstance(schema, Schema):
-        return time_columns(schema.numeric)
-    if schema is not None:
-        return time_columns(schema.get("columns") if isinstance(schema, Mapping) else None)
-    return time_columns(bounds)
 
 
 def randomness(config: SynthConfig) -> tuple[NoiseSampler, np.random.Generator]:
