@@ -449,11 +449,11 @@ def evaluate(args: argparse.Namespace) -> int:
     if privacy is not None and not (isinstance(privacy, dict) and isinstance(privacy.get("privacy"), dict)):
         raise SynthDPError(f"privacy report '{args.privacy_report}' has no \"privacy\" section (write it with "
                            "synthdp generate --report)")
-    from synthdp.domain.schema import declared_time_columns, nullable_numeric_columns
+    from synthdp.domain.schema import bounds_schema, declared_time_columns, nullable_numeric_columns
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
     text_columns = schema_text_columns(content) if content is not None else ()
-    declared = content if content is not None else ({"columns": bounds} if bounds is not None else None)
+    declared = content if content is not None else bounds_schema(bounds or {})  # as the release reads them
     nullable, times = nullable_numeric_columns(declared), declared_time_columns(bounds, content)
     real = _read_table(args.real, "real table", csv_format, text_columns, nullable, times)
     synth = _read_table(args.synth, "synthetic table", csv_format, text_columns, nullable, times)

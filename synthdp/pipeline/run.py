@@ -227,8 +227,8 @@ def fit(
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
-    if isinstance(bounds, Mapping) and bounds_schema(bounds) is not None:  # nullable columns: the mixed model
-        schema, bounds = bounds_schema(bounds), None
+    if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
+        schema, bounds = nullable_schema, None  # nullable columns: the mixed model
     full_config = config
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
