@@ -2,7 +2,7 @@
 
 ``--study split``: how the budget is split between the copula's histograms and the moments.
 The package default against the histograms' share (``marginals_share``) fixed at 0.3, 0.5,
-0.7 and 0.9 (the products' share, when the default releases them, left at its default).
+0.7 and 0.9 (the pairs' share, when the default releases them, left at its default).
 The table gives the noise standard deviation of one moment at the histograms' share of 0.5,
 the quantity :func:`synthdp.pipeline.plan.copula_shares` compares with ``MOMENT_NOISE_LIMIT``.
 
@@ -18,16 +18,16 @@ deviations (:meth:`synthdp.postprocess.copula.Marginals.probabilities`); the alt
 every σ, and the trade-off is between them: more moments describe rough queries (σ = 2)
 better, fewer moments carry less noise each, which smooth queries (σ >= 4) need.
 
-``--study copula``: how the copula's correlation matrix is made from the released products.
-The default takes the normal scores' correlation that gives the candidates the released
-Pearson correlations (NORTA, :func:`synthdp.postprocess.copula.normal_scores_correlation`) and then the
-nearest correlation matrix (:func:`synthdp.postprocess.copula.nearest_correlation`); the alternatives
-replace the second step by one eigenvalue clip, and both steps by taking the Pearson
-correlations as the normal scores' with one clip (the rule before, except that the Pearson
-correlations now divide by the truncated Hermite series' variances, up to 8 % below the
-exact ones for a column with atoms). Products are released
-only at large n epsilon (PKS at (1, 1e-10); PKS and CTG at (4, 1e-10); all four at
-(16, 1e-10)); elsewhere the variants coincide.
+``--study pairs``: how the copula's latent correlation matrix is made from the pairs release
+(the means of products of normal scores, :mod:`synthdp.postprocess.pairs`). The default keeps
+a pair whose released score correlation reaches ``THRESHOLD`` = 2 noise standard deviations
+and fits the rest by the Monte Carlo fixed point, projecting with the nearest correlation
+matrix after each step; the alternatives keep pairs from 1 or 3 noise sd, replace the
+projection by one eigenvalue clip, or release no pairs at all (``correlation_share`` 0: the
+candidates' columns are independent, and the moments measure the basis's pair products, as
+before the pairs release). Pairs are released where their noise on a correlation is at
+most 0.25 (PKS and CTG at (1, 1e-10); every table at larger epsilon); elsewhere the
+variants coincide.
 
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
@@ -35,18 +35,9 @@ move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 s
 l2); the alternative is the bound for any R functions with values in [-1, 1], 2R/n and
 2 sqrt(R)/n, used before. Same privacy guarantee, 9-22 % more noise on the benchmarks.
 
-``--study products``: where the basis holds pair moments T_1(x_i) T_1(x_j) = x_i x_j beyond
-its 2d univariate ones and the copula's products are released (PKS at delta = 1e-10 and
-epsilon >= 1, CTG at (4, 1e-10) and (16, 1e-10); elsewhere the variants coincide), the default
-takes those moments from the products release, spends the moments' budget on the univariate
-ones alone, and weights the LP's rows by the precision of their noise
-(:func:`synthdp.privacy.release.pair_product_rows`, :func:`synthdp.postprocess.lp.precision_weighted`). The
-alternatives: the pair moments measured a second time by the moments release, with equal
-weights (before), and R = 2d (no pair rows at all).
-
 ``--study oracle``: where the default's error comes from, a diagnosis that is NOT private.
-Each variant replaces the private inputs of one or more stages (the copula's histograms, its
-products E[x_i x_j], the moments) by their exact values (``StudyOptions.exact_stages``), with
+Each variant replaces the private inputs of one or more stages (the copula's histograms, the
+pairs release, the moments) by their exact values (``StudyOptions.exact_stages``), with
 everything else as in the default (the same noise draws elsewhere, the same post-processing,
 which still assumes the budgeted noise). A stage whose exact value lowers the error a lot is
 the one whose noise limits the default; one whose exact value changes nothing is either
@@ -58,7 +49,8 @@ Every variant is a set of SynthConfig keys and a :class:`synthdp.pipeline.run.St
 :func:`synthdp.pipeline.run.fit` and sampled with :func:`synthdp.pipeline.run.sample`.
 Each variant is fitted ``--rounds`` times per dataset of data/ and scored by the
 worst-case relative error over random sums of 10 Gaussian kernels (docs/mechanism.md §5),
-σ ∈ {2, 4, 6, 8, 10}, mean over rounds. Round r of every variant uses the seeded noise stream
+σ ∈ {2, 4, 6, 8, 10}, and by the strong-pair ratio (the mean synthetic |r| of the pairs with
+real |r| > 0.5 over the real one), mean over rounds. Round r of every variant uses the seeded noise stream
 ``seed + r`` (numpy, NOT private), so the variants see the same draws and their differences
 are not noise of the comparison. Bounds are each column's min and max, *taken as public*.
 
@@ -69,9 +61,8 @@ Usage::
     python experiments/design_choices.py --study basis --levels 0.25,0 1,0 0.25,1e-10 1,1e-10 4,1e-10 16,1e-10
     python experiments/design_choices.py --study atoms --levels 1,1e-10 --datasets wdbc
     python experiments/design_choices.py --study oracle --levels 1,0 1,1e-10 --rounds 10
-    python experiments/design_choices.py --study copula --levels 1,1e-10 4,1e-10 16,1e-10 --rounds 10
+    python experiments/design_choices.py --study pairs --levels 1,1e-10 4,1e-10 16,1e-10 --rounds 10
     python experiments/design_choices.py --study sensitivity --levels 0.25,1e-10 1,0 1,1e-10 4,1e-10
-    python experiments/design_choices.py --study products --levels 1,1e-10 4,1e-10 16,1e-10 --datasets ctg pks --rounds 10
 """
 
 from __future__ import annotations
@@ -101,6 +92,7 @@ from common import (
 
 from synthdp import SynthDPError
 from synthdp.config import SynthConfig
+from synthdp.evaluation.metrics import strong_pairs
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 from synthdp.pipeline.plan import make_plan, paper_n_basis
 from synthdp.pipeline.report import privacy_report
@@ -126,15 +118,6 @@ class Variant:
         return self.keys(paper_r, d) if callable(self.keys) else dict(self.keys)
 
 
-def pearson_as_normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
-    """The rule before NORTA: the released Pearson correlations, clipped to [-1, 1], as the copula's."""
-    d = len(coefficients)
-    matrix = np.eye(d)
-    i, j = np.triu_indices(d, 1)
-    matrix[i, j] = matrix[j, i] = np.clip(pearson, -1.0, 1.0)
-    return matrix
-
-
 def generic_moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
     """The rule before: the sensitivity of any R functions with values in [-1, 1], 2R/n in l1 and 2 sqrt(R)/n in l2."""
     return bounded_means_sensitivity(len(indices), n)
@@ -153,27 +136,24 @@ STUDIES = {
               "R = d": Variant(lambda paper_r, d: {"n_basis": d}),
               "R = 2d": Variant(lambda paper_r, d: {"n_basis": 2 * d}),
               "R = 4d": Variant(lambda paper_r, d: {"n_basis": 4 * d})},
-    "copula": {"default (NORTA, nearest correlation)": Variant(),
-               "NORTA, eigenvalue clip": Variant(study=StudyOptions(nearest=EIGENVALUE_CLIP)),
-               "Pearson as the copula's correlation, eigenvalue clip (before)": Variant(
-                   study=StudyOptions(normal_scores=pearson_as_normal_scores_correlation, nearest=EIGENVALUE_CLIP))},
-    "products": {"default (pair moments from the products release)": Variant(),
-                 "pair moments measured again (before)": Variant(study=StudyOptions(pair_moments_from_products=False)),
-                 "R = 2d": Variant(lambda paper_r, d: {"n_basis": 2 * d})},
+    "pairs": {"default (pairs from 2 noise sd, nearest correlation)": Variant(),
+              "pairs from 1 noise sd": Variant(study=StudyOptions(pair_threshold=1.0)),
+              "pairs from 3 noise sd": Variant(study=StudyOptions(pair_threshold=3.0)),
+              "eigenvalue clip instead of the nearest correlation": Variant(study=StudyOptions(nearest=EIGENVALUE_CLIP)),
+              "no pairs release (before)": Variant({"correlation_share": 0.0})},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
     "oracle": {"default": Variant(), "exact histograms": Variant(study=StudyOptions(exact_stages=("marginals",))),
-               "exact products": Variant(study=StudyOptions(exact_stages=("correlation",))),
+               "exact pairs": Variant(study=StudyOptions(exact_stages=("correlation",))),
                "exact moments": Variant(study=StudyOptions(exact_stages=("moments",))),
-               "exact histograms and products": Variant(study=StudyOptions(exact_stages=("marginals", "correlation"))),
+               "exact histograms and pairs": Variant(study=StudyOptions(exact_stages=("marginals", "correlation"))),
                "all exact": Variant(study=StudyOptions(exact_stages=("marginals", "correlation", "moments")))},
 }
 TITLES = {"split": "Budget split between the histograms and the moments",
           "atoms": "Atoms kept by the copula's histograms",
           "basis": "Number of moments R",
-          "copula": "The copula's correlation matrix from the released products",
-          "products": "Pair moments from the products release, and the LP weighted by each moment's noise",
+          "pairs": "The copula's latent correlation from the pairs release",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 
@@ -194,7 +174,7 @@ def fit_variant(variant: Variant, dataset: Dataset, epsilon: float, delta: float
 
 
 def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
-    """Noise sd of one moment when the histograms get 0.5 and no products are released."""
+    """Noise sd of one moment when the histograms get 0.5 and no pairs are released."""
     plan = make_plan(SynthConfig(epsilon=epsilon, delta=delta, marginals_share=0.5, correlation_share=0.0), n, d, True)
     return plan.budget.stage("moments").means_noise_sd(plan.n_basis, n)
 
@@ -207,20 +187,23 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     lines = []
     for label, variant in STUDIES[study].items():
-        errors = []
+        errors, ratios = [], []
         try:
             for round_index in range(rounds):
                 model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
-                answers = answer_queries(dataset.unit(sample(model)), queries, SIGMAS)
+                synthetic = sample(model)
+                answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
                 errors.append(worst_case_errors(true, answers, queries.alpha).relative)
-        except SynthDPError as error:  # a share the products leave no room for
+                ratios.append(strong_pairs(dataset.frame, synthetic)["ratio"])
+        except SynthDPError as error:  # a share the pairs leave no room for
             log(f"{name} {label}: {error}")
             continue
         parameters = privacy_report(model)["parameters"]
         stages = parameters["budget"]["stages"]
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
         cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))
-        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} |")
+        kept = f"{np.mean(ratios):.3f}" if None not in ratios else "n/a"
+        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} | {kept} |")
         log(lines[-1])
     return lines
 
@@ -236,8 +219,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=1000, help="first noise seed (numpy, NOT private)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / products / moments | "
-              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " |", "|---|---:|---|---:|---|" + "---:|" * len(SIGMAS)]
+    header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / pairs / moments | "
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio |",
+              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 1)]
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
@@ -249,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
         f"# {TITLES[args.study]}\n\n"
         + generated_by(command_line("design_choices.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} rounds, {args.queries} queries, "
-        "worst-case relative error, mean over rounds; round r of every variant uses the seeded noise "
+        "worst-case relative error and strong-pair ratio (synthdp.evaluation.metrics.strong_pairs; n/a: no pair with |r| > 0.5), mean over rounds; round r of every variant uses the seeded noise "
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "

@@ -101,13 +101,23 @@ class SynthConfig:
         the expected l1 norm of the moment noise: among the distributions whose fit is within
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
+    tilt : float
+        Copula candidates (the default) with a pairs release: after the l1 fit, take the
+        distribution over the candidates closest to uniform (in entropy; the uniform
+        distribution over them is the copula, with its marginals and pairs) whose every
+        moment stays within ``tilt`` noise standard deviations of its released value, or
+        within the optimum's own residual where that is larger
+        (:func:`synthdp.postprocess.lp.tilt_weights`, :func:`synthdp.pipeline.run.tilts`).
+        Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
+        docs/relationships.md.
     blend : float
-        Mix the LP's optimal distribution with the uniform distribution over the candidates
-        (the candidate model) as far as the fit stays within the optimum plus ``blend`` times
-        the expected l1 norm of the moment noise (default 0.5; 0 keeps the optimal vertex).
-        Not applied with ``spread`` > 0, which spreads the mass by a second LP instead, nor to
-        mixed tables, whose thousands of marginal cells share the tolerance and let single
-        cells drift (measured: docs/decisions.md#blend-not-on-mixed-tables).
+        Where the tilt does not apply (no pairs release, other candidate kinds, ``tilt`` 0): mix the LP's
+        optimal distribution with the uniform distribution over the candidates as far as the
+        fit stays within the optimum plus ``blend`` times the expected l1 norm of the moment
+        noise (default 0.5; 0 keeps the optimal vertex). Not applied with ``spread`` > 0,
+        which spreads the mass by a second LP instead, nor to mixed tables, whose thousands of
+        marginal cells share the tolerance and let single cells drift (measured:
+        docs/decisions.md#blend-not-on-mixed-tables).
     marginal_degree : int
         Mixed tables (a schema with binary or categorical columns): the release holds every
         marginal cell of up to this many of those columns (:meth:`synthdp.stats.mixed_basis.basis_indices`).
@@ -172,10 +182,15 @@ class SynthConfig:
     spread: float = _option(
         0.0, "method", "spread the synthetic mass over the fits within KAPPA x the expected l1 norm of the moment "
         "noise of the optimum (0: the optimal vertex, at most R+1 distinct rows)", metavar="KAPPA", commands=GENERATE)
+    tilt: float = _option(
+        1.0, "method", "copula candidates with released pairs: the distribution closest to uniform over them whose "
+        "every moment stays within K noise sd of its released value (keeps the copula's pairs; 0: use --blend)",
+        metavar="K",
+        commands=GENERATE)
     blend: float = _option(
-        0.5, "method", "mix the LP's optimum with the uniform distribution over the candidates while the fit stays "
-        "within KAPPA x the expected l1 norm of the moment noise of the optimum (0: the optimal vertex; not applied "
-        "with --spread)", metavar="KAPPA", commands=GENERATE)
+        0.5, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
+        "candidates while the fit stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
+        "(0: the optimal vertex; not applied with --spread)", metavar="KAPPA", commands=GENERATE)
     marginal_degree: int = _option(
         2, "method", "with --schema: release every marginal cell of up to K binary/categorical columns", metavar="K")
     max_lp_entries: int = _option(
@@ -234,6 +249,7 @@ class SynthConfig:
                "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
+        _check(_is_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")
         _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")

@@ -55,9 +55,7 @@ class Release:
     moment_noise_l1 : float
         Expected l1 norm of the noise added to the moments (public: from the calibration).
     moment_noise_sd : array, shape (R,)
-        Standard deviation of each moment's noise (public: from the calibration). The
-        moments taken from the products release (:func:`synthdp.privacy.release.pair_product_rows`) have the
-        products' noise, the others the moments'.
+        Standard deviation of each moment's noise (public: from the calibration).
     pca : PrivatePCA or None
         Released principal axes when candidates are "pca".
     noisy_histograms : array, shape (d, B + 2), or None
@@ -67,9 +65,12 @@ class Release:
         :class:`synthdp.postprocess.copula.Marginals`.
     histogram_noise_sd : float
         Standard deviation of the noise on each histogram count (public: from the calibration).
-    noisy_products : array, shape (d (d - 1) / 2,), or None
-        Released E[x_i x_j], i < j, when candidates are "copula" with a correlation share.
-    products_noise_sd : float
+    noisy_scores : array, shape (d (d + 1) / 2,), or None
+        Released means of the products s_i s_j, i <= j (``np.triu_indices(d)`` order), of the
+        rows' normal scores through the released histograms
+        (:func:`synthdp.stats.scores.score_products`), when candidates are "copula" with a
+        correlation share; :func:`synthdp.postprocess.pairs.latent_correlation` reads them.
+    scores_noise_sd : float
         Standard deviation of the noise on each of them (public: from the calibration).
     noisy_rows_clipped : float or None
         Noisy count of rows with a value outside the bounds (None: not released).
@@ -89,8 +90,8 @@ class Release:
     pca: PrivatePCA | None
     noisy_histograms: np.ndarray | None
     histogram_noise_sd: float
-    noisy_products: np.ndarray | None
-    products_noise_sd: float
+    noisy_scores: np.ndarray | None
+    scores_noise_sd: float
     noisy_rows_clipped: float | None
     schema: Schema | None = None
     noisy_rows_other: float | None = None

@@ -1,17 +1,10 @@
-"""Copula candidates: cell counts, the marginals' quantile function, the correlation matrix."""
+"""Copula candidates: cell counts, the marginals' quantile function, the nearest correlation matrix."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp.postprocess.copula import (
-    Marginals,
-    copula_candidates,
-    correlation_matrix,
-    hermite_coefficients,
-    nearest_correlation,
-    normal_scores_correlation,
-)
+from synthdp.postprocess.copula import Marginals, copula_candidates, nearest_correlation
 from synthdp.stats.histograms import bin_edges, cell_counts
 
 
@@ -69,60 +62,6 @@ def test_the_release_gives_the_marginals_their_public_noise_sd():
         assert synth.release_.histogram_noise_sd == pytest.approx(expected, rel=1e-12)
 
 
-def test_hermite_coefficients_give_the_marginal_mean_and_variance():
-    marginals = Marginals(np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 1.0, 0.0]]), 2)  # +-1 atoms; U[-1, 1]
-    coefficients = hermite_coefficients(marginals)
-    np.testing.assert_allclose(coefficients[:, 0], [0.0, 0.0], atol=1e-12)
-    # the truncated series keeps all but its tail of the variance (1 and 1/3); a jump's tail is the
-    # heaviest, 7 % of the variance with HERMITE_TERMS = 60
-    variance = np.sum(coefficients[:, 1:] ** 2, axis=1)
-    assert 0.9 < variance[0] <= 1.0
-    assert variance[1] == pytest.approx(1 / 3, rel=1e-3)
-
-
-def test_correlation_matrix_is_a_valid_correlation_and_identity_without_products():
-    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 3), 10)  # U[-1, 1]: mean 0, variance 1/3
-    assert np.array_equal(correlation_matrix(marginals, None), np.eye(3))
-    exact = correlation_matrix(marginals, np.array([0.1, 0.05, -0.1]))  # E[x_i x_j] / (1/3): 0.3, 0.15, -0.3
-    # uniforms from a Gaussian copula with correlation r have Pearson correlation (6/pi) arcsin(r/2)
-    pearson = np.array([0.3, 0.15, -0.3])
-    np.testing.assert_allclose(exact[np.triu_indices(3, 1)], 2 * np.sin(np.pi * pearson / 6), atol=1e-3)
-    noisy = correlation_matrix(marginals, np.array([0.2, 5.0, -5.0]))  # noise can push products past +-1
-    np.testing.assert_allclose(np.diag(noisy), 1.0)
-    assert np.linalg.eigvalsh(noisy).min() > 0 and np.allclose(noisy, noisy.T)
-
-
-def test_candidates_of_skewed_marginals_get_the_released_pearson_correlation():
-    # an atom at -1 holding half the mass and a decreasing histogram: far from Gaussian
-    counts = np.array([[500.0, 250.0, 125.0, 75.0, 50.0, 0.0], [0.0, 50.0, 75.0, 125.0, 250.0, 500.0]])
-    marginals = Marginals(counts, 1000)
-    coefficients = hermite_coefficients(marginals)
-    mean, sd = coefficients[:, 0], np.sqrt(np.sum(coefficients[:, 1:] ** 2, axis=1))
-    for target in (0.4, -0.5):  # a mirrored pair: Pearson ranges over [-1, 0.45]
-        products = np.array([target * sd[0] * sd[1] + mean[0] * mean[1]])
-        points = copula_candidates(marginals, correlation_matrix(marginals, products), 40_000,
-                                   np.random.default_rng(5))
-        # the sample correlation's standard error at 40 000 points is below 0.005, so 0.03 is
-        # over 6 errors: false failure < 1e-9 per target
-        assert np.corrcoef(points.T)[0, 1] == pytest.approx(target, abs=0.03)
-
-
-def test_a_column_with_a_single_value_gets_no_correlation():
-    coefficients = hermite_coefficients(Marginals(np.array([[0.0, 5.0, 5.0, 0.0], [10.0, 0.0, 0.0, 0.0]]), 10))
-    np.testing.assert_array_equal(normal_scores_correlation(np.array([0.5]), coefficients), np.eye(2))
-
-
-def test_a_constant_column_leaves_the_other_correlations_alone():
-    # column 0 kept only its atom at -1; columns 1 and 2 are uniform with Pearson correlation 0.5
-    counts = np.array([[1000.0, 0, 0, 0, 0, 0], [0, 250, 250, 250, 250, 0], [0, 250, 250, 250, 250, 0]])
-    marginals = Marginals(counts, 1000, noise_sd=2.0)
-    np.testing.assert_array_equal(hermite_coefficients(marginals)[0, 1:], 0.0)
-    correlation = correlation_matrix(marginals, np.array([0.001, -0.001, 0.5 / 3]), noise_sd=0.002)
-    assert correlation[0, 1] == 0.0 and correlation[0, 2] == 0.0
-    # shrinkage 1 - (0.002 / (1/3))^2 / 0.5^2 leaves 0.5 almost whole; NORTA makes it 2 sin(pi 0.5 / 6)
-    assert correlation[1, 2] == pytest.approx(2 * np.sin(np.pi * 0.5 / 6), abs=2e-3)
-
-
 def test_nearest_correlation_repairs_an_indefinite_matrix_and_keeps_a_valid_one():
     indefinite = np.array([[1.0, 0.95, 0.1, 0.0], [0.95, 1.0, 0.9, 0.2], [0.1, 0.9, 1.0, 0.9], [0.0, 0.2, 0.9, 1.0]])
     repaired = nearest_correlation(indefinite)
@@ -147,7 +86,7 @@ def test_candidates_follow_the_correlation():
     assert np.corrcoef(points.T)[0, 1] == pytest.approx(6 / np.pi * np.arcsin(0.4), abs=0.02)
 
 
-def test_the_atom_threshold_and_the_correlation_steps_can_be_replaced_for_design_studies():
+def test_the_atom_threshold_can_be_replaced_for_design_studies():
     from synthdp.postprocess.copula import ATOM_THRESHOLD
 
     counts = np.array([[3.0, 40.0, 54.0, 3.0]])  # atoms of 3 rows, below 2 noise sd of 10
@@ -156,12 +95,3 @@ def test_the_atom_threshold_and_the_correlation_steps_can_be_replaced_for_design
     dropped, kept = noisy.probabilities(), Marginals(counts, 100, 10.0, atom_threshold=-np.inf).probabilities()
     assert dropped[0, 0] == dropped[0, -1] == 0 and kept[0, 0] > 0 and kept[0, -1] > 0
     np.testing.assert_array_equal(kept, Marginals(counts, 100).probabilities())  # as exact counts: every atom kept
-    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 3), 10)
-    products = np.array([0.1, 0.05, -0.1])
-    default = correlation_matrix(marginals, products)
-    given = correlation_matrix(marginals, products, normal_scores=normal_scores_correlation, nearest=nearest_correlation)
-    np.testing.assert_array_equal(default, given)
-    unprojected = correlation_matrix(marginals, products, nearest=lambda matrix: matrix)
-    coefficients = hermite_coefficients(marginals)
-    pearson = products / np.sum(coefficients[:, 1:] ** 2, axis=1)[0]
-    np.testing.assert_allclose(unprojected, normal_scores_correlation(pearson, coefficients))

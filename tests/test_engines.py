@@ -12,6 +12,7 @@ from synthdp.cli import main
 from synthdp.domain.box import Domain
 from synthdp.reader.table import PrivateTable
 from synthdp.stats.row_sums import SumRequest
+from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
@@ -49,8 +50,9 @@ def write(frame: pd.DataFrame, folder, suffix: str, name: str = "table"):
 def every_request(columns) -> SumRequest:
     domain = Domain.from_bounds(BOUNDS, columns)
     indices = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 0, 0], [1, 0, 1], [0, 3, 1]])
-    return SumRequest(domain, indices, column_sums=True, second_moment=True, histogram_columns=(0, 2),
-                      data_range=True)
+    score_map = ScoreMap(np.random.default_rng(0).dirichlet(np.ones(6), size=3), default_clip_norm_sq(3))
+    return SumRequest(domain, indices, column_sums=True, second_moment=True, marginal_bins=4, score_map=score_map,
+                      histogram_columns=(0, 2), data_range=True)
 
 
 @pytest.mark.parametrize("suffix, engine, chunk_rows", ENGINES, ids=ENGINE_IDS)
@@ -81,7 +83,8 @@ def test_a_dask_dataframe_is_read_by_the_dask_engine(frame):
     ({"bounds_share": 0.2}, {"bounds": {"a": BOUNDS["a"]}, "synthesize": False}),
     ({}, {"bounds_from_data": True, "synthesize": False}),
     ({"mode": "exact"}, {"bounds": BOUNDS, "synthesize": False}),
-], ids=["pca", "dp-bounds", "bounds-from-data", "exact"])
+    ({"candidates": "copula", "correlation_share": 0.3, "epsilon": 8.0, "n_candidates": 300}, {"bounds": BOUNDS}),
+], ids=["pca", "dp-bounds", "bounds-from-data", "exact", "copula-pairs"])
 def test_seeded_releases_agree_across_engines(frame, tmp_path, options, fit_options):
     """The same seeded noise on sums equal up to rounding: the releases agree to 1e-9."""
     data = frame[["a", "b c"]] if options.get("mode") == "exact" else frame
@@ -100,6 +103,9 @@ def test_seeded_releases_agree_across_engines(frame, tmp_path, options, fit_opti
         assert release.noisy_rows_clipped == pytest.approx(releases[0].noisy_rows_clipped, abs=1e-9)
         if release.pca is not None:
             np.testing.assert_allclose(release.pca.axes, releases[0].pca.axes, rtol=0, atol=1e-7)
+        if releases[0].noisy_scores is not None:  # the pairs release: a third pass through the released histograms
+            np.testing.assert_allclose(release.noisy_histograms, releases[0].noisy_histograms, rtol=0, atol=1e-9)
+            np.testing.assert_allclose(release.noisy_scores, releases[0].noisy_scores, rtol=0, atol=1e-9)
 
 
 def table_text(frame: pd.DataFrame, row: int | None = None, cells: str | None = None) -> str:

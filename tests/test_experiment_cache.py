@@ -3,9 +3,11 @@
 The key of a cached synthdp run holds a hash of synthdp's code (``harness._source_hash``): it
 must see the modules of every subpackage, keep the key across docstring and comment edits
 there, and change when a module's code changes or a module moves. The cache folder is local
-(git ignores it) and made on demand.
+(git ignores it) and made on demand; a fresh one can be seeded with the peer rows of a
+committed table (``harness.import_committed_results``).
 """
 
+import json
 import sys
 from pathlib import Path
 
@@ -113,3 +115,47 @@ def test_git_ignores_the_per_run_cache_but_not_the_rendered_results():
     paths = ["experiments/results/cache/pks/bootstrap_0123456789.json", "experiments/results/table3.md"]
     done = subprocess.run(["git", "check-ignore", "--no-index", *paths], cwd=root, capture_output=True, text=True)
     assert done.stdout.split() == paths[:1]
+
+
+def test_the_committed_peer_rows_seed_the_cache_and_render_as_committed(tmp_path, monkeypatch):
+    from report import method_rows
+
+    frame = pd.DataFrame(np.random.default_rng(3).uniform(0, 1, size=(40, 3)), columns=["a", "b", "c"])
+    dataset = Dataset("toy", frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
+
+    def run(r: int, utility: bool) -> dict:
+        errors = {kind: [0.1 * (r + 1) + s for s in range(len(SIGMAS))] for kind in ("relative", "absolute_scaled", "absolute")}
+        return {"seconds": 10.0 + r, "cpu_seconds": 9.0, "info": {"bins": 16, "unit": "add-remove", "fit_seconds": 8.0},
+                "errors": errors, "evaluation_seconds": None if r == 0 else 0.5, "rows": None, "date": f"day {r}",
+                "utility": {"distinct_rows": 40, "ks_mean": 0.1, "ks_max": 0.2, "correlation_max": 0.3,
+                            "correlation_mean": 0.1} if utility else None}
+
+    committed = {
+        "settings": {"queries": 20, "query_seed": 1}, "setting": {"epsilon": 1.0, "delta": 1e-6, "candidates": "pca"},
+        "results": [{"dataset": "toy", "methods": {
+            "synthdp-default": {"status": "ok", "message": "", "rounds": [run(0, True)]},  # re-run, never imported
+            "smartnoise-mst": {"status": "skipped", "message": "cached rounds only", "rounds": [run(0, False), run(1, True)]},
+            "opendp-aim": {"status": "timeout", "message": "opendp-aim did not finish within 120 s", "rounds": []},
+            "smartnoise-aim": {"status": "unavailable", "message": "no venv", "rounds": []},  # the machine's, not the peer's
+        }}]}
+    path = tmp_path / "table9.json"
+    path.write_text(json.dumps(committed))
+    options = harness.RunOptions(queries=20, query_seed=1, cache_dir=tmp_path / "cache", new_peer_runs=False)
+    assert harness.import_committed_results(options, {"toy": dataset}, path) == 2
+    assert harness.import_committed_results(options, {"toy": dataset}, path) == 0  # the cache wins: nothing new
+    assert not list((tmp_path / "cache").rglob("synthdp-default*")) and not list((tmp_path / "cache").rglob("smartnoise-aim*"))
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("an imported peer run was generated again")
+
+    monkeypatch.setattr(harness, "binned_peer", must_not_run)
+    queries = query_set(dataset.name, dataset.d, options.queries, options.query_seed)
+    true = answer_queries(dataset.unit(dataset.frame), queries, SIGMAS)
+    setting = harness.Setting(1.0, 1e-6, "hypercube")  # the peers' key ignores the candidate kind
+    for method in ("smartnoise-mst", "opendp-aim"):
+        measured = committed["results"][0]["methods"][method]
+        again = harness.run_rounds(method, dataset, setting, 20, options, queries, true)
+        assert (again["status"], again["message"]) == (measured["status"], measured["message"])
+        assert [r["errors"] for r in again["rounds"]] == [r["errors"] for r in measured["rounds"]]
+        assert method_rows(method, again) == method_rows(method, measured)
+    assert harness.run_rounds("smartnoise-aim", dataset, setting, 1, options, queries, true)["status"] == "skipped"

@@ -148,7 +148,7 @@ def test_the_cache_key_follows_synthdp_code_not_its_docstrings_or_comments(tmp_p
 
 
 def correlated_dataset() -> Dataset:
-    """40 rows, 3 columns, the first two correlated (so that the copula's products matter)."""
+    """40 rows, 3 columns, the first two correlated (so that the copula's pairs matter)."""
     rng = np.random.default_rng(3)
     values = rng.uniform(0, 1, size=(40, 3))
     values[:, 1] = values[:, 0] + 0.1 * rng.standard_normal(40)
@@ -157,7 +157,7 @@ def correlated_dataset() -> Dataset:
 
 
 def fit_toy(variant, epsilon: float = 16.0, seed: int = 4):
-    """A seeded copula fit of ``variant`` through design_choices' public path (products released at epsilon 16)."""
+    """A seeded copula fit of ``variant`` through design_choices' public path (pairs released at epsilon 16)."""
     import design_choices
 
     keys = {"candidates": "copula", **variant.config_keys(0, 3)}
@@ -189,8 +189,8 @@ def test_an_oracle_variant_hands_on_exact_histograms_with_the_same_draws_elsewhe
     assert not np.all(noisy == np.round(noisy))
     # the histograms' noise was still drawn: the stages before and after see the same draws
     np.testing.assert_array_equal(exact.release.noisy_moments, default.release.noisy_moments)
-    assert exact.release.noisy_products is not None
-    np.testing.assert_array_equal(exact.release.noisy_products, default.release.noisy_products)
+    assert exact.release.noisy_scores is not None
+    assert not np.array_equal(exact.release.noisy_scores, default.release.noisy_scores)  # the map follows the histograms
     assert exact.release.histogram_noise_sd == default.release.histogram_noise_sd > 0  # still the budgeted noise
     assert [e.stage for e in exact.ledger.events] == [e.stage for e in default.ledger.events]
     privacy = privacy_report(exact)["privacy"]
@@ -199,11 +199,13 @@ def test_an_oracle_variant_hands_on_exact_histograms_with_the_same_draws_elsewhe
     assert not any("exact values" in c for c in privacy_report(default)["privacy"]["caveats"])
 
 
-def test_all_exact_hands_on_the_exact_moments_products_and_histograms():
+def test_all_exact_hands_on_the_exact_moments_pairs_and_histograms():
     import design_choices
 
+    from synthdp.postprocess.copula import Marginals
     from synthdp.stats.chebyshev import ChebyshevBasis
     from synthdp.stats.histograms import cell_counts
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, score_products
 
     dataset = correlated_dataset()
     model = fit_toy(design_choices.STUDIES["oracle"]["all exact"])
@@ -211,29 +213,21 @@ def test_all_exact_hands_on_the_exact_moments_products_and_histograms():
     points = dataset.unit(dataset.frame)
     np.testing.assert_allclose(release.noisy_moments, ChebyshevBasis(release.basis_indices).moments(points),
                                atol=1e-12)
-    np.testing.assert_allclose(release.noisy_products, (points.T @ points / len(points))[np.triu_indices(3, 1)],
-                               atol=1e-12)
     np.testing.assert_array_equal(release.noisy_histograms, cell_counts(points, release.plan.marginal_bins))
+    marginals = Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd)
+    score_map = ScoreMap(marginals.probabilities(), default_clip_norm_sq(3))
+    np.testing.assert_allclose(release.noisy_scores, score_products(points, score_map) / len(points), atol=1e-12)
 
 
-def test_a_copula_variant_changes_the_candidates_not_the_release():
+def test_a_pairs_threshold_variant_changes_the_candidates_not_the_release():
     import design_choices
 
-    from synthdp.postprocess.copula import Marginals, correlation_matrix
-
-    variant = design_choices.STUDIES["copula"]["Pearson as the copula's correlation, eigenvalue clip (before)"]
-    options = variant.study.candidate_options()
-    assert options.normal_scores is design_choices.pearson_as_normal_scores_correlation
-    marginals = Marginals(np.array([[0.0, 5.0, 5.0, 0.0]] * 2), 10)  # U[-1, 1]: mean 0, variance 1/3
-    before = correlation_matrix(marginals, np.array([0.1]), normal_scores=options.normal_scores,
-                                nearest=options.nearest)
-    norta = correlation_matrix(marginals, np.array([0.1]))  # the product's steps
-    assert before[0, 1] == pytest.approx(0.3, abs=0.01)  # the Pearson correlation taken as it is
-    assert norta[0, 1] == pytest.approx(2 * np.sin(np.pi * before[0, 1] / 6), abs=1e-3)
-    default, pearson = fit_toy(design_choices.Variant()), fit_toy(variant)
-    for name in ("noisy_moments", "noisy_histograms", "noisy_products"):  # post-processing only
-        np.testing.assert_array_equal(getattr(pearson.release, name), getattr(default.release, name))
-    assert not np.array_equal(pearson.support_points, default.support_points)
+    variant = design_choices.STUDIES["pairs"]["pairs from 3 noise sd"]
+    assert variant.study.candidate_options().pair_threshold == 3.0
+    default, strict = fit_toy(design_choices.Variant()), fit_toy(variant)
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):  # post-processing only
+        np.testing.assert_array_equal(getattr(strict.release, name), getattr(default.release, name))
+    assert not np.array_equal(strict.support_points, default.support_points)
 
 
 def test_the_generic_sensitivity_variant_changes_the_moments_noise_only():
@@ -257,17 +251,15 @@ def test_the_generic_sensitivity_variant_changes_the_moments_noise_only():
     for stage in ("clip_count", "marginals", "correlation"):  # the other stages: same noise, same draws
         assert before.ledger.event(stage) == default.ledger.event(stage)
     np.testing.assert_array_equal(before.release.noisy_histograms, default.release.noisy_histograms)
-    np.testing.assert_array_equal(before.release.noisy_products, default.release.noisy_products)
+    np.testing.assert_array_equal(before.release.noisy_scores, default.release.noisy_scores)
 
 
-def test_the_pair_moments_variant_measures_every_moment_again():
+def test_without_the_pairs_release_the_moments_measure_the_pair_products():
     import design_choices
 
     keys = {"n_basis": 9}  # T_1, T_2 and the 3 pair products of 3 columns
     default = fit_toy(design_choices.Variant(keys))
-    again = fit_toy(design_choices.Variant(keys, design_choices.STUDIES["products"][
-        "pair moments measured again (before)"].study))
+    before = fit_toy(design_choices.Variant({**keys, **design_choices.STUDIES["pairs"]["no pairs release (before)"].keys}))
     assert default.ledger.event("moments").released.startswith("6 Chebyshev moments (the basis's 3 pair products")
-    assert again.ledger.event("moments").released == "9 Chebyshev moments"
-    assert len(set(again.release.moment_noise_sd)) == 1 < len(set(default.release.moment_noise_sd))
-    assert again.release.noisy_products is not None  # still released, for the copula
+    assert before.ledger.event("moments").released == "9 Chebyshev moments"
+    assert default.release.noisy_scores is not None and before.release.noisy_scores is None

@@ -11,6 +11,7 @@ from synthdp.postprocess.lp import (
     solve_l1_fit_columns,
     solve_l1_fit_cvxpy,
     spread_weights,
+    tilt_weights,
 )
 from synthdp.stats import chebyshev as basis
 from synthdp.stats import grid
@@ -205,3 +206,35 @@ def test_precision_weighting_scales_each_row_by_its_noise_and_leaves_equal_noise
     assert np.allclose(weighted_target, target * weight)
     # E|noise_r| is proportional to sd_r: the l1 norm 0.64 over sd 0.8 in all becomes 0.64 * (0.1+0.1+0.1+0.1) / 0.8
     assert weighted_l1 == pytest.approx(0.32)
+
+
+def test_tilt_stays_in_its_box_and_is_the_closest_to_uniform_there():
+    rng = np.random.default_rng(22)
+    design = rng.uniform(-1, 1, (6, 400))
+    target = design[:, :4] @ np.array([0.4, 0.3, 0.2, 0.1])  # a sparse exact fit exists; uniform is far off
+    optimum = solve_l1_fit(design, target)
+    tolerance = np.full(6, 0.02)
+    tilted = tilt_weights(slicer(design), 400, target, optimum, tolerance)
+    assert tilted.status == "optimal"
+    assert_distribution(tilted.weights, 400)
+    assert (tilted.weights > 0).all()  # every candidate keeps some mass
+    assert np.all(np.abs(design @ tilted.weights - target) <= tolerance * (1 + 1e-3))
+    entropy = -np.sum(tilted.weights * np.log(tilted.weights))
+    blended, _ = blend_with_uniform(slicer(design), 400, target, optimum,
+                                    np.abs(design @ tilted.weights - target).sum())
+    mixed = np.clip(blended.weights, 1e-300, None)
+    assert entropy > -np.sum(mixed * np.log(mixed))  # more spread than the blend at the same l1 fit
+    # a target the uniform distribution already fits within the box: the tilt leaves it uniform
+    level = tilt_weights(slicer(design), 400, design.mean(axis=1), optimum, tolerance)
+    np.testing.assert_allclose(level.weights, 1 / 400, rtol=1e-6)
+
+
+def test_tilt_widens_a_box_no_distribution_meets_to_the_l1_optimum_residuals():
+    rng = np.random.default_rng(23)
+    design = rng.uniform(0, 1, (4, 200))
+    target = np.array([2.0, -1.0, 0.5, 0.5])  # outside the hull: the optimum cannot fit it
+    optimum = solve_l1_fit(design, target)
+    tilted = tilt_weights(slicer(design), 200, target, optimum, np.full(4, 1e-3))
+    assert_distribution(tilted.weights, 200)
+    residual = np.abs(design @ optimum.weights - target)
+    assert np.all(np.abs(design @ tilted.weights - target) <= np.maximum(1e-3, residual) * (1 + 1e-3) + 1e-9)

@@ -141,8 +141,8 @@ def test_auto_n_basis_is_the_paper_r_raised_to_2d(n, d, K, delta, expected):
     """At least 2d, so that every column's T_1 and T_2 moments are released."""
     assert auto_n_basis(n, d, K, delta) == expected
     plan = make_plan(SynthConfig(delta=delta, smoothness=K), n, d, True)
-    assert plan.n_basis == expected
-    indices = lowest_degree_indices(d, plan.n_basis)
+    assert plan.n_basis + plan.skipped_pairs == expected  # pair products are left to a pairs release
+    indices = lowest_degree_indices(d, expected)
     per_column = {(int(np.flatnonzero(index)[0]), int(index.sum())) for index in indices if np.count_nonzero(index) == 1}
     assert {(column, degree) for column in range(d) for degree in (1, 2)} <= per_column
 
@@ -151,7 +151,9 @@ def test_practical_plan_sizes():
     plan = make_plan(SynthConfig(delta=1e-6, n_candidates=500), 1000, 3, True)
     assert plan.n_candidates == 500 and plan.candidates == "copula" and plan.noise == "gaussian"
     assert not plan.round_to_lattice
-    assert make_plan(SynthConfig(n_basis=17), 1000, 3, True).n_basis == 17
+    assert make_plan(SynthConfig(n_basis=17, correlation_share=0.0), 1000, 3, True).n_basis == 17
+    with_pairs = make_plan(SynthConfig(n_basis=17, correlation_share=0.3), 1000, 3, True)
+    assert with_pairs.skipped_pairs == 3 and with_pairs.n_basis == 14  # the 3 pair products left to the pairs
     grid_plan = make_plan(SynthConfig(candidates="grid"), 1000, 3, True)
     assert grid_plan.n_candidates == theory_parameters(1000, 3, 4, 0.0).N ** 3
 
@@ -187,7 +189,7 @@ def test_make_plan_accepts_a_million_candidates_for_column_generation():
 
 
 def test_make_plan_accepts_an_lp_exactly_at_the_memory_bound():
-    plan = make_plan(SynthConfig(n_basis=10, n_candidates=100, max_lp_entries=1000), 1000, 3, True)
+    plan = make_plan(SynthConfig(n_basis=10, n_candidates=100, max_lp_entries=1000, correlation_share=0.0), 1000, 3, True)
     assert plan.n_basis * plan.n_candidates == 1000
 
 
@@ -205,11 +207,12 @@ def test_make_plan_refuses_tiny_inputs(config, n, message):
 
 @pytest.mark.parametrize(
     "n, d, delta, correlation, marginals",
-    [(5875, 20, 1e-10, 0.3, 0.3), (2126, 20, 1e-10, 0.0, 0.5), (569, 30, 1e-10, 0.0, 0.9), (5875, 20, 0.0, 0.0, 0.5),
+    [(5875, 20, 1e-10, 0.3, 0.3), (2126, 20, 1e-10, 0.3, 0.3), (569, 30, 1e-10, 0.0, 0.9), (5875, 20, 0.0, 0.0, 0.5),
      (1993, 100, 0.0, 0.0, 0.9), (10**6, 20, 0.0, 0.3, 0.3)],
 )
-def test_copula_shares_follow_the_public_noise_of_products_and_moments(n, d, delta, correlation, marginals):
-    """Products only when their noise is small; the histograms take 0.9 when the moments' is large."""
+def test_copula_shares_follow_the_public_noise_of_pairs_and_moments(n, d, delta, correlation, marginals):
+    """Pairs only when their noise on a correlation is at most 0.25; the histograms take 0.9 when
+    the moments' is large."""
     config = SynthConfig(delta=delta)
     n_basis = auto_n_basis(n, d, config.smoothness, delta)
     shares = copula_shares(config, n, d, n_basis, 0.98)

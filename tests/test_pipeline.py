@@ -84,7 +84,7 @@ def test_without_bounds_the_fit_stops_and_says_how_to_pass_them(clinic_like):
 
 def test_report_names_every_required_field(clinic_like):
     frame, bounds = clinic_like
-    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, blend=0.0, seed=0).fit(frame, bounds=bounds)
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, blend=0.0, tilt=0.0, seed=0).fit(frame, bounds=bounds)
     report = synth.privacy_report(synth.sample())
     parameters = report["parameters"]
     for key in ("n", "d", "t", "N", "L", "m", "n_basis", "n_candidates", "smoothness", "mode", "budget"):
@@ -164,22 +164,28 @@ def test_moment_candidates_release_every_degree_two_moment_and_spend_nothing_on_
         SmoothSynthesizer(candidates="moments", n_basis=5).fit(frame, bounds=bounds)
 
 
-@pytest.mark.parametrize("remedy", [{"spread": 0.1, "blend": 0.0}, {"blend": 0.5}])
-def test_spread_and_blend_give_more_distinct_rows_and_report_themselves(clinic_like, remedy):
+@pytest.mark.parametrize("remedy", [{"spread": 0.1, "blend": 0.0, "tilt": 0.0}, {"blend": 0.5, "tilt": 0.0},
+                                    {"tilt": 1.0}])
+def test_spread_blend_and_tilt_give_more_distinct_rows_and_report_themselves(clinic_like, remedy):
     frame, bounds = clinic_like
     distinct, reports = {}, {}
-    for name, options in (("vertex", {"blend": 0.0}), ("remedy", remedy)):
+    for name, options in (("vertex", {"blend": 0.0, "tilt": 0.0}), ("remedy", remedy)):
         synth = SmoothSynthesizer(delta=1e-6, n_candidates=2000, seed=3, **options).fit(frame, bounds=bounds)
         reports[name] = synth.privacy_report(synth.sample())
         distinct[name] = reports[name]["output"]["distinct_rows"]
     assert distinct["vertex"] <= synth.release_.plan.n_basis + 1 < distinct["remedy"]
     lp = reports["remedy"]["lp"]
-    tolerance = max(remedy.values()) * synth.release_.moment_noise_l1
-    assert lp["objective"] <= reports["vertex"]["lp"]["objective"] + tolerance * (1 + 1e-6)
+    assert reports["vertex"]["lp"]["reweighting"] == "none"
+    if "spread" in remedy or "blend" in remedy:
+        tolerance = max(remedy.values()) * synth.release_.moment_noise_l1
+        assert lp["objective"] <= reports["vertex"]["lp"]["objective"] + tolerance * (1 + 1e-6)
     if "spread" in remedy:
-        assert lp["spread"] == 0.1 and "LP spread" in reports["remedy"]["timings_seconds"]
-    else:
-        assert lp["blend"] == 0.5 and 0 < lp["uniform_share"] <= 1
+        assert lp["spread"] == 0.1 and lp["reweighting"] == "spread" and "LP spread" in reports["remedy"]["timings_seconds"]
+    elif "blend" in remedy:
+        assert lp["blend"] == 0.5 and lp["reweighting"] == "blend" and 0 < lp["uniform_share"] <= 1
+    else:  # the tilt: every moment within one noise sd of its release, or within the optimum's residual
+        assert lp["reweighting"] == "tilt" and lp["tilt"] == 1.0 and "LP tilt" in reports["remedy"]["timings_seconds"]
+        assert reports["remedy"]["lp"]["support_size"] == 2000  # every candidate keeps some mass
 
 
 def test_the_estimator_follows_scikit_learn_conventions(clinic_like):
@@ -217,7 +223,7 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
     from synthdp.pipeline.run import StudyOptions, fit
 
     frame, bounds = clinic_like
-    config = SynthConfig(epsilon=16.0, delta=1e-6, seed=7, candidates="copula", n_basis=9)  # products released
+    config = SynthConfig(epsilon=16.0, delta=1e-6, seed=7, candidates="copula", n_basis=9)  # pairs released
 
     def fitted(study):
         with warnings.catch_warnings():
@@ -225,8 +231,8 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
             return fit(config, frame, bounds=bounds, study=study)
 
     product, defaults = fitted(None), fitted(StudyOptions())
-    assert product.release.noisy_products is not None
-    for name in ("noisy_moments", "noisy_histograms", "noisy_products", "moment_noise_sd"):
+    assert product.release.noisy_scores is not None
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores", "moment_noise_sd"):
         np.testing.assert_array_equal(getattr(defaults.release, name), getattr(product.release, name))
     np.testing.assert_array_equal(defaults.support_points, product.support_points)
     np.testing.assert_array_equal(defaults.support_weights, product.support_weights)

@@ -14,10 +14,10 @@ from synthdp.domain.box import Domain
 from synthdp.pipeline.plan import make_plan
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import OpenDPNoise, SeededNoise
-from synthdp.privacy.release import pair_positions, pair_product_rows, release_moments
+from synthdp.privacy.release import release_moments
 from synthdp.privacy.sensitivity import moments_sensitivity
 from synthdp.reader.table import PrivateTable
-from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.row_sums import SumRequest
 
 D = 3
@@ -69,30 +69,61 @@ def test_moment_sensitivity_bound_holds_and_is_attained(basis, n_cells):
         assert worst_inf == pytest.approx(2 / n)
 
 
-def _copula_sums(rows: np.ndarray, n_bins: int):
-    """The cell counts and the second-moment sum exactly as the release computes them."""
+def _cell_counts(rows: np.ndarray, n_bins: int) -> np.ndarray:
+    """The cell counts exactly as the release computes them."""
     table = PrivateTable(pd.DataFrame(rows, columns=list(BOUNDS)))
-    request = SumRequest(Domain.from_bounds(BOUNDS, table.column_names), second_moment=True, marginal_bins=n_bins)
-    sums = table.row_sums(request)
-    return sums["cell_counts"], sums["second_moment"]
+    return table.row_sums(SumRequest(Domain.from_bounds(BOUNDS, table.column_names), marginal_bins=n_bins))["cell_counts"]
 
 
-def test_marginal_and_product_sensitivities_hold_and_are_attained():
-    """release_marginals: L1 2d, L2 sqrt(2d); release_products: L1 2 floor(d^2/4)/n, L2 its root."""
+def test_marginal_sensitivity_holds_and_is_attained():
+    """release_marginals: L1 2d, L2 sqrt(2d) (each row is in one cell of each column)."""
     rng = np.random.default_rng(2)
-    n, upper = 25, np.triu_indices(D, 1)
-    worst = dict(counts_l1=0.0, counts_l2=0.0, products_l1=0.0, products_l2=0.0)
+    worst_l1 = worst_l2 = 0.0
     for first, second in _neighbour_pairs(rng):
-        (counts_a, moment_a), (counts_b, moment_b) = _copula_sums(first, 4), _copula_sums(second, 4)
-        counts = counts_a - counts_b
-        products = (moment_a / n)[upper] - (moment_b / n)[upper]
-        for name, change in (("counts", counts), ("products", products)):
-            worst[f"{name}_l1"] = max(worst[f"{name}_l1"], np.abs(change).sum())
-            worst[f"{name}_l2"] = max(worst[f"{name}_l2"], np.linalg.norm(change))
-    assert worst["counts_l1"] == pytest.approx(2 * D) and worst["counts_l2"] == pytest.approx(math.sqrt(2 * D))
-    crossing = D * D // 4  # corners differing in one sign flip the 2 products across it
-    assert worst["products_l1"] == pytest.approx(2 * crossing / n)
-    assert worst["products_l2"] == pytest.approx(2 * math.sqrt(crossing) / n)
+        change = _cell_counts(first, 4) - _cell_counts(second, 4)
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    assert worst_l1 == pytest.approx(2 * D) and worst_l2 == pytest.approx(math.sqrt(2 * D))
+
+
+def _score_sums(rows: np.ndarray, score_map) -> np.ndarray:
+    """The pairs release's sums exactly as the release computes them (through PrivateTable)."""
+    table = PrivateTable(pd.DataFrame(rows, columns=list(BOUNDS)))
+    return table.row_sums(SumRequest(Domain.from_bounds(BOUNDS, table.column_names), score_map=score_map))["score_products"]
+
+
+@pytest.mark.parametrize("probabilities", ["extreme", "random"])
+def test_score_products_sensitivity_holds_on_extreme_rows(probabilities):
+    """release_score_products: the change of the means of s_i s_j when one row is replaced stays
+    within score_products_sensitivity, over corners, far-outside values and random rows, for a
+    score map whose outer cells score +-4.75 (rows at the corners are clipped to norm C) and
+    for a random one; the L2 bound is attained by rows with one extreme score each."""
+    from synthdp.privacy.sensitivity import score_products_sensitivity
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+    rng = np.random.default_rng(3)
+    n, clip = 25, default_clip_norm_sq(D)
+    if probabilities == "extreme":  # atoms of mass 2e-6: scores -4.75 and +4.75; the two bins +-0.67
+        cells = np.tile([2e-6, 0.5 - 2e-6, 0.5 - 2e-6, 2e-6], (D, 1))
+    else:
+        cells = rng.dirichlet(np.ones(6), size=D)
+    score_map = ScoreMap(cells, clip)
+    l1, l2 = score_products_sensitivity(n, D, clip)
+    worst_l1 = worst_l2 = 0.0
+    for first, second in _neighbour_pairs(rng):
+        change = (_score_sums(first, score_map) - _score_sums(second, score_map)) / n
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    slack = 1 + 1e-12
+    assert worst_l1 <= l1 * slack and worst_l2 <= l2 * slack
+    if probabilities == "extreme":
+        # one row scores (4.75, 0-ish, ...) and the other (0-ish, 4.75, ...): a score of exactly 0 needs a
+        # cell whose middle probability is 1/2, so use a map with that cell and check the attained L2
+        middle = np.tile([2e-6, 1 - 4e-6, 2e-6], (D, 1))  # one bin, middle 1/2: score 0; atoms +-4.75
+        attained = ScoreMap(middle, clip)
+        base = np.zeros((n, D))
+        first, second = base.copy(), base.copy()
+        first[0, 0], second[0, 1] = 5.0, 5.0  # the +1 atom in column 0, resp. column 1; 0 elsewhere
+        change = (_score_sums(first, attained) - _score_sums(second, attained)) / n
+        assert np.linalg.norm(change) == pytest.approx(l2)
 
 
 def test_clipped_count_changes_by_at_most_one():
@@ -195,37 +226,26 @@ def test_noise_scale_follows_the_derived_sensitivity_not_the_papers(clinic_like)
 
 
 @pytest.mark.parametrize("correlation_share", [0.3, 0.0])
-def test_pair_moments_come_from_the_products_release_and_are_not_measured_twice(clinic_like, correlation_share):
+def test_pair_moments_are_left_to_the_pairs_release(clinic_like, correlation_share):
+    """With the pairs release, the basis's pair products x_i x_j are not measured by the moments
+    release (its budget goes to the others); without it they are."""
     frame, bounds = clinic_like
     n, d = frame.shape
     synth = SmoothSynthesizer(epsilon=1.0, delta=1e-8, candidates="copula", n_basis=2 * d + 3, seed=2,
                               correlation_share=correlation_share).fit(frame, bounds=bounds)
     release = synth.release_
     pairs = pair_product_rows(release.basis_indices)
-    assert pairs.sum() == 3  # the basis: 2d univariate moments, then the d (d - 1) / 2 = 3 pairs
     events = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
     if correlation_share:
-        positions = pair_positions(release.basis_indices[pairs], d)
-        assert np.array_equal(release.noisy_moments[pairs], release.noisy_products[positions])
-        measured = release.basis_indices[~pairs]
-        assert release.moment_noise_sd[pairs] == pytest.approx(release.products_noise_sd)
-        assert "correlation release" in events["moments"]["released"]
+        assert pairs.sum() == 0 and release.plan.skipped_pairs == 3  # 2d univariate moments, the 3 pairs left out
+        assert len(release.basis_indices) == 2 * d
+        assert "left to the correlation release" in events["moments"]["released"]
+        assert release.noisy_scores is not None and len(release.noisy_scores) == d * (d + 1) // 2
     else:
-        measured = release.basis_indices
-        assert "correlation" not in events
-    assert events["moments"]["sensitivity"] == pytest.approx(moments_sensitivity(measured, n)[1])  # Gaussian: L2
-    assert release.moment_noise_sd[~pairs] == pytest.approx(events["moments"]["noise_scale"])
-
-
-@pytest.mark.parametrize("d", [2, 3, 7])
-def test_pair_positions_follow_the_products_order(d):
-    indices = lowest_degree_indices(d, 2 * d + d * (d - 1) // 2)
-    pairs = indices[pair_product_rows(indices)]
-    i, j = np.triu_indices(d, 1)
-    positions = pair_positions(pairs, d)
-    assert sorted(positions) == list(range(d * (d - 1) // 2))
-    rows = np.arange(len(pairs))
-    assert np.all(pairs[rows, i[positions]] == 1) and np.all(pairs[rows, j[positions]] == 1)
+        assert pairs.sum() == 3 and release.plan.skipped_pairs == 0
+        assert "correlation" not in events and release.noisy_scores is None
+    assert events["moments"]["sensitivity"] == pytest.approx(moments_sensitivity(release.basis_indices, n)[1])
+    assert release.moment_noise_sd == pytest.approx(events["moments"]["noise_scale"])
 
 
 def test_value_histogram_and_row_count_sensitivities_hold_and_are_attained_on_extreme_rows():

@@ -22,8 +22,9 @@ from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
 from synthdp.privacy.budget import Budget, StageBudget
-from synthdp.privacy.sensitivity import histogram_sensitivity, products_sensitivity
-from synthdp.stats.chebyshev import count_indices_up_to_degree
+from synthdp.privacy.sensitivity import histogram_sensitivity, score_products_sensitivity
+from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
+from synthdp.stats.scores import default_clip_norm_sq
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -101,13 +102,14 @@ class Plan:
     d: int
     smoothness: int
     theory: TheoryParameters
-    n_basis: int  # R, non-constant basis functions
+    n_basis: int  # R, non-constant basis functions measured by the moments release
     n_candidates: int  # C
     candidates: str
     noise: str
     budget: Budget
     round_to_lattice: bool  # exact mode: round b and W to multiples of 1/L
     marginal_bins: int  # bins per column of the copula's histograms (0: no copula)
+    skipped_pairs: int = 0  # pair products x_i x_j among the lowest-degree moments, left to the pairs release
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -181,13 +183,18 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         composition=_composition(config),
         shares=(("moments", 1 - sum(candidate_shares.values())), *candidate_shares.items()),
     )
+    skipped_pairs = 0
+    if kind == "copula" and budget.share("correlation") > 0:
+        # the pairs release measures every pair's dependence: the moments release keeps its
+        # budget for the rest (docs/relationships.md#moments-and-pairs)
+        skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
     return Plan(
         mode=config.mode,
         n=n,
         d=d,
         smoothness=config.smoothness,
         theory=theory,
-        n_basis=n_basis,
+        n_basis=n_basis - skipped_pairs,
         n_candidates=n_candidates,
         candidates=kind,
         noise=config.noise_kind,
@@ -195,10 +202,11 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         round_to_lattice=config.mode == "exact",
         marginal_bins=(config.marginal_bins or auto_marginal_bins(n, d, budget.stage("marginals")))
         if kind == "copula" else 0,
+        skipped_pairs=skipped_pairs,
     )
 
 
-PRODUCT_NOISE_LIMIT = 0.1  # largest noise sd on a product mean E[x_i x_j] worth releasing
+CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing
 MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
 COPULA_SHARES = {"marginals": 0.3, "correlation": 0.3}
 MARGINALS_ONLY_SHARE = 0.5
@@ -210,10 +218,13 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
 
     Shares the user set are kept. Otherwise:
 
-    * the products get COPULA_SHARES' 0.3 only if the standard deviation of their noise at
-      that share is at most PRODUCT_NOISE_LIMIT: with columns scaled to [-1, 1] by their
-      bounds, products and column variances are typically 0.05 to 0.3, and noisier products
-      carry no correlation (measured: docs/decisions.md#copula-shares);
+    * the pairs (the means of products of normal scores, :mod:`synthdp.stats.scores`) get
+      COPULA_SHARES' 0.3 only if the standard deviation of their noise at that share is at
+      most CORRELATION_NOISE_LIMIT. The scores have unit variance, so that noise is the
+      noise on a correlation: at 0.25 a correlation of 0.5, the usual line for a strong one,
+      stands two noise standard deviations above 0, the threshold at which
+      :func:`synthdp.postprocess.pairs.latent_correlation` keeps it; noisier pairs would
+      keep none (docs/relationships.md);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
@@ -236,7 +247,8 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
         correlation = config.correlation_share
     else:
         share = COPULA_SHARES["correlation"]
-        released = d > 1 and stage_budget("correlation", share).noise_sd(*products_sensitivity(n, d)) <= PRODUCT_NOISE_LIMIT
+        pair_noise = stage_budget("correlation", share).noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d)))
+        released = d > 1 and pair_noise <= CORRELATION_NOISE_LIMIT
         correlation = share if released else 0.0
     marginals = config.marginals_share
     if marginals is None:

@@ -48,7 +48,8 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         },
         "lp": None if model.lp is None or model.support_weights is None else {
             "status": model.lp.status, "objective": model.lp.objective, "solver": model.lp.solver,
-            "spread": config.spread, "blend": config.blend,
+            "spread": config.spread, "blend": config.blend, "tilt": config.tilt,
+            "reweighting": reweighting(model.lp.solver),
             "uniform_share": model.blend_share,
             "support_size": int(len(model.support_weights))},
         "output": output,
@@ -56,6 +57,14 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         # 0.1 ms is the clock's useful resolution; 17-digit floats would also read like data
         "timings_seconds": {stage: round(seconds, 4) for stage, seconds in model.timings.items()},
     }
+
+
+def reweighting(solver: str) -> str:
+    """Which step followed the l1 optimum: "tilt", "blend", "spread" or "none" (the optimal vertex)."""
+    for step in ("tilt", "blend", "spread"):
+        if step in solver:
+            return step
+    return "none"
 
 
 def missing_rates(release: Release) -> dict:

@@ -46,6 +46,7 @@ from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import CandidateOptions, make_candidates
+from synthdp.postprocess.copula import Marginals
 from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
@@ -54,6 +55,7 @@ from synthdp.postprocess.lp import (
     solve_l1_fit,
     solve_l1_fit_columns,
     spread_weights,
+    tilt_weights,
 )
 from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.ledger import PrivacyLedger
@@ -67,23 +69,22 @@ from synthdp.privacy.noise import (
 from synthdp.privacy.release import (
     CLIPPED_ROWS,
     OTHER_ROWS,
-    pair_positions,
-    pair_product_rows,
     release_bounded_means,
     release_domain,
     release_levels,
     release_marginals,
     release_moments,
     release_pca,
-    release_products,
     release_row_count,
+    release_score_products,
 )
 from synthdp.reader.table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
 from synthdp.released import Release
 from synthdp.stats import grid
-from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
+from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -113,15 +114,12 @@ class StudyOptions:
         Noise standard deviations an atom of the copula's histograms must reach to be kept
         (:attr:`synthdp.postprocess.copula.Marginals.atom_threshold`; ``-inf`` keeps every
         atom); None: ``ATOM_THRESHOLD``. Post-processing.
-    normal_scores, nearest : callable or None
-        The two steps from the released products to the copula's correlation matrix (the
-        keywords of :func:`synthdp.postprocess.copula.correlation_matrix`); None: NORTA
-        (``normal_scores_correlation``) and ``nearest_correlation``. Post-processing.
-    pair_moments_from_products : bool
-        True (the product): where the copula's products are released, the basis's pair
-        moments x_i x_j are taken from them (:func:`synthdp.privacy.release.pair_product_rows`).
-        False: the moments release measures every moment of the basis (the rule before), and
-        the products still go to the copula. Same privacy guarantee.
+    pair_threshold : float or None
+        Noise standard deviations a released score correlation must reach to be kept
+        (:func:`synthdp.postprocess.pairs.latent_correlation`); None: ``THRESHOLD``. Post-processing.
+    nearest : callable or None
+        The final projection onto the correlation matrices; None: ``nearest_correlation``.
+        Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -133,16 +131,15 @@ class StudyOptions:
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
-        counts, the means of the products x_i x_j. Each such stage still draws its noise and
+        counts, the means of the products of normal scores. Each such stage still draws its noise and
         records its ledger event first, so the other stages see the same draws as without it,
         and the post-processing still assumes the budgeted noise. A stage the plan does not
         release is left alone. NOT private: a diagnosis of where the error comes from.
     """
 
     atom_threshold: float | None = None
-    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
+    pair_threshold: float | None = None
     nearest: Callable[[np.ndarray], np.ndarray] | None = None
-    pair_moments_from_products: bool = True
     moments_sensitivity: Callable[[np.ndarray, int], tuple[float, float]] | None = None
     exact_stages: tuple[str, ...] = ()
 
@@ -156,7 +153,7 @@ class StudyOptions:
         product = CandidateOptions()
         return CandidateOptions(
             product.atom_threshold if self.atom_threshold is None else self.atom_threshold,
-            product.normal_scores if self.normal_scores is None else self.normal_scores,
+            product.pair_threshold if self.pair_threshold is None else self.pair_threshold,
             product.nearest if self.nearest is None else self.nearest,
         )
 
@@ -274,9 +271,12 @@ def fit(
         exact = NOT_PRIVATE_EXACT.format(stages=", ".join(study.exact_stages))
         warnings.warn(exact, PrivacyLeakWarning, stacklevel=2)
         ledger.add_caveat(exact)
-    stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals"]}.get(plan.candidates, [])
+    pairs = ["correlation"] if plan.candidates == "copula" and plan.budget.share("correlation") > 0 else []
+    stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals", *pairs]}.get(plan.candidates, [])
                    + (["candidates", "LP fit"] if synthesize else [])
-                   + (["LP spread"] if synthesize and full_config.spread > 0 else []))
+                   + (["LP spread"] if synthesize and full_config.spread > 0 else [])
+                   + (["LP tilt"] if synthesize and full_config.spread == 0 and full_config.tilt > 0
+                      and plan.candidates == "copula" and plan.budget.share("correlation") > 0 else []))
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
@@ -381,32 +381,27 @@ def release_numeric(
         if plan.mode == "exact":
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
-            indices = lowest_degree_indices(plan.d, plan.n_basis)
+            indices = lowest_degree_indices(plan.d, plan.n_basis + plan.skipped_pairs)
+            if plan.skipped_pairs:
+                indices = indices[~pair_product_rows(indices)]
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
-        products_wanted = copula_wanted and budget.share("correlation") > 0
-        # pair moments T_1(x_i) T_1(x_j) are means of x_i x_j, which the products release measures
-        from_products = (pair_product_rows(indices) if products_wanted and study.pair_moments_from_products
-                         else np.zeros(len(indices), dtype=bool))
-        measured = ~from_products
-        sums = table.row_sums(SumRequest(domain, indices[measured], plan.theory.N if plan.mode == "exact" else None,
-                                         column_sums=pca_wanted, second_moment=pca_wanted or products_wanted,
+        pairs_wanted = copula_wanted and budget.share("correlation") > 0
+        sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
+                                         column_sums=pca_wanted, second_moment=pca_wanted,
                                          marginal_bins=plan.marginal_bins if copula_wanted else None))
         noisy_rows_clipped = None
         if budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise)
-        noisy_moments = np.empty(len(indices))
         moments = sums["moments"] / plan.n
-        sensitivity = (None if study.moments_sensitivity is None
-                       else study.moments_sensitivity(indices[measured], plan.n))
-        noisy_moments[measured] = release_moments(moments, indices[measured], budget.stage("moments"), plan.n,
-                                                  ledger, noise, shared=int(from_products.sum()),
-                                                  sensitivity=sensitivity)
+        sensitivity = None if study.moments_sensitivity is None else study.moments_sensitivity(indices, plan.n)
+        noisy_moments = release_moments(moments, indices, budget.stage("moments"), plan.n, ledger, noise,
+                                        skipped_pairs=plan.skipped_pairs, sensitivity=sensitivity)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
-            noisy_moments[measured] = moments
-        moment_noise_scale = np.full(len(indices), ledger.event("moments").noise_scale)
-    pca = histograms = noisy_products = None
-    histogram_noise_sd = products_noise_sd = 0.0
+            noisy_moments = moments.copy()
+        moment_noise_scale = ledger.event("moments").noise_scale
+    pca = histograms = noisy_scores = None
+    histogram_noise_sd = scores_noise_sd = 0.0
     if pca_wanted:
         with stages.stage("private PCA"):
             pca = release_pca(sums["column_sums"], sums["second_moment"], indices, noisy_moments, budget.stage("pca"),
@@ -418,19 +413,41 @@ def release_numeric(
                                                                ledger, noise)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = sums["cell_counts"].copy()
-            if products_wanted:
-                noisy_products = release_products(sums["second_moment"], budget.stage("correlation"), plan.n,
-                                                  ledger, noise)
-                if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
-                    noisy_products = (sums["second_moment"] / plan.n)[np.triu_indices(plan.d, 1)]
-                products_scale = ledger.event("correlation").noise_scale
-                products_noise_sd = noise_standard_deviation(plan.noise, products_scale)
-                noisy_moments[from_products] = noisy_products[pair_positions(indices[from_products], plan.d)]
-                moment_noise_scale[from_products] = products_scale
-    moment_noise_l1 = expected_l1_norm(plan.noise, float(moment_noise_scale.sum()), 1)  # the sum of each E|noise|
-    moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * moment_noise_scale
+        if pairs_wanted:
+            noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, plan, ledger,
+                                                          noise, stages, study)
+    scales = np.full(len(indices), moment_noise_scale)
+    moment_noise_l1 = expected_l1_norm(plan.noise, float(scales.sum()), 1)  # the sum of each E|noise|
+    moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * scales
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, histograms,
-                   histogram_noise_sd, noisy_products, products_noise_sd, noisy_rows_clipped)
+                   histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped)
+
+
+def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float, plan: Plan,
+                  ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker,
+                  study: StudyOptions) -> tuple[np.ndarray, float]:
+    """The pairs release: noisy means of the products of the rows' normal scores, and their noise sd.
+
+    A third pass over the rows, after the histograms' release, since the scores go through the
+    released histograms (:func:`pair_score_map`; adaptive composition: the map is public when
+    the pass runs). Sensitivity: :func:`synthdp.privacy.sensitivity.score_products_sensitivity`.
+    """
+    with stages.stage("correlation"):
+        score_map = pair_score_map(histograms, histogram_noise_sd, plan, study)
+        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
+                                              score_map.clip_norm_sq, ledger, noise)
+        if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+            noisy_scores = pair_sums / plan.n
+        return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+
+
+def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, plan: Plan, study: StudyOptions) -> ScoreMap:
+    """The public map from unit values to normal scores: the released histograms as the copula
+    reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2."""
+    atom_threshold = study.candidate_options().atom_threshold
+    probabilities = Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold).probabilities()
+    return ScoreMap(probabilities, default_clip_norm_sq(plan.d))
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
@@ -469,7 +486,7 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
         moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
     return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
-                   noisy_histograms=None, histogram_noise_sd=0.0, noisy_products=None, products_noise_sd=0.0,
+                   noisy_histograms=None, histogram_noise_sd=0.0, noisy_scores=None, scores_noise_sd=0.0,
                    noisy_rows_clipped=noisy.get("clip_count"), schema=schema, noisy_rows_other=noisy.get("other_count"))
 
 
@@ -495,8 +512,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             lattice = plan.theory.L if plan.round_to_lattice else None
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
             target = target if lattice is None else grid.round_to_lattice(target, lattice)
-        # unequal noise only where pair moments come from the products release (copula candidates);
-        # a mixed table's moments share one noise level, so its sparse design stays unweighted
+        # each row in units of its noise (a no-op today: every release's moments share one noise
+        # level, so a mixed table's sparse design stays unweighted)
         columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
                                                        release.moment_noise_l1)
     with stages.stage("LP fit"):
@@ -510,6 +527,12 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
+    elif tilts(config, release):
+        # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
+        with stages.stage("LP tilt"):
+            # in the precision-weighted rows every moment's noise sd is the smallest one
+            noise_sd = float(np.min(release.moment_noise_sd))
+            solution = tilt_weights(columns, len(candidates), target, solution, np.full(len(target), config.tilt * noise_sd))
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)
@@ -519,6 +542,21 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     weights = clean_weights(solution.weights)
     keep = weights > 0
     return solution, candidates[keep], weights[keep], blend_share
+
+
+def tilts(config: SynthConfig, release: Release) -> bool:
+    """Whether the LP's optimum is tilted toward the candidates (:func:`synthdp.postprocess.lp.tilt_weights`).
+
+    Copula candidates with a pairs release: the candidates then carry the measured dependence
+    between columns, which the optimum's R + 1 points would replace by their own (on three
+    columns, two independent, the blended optimum showed correlations up to 0.6 between
+    them). Without a pairs release the copula's columns are independent, there is no measured
+    dependence to keep, and the blend (``config.blend``) stays: at epsilon = 1 on CRM and
+    WDBC, whose moments get a tenth of the budget, a one-sd tilt fitted their noise and lost
+    column shapes (.71 and .68 against .77). Measured: docs/relationships.md.
+    """
+    return (config.spread == 0 and config.tilt > 0 and release.plan.candidates == "copula"
+            and release.noisy_scores is not None)
 
 
 def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:

@@ -36,12 +36,12 @@ from synthdp.postprocess.copula import (
     ATOM_THRESHOLD,
     Marginals,
     copula_candidates,
-    correlation_matrix,
     nearest_correlation,
-    normal_scores_correlation,
 )
+from synthdp.postprocess.pairs import THRESHOLD, latent_correlation
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
+from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 from synthdp.summaries.marginal import MarginalSummary
 
 
@@ -195,12 +195,15 @@ class CandidateOptions:
     ----------
     atom_threshold : float
         The copula marginals' :attr:`synthdp.postprocess.copula.Marginals.atom_threshold`.
-    normal_scores, nearest : callable
-        The two steps of :func:`synthdp.postprocess.copula.correlation_matrix` (its keywords).
+    pair_threshold : float
+        Noise standard deviations a released score correlation must reach to be kept
+        (:data:`synthdp.postprocess.pairs.THRESHOLD`).
+    nearest : callable
+        The final projection of :func:`synthdp.postprocess.pairs.latent_correlation`.
     """
 
     atom_threshold: float = ATOM_THRESHOLD
-    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] = normal_scores_correlation
+    pair_threshold: float = THRESHOLD
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation
 
 
@@ -245,8 +248,11 @@ def _hypercube(release: Release, rng: np.random.Generator, config: SynthConfig,
 @register_candidates("copula")
 def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     marginals = copula_marginals(release, options.atom_threshold)
-    correlation = correlation_matrix(marginals, release.noisy_products, release.products_noise_sd,
-                                     normal_scores=options.normal_scores, nearest=options.nearest)
+    correlation = np.eye(release.plan.d)
+    if release.noisy_scores is not None:
+        score_map = ScoreMap(marginals.probabilities(), default_clip_norm_sq(release.plan.d))
+        correlation = latent_correlation(score_map, release.noisy_scores, release.scores_noise_sd, rng,
+                                         threshold=options.pair_threshold, nearest=options.nearest)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 

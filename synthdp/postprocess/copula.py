@@ -1,26 +1,20 @@
-"""Copula candidates: private one-way marginals joined by a private correlation matrix.
+"""Copula candidates: private one-way marginals joined by a private latent correlation matrix.
 
 The candidate points of the LP should lie where the data lies; the paper's PCA ellipsoid
 only gets the first two moments right, and at small n its noise wrecks even those. Here
 each column gets a noisy histogram (equal-width bins of [-1, 1], plus the two bounds as
 atoms: many real columns pile up at a bound, e.g. counts at 0 or values clipped into the
 bounds, and an atom keeps those values exact instead of spreading them over a bin), and the
-columns are tied together by a Gaussian copula whose correlation matrix comes from noisy
-products E[x_i x_j]. A candidate is z ~ N(0, correlation), u = Phi(z), x_j = F_j^{-1}(u_j)
-with F_j the noisy histogram's piecewise-uniform distribution. The copula's correlation is
-the one that gives the candidates the released Pearson correlations (the NORTA method of
-Cario and Nelson, 1997): taking the released correlation as the normal scores' correlation
-instead left the candidates' correlations too weak wherever a column is skewed
-(docs/decisions.md#copula-norta).
+columns are tied together by a Gaussian copula. A candidate is z ~ N(0, R), u = Phi(z),
+x_j = F_j^{-1}(u_j) with F_j the noisy histogram's piecewise-uniform distribution. The latent
+correlation matrix R comes from the pairs release, the means of products of normal scores
+(:mod:`synthdp.postprocess.pairs`); without it, R is the identity.
 
-Everything here is post-processing of released statistics, except :func:`cell_counts`,
-which :mod:`synthdp.privacy.release` calls on the private rows to compute what it releases.
+Everything here is post-processing of released statistics.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,8 +23,6 @@ from scipy import special
 from synthdp.stats.histograms import bin_edges
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
-HERMITE_TERMS = 60  # Mehler series terms (how much variance they keep: docs/decisions.md#hermite-terms)
-QUANTILE_GRID = 20_000  # midpoints in u of the quadrature for the Hermite coefficients
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
 
 
@@ -107,61 +99,6 @@ class Marginals:
         return out
 
 
-def hermite_coefficients(marginals: Marginals) -> np.ndarray:
-    """b_jk = E[g_j(Z) He_k(Z)] / sqrt(k!) for k = 0..HERMITE_TERMS, shape (d, HERMITE_TERMS + 1).
-
-    g_j = F_j^{-1}(Phi(z)) maps a standard normal score to column j's value and He_k is the
-    k-th (probabilists') Hermite polynomial, so b_j0 is the column's mean and the sum of
-    b_jk^2 over k >= 1 its variance (Parseval). The expectation is a midpoint rule over
-    QUANTILE_GRID values of u = Phi(z); a constant column gets b_jk = 0 for k >= 1 exactly
-    (the rule's error in the high-order terms would give it a small spurious variance).
-    """
-    u = (np.arange(QUANTILE_GRID) + 0.5) / QUANTILE_GRID
-    z = special.ndtri(u)
-    values = marginals.quantiles(np.repeat(u[:, None], marginals.noisy_counts.shape[0], axis=1))
-    hermite = np.empty((HERMITE_TERMS + 1, QUANTILE_GRID))  # He_k(z) / sqrt(k!), by their recurrence
-    hermite[0], hermite[1] = 1.0, z
-    for k in range(1, HERMITE_TERMS):
-        hermite[k + 1] = (z * hermite[k] - math.sqrt(k) * hermite[k - 1]) / math.sqrt(k + 1)
-    coefficients = values.T @ hermite.T / QUANTILE_GRID
-    coefficients[np.ptp(values, axis=0) == 0, 1:] = 0.0
-    return coefficients
-
-
-def normal_scores_correlation(pearson: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
-    """For each pair i < j, the correlation r of normal scores whose values have Pearson correlation pearson[k].
-
-    ``pearson`` is in ``np.triu_indices(d, 1)`` order; ``coefficients`` are the columns'
-    :func:`hermite_coefficients`. By Mehler's formula, if (Z_i, Z_j) are standard normal with
-    correlation r, then E[He_k(Z_i) He_l(Z_j)] = k! r^k when k = l and 0 otherwise, so the
-    Pearson correlation of (g_i(Z_i), g_j(Z_j)) is sum_k b_ik b_jk r^k / (sd_i sd_j) over
-    k >= 1. It does not decrease in r (g_i and g_j are non-decreasing), so bisection on
-    [-1, 1] solves it; a target beyond what r = +-1 attains (skewed marginals cannot be
-    perfectly anti-correlated, for one) gets r = +-1, and a pair whose series is flat (a
-    column with a single value) gets 0. Returns the (d, d) symmetric matrix with unit
-    diagonal, not necessarily positive semi-definite.
-    """
-    d = len(coefficients)
-    i, j = np.triu_indices(d, 1)
-    sd = np.sqrt(np.sum(coefficients[:, 1:] ** 2, axis=1))
-    series = coefficients[i, 1:] * coefficients[j, 1:] / np.maximum(sd[i] * sd[j], 1e-12)[:, None]
-    powers = np.arange(1, coefficients.shape[1])
-
-    def correlation_at(r: np.ndarray) -> np.ndarray:
-        return np.sum(series * r[:, None] ** powers, axis=1)
-
-    low, high = -np.ones(len(i)), np.ones(len(i))
-    floor, ceiling = correlation_at(low), correlation_at(high)
-    target = np.clip(pearson, floor, ceiling)
-    for _ in range(50):  # r to within 2^-50
-        middle = (low + high) / 2
-        above = correlation_at(middle) > target
-        low, high = np.where(above, low, middle), np.where(above, middle, high)
-    matrix = np.eye(d)
-    matrix[i, j] = matrix[j, i] = np.where(ceiling - floor > 1e-12, (low + high) / 2, 0.0)
-    return matrix
-
-
 def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, iterations: int = 100) -> np.ndarray:
     """The correlation matrix nearest ``matrix`` (Frobenius norm) with eigenvalues at least ``floor``, shape (d, d).
 
@@ -184,51 +121,6 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
     definite = (vectors * np.maximum(eigenvalues, floor)) @ vectors.T
     scale = np.sqrt(np.diag(definite))
     return definite / np.outer(scale, scale)
-
-
-def correlation_matrix(
-    marginals: Marginals,
-    noisy_products: np.ndarray | None,
-    noise_sd: float = 0.0,
-    *,
-    normal_scores: Callable[[np.ndarray, np.ndarray], np.ndarray] = normal_scores_correlation,
-    nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
-) -> np.ndarray:
-    """The copula's correlation matrix, shape (d, d); the identity without released products.
-
-    ``noisy_products`` holds the noisy E[x_i x_j] for i < j in ``np.triu_indices(d, 1)``
-    order, each with Gaussian or Laplace noise of standard deviation ``noise_sd`` (public:
-    from the calibration). With the marginals' means and variances they give the Pearson
-    correlations the candidates should have. At small n the noise can dwarf the correlations
-    (each entry's noise is noise_sd / (sd_i sd_j)), so the off-diagonal entries are shrunk
-    toward 0 by the factor max(0, 1 - total noise variance / total square of the noisy
-    entries), which estimates signal / (signal + noise). A pair with a constant column (one
-    whose noisy histogram kept a single atom) has no correlation: it gets 0 and stays out of
-    that estimate, where its noise divided by a zero variance would drown every other pair.
-    Each pair's target is then turned into the normal scores' correlation that yields it
-    (:func:`normal_scores_correlation`), and the matrix is replaced by the nearest
-    correlation matrix with eigenvalues at least EIGENVALUE_FLOOR (noise, and targets no
-    normal correlation reaches, make it indefinite).
-
-    ``normal_scores`` and ``nearest`` replace those two steps (for design studies, e.g.
-    ``experiments/design_choices.py --study copula``; the defaults are the product):
-    ``normal_scores(pearson, coefficients)`` takes the shrunk Pearson targets in
-    ``np.triu_indices(d, 1)`` order and the columns' :func:`hermite_coefficients` and returns
-    a symmetric (d, d) matrix with unit diagonal; ``nearest(matrix)`` returns the correlation
-    matrix the copula uses.
-    """
-    d = marginals.noisy_counts.shape[0]
-    if noisy_products is None:
-        return np.eye(d)
-    coefficients = hermite_coefficients(marginals)
-    mean, variance = coefficients[:, 0], np.sum(coefficients[:, 1:] ** 2, axis=1)
-    i, j = np.triu_indices(d, 1)
-    scale = np.sqrt(variance[i] * variance[j])
-    varying = scale > 0
-    entries = np.divide(noisy_products - mean[i] * mean[j], scale, out=np.zeros_like(scale), where=varying)
-    noise_variance = np.sum((noise_sd / scale[varying]) ** 2)
-    shrinkage = max(0.0, 1.0 - noise_variance / max(np.sum(entries**2), 1e-300))
-    return nearest(normal_scores(shrinkage * entries, coefficients))
 
 
 def copula_candidates(marginals: Marginals, correlation: np.ndarray, count: int,

@@ -36,29 +36,11 @@ from synthdp.privacy.sensitivity import (
     grouped_means_sensitivity,
     histogram_sensitivity,
     moments_sensitivity,
-    products_sensitivity,
     row_count_sensitivity,
+    score_products_sensitivity,
     value_histogram_sensitivity,
 )
 from synthdp.stats.row_sums import RowSums
-
-
-def pair_product_rows(indices: np.ndarray) -> np.ndarray:
-    """Which moments of the basis are pair products T_1(x_i) T_1(x_j) = x_i x_j, shape (R,).
-
-    When the copula's products are released, these moments are taken from that release (the
-    mean of x_i x_j is one of its values) instead of being measured a second time: the
-    moments' budget then goes to the moments no other release measures, and the LP weights
-    each row by the precision of its noise (:func:`synthdp.postprocess.lp.precision_weighted`).
-    Measured against measuring them again: docs/decisions.md#pair-product-rows.
-    """
-    return (indices.sum(axis=1) == 2) & (indices.max(axis=1) == 1)
-
-
-def pair_positions(pair_indices: np.ndarray, d: int) -> np.ndarray:
-    """Positions of the pairs (i < j) of ``pair_indices`` (rows with two ones) in ``np.triu_indices(d, 1)`` order."""
-    i, j = (np.nonzero(pair_indices)[1].reshape(-1, 2)).T
-    return i * d - i * (i + 1) // 2 + (j - i - 1)
 
 
 def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[str, ColumnDomain], epsilon: float,
@@ -149,7 +131,7 @@ def release_row_count(count: int, epsilon: float, stage: str, released: str, led
 
 
 def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
-                    noise: NoiseSampler, shared: int = 0,
+                    noise: NoiseSampler, skipped_pairs: int = 0,
                     sensitivity: tuple[float, float] | None = None) -> np.ndarray:
     """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
@@ -157,14 +139,14 @@ def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudge
     with values in [-1, 1] (every phi_r is a product of cosines), and below it when a column
     has several univariate functions. The constant phi_0 = 1 has sensitivity 0 and is not
     released. The paper's scale t^d/(n eps) is about half the generic 2R/(n eps).
-    ``shared``: how many further moments of the basis the products release supplies (for
-    the report). ``sensitivity``: an (L1, L2) bound to calibrate to instead of the derived one
+    ``skipped_pairs``: how many pair products x_i x_j of the basis are left to the pairs
+    release (for the report). ``sensitivity``: an (L1, L2) bound to calibrate to instead of the derived one
     (design studies, :class:`synthdp.pipeline.run.StudyOptions`); the release is DP only if it
     bounds the true sensitivity.
     """
     released = f"{len(moments)} Chebyshev moments"
-    if shared:
-        released += f" (the basis's {shared} pair products x_i x_j come from the correlation release)"
+    if skipped_pairs:
+        released += f" (the basis's {skipped_pairs} pair products x_i x_j are left to the correlation release)"
     return release_bounded_means(moments, "moments", released, budget, n, ledger, noise,
                                  sensitivity=moments_sensitivity(indices, n) if sensitivity is None else sensitivity)
 
@@ -214,18 +196,19 @@ def release_marginals(counts: np.ndarray, budget: StageBudget, ledger: PrivacyLe
     return noisy, budget.noise_sd(*sensitivity)
 
 
-def release_products(second_moment_sum: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
-                     noise: NoiseSampler) -> np.ndarray:
-    """Noisy E[x_i x_j] for every pair i < j, in ``np.triu_indices(d, 1)`` order, from the
-    sum over the rows of x x^T, shape (d, d).
+def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, n: int, d: int,
+                           clip_norm_sq: float, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+    """Noisy means of the products s_i s_j, i <= j, of the rows' clipped normal scores, in
+    ``np.triu_indices(d)`` order, from their sums over the rows
+    (:func:`synthdp.stats.scores.score_products`).
 
-    Sensitivity: L1 2 floor(d^2/4)/n, L2 2 sqrt(floor(d^2/4))/n, derived (and attained) in
-    :func:`synthdp.privacy.sensitivity.products_sensitivity`.
+    Sensitivity: L1 (d / sqrt(2) + 1) C^2 / n, L2 sqrt(2) C^2 / n with C^2 = ``clip_norm_sq``,
+    derived (L2 attained) in :func:`synthdp.privacy.sensitivity.score_products_sensitivity`.
     """
-    d = len(second_moment_sum)
-    products = (second_moment_sum / n)[np.triu_indices(d, 1)]
-    return _release(products, "correlation", f"means of the {len(products)} products x_i x_j, i < j",
-                    *products_sensitivity(n, d), budget, ledger, noise)
+    released = (f"means of the {len(score_products_sum)} products of normal scores s_i s_j, i <= j, through the "
+                f"released histograms, each row's scores clipped to squared norm {clip_norm_sq:.4g}")
+    return _release(score_products_sum / n, "correlation", released,
+                    *score_products_sensitivity(n, d, clip_norm_sq), budget, ledger, noise)
 
 
 def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,

@@ -109,19 +109,29 @@ def histogram_sensitivity(d: int) -> tuple[float, float]:
     return 2.0 * d, math.sqrt(2.0 * d)
 
 
-def products_sensitivity(n: int, d: int) -> tuple[float, float]:
-    """L1 and L2 sensitivity of the means E[x_i x_j], i < j, over n rows in [-1, 1]^d.
+def score_products_sensitivity(n: int, d: int, clip_norm_sq: float) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the means of s_i s_j, i <= j, of score vectors with ||s||^2 <= C^2.
 
-    Replacing row x by y changes each product mean by (x_i x_j - y_i y_j)/n. Both the l1
-    and the squared l2 norm of that change are, in each coordinate of x or y separately,
-    convex (an absolute value or a square of a function affine in it), so their maximum over
-    [-1, 1]^d is at corners. For corners x, y that differ in the sign of the coordinates in
-    S, exactly the |S| (d - |S|) products across S and its complement change, each by 2/n;
-    |S| (d - |S|) <= floor(d^2/4). Hence L1 2 floor(d^2/4)/n and L2 2 sqrt(floor(d^2/4))/n
-    (d/n for even d), both attained.
+    :func:`synthdp.stats.scores.score_products` shrinks each row's normal scores onto the
+    ball ||s||^2 <= C^2 (``clip_norm_sq``) whatever the row's values, so a row contributes
+    v(s) = (s_i s_j)_{i <= j} / n with s in that ball. Replacing a row with score vector s
+    by one with s' changes the release by v(s) - v(s').
+
+    L2: ||v(s)||^2 n^2 = sum_i s_i^4 + sum_{i<j} s_i^2 s_j^2 <= (sum_i s_i^2)^2 <= C^4. And
+    <v(s), v(s')> n^2 = sum_i a_i^2 + sum_{i<j} a_i a_j with a_i = s_i s'_i, which is
+    ((sum_i a_i)^2 + sum_i a_i^2) / 2 >= 0. So ||v(s) - v(s')||^2 <= ||v(s)||^2 + ||v(s')||^2
+    <= 2 C^4 / n^2: L2 = sqrt(2) C^2 / n, attained by s = C e_1, s' = C e_2 (each a row with
+    one extreme score and every other score 0, the median).
+
+    L1: with Delta = s s^T - s' s'^T (the full symmetric d x d change),
+    sum_{i<=j} |Delta_ij| = (sum_{i,j} |Delta_ij| + sum_i |Delta_ii|) / 2. By Cauchy-Schwarz
+    over the d^2 entries, sum_{i,j} |Delta_ij| <= d ||Delta||_F, and ||Delta||_F^2 =
+    ||s||^4 + ||s'||^4 - 2 (s . s')^2 <= 2 C^4; and sum_i |s_i^2 - s'_i^2| <= ||s||^2 + ||s'||^2
+    <= 2 C^2. So L1 = (d / sqrt(2) + 1) C^2 / n: an upper bound, within 8 % of the maximum
+    at d = 2, which is sqrt(5) C^2 / n (s = C (cos a, sin a), s' = C (-sin a, cos a) with
+    tan 2a = 1/2; tests/test_audit.py releases that pair).
     """
-    crossing = d * d // 4  # the most products one row swap can flip
-    return 2 * crossing / n, 2 * math.sqrt(crossing) / n
+    return (d / math.sqrt(2.0) + 1.0) * clip_norm_sq / n, math.sqrt(2.0) * clip_norm_sq / n
 
 
 def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:

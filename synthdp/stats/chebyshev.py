@@ -45,6 +45,11 @@ def lowest_degree_indices(d: int, count: int) -> np.ndarray:
     return np.array(chosen, dtype=np.int64).reshape(count, d)
 
 
+def pair_product_rows(indices: np.ndarray) -> np.ndarray:
+    """Which multi-indices are pair products T_1(x_i) T_1(x_j) = x_i x_j, shape (R,)."""
+    return (indices.sum(axis=1) == 2) & (indices.max(axis=1) == 1)
+
+
 def _indices_of_degree(d: int, degree: int) -> Iterator[np.ndarray]:
     for support_size in range(1, min(d, degree) + 1):
         for parts in _compositions(degree, support_size):

@@ -27,6 +27,12 @@ def bin_edges(n_bins: int) -> np.ndarray:
     return np.linspace(-1.0, 1.0, n_bins + 1)
 
 
+def cell_indices(points: np.ndarray, n_bins: int) -> np.ndarray:
+    """The cell of each unit value, shape of ``points``: 0 for x = -1, 1..n_bins for the bins, n_bins + 1 for x = +1."""
+    inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins
+    return np.where(points <= -1.0, 0, np.where(points >= 1.0, n_bins + 1, inner))
+
+
 def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
     """Rows per cell and column, shape (d, n_bins + 2): [x = -1, the bins, x = +1].
 
@@ -34,8 +40,7 @@ def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
     :func:`synthdp.privacy.sensitivity.histogram_sensitivity`).
     """
     n, d = points.shape
-    inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins
-    cells = np.where(points <= -1.0, 0, np.where(points >= 1.0, n_bins + 1, inner))
+    cells = cell_indices(points, n_bins)
     counts = np.zeros((d, n_bins + 2))
     for column in range(d):
         counts[column] = np.bincount(cells[:, column], minlength=n_bins + 2)

@@ -25,11 +25,12 @@ from synthdp.domain.box import Domain
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import cell_counts, histogram_counts
+from synthdp.stats.scores import ScoreMap, score_products
 
 # How two chunks' partial results combine, per named statistic.
 COMBINE = {
     "rows": np.add, "rows_clipped": np.add, "moments": np.add, "column_sums": np.add,
-    "second_moment": np.add, "histograms": np.add, "cell_counts": np.add,
+    "second_moment": np.add, "histograms": np.add, "cell_counts": np.add, "score_products": np.add,
     "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and,
 }
 
@@ -52,6 +53,10 @@ class SumRequest:
     marginal_bins : int or None
         Also the rows per cell of each unit column, shape (d, B + 2), for the copula's
         one-way histograms (:func:`synthdp.stats.histograms.cell_counts`).
+    score_map : ScoreMap or None
+        Also the sums of the products of the rows' clipped normal scores, shape
+        (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`): the pairwise statistic,
+        whose map comes from the released histograms.
     histogram_columns : tuple of int
         Positions of the columns whose raw values are counted in the bounds bins.
     data_range : bool
@@ -65,6 +70,7 @@ class SumRequest:
     column_sums: bool = False
     second_moment: bool = False
     marginal_bins: int | None = None
+    score_map: ScoreMap | None = None
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
 
@@ -75,7 +81,7 @@ class RowSums:
 
     ``values`` maps "rows" (the row count, public), "rows_clipped" (rows with a value outside
     the domain), "moments" (R,), "column_sums" (d,), "second_moment" (d, d),
-    "cell_counts" (d, B + 2), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
+    "cell_counts" (d, B + 2), "score_products" (d (d + 1) / 2,), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
     to arrays; only the requested ones are present.
     """
 
@@ -132,6 +138,8 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
             sums["second_moment"] = points.T @ points
         if request.marginal_bins is not None:
             sums["cell_counts"] = cell_counts(points, request.marginal_bins)
+        if request.score_map is not None:
+            sums["score_products"] = score_products(points, request.score_map)
     return RowSums(sums)
 
 

@@ -1,0 +1,135 @@
+"""The model of pairs: the copula's latent correlation matrix fitted to the pairs release.
+
+The release (:func:`synthdp.privacy.release.release_score_products`) holds the noisy means
+M_ij of s_i s_j, i <= j, where s_j is the normal score of column j's histogram cell
+(:mod:`synthdp.stats.scores`) and each row's score vector is shrunk onto ||s||^2 <= C^2. The
+copula (:mod:`synthdp.postprocess.copula`) needs the correlation R of its latent normal
+scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing only:
+
+1. :func:`model_means` computes, by Monte Carlo on fixed normal draws, the means G(R) the
+   copula with latent correlation R would release: the same step scores (a latent z_j
+   falls in the cell of its candidate), the same norm clip;
+2. in correlation units, (M_ij - G_ij(R)) / sqrt(G_ii G_jj), after M is scaled by one
+   common factor (the mean of G's diagonal over M's: the d diagonal noises average out),
+   a pair whose released score correlation (the difference at R = I) is below ``threshold``
+   noise standard deviations is set to 0: hard thresholding keeps the strong pairs at full
+   strength (one global signal-to-noise factor, the rule before, halved them and collapsed
+   every pair to 0 when one column had a tiny variance) and drops those noise could explain;
+3. the kept pairs follow R <- nearest(R + difference), ITERATIONS times: the step scores'
+   attenuation and the clip are undone, and each step is projected onto the correlation
+   matrices. With exact statistics this reaches the copula's correlation (PKS: strong pairs
+   at 1.00 of their normal-score correlation); with noise, the targets no correlation matrix
+   attains keep pulling, so the number of steps is a measured choice (docs/decisions.md).
+
+Measured against the alternatives: docs/relationships.md and docs/decisions.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import special
+from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+from synthdp.postprocess.copula import nearest_correlation
+from synthdp.stats.scores import ScoreMap, pair_order
+
+THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
+MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
+MODEL_VALUES = 4_000_000  # draws x d held at once
+ITERATIONS = 12  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
+
+
+def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:
+    """E[s s^T] of the clipped scores of the copula with this latent correlation, shape (d, d).
+
+    Monte Carlo over ``normal_draws`` (K, d) independent standard normal values: z = L e
+    with L L^T = ``correlation``; each z_j falls in the cell c of column j whose probability
+    interval holds Phi(z_j) (exactly the cell of the candidate x_j = F_j^{-1}(Phi(z_j))), gets
+    its score s_j(c), and the score vector is shrunk onto ||s||^2 <= C^2 as in the release.
+    """
+    eigenvalues, vectors = np.linalg.eigh(correlation)
+    root = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
+    u = special.ndtr(normal_draws @ root.T)
+    table = score_map.cell_scores()
+    upper = np.cumsum(score_map.probabilities, axis=1)
+    scores = np.empty_like(u)
+    last = table.shape[1] - 1
+    for column in range(u.shape[1]):
+        cells = np.minimum(np.searchsorted(upper[column], u[:, column], side="right"), last)
+        scores[:, column] = table[column, cells]
+    norm_sq = np.einsum("ij,ij->i", scores, scores)
+    scores *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
+    return scores.T @ scores / len(scores)
+
+
+def latent_correlation(
+    score_map: ScoreMap,
+    noisy_means: np.ndarray | None,
+    noise_sd: float,
+    rng: np.random.Generator,
+    *,
+    threshold: float = THRESHOLD,
+    nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
+) -> np.ndarray:
+    """The copula's latent correlation matrix, shape (d, d); the identity without a release.
+
+    Parameters
+    ----------
+    score_map : ScoreMap
+        The map the release computed its scores with: the released histograms as the copula
+        reads them, and the norm bound C^2.
+    noisy_means : array, shape (d (d + 1) / 2,), or None
+        The released means of s_i s_j, i <= j, in ``np.triu_indices(d)`` order.
+    noise_sd : float
+        Standard deviation of each released mean's noise (public: from the calibration).
+    rng : numpy Generator
+        Public randomness for the Monte Carlo model (:func:`model_means`).
+    threshold : float
+        Noise standard deviations a score correlation must reach to be kept (THRESHOLD;
+        other values for design studies).
+    nearest : callable
+        The projection onto the correlation matrices after each step.
+
+    The released means M and the model's G(R) = :func:`model_means` (R) are compared in
+    correlation units, (M_ij - G_ij(R)) / sqrt(G_ii G_jj), after M is scaled by one common
+    factor, the mean of G's diagonal over the mean of M's (the d diagonal noises average out).
+    Pairs whose released score correlation, so measured from R = I, is below ``threshold``
+    noise standard deviations get 0; the others follow R <- nearest(R + that difference),
+    ITERATIONS times: a fixed point at which the copula reproduces the released means, the
+    attenuation of the step scores and the norm clip included.
+    """
+    d = score_map.probabilities.shape[0]
+    if noisy_means is None or d < 2:
+        return np.eye(d)
+    released = np.zeros((d, d))
+    released[pair_order(d)] = noisy_means
+    released = np.triu(released) + np.triu(released, 1).T
+    draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
+    with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
+        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest)
+
+
+def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
+                 nearest: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    d = len(released)
+    i, j = np.triu_indices(d, 1)
+    correlation = np.eye(d)
+    kept = None
+    for _ in range(ITERATIONS + 1):
+        model = model_means(correlation, score_map, draws)
+        diagonal = np.diag(model)
+        scale = np.sqrt(diagonal[i] * diagonal[j])
+        usable = scale > 1e-9
+        factor = float(np.clip(diagonal.mean() / max(np.diag(released).mean(), 1e-12), 0.25, 4.0))
+        difference = np.divide(factor * released[i, j] - model[i, j], scale, out=np.zeros_like(scale), where=usable)
+        if kept is None:  # at R = I the difference is the released score correlation
+            noise = np.divide(factor * noise_sd, scale, out=np.full_like(scale, np.inf), where=usable)
+            kept = usable & (np.abs(difference) >= threshold * noise)
+            if not kept.any():
+                return np.eye(d)
+        step = np.zeros((d, d))
+        step[i[kept], j[kept]] = difference[kept]
+        correlation = nearest(np.clip(correlation + step + step.T, -1.0, 1.0))
+    return correlation
