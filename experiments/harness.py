@@ -32,7 +32,9 @@ a hash of the synthdp source for the synthdp methods (a code change re-runs them
 exclude epsilon and delta for the bootstrap (it spends none). Peers also keep their
 synthetic rows (``.npz``, float32) so a new query set needs no new peer run; the methods
 whose rows are neither kept nor reproducible (synthdp, the DP Gaussian) hold the query set in
-their settings (:func:`method_key`).
+their settings (:func:`method_key`). A fresh cache can be seeded with the peer rows of the
+committed tables (:func:`import_committed_results`) and of ``peers_smoke.json``
+(:func:`import_peers_smoke`).
 """
 
 from __future__ import annotations
@@ -431,4 +433,71 @@ def import_peers_smoke(options: RunOptions, datasets: dict[str, Dataset], path: 
             if measured["status"] == "timeout" and not measured["rounds"] and cache["failure"] is None:
                 cache["failure"] = {"status": "timeout", "message": measured.get("message", ""), "round": 0}
             write_json(cache_path, cache)
+    return added
+
+
+#: Statuses of a committed peer row that record what the peer did (a failure of the machine,
+#: "unavailable", is not imported: it would stop the peer from ever running here).
+_IMPORTED_FAILURES = ("timeout", "failed")
+
+
+def import_committed_results(options: RunOptions, datasets: dict[str, Dataset], path: Path) -> int:
+    """Seed the cache with the peer rows of a rendered paper table (``experiments/results/table{N}.json``).
+
+    A fresh checkout has no cache (git ignores it) and peer runs take minutes to hours, so the
+    committed JSON is the only record of them. For every peer method (:data:`PEER_METHODS`)
+    and every dataset of ``datasets`` in the file, each round is filed under the key the method
+    has now (:func:`method_key`), its errors under the file's query set, with its timings,
+    info, utility and date, and ``imported_from`` naming the file; a recorded timeout or crash
+    becomes the cached failure. ``run_rounds`` with ``new_peer_runs=False`` then returns the
+    rows the file shows. The synthdp rows and the baselines are never imported: they are cheap
+    and follow the code (the synthdp keys hold its source hash).
+
+    The cache wins: a round that already has errors for the file's query set, or a failure
+    already cached, is kept. Only runs of the same protocol are taken: post-processing seed
+    ``options.post_seed`` (the file's, default 0), 16 bins, add/remove unit. Returns the number
+    of rounds added.
+    """
+    committed = read_json(path)
+    if committed is None:
+        return 0
+    settings = committed["settings"]
+    if settings.get("post_seed", 0) != options.post_seed:
+        return 0
+    query_key = f"q{settings['queries']}_s{settings['query_seed']}"
+    setting = Setting(committed["setting"]["epsilon"], committed["setting"]["delta"])
+    added = 0
+    for result in committed["results"]:
+        dataset = datasets.get(result["dataset"])
+        if dataset is None:
+            continue
+        for method, measured in result["methods"].items():
+            if method not in PEER_METHODS or measured["status"] == "n/a":
+                continue
+            infos = [run.get("info") or {} for run in measured["rounds"]]
+            if any(info.get("bins", PEER_BINS) != PEER_BINS or info.get("unit", "add-remove") != "add-remove"
+                   for info in infos):
+                continue
+            key = method_key(method, setting, dataset, options)
+            cache_path = _cache_path(options, dataset, key)
+            cache = read_json(cache_path) or {"key": key, "rounds": {}, "failure": None}
+            before = repr(cache)
+            for r, run in enumerate(measured["rounds"]):
+                entry = cache["rounds"].setdefault(str(r), {
+                    "seconds": run["seconds"], "cpu_seconds": run["cpu_seconds"], "info": run.get("info") or {},
+                    "errors": {}, "evaluation_seconds": {}, "utility": None, "rows": run.get("rows"),
+                    "date": run.get("date"), "imported_from": Path(path).name})
+                if query_key in entry["errors"]:
+                    continue
+                entry["errors"][query_key] = run["errors"]
+                if run.get("evaluation_seconds") is not None:
+                    entry.setdefault("evaluation_seconds", {})[query_key] = run["evaluation_seconds"]
+                if entry.get("utility") is None:
+                    entry["utility"] = run.get("utility")
+                added += 1
+            if measured["status"] in _IMPORTED_FAILURES and cache.get("failure") is None:
+                cache["failure"] = {"status": measured["status"], "message": measured["message"],
+                                    "round": len(measured["rounds"]), "imported_from": Path(path).name}
+            if repr(cache) != before:
+                write_json(cache_path, cache)
     return added
