@@ -84,6 +84,7 @@ __all__ = [
     "dp_gaussian",
     "dp_gaussian_sensitivities",
     "binned_peer",
+    "coded_peer",
     "peer_python",
 ]
 
@@ -372,6 +373,83 @@ def binned_peer(
     })
     result.attrs["peer"] = info
     return result
+
+
+def coded_peer(
+    name: str,
+    codes: np.ndarray,
+    sizes,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator | None = None,
+    *,
+    unit: str = "add-remove",
+    timeout: float | None = None,
+    rows: int | None = None,
+) -> tuple[np.ndarray, dict]:
+    """Run a peer on integer codes whose columns have their own public domain sizes.
+
+    For mixed tables: the caller codes each column (a categorical column by its public levels,
+    a numeric one by equal-width bins of its public bounds) into 0..sizes[j]-1, and decodes the
+    synthetic codes afterwards. Same subprocess, privacy unit and errors as :func:`binned_peer`
+    (``run_peer.py --sizes``); ``rng`` only draws the seed of the peer's non-noise randomness.
+
+    Returns
+    -------
+    (ndarray of int, shape (rows, d), dict)
+        The synthetic codes and the peer's info (versions, rho, ``fit_seconds``,
+        ``sample_seconds``, ``wall_seconds``, ``cpu_seconds``, ``command``).
+    """
+    key = _ALIASES.get(name, name)
+    if key not in PEERS:
+        raise ValueError(f"unknown peer '{name}'; choose from {sorted(PEERS) + sorted(_ALIASES)}")
+    if unit not in ("add-remove", "replace-one"):
+        raise ValueError("unit must be 'add-remove' or 'replace-one'")
+    codes = np.asarray(codes)
+    sizes = [int(size) for size in sizes]
+    if codes.ndim != 2 or codes.shape[1] != len(sizes) or min(sizes) < 2:
+        raise ValueError("codes must be (n, d) with one domain size >= 2 per column")
+    if codes.min() < 0 or (codes >= np.asarray(sizes)).any():
+        raise ValueError("codes must lie in 0..sizes[j]-1")
+    library, algorithm, _, _ = PEERS[key]
+    python = peer_python(key)
+    if not python.exists():
+        raise PeerUnavailable(f"{python} not found: install the peers with `bash experiments/peers/install.sh`")
+    rng = np.random.default_rng() if rng is None else rng
+    rows = len(codes) if rows is None else int(rows)
+    neutral = [f"c{j}" for j in range(codes.shape[1])]
+    with tempfile.TemporaryDirectory(prefix="synthdp_peer_") as tmp:
+        tmp_path = Path(tmp)
+        codes_path, out_path, info_path = tmp_path / "codes.csv", tmp_path / "out.csv", tmp_path / "info.json"
+        pd.DataFrame(codes.astype(int), columns=neutral).to_csv(codes_path, index=False)
+        command = [str(python), str(RUN_PEER), "--library", library, "--algorithm", algorithm,
+                   "--codes", str(codes_path), "--bins", str(max(sizes)), "--sizes", ",".join(map(str, sizes)),
+                   "--epsilon", repr(float(epsilon)), "--delta", repr(float(delta)), "--unit", unit,
+                   "--rows", str(rows), "--seed", str(int(rng.integers(0, 2**31 - 1))),
+                   "--out", str(out_path), "--info", str(info_path)]
+        env = dict(os.environ, PYTHONWARNINGS="ignore", JAX_PLATFORMS="cpu")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as error:
+            raise PeerTimeout(f"{key} did not finish within {timeout:.0f} s", time.perf_counter() - start) from error
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise PeerFailed(f"{key} exited with {done.returncode}: {done.stderr.strip()[-3000:]}")
+        synthetic_codes = pd.read_csv(out_path)[neutral].to_numpy()
+        info = json.loads(info_path.read_text())
+    if synthetic_codes.shape != (rows, len(neutral)) or synthetic_codes.min() < 0 \
+            or (synthetic_codes >= np.asarray(sizes)).any():
+        raise PeerFailed(f"{key} returned codes of shape {synthetic_codes.shape} outside the domain")
+    info.update({
+        "peer": key,
+        "wall_seconds": wall,
+        "cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "command": " ".join(command),
+    })
+    return synthetic_codes.astype(int), info
 
 
 if __name__ == "__main__":  # a quick availability check

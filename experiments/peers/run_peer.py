@@ -30,6 +30,11 @@ Privacy unit (``--unit``):
   privacy for zCDP), so for smartnoise we calibrate to rho / 4 (sound, possibly loose);
   for OpenDP we declare ``dp.unit_of(contributions=2)`` and let OpenDP calibrate.
 
+Mixed tables (``--sizes``): each column may declare its own public domain size (e.g. a
+categorical column's levels, coded 0..L-1, beside numeric columns on ``--bins`` bins); the
+smartnoise transformers and OpenDP keys then use that size. Without it every column has
+``--bins`` codes (the numeric tables).
+
 Noise: both libraries draw their Gaussian noise from OpenDP's samplers (not seedable);
 their selection steps use numpy's global generator, which ``--seed`` seeds. A run is
 therefore NOT reproducible; ``--seed`` only fixes the non-noise randomness.
@@ -77,6 +82,16 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     return float(dp.m.make_gaussian(domain, metric, scale).map(d_in=1.0))
 
 
+def column_sizes(args, codes: pd.DataFrame) -> list[int]:
+    """The public domain size of each column: ``--sizes`` if given, else ``--bins`` for every column."""
+    if getattr(args, "sizes", None) is None:
+        return [args.bins] * codes.shape[1]
+    sizes = [int(size) for size in args.sizes.split(",")]
+    if len(sizes) != codes.shape[1] or min(sizes) < 2:
+        raise SystemExit(f"--sizes needs {codes.shape[1]} integers >= 2, one per column")
+    return sizes
+
+
 def run_smartnoise(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
     import snsynth.aim.aim as aim_module
     import snsynth.mst.mst as mst_module
@@ -86,8 +101,8 @@ def run_smartnoise(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
     if args.unit == "replace-one":  # group privacy for zCDP: distance 2 costs 4 rho
         original = mst_module.cdp_rho
         mst_module.cdp_rho = aim_module.cdp_rho = lambda eps, delta, *a, **k: original(eps, delta, *a, **k) / 4.0
-    bins = args.bins
-    transformer = TableTransformer([BinTransformer(bins=bins, lower=0, upper=bins) for _ in codes.columns])
+    sizes = column_sizes(args, codes)
+    transformer = TableTransformer([BinTransformer(bins=size, lower=0, upper=size) for size in sizes])
     if args.algorithm == "mst":
         synth = mst_module.MSTSynthesizer(epsilon=args.epsilon, delta=args.delta)
     else:
@@ -101,7 +116,7 @@ def run_smartnoise(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
     rows = synth.sample(args.rows)
     sample_seconds = time.perf_counter() - start
     midpoints = np.asarray(rows, dtype=float).reshape(args.rows, codes.shape[1])
-    out = np.clip(np.floor(midpoints), 0, bins - 1).astype(int)
+    out = np.clip(np.floor(midpoints), 0, np.asarray(sizes) - 1).astype(int)
     info = {
         "library": "smartnoise-synth " + metadata.version("smartnoise-synth"),
         "opendp": metadata.version("opendp"),
@@ -134,7 +149,7 @@ def run_opendp(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
     rho = zcdp_rho(args.epsilon, args.delta)
     contributions = 2 if args.unit == "replace-one" else 1
     frame = pl.from_pandas(codes.astype("int64"))
-    keys = {column: list(range(args.bins)) for column in codes.columns}
+    keys = {column: list(range(size)) for column, size in zip(codes.columns, column_sizes(args, codes))}
     algorithm = dp.mbi.MST() if args.algorithm == "mst" else dp.mbi.AIM()
     start = time.perf_counter()
     # OpenDP 0.16's MST and AIM can fail their own budget check by a few ulps (open bug
@@ -192,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bins", type=int, required=True)
     parser.add_argument("--epsilon", type=float, required=True)
     parser.add_argument("--delta", type=float, required=True)
+    parser.add_argument("--sizes", default=None,
+                        help="comma-separated domain size per column, e.g. the levels of a categorical column "
+                             "(default: --bins for every column); codes of column j lie in 0..size_j-1")
     parser.add_argument("--unit", choices=("add-remove", "replace-one"), default="add-remove")
     parser.add_argument("--rows", type=int, required=True, help="synthetic rows to sample")
     parser.add_argument("--seed", type=int, default=None, help="seeds numpy's global generator only (not the noise)")
@@ -204,13 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.seed is not None:
         np.random.seed(args.seed)
     codes = pd.read_csv(args.codes)
-    if not ((codes.to_numpy() >= 0).all() and (codes.to_numpy() < args.bins).all()):
-        raise SystemExit("codes must lie in 0..bins-1")
+    if not ((codes.to_numpy() >= 0).all() and (codes.to_numpy() < np.asarray(column_sizes(args, codes))).all()):
+        raise SystemExit("codes must lie in 0..bins-1 (0..size-1 with --sizes)")
     runner = run_smartnoise if args.library == "smartnoise" else run_opendp
     out, info = runner(codes, args)
     pd.DataFrame(out, columns=codes.columns).to_csv(args.out, index=False)
     info.update({"algorithm": args.algorithm, "unit": args.unit, "epsilon": args.epsilon, "delta": args.delta,
-                 "bins": args.bins, "rows": args.rows, "python": sys.version.split()[0]})
+                 "bins": args.bins, "sizes": args.sizes, "rows": args.rows, "python": sys.version.split()[0]})
     with open(args.info, "w") as handle:
         json.dump(info, handle, indent=1)
     return 0

@@ -1,0 +1,90 @@
+"""SDMetrics' QualityReport of synthetic tables against a real one (runs INSIDE an SDMetrics virtualenv).
+
+The far side of ``experiments/relationships.py``'s SDMetrics columns. sdmetrics needs pandas < 3,
+while synthdp's environment has pandas 3, so SDMetrics lives in its own virtualenv (default
+``/opt/sdmetrics-venv``; create it with ``python3 -m venv /opt/sdmetrics-venv &&
+/opt/sdmetrics-venv/bin/pip install sdmetrics``) and this script, which does NOT import synthdp,
+reads the tables from CSV files.
+
+Input: a JSON file of jobs, ``{"jobs": [{"real": "real.csv", "synthetic": "synth.csv",
+"sdtypes": {"column": "numerical" | "categorical", ...}}, ...]}``. Categorical columns are read
+as strings (no missing-value parsing), numerical ones as floats. The caller chooses the rows
+(``relationships.py`` passes at most 2000 sampled rows of each table, as synthdp's own
+``sdmetrics_quality``).
+
+Output: a JSON file ``{"sdmetrics": version, "results": [{"overall", "column_shapes",
+"column_pair_trends", "seconds"} or {"error": ...}, ...]}``, one result per job in order;
+a score SDMetrics does not give (e.g. Column Pair Trends when no pair qualifies) is null.
+
+Usage::
+
+    /opt/sdmetrics-venv/bin/python experiments/peers/sdmetrics_quality.py --jobs jobs.json --out scores.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+
+
+def number(value) -> float | None:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def quality(job: dict) -> dict:
+    import pandas as pd
+    from sdmetrics.reports import QualityReport
+
+    sdtypes = job["sdtypes"]
+    categorical = [name for name, kind in sdtypes.items() if kind == "categorical"]
+    tables = {}
+    for label in ("real", "synthetic"):
+        frame = pd.read_csv(job[label], dtype={name: str for name in categorical}, keep_default_na=False)
+        for name, kind in sdtypes.items():
+            if kind == "numerical":
+                frame[name] = pd.to_numeric(frame[name]).astype(float)
+        tables[label] = frame[list(sdtypes)]
+    metadata = {"tables": {"table": {"columns": {name: {"sdtype": kind} for name, kind in sdtypes.items()}}}}
+    start = time.perf_counter()
+    report = QualityReport()
+    report.generate({"table": tables["real"]}, {"table": tables["synthetic"]}, metadata, verbose=False)
+    properties = report.get_properties()
+    scores = dict(zip(properties["Property"], properties["Score"]))
+    return {"overall": number(report.get_score()), "column_shapes": number(scores.get("Column Shapes")),
+            "column_pair_trends": number(scores.get("Column Pair Trends")),
+            "rows": {label: int(len(frame)) for label, frame in tables.items()},
+            "seconds": time.perf_counter() - start}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", required=True, help="JSON file of jobs (see the module docstring)")
+    parser.add_argument("--out", required=True, help="JSON file of results")
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    import sdmetrics
+
+    with open(args.jobs) as handle:
+        jobs = json.load(handle)["jobs"]
+    results = []
+    for job in jobs:
+        try:
+            results.append(quality(job))
+        except Exception as error:  # one failed job must not lose the others
+            results.append({"error": f"{type(error).__name__}: {str(error)[-500:]}"})
+    with open(args.out, "w") as handle:
+        json.dump({"sdmetrics": str(getattr(sdmetrics, "__version__", "unknown")), "results": results}, handle,
+                  indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
