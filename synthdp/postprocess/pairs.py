@@ -15,11 +15,12 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    noise standard deviations is set to 0: hard thresholding keeps the strong pairs at full
    strength (one global signal-to-noise factor, the rule before, halved them and collapsed
    every pair to 0 when one column had a tiny variance) and drops those noise could explain;
-3. the kept pairs follow R <- nearest(R + difference), ITERATIONS times: the step scores'
+3. the kept pairs follow R <- nearest(R + difference), ITERATIONS (13) times: the step scores'
    attenuation and the clip are undone, and each step is projected onto the correlation
    matrices. With exact statistics this reaches the copula's correlation (PKS: strong pairs
    at 1.00 of their normal-score correlation); with noise, the targets no correlation matrix
-   attains keep pulling, so the number of steps is a measured choice (docs/decisions.md).
+   attains keep pulling, so the number of steps is a measured choice
+   (docs/decisions.md#pairs-threshold).
 
 Measured against the alternatives: docs/relationships.md and docs/decisions.md.
 """
@@ -38,7 +39,7 @@ from synthdp.stats.scores import ScoreMap, pair_order
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
-ITERATIONS = 12  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
+ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
 def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:
@@ -117,7 +118,7 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
     kept = None
-    for _ in range(ITERATIONS + 1):
+    for _ in range(ITERATIONS):
         model = model_means(correlation, score_map, draws)
         diagonal = np.diag(model)
         scale = np.sqrt(diagonal[i] * diagonal[j])
