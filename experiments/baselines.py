@@ -328,7 +328,6 @@ def binned_peer(
         raise ValueError("unit must be 'add-remove' or 'replace-one'")
     if not (isinstance(bins, int) and bins >= 2):
         raise ValueError("bins must be an integer >= 2")
-    library, algorithm, _, _ = PEERS[key]
     python = peer_python(key)
     if not python.exists():
         raise PeerUnavailable(f"{python} not found: install the peers with `bash experiments/peers/install.sh`")
@@ -336,19 +335,37 @@ def binned_peer(
     lower, upper = _bounds_arrays(frame, bounds)
     codes = bin_codes(frame, (lower, upper), bins)
     rows = len(frame) if rows is None else int(rows)
-    # Neutral column names: the peers never see the real ones.
+    extra = ["--aim-rounds", str(int(aim_rounds))] if aim_rounds is not None else []
+    synthetic_codes, info = _run_peer(key, python, codes, ["--bins", str(bins)], extra, epsilon, delta, unit, rows,
+                                      rng, timeout)
+    if synthetic_codes.shape != (rows, codes.shape[1]) or synthetic_codes.min() < 0 or synthetic_codes.max() >= bins:
+        raise PeerFailed(f"{key} returned codes of shape {synthetic_codes.shape} outside 0..{bins - 1}")
+    result = decode_uniform(synthetic_codes, frame.columns, lower, upper, bins, rng)
+    result.attrs["peer"] = info
+    return result
+
+
+def _run_peer(key: str, python: Path, codes: np.ndarray, domain_args: list[str], extra_args: list[str],
+              epsilon: float, delta: float, unit: str, rows: int, rng: np.random.Generator,
+              timeout: float | None) -> tuple[np.ndarray, dict]:
+    """Run ``run_peer.py`` in the peer's virtualenv on integer ``codes``; the synthetic codes and the info.
+
+    The codes go to the peer under neutral column names (the peers never see the real ones);
+    ``domain_args`` declare the public domain (``--bins``, and ``--sizes`` for per-column
+    sizes), ``extra_args`` follow the common ones. The info gets the peer's key, the wall and
+    CPU seconds of the subprocess and its command line.
+    """
     neutral = [f"c{j}" for j in range(codes.shape[1])]
     with tempfile.TemporaryDirectory(prefix="synthdp_peer_") as tmp:
         tmp_path = Path(tmp)
         codes_path, out_path, info_path = tmp_path / "codes.csv", tmp_path / "out.csv", tmp_path / "info.json"
         pd.DataFrame(codes, columns=neutral).to_csv(codes_path, index=False)
+        library, algorithm, _, _ = PEERS[key]
         command = [str(python), str(RUN_PEER), "--library", library, "--algorithm", algorithm,
-                   "--codes", str(codes_path), "--bins", str(bins), "--epsilon", repr(float(epsilon)),
-                   "--delta", repr(float(delta)), "--unit", unit, "--rows", str(rows),
-                   "--seed", str(int(rng.integers(0, 2**31 - 1))),
-                   "--out", str(out_path), "--info", str(info_path)]
-        if aim_rounds is not None:
-            command += ["--aim-rounds", str(int(aim_rounds))]
+                   "--codes", str(codes_path), *domain_args,
+                   "--epsilon", repr(float(epsilon)), "--delta", repr(float(delta)), "--unit", unit,
+                   "--rows", str(rows), "--seed", str(int(rng.integers(0, 2**31 - 1))),
+                   "--out", str(out_path), "--info", str(info_path), *extra_args]
         env = dict(os.environ, PYTHONWARNINGS="ignore", JAX_PLATFORMS="cpu")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -362,17 +379,13 @@ def binned_peer(
             raise PeerFailed(f"{key} exited with {done.returncode}: {done.stderr.strip()[-3000:]}")
         synthetic_codes = pd.read_csv(out_path)[neutral].to_numpy()
         info = json.loads(info_path.read_text())
-    if synthetic_codes.shape != (rows, len(neutral)) or synthetic_codes.min() < 0 or synthetic_codes.max() >= bins:
-        raise PeerFailed(f"{key} returned codes of shape {synthetic_codes.shape} outside 0..{bins - 1}")
-    result = decode_uniform(synthetic_codes, frame.columns, lower, upper, bins, rng)
     info.update({
         "peer": key,
         "wall_seconds": wall,
         "cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
         "command": " ".join(command),
     })
-    result.attrs["peer"] = info
-    return result
+    return synthetic_codes, info
 
 
 def coded_peer(
@@ -411,44 +424,17 @@ def coded_peer(
         raise ValueError("codes must be (n, d) with one domain size >= 2 per column")
     if codes.min() < 0 or (codes >= np.asarray(sizes)).any():
         raise ValueError("codes must lie in 0..sizes[j]-1")
-    library, algorithm, _, _ = PEERS[key]
     python = peer_python(key)
     if not python.exists():
         raise PeerUnavailable(f"{python} not found: install the peers with `bash experiments/peers/install.sh`")
     rng = np.random.default_rng() if rng is None else rng
     rows = len(codes) if rows is None else int(rows)
-    neutral = [f"c{j}" for j in range(codes.shape[1])]
-    with tempfile.TemporaryDirectory(prefix="synthdp_peer_") as tmp:
-        tmp_path = Path(tmp)
-        codes_path, out_path, info_path = tmp_path / "codes.csv", tmp_path / "out.csv", tmp_path / "info.json"
-        pd.DataFrame(codes.astype(int), columns=neutral).to_csv(codes_path, index=False)
-        command = [str(python), str(RUN_PEER), "--library", library, "--algorithm", algorithm,
-                   "--codes", str(codes_path), "--bins", str(max(sizes)), "--sizes", ",".join(map(str, sizes)),
-                   "--epsilon", repr(float(epsilon)), "--delta", repr(float(delta)), "--unit", unit,
-                   "--rows", str(rows), "--seed", str(int(rng.integers(0, 2**31 - 1))),
-                   "--out", str(out_path), "--info", str(info_path)]
-        env = dict(os.environ, PYTHONWARNINGS="ignore", JAX_PLATFORMS="cpu")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired as error:
-            raise PeerTimeout(f"{key} did not finish within {timeout:.0f} s", time.perf_counter() - start) from error
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if done.returncode != 0:
-            raise PeerFailed(f"{key} exited with {done.returncode}: {done.stderr.strip()[-3000:]}")
-        synthetic_codes = pd.read_csv(out_path)[neutral].to_numpy()
-        info = json.loads(info_path.read_text())
-    if synthetic_codes.shape != (rows, len(neutral)) or synthetic_codes.min() < 0 \
+    synthetic_codes, info = _run_peer(key, python, codes.astype(int),
+                                      ["--bins", str(max(sizes)), "--sizes", ",".join(map(str, sizes))], [],
+                                      epsilon, delta, unit, rows, rng, timeout)
+    if synthetic_codes.shape != (rows, codes.shape[1]) or synthetic_codes.min() < 0 \
             or (synthetic_codes >= np.asarray(sizes)).any():
         raise PeerFailed(f"{key} returned codes of shape {synthetic_codes.shape} outside the domain")
-    info.update({
-        "peer": key,
-        "wall_seconds": wall,
-        "cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-        "command": " ".join(command),
-    })
     return synthetic_codes.astype(int), info
 
 
