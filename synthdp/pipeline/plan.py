@@ -111,6 +111,11 @@ class Plan:
     marginal_bins: int  # bins per column of the copula's histograms (0: no copula)
     skipped_pairs: int = 0  # pair products x_i x_j among the lowest-degree moments, left to the pairs release
 
+    @property
+    def releases_pairs(self) -> bool:
+        """Copula candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
+        return self.candidates == "copula" and self.budget.share("correlation") > 0
+
     def to_dict(self) -> dict:
         out = asdict(self)
         out.update(out.pop("theory"), budget=self.budget.to_dict())

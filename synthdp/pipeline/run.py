@@ -57,6 +57,7 @@ from synthdp.postprocess.lp import (
     spread_weights,
     tilt_weights,
 )
+from synthdp.postprocess.pairs import marginal_score_map
 from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import (
@@ -84,7 +85,7 @@ from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
-from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+from synthdp.stats.scores import ScoreMap
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -271,12 +272,11 @@ def fit(
         exact = NOT_PRIVATE_EXACT.format(stages=", ".join(study.exact_stages))
         warnings.warn(exact, PrivacyLeakWarning, stacklevel=2)
         ledger.add_caveat(exact)
-    pairs = ["correlation"] if plan.candidates == "copula" and plan.budget.share("correlation") > 0 else []
+    pairs = ["correlation"] if plan.releases_pairs else []
     stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals", *pairs]}.get(plan.candidates, [])
                    + (["candidates", "LP fit"] if synthesize else [])
                    + (["LP spread"] if synthesize and full_config.spread > 0 else [])
-                   + (["LP tilt"] if synthesize and full_config.spread == 0 and full_config.tilt > 0
-                      and plan.candidates == "copula" and plan.budget.share("correlation") > 0 else []))
+                   + (["LP tilt"] if synthesize and tilts(full_config, plan) else []))
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
@@ -385,7 +385,6 @@ def release_numeric(
             if plan.skipped_pairs:
                 indices = indices[~pair_product_rows(indices)]
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
-        pairs_wanted = copula_wanted and budget.share("correlation") > 0
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
                                          column_sums=pca_wanted, second_moment=pca_wanted,
                                          marginal_bins=plan.marginal_bins if copula_wanted else None))
@@ -413,7 +412,7 @@ def release_numeric(
                                                                ledger, noise)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = sums["cell_counts"].copy()
-        if pairs_wanted:
+        if plan.releases_pairs:
             noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, plan, ledger,
                                                           noise, stages, study)
     scales = np.full(len(indices), moment_noise_scale)
@@ -446,8 +445,7 @@ def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, plan: Plan
     """The public map from unit values to normal scores: the released histograms as the copula
     reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2."""
     atom_threshold = study.candidate_options().atom_threshold
-    probabilities = Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold).probabilities()
-    return ScoreMap(probabilities, default_clip_norm_sq(plan.d))
+    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold))
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
@@ -527,7 +525,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
-    elif tilts(config, release):
+    elif tilts(config, plan):
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
             # in the precision-weighted rows every moment's noise sd is the smallest one
@@ -544,7 +542,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     return solution, candidates[keep], weights[keep], blend_share
 
 
-def tilts(config: SynthConfig, release: Release) -> bool:
+def tilts(config: SynthConfig, plan: Plan) -> bool:
     """Whether the LP's optimum is tilted toward the candidates (:func:`synthdp.postprocess.lp.tilt_weights`).
 
     Copula candidates with a pairs release: the candidates then carry the measured dependence
@@ -555,8 +553,7 @@ def tilts(config: SynthConfig, release: Release) -> bool:
     WDBC, whose moments get a tenth of the budget, a one-sd tilt fitted their noise and lost
     column shapes (.71 and .68 against .77). Measured: docs/relationships.md.
     """
-    return (config.spread == 0 and config.tilt > 0 and release.plan.candidates == "copula"
-            and release.noisy_scores is not None)
+    return config.spread == 0 and config.tilt > 0 and plan.releases_pairs
 
 
 def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:

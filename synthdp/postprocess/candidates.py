@@ -38,10 +38,9 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import THRESHOLD, latent_correlation
+from synthdp.postprocess.pairs import THRESHOLD, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
-from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 from synthdp.summaries.marginal import MarginalSummary
 
 
@@ -250,8 +249,7 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     marginals = copula_marginals(release, options.atom_threshold)
     correlation = np.eye(release.plan.d)
     if release.noisy_scores is not None:
-        score_map = ScoreMap(marginals.probabilities(), default_clip_norm_sq(release.plan.d))
-        correlation = latent_correlation(score_map, release.noisy_scores, release.scores_noise_sd, rng,
+        correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd, rng,
                                          threshold=options.pair_threshold, nearest=options.nearest)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 

@@ -33,13 +33,19 @@ import numpy as np
 from scipy import special
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
-from synthdp.postprocess.copula import nearest_correlation
-from synthdp.stats.scores import ScoreMap, pair_order
+from synthdp.postprocess.copula import Marginals, nearest_correlation
+from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, pair_order
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
+
+
+def marginal_score_map(marginals: Marginals) -> ScoreMap:
+    """The map the pairs release scores with: the copula's marginals (the released histograms as
+    post-processing reads them) and the public norm bound :func:`synthdp.stats.scores.default_clip_norm_sq`."""
+    return ScoreMap(marginals.probabilities(), default_clip_norm_sq(marginals.noisy_counts.shape[0]))
 
 
 def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:
