@@ -14,6 +14,7 @@ import numpy as np
 
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import Schema
+from synthdp.stats.histograms import CellLayout
 
 if TYPE_CHECKING:  # a type only: post-processing reads the plan's public sizes, never imports the pipeline
     from synthdp.pipeline.plan import Plan
@@ -58,10 +59,10 @@ class Release:
         Standard deviation of each moment's noise (public: from the calibration).
     pca : PrivatePCA or None
         Released principal axes when candidates are "pca".
-    noisy_histograms : array, shape (d, B + 2), or None
-        Released one-way histograms of the unit-scaled columns when candidates are "copula":
-        noisy rows per cell, the atom at -1, B equal-width bins, the atom at +1
-        (:func:`synthdp.stats.histograms.cell_counts`). Post-processing turns them into
+    noisy_histograms : array, shape (d, M), or None
+        Released one-way histograms of the unit-scaled (numeric) columns when candidates are
+        "copula" or "mixed": noisy rows per cell of ``cell_layout``
+        (:meth:`synthdp.stats.histograms.CellLayout.counts`). Post-processing turns them into
         :class:`synthdp.postprocess.copula.Marginals`.
     histogram_noise_sd : float
         Standard deviation of the noise on each histogram count (public: from the calibration).
@@ -79,6 +80,9 @@ class Release:
         and ``domain`` holds its numeric columns only.
     noisy_rows_other : float or None
         Mixed tables: noisy count of rows with a categorical value outside its levels.
+    cell_layout : CellLayout or None
+        The cells of ``noisy_histograms`` (:class:`synthdp.stats.histograms.CellLayout`;
+        public, from the plan and the domain); None: B bins and two atoms per column.
     """
 
     domain: Domain
@@ -95,3 +99,4 @@ class Release:
     noisy_rows_clipped: float | None
     schema: Schema | None = None
     noisy_rows_other: float | None = None
+    cell_layout: CellLayout | None = None

@@ -46,9 +46,10 @@ the clip count and the bounds histogram, 6 000 for PCA (each PCA run costs ~100 
 file runs in about 10 s on two cores.
 
 The pairs release of copula candidates (``release_score_products``: products of normal scores
-through a public score map) is audited here on its worst-case rows. The one-way histograms
-(synthdp.privacy.release.release_marginals) add their noise through the same function as the
-moments audited here; their sensitivity is checked, attained, in test_privacy.py.
+through a public score map) is audited here on its worst-case rows, and so are the one-way
+histograms (``release_marginals``) of a mixed table's numeric columns, with one cell per
+integer value in one column and bins and atoms in the other; their sensitivity is also checked,
+attained, in test_privacy.py.
 
 Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
 the size where a corner pair attains the sensitivity, basic composition gives the larger
@@ -70,12 +71,18 @@ from scipy import stats
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import Schema
-from synthdp.pipeline.plan import make_plan
+from synthdp.pipeline.plan import cell_layout, make_plan
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import SeededNoise
 from synthdp.privacy.pca import private_subspace_iteration
-from synthdp.privacy.release import CLIPPED_ROWS, release_bounded_means, release_moments, release_row_count
+from synthdp.privacy.release import (
+    CLIPPED_ROWS,
+    release_bounded_means,
+    release_marginals,
+    release_moments,
+    release_row_count,
+)
 from synthdp.reader.table import PrivateTable
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 from synthdp.stats.mixed_basis import basis_indices, groups_count
@@ -253,6 +260,40 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
                                                PrivacyLedger(epsilon, delta), noise, groups=groups)
                          for _ in range(size)]) for moments in exact]
     return _statistics(samples, exact, plan.noise)
+
+
+def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_marginals on a mixed table's numeric histograms: an integer column of five values
+    (one cell per value, the layout of synthdp.pipeline.plan.cell_layout) and a continuous column
+    (bins and atoms), counted by the reader (PrivateTable.encoded_moments).
+
+    Row 0 moves from (0, 0.0) to (4, 1.0): one value cell and one atom lose a row, two others
+    gain one, attaining the declared L1 2d = 4 and L2 sqrt(2d) = 2.
+    """
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
+                                           "x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["k", "x", "c"])
+    indices = basis_indices(schema, 2)
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
+                     numeric_columns=schema.d_numeric, synthesize=True)
+    layout = cell_layout(schema.numeric, plan)
+    assert layout.values[0] is not None and layout.values[1] is None  # value cells, then bins and atoms
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"k": rng.integers(0, 5, N_ROWS), "x": rng.uniform(0.2, 0.8, N_ROWS),
+                           "c": rng.choice(["a", "b"], N_ROWS)})
+    exact = []
+    for row in ((0, 0.0, "a"), (4, 1.0, "a")):
+        frame = shared.copy()
+        frame.iloc[0] = row
+        exact.append(PrivateTable(frame, ["c"]).encoded_moments(schema, indices, layout)[1].reshape(-1))
+    change = exact[0] - exact[1]
+    assert np.abs(change).sum() == 4 and np.linalg.norm(change) == 2  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_marginals(counts.reshape(2, -1), layout, budget, PrivacyLedger(epsilon, delta),
+                                           noise)[0].reshape(-1) for _ in range(size)]) for counts in exact]
+    return _statistics(samples, exact, "laplace" if delta == 0 else noise_kind)
 
 
 def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
@@ -451,6 +492,9 @@ AUDITS = {
     # extreme events are rarer than for one moment: the calibrated audit sees 0.51 (1.37 halved)
     "mixed-moments-laplace": Audit(mixed_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
     "clip-count-laplace": Audit(clip_count_samples, 1.0, 0.0, "laplace", 20_000, 0.8),
+    # a mixed table's numeric histograms (value cells and bins): four counts move by 1 each
+    "histograms-laplace": Audit(histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
+    "histograms-gaussian": Audit(histograms_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "bounds-histogram-laplace": Audit(bounds_histogram_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "pca-laplace": Audit(pca_samples, 2.0, 0.0, "laplace", 6_000, 1.0),
     # the pairs release: Laplace sees at most 0.93 eps (its worst pair is 8 % below the declared L1)

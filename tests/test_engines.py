@@ -11,6 +11,7 @@ from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
 from synthdp.domain.box import Domain
 from synthdp.reader.table import PrivateTable
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import SumRequest
 from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 
@@ -51,7 +52,8 @@ def every_request(columns) -> SumRequest:
     domain = Domain.from_bounds(BOUNDS, columns)
     indices = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, 0, 0], [1, 0, 1], [0, 3, 1]])
     score_map = ScoreMap(np.random.default_rng(0).dirichlet(np.ones(6), size=3), default_clip_norm_sq(3))
-    return SumRequest(domain, indices, column_sums=True, second_moment=True, marginal_bins=4, score_map=score_map,
+    layout = CellLayout(4, (None, np.linspace(-1.0, 1.0, 7), None), (False,) * 3)  # bins, value cells, bins
+    return SumRequest(domain, indices, column_sums=True, second_moment=True, cell_layout=layout, score_map=score_map,
                       histogram_columns=(0, 2), data_range=True)
 
 

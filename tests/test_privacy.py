@@ -18,6 +18,7 @@ from synthdp.privacy.release import release_moments
 from synthdp.privacy.sensitivity import moments_sensitivity
 from synthdp.reader.table import PrivateTable
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import SumRequest
 
 D = 3
@@ -69,18 +70,22 @@ def test_moment_sensitivity_bound_holds_and_is_attained(basis, n_cells):
         assert worst_inf == pytest.approx(2 / n)
 
 
-def _cell_counts(rows: np.ndarray, n_bins: int) -> np.ndarray:
+def _cell_counts(rows: np.ndarray, layout: CellLayout) -> np.ndarray:
     """The cell counts exactly as the release computes them."""
     table = PrivateTable(pd.DataFrame(rows, columns=list(BOUNDS)))
-    return table.row_sums(SumRequest(Domain.from_bounds(BOUNDS, table.column_names), marginal_bins=n_bins))["cell_counts"]
+    return table.row_sums(SumRequest(Domain.from_bounds(BOUNDS, table.column_names), cell_layout=layout))["cell_counts"]
 
 
-def test_marginal_sensitivity_holds_and_is_attained():
-    """release_marginals: L1 2d, L2 sqrt(2d) (each row is in one cell of each column)."""
+@pytest.mark.parametrize("values", [False, True], ids=["bins", "value cells"])
+def test_marginal_sensitivity_holds_and_is_attained(values):
+    """release_marginals: L1 2d, L2 sqrt(2d) (each row is in one cell of each column), with every
+    column in bins and atoms, or half of them with one cell per value (of a 5-value grid)."""
     rng = np.random.default_rng(2)
+    grid_values = tuple(np.linspace(-1.0, 1.0, 5) if values and j % 2 else None for j in range(D))
+    layout = CellLayout(4, grid_values, (False,) * D)
     worst_l1 = worst_l2 = 0.0
     for first, second in _neighbour_pairs(rng):
-        change = _cell_counts(first, 4) - _cell_counts(second, 4)
+        change = _cell_counts(first, layout) - _cell_counts(second, layout)
         worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
     assert worst_l1 == pytest.approx(2 * D) and worst_l2 == pytest.approx(math.sqrt(2 * D))
 

@@ -14,16 +14,19 @@ Appendix A.5's basis size (practical mode), with K in place of sigma^2:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from synthdp.config import SynthConfig
+from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
+from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
 from synthdp.stats.scores import default_clip_norm_sq
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
@@ -124,7 +127,7 @@ class Plan:
 
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
-              synthesize: bool = True, mixed_basis: tuple[int, int] | None = None) -> Plan:
+              synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -134,7 +137,9 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     share of the budget goes to the moments. ``mixed_basis`` = (R, G) plans a mixed table
     (:mod:`synthdp.domain.schema`; d counts its encoded coordinates): its basis of R functions in G
     sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
-    and its LP matrix is sparse, with at most G non-zeros per candidate.
+    and its LP matrix is sparse, with at most G non-zeros per candidate; its
+    ``numeric_columns`` continuous and integer columns get one-way histograms
+    (:func:`mixed_shares`).
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
@@ -178,6 +183,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     candidate_shares = {
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count),
+        "mixed": mixed_shares(config, numeric_columns),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -205,8 +211,9 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         noise=config.noise_kind,
         budget=budget,
         round_to_lattice=config.mode == "exact",
-        marginal_bins=(config.marginal_bins or auto_marginal_bins(n, d, budget.stage("marginals")))
-        if kind == "copula" else 0,
+        marginal_bins=(config.marginal_bins or auto_marginal_bins(n, numeric_columns if kind == "mixed" else d,
+                                                                  budget.stage("marginals")))
+        if budget.share("marginals") > 0 else 0,
         skipped_pairs=skipped_pairs,
     )
 
@@ -266,6 +273,27 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     return {"marginals": marginals, "correlation": correlation}
 
 
+MIXED_MARGINALS_SHARE = 0.2
+
+
+def mixed_shares(config: SynthConfig, numeric_columns: int) -> dict[str, float]:
+    """Budget share of a mixed table's numeric histograms (of what bounds and clip count leave).
+
+    A mixed table's moments hold its binary and categorical columns' one-way and two-way
+    cells, the numeric columns' moments of degree <= 2 and their means per level; its
+    continuous and integer columns also get one-way histograms (:class:`CellLayout`), from
+    which the candidates draw their values. Their share is the user's ``marginals_share``,
+    else MIXED_MARGINALS_SHARE: a histogram's sensitivity is small (one cell per column per
+    row), so 0.2 gives its counts less noise than the categorical cells of the moments
+    have, while raising the moments' noise by 12 % under Gaussian composition (sd as
+    1 / sqrt(share)) and 25 % under basic composition (sd as 1 / share) (adult at (1, 1e-10): counts noise 48 against 155 for the
+    categorical cells; at epsilon = 1: 89 against 469). No numeric column: no histograms.
+    """
+    if numeric_columns == 0:
+        return {}
+    return {"marginals": MIXED_MARGINALS_SHARE if config.marginals_share is None else config.marginals_share}
+
+
 MARGINAL_BINS_RANGE = (4, 16)
 
 
@@ -280,6 +308,42 @@ def auto_marginal_bins(n: int, d: int, budget: StageBudget) -> int:
     noise_sd = budget.noise_sd(*histogram_sensitivity(d))
     low, high = MARGINAL_BINS_RANGE
     return int(np.clip(math.floor(n / (2 * noise_sd)) - 2, low, high))
+
+
+def cell_layout(domain: Domain, plan: Plan, nullable: Sequence[str] = ()) -> CellLayout:
+    """The cells of the one-way histograms of ``domain``'s columns (public: bounds, types, n, budget).
+
+    A continuous column, or an integer (or date) column with many values, gets the plan's B
+    equal-width bins and an atom at each bound. An integer column with k integer values
+    inside its bounds gets one cell per value when k <= MAX_VALUE_CELLS and
+
+        k <= max(B + 2, n / (2 sd)),
+
+    sd the noise of a count: with at most B + 2 values, value cells are the bins' cells made
+    exact; beyond, the rule of :func:`auto_marginal_bins` (each cell should hold on average
+    at least twice its noise) with k cells in place of B + 2. A spike on one value (40 hours
+    a week, an education level) then stays on its value instead of being spread over a bin.
+    The histograms' sensitivity does not change: a row still lies in one cell per column.
+    A column named in ``nullable`` gets a last cell for its missing cells.
+    """
+    sd = plan.budget.stage("marginals").noise_sd(*histogram_sensitivity(domain.d))
+    widest = min(MAX_VALUE_CELLS, max(plan.marginal_bins + 2, math.floor(plan.n / (2 * sd)) if sd > 0 else MAX_VALUE_CELLS))
+    values: list[np.ndarray | None] = []
+    for j, column in enumerate(domain.columns):
+        low, high = math.ceil(column.lower), math.floor(column.upper)
+        if column.integer and high - low + 1 <= widest:
+            integers = np.arange(low, high + 1, dtype=float)
+            values.append(_column_unit(domain, j, integers))
+        else:
+            values.append(None)
+    return CellLayout(plan.marginal_bins, tuple(values), tuple(column.name in nullable for column in domain.columns))
+
+
+def _column_unit(domain: Domain, column: int, values: np.ndarray) -> np.ndarray:
+    """Column ``column``'s values mapped onto [-1, 1] as :meth:`Domain.to_unit` maps them."""
+    rows = np.tile((domain.lower + domain.upper) / 2, (len(values), 1))
+    rows[:, column] = values
+    return domain.to_unit(rows)[:, column]
 
 
 def _composition(config: SynthConfig) -> str:

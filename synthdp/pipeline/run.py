@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
@@ -43,7 +44,7 @@ from synthdp.domain.schema import (
     with_levels,
 )
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
-from synthdp.pipeline.plan import Plan, make_plan
+from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import CandidateOptions, make_candidates
 from synthdp.postprocess.copula import Marginals
@@ -83,6 +84,7 @@ from synthdp.reader.table import PARQUET_SUFFIXES, PrivateTable, domain_from_dat
 from synthdp.released import Release
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap
@@ -246,8 +248,8 @@ def fit(
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows
         indices = basis_indices(schema, config.marginal_degree)
-        plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True,
-                         synthesize=synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+        plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
+                         mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric)
         run_release = partial(release_mixed, table, schema, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
@@ -273,7 +275,9 @@ def fit(
         warnings.warn(exact, PrivacyLeakWarning, stacklevel=2)
         ledger.add_caveat(exact)
     pairs = ["correlation"] if plan.releases_pairs else []
-    stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals", *pairs]}.get(plan.candidates, [])
+    histograms = ["marginals"] if plan.marginal_bins else []
+    stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals", *pairs],
+                                  "mixed": histograms}.get(plan.candidates, [])
                    + (["candidates", "LP fit"] if synthesize else [])
                    + (["LP spread"] if synthesize and full_config.spread > 0 else [])
                    + (["LP tilt"] if synthesize and tilts(full_config, plan) else []))
@@ -385,9 +389,9 @@ def release_numeric(
             if plan.skipped_pairs:
                 indices = indices[~pair_product_rows(indices)]
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
+        layout = cell_layout(domain, plan) if copula_wanted else None
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
-                                         column_sums=pca_wanted, second_moment=pca_wanted,
-                                         marginal_bins=plan.marginal_bins if copula_wanted else None))
+                                         column_sums=pca_wanted, second_moment=pca_wanted, cell_layout=layout))
         noisy_rows_clipped = None
         if budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
@@ -406,24 +410,24 @@ def release_numeric(
             pca = release_pca(sums["column_sums"], sums["second_moment"], indices, noisy_moments, budget.stage("pca"),
                               plan.n, min(plan.d, config.pca_components or DEFAULT_PCA_COMPONENTS),
                               config.pca_iterations, config.pca_calibration, plan.noise, ledger, noise, rng)
-    if copula_wanted:
+    if copula_wanted and layout is not None:
         with stages.stage("marginals"):
-            histograms, histogram_noise_sd = release_marginals(sums["cell_counts"], budget.stage("marginals"),
+            histograms, histogram_noise_sd = release_marginals(sums["cell_counts"], layout, budget.stage("marginals"),
                                                                ledger, noise)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = sums["cell_counts"].copy()
         if plan.releases_pairs:
-            noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, plan, ledger,
-                                                          noise, stages, study)
+            noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, layout, plan,
+                                                          ledger, noise, stages, study)
     scales = np.full(len(indices), moment_noise_scale)
     moment_noise_l1 = expected_l1_norm(plan.noise, float(scales.sum()), 1)  # the sum of each E|noise|
     moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * scales
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, histograms,
-                   histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped)
+                   histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped, cell_layout=layout)
 
 
-def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float, plan: Plan,
-                  ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker,
+def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float,
+                  layout: CellLayout, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker,
                   study: StudyOptions) -> tuple[np.ndarray, float]:
     """The pairs release: noisy means of the products of the rows' normal scores, and their noise sd.
 
@@ -432,7 +436,7 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
     the pass runs). Sensitivity: :func:`synthdp.privacy.sensitivity.score_products_sensitivity`.
     """
     with stages.stage("correlation"):
-        score_map = pair_score_map(histograms, histogram_noise_sd, plan, study)
+        score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
         noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
                                               score_map.clip_norm_sq, ledger, noise)
@@ -441,11 +445,12 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
         return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
 
 
-def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, plan: Plan, study: StudyOptions) -> ScoreMap:
+def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
+                   study: StudyOptions) -> ScoreMap:
     """The public map from unit values to normal scores: the released histograms as the copula
     reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2."""
     atom_threshold = study.candidate_options().atom_threshold
-    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold))
+    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold, layout))
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
@@ -465,9 +470,10 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
     study = PRODUCT if study is None else study
     if study.moments_sensitivity is not None:
         raise SynthDPError("StudyOptions.moments_sensitivity applies to numeric tables only")
+    layout = cell_layout(schema.numeric, plan, schema.nullable_numeric) if plan.marginal_bins else None
     with stages.stage("moments"):
         indices = basis_indices(schema, config.marginal_degree)
-        moments, rows_clipped, rows_other = table.encoded_moments(schema, indices)
+        moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.categorical) else None}
         wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
@@ -483,9 +489,17 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
         scale = ledger.event("moments").noise_scale
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
         moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
+    histograms, histogram_noise_sd = None, 0.0
+    if layout is not None and histogram_counts is not None:
+        with stages.stage("marginals"):
+            histograms, histogram_noise_sd = release_marginals(histogram_counts, layout, plan.budget.stage("marginals"),
+                                                               ledger, noise)
+            if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                histograms = histogram_counts.copy()
     return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
-                   noisy_histograms=None, histogram_noise_sd=0.0, noisy_scores=None, scores_noise_sd=0.0,
-                   noisy_rows_clipped=noisy.get("clip_count"), schema=schema, noisy_rows_other=noisy.get("other_count"))
+                   noisy_histograms=histograms, histogram_noise_sd=histogram_noise_sd, noisy_scores=None,
+                   scores_noise_sd=0.0, noisy_rows_clipped=noisy.get("clip_count"), schema=schema,
+                   noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
 
 
 # ---------------------------------------------------------- post-processing
@@ -503,17 +517,17 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         candidates = make_candidates(plan.candidates, release, rng, config, options)
         basis = ChebyshevBasis(release.basis_indices)
         target = release.noisy_moments
-        if plan.candidates == "mixed":  # sparse W, at most G non-zeros per candidate: held whole
-            design = basis.sparse_design_matrix(candidates)
+        if plan.candidates == "mixed":  # sparse W, at most G + d non-zeros per candidate: held whole
+            design, target, noise_l1, row_sd = mixed_design(release, basis, candidates)
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731
         else:
             lattice = plan.theory.L if plan.round_to_lattice else None
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
             target = target if lattice is None else grid.round_to_lattice(target, lattice)
-        # each row in units of its noise (a no-op today: every release's moments share one noise
-        # level, so a mixed table's sparse design stays unweighted)
-        columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
-                                                       release.moment_noise_l1)
+            # each row in units of its noise (a no-op today: every numeric release's moments share one noise level)
+            columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
+                                                           release.moment_noise_l1)
+            row_sd = float(np.min(release.moment_noise_sd))
     with stages.stage("LP fit"):
         if plan.candidates == "mixed":
             solution = solve_l1_fit(design, target, method="ipm")
@@ -528,9 +542,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     elif tilts(config, plan):
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
-            # in the precision-weighted rows every moment's noise sd is the smallest one
-            noise_sd = float(np.min(release.moment_noise_sd))
-            solution = tilt_weights(columns, len(candidates), target, solution, np.full(len(target), config.tilt * noise_sd))
+            # in the precision-weighted rows every row's noise sd is the smallest one
+            solution = tilt_weights(columns, len(candidates), target, solution, np.full(len(target), config.tilt * row_sd))
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)
@@ -540,6 +553,43 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     weights = clean_weights(solution.weights)
     keep = weights > 0
     return solution, candidates[keep], weights[keep], blend_share
+
+
+def mixed_design(release: Release, basis: ChebyshevBasis,
+                 candidates: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, float, float]:
+    """The sparse LP of a mixed table, each row in units of its noise: W, b_hat, E||noise||_1 and
+    the noise sd every row then has (the smallest).
+
+    Rows: the released moments, then the cells of the numeric columns' released histograms
+    (cell frequency = noisy count / n, noise sd = the count's sd / n), when there are
+    histograms, so that the LP's tilt keeps every numeric column's one-way shape, as it
+    keeps the categorical columns' cells (without them, the tilt toward some 5 000 moments
+    on 10 000 candidates took age's one-way TV on adult from .04 to .10). A nullable
+    column's candidates with the missing indicator set count in its missing cell. Row r is
+    multiplied by min(sd) / sd_r (:func:`synthdp.postprocess.lp.precision_weighted`).
+    """
+    design, target = basis.sparse_design_matrix(candidates), release.noisy_moments
+    noise_sd, noise_l1 = release.moment_noise_sd, release.moment_noise_l1
+    layout, schema = release.cell_layout, release.schema
+    if layout is not None and release.noisy_histograms is not None and schema is not None:
+        d, n = schema.d_numeric, release.plan.n
+        missing = np.zeros((len(candidates), d), dtype=bool)
+        for column in schema.categorical:
+            if column.indicator_of is not None:  # a binary block of one coordinate: 1 where missing
+                missing[:, schema.numeric.names.index(column.indicator_of)] = (
+                    candidates[:, schema.block_slice(column.name).start] > 0.5)
+        cells = layout.indicators(candidates[:, :d], missing)
+        cell_sd = release.histogram_noise_sd / n
+        design = sp.vstack([design, cells], format="csr")
+        target = np.concatenate([target, layout.flat(release.noisy_histograms) / n])
+        noise_sd = np.concatenate([noise_sd, np.full(cells.shape[0], cell_sd)])
+        noise_l1 = noise_l1 + expected_l1_norm(release.plan.noise, cell_sd / noise_standard_deviation(
+            release.plan.noise, 1.0), cells.shape[0])
+    weight = noise_sd.min() / noise_sd
+    if weight.min() < 1.0:
+        noise_l1 = noise_l1 * float(weight @ noise_sd / noise_sd.sum())
+        design = sp.diags(weight) @ design
+    return sp.csr_matrix(design), target * weight, noise_l1, float(noise_sd.min())
 
 
 def tilts(config: SynthConfig, plan: Plan) -> bool:
@@ -553,7 +603,7 @@ def tilts(config: SynthConfig, plan: Plan) -> bool:
     WDBC, whose moments get a tenth of the budget, a one-sd tilt fitted their noise and lost
     column shapes (.71 and .68 against .77). Measured: docs/relationships.md.
     """
-    return config.spread == 0 and config.tilt > 0 and plan.releases_pairs
+    return config.spread == 0 and config.tilt > 0 and (plan.releases_pairs or plan.candidates == "mixed")
 
 
 def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:

@@ -10,10 +10,10 @@
   the released moments of degree <= 2 (free: post-processing of the moment release), clipped
   into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
 * ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.domain.schema`): the numeric
-  coordinates as ``moments`` (the mixed basis holds all their moments of degree <= 2), and
-  the binary and categorical columns along a Chow-Liu tree of the released 2-way tables, as
-  valid one-hot blocks. Free: post-processing. The LP then reweights these candidates to
-  match all the released moments.
+  coordinates from the copula of their released histograms (with a latent correlation from
+  their moments of degree <= 2), and the binary and categorical columns along a Chow-Liu tree
+  of the released 2-way tables, as valid one-hot blocks. Free: post-processing. The LP then
+  tilts the weights of these candidates toward all the released moments.
 
 Each kind is registered by name (:func:`register_candidates`); :func:`make_candidates` builds
 the kind a plan names. Experiments may register kinds of their own. A maker also gets the
@@ -108,26 +108,57 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
 
 
 def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
-                     rng: np.random.Generator) -> np.ndarray:
+                     rng: np.random.Generator, marginals: Marginals | None = None,
+                     moment_noise_sd: float = 0.0) -> np.ndarray:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
 
-    The binary and categorical columns are drawn along a tree of the released 2-way tables
-    (:func:`tree_levels`). Drawing each column independently from its noisy level
-    frequencies instead left near-deterministic pairs (relationship x sex) short of
-    candidates (measured: docs/decisions.md#mixed-tree-candidates).
+    The numeric columns are drawn from the Gaussian copula of their released histograms
+    (``marginals``), so that every column keeps its shape, its atoms and the spikes of its
+    integer values, with the latent correlation of :func:`moment_correlation`; without
+    histograms (a release from before them), from the Gaussian of their moments of degree
+    <= 2. The binary and categorical columns are drawn along a tree of the released 2-way
+    tables (:func:`tree_levels`), independently of the numeric part: the LP's tilt then
+    weighs the candidates to the released means of each numeric column per level. Drawing
+    each categorical column independently from its noisy level frequencies instead left
+    near-deterministic pairs (relationship x sex) short of candidates (measured:
+    docs/decisions.md#mixed-tree-candidates).
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
     parts = []
     if d:
         center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
-        parts.append(gaussian_candidates(center, covariance, count, rng))
+        if marginals is None:
+            parts.append(gaussian_candidates(center, covariance, count, rng))
+        else:
+            correlation = moment_correlation(center, covariance, moment_noise_sd)
+            parts.append(copula_candidates(marginals, correlation, count, rng))
     chosen = tree_levels(schema, indices, moments, count, rng)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
         one_hot[np.arange(count), chosen[column.name]] = 1.0
         parts.append(one_hot[:, 1:] if column.binary else one_hot)  # a binary column's first level has no coordinate
     return np.concatenate(parts, axis=1)
+
+
+def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: float,
+                       threshold: float = THRESHOLD) -> np.ndarray:
+    """The copula's latent correlation for a mixed table's numeric columns, from the Gaussian of
+    their released moments (:func:`moment_gaussian`), shape (d, d).
+
+    The Pearson correlation of the unit values stands in for the latent one (they differ by
+    the marginals' shapes; the LP's tilt fits the released products afterwards). A covariance
+    within ``threshold`` (THRESHOLD) noise standard deviations of the product moment
+    (``noise_sd``, in the moments' units) is set to 0, as the pairs model drops the pairs noise
+    could explain (:func:`synthdp.postprocess.pairs.latent_correlation`); the result is
+    projected onto the correlation matrices. Post-processing.
+    """
+    scale = np.sqrt(np.maximum(np.diag(covariance), 1e-12))
+    correlation = covariance / np.outer(scale, scale)
+    weak = np.abs(covariance - np.diag(np.diag(covariance))) < threshold * noise_sd
+    correlation[weak] = 0.0
+    np.fill_diagonal(correlation, 1.0)
+    return nearest_correlation(correlation)
 
 
 def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
@@ -258,8 +289,10 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
 def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     if release.schema is None:
         raise SynthDPError("mixed candidates need a release with a schema")
+    marginals = None if release.noisy_histograms is None else copula_marginals(release, options.atom_threshold)
+    noise_sd = float(np.max(release.moment_noise_sd)) if len(release.moment_noise_sd) else 0.0
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
-                            release.plan.n_candidates, rng)
+                            release.plan.n_candidates, rng, marginals, noise_sd)
 
 
 @register_candidates("moments")
@@ -280,4 +313,5 @@ def copula_marginals(release: Release, atom_threshold: float = ATOM_THRESHOLD) -
     (``atom_threshold``: :attr:`synthdp.postprocess.copula.Marginals.atom_threshold`)."""
     if release.noisy_histograms is None:
         raise SynthDPError("copula candidates need a release with one-way histograms")
-    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd, atom_threshold)
+    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd, atom_threshold,
+                     release.cell_layout)

@@ -4,7 +4,8 @@ The candidate points of the LP should lie where the data lies; the paper's PCA e
 only gets the first two moments right, and at small n its noise wrecks even those. Here
 each column gets a noisy histogram (equal-width bins of [-1, 1], plus the two bounds as
 atoms: many real columns pile up at a bound, e.g. counts at 0 or values clipped into the
-bounds, and an atom keeps those values exact instead of spreading them over a bin), and the
+bounds, and an atom keeps those values exact instead of spreading them over a bin; or, for
+an integer column of few values, one cell per value, so that its spikes stay exact), and the
 columns are tied together by a Gaussian copula. A candidate is z ~ N(0, R), u = Phi(z),
 x_j = F_j^{-1}(u_j) with F_j the noisy histogram's piecewise-uniform distribution. The latent
 correlation matrix R comes from the pairs release, the means of products of normal scores
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from synthdp.stats.histograms import bin_edges
+from synthdp.stats.histograms import CellLayout, bin_edges
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
@@ -32,8 +33,9 @@ class Marginals:
 
     Attributes
     ----------
-    noisy_counts : array, shape (d, B + 2)
-        Noisy rows per cell: the atom at -1, B equal-width bins, the atom at +1.
+    noisy_counts : array, shape (d, M)
+        Noisy rows per cell, in the cells of ``layout``: by default (``layout`` None) the atom
+        at -1, B = M - 2 equal-width bins, the atom at +1.
     n_rows : int
         The public number of rows, which every column's counts add up to.
     noise_sd : float
@@ -43,21 +45,32 @@ class Marginals:
         Noise standard deviations an atom's noisy count must reach to be kept
         (:meth:`probabilities`); the product uses ATOM_THRESHOLD, other values are for design
         studies (``experiments/design_choices.py --study atoms``; ``-inf`` keeps every atom).
+    layout : CellLayout or None
+        The cells of each column (:class:`synthdp.stats.histograms.CellLayout`): bins and
+        atoms, or one cell per integer value, and a missing cell for a nullable column.
     """
 
     noisy_counts: np.ndarray
     n_rows: int
     noise_sd: float = 0.0
     atom_threshold: float = ATOM_THRESHOLD
+    layout: CellLayout | None = None
+
+    @property
+    def cells(self) -> CellLayout:
+        """The layout of the cells (every column in bins and two atoms when none was given)."""
+        if self.layout is None:
+            return CellLayout.bins(self.noisy_counts.shape[0], self.noisy_counts.shape[1] - 2)
+        return self.layout
 
     @property
     def n_bins(self) -> int:
-        return self.noisy_counts.shape[1] - 2
+        return self.cells.n_bins
 
     def probabilities(self) -> np.ndarray:
-        """Cell probabilities, shape (d, B + 2): each column's noisy counts projected onto
+        """Cell probabilities, shape (d, M): each column's noisy counts projected onto
         the non-negative counts that add up to n, after dropping the atoms that noise alone
-        could explain.
+        could explain (padding cells get 0).
 
         An atom is a point mass at a bound. One whose noisy count is below ``atom_threshold``
         (ATOM_THRESHOLD by default) noise standard deviations is dropped (left out of the
@@ -65,17 +78,20 @@ class Marginals:
         with probability 2.3 % (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts
         rows on the corners of the domain, where the data may have none. The cost is on a
         column whose real atom holds fewer rows than the threshold. Measured against keeping
-        every atom, and against 3 sd: docs/decisions.md#copula-atoms.
+        every atom, and against 3 sd: docs/decisions.md#copula-atoms. The cells of an integer
+        column's values are not thresholded: the projection alone decides them, as it does
+        the bins.
 
         The Euclidean projection subtracts one threshold from every cell and sets those
         below it to 0. Merely zeroing the negative counts would keep the positive noise of
         the empty cells and spread mass over the whole range, inflating the variance.
         """
+        layout = self.cells
         counts = self.noisy_counts.copy()
         # a dropped atom gets a count so low that the projection leaves it at 0 (far below any threshold)
         excluded = -(self.n_rows + np.abs(counts).sum() + 1.0)
-        atoms = counts[:, [0, -1]]
-        counts[:, [0, -1]] = np.where(atoms < self.atom_threshold * self.noise_sd, excluded, atoms)
+        weak_atoms = layout.bound_atoms() & (counts < self.atom_threshold * self.noise_sd)
+        counts[weak_atoms | ~layout.exists()] = excluded
         ordered = -np.sort(-counts, axis=1)
         cells = np.arange(1, counts.shape[1] + 1)
         thresholds = (np.cumsum(ordered, axis=1) - self.n_rows) / cells
@@ -83,19 +99,40 @@ class Marginals:
         threshold = thresholds[np.arange(len(counts)), active - 1]
         return np.maximum(counts - threshold[:, None], 0.0) / self.n_rows
 
+    def value_probabilities(self) -> np.ndarray:
+        """:meth:`probabilities` given that the value is not missing, shape (d, M): a nullable
+        column's missing cell gets 0 and its other cells are rescaled to add up to 1 (to
+        uniform over them if they hold nothing)."""
+        layout = self.cells
+        if not any(layout.missing):
+            return self.probabilities()
+        p = np.where(layout.missing_cells(), 0.0, self.probabilities())
+        totals = p.sum(axis=1, keepdims=True)
+        observed = layout.exists() & ~layout.missing_cells()
+        uniform = observed / observed.sum(axis=1, keepdims=True)
+        return np.where(totals > 0, p / np.where(totals > 0, totals, 1.0), uniform)
+
     def quantiles(self, u: np.ndarray) -> np.ndarray:
-        """F_j^{-1}(u[:, j]) for every column j, shape of ``u`` (count, d)."""
-        p = self.probabilities()
-        edges = bin_edges(self.n_bins)
+        """F_j^{-1}(u[:, j]) for every column j, shape of ``u`` (count, d): a value of the
+        column's observed cells (a nullable column's candidates are values; whether the cell
+        is missing is its indicator's business)."""
+        layout = self.cells
+        p = self.value_probabilities()
+        edges = bin_edges(layout.n_bins)
         out = np.empty_like(u)
         for column in range(p.shape[0]):
+            last = layout.observed_cells(column) - 1
             cdf = np.concatenate([[0.0], np.cumsum(p[column])])
-            cell = np.clip(np.searchsorted(cdf, u[:, column], side="right") - 1, 0, self.n_bins + 1)
+            cell = np.clip(np.searchsorted(cdf, u[:, column], side="right") - 1, 0, last)
+            values = layout.values[column]
+            if values is not None:  # one cell per integer value: the value itself
+                out[:, column] = values[cell]
+                continue
             mass = p[column, cell]
             within = np.divide(u[:, column] - cdf[cell], mass, out=np.full(len(u), 0.5), where=mass > 0)
-            bin_index = np.clip(cell - 1, 0, self.n_bins - 1)
+            bin_index = np.clip(cell - 1, 0, layout.n_bins - 1)
             value = edges[bin_index] + np.clip(within, 0.0, 1.0) * (edges[bin_index + 1] - edges[bin_index])
-            out[:, column] = np.where(cell == 0, -1.0, np.where(cell == self.n_bins + 1, 1.0, value))
+            out[:, column] = np.where(cell == 0, -1.0, np.where(cell == layout.n_bins + 1, 1.0, value))
         return out
 
 

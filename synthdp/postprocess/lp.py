@@ -373,11 +373,21 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     step = max(1, PRICING_ENTRIES // max(R, 1))  # W's columns a chunk at a time: W need not be held whole
     blocks = [(first, min(first + step, n_candidates)) for first in range(0, n_candidates, step)]
 
-    def exponents(lam: np.ndarray) -> np.ndarray:
-        return np.concatenate([_dense(columns(*block)).T @ lam for block in blocks])
+    if sp.issparse(columns(0, 1)):  # a sparse W (mixed tables) is held whole: products with it are cheap
+        whole = sp.csr_matrix(columns(0, n_candidates))
+        transposed = whole.T.tocsr()
 
-    def fit(weights: np.ndarray) -> np.ndarray:
-        return sum((_dense(columns(a, b)) @ weights[a:b] for a, b in blocks), np.zeros(R))
+        def exponents(lam: np.ndarray) -> np.ndarray:
+            return transposed @ lam
+
+        def fit(weights: np.ndarray) -> np.ndarray:
+            return whole @ weights
+    else:
+        def exponents(lam: np.ndarray) -> np.ndarray:
+            return np.concatenate([_dense(columns(*block)).T @ lam for block in blocks])
+
+        def fit(weights: np.ndarray) -> np.ndarray:
+            return sum((_dense(columns(a, b)) @ weights[a:b] for a, b in blocks), np.zeros(R))
 
     optimum = np.clip(solution.weights, 0.0, None)
     optimum /= optimum.sum()

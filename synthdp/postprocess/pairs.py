@@ -45,7 +45,7 @@ ITERATIONS = 13  # fixed-point steps from the released means to the latent corre
 def marginal_score_map(marginals: Marginals) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
     post-processing reads them) and the public norm bound :func:`synthdp.stats.scores.default_clip_norm_sq`."""
-    return ScoreMap(marginals.probabilities(), default_clip_norm_sq(marginals.noisy_counts.shape[0]))
+    return ScoreMap(marginals.probabilities(), default_clip_norm_sq(marginals.noisy_counts.shape[0]), marginals.layout)
 
 
 def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:

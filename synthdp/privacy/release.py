@@ -40,6 +40,7 @@ from synthdp.privacy.sensitivity import (
     score_products_sensitivity,
     value_histogram_sensitivity,
 )
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import RowSums
 
 
@@ -182,17 +183,24 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     return _release(means, stage, released, *sensitivity, budget, ledger, noise)
 
 
-def release_marginals(counts: np.ndarray, budget: StageBudget, ledger: PrivacyLedger,
+def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger,
                       noise: NoiseSampler) -> tuple[np.ndarray, float]:
-    """Noisy one-way histograms of every column: ``counts`` of shape (d, B + 2) from
-    :func:`synthdp.stats.histograms.cell_counts` summed over the rows.
+    """Noisy one-way histograms of every column: ``counts`` of shape (d, M) from
+    :meth:`synthdp.stats.histograms.CellLayout.counts` summed over the rows.
 
-    Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`.
+    Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`
+    (whatever the layout: a row lies in one cell of each column). Padding cells (beyond a
+    column's own) hold 0 in every table and get noise too, which post-processing discards.
     """
-    d, n_bins = counts.shape[0], counts.shape[1] - 2
+    d = counts.shape[0]
     sensitivity = histogram_sensitivity(d)
-    noisy = _release(counts, "marginals", f"one-way histograms of {d} columns, {n_bins} bins + 2 atoms each",
-                     *sensitivity, budget, ledger, noise)
+    values = layout.value_columns
+    what = (f"one-way histograms of {d} columns, {layout.n_bins} bins + 2 atoms each" if values == 0 else
+            f"one-way histograms of {d} columns: {d - values} in {layout.n_bins} bins + 2 atoms, "
+            f"{values} with one cell per integer value")
+    if any(layout.missing):
+        what += f", a missing cell for {sum(layout.missing)} nullable column(s)"
+    noisy = _release(counts, "marginals", what, *sensitivity, budget, ledger, noise)
     return noisy, budget.noise_sd(*sensitivity)
 
 

@@ -45,6 +45,7 @@ from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.reader.dates import with_time_values
 from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import (
     RowSums,
     SumRequest,
@@ -192,15 +193,22 @@ class PrivateTable:
         """
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 
-    def encoded_moments(self, schema: Schema, indices: np.ndarray) -> tuple[np.ndarray, int, int]:
-        """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), and
-        the counts of :meth:`encoded_points`: what a mixed table's release adds noise to.
+    def encoded_moments(self, schema: Schema, indices: np.ndarray,
+                        layout: CellLayout | None = None) -> tuple[np.ndarray, np.ndarray | None, int, int]:
+        """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), the
+        numeric columns' rows per histogram cell of ``layout`` (shape (d_numeric, M); None without
+        a layout; a nullable column's missing cells in its missing cell), and the counts of
+        :meth:`encoded_points`: what a mixed table's release adds noise to.
 
         Private: for the release mechanisms only (:mod:`synthdp.pipeline.run` hands them to
         :mod:`synthdp.privacy.release`).
         """
         points, rows_clipped, rows_other = self.encoded_points(schema)
-        return ChebyshevBasis(indices).moments(points), rows_clipped, rows_other
+        counts = None
+        if layout is not None and self._values is not None:
+            # the numeric coordinates are the table's numeric columns, in order (encoded_points)
+            counts = layout.counts(points[:, : schema.d_numeric], np.isnan(self._values))
+        return ChebyshevBasis(indices).moments(points), counts, rows_clipped, rows_other
 
     def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
         """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.

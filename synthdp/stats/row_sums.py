@@ -24,7 +24,7 @@ import numpy as np
 from synthdp.domain.box import Domain
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
-from synthdp.stats.histograms import cell_counts, histogram_counts
+from synthdp.stats.histograms import CellLayout, histogram_counts
 from synthdp.stats.scores import ScoreMap, score_products
 
 # How two chunks' partial results combine, per named statistic.
@@ -50,9 +50,9 @@ class SumRequest:
         Exact mode: snap the unit points to the grid of N cells per axis first.
     column_sums, second_moment : bool
         Also sum_i x_i, shape (d,), and sum_i x_i x_i^T, shape (d, d) (private PCA).
-    marginal_bins : int or None
-        Also the rows per cell of each unit column, shape (d, B + 2), for the copula's
-        one-way histograms (:func:`synthdp.stats.histograms.cell_counts`).
+    cell_layout : CellLayout or None
+        Also the rows per cell of each unit column, shape (d, M), for the copula's one-way
+        histograms (:meth:`synthdp.stats.histograms.CellLayout.counts`).
     score_map : ScoreMap or None
         Also the sums of the products of the rows' clipped normal scores, shape
         (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`): the pairwise statistic,
@@ -69,7 +69,7 @@ class SumRequest:
     snap_cells: int | None = None
     column_sums: bool = False
     second_moment: bool = False
-    marginal_bins: int | None = None
+    cell_layout: CellLayout | None = None
     score_map: ScoreMap | None = None
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
@@ -81,7 +81,7 @@ class RowSums:
 
     ``values`` maps "rows" (the row count, public), "rows_clipped" (rows with a value outside
     the domain), "moments" (R,), "column_sums" (d,), "second_moment" (d, d),
-    "cell_counts" (d, B + 2), "score_products" (d (d + 1) / 2,), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
+    "cell_counts" (d, M), "score_products" (d (d + 1) / 2,), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
     to arrays; only the requested ones are present.
     """
 
@@ -136,8 +136,8 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
             sums["column_sums"] = points.sum(axis=0)
         if request.second_moment:
             sums["second_moment"] = points.T @ points
-        if request.marginal_bins is not None:
-            sums["cell_counts"] = cell_counts(points, request.marginal_bins)
+        if request.cell_layout is not None:
+            sums["cell_counts"] = request.cell_layout.counts(points)
         if request.score_map is not None:
             sums["score_products"] = score_products(points, request.score_map)
     return RowSums(sums)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from synthdp.stats.histograms import cell_indices
+from synthdp.stats.histograms import CellLayout
 
 U_FLOOR = 1e-6  # scores within Phi^{-1}(1e-6) = -4.75 and its opposite
 
@@ -46,31 +46,46 @@ class ScoreMap:
 
     Attributes
     ----------
-    probabilities : array, shape (d, B + 2)
-        Each column's released cell probabilities: the atom at -1, B equal-width bins of
-        [-1, 1], the atom at +1 (rows sum to 1).
+    probabilities : array, shape (d, M)
+        Each column's released cell probabilities (rows sum to 1), in the cells of ``layout``:
+        by default the atom at -1, B = M - 2 equal-width bins of [-1, 1], the atom at +1.
     clip_norm_sq : float
         C^2, the largest squared norm of a row's score vector.
+    layout : CellLayout or None
+        The cells (:class:`synthdp.stats.histograms.CellLayout`); None: bins and two atoms.
     """
 
     probabilities: np.ndarray
     clip_norm_sq: float
+    layout: CellLayout | None = None
+
+    @property
+    def cells(self) -> CellLayout:
+        if self.layout is None:
+            return CellLayout.bins(self.probabilities.shape[0], self.probabilities.shape[1] - 2)
+        return self.layout
 
     def cell_scores(self) -> np.ndarray:
-        """The score of each cell, shape (d, B + 2): Phi^{-1} of the cell's mid-probability."""
-        cdf = np.cumsum(self.probabilities, axis=1)
-        middle = cdf - self.probabilities / 2
-        return special.ndtri(np.clip(middle, U_FLOOR, 1.0 - U_FLOOR))
+        """The score of each cell, shape (d, M): Phi^{-1} of the cell's mid-probability among
+        the column's values; 0 (the median) for a missing cell and for padding."""
+        layout = self.cells
+        values = layout.exists() & ~layout.missing_cells()
+        p = np.where(values, self.probabilities, 0.0)
+        if layout.missing_cells().any():  # the scores of the values among themselves
+            p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
+        middle = np.cumsum(p, axis=1) - p / 2
+        return np.where(values, special.ndtri(np.clip(middle, U_FLOOR, 1.0 - U_FLOOR)), 0.0)
 
-    def scores(self, points: np.ndarray) -> np.ndarray:
-        """The normal scores s_j(x_j) of unit points, shape (rows, d), before the norm clip."""
+    def scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+        """The normal scores s_j(x_j) of unit points, shape (rows, d), before the norm clip
+        (``missing``: as in :meth:`CellLayout.cells`)."""
         table = self.cell_scores()
-        cells = cell_indices(points, table.shape[1] - 2)
+        cells = self.cells.cells(points, missing)
         return np.take_along_axis(table.T, cells, axis=0)
 
-    def clipped_scores(self, points: np.ndarray) -> np.ndarray:
+    def clipped_scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
         """The score vectors shrunk onto ||s||^2 <= C^2, shape (rows, d)."""
-        scores = self.scores(points)
+        scores = self.scores(points, missing)
         norm_sq = np.einsum("ij,ij->i", scores, scores)
         shrink = np.sqrt(np.minimum(1.0, self.clip_norm_sq / np.maximum(norm_sq, 1e-300)))
         return scores * shrink[:, None]
@@ -81,7 +96,7 @@ def pair_order(d: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(d)
 
 
-def score_products(points: np.ndarray, score_map: ScoreMap) -> np.ndarray:
+def score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray | None = None) -> np.ndarray:
     """Sum over rows of s_i s_j for i <= j of the clipped scores, shape (d (d + 1) / 2,). Private."""
-    scores = score_map.clipped_scores(points)
+    scores = score_map.clipped_scores(points, missing)
     return (scores.T @ scores)[pair_order(points.shape[1])]
