@@ -1,7 +1,9 @@
 """Relationships between columns: synthdp's default release and the peers (issue 18, item 4).
 
 For each table (CRM, CTG, PKS, WDBC with each column's min/max as public bounds, see
-:data:`common.BOUNDS_NOTE`; adult with ``configs/adult_schema.json``) and each privacy setting
+:data:`common.BOUNDS_NOTE`; adult with ``configs/adult_schema.json``; pks_sex, PKS from
+pks_subjects.csv with its binary ``sex`` column, a mixed table of the same numeric columns and
+min/max bounds) and each privacy setting
 ((epsilon, delta) = (1, 1e-10) and epsilon = 1), R rounds of synthdp's DEFAULT
 (``SmoothSynthesizer(epsilon=..., delta=...)``, nothing else set) and, at (1, 1e-10), R' runs of
 each peer (below), each scored against the real table by
@@ -111,7 +113,7 @@ from synthdp.domain.schema import Schema
 from synthdp.evaluation.metrics import STRONG_R, model_accuracy, utility_report
 
 SCRIPT = "relationships.py"
-TABLES = (*DATASETS, "adult")
+TABLES = (*DATASETS, "adult", "pks_sex")
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
 SETTINGS = ((1.0, 1e-10), (1.0, 0.0))
 #: Smooth queries per report: only to fill the report's section; the scores here do not use them.
@@ -215,6 +217,14 @@ def load_table(name: str, data_dir: Path) -> tuple[pd.DataFrame, dict, dict | No
     if name == "adult":
         real = pd.read_csv(data_dir / "adult.csv")
         content = json.loads(SCHEMA.read_text())
+        return real, {"schema": content}, content
+    if name == "pks_sex":  # PKS with its binary sex column: the same numeric columns, as a mixed table
+        real = pd.read_csv(data_dir / "pks_subjects.csv").drop(columns=["subject#"])
+        real["sex"] = real["sex"].map({0: "male", 1: "female"})  # the UCI coding
+        columns = {str(c): {"type": "continuous", "bounds": [float(real[c].min()), float(real[c].max())]}
+                   for c in real.columns if c != "sex"}
+        columns["sex"] = {"type": "binary", "levels": ["male", "female"]}
+        content = {"columns": {str(c): columns[str(c)] for c in real.columns}}
         return real, {"schema": content}, content
     dataset = load_dataset(name, data_dir)
     return dataset.frame, {"bounds": dataset.bounds}, None
@@ -578,7 +588,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
         "counts only the pairs with real \\|r\\| ≥ 0.5 or association ≥ 0.3 (n/a when there is none), unlike "
         "synthdp's, which averages over every pair; 1 the best.",
         "",
-        BOUNDS_NOTE + " adult uses configs/adult_schema.json (public levels and integer bounds).",
+        BOUNDS_NOTE + " adult uses configs/adult_schema.json (public levels and integer bounds). pks_sex is PKS "
+        "read from pks_subjects.csv with its sex column as a binary column (subject# dropped): the same numeric "
+        "columns as PKS, as a mixed table.",
         "",
         "**Peers** (" + (", ".join(METHOD_LABELS[m] for m in peers) if peers else "none requested") + "; "
         "experiments/peers/README.md): zCDP mechanisms, so only at (ε, δ) = (1, 10⁻¹⁰), with ρ converted from "

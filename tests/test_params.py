@@ -249,3 +249,35 @@ def test_auto_marginal_bins_keep_each_cell_above_twice_its_noise(n, d, delta):
     assert bins == 16 or n / (bins + 3) < 2 * noise_sd  # one more bin would break the rule
     assert make_plan(SynthConfig(delta=delta, marginal_bins=9), n, d, True).marginal_bins == 9
     assert make_plan(SynthConfig(delta=delta, candidates="pca"), n, d, True).marginal_bins == 0
+
+
+def test_mixed_tables_plan_histograms_and_the_smallest_quiet_pairs_share():
+    """mixed_shares: the numeric histograms get MIXED_MARGINALS_SHARE; the pairs the smallest share
+    whose noise on a correlation is at most half the limit (else 0.3 within the limit, else none);
+    the user's shares are kept; a table without numeric columns gets neither."""
+    from synthdp.pipeline.plan import (
+        CORRELATION_NOISE_LIMIT,
+        MIXED_CORRELATION_SHARES,
+        MIXED_MARGINALS_SHARE,
+        mixed_shares,
+    )
+    from synthdp.privacy.sensitivity import score_products_sensitivity
+    from synthdp.stats.scores import default_clip_norm_sq
+
+    config = SynthConfig(epsilon=1.0, delta=1e-10)
+
+    def noise(n, d, share):
+        budget = Budget(0.0, 0.0, 1.0, 1e-10, "gdp", (("correlation", share),))
+        return budget.stage("correlation").noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d)))
+
+    for n, d in [(32561, 6), (5875, 20), (569, 30), (2000, 3)]:
+        shares = mixed_shares(config, n, d, 1.0)
+        assert shares["marginals"] == MIXED_MARGINALS_SHARE
+        quiet = [s for s in MIXED_CORRELATION_SHARES if noise(n, d, s) <= CORRELATION_NOISE_LIMIT / 2]
+        expected = quiet[0] if quiet else (0.3 if noise(n, d, 0.3) <= CORRELATION_NOISE_LIMIT else 0.0)
+        assert shares["correlation"] == expected
+    assert mixed_shares(config, 32561, 6, 1.0)["correlation"] == 0.1  # adult: the smallest share is enough
+    assert mixed_shares(config, 569, 30, 1.0)["correlation"] == 0.0  # WDBC-sized: too noisy
+    assert mixed_shares(SynthConfig(marginals_share=0.4, correlation_share=0.2), 1000, 3, 1.0) == {
+        "marginals": 0.4, "correlation": 0.2}
+    assert mixed_shares(config, 1000, 0, 1.0) == {}

@@ -313,3 +313,38 @@ def test_the_stored_spread_table_holds_what_the_computation_gives(degrees, power
     key = f"{','.join(map(str, degrees))}|{power}"
     assert key in _spread_table()
     assert univariate_spread(degrees, power) == compute_univariate_spread(degrees, power)
+
+
+def test_mixed_score_products_sensitivity_holds_with_missing_and_value_cells():
+    """The pairs release of a mixed table's numeric columns (PrivateTable.encoded_score_products):
+    an integer column counted value by value, a nullable continuous one (a missing cell scores 0)
+    and a categorical column; replacing one row among extreme, missing, outside and random values
+    moves the means of s_i s_j within score_products_sensitivity (d = 2 numeric columns)."""
+    from synthdp.domain.schema import Schema
+    from synthdp.privacy.sensitivity import score_products_sensitivity
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
+                                           "x": {"type": "continuous", "bounds": [0, 1], "nullable": True},
+                                           "c": {"type": "categorical", "levels": ["a", "b"]}}}, ["k", "x", "c"])
+    clip = default_clip_norm_sq(2)
+    layout = CellLayout(4, (np.linspace(-1.0, 1.0, 5), None), (False, True))
+    # value cells (and padding); atoms, bins and the missing cell
+    cells = np.array([[0.2] * 5 + [0.0, 0.0], [2e-6, 0.2, 0.2, 0.2, 0.2 - 4e-6, 2e-6, 0.2]])
+    score_map = ScoreMap(cells, clip, layout)
+    n = 20
+    rng = np.random.default_rng(4)
+    base = pd.DataFrame({"k": rng.integers(0, 5, n), "x": rng.uniform(0, 1, n), "c": rng.choice(["a", "b", "z"], n)})
+    extremes = [(0, 0.0, "a"), (4, 1.0, "b"), (4, np.nan, "z"), (0, np.nan, "a"), (9, 7.0, "a"), (-3, -2.0, "b"),
+                (2, 0.5, "a")]
+    l1, l2 = score_products_sensitivity(n, 2, clip)
+    worst_l1 = worst_l2 = 0.0
+    for old, new in itertools.product(extremes, repeat=2):
+        sums = []
+        for row in (old, new):
+            frame = base.copy()
+            frame.loc[0] = row
+            sums.append(PrivateTable(frame, ["c"], nullable=["x"]).encoded_score_products(schema, score_map))
+        change = (sums[0] - sums[1]) / n
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    assert 0 < worst_l1 <= l1 * (1 + 1e-12) and 0 < worst_l2 <= l2 * (1 + 1e-12)

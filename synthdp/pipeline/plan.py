@@ -116,8 +116,8 @@ class Plan:
 
     @property
     def releases_pairs(self) -> bool:
-        """Copula candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
-        return self.candidates == "copula" and self.budget.share("correlation") > 0
+        """Copula or mixed candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
+        return self.candidates in ("copula", "mixed") and self.budget.share("correlation") > 0
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -183,7 +183,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     candidate_shares = {
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count),
-        "mixed": mixed_shares(config, numeric_columns),
+        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -274,10 +274,11 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
 
 
 MIXED_MARGINALS_SHARE = 0.2
+MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 
 
-def mixed_shares(config: SynthConfig, numeric_columns: int) -> dict[str, float]:
-    """Budget share of a mixed table's numeric histograms (of what bounds and clip count leave).
+def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float) -> dict[str, float]:
+    """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave).
 
     A mixed table's moments hold its binary and categorical columns' one-way and two-way
     cells, the numeric columns' moments of degree <= 2 and their means per level; its
@@ -288,10 +289,36 @@ def mixed_shares(config: SynthConfig, numeric_columns: int) -> dict[str, float]:
     have, while raising the moments' noise by 12 % under Gaussian composition (sd as
     1 / sqrt(share)) and 25 % under basic composition (sd as 1 / share) (adult at (1, 1e-10): counts noise 48 against 155 for the
     categorical cells; at epsilon = 1: 89 against 469). No numeric column: no histograms.
+
+    The pairs of numeric columns (the means of products of normal scores, as for numeric
+    tables: :func:`copula_shares`) get the user's ``correlation_share``, else the smallest
+    of MIXED_CORRELATION_SHARES at which the noise on a correlation is at most half of
+    CORRELATION_NOISE_LIMIT (a strong pair of 0.5 then stands four noise sd above 0), else
+    0.3 if that share meets the limit itself, else none. The smallest share rather than
+    the numeric tables' 0.3: here the moments also hold every categorical cell, which pay
+    for what the pairs take. Public n, d and budget only.
     """
     if numeric_columns == 0:
         return {}
-    return {"marginals": MIXED_MARGINALS_SHARE if config.marginals_share is None else config.marginals_share}
+    marginals = MIXED_MARGINALS_SHARE if config.marginals_share is None else config.marginals_share
+    correlation = config.correlation_share
+    if correlation is None:
+        correlation = 0.0
+        if numeric_columns > 1:
+            sensitivity = score_products_sensitivity(n, numeric_columns, default_clip_norm_sq(numeric_columns))
+
+            def pair_noise(share: float) -> float:
+                budget = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("correlation", share),))
+                return budget.stage("correlation").noise_sd(*sensitivity)
+
+            quiet = [share for share in MIXED_CORRELATION_SHARES if pair_noise(share) <= CORRELATION_NOISE_LIMIT / 2]
+            if quiet:
+                correlation = quiet[0]
+            elif pair_noise(MIXED_CORRELATION_SHARES[-1]) <= CORRELATION_NOISE_LIMIT:
+                correlation = MIXED_CORRELATION_SHARES[-1]
+    if marginals + correlation > 0.999:
+        raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
+    return {"marginals": marginals, "correlation": correlation}
 
 
 MARGINAL_BINS_RANGE = (4, 16)

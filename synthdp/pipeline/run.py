@@ -275,7 +275,7 @@ def fit(
         warnings.warn(exact, PrivacyLeakWarning, stacklevel=2)
         ledger.add_caveat(exact)
     pairs = ["correlation"] if plan.releases_pairs else []
-    histograms = ["marginals"] if plan.marginal_bins else []
+    histograms = ["marginals", *pairs] if plan.marginal_bins else []
     stage_names = (["moments"] + {"pca": ["private PCA"], "copula": ["marginals", *pairs],
                                   "mixed": histograms}.get(plan.candidates, [])
                    + (["candidates", "LP fit"] if synthesize else [])
@@ -490,15 +490,25 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
         moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
     histograms, histogram_noise_sd = None, 0.0
+    noisy_scores, scores_noise_sd = None, 0.0
     if layout is not None and histogram_counts is not None:
         with stages.stage("marginals"):
             histograms, histogram_noise_sd = release_marginals(histogram_counts, layout, plan.budget.stage("marginals"),
                                                                ledger, noise)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = histogram_counts.copy()
+        if plan.releases_pairs:  # the numeric columns' pairs, as for a numeric table
+            with stages.stage("correlation"):
+                score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
+                pair_sums = table.encoded_score_products(schema, score_map)
+                noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n,
+                                                      schema.d_numeric, score_map.clip_norm_sq, ledger, noise)
+                if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                    noisy_scores = pair_sums / plan.n
+                scores_noise_sd = noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
     return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
-                   noisy_histograms=histograms, histogram_noise_sd=histogram_noise_sd, noisy_scores=None,
-                   scores_noise_sd=0.0, noisy_rows_clipped=noisy.get("clip_count"), schema=schema,
+                   noisy_histograms=histograms, histogram_noise_sd=histogram_noise_sd, noisy_scores=noisy_scores,
+                   scores_noise_sd=scores_noise_sd, noisy_rows_clipped=noisy.get("clip_count"), schema=schema,
                    noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
 
 

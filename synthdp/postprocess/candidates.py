@@ -109,12 +109,13 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
 
 def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
                      rng: np.random.Generator, marginals: Marginals | None = None,
-                     moment_noise_sd: float = 0.0) -> np.ndarray:
+                     moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None) -> np.ndarray:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
 
     The numeric columns are drawn from the Gaussian copula of their released histograms
     (``marginals``), so that every column keeps its shape, its atoms and the spikes of its
-    integer values, with the latent correlation of :func:`moment_correlation`; without
+    integer values, with the latent ``correlation`` fitted to the pairs release, or without
+    one the latent correlation of :func:`moment_correlation`; without
     histograms (a release from before them), from the Gaussian of their moments of degree
     <= 2. The binary and categorical columns are drawn along a tree of the released 2-way
     tables (:func:`tree_levels`), independently of the numeric part: the LP's tilt then
@@ -131,7 +132,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
         if marginals is None:
             parts.append(gaussian_candidates(center, covariance, count, rng))
         else:
-            correlation = moment_correlation(center, covariance, moment_noise_sd)
+            if correlation is None:
+                correlation = moment_correlation(center, covariance, moment_noise_sd)
             parts.append(copula_candidates(marginals, correlation, count, rng))
     chosen = tree_levels(schema, indices, moments, count, rng)
     for column in schema.categorical:
@@ -291,8 +293,12 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
         raise SynthDPError("mixed candidates need a release with a schema")
     marginals = None if release.noisy_histograms is None else copula_marginals(release, options.atom_threshold)
     noise_sd = float(np.max(release.moment_noise_sd)) if len(release.moment_noise_sd) else 0.0
+    correlation = None
+    if marginals is not None and release.noisy_scores is not None:
+        correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd,
+                                         rng, threshold=options.pair_threshold, nearest=options.nearest)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
-                            release.plan.n_candidates, rng, marginals, noise_sd)
+                            release.plan.n_candidates, rng, marginals, noise_sd, correlation)
 
 
 @register_candidates("moments")

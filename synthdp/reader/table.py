@@ -54,6 +54,7 @@ from synthdp.stats.row_sums import (
     combine,
     total,
 )
+from synthdp.stats.scores import ScoreMap, score_products
 
 FROM_DATA = "data (NOT differentially private)"
 DEFAULT_CSV = CsvFormat()
@@ -209,6 +210,16 @@ class PrivateTable:
             # the numeric coordinates are the table's numeric columns, in order (encoded_points)
             counts = layout.counts(points[:, : schema.d_numeric], np.isnan(self._values))
         return ChebyshevBasis(indices).moments(points), counts, rows_clipped, rows_other
+
+    def encoded_score_products(self, schema: Schema, score_map: ScoreMap) -> np.ndarray:
+        """Sum over rows of the products of the numeric columns' clipped normal scores, shape
+        (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`; a missing cell scores 0).
+
+        Private: for the pairs release only (:func:`synthdp.privacy.release.release_score_products`).
+        """
+        points = self.encoded_points(schema)[0][:, : schema.d_numeric]
+        missing = np.isnan(self._values) if self._values is not None else None
+        return score_products(points, score_map, missing)
 
     def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
         """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.
