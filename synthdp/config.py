@@ -69,7 +69,8 @@ class SynthConfig:
         Share of the budget spent on private PCA when candidates are "pca".
     marginals_share, correlation_share : float or None
         Shares of the budget spent on the one-way histograms and on the pairwise products
-        (the copula's correlations) when candidates are "copula". None (default) decides
+        (the copula's correlations) when candidates are "copula", and on a mixed table's numeric
+        columns (:func:`synthdp.pipeline.plan.mixed_shares`). None (default) decides
         from public n, d, R and the budget (:func:`synthdp.pipeline.plan.copula_shares`): 0.3 each
         when the products' noise would be small enough to carry correlations, else no
         products and 0.5 for the histograms; the histograms take all but 0.1 when the
@@ -102,7 +103,8 @@ class SynthConfig:
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
     tilt : float
-        Copula candidates (the default) with a pairs release: after the l1 fit, take the
+        Copula candidates (the default) with a pairs release, and mixed tables (whose LP also
+        holds the numeric histograms' cells): after the l1 fit, take the
         distribution over the candidates closest to uniform (in entropy; the uniform
         distribution over them is the copula, with its marginals and pairs) whose every
         moment stays within ``tilt`` noise standard deviations of its released value, or
@@ -155,11 +157,14 @@ class SynthConfig:
         default_text="gaussian")
     pca_share: float = _option(0.3, "budget", "share of the budget for private PCA", commands=GENERATE)
     marginals_share: float | None = _option(
-        None, "budget", "share of the budget for the one-way histograms of copula candidates", commands=GENERATE,
-        default_text="0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise would exceed 0.1")
+        None, "budget", "share of the budget for the one-way histograms of the numeric columns (copula "
+        "candidates, mixed tables)", commands=GENERATE,
+        default_text="0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise would exceed 0.1; "
+        "mixed tables 0.2")
     correlation_share: float | None = _option(
         None, "budget", "share for their correlations (pairwise products)", commands=GENERATE,
-        default_text="0.3 when n is large enough for the noisy products to carry correlations, else 0")
+        default_text="0.3 when n is large enough for the noisy products to carry correlations, else 0; mixed tables "
+        "the smallest of 0.1, 0.2, 0.3 whose noise is at most half that")
     marginal_bins: int | None = _option(
         None, "method", "equal-width bins per column of the copula's histograms, plus the bounds as atoms",
         metavar="B", commands=GENERATE, default_text="4 to 16, fewer when the histogram noise is large")
@@ -183,8 +188,9 @@ class SynthConfig:
         0.0, "method", "spread the synthetic mass over the fits within KAPPA x the expected l1 norm of the moment "
         "noise of the optimum (0: the optimal vertex, at most R+1 distinct rows)", metavar="KAPPA", commands=GENERATE)
     tilt: float = _option(
-        1.0, "method", "copula candidates with released pairs: the distribution closest to uniform over them whose "
-        "every moment stays within K noise sd of its released value (keeps the copula's pairs; 0: use --blend)",
+        1.0, "method", "copula candidates with released pairs, and mixed tables: the distribution closest to uniform "
+        "over the candidates whose every moment (and histogram cell, mixed tables) stays within K noise sd of its "
+        "released value (keeps the copula's pairs and shapes; 0: use --blend)",
         metavar="K",
         commands=GENERATE)
     blend: float = _option(

@@ -239,3 +239,43 @@ def test_a_parquet_row_count_comes_from_the_footer(tmp_path, monkeypatch):
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", original)
     with pytest.raises(SynthDPError, match="'b'"):
         SmoothSynthesizer(seed=1).fit(tmp_path / "t.parquet", bounds={"a": [0, 1], "b": [0, 2]})
+
+
+MIXED_SCHEMA = {"columns": {
+    "a": [-3, 3],
+    "b c": {"type": "integer", "bounds": [0, 8], "nullable": True},
+    "g": {"type": "categorical", "levels": ["x", "y"]},
+    "s": {"type": "binary", "levels": ["no", "yes"]},
+}}
+
+
+@pytest.mark.parametrize("suffix, engine, chunk_rows", ENGINES, ids=ENGINE_IDS)
+def test_a_mixed_table_streams_with_the_in_memory_release(tmp_path, suffix, engine, chunk_rows):
+    """A mixed table (a nullable integer column counted value by value, a categorical column with
+    values outside its levels, a binary column) through every engine: the seeded release (moments,
+    histograms, pairs, the clipped and "other" counts) is the in-memory one up to summation order."""
+    rng = np.random.default_rng(12)
+    whole = rng.integers(0, 9, N_ROWS).astype(float)
+    whole[rng.random(N_ROWS) < 0.1] = np.nan
+    x = rng.normal(0, 1.2, N_ROWS).round(4)
+    frame = pd.DataFrame({"a": x, "b c": np.where(np.isnan(whole), np.nan, np.clip(np.round(4 + 2 * x), 0, 8)),
+                          "g": rng.choice(["x", "y", "z"], N_ROWS), "s": rng.choice(["no", "yes"], N_ROWS)})
+    options = {"seed": 5, "epsilon": 8.0, "delta": 1e-6, "n_candidates": 300, "correlation_share": 0.3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seed's warning
+        expected = SmoothSynthesizer(**options).fit(frame, schema=MIXED_SCHEMA).release_
+        synth = SmoothSynthesizer(engine=engine, chunk_rows=chunk_rows, **options).fit(
+            write(frame, tmp_path, suffix), schema=MIXED_SCHEMA)
+    release = synth.release_
+    assert synth.engine_["engine"] == engine and release.noisy_scores is not None
+    assert release.cell_layout.values[1] is not None and release.cell_layout.missing == (False, True)
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores", "noisy_rows_clipped", "noisy_rows_other"):
+        np.testing.assert_allclose(getattr(release, name), getattr(expected, name), rtol=1e-9, atol=1e-9, err_msg=name)
+    assert set(synth.sample(200)["g"]) <= {"x", "y", "other"}
+
+
+def test_level_discovery_on_a_streamed_table_stops_with_a_clear_error(tmp_path):
+    frame = pd.DataFrame({"a": np.linspace(-1, 1, 50), "g": ["x", "y"] * 25})
+    schema = {"columns": {"a": [-3, 3], "g": {"type": "categorical", "levels": "discover"}}}
+    with pytest.raises(SynthDPError, match="discovery of levels reads the table in memory"):
+        SmoothSynthesizer(delta=1e-6, levels_share=0.1, chunk_rows=20).fit(write(frame, tmp_path, ".csv"), schema=schema)

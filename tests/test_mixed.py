@@ -389,11 +389,17 @@ def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
 
 @pytest.mark.parametrize("options, data", [({"engine": "dask"}, "frame"), ({"chunk_rows": 10}, "frame"),
                                            ({}, "parquet")])
-def test_mixed_tables_are_read_in_memory_only(options, data, tmp_path):
+def test_mixed_tables_run_through_every_engine(options, data, tmp_path):
+    """Formerly refused: a mixed table is read by the Dask engine, in chunks, or from Parquet
+    (the releases agree with the in-memory one: tests/test_engines.py)."""
     frame = mixed_frame(60, 4)
-    source = frame if data == "frame" else tmp_path / "t.parquet"
-    with pytest.raises(SynthDPError, match="binary, categorical or nullable"):
-        SmoothSynthesizer(seed=1, **options).fit(source, schema=SCHEMA)
+    source = frame
+    if data == "parquet":
+        source = tmp_path / "t.parquet"
+        frame.to_parquet(source)
+    synth = SmoothSynthesizer(seed=1, n_candidates=200, **options).fit(source, schema=SCHEMA)
+    expected = "dask" if options.get("engine") == "dask" else "numpy"
+    assert synth.engine_["engine"] == expected and set(synth.sample(50).columns) == set(NAMES)
 
 
 def test_a_mixed_table_from_a_csv_path(tmp_path):

@@ -23,7 +23,6 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -80,7 +79,7 @@ from synthdp.privacy.release import (
     release_row_count,
     release_score_products,
 )
-from synthdp.reader.table import PARQUET_SUFFIXES, PrivateTable, domain_from_data
+from synthdp.reader.table import PrivateTable, domain_from_data
 from synthdp.released import Release
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
@@ -297,21 +296,13 @@ def fit(
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
                csv_format: CsvFormat | None = None, nullable: tuple[str, ...] = (),
                time_columns: Mapping[str, str] | None = None) -> PrivateTable:
-    """The table to release: numeric tables through any engine; mixed tables, and tables with
-    nullable columns, in memory. ``time_columns``: the date and datetime columns {name: kind}."""
+    """The table to release, through the configured engine (in memory, streamed or Dask), numeric
+    or mixed: ``text_columns`` are a mixed table's binary and categorical columns, ``nullable``
+    its numeric columns with missing cells, ``time_columns`` the date and datetime columns {name: kind}."""
     if isinstance(data, PrivateTable):
         return data
-    if not text_columns and not nullable:
-        return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat(),
-                                 time_columns)
-    if config.engine != "numpy" or config.chunk_rows is not None:
-        raise SynthDPError("tables with binary, categorical or nullable columns are read in memory: "
-                           "leave engine and chunk_rows at their defaults")
-    if isinstance(data, pd.DataFrame):
-        return PrivateTable(data, text_columns, nullable, time_columns)
-    if isinstance(data, (str, Path)) and Path(data).suffix.lower() not in PARQUET_SUFFIXES:
-        return PrivateTable.read_csv(data, text_columns, csv_format or CsvFormat(), nullable, time_columns)
-    raise SynthDPError("a table with binary, categorical or nullable columns must be a DataFrame or a CSV file")
+    return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat(),
+                             time_columns, text_columns, nullable)
 
 
 def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,

@@ -44,7 +44,6 @@ from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.reader.dates import with_time_values
-from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import (
     RowSums,
@@ -52,14 +51,14 @@ from synthdp.stats.row_sums import (
     chunk_sums,
     clip_to_unit,
     combine,
+    encoded_sums,
     total,
 )
-from synthdp.stats.scores import ScoreMap, score_products
+from synthdp.stats.scores import ScoreMap
 
 FROM_DATA = "data (NOT differentially private)"
 DEFAULT_CSV = CsvFormat()
 NULLABLE_HINT = " (to synthesize missing cells, declare the column \"nullable\": true in the schema or bounds file)"
-COUNT_ONLY = SumRequest()  # a pass that only counts the rows (public bounds, before the release)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
@@ -67,7 +66,7 @@ SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 
 class PrivateTable:
     """A validated table of n rows, read through one engine: d numeric columns, and text
-    columns when a schema names them (mixed tables, in memory only).
+    columns when a schema names them (mixed tables).
 
     Parameters
     ----------
@@ -97,8 +96,9 @@ class PrivateTable:
         self._values: np.ndarray | None = values
         self._text = {name: frame[column].reset_index(drop=True)
                       for name, column in zip(self.all_names, frame.columns) if name in text_columns}
+        text, numeric_names = self._text, self.column_names
         self._reader = _Reader({"engine": "numpy", "input": "in memory"},
-                               lambda request: chunk_sums(values, request))
+                               lambda request: _values_sums(values, text, numeric_names, request))
         self._n_rows: int | None = None
 
     @classmethod
@@ -112,7 +112,8 @@ class PrivateTable:
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
              scheduler: str | None = None, csv_format: CsvFormat = DEFAULT_CSV,
-             time_columns: Mapping[str, str] | None = None) -> PrivateTable:
+             time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
+             nullable: Collection[str] = ()) -> PrivateTable:
         """A table read by ``engine`` from a DataFrame, a CSV or Parquet path, or a Dask DataFrame.
 
         Parameters
@@ -131,18 +132,22 @@ class PrivateTable:
             Separator, encoding and decimal mark of a CSV file.
         time_columns : mapping of str to str
             Date and datetime columns, {name: "date" or "datetime"} (see :class:`PrivateTable`).
+        text_columns, nullable : collections of str
+            A mixed table's binary and categorical columns, and the numeric columns that may
+            have missing cells (see :class:`PrivateTable`): every engine reads them.
         """
         times = dict(time_columns or {})
+        text, nulls = tuple(text_columns), tuple(nullable)
         if _is_dask_frame(source):
-            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, time_columns=times))
+            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, None, times, text, nulls), text_columns)
         if isinstance(source, pd.DataFrame):
             if engine == "numpy":
-                return cls(source, time_columns=times)
+                return cls(source, text_columns, nullable, time_columns=times)
             dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
             return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler,
-                                                  time_columns=times))
+                                                  None, times, text, nulls), text_columns)
         if not isinstance(source, (str, Path)):
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
         path = Path(source)
@@ -150,18 +155,21 @@ class PrivateTable:
             raise SynthDPError(f"input file '{path}' does not exist")
         parquet = path.suffix.lower() in PARQUET_SUFFIXES
         if engine == "dask":
-            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times))
+            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times, text, nulls),
+                                    text_columns)
         if parquet:
-            return cls._from_reader(*_parquet_reader(path, chunk_rows, times))
+            return cls._from_reader(*_parquet_reader(path, chunk_rows, times, text, nulls), text_columns)
         if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
-            return cls.read_csv(path, csv_format=csv_format, time_columns=times)
-        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times))
+            return cls.read_csv(path, text_columns, csv_format, nullable, time_columns=times)
+        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times, text, nulls), text_columns)
 
     @classmethod
-    def _from_reader(cls, column_names: list[str], reader: _Reader) -> PrivateTable:  # streamed: no values held
+    def _from_reader(cls, names: list[str], reader: _Reader,
+                     text_columns: Collection[str] = ()) -> PrivateTable:  # streamed: no values held
         table = cls.__new__(cls)
-        table.column_names, table._reader, table._n_rows = column_names, reader, None
-        table.all_names, table._values, table._text = column_names, None, {}
+        table.column_names = [name for name in names if name not in text_columns]
+        table._reader, table._n_rows = reader, None
+        table.all_names, table._values, table._text = names, None, {}
         return table
 
     @property
@@ -192,6 +200,9 @@ class PrivateTable:
 
         Private: for the level-discovery mechanism only (:func:`synthdp.privacy.release.release_levels`).
         """
+        if name not in self._text:
+            raise SynthDPError("DP discovery of levels reads the table in memory: leave --engine and --chunk-rows "
+                               "at their defaults, or give the column's levels in the schema")
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 
     def encoded_moments(self, schema: Schema, indices: np.ndarray,
@@ -199,17 +210,17 @@ class PrivateTable:
         """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), the
         numeric columns' rows per histogram cell of ``layout`` (shape (d_numeric, M); None without
         a layout; a nullable column's missing cells in its missing cell), and the counts of
-        :meth:`encoded_points`: what a mixed table's release adds noise to.
+        :func:`encode_rows`: what a mixed table's release adds noise to. One pass through the
+        table's engine (in memory, streamed or Dask).
 
         Private: for the release mechanisms only (:mod:`synthdp.pipeline.run` hands them to
         :mod:`synthdp.privacy.release`).
         """
-        points, rows_clipped, rows_other = self.encoded_points(schema)
-        counts = None
-        if layout is not None and self._values is not None:
-            # the numeric coordinates are the table's numeric columns, in order (encoded_points)
-            counts = layout.counts(points[:, : schema.d_numeric], np.isnan(self._values))
-        return ChebyshevBasis(indices).moments(points), counts, rows_clipped, rows_other
+        self._check_schema(schema)
+        sums = self.row_sums(SumRequest(basis_indices=indices, cell_layout=layout, schema=schema))
+        n_rows = sums.n_rows
+        counts = sums["cell_counts"] if layout is not None else None
+        return sums["moments"] / n_rows, counts, int(sums["rows_clipped"]), int(sums["rows_other"])
 
     def encoded_score_products(self, schema: Schema, score_map: ScoreMap) -> np.ndarray:
         """Sum over rows of the products of the numeric columns' clipped normal scores, shape
@@ -217,14 +228,18 @@ class PrivateTable:
 
         Private: for the pairs release only (:func:`synthdp.privacy.release.release_score_products`).
         """
-        points = self.encoded_points(schema)[0][:, : schema.d_numeric]
-        missing = np.isnan(self._values) if self._values is not None else None
-        return score_products(points, score_map, missing)
+        self._check_schema(schema)
+        return self.row_sums(SumRequest(score_map=score_map, schema=schema))["score_products"]
+
+    def _check_schema(self, schema: Schema) -> None:
+        if list(schema.names) != self.all_names:
+            raise SynthDPError("the schema's columns do not match the table's")
 
     def encoded_points(self, schema: Schema) -> tuple[np.ndarray, int, int]:
         """Rows encoded as the schema says: numeric coordinates in [-1, 1], then indicator blocks.
 
-        Mixed tables are read in memory (the text columns are not part of the row sums).
+        The table in memory only (a streamed table's statistics come from :meth:`row_sums`
+        with a schema, chunk by chunk).
 
         Returns
         -------
@@ -236,30 +251,11 @@ class PrivateTable:
             Private count of rows with a categorical value outside its levels (or missing, in
             a column not declared nullable).
         """
-        if list(schema.names) != self.all_names:
-            raise SynthDPError("the schema's columns do not match the table's")
+        self._check_schema(schema)
         if self._values is None:
-            raise SynthDPError("tables with binary or categorical columns are read in memory: "
-                               "leave --engine, --chunk-rows and Parquet input to numeric tables")
-        n_rows = len(self._values)
-        missing = np.isnan(self._values)  # only in nullable columns: chunk_values refused the others
-        centres = np.array([(column.lower + column.upper) / 2 for column in schema.numeric.columns])
-        # a missing cell sits at its column's centre (0 in unit coordinates) and its indicator says so
-        numeric, rows_clipped = clip_to_unit(np.where(missing, centres, self._values), schema.numeric)
-        blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
-        for column in schema.categorical:
-            if column.indicator_of is not None:
-                codes = missing[:, self.column_names.index(column.indicator_of)].astype(np.int64)
-            else:
-                codes = column.level_codes(self._text[column.name])
-                if not column.binary:
-                    other |= codes == len(column.levels)
-            coordinates = codes - column.binary
-            block = np.zeros((n_rows, column.width))
-            coded = coordinates >= 0
-            block[np.flatnonzero(coded), coordinates[coded]] = 1.0
-            blocks.append(block)
-        return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other))
+            raise SynthDPError("a streamed table has no rows in memory: its statistics come from row_sums")
+        points, rows_clipped, rows_other, _ = encode_rows(self._values, self._text, self.column_names, schema)
+        return points, rows_clipped, rows_other
 
 
 @dataclass(frozen=True)
@@ -337,10 +333,73 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
     return values
 
 
+def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names: list[str],
+                schema: Schema) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """Rows of a mixed table encoded as the schema says (one chunk, or the whole table in memory).
+
+    Parameters
+    ----------
+    values : array, shape (rows, d_numeric)
+        The numeric columns (``column_names``, the schema's numeric columns in order), NaN in
+        the missing cells of nullable columns.
+    text : mapping of str to Series
+        The binary and categorical columns' values, each of ``rows`` entries.
+
+    Returns
+    -------
+    points : array, shape (rows, D)
+        Numeric coordinates in [-1, 1] (a missing cell at its column's centre, 0), then the
+        indicator blocks. Private: for the release mechanisms only.
+    rows_clipped : int
+        Rows with a numeric value outside its bounds (private).
+    rows_other : int
+        Rows with a categorical value outside its levels, or missing in a column not declared
+        nullable (private).
+    missing : bool array, shape (rows, d_numeric)
+        The missing cells of the numeric columns.
+    """
+    n_rows = len(values)
+    missing = np.isnan(values)  # only in nullable columns: chunk_values refused the others
+    centres = np.array([(column.lower + column.upper) / 2 for column in schema.numeric.columns])
+    # a missing cell sits at its column's centre (0 in unit coordinates) and its indicator says so
+    numeric, rows_clipped = clip_to_unit(np.where(missing, centres, values), schema.numeric)
+    blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
+    for column in schema.categorical:
+        if column.indicator_of is not None:
+            codes = missing[:, column_names.index(column.indicator_of)].astype(np.int64)
+        else:
+            codes = column.level_codes(text[column.name].reset_index(drop=True))
+            if not column.binary:
+                other |= codes == len(column.levels)
+        coordinates = codes - column.binary
+        block = np.zeros((n_rows, column.width))
+        coded = coordinates >= 0
+        block[np.flatnonzero(coded), coordinates[coded]] = 1.0
+        blocks.append(block)
+    return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other)), missing
+
+
+def _values_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list[str], request: SumRequest) -> RowSums:
+    """One chunk's sums: of its numeric values, or, for a request with a schema, of its encoded rows."""
+    if request.schema is None:
+        return chunk_sums(values, request)
+    if len(values) == 0:
+        return RowSums({"rows": np.array(0)})
+    points, rows_clipped, rows_other, missing = encode_rows(values, text, names, request.schema)
+    return encoded_sums(points, missing, rows_clipped, rows_other, request)
+
+
 def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
-                time_columns: Mapping[str, str] | None = None) -> RowSums:
-    """The per-chunk function every engine applies: dates to numbers, validate, then sum."""
-    return chunk_sums(chunk_values(with_time_values(frame, names, time_columns or {}), names), request)
+                time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
+                nullable: Collection[str] = ()) -> RowSums:
+    """The per-chunk function every engine applies: dates to numbers, validate, then sum (the
+    ``text_columns`` of a mixed table are kept as values; ``nullable`` columns may have missing cells)."""
+    frame = with_time_values(frame, names, time_columns or {})
+    numeric = [name for name in names if name not in text_columns]
+    positions = [names.index(name) for name in numeric]
+    values = chunk_values(frame.iloc[:, positions], numeric, missing_allowed=nullable)
+    text = {name: frame.iloc[:, names.index(name)] for name in names if name in text_columns}
+    return _values_sums(values, text, numeric, request)
 
 
 # ------------------------------------------------------------------------ CSV files
@@ -405,17 +464,19 @@ def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dic
 
 
 def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV,
-                time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
-    """Stream a CSV file in pandas chunks of ``chunk_rows`` rows."""
+                time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
+                nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
+    """Stream a CSV file in pandas chunks of ``chunk_rows`` rows (text columns read as text)."""
     label = "input file"
     with _csv_errors(path, label, csv_format):
         names = check_column_names(_csv_header(path, label, csv_format))
     rows = chunk_rows or _default_chunk_rows(len(names))
+    as_text = (*(time_columns or ()), *text_columns)
 
     def reduce(request: SumRequest) -> RowSums:
         with _csv_errors(path, label, csv_format), \
-                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, tuple(time_columns or ()))) as chunks:
-            return total(_frame_sums(chunk, names, request, time_columns) for chunk in chunks)
+                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks:
+            return total(_frame_sums(chunk, names, request, time_columns, text_columns, nullable) for chunk in chunks)
 
     return names, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce)
 
@@ -431,8 +492,8 @@ def _parquet_errors(path: Path) -> Iterator[None]:
         raise SynthDPError(f"input file '{path}' is not a well-formed Parquet file") from None
 
 
-def _parquet_reader(path: Path, chunk_rows: int | None,
-                    time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
+def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[str, str] | None = None,
+                    text_columns: Collection[str] = (), nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
     """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
     pq = _optional("pyarrow.parquet", "Parquet input")
 
@@ -443,16 +504,17 @@ def _parquet_reader(path: Path, chunk_rows: int | None,
     def reduce(request: SumRequest) -> RowSums:
         with _parquet_errors(path):
             with pq.ParquetFile(path) as parquet:
-                if request == COUNT_ONLY:  # the footer holds the row count: no batch is read
-                    _check_parquet_footer(parquet, names, time_columns or {})
+                if request.counts_only:  # the footer holds the row count: no batch is read
+                    _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
-                return total(_frame_sums(batch.to_pandas(), names, request, time_columns)
+                return total(_frame_sums(batch.to_pandas(), names, request, time_columns, text_columns, nullable)
                              for batch in parquet.iter_batches(batch_size=rows))
 
     return names, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce)
 
 
-def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None) -> None:
+def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None,
+                          text_columns: Collection[str] = (), nullable: Collection[str] = ()) -> None:
     """What the footer tells without reading a batch: every column numeric (or a date, time or
     text column where ``time_columns`` names a date or datetime column), and no nulls where
     the row groups' statistics count them (infinite values, and nulls in files without
@@ -462,6 +524,8 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
     schema = parquet.schema_arrow
     for name, arrow_field in zip(names, schema):
         kind = arrow_field.type
+        if name in text_columns:
+            continue  # a binary or categorical column: any value is a level or "other"
         if name in (time_columns or {}) and (pa.types.is_date(kind) or pa.types.is_timestamp(kind)
                                              or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             continue  # read as days or seconds by the pass that sums (which refuses time zones)
@@ -472,6 +536,8 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
         row_group = metadata.row_group(group)
         for position, name in enumerate(names):
             statistics = row_group.column(position).statistics
+            if name in text_columns or name in nullable:
+                continue
             if statistics is not None and statistics.has_null_count and statistics.null_count > 0:
                 raise SynthDPError(f"column '{name}' has missing or infinite values{NULLABLE_HINT}")
 
@@ -491,15 +557,15 @@ def _is_dask_frame(source) -> bool:
 
 
 def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, scheduler: str | None,
-                      csv_format: CsvFormat = DEFAULT_CSV,
-                      time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
+                      csv_format: CsvFormat = DEFAULT_CSV, time_columns: Mapping[str, str] | None = None,
+                      text_columns: Collection[str] = (), nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
     """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path)
-        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns)
+        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable)
     label = "input file"
     with _csv_errors(path, label, csv_format):
         check_column_names(_csv_header(path, label, csv_format))
@@ -508,8 +574,8 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
         frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True,
-                            **_pandas_options(csv_format, tuple(time_columns or ())))
-    return _dask_reader(frame, "CSV file", scheduler, path, time_columns)
+                            **_pandas_options(csv_format, (*(time_columns or ()), *text_columns)))
+    return _dask_reader(frame, "CSV file", scheduler, path, time_columns, text_columns, nullable)
 
 
 def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
@@ -519,7 +585,8 @@ def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
 
 
 def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None,
-                 time_columns: Mapping[str, str] | None = None) -> tuple[list[str], _Reader]:
+                 time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
+                 nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
     """Sums over the partitions of a Dask DataFrame: one task per partition, then a tree of combines.
 
     ``kind`` describes the input in the report; errors name ``path`` (a file's) or ``kind``.
@@ -531,7 +598,8 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
 
     def reduce(request: SumRequest) -> RowSums:
-        partial = [dask.delayed(_frame_sums)(part, names, request, time_columns) for part in frame.to_delayed()]
+        partial = [dask.delayed(_frame_sums)(part, names, request, time_columns, text_columns, nullable)
+                   for part in frame.to_delayed()]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from synthdp.domain.box import Domain
+from synthdp.domain.schema import Schema
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import CellLayout, histogram_counts
@@ -31,7 +32,7 @@ from synthdp.stats.scores import ScoreMap, score_products
 COMBINE = {
     "rows": np.add, "rows_clipped": np.add, "moments": np.add, "column_sums": np.add,
     "second_moment": np.add, "histograms": np.add, "cell_counts": np.add, "score_products": np.add,
-    "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and,
+    "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and, "rows_other": np.add,
 }
 
 
@@ -57,6 +58,11 @@ class SumRequest:
         Also the sums of the products of the rows' clipped normal scores, shape
         (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`): the pairwise statistic,
         whose map comes from the released histograms.
+    schema : Schema or None
+        A mixed table: the rows are encoded as the schema says (numeric coordinates in
+        [-1, 1], then indicator blocks; :func:`encoded_sums`), ``basis_indices`` run over the
+        encoded coordinates, ``cell_layout`` and ``score_map`` over the numeric ones; ``domain``
+        is then unused.
     histogram_columns : tuple of int
         Positions of the columns whose raw values are counted in the bounds bins.
     data_range : bool
@@ -71,8 +77,15 @@ class SumRequest:
     second_moment: bool = False
     cell_layout: CellLayout | None = None
     score_map: ScoreMap | None = None
+    schema: Schema | None = None
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
+
+    @property
+    def counts_only(self) -> bool:
+        """Whether the pass only counts the rows (every statistic left out)."""
+        return all(value is None or value is False or (isinstance(value, tuple) and not value)
+                   for value in vars(self).values())
 
 
 @dataclass(frozen=True)
@@ -140,6 +153,36 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
             sums["cell_counts"] = request.cell_layout.counts(points)
         if request.score_map is not None:
             sums["score_products"] = score_products(points, request.score_map)
+    return RowSums(sums)
+
+
+def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, rows_other: int,
+                 request: SumRequest) -> RowSums:
+    """The requested statistics of one chunk of a mixed table's encoded rows.
+
+    Parameters
+    ----------
+    points : array, shape (rows, D)
+        The chunk's rows encoded by ``request.schema`` (numeric coordinates first).
+    missing : bool array, shape (rows, d_numeric)
+        Missing cells of the nullable numeric columns (their coordinate sits at 0).
+    rows_clipped, rows_other : int
+        The chunk's rows with a numeric value outside its bounds, and with a categorical value
+        outside its levels.
+
+    Returns "rows", "rows_clipped", "rows_other", and as requested "moments" (R,),
+    "cell_counts" (d_numeric, M) and "score_products" (d_numeric (d_numeric + 1) / 2,).
+    """
+    sums = {"rows": np.array(len(points)), "rows_clipped": np.array(rows_clipped), "rows_other": np.array(rows_other)}
+    if len(points) == 0 or request.schema is None:
+        return RowSums(sums)
+    numeric = points[:, : request.schema.d_numeric]
+    if request.basis_indices is not None:
+        sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points) * len(points)
+    if request.cell_layout is not None:
+        sums["cell_counts"] = request.cell_layout.counts(numeric, missing)
+    if request.score_map is not None:
+        sums["score_products"] = score_products(numeric, request.score_map, missing)
     return RowSums(sums)
 
 
