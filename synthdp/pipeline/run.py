@@ -96,6 +96,7 @@ DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its
 SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
 DEFAULT_PCA_COMPONENTS = 5
 EXACT_STAGES = ("moments", "marginals", "correlation")
+DENSE_SHARE = 0.1  # a mixed table's LP with more non-zeros than this share of W is solved with dense columns
 NOT_PRIVATE_EXACT = ("exact values replaced the noisy release of {stages} (a design study's oracle): "
                      "the release is NOT differentially private")
 
@@ -518,9 +519,15 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         candidates = make_candidates(plan.candidates, release, rng, config, options)
         basis = ChebyshevBasis(release.basis_indices)
         target = release.noisy_moments
-        if plan.candidates == "mixed":  # sparse W, at most G + d non-zeros per candidate: held whole
+        sparse = plan.candidates == "mixed"
+        if sparse:  # sparse W, at most G + d non-zeros per candidate: held whole
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates)
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731
+            if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
+                    and design.shape[0] * design.shape[1] <= config.max_lp_entries):
+                # mostly numeric moments: dense W (held whole), column generation and a dense tilt are faster
+                sparse, dense = False, design.toarray()
+                columns = lambda start, stop: dense[:, start:stop]  # noqa: E731
         else:
             lattice = plan.theory.L if plan.round_to_lattice else None
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
@@ -530,11 +537,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                                            release.moment_noise_l1)
             row_sd = float(np.min(release.moment_noise_sd))
     with stages.stage("LP fit"):
-        if plan.candidates == "mixed":
+        if sparse:
             solution = solve_l1_fit(design, target, method="ipm")
         else:
             solution = solve_l1_fit_columns(columns, len(candidates), target,
-                                            max_columns=config.max_lp_entries // plan.n_basis)
+                                            max_columns=config.max_lp_entries // len(target))
     blend_share = 0.0
     if config.spread > 0:
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
