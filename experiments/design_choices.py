@@ -29,6 +29,12 @@ before the pairs release). Pairs are released where their noise on a correlation
 most 0.25 (PKS and CTG at (1, 1e-10); every table at larger epsilon); elsewhere the
 variants coincide.
 
+``--study favour``: ``--favour relationships`` against the default (``smooth``). Where the pairs
+are released, the default leaves the basis's pair moments x_i x_j to the pairs release and
+fits the moments alone; ``relationships`` releases every moment of degree <= 2 (pairs
+included) and adds the histograms' cells to the LP's rows, as mixed tables do. Elsewhere the
+two coincide.
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -141,6 +147,7 @@ STUDIES = {
               "pairs from 3 noise sd": Variant(study=StudyOptions(pair_threshold=3.0)),
               "eigenvalue clip instead of the nearest correlation": Variant(study=StudyOptions(nearest=EIGENVALUE_CLIP)),
               "no pairs release (before)": Variant({"correlation_share": 0.0})},
+    "favour": {"default (--favour smooth)": Variant(), "--favour relationships": Variant({"favour": "relationships"})},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -154,6 +161,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "atoms": "Atoms kept by the copula's histograms",
           "basis": "Number of moments R",
           "pairs": "The copula's latent correlation from the pairs release",
+          "favour": "What the default favours where the pairs are released: the smooth queries or the relationships",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 

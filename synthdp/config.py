@@ -112,6 +112,13 @@ class SynthConfig:
         (:func:`synthdp.postprocess.lp.tilt_weights`, :func:`synthdp.pipeline.run.tilts`).
         Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
         docs/relationships.md.
+    favour : "smooth" or "relationships"
+        Numeric tables with a pairs release: "smooth" (default) leaves the pair moments
+        x_i x_j out of the moments release (the pairs release measures every pair) and fits
+        the moments alone, which keeps the smooth queries most accurate; "relationships"
+        releases every moment of degree <= 2 (pairs included) and adds the histograms' cells
+        to the LP's rows, as mixed tables do, which keeps more of the strong correlations.
+        Measured: docs/relationships.md.
     blend : float
         Where the tilt does not apply (no pairs release, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
@@ -193,6 +200,11 @@ class SynthConfig:
         "released value (keeps the copula's pairs and shapes; 0: use --blend)",
         metavar="K",
         commands=GENERATE)
+    favour: Literal["smooth", "relationships"] = _option(
+        "smooth", "method", "numeric tables where the pairs are released: 'smooth' leaves the pair moments x_i x_j to "
+        "the pairs release (the smooth queries' accuracy); 'relationships' also releases every moment of degree <= 2 "
+        "and fits the histogram cells in the LP, as mixed tables do (stronger correlations; the trade is measured in "
+        "docs/relationships.md)", commands=GENERATE)
     blend: float = _option(
         0.5, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
         "candidates while the fit stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
@@ -256,6 +268,7 @@ class SynthConfig:
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
         _check(_is_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")
+        _choice("favour", self.favour, choices("favour"))
         _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
         _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
         _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")

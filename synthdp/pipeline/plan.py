@@ -196,9 +196,15 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     )
     skipped_pairs = 0
     if kind == "copula" and budget.share("correlation") > 0:
-        # the pairs release measures every pair's dependence: the moments release keeps its
-        # budget for the rest (docs/relationships.md#moments-and-pairs)
-        skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
+        if config.favour == "relationships":
+            # every moment of degree <= 2 as well, as a mixed table's basis holds them: the tilt
+            # then fits each pair's product moment (the budget split is the one decided above)
+            n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
+            _check_lp_memory(config, n_basis, n_candidates, d, kind)
+        else:
+            # the pairs release measures every pair's dependence: the moments release keeps its
+            # budget for the rest (docs/relationships.md#moments-and-pairs)
+            skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
     return Plan(
         mode=config.mode,
         n=n,

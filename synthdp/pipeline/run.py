@@ -532,10 +532,13 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             lattice = plan.theory.L if plan.round_to_lattice else None
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
             target = target if lattice is None else grid.round_to_lattice(target, lattice)
-            # each row in units of its noise (a no-op today: every numeric release's moments share one noise level)
-            columns, target, noise_l1 = precision_weighted(columns, target, release.moment_noise_sd,
-                                                           release.moment_noise_l1)
-            row_sd = float(np.min(release.moment_noise_sd))
+            noise_sd, noise_l1 = release.moment_noise_sd, release.moment_noise_l1
+            if config.favour == "relationships" and plan.releases_pairs and release.noisy_histograms is not None:
+                columns, target, noise_sd, noise_l1 = with_cell_rows(release, candidates, columns, target, noise_sd,
+                                                                     noise_l1)
+            # each row in units of its noise (without cell rows a no-op: a numeric release's moments share one noise level)
+            columns, target, noise_l1 = precision_weighted(columns, target, noise_sd, noise_l1)
+            row_sd = float(np.min(noise_sd))
     with stages.stage("LP fit"):
         if sparse:
             solution = solve_l1_fit(design, target, method="ipm")
@@ -598,6 +601,34 @@ def mixed_design(release: Release, basis: ChebyshevBasis,
         noise_l1 = noise_l1 * float(weight @ noise_sd / noise_sd.sum())
         design = sp.diags(weight) @ design
     return sp.csr_matrix(design), target * weight, noise_l1, float(noise_sd.min())
+
+
+def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[int, int], np.ndarray],
+                   target: np.ndarray, noise_sd: np.ndarray,
+                   noise_l1: float) -> tuple[Callable[[int, int], np.ndarray], np.ndarray, np.ndarray, float]:
+    """The numeric LP with the histograms' cells as rows below the moments (``favour="relationships"``).
+
+    Row c of a cell is 1 where a candidate lies in that cell; its target is the cell's noisy
+    count over n and its noise sd the count's sd over n, as in :func:`mixed_design`. The
+    cells' indicator matrix is held whole (d (B + 2) x C, dense).
+    """
+    histograms = release.noisy_histograms
+    if histograms is None:
+        raise SynthDPError("the histograms' cells as LP rows need a release with histograms")
+    layout = release.cell_layout or CellLayout.bins(release.plan.d, histograms.shape[1] - 2)
+    cells = layout.indicators(candidates).toarray()
+    n = release.plan.n
+    cell_sd = release.histogram_noise_sd / n
+    moments = columns
+
+    def stacked(start: int, stop: int) -> np.ndarray:
+        return np.vstack([moments(start, stop), cells[:, start:stop]])
+
+    target = np.concatenate([target, layout.flat(histograms) / n])
+    noise_sd = np.concatenate([noise_sd, np.full(len(cells), cell_sd)])
+    noise_l1 = noise_l1 + expected_l1_norm(release.plan.noise, cell_sd / noise_standard_deviation(release.plan.noise, 1.0),
+                                           len(cells))
+    return stacked, target, noise_sd, noise_l1
 
 
 def tilts(config: SynthConfig, plan: Plan) -> bool:

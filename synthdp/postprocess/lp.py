@@ -339,6 +339,7 @@ def blend_with_uniform(columns: ColumnSource, n_candidates: int, target: np.ndar
     return LPSolution(weights, fit(low), solution.status, solution.solver + " + blend", solution.seconds), low
 
 TILT_MAX_ITERATIONS = 1000
+TILT_HELD_ENTRIES = 25_000_000  # W entries (200 MB) the tilt holds rather than recomputes at every step
 
 
 def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
@@ -383,11 +384,18 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
         def fit(weights: np.ndarray) -> np.ndarray:
             return whole @ weights
     else:
+        if R * n_candidates <= TILT_HELD_ENTRIES:  # W's blocks computed once, not at every step
+            held = [_dense(columns(*block)) for block in blocks]
+            block_of = dict(zip(blocks, held))
+            source: ColumnSource = lambda a, b: block_of[(a, b)]  # noqa: E731
+        else:
+            source = columns
+
         def exponents(lam: np.ndarray) -> np.ndarray:
-            return np.concatenate([_dense(columns(*block)).T @ lam for block in blocks])
+            return np.concatenate([_dense(source(*block)).T @ lam for block in blocks])
 
         def fit(weights: np.ndarray) -> np.ndarray:
-            return sum((_dense(columns(a, b)) @ weights[a:b] for a, b in blocks), np.zeros(R))
+            return sum((_dense(source(a, b)) @ weights[a:b] for a, b in blocks), np.zeros(R))
 
     optimum = np.clip(solution.weights, 0.0, None)
     optimum /= optimum.sum()
