@@ -293,8 +293,9 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     else MIXED_MARGINALS_SHARE: a histogram's sensitivity is small (one cell per column per
     row), so 0.2 gives its counts less noise than the categorical cells of the moments
     have, while raising the moments' noise by 12 % under Gaussian composition (sd as
-    1 / sqrt(share)) and 25 % under basic composition (sd as 1 / share) (adult at (1, 1e-10): counts noise 48 against 155 for the
-    categorical cells; at epsilon = 1: 89 against 469). No numeric column: no histograms.
+    1 / sqrt(share)) and 25 % under basic composition (sd as 1 / share). Adult at
+    (1, 1e-10): counts noise 48 against 155 for the categorical cells; at epsilon = 1: 89
+    against 469. No numeric column: no histograms (docs/decisions.md#mixed-shares).
 
     The pairs of numeric columns (the means of products of normal scores, as for numeric
     tables: :func:`copula_shares`) get the user's ``correlation_share``, else the smallest

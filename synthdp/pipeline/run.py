@@ -572,30 +572,27 @@ def mixed_design(release: Release, basis: ChebyshevBasis,
     the noise sd every row then has (the smallest).
 
     Rows: the released moments, then the cells of the numeric columns' released histograms
-    (cell frequency = noisy count / n, noise sd = the count's sd / n), when there are
-    histograms, so that the LP's tilt keeps every numeric column's one-way shape, as it
-    keeps the categorical columns' cells (without them, the tilt toward some 5 000 moments
-    on 10 000 candidates took age's one-way TV on adult from .04 to .10). A nullable
-    column's candidates with the missing indicator set count in its missing cell. Row r is
-    multiplied by min(sd) / sd_r (:func:`synthdp.postprocess.lp.precision_weighted`).
+    (:func:`cell_rows`), when there are histograms, so that the LP's tilt keeps every numeric
+    column's one-way shape, as it keeps the categorical columns' cells (without them, the
+    tilt toward some 5 000 moments on 10 000 candidates took age's one-way TV on adult from
+    .04 to .10). A nullable column's candidates with the missing indicator set count in its
+    missing cell. Row r is multiplied by min(sd) / sd_r
+    (:func:`synthdp.postprocess.lp.precision_weighted`).
     """
     design, target = basis.sparse_design_matrix(candidates), release.noisy_moments
     noise_sd, noise_l1 = release.moment_noise_sd, release.moment_noise_l1
-    layout, schema = release.cell_layout, release.schema
-    if layout is not None and release.noisy_histograms is not None and schema is not None:
-        d, n = schema.d_numeric, release.plan.n
+    schema = release.schema
+    if release.cell_layout is not None and release.noisy_histograms is not None and schema is not None:
+        d = schema.d_numeric
         missing = np.zeros((len(candidates), d), dtype=bool)
         for column in schema.categorical:
             if column.indicator_of is not None:  # a binary block of one coordinate: 1 where missing
                 missing[:, schema.numeric.names.index(column.indicator_of)] = (
                     candidates[:, schema.block_slice(column.name).start] > 0.5)
-        cells = layout.indicators(candidates[:, :d], missing)
-        cell_sd = release.histogram_noise_sd / n
+        cells, cell_target, cell_sd, cell_l1 = cell_rows(release, candidates[:, :d], missing)
         design = sp.vstack([design, cells], format="csr")
-        target = np.concatenate([target, layout.flat(release.noisy_histograms) / n])
-        noise_sd = np.concatenate([noise_sd, np.full(cells.shape[0], cell_sd)])
-        noise_l1 = noise_l1 + expected_l1_norm(release.plan.noise, cell_sd / noise_standard_deviation(
-            release.plan.noise, 1.0), cells.shape[0])
+        target, noise_sd = np.concatenate([target, cell_target]), np.concatenate([noise_sd, cell_sd])
+        noise_l1 += cell_l1
     weight = noise_sd.min() / noise_sd
     if weight.min() < 1.0:
         noise_l1 = noise_l1 * float(weight @ noise_sd / noise_sd.sum())
@@ -603,38 +600,43 @@ def mixed_design(release: Release, basis: ChebyshevBasis,
     return sp.csr_matrix(design), target * weight, noise_l1, float(noise_sd.min())
 
 
-def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[int, int], np.ndarray],
-                   target: np.ndarray, noise_sd: np.ndarray,
-                   noise_l1: float) -> tuple[Callable[[int, int], np.ndarray], np.ndarray, np.ndarray, float]:
-    """The numeric LP with the histograms' cells as rows below the moments (``favour="relationships"``).
-
-    Row c of a cell is 1 where a candidate lies in that cell; its target is the cell's noisy
-    count over n and its noise sd the count's sd over n, as in :func:`mixed_design`. The
-    cells' indicator matrix is held whole (d (B + 2) x C, dense).
-    """
+def cell_rows(release: Release, points: np.ndarray,
+              missing: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, float]:
+    """The histograms' cells as LP rows: which cell each candidate is in (sparse, cells x C), the
+    targets (noisy count / n), their noise sd (the count's sd / n) and the expected l1 norm of
+    that noise. ``points``: the candidates' numeric coordinates; ``missing`` as in
+    :meth:`synthdp.stats.histograms.CellLayout.cells`."""
     histograms = release.noisy_histograms
     if histograms is None:
         raise SynthDPError("the histograms' cells as LP rows need a release with histograms")
-    layout = release.cell_layout or CellLayout.bins(release.plan.d, histograms.shape[1] - 2)
-    cells = layout.indicators(candidates).toarray()
-    n = release.plan.n
+    layout = CellLayout.given(release.cell_layout, histograms)
+    cells = layout.indicators(points, missing)
+    n, kind = release.plan.n, release.plan.noise
     cell_sd = release.histogram_noise_sd / n
-    moments = columns
+    noise_l1 = expected_l1_norm(kind, cell_sd / noise_standard_deviation(kind, 1.0), cells.shape[0])
+    return cells, layout.flat(histograms) / n, np.full(cells.shape[0], cell_sd), noise_l1
+
+
+def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[int, int], np.ndarray],
+                   target: np.ndarray, noise_sd: np.ndarray,
+                   noise_l1: float) -> tuple[Callable[[int, int], np.ndarray], np.ndarray, np.ndarray, float]:
+    """The numeric LP with the histograms' cells (:func:`cell_rows`) as rows below the moments
+    (``favour="relationships"``); the cells' indicator matrix is held whole (dense)."""
+    cells, cell_target, cell_sd, cell_l1 = cell_rows(release, candidates)
+    dense_cells, moments = cells.toarray(), columns
 
     def stacked(start: int, stop: int) -> np.ndarray:
-        return np.vstack([moments(start, stop), cells[:, start:stop]])
+        return np.vstack([moments(start, stop), dense_cells[:, start:stop]])
 
-    target = np.concatenate([target, layout.flat(histograms) / n])
-    noise_sd = np.concatenate([noise_sd, np.full(len(cells), cell_sd)])
-    noise_l1 = noise_l1 + expected_l1_norm(release.plan.noise, cell_sd / noise_standard_deviation(release.plan.noise, 1.0),
-                                           len(cells))
-    return stacked, target, noise_sd, noise_l1
+    return (stacked, np.concatenate([target, cell_target]), np.concatenate([noise_sd, cell_sd]),
+            noise_l1 + cell_l1)
 
 
 def tilts(config: SynthConfig, plan: Plan) -> bool:
     """Whether the LP's optimum is tilted toward the candidates (:func:`synthdp.postprocess.lp.tilt_weights`).
 
-    Copula candidates with a pairs release: the candidates then carry the measured dependence
+    Mixed tables (whose LP also holds the numeric histograms' cells, :func:`mixed_design`), and
+    copula candidates with a pairs release: the candidates then carry the measured dependence
     between columns, which the optimum's R + 1 points would replace by their own (on three
     columns, two independent, the blended optimum showed correlations up to 0.6 between
     them). Without a pairs release the copula's columns are independent, there is no measured

@@ -59,9 +59,7 @@ class Marginals:
     @property
     def cells(self) -> CellLayout:
         """The layout of the cells (every column in bins and two atoms when none was given)."""
-        if self.layout is None:
-            return CellLayout.bins(self.noisy_counts.shape[0], self.noisy_counts.shape[1] - 2)
-        return self.layout
+        return CellLayout.given(self.layout, self.noisy_counts)
 
     @property
     def n_bins(self) -> int:

@@ -78,6 +78,11 @@ class CellLayout:
         """Every column in ``n_bins`` bins and two atoms, none nullable."""
         return cls(n_bins, (None,) * d, (False,) * d)
 
+    @classmethod
+    def given(cls, layout: CellLayout | None, cell_array: np.ndarray) -> CellLayout:
+        """``layout``, or, if None, the bins-and-atoms layout of a (d, B + 2) array of cells."""
+        return layout if layout is not None else cls.bins(cell_array.shape[0], cell_array.shape[1] - 2)
+
     @property
     def d(self) -> int:
         return len(self.values)

@@ -61,9 +61,8 @@ class ScoreMap:
 
     @property
     def cells(self) -> CellLayout:
-        if self.layout is None:
-            return CellLayout.bins(self.probabilities.shape[0], self.probabilities.shape[1] - 2)
-        return self.layout
+        """The layout of the cells (every column in bins and two atoms when none was given)."""
+        return CellLayout.given(self.layout, self.probabilities)
 
     def cell_scores(self) -> np.ndarray:
         """The score of each cell, shape (d, M): Phi^{-1} of the cell's mid-probability among
