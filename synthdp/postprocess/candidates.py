@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import special
 
 from synthdp.config import SynthConfig
 from synthdp.domain.schema import Schema
@@ -127,6 +128,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
     parts = []
+    drawn: dict[str, np.ndarray] = {}
     if d:
         center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
         if marginals is None:
@@ -134,8 +136,12 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
         else:
             if correlation is None:
                 correlation = moment_correlation(center, covariance, moment_noise_sd)
-            parts.append(copula_candidates(marginals, correlation, count, rng))
-    chosen = tree_levels(schema, indices, moments, count, rng)
+            binaries, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, correlation,
+                                                        moment_noise_sd)
+            latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
+            parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
+            drawn = {name: (latent[:, d + b] > thresholds[b]).astype(np.int64) for b, name in enumerate(binaries)}
+    chosen = tree_levels(schema, indices, moments, count, rng, drawn)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
         one_hot[np.arange(count), chosen[column.name]] = 1.0
@@ -163,14 +169,93 @@ def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: flo
     return nearest_correlation(correlation)
 
 
+def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
+                  covariance: np.ndarray, correlation: np.ndarray,
+                  noise_sd: float) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The binary columns joined to the numeric columns' Gaussian copula (post-processing).
+
+    A binary column is the latent normal z_b above the threshold Phi^{-1}(1 - p), p its released
+    frequency of the second level. Its latent correlation with numeric column j follows from
+    the released mean of x_j per level, E[x_j z_b]: the point-biserial correlation
+    r = (E[x_j z_b] - E[x_j] p) / sqrt(Var x_j p (1 - p)), made latent by the biserial formula
+    r sqrt(p (1 - p)) / phi(Phi^{-1}(p)); two binary columns get the tetrachoric correlation
+    whose orthant probability is their released joint cell. A covariance within two noise
+    sd of 0 gives 0, and the whole matrix is projected onto the correlation matrices. The
+    numeric values and the binary levels are then drawn together, so that income, sex or any
+    binary column keeps its dependence on every numeric column, which the tree over the
+    binary and categorical columns cannot carry (docs/decisions.md#binary-latent). Binary
+    columns that are nullable, and a nullable numeric column's missing indicator, stay with
+    the tree.
+
+    Returns
+    -------
+    binaries : list of str
+        The binary columns joined, in schema order.
+    correlation : array, shape (d + k, d + k)
+        The latent correlation: the numeric columns' ``correlation``, then the k binary columns.
+    thresholds : array, shape (k,)
+    """
+    from scipy import stats
+
+    d = schema.d_numeric
+    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
+
+    def moment(*coordinates: int) -> float | None:
+        index = np.zeros(indices.shape[1], dtype=np.int64)
+        for coordinate in coordinates:
+            index[coordinate] += 1
+        return value.get(tuple(index))
+
+    columns = [column for column in schema.categorical
+               if column.binary and not column.nullable and column.indicator_of is None]
+    coordinates = [schema.block_slice(column.name).start for column in columns]
+    frequencies = np.array([float(np.clip(moment(c) or 0.0, 0.01, 0.99)) for c in coordinates])
+    thresholds = special.ndtri(1.0 - frequencies)
+    k = len(columns)
+    joint = np.eye(d + k)
+    joint[:d, :d] = correlation
+    for b, (coordinate, p) in enumerate(zip(coordinates, frequencies)):
+        for j in range(d):
+            product = moment(j, coordinate)
+            if product is None or abs(product - center[j] * p) < 2 * noise_sd:
+                continue
+            point_biserial = (product - center[j] * p) / np.sqrt(max(covariance[j, j], 1e-12) * p * (1 - p))
+            latent = point_biserial * np.sqrt(p * (1 - p)) / stats.norm.pdf(thresholds[b])
+            joint[j, d + b] = joint[d + b, j] = float(np.clip(latent, -0.99, 0.99))
+    for a, b in itertools.combinations(range(k), 2):
+        both = moment(coordinates[a], coordinates[b])
+        if both is None or abs(both - frequencies[a] * frequencies[b]) < 2 * noise_sd:
+            continue
+        joint[d + a, d + b] = joint[d + b, d + a] = _tetrachoric(both, thresholds[a], thresholds[b])
+    return [column.name for column in columns], nearest_correlation(joint), thresholds
+
+
+def _tetrachoric(both: float, first: float, second: float) -> float:
+    """The correlation r of a standard bivariate normal with P(Z_1 > first, Z_2 > second) = ``both``
+    (clipped to what some r in [-0.99, 0.99] attains)."""
+    from scipy import optimize, stats
+
+    def orthant(r: float) -> float:
+        return float(stats.multivariate_normal(mean=[0.0, 0.0], cov=[[1.0, r], [r, 1.0]]).cdf([-first, -second]))
+
+    low, high = orthant(-0.99), orthant(0.99)
+    if both <= low:
+        return -0.99
+    if both >= high:
+        return 0.99
+    return float(optimize.brentq(lambda r: orthant(r) - both, -0.99, 0.99, xtol=1e-4))
+
+
 def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
-                rng: np.random.Generator) -> dict[str, np.ndarray]:
+                rng: np.random.Generator, drawn: dict[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Levels drawn along a maximum-mutual-information spanning tree of the released 2-way tables.
 
     Post-processing: the 2-way tables are the marginal summary's answers (noisy, negative
     cells set to 0). The tree (Chow-Liu, by Prim's algorithm on the mutual information of
     those tables) is rooted at the first column; the root is drawn from its one-way table and
     every other column from its table with its parent, given the parent's drawn level.
+    Columns already ``drawn`` (the binary columns of :func:`binary_latent`, as level codes) are
+    the roots instead: the tree grows from them.
 
     Returns
     -------
@@ -184,15 +269,19 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
         table = summary.marginal([a, b]).to_numpy().reshape(len(schema.column(a).all_levels), -1)
         tables[a, b], tables[b, a] = table, table.T
     parent = {}
-    in_tree = [names[0]]
+    roots = [name for name in names if name in (drawn or {})] or [names[0]]
+    in_tree = list(roots)
     while len(in_tree) < len(names):
         information = {(p, c): _mutual_information(tables[p, c]) for p in in_tree for c in names if c not in in_tree}
         chosen_parent, child = max(information, key=lambda pair: information[pair])
         parent[child] = chosen_parent
         in_tree.append(child)
-    root = summary.marginal([names[0]]).to_numpy()
-    drawn = {names[0]: rng.choice(len(root), size=count, p=_normalised(root))}
-    for child in in_tree[1:]:
+    if drawn:
+        drawn = dict(drawn)
+    else:
+        root = summary.marginal([names[0]]).to_numpy()
+        drawn = {names[0]: rng.choice(len(root), size=count, p=_normalised(root))}
+    for child in in_tree[len(roots):]:
         joint = tables[parent[child], child]
         conditional = np.array([_normalised(row if row.sum() > 0 else joint.sum(axis=0)) for row in joint])
         uniform = rng.random(count)[:, None]
