@@ -10,9 +10,10 @@
   the released moments of degree <= 2 (free: post-processing of the moment release), clipped
   into [-1, 1]^d. It needs every degree-1 and degree-2 moment, d (d + 3) / 2 of them.
 * ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.domain.schema`): the numeric
-  coordinates from the copula of their released histograms (with a latent correlation from
-  their moments of degree <= 2), and the binary and categorical columns along a Chow-Liu tree
-  of the released 2-way tables, as valid one-hot blocks. Free: post-processing. The LP then
+  coordinates from the copula of their released histograms (with the latent correlation of
+  the pairs release, or from their moments of degree <= 2), the binary columns drawn with them
+  (:func:`binary_latent`), and the categorical columns along a Chow-Liu tree of the released
+  2-way tables grown from the binary ones, as valid one-hot blocks. Free: post-processing. The LP then
   tilts the weights of these candidates toward all the released moments.
 
 Each kind is registered by name (:func:`register_candidates`); :func:`make_candidates` builds
@@ -118,12 +119,14 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     integer values, with the latent ``correlation`` fitted to the pairs release, or without
     one the latent correlation of :func:`moment_correlation`; without
     histograms (a release from before them), from the Gaussian of their moments of degree
-    <= 2. The binary and categorical columns are drawn along a tree of the released 2-way
-    tables (:func:`tree_levels`), independently of the numeric part: the LP's tilt then
-    weighs the candidates to the released means of each numeric column per level. Drawing
-    each categorical column independently from its noisy level frequencies instead left
-    near-deterministic pairs (relationship x sex) short of candidates (measured:
-    docs/decisions.md#mixed-tree-candidates).
+    <= 2. With histograms, the binary columns are drawn with the numeric ones, as latent
+    normals above thresholds (:func:`binary_latent`). The other levels are drawn along a
+    tree of the released 2-way tables (:func:`tree_levels`) grown from the binary columns
+    (without histograms, rooted at the first column), independently of the numeric part
+    but through those binary columns: the LP's tilt then weighs the candidates to the
+    released means of each numeric column per level. Drawing each categorical column
+    independently from its noisy level frequencies instead left near-deterministic pairs
+    (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
