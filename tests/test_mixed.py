@@ -532,3 +532,26 @@ def test_the_tetrachoric_correlation_inverts_the_orthant_probability():
         first, second = 0.3, -0.5
         both = stats.multivariate_normal(mean=[0, 0], cov=[[1, r], [r, 1]]).cdf([-first, -second])
         assert _tetrachoric(float(both), first, second) == pytest.approx(r, abs=2e-3)
+
+
+def test_at_most_max_joined_binaries_are_joined_to_the_copula():
+    """Twenty binary columns: the MAX_JOINED_BINARIES most correlated with the numeric column are
+    joined (the one that follows x among them), the others stay with the tree."""
+    from synthdp.postprocess.candidates import MAX_JOINED_BINARIES, binary_latent
+
+    rng = np.random.default_rng(23)
+    n = 4000
+    x = rng.normal(size=n)
+    frame = pd.DataFrame({"x": x, **{f"b{k}": rng.choice(["no", "yes"], n) for k in range(19)},
+                          "t": np.where(x > 0, "yes", "no")})
+    content = {"columns": {"x": [-4, 4], **{name: {"type": "binary", "levels": ["no", "yes"]}
+                                             for name in frame.columns if name != "x"}}}
+    schema = Schema.from_dict(content, list(frame.columns))
+    indices = basis_indices(schema, 2)
+    points, _, _ = encoded(frame, schema)
+    moments = ChebyshevBasis(indices).moments(points)
+    numeric = ~indices[:, 1:].any(axis=1)
+    center, covariance = moment_gaussian(indices[numeric, :1], moments[numeric])
+    names, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, np.eye(1), 0.005)
+    assert len(names) == MAX_JOINED_BINARIES == len(thresholds) and joint.shape == (17, 17) and "t" in names
+    assert joint[0, 1 + names.index("t")] > 0.9

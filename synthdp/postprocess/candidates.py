@@ -172,6 +172,9 @@ def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: flo
     return nearest_correlation(correlation)
 
 
+MAX_JOINED_BINARIES = 16  # binary columns joined to the copula (each pair's tetrachoric solve takes ~20 ms)
+
+
 def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
                   covariance: np.ndarray, correlation: np.ndarray,
                   noise_sd: float) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -188,7 +191,8 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
     binary column keeps its dependence on every numeric column, which the tree over the
     binary and categorical columns cannot carry (docs/decisions.md#binary-latent). Binary
     columns that are nullable, and a nullable numeric column's missing indicator, stay with
-    the tree.
+    the tree, and so do all but the MAX_JOINED_BINARIES binary columns most correlated with a
+    numeric one.
 
     Returns
     -------
@@ -225,6 +229,12 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
             point_biserial = (product - center[j] * p) / np.sqrt(max(covariance[j, j], 1e-12) * p * (1 - p))
             latent = point_biserial * np.sqrt(p * (1 - p)) / stats.norm.pdf(thresholds[b])
             joint[j, d + b] = joint[d + b, j] = float(np.clip(latent, -0.99, 0.99))
+    if k > MAX_JOINED_BINARIES:  # keep the binary columns most tied to the numeric ones; the rest stay in the tree
+        strength = np.abs(joint[:d, d:]).max(axis=0) if d else np.zeros(k)
+        keep = np.sort(np.argsort(-strength, kind="stable")[:MAX_JOINED_BINARIES])
+        joint = joint[np.ix_([*range(d), *(d + keep)], [*range(d), *(d + keep)])]
+        columns, coordinates = [columns[b] for b in keep], [coordinates[b] for b in keep]
+        frequencies, thresholds, k = frequencies[keep], thresholds[keep], len(keep)
     for a, b in itertools.combinations(range(k), 2):
         both = moment(coordinates[a], coordinates[b])
         if both is None or abs(both - frequencies[a] * frequencies[b]) < 2 * noise_sd:
