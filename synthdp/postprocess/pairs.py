@@ -55,6 +55,9 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     with L L^T = ``correlation``; each z_j falls in the cell c of column j whose probability
     interval holds Phi(z_j) (exactly the cell of the candidate x_j = F_j^{-1}(Phi(z_j))), gets
     its score s_j(c), and the score vector is shrunk onto ||s||^2 <= C^2 as in the release.
+    A nullable column's missing cell (the last, score 0) takes the top of the probability
+    interval: an approximation, since the candidates' missingness comes from its indicator,
+    drawn apart from the copula.
     """
     eigenvalues, vectors = np.linalg.eigh(correlation)
     root = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
