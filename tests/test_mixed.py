@@ -498,26 +498,32 @@ def test_a_mostly_numeric_mixed_table_solves_its_lp_with_dense_columns():
     assert set(dense.sample(100)["g"]) <= {"a", "b"}
 
 
-def test_binary_latent_recovers_the_latent_correlation_of_a_threshold_model():
-    """x ~ N(0, 1) and a binary column b = 1[z > t] with corr(x, z) = .7 and P(b = 1) = .3, from
-    exact moments of 200 000 rows: binary_latent's biserial correlation recovers .7 (the formula
-    is exact for a normal x; x's bounds clip 0.006 % of the rows, and the sampling error of the
-    moments is ~.003), and a binary column independent of x gets 0 (below two noise sd)."""
+def exact_binary_latent(frame: pd.DataFrame, content: dict, noise_sd: float):
+    """binary_latent on the exact moments of ``frame`` (one numeric column first, then binary ones)."""
     from synthdp.postprocess.candidates import binary_latent
 
-    rng = np.random.default_rng(22)
-    n = 200_000
-    x = rng.normal(size=n)
-    z = 0.7 * x + np.sqrt(1 - 0.49) * rng.normal(size=n)
-    frame = pd.DataFrame({"x": x, "b": np.where(z > 0.5244, "yes", "no"), "u": rng.choice(["no", "yes"], n)})
-    schema = Schema.from_dict({"columns": {"x": [-4, 4], "b": {"type": "binary", "levels": ["no", "yes"]},
-                                           "u": {"type": "binary", "levels": ["no", "yes"]}}}, ["x", "b", "u"])
+    schema = Schema.from_dict(content, list(frame.columns))
     indices = basis_indices(schema, 2)
     points, _, _ = encoded(frame, schema)
     moments = ChebyshevBasis(indices).moments(points)
     numeric = ~indices[:, 1:].any(axis=1)
     center, covariance = moment_gaussian(indices[numeric, :1], moments[numeric])
-    names, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, np.eye(1), 0.002)
+    return binary_latent(schema, indices, moments, center, covariance, np.eye(1), noise_sd)
+
+
+def test_binary_latent_recovers_the_latent_correlation_of_a_threshold_model():
+    """x ~ N(0, 1) and a binary column b = 1[z > t] with corr(x, z) = .7 and P(b = 1) = .3, from
+    exact moments of 200 000 rows: binary_latent's biserial correlation recovers .7 (the formula
+    is exact for a normal x; x's bounds clip 0.006 % of the rows, and the sampling error of the
+    moments is ~.003), and a binary column independent of x gets 0 (below two noise sd)."""
+    rng = np.random.default_rng(22)
+    n = 200_000
+    x = rng.normal(size=n)
+    z = 0.7 * x + np.sqrt(1 - 0.49) * rng.normal(size=n)
+    frame = pd.DataFrame({"x": x, "b": np.where(z > 0.5244, "yes", "no"), "u": rng.choice(["no", "yes"], n)})
+    content = {"columns": {"x": [-4, 4], "b": {"type": "binary", "levels": ["no", "yes"]},
+                           "u": {"type": "binary", "levels": ["no", "yes"]}}}
+    names, joint, thresholds = exact_binary_latent(frame, content, 0.002)
     assert names == ["b", "u"] and thresholds[0] == pytest.approx(0.5244, abs=0.01)
     assert joint[0, 1] == pytest.approx(0.7, abs=0.02)
     assert joint[0, 2] == 0.0 and joint[1, 2] == 0.0
@@ -537,7 +543,7 @@ def test_the_tetrachoric_correlation_inverts_the_orthant_probability():
 def test_at_most_max_joined_binaries_are_joined_to_the_copula():
     """Twenty binary columns: the MAX_JOINED_BINARIES most correlated with the numeric column are
     joined (the one that follows x among them), the others stay with the tree."""
-    from synthdp.postprocess.candidates import MAX_JOINED_BINARIES, binary_latent
+    from synthdp.postprocess.candidates import MAX_JOINED_BINARIES
 
     rng = np.random.default_rng(23)
     n = 4000
@@ -546,12 +552,6 @@ def test_at_most_max_joined_binaries_are_joined_to_the_copula():
                           "t": np.where(x > 0, "yes", "no")})
     content = {"columns": {"x": [-4, 4], **{name: {"type": "binary", "levels": ["no", "yes"]}
                                              for name in frame.columns if name != "x"}}}
-    schema = Schema.from_dict(content, list(frame.columns))
-    indices = basis_indices(schema, 2)
-    points, _, _ = encoded(frame, schema)
-    moments = ChebyshevBasis(indices).moments(points)
-    numeric = ~indices[:, 1:].any(axis=1)
-    center, covariance = moment_gaussian(indices[numeric, :1], moments[numeric])
-    names, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, np.eye(1), 0.005)
+    names, joint, thresholds = exact_binary_latent(frame, content, 0.005)
     assert len(names) == MAX_JOINED_BINARIES == len(thresholds) and joint.shape == (17, 17) and "t" in names
     assert joint[0, 1 + names.index("t")] > 0.9
