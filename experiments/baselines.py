@@ -302,10 +302,11 @@ def binned_peer(
     rng : numpy.random.Generator, optional
         Randomness of the uniform decoding (and of the seed passed to the peer for its
         non-noise randomness). The peers' privacy noise comes from OpenDP and is not seeded.
-    unit : {"add-remove", "replace-one"}
+    unit : {"add-remove", "replace-one", "contributions=K"}
         Privacy unit. "add-remove" is the peers' native unit (and issue 7's setting);
         "replace-one" is synthdp's (see experiments/peers/run_peer.py for how each peer is
-        calibrated to it).
+        calibrated to it); "contributions=K" is one person's at most K rows added or removed
+        (synthdp's ``--privacy-unit``; the caller bounds each person to K rows first).
     timeout : float, optional
         Seconds before the peer's subprocess is killed (raises :class:`PeerTimeout`).
     rows : int, optional
@@ -324,8 +325,8 @@ def binned_peer(
     key = _ALIASES.get(name, name)
     if key not in PEERS:
         raise ValueError(f"unknown peer '{name}'; choose from {sorted(PEERS) + sorted(_ALIASES)}")
-    if unit not in ("add-remove", "replace-one"):
-        raise ValueError("unit must be 'add-remove' or 'replace-one'")
+    if unit not in ("add-remove", "replace-one") and not unit.startswith("contributions="):
+        raise ValueError("unit must be 'add-remove', 'replace-one' or 'contributions=K'")
     if not (isinstance(bins, int) and bins >= 2):
         raise ValueError("bins must be an integer >= 2")
     python = peer_python(key)
@@ -416,8 +417,8 @@ def coded_peer(
     key = _ALIASES.get(name, name)
     if key not in PEERS:
         raise ValueError(f"unknown peer '{name}'; choose from {sorted(PEERS) + sorted(_ALIASES)}")
-    if unit not in ("add-remove", "replace-one"):
-        raise ValueError("unit must be 'add-remove' or 'replace-one'")
+    if unit not in ("add-remove", "replace-one") and not unit.startswith("contributions="):
+        raise ValueError("unit must be 'add-remove', 'replace-one' or 'contributions=K'")
     codes = np.asarray(codes)
     sizes = [int(size) for size in sizes]
     if codes.ndim != 2 or codes.shape[1] != len(sizes) or min(sizes) < 2:

@@ -22,8 +22,9 @@ MIN_SHARE = 1e-3  # smallest share of the budget a stage may get
 STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows (synthdp.reader.table)
 
 GENERATE, BOTH = ("generate",), ("generate", "summarize")
+MAX_ROWS_PER_UNIT = 100_000
 # the option groups of the CLI's help, in the order they are shown
-GROUPS = ("budget", "bounds", "method", "large tables", "output")
+GROUPS = ("budget", "privacy unit", "bounds", "method", "large tables", "output")
 
 
 def _option(default: Any, group: str, help: str, metavar: str | None = None,
@@ -97,6 +98,18 @@ class SynthConfig:
         Share of epsilon and of delta spent on DP discovery of the levels of the categorical
         columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
         :func:`synthdp.privacy.release.release_levels`). 0: such columns are an error.
+    privacy_unit : str or None
+        The column that identifies a person (or any unit to protect with all its rows). None:
+        every row is its own unit (replace one row; n public). With a column, neighbouring
+        tables differ by all rows of one unit, each unit keeps at most ``max_rows_per_unit``
+        rows (a random choice that does not look at their values), n becomes a noisy count, and
+        the column is replaced in the output by synthetic identifiers (docs/privacy-unit.md).
+    max_rows_per_unit : int or None
+        K, the most rows one unit contributes (required with ``privacy_unit``): every
+        sensitivity grows K-fold, and rows beyond K of a unit are dropped.
+    units_share : float
+        With a privacy unit: share of epsilon for the noisy row count (after bounding) and the
+        noisy histogram of rows per unit (:func:`synthdp.privacy.release.release_units`).
     spread : float
         Tolerance of the mass-spreading second LP (docs/mechanism.md §6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
@@ -191,6 +204,16 @@ class SynthConfig:
     levels_share: float = _option(
         0.0, "bounds", "share of epsilon and delta for DP discovery of the levels of categorical columns whose "
         "schema says \"levels\": \"discover\" (needs --delta > 0)", metavar="S")
+    privacy_unit: str | None = _option(
+        None, "privacy unit", "column that identifies a person: protect all of a person's rows together (add or "
+        "remove one person), not single rows; the column is replaced by synthetic identifiers in the output",
+        metavar="COLUMN", default_text="none: each row is a unit (replace one row)")
+    max_rows_per_unit: int | None = _option(
+        None, "privacy unit", "K, the most rows kept per person (a random K of a person's rows; needed with "
+        "--privacy-unit): noise grows K-fold, rows beyond K are dropped", metavar="K")
+    units_share: float = _option(
+        0.1, "privacy unit", "share of epsilon for the noisy row count and rows-per-person histogram "
+        "(with --privacy-unit)", metavar="S")
     spread: float = _option(
         0.0, "method", "spread the synthetic mass over the fits within KAPPA x the expected l1 norm of the moment "
         "noise of the optimum (0: the optimal vertex, at most R+1 distinct rows)", metavar="KAPPA", commands=GENERATE)
@@ -265,6 +288,18 @@ class SynthConfig:
                f"levels_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(self.levels_share == 0 or self.delta > 0,
                "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
+        _check(self.privacy_unit is None or (isinstance(self.privacy_unit, str) and self.privacy_unit != ""),
+               "privacy_unit must be a column name")
+        _check(self.max_rows_per_unit is None or (_is_int(self.max_rows_per_unit) and 1 <= self.max_rows_per_unit
+                                                  <= MAX_ROWS_PER_UNIT),
+               f"max_rows_per_unit must be an integer in [1, {MAX_ROWS_PER_UNIT}]")
+        _check(self.privacy_unit is None or self.max_rows_per_unit is not None,
+               "privacy_unit needs max_rows_per_unit (CLI: --max-rows-per-unit K), the most rows one person "
+               "contributes: docs/privacy-unit.md#choosing-k")
+        _check(self.privacy_unit is not None or self.max_rows_per_unit is None,
+               "max_rows_per_unit needs privacy_unit (CLI: --privacy-unit COLUMN), the column that identifies a person")
+        _check(_is_number(self.units_share) and MIN_SHARE <= self.units_share < 0.5,
+               f"units_share must be in [{MIN_SHARE:g}, 0.5)")
         _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
         _check(_is_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
         _check(_is_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")

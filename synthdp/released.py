@@ -40,6 +40,23 @@ class PrivatePCA:
 
 
 @dataclass(frozen=True)
+class UnitsRelease:
+    """With a privacy unit: what the units stage released, and where the unit column goes.
+
+    ``column`` and ``position`` (its place in the input's header) are public; ``noisy_rows``
+    is the noisy row count after bounding each unit to ``max_rows`` rows, and
+    ``noisy_contributions`` the noisy units per bin of
+    :func:`synthdp.domain.units.contribution_bins` (:func:`synthdp.privacy.release.release_units`).
+    """
+
+    column: str
+    position: int
+    max_rows: int
+    noisy_rows: float
+    noisy_contributions: np.ndarray
+
+
+@dataclass(frozen=True)
 class Release:
     """The noisy statistics of one run: all that post-processing may read.
 
@@ -80,6 +97,8 @@ class Release:
         and ``domain`` holds its numeric columns only.
     noisy_rows_other : float or None
         Mixed tables: noisy count of rows with a categorical value outside its levels.
+    units : UnitsRelease or None
+        With a privacy unit: the noisy row count and rows-per-unit histogram (None: rows).
     cell_layout : CellLayout or None
         The cells of ``noisy_histograms`` (:class:`synthdp.stats.histograms.CellLayout`;
         public, from the plan and the domain); None: B bins and two atoms per column.
@@ -100,3 +119,4 @@ class Release:
     schema: Schema | None = None
     noisy_rows_other: float | None = None
     cell_layout: CellLayout | None = None
+    units: UnitsRelease | None = None

@@ -32,8 +32,8 @@ P[T > c] at level beta = alpha / (4 K) (K thresholds; the complement's bounds ar
 these, so there are 4 K bounds in all). The audit fails if, for some event and direction,
 lower(P[E | D]) > e^eps upper(P[E | D']) + delta. If the mechanism is (eps, delta)-DP this
 needs at least one of the 4 K bounds to be wrong, so (Bonferroni) an audit of a correct
-mechanism fails with probability at most alpha = 1e-4 over the noise; for the nine audits
-of this file together, at most 9e-4. (The seeds are fixed, so the suite is deterministic:
+mechanism fails with probability at most alpha = 1e-4 over the noise; for the fourteen audits
+of this file together, at most 1.4e-3. (The seeds are fixed, so the suite is deterministic:
 a failing seed would be one of those rare draws, or a real bug.)
 
 The audit reports ``epsilon_lower_bound`` = max over events of
@@ -50,6 +50,11 @@ through a public score map) is audited here on its worst-case rows, and so are t
 histograms (``release_marginals``) of a mixed table's numeric columns, with one cell per
 integer value in one column and bins and atoms in the other; their sensitivity is also checked,
 attained, in test_privacy.py.
+
+By unit (--privacy-unit): the moments release and the units release (weighted row count and
+contributions histogram) on add-one-unit neighbours read through the reader's contribution
+bounding (a unit of K + 1 rows at a corner, bounded to K); the other releases by unit scale
+the same sensitivities by K (tests/test_units.py checks each on extreme units).
 
 Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
 the size where a corner pair attains the sensitivity, basic composition gives the larger
@@ -78,12 +83,16 @@ from synthdp.privacy.noise import SeededNoise
 from synthdp.privacy.pca import private_subspace_iteration
 from synthdp.privacy.release import (
     CLIPPED_ROWS,
+    UNITS_COUNT_WEIGHT,
     release_bounded_means,
     release_marginals,
     release_moments,
     release_row_count,
+    release_units,
 )
+from synthdp.privacy.sensitivity import Neighbours
 from synthdp.reader.table import PrivateTable
+from synthdp.reader.units import UnitBound
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import SumRequest
@@ -474,6 +483,71 @@ def _thresholds(noise_kind: str, unit: float) -> np.ndarray:
     return unit * np.linspace(-6.0, 6.0, 25)
 
 
+UNIT_K = 3  # rows per unit in the audits by unit
+
+
+def unit_tables(extra_rows: np.ndarray) -> tuple[PrivateTable, PrivateTable, Domain]:
+    """Add-one-unit neighbours (--privacy-unit): D' has units u0..u4 of 2 random rows each; D also
+    has unit "new" with ``extra_rows`` (bounded to UNIT_K rows by the reader)."""
+    rng = np.random.default_rng(0)
+    lower = np.array([b[0] for b in BOUNDS.values()])
+    upper = np.array([b[1] for b in BOUNDS.values()])
+    shared = pd.DataFrame(rng.uniform(lower, upper, size=(10, D)), columns=list(BOUNDS))
+    shared.insert(0, "person", np.repeat([f"u{i}" for i in range(5)], 2))
+    extra = pd.DataFrame(extra_rows, columns=list(BOUNDS))
+    extra.insert(0, "person", "new")
+    bound = UnitBound("person", UNIT_K, 5)
+    tables = [PrivateTable(frame, unit=bound) for frame in (pd.concat([shared, extra], ignore_index=True), shared)]
+    return tables[0], tables[1], Domain.from_bounds(BOUNDS, list(BOUNDS))
+
+
+def unit_moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_moments by unit on the R = d degree-1 moments, the sums over the public n = N_ROWS.
+
+    The added unit has UNIT_K + 1 rows at the corner (1, 1), bounded to UNIT_K: every moment
+    moves by UNIT_K / n, attaining the declared K R/n (l1) and K sqrt(R)/n (l2).
+    """
+    neighbours = Neighbours(UNIT_K, "person")
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None,
+                         n_basis=D, candidates="hypercube", clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, D, True, neighbours=neighbours)
+    basis = ChebyshevBasis(lowest_degree_indices(D, D))
+    first, second, domain = unit_tables(np.tile(corner([1, 1]), (UNIT_K + 1, 1)))
+    exact = [table.row_sums(SumRequest(domain, basis.indices))["moments"] / N_ROWS for table in (first, second)]
+    assert np.allclose(np.abs(exact[0] - exact[1]), UNIT_K / N_ROWS)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = [np.array([release_moments(moments, basis.indices, plan.budget.stage("moments"), plan.n,
+                                         PrivacyLedger(epsilon, delta), noise, neighbours=neighbours)
+                         for _ in range(size)]) for moments in exact]
+    return _statistics(samples, exact, plan.noise)
+
+
+def units_release_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_units: the weighted row count and the contributions histogram, with and without a
+    unit of UNIT_K rows: the count moves by w and one bin by 1, attaining the declared L1 w + 1."""
+    neighbours = Neighbours(UNIT_K, "person")
+    first, second, _ = unit_tables(np.tile(corner([1, 1]), (UNIT_K, 1)))
+    contributions = [table.contributions for table in (first, second)]
+    exact = []
+    for counts in contributions:
+        assert counts is not None
+        recorder = Exact()
+        release_units(counts.n_rows, counts.histogram(), StageBudget(epsilon, 0.0), neighbours,
+                      PrivacyLedger(epsilon, 0.0), recorder)
+        exact.append(recorder.values[0])
+    assert np.abs(exact[0] - exact[1]).sum() == pytest.approx(UNITS_COUNT_WEIGHT + 1)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = []
+    for counts in contributions:
+        assert counts is not None
+        noise.outputs.clear()
+        for _ in range(size):
+            release_units(counts.n_rows, counts.histogram(), StageBudget(epsilon, 0.0), neighbours,
+                          PrivacyLedger(epsilon, 0.0), noise)
+        samples.append(np.array(noise.outputs))
+    return _statistics(samples, exact, "laplace")
+
+
 # ------------------------------------------------------------------------------ tests
 @dataclass(frozen=True)
 class Audit:
@@ -501,6 +575,10 @@ AUDITS = {
     "score-products-laplace": Audit(score_products_samples, 1.0, 0.0, "laplace", 20_000, 0.6),
     "score-products-gaussian": Audit(score_products_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2), 1.0, 1e-2, "gaussian", 6_000, 0.3),
+    # by unit (--privacy-unit): a unit of K rows added, the sums over the public (noisy) n
+    "unit-moments-laplace": Audit(unit_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "unit-moments-gaussian": Audit(unit_moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    "units-count-laplace": Audit(units_release_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
 }
 
 

@@ -333,3 +333,30 @@ def test_the_search_finds_a_planted_value_when_it_is_there():
                      json.dumps({"x": value})):
             assert find_leaks(text, numbers), text
     assert find_leaks("synthdp: error: column 'income' is not numeric", numbers) == []
+
+
+@pytest.mark.parametrize("extra", [[], ["--chunk-rows", "25"]], ids=["in memory", "streamed"])
+def test_privacy_unit_run_shows_no_identifier_and_no_private_value(workdir, capsys, caplog, extra):
+    """--privacy-unit: no real identifier in the output, the report or anything printed (the
+    unit column holds synthetic identifiers), and no planted value; the report's released
+    units statistics (the noisy row count and rows-per-person histogram) are left out of the
+    numeric search, as the other released statistics are."""
+    text = table_text()
+    lines = text.splitlines()
+    identifiers = [f"PERSON{424200 + i % 37}" for i in range(N_ROWS)]
+    lines = [lines[0] + ",person"] + [line + "," + identifier for line, identifier in zip(lines[1:], identifiers)]
+    data = workdir / "data.csv"
+    data.write_text("\n".join(lines) + "\n")
+    code, printed = run_in_process(base_args(workdir, data, "--bounds", workdir / "bounds.json", "--delta", "1e-6",
+                                             "--privacy-unit", "person", "--max-rows-per-unit", "5", "--quiet",
+                                             *extra), capsys, caplog)
+    assert code == 0, printed
+    numbers = private_numbers(frame_of(text))
+    report = json.loads((workdir / "report.json").read_text())
+    unit = report["privacy"].pop("privacy_unit")
+    assert unit["column"] == "person" and set(unit) >= {"rows_noisy", "units_per_contribution_bin_noisy"}
+    assert find_leaks(printed, numbers) == [] and report_leaks(report, numbers) == []
+    written = (workdir / "out.csv").read_text()
+    everything = "\n".join([printed, json.dumps(report), json.dumps(unit), written])
+    assert not any(str(424200 + i) in everything for i in range(37))
+    assert pd.read_csv(workdir / "out.csv")["person"].str.startswith("synthetic-").all()

@@ -29,6 +29,11 @@ Privacy unit (``--unit``):
   add/remove steps, and rho-zCDP under add/remove gives 4 rho under distance 2 (group
   privacy for zCDP), so for smartnoise we calibrate to rho / 4 (sound, possibly loose);
   for OpenDP we declare ``dp.unit_of(contributions=2)`` and let OpenDP calibrate.
+* ``contributions=K`` (synthdp's ``--privacy-unit`` with ``--max-rows-per-unit K``): neighbouring
+  tables differ by adding or removing one person's rows, at most K after the caller's bounding
+  (a random K rows per person, as synthdp bounds). OpenDP: ``dp.unit_of(contributions=K)``;
+  smartnoise: rho / K^2 (zCDP group privacy at distance K; smartnoise MST's exact row count as
+  ``known_total`` is then a leak, so experiments use OpenDP for this unit).
 
 Mixed tables (``--sizes``): each column may declare its own public domain size (e.g. a
 categorical column's levels, coded 0..L-1, beside numeric columns on ``--bins`` bins); the
@@ -92,15 +97,31 @@ def column_sizes(args, codes: pd.DataFrame) -> list[int]:
     return sizes
 
 
+def unit_distance(unit: str) -> int:
+    """Rows in which neighbouring tables differ: 1 (add-remove), 2 (replace-one), K (contributions=K)."""
+    if unit.startswith("contributions="):
+        return int(unit.split("=", 1)[1])
+    return 2 if unit == "replace-one" else 1
+
+
+def _unit(text: str) -> str:
+    if text in ("add-remove", "replace-one") or (text.startswith("contributions=") and text.split("=", 1)[1].isdigit()
+                                                  and int(text.split("=", 1)[1]) >= 1):
+        return text
+    raise argparse.ArgumentTypeError("unit must be add-remove, replace-one or contributions=K")
+
+
 def run_smartnoise(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
     import snsynth.aim.aim as aim_module
     import snsynth.mst.mst as mst_module
     from snsynth.transform import BinTransformer
     from snsynth.transform.table import TableTransformer
 
-    if args.unit == "replace-one":  # group privacy for zCDP: distance 2 costs 4 rho
+    distance = unit_distance(args.unit)
+    if distance > 1:  # group privacy for zCDP: distance k costs k^2 rho
         original = mst_module.cdp_rho
-        mst_module.cdp_rho = aim_module.cdp_rho = lambda eps, delta, *a, **k: original(eps, delta, *a, **k) / 4.0
+        mst_module.cdp_rho = aim_module.cdp_rho = (
+            lambda eps, delta, *a, **k: original(eps, delta, *a, **k) / float(distance**2))
     sizes = column_sizes(args, codes)
     transformer = TableTransformer([BinTransformer(bins=size, lower=0, upper=size) for size in sizes])
     if args.algorithm == "mst":
@@ -147,7 +168,7 @@ def run_opendp(codes: pd.DataFrame, args) -> tuple[np.ndarray, dict]:
 
     dp.enable_features("contrib")
     rho = zcdp_rho(args.epsilon, args.delta)
-    contributions = 2 if args.unit == "replace-one" else 1
+    contributions = unit_distance(args.unit)
     frame = pl.from_pandas(codes.astype("int64"))
     keys = {column: list(range(size)) for column, size in zip(codes.columns, column_sizes(args, codes))}
     algorithm = dp.mbi.MST() if args.algorithm == "mst" else dp.mbi.AIM()
@@ -210,7 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=None,
                         help="comma-separated domain size per column, e.g. the levels of a categorical column "
                              "(default: --bins for every column); codes of column j lie in 0..size_j-1")
-    parser.add_argument("--unit", choices=("add-remove", "replace-one"), default="add-remove")
+    parser.add_argument("--unit", type=_unit, default="add-remove",
+                        help="add-remove, replace-one or contributions=K (one person's <= K rows added or removed)")
     parser.add_argument("--rows", type=int, required=True, help="synthetic rows to sample")
     parser.add_argument("--seed", type=int, default=None, help="seeds numpy's global generator only (not the noise)")
     parser.add_argument("--aim-rounds", type=int, default=None, help="AIM rounds (smartnoise default 16 d)")

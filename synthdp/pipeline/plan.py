@@ -24,7 +24,7 @@ from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
 from synthdp.privacy.budget import Budget, StageBudget
-from synthdp.privacy.sensitivity import histogram_sensitivity, score_products_sensitivity
+from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
 from synthdp.stats.scores import default_clip_norm_sq
@@ -113,6 +113,7 @@ class Plan:
     round_to_lattice: bool  # exact mode: round b and W to multiples of 1/L
     marginal_bins: int  # bins per column of the copula's histograms (0: no copula)
     skipped_pairs: int = 0  # pair products x_i x_j among the lowest-degree moments, left to the pairs release
+    neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
 
     @property
     def releases_pairs(self) -> bool:
@@ -121,13 +122,15 @@ class Plan:
 
     def to_dict(self) -> dict:
         out = asdict(self)
+        out.pop("neighbours")  # the report states it under "privacy"
         out.update(out.pop("theory"), budget=self.budget.to_dict())
         out.update(R=self.n_basis, C=self.n_candidates, K=self.smoothness)  # the paper's letters
         return out
 
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
-              synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0) -> Plan:
+              synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
+              neighbours: Neighbours = ROWS) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -140,10 +143,17 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     and its LP matrix is sparse, with at most G non-zeros per candidate; its
     ``numeric_columns`` continuous and integer columns get one-way histograms
     (:func:`mixed_shares`).
+
+    By unit (``neighbours``), n is the released noisy count after contribution bounding:
+    every noise the rules compare is calibrated to the unit sensitivities, and the paper's
+    sizes (t, N, the automatic R), which grow with the number of independent rows, take
+    n / K, the rows a table of that noise level would have under replace-one (about the
+    number of units when each gives K rows).
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
-    theory = theory_parameters(n, d, config.smoothness, config.delta)
+    sample_size = max(2, n // neighbours.k) if neighbours.by_unit else n
+    theory = theory_parameters(sample_size, d, config.smoothness, config.delta)
     kind: str = config.candidate_kind if synthesize else "none"
     if mixed_basis is not None:
         if config.mode == "exact" or config.candidates is not None:
@@ -159,7 +169,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_basis = _capped_power(theory.t, d) - 1
         n_candidates = _capped_power(theory.N, d) if synthesize else 0
     else:
-        n_basis = auto_n_basis(n, d, config.smoothness, config.delta) if config.n_basis == "auto" else config.n_basis
+        n_basis = (auto_n_basis(sample_size, d, config.smoothness, config.delta) if config.n_basis == "auto"
+                   else config.n_basis)
         if kind == "moments":
             needed = count_indices_up_to_degree(d, 2)
             if config.n_basis != "auto" and n_basis < needed:
@@ -182,8 +193,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
     candidate_shares = {
         "pca": {"pca": config.pca_share},
-        "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count),
-        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count),
+        "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours),
+        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -218,9 +229,10 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         budget=budget,
         round_to_lattice=config.mode == "exact",
         marginal_bins=(config.marginal_bins or auto_marginal_bins(n, numeric_columns if kind == "mixed" else d,
-                                                                  budget.stage("marginals")))
+                                                                  budget.stage("marginals"), neighbours))
         if budget.share("marginals") > 0 else 0,
         skipped_pairs=skipped_pairs,
+        neighbours=neighbours,
     )
 
 
@@ -231,7 +243,8 @@ MARGINALS_ONLY_SHARE = 0.5
 NOISY_MOMENTS_SHARE = 0.1
 
 
-def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: float) -> dict[str, float]:
+def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: float,
+                  neighbours: Neighbours = ROWS) -> dict[str, float]:
     """Budget shares of the copula's histograms and products (of what bounds and clip count leave).
 
     Shares the user set are kept. Otherwise:
@@ -265,14 +278,15 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
         correlation = config.correlation_share
     else:
         share = COPULA_SHARES["correlation"]
-        pair_noise = stage_budget("correlation", share).noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d)))
+        pair_noise = stage_budget("correlation", share).noise_sd(
+            *score_products_sensitivity(n, d, default_clip_norm_sq(d), neighbours))
         released = d > 1 and pair_noise <= CORRELATION_NOISE_LIMIT
         correlation = share if released else 0.0
     marginals = config.marginals_share
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
         moments = 1 - marginals - correlation
-        if moments > 0 and stage_budget("moments", moments).means_noise_sd(n_basis, n) > MOMENT_NOISE_LIMIT:
+        if moments > 0 and stage_budget("moments", moments).means_noise_sd(n_basis, n, neighbours) > MOMENT_NOISE_LIMIT:
             marginals = max(marginals, 1 - NOISY_MOMENTS_SHARE - correlation)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
@@ -283,7 +297,8 @@ MIXED_MARGINALS_SHARE = 0.2
 MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 
 
-def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float) -> dict[str, float]:
+def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
+                 neighbours: Neighbours = ROWS) -> dict[str, float]:
     """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave).
 
     A mixed table's moments hold its binary and categorical columns' one-way and two-way
@@ -312,7 +327,8 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     if correlation is None:
         correlation = 0.0
         if numeric_columns > 1:
-            sensitivity = score_products_sensitivity(n, numeric_columns, default_clip_norm_sq(numeric_columns))
+            sensitivity = score_products_sensitivity(n, numeric_columns, default_clip_norm_sq(numeric_columns),
+                                                     neighbours)
 
             def pair_noise(share: float) -> float:
                 budget = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("correlation", share),))
@@ -331,7 +347,7 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
 MARGINAL_BINS_RANGE = (4, 16)
 
 
-def auto_marginal_bins(n: int, d: int, budget: StageBudget) -> int:
+def auto_marginal_bins(n: int, d: int, budget: StageBudget, neighbours: Neighbours = ROWS) -> int:
     """Bins per column for the copula's histograms: fewer when the count noise is large.
 
     Each cell should hold on average at least twice the standard deviation of its noise, so
@@ -339,7 +355,7 @@ def auto_marginal_bins(n: int, d: int, budget: StageBudget) -> int:
     Measured: docs/decisions.md#marginal-bins. The noise sd of a count follows from
     the histograms' sensitivity and the public budget.
     """
-    noise_sd = budget.noise_sd(*histogram_sensitivity(d))
+    noise_sd = budget.noise_sd(*histogram_sensitivity(d, neighbours))
     low, high = MARGINAL_BINS_RANGE
     return int(np.clip(math.floor(n / (2 * noise_sd)) - 2, low, high))
 
@@ -360,7 +376,7 @@ def cell_layout(domain: Domain, plan: Plan, nullable: Sequence[str] = ()) -> Cel
     The histograms' sensitivity does not change: a row still lies in one cell per column.
     A column named in ``nullable`` gets a last cell for its missing cells.
     """
-    sd = plan.budget.stage("marginals").noise_sd(*histogram_sensitivity(domain.d))
+    sd = plan.budget.stage("marginals").noise_sd(*histogram_sensitivity(domain.d, plan.neighbours))
     widest = min(MAX_VALUE_CELLS, max(plan.marginal_bins + 2, math.floor(plan.n / (2 * sd)) if sd > 0 else MAX_VALUE_CELLS))
     values: list[np.ndarray | None] = []
     for j, column in enumerate(domain.columns):

@@ -6,13 +6,12 @@ import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
+from synthdp.domain.units import contribution_bins
 from synthdp.errors import SynthDPError
 from synthdp.pipeline.run import FittedModel
 from synthdp.released import Release
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
-
-NEIGHBOURING = "replace one row; n is public"
 
 
 def describe_output(frame: pd.DataFrame) -> dict:
@@ -28,7 +27,8 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
     release, plan, config = model.release, model.release.plan, model.config
     return {
         "synthdp_version": __version__,
-        "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler, "neighbouring": NEIGHBOURING},
+        "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler,
+                    "neighbouring": plan.neighbours.describe(), **privacy_unit(release)},
         "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
         **({} if release.schema is None else {"schema": {
             **release.schema.to_dict(),
@@ -57,6 +57,26 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         # 0.1 ms is the clock's useful resolution; 17-digit floats would also read like data
         "timings_seconds": {stage: round(seconds, 4) for stage, seconds in model.timings.items()},
     }
+
+
+def privacy_unit(release: Release) -> dict:
+    """The report's ``privacy_unit`` entry (nothing without a privacy unit): the unit column,
+    K, the noisy counts of the units stage, and what the output holds in the unit column."""
+    units = release.units
+    if units is None:
+        return {}
+    bins = contribution_bins(units.max_rows)
+    return {"privacy_unit": {
+        "column": units.column,
+        "max_rows_per_unit": units.max_rows,
+        "bounding": f"a random choice of at most {units.max_rows} rows per unit, made before any statistic and "
+                    "without looking at the rows' values; the number of rows dropped is not released",
+        "rows_noisy": units.noisy_rows,
+        "units_per_contribution_bin_noisy": {f"{low}-{high}" if high > low else str(low): float(count)
+                                             for (low, high), count in zip(bins, units.noisy_contributions)},
+        "output": "the unit column holds synthetic identifiers (synthetic-1, ...), with rows per identifier drawn "
+                  "from the noisy histogram above; no real identifier is copied",
+    }}
 
 
 def reweighting(solver: str) -> str:

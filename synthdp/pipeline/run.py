@@ -42,6 +42,7 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
+from synthdp.domain.units import synthetic_units
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
@@ -59,6 +60,7 @@ from synthdp.postprocess.lp import (
 )
 from synthdp.postprocess.pairs import marginal_score_map
 from synthdp.postprocess.sampling import clean_weights, sample_rows
+from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import (
     NoiseSampler,
@@ -78,9 +80,12 @@ from synthdp.privacy.release import (
     release_pca,
     release_row_count,
     release_score_products,
+    release_units,
 )
+from synthdp.privacy.sensitivity import ROWS, Neighbours
 from synthdp.reader.table import PrivateTable, domain_from_data
-from synthdp.released import Release
+from synthdp.reader.units import UnitBound
+from synthdp.released import Release, UnitsRelease
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
@@ -227,16 +232,25 @@ def fit(
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
+    if config.privacy_unit is not None:  # the unit column is not synthesized: its bounds or type are not needed
+        bounds, schema = without_column(bounds, config.privacy_unit), without_column(schema, config.privacy_unit)
     if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
         schema, bounds = nullable_schema, None  # nullable columns: the mixed model
     full_config = config
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
-    table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
-                       nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema))
     noise, rng = randomness(config)
+    unit = None if config.privacy_unit is None or config.max_rows_per_unit is None else UnitBound(
+        config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)))  # the key: public randomness
+    table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
+                       nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
     ledger = PrivacyLedger(config.epsilon, config.delta)
+    neighbours, units, public_n = ROWS, None, None
+    if unit is not None:
+        neighbours = Neighbours(unit.max_rows, unit.column)
+        units, config = release_unit_counts(config, table, neighbours, ledger, noise)  # config: the budget left
+        public_n = max(2, round(units.noisy_rows))
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
-        schema, config = discover_levels(config, table, schema, ledger, noise)  # config: the budget left
+        schema, config = discover_levels(config, table, schema, ledger, noise, neighbours)  # config: the budget left
     if schema is not None:
         schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
         if list(schema.names) != table.all_names:
@@ -246,10 +260,11 @@ def fit(
     scan_start = time.perf_counter()
     run_release: Callable[[StageTracker], Release]
     if schema is not None and schema.categorical:
-        n_rows = table.row_sums(SumRequest()).n_rows
+        n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
         indices = basis_indices(schema, config.marginal_degree)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
-                         mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric)
+                         mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
+                         neighbours=neighbours)
         run_release = partial(release_mixed, table, schema, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
@@ -258,8 +273,9 @@ def fit(
         scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
         if bounds_from_data:
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
-        plan = make_plan(config, scan.n_rows, table.d, bounds_are_public=not bounds_from_data,
-                         estimated_bounds=table.d - len(known_columns), synthesize=synthesize)
+        plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
+                         bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
+                         synthesize=synthesize, neighbours=neighbours)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
@@ -284,6 +300,8 @@ def fit(
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
+        if units is not None:
+            released = replace(released, units=units)
         del table, run_release  # nothing below reads them
         solution, points, weights, blend_share = None, None, None, 0.0
         if synthesize:
@@ -294,20 +312,48 @@ def fit(
                        {"first pass": scan_seconds, **stages.timings}, rng)
 
 
+def without_column(entries: Any, name: str) -> Any:
+    """A bounds or schema mapping without ``name``'s entry (at the top, or under "columns"); other objects as given."""
+    if not isinstance(entries, Mapping):
+        return entries
+    columns = entries.get("columns")
+    if isinstance(columns, Mapping):
+        return {**entries, "columns": {key: value for key, value in columns.items() if key != name}}
+    return {key: value for key, value in entries.items() if key != name}
+
+
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
                csv_format: CsvFormat | None = None, nullable: tuple[str, ...] = (),
-               time_columns: Mapping[str, str] | None = None) -> PrivateTable:
+               time_columns: Mapping[str, str] | None = None, unit: UnitBound | None = None) -> PrivateTable:
     """The table to release, through the configured engine (in memory, streamed or Dask), numeric
     or mixed: ``text_columns`` are a mixed table's binary and categorical columns, ``nullable``
-    its numeric columns with missing cells, ``time_columns`` the date and datetime columns {name: kind}."""
+    its numeric columns with missing cells, ``time_columns`` the date and datetime columns {name: kind};
+    ``unit`` the privacy unit and its contribution bound."""
     if isinstance(data, PrivateTable):
+        if unit is not None and data.contributions is None:
+            raise SynthDPError("privacy_unit needs the table itself (a DataFrame or a file), not an opened PrivateTable")
         return data
     return PrivateTable.open(data, config.engine, config.chunk_rows, config.scheduler, csv_format or CsvFormat(),
-                             time_columns, text_columns, nullable)
+                             time_columns, text_columns, nullable, unit)
+
+
+def release_unit_counts(config: SynthConfig, table: PrivateTable, neighbours: Neighbours, ledger: PrivacyLedger,
+                        noise: NoiseSampler) -> tuple[UnitsRelease, SynthConfig]:
+    """By unit: the units stage (:func:`synthdp.privacy.release.release_units`, Laplace, epsilon
+    times ``config.units_share``), and the config holding the budget left for the rest."""
+    contributions = table.contributions
+    if contributions is None:
+        raise SynthDPError("the table was opened without its privacy unit")
+    epsilon = config.epsilon * config.units_share
+    noisy_rows, noisy_bins = release_units(contributions.n_rows, contributions.histogram(), StageBudget(epsilon, 0.0),
+                                           neighbours, ledger, noise)
+    units = UnitsRelease(contributions.bound.column, contributions.position, contributions.bound.max_rows,
+                         noisy_rows, noisy_bins)
+    return units, replace(config, epsilon=config.epsilon - epsilon)
 
 
 def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
-                    noise: NoiseSampler) -> tuple[dict, SynthConfig]:
+                    noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[dict, SynthConfig]:
     """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
     names = columns_to_discover(schema)
     if config.levels_share == 0:
@@ -315,7 +361,7 @@ def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, l
                            "set levels_share (CLI: --levels-share S) and delta > 0")
     share = config.levels_share
     counts = {name: table.level_counts(name) for name in names if name in table.all_names}
-    levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise)
+    levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise, neighbours)
     rest = replace(config, epsilon=config.epsilon * (1 - share), delta=config.delta * (1 - share))
     return with_levels(schema, levels), rest
 
@@ -372,7 +418,8 @@ def release_numeric(
     """
     study = PRODUCT if study is None else study
     budget = plan.budget
-    domain = release_domain(table.column_names, scan, known_columns, budget.bounds, ledger, noise)
+    domain = release_domain(table.column_names, scan, known_columns, budget.bounds, ledger, noise, plan.n,
+                            plan.neighbours)
     with stages.stage("moments"):
         if plan.mode == "exact":
             indices = tensor_indices(plan.d, plan.theory.t)
@@ -387,11 +434,12 @@ def release_numeric(
         noisy_rows_clipped = None
         if budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
-                                                   CLIPPED_ROWS, ledger, noise)
+                                                   CLIPPED_ROWS, ledger, noise, plan.neighbours)
         moments = sums["moments"] / plan.n
         sensitivity = None if study.moments_sensitivity is None else study.moments_sensitivity(indices, plan.n)
         noisy_moments = release_moments(moments, indices, budget.stage("moments"), plan.n, ledger, noise,
-                                        skipped_pairs=plan.skipped_pairs, sensitivity=sensitivity)
+                                        skipped_pairs=plan.skipped_pairs, sensitivity=sensitivity,
+                                        neighbours=plan.neighbours)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
         moment_noise_scale = ledger.event("moments").noise_scale
@@ -401,11 +449,12 @@ def release_numeric(
         with stages.stage("private PCA"):
             pca = release_pca(sums["column_sums"], sums["second_moment"], indices, noisy_moments, budget.stage("pca"),
                               plan.n, min(plan.d, config.pca_components or DEFAULT_PCA_COMPONENTS),
-                              config.pca_iterations, config.pca_calibration, plan.noise, ledger, noise, rng)
+                              config.pca_iterations, config.pca_calibration, plan.noise, ledger, noise, rng,
+                              plan.neighbours)
     if copula_wanted and layout is not None:
         with stages.stage("marginals"):
             histograms, histogram_noise_sd = release_marginals(sums["cell_counts"], layout, budget.stage("marginals"),
-                                                               ledger, noise)
+                                                               ledger, noise, plan.neighbours)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = sums["cell_counts"].copy()
         if plan.releases_pairs:
@@ -431,7 +480,7 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
         score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
         noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
-                                              score_map.clip_norm_sq, ledger, noise)
+                                              score_map.clip_norm_sq, ledger, noise, plan.neighbours)
         if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_scores = pair_sums / plan.n
         return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
@@ -465,17 +514,18 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
     layout = cell_layout(schema.numeric, plan, schema.nullable_numeric) if plan.marginal_bins else None
     with stages.stage("moments"):
         indices = basis_indices(schema, config.marginal_degree)
-        moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout)
+        moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.categorical) else None}
         wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
-        noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise)
+        noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise,
+                                          plan.neighbours)
                  for stage, (count, released) in wanted.items()}
         groups = groups_count(schema, indices)
         noisy_moments = release_bounded_means(
             moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
             + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else ""),
-            plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups)
+            plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups, neighbours=plan.neighbours)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
         scale = ledger.event("moments").noise_scale
@@ -486,7 +536,7 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
     if layout is not None and histogram_counts is not None:
         with stages.stage("marginals"):
             histograms, histogram_noise_sd = release_marginals(histogram_counts, layout, plan.budget.stage("marginals"),
-                                                               ledger, noise)
+                                                               ledger, noise, plan.neighbours)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = histogram_counts.copy()
         if plan.releases_pairs:  # the numeric columns' pairs, as for a numeric table
@@ -494,7 +544,8 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                 score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
                 pair_sums = table.encoded_score_products(schema, score_map)
                 noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n,
-                                                      schema.d_numeric, score_map.clip_norm_sq, ledger, noise)
+                                                      schema.d_numeric, score_map.clip_norm_sq, ledger, noise,
+                                                      plan.neighbours)
                 if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                     noisy_scores = pair_sums / plan.n
                 scores_noise_sd = noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
@@ -663,4 +714,9 @@ def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:
                            f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
     points = sample_rows(model.support_points, model.support_weights, int(n_rows), model.rng)
     schema = model.release.schema
-    return decode(points, model.release.domain) if schema is None else schema.decode(points)
+    frame = decode(points, model.release.domain) if schema is None else schema.decode(points)
+    units = model.release.units
+    if units is not None:  # synthetic identifiers in the unit column's place (post-processing)
+        frame.insert(min(units.position, frame.shape[1]), units.column,
+                     synthetic_units(len(frame), units.noisy_contributions, units.max_rows, model.rng))
+    return frame

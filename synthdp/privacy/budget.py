@@ -12,7 +12,7 @@ from synthdp.privacy.noise import (
     laplace_scale,
     noise_standard_deviation,
 )
-from synthdp.privacy.sensitivity import bounded_means_sensitivity
+from synthdp.privacy.sensitivity import ROWS, Neighbours, bounded_means_sensitivity, per_value_sensitivity
 
 
 @dataclass(frozen=True)
@@ -56,20 +56,20 @@ class StageBudget:
         by the better of basic and advanced composition (:func:`synthdp.privacy.noise.composition_epsilon`)."""
         return self.mu is None and self.delta > 0
 
-    def means_noise_scale(self, count: int, n: int) -> float:
+    def means_noise_scale(self, count: int, n: float, neighbours: Neighbours = ROWS) -> float:
         """The noise scale on each of ``count`` means over n rows of any functions with values
         in [-1, 1], as :func:`synthdp.privacy.release.release_bounded_means` calibrates it: per value
-        (sensitivity 2/n) with advanced composition when :attr:`laplace_per_value`, else
+        (sensitivity 2/n, by unit K/n: :func:`synthdp.privacy.sensitivity.per_value_sensitivity`) with advanced composition when :attr:`laplace_per_value`, else
         :meth:`noise_scale` of the whole vector's sensitivities
         (:func:`synthdp.privacy.sensitivity.bounded_means_sensitivity`; the Chebyshev moments' derived
         sensitivity can be lower, :func:`synthdp.privacy.sensitivity.moments_sensitivity`)."""
         if self.laplace_per_value:
-            return laplace_scale(2 / n, composition_epsilon(count, self.epsilon, self.delta))
-        return self.noise_scale(*bounded_means_sensitivity(count, n))
+            return laplace_scale(per_value_sensitivity(n, neighbours), composition_epsilon(count, self.epsilon, self.delta))
+        return self.noise_scale(*bounded_means_sensitivity(count, n, neighbours))
 
-    def means_noise_sd(self, count: int, n: int) -> float:
+    def means_noise_sd(self, count: int, n: float, neighbours: Neighbours = ROWS) -> float:
         """Standard deviation of the noise on each mean of :meth:`means_noise_scale`."""
-        return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n))
+        return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n, neighbours))
 
     def part(self, fraction: float) -> StageBudget:
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""

@@ -26,25 +26,26 @@ import math
 import numpy as np
 
 from synthdp.privacy.noise import NoiseSampler
-from synthdp.privacy.sensitivity import value_histogram_sensitivity
+from synthdp.privacy.sensitivity import ROWS, Neighbours, value_histogram_sensitivity
 from synthdp.stats.histograms import EDGES, N_BINS
 
 FAILURE_PROBABILITY = 0.05
 OUTLIER_SHARE = 0.005  # bins holding fewer rows than this share of n are not part of the range
 
 
-def laplace_count_scale(epsilon: float) -> float:
-    """Laplace scale of each histogram count: L1 sensitivity 2 under replace-one
+def laplace_count_scale(epsilon: float, neighbours: Neighbours = ROWS) -> float:
+    """Laplace scale of each histogram count: L1 sensitivity 2 under replace-one, K by unit
     (:func:`synthdp.privacy.sensitivity.value_histogram_sensitivity`) over epsilon."""
-    return value_histogram_sensitivity() / epsilon
+    return value_histogram_sensitivity(neighbours) / epsilon
 
 
-def detection_threshold(epsilon: float) -> float:
+def detection_threshold(epsilon: float, neighbours: Neighbours = ROWS) -> float:
     """Noisy count above which a bin is taken as occupied."""
-    return laplace_count_scale(epsilon) * math.log(N_BINS / FAILURE_PROBABILITY)
+    return laplace_count_scale(epsilon, neighbours) * math.log(N_BINS / FAILURE_PROBABILITY)
 
 
-def estimate_bounds(counts: np.ndarray, epsilon: float, noise: NoiseSampler) -> tuple[float, float]:
+def estimate_bounds(counts: np.ndarray, epsilon: float, noise: NoiseSampler, n: float | None = None,
+                    neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """An epsilon-DP range [lo, hi] of one private column, from its histogram.
 
     Parameters
@@ -53,10 +54,17 @@ def estimate_bounds(counts: np.ndarray, epsilon: float, noise: NoiseSampler) -> 
         :func:`histogram_counts` of the private column; they add up to n (public).
     epsilon : float
         Budget for this column.
+    n : float or None
+        The public row count (by unit: the released noisy count); None: the counts' sum, which
+        is n, public, under replace-one.
+    neighbours : Neighbours
+        The neighbouring relation (by unit the counts' sensitivity is K).
     """
-    n_rows = int(counts.sum())
-    noisy = noise.laplace(np.asarray(counts, dtype=float), laplace_count_scale(epsilon))
-    occupied = np.flatnonzero(noisy > max(detection_threshold(epsilon), OUTLIER_SHARE * n_rows))
+    if n is None and neighbours.by_unit:
+        raise ValueError("by unit, n is private: pass the released count")
+    n_rows = int(counts.sum()) if n is None else n
+    noisy = noise.laplace(np.asarray(counts, dtype=float), laplace_count_scale(epsilon, neighbours))
+    occupied = np.flatnonzero(noisy > max(detection_threshold(epsilon, neighbours), OUTLIER_SHARE * n_rows))
     if len(occupied) == 0:
         occupied = np.array([int(np.argmax(noisy))])
     # Edges of the outermost occupied bins; the unbounded outer bins end at the last edge.

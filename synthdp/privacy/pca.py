@@ -38,7 +38,7 @@ import numpy as np
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyEvent
 from synthdp.privacy.noise import NoiseSampler, laplace_scale
-from synthdp.privacy.sensitivity import iteration_sensitivity
+from synthdp.privacy.sensitivity import ROWS, Neighbours, iteration_sensitivity
 from synthdp.released import PrivatePCA
 
 
@@ -67,6 +67,7 @@ def private_subspace_iteration(
     noise: NoiseSampler,
     rng: np.random.Generator,
     calibration: str = "derived",
+    neighbours: Neighbours = ROWS,
 ) -> tuple[PrivatePCA, PrivacyEvent]:
     """Release the top-k principal axes of a private table.
 
@@ -87,11 +88,13 @@ def private_subspace_iteration(
     rng : numpy Generator
         Public randomness for the starting subspace.
     calibration : "derived" or "paper"
+    neighbours : Neighbours
+        The neighbouring relation (by unit: ``n`` is the released noisy count).
     """
     d = second_moment.shape[0]
     covariance = second_moment - np.outer(center, center)
     norm = "l2" if noise_kind == "gaussian" else "l1"
-    sensitivity = iteration_sensitivity(d, k, n, norm)
+    sensitivity = iteration_sensitivity(d, k, n, norm, neighbours)
     epsilon, delta = budget.epsilon, budget.delta
     if noise_kind == "gaussian":
         # L adaptive Gaussian releases of l2 sensitivity Delta each are sqrt(L) Delta / sigma -GDP

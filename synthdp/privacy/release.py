@@ -6,8 +6,10 @@ the calibrated noise, and records the release in the ledger. :mod:`synthdp.pipel
 calls them in order and assembles the :class:`synthdp.released.Release`; everything downstream
 (candidates, LP, sampling, decoding) is post-processing of that Release.
 
-Neighbouring tables have the same public n and differ in one row (replace-one); all rows
-lie in [-1, 1]^d after clipping to the public domain.
+Neighbouring tables have the same public n and differ in one row (replace-one), or, with a
+privacy unit, differ by all rows of one unit, at most K (``neighbours``,
+:class:`synthdp.privacy.sensitivity.Neighbours`; n is then the released noisy count of
+:func:`release_units`); all rows lie in [-1, 1]^d after clipping to the public domain.
 """
 
 from __future__ import annotations
@@ -32,12 +34,16 @@ from synthdp.privacy.noise import (
 )
 from synthdp.privacy.pca import PrivatePCA, private_subspace_iteration
 from synthdp.privacy.sensitivity import (
+    ROWS,
+    Neighbours,
     bounded_means_sensitivity,
     grouped_means_sensitivity,
     histogram_sensitivity,
     moments_sensitivity,
+    per_value_sensitivity,
     row_count_sensitivity,
     score_products_sensitivity,
+    units_sensitivity,
     value_histogram_sensitivity,
 )
 from synthdp.stats.histograms import CellLayout
@@ -45,31 +51,32 @@ from synthdp.stats.row_sums import RowSums
 
 
 def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[str, ColumnDomain], epsilon: float,
-                   ledger: PrivacyLedger, noise: NoiseSampler) -> Domain:
+                   ledger: PrivacyLedger, noise: NoiseSampler, n: float, neighbours: Neighbours = ROWS) -> Domain:
     """The domain, with DP estimates of the bounds the user did not give.
 
     Each estimated column gets epsilon / (number of estimated columns) for one noisy
     histogram (:func:`synthdp.privacy.dp_bounds.estimate_bounds`; L1 sensitivity 2 per column), whose
-    counts are ``scan["histograms"]``, one row per column without bounds, in table order.
+    counts are ``scan["histograms"]``, one row per column without bounds, in table order;
+    ``n`` is the public row count (by unit, the released noisy count; its L1 sensitivity K).
     """
     missing = [name for name in column_names if name not in known_columns]
     columns = dict(known_columns)
     if missing:
         per_column = epsilon / len(missing)
         ledger.record(PrivacyEvent(
-            "bounds", "Laplace histogram over fixed power-of-two bins, per column", value_histogram_sensitivity(),
+            "bounds", "Laplace histogram over fixed power-of-two bins, per column", value_histogram_sensitivity(neighbours),
             "l1 per column",
-            laplace_count_scale(per_column), epsilon, 0.0, f"lower and upper bounds of {len(missing)} column(s)",
+            laplace_count_scale(per_column, neighbours), epsilon, 0.0, f"lower and upper bounds of {len(missing)} column(s)",
         ))
-        threshold = detection_threshold(per_column)
-        if threshold > scan.n_rows / 20:
+        threshold = detection_threshold(per_column, neighbours)
+        if threshold > n / 20:
             warnings.warn(
                 f"private bounds for {len(missing)} column(s) from epsilon = {epsilon:.3g} are unreliable at "
-                f"n = {scan.n_rows}: a bin needs about {threshold:.0f} rows to be detected; pass public "
+                f"n = {n:.0f}: a bin needs about {threshold:.0f} rows to be detected; pass public "
                 "bounds (--bounds) or raise --bounds-share", UserWarning, stacklevel=4,
             )
         for name, counts in zip(missing, scan["histograms"]):
-            lower, upper = estimate_bounds(counts, per_column, noise)
+            lower, upper = estimate_bounds(counts, per_column, noise, n, neighbours)
             columns[name] = ColumnDomain(name, lower, upper, source="DP estimate")
     return Domain(tuple(columns[name] for name in column_names), source=_sources_summary(columns.values()))
 
@@ -80,7 +87,7 @@ def _sources_summary(columns) -> str:
 
 
 def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float, delta: float, ledger: PrivacyLedger,
-                   noise: NoiseSampler) -> dict[str, tuple[str, ...]]:
+                   noise: NoiseSampler, neighbours: Neighbours = ROWS) -> dict[str, tuple[str, ...]]:
     """DP discovery of the levels of categorical columns: a stability-based histogram per column.
 
     ``level_counts`` maps each column to the exact count of every value it holds (private).
@@ -96,13 +103,20 @@ def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float
     at most, so the release is (eps_c, delta_c)-DP. A noisy count per observed value without
     the threshold is not DP at all: the set of observed values itself leaks. The kept levels
     are sorted (their order must not depend on the counts) and the noisy counts dropped.
+
+    By unit (one unit's at most K rows added or removed): the counts of the values in both
+    tables move by at most K in all (l1 sensitivity K, Laplace(K/eps_c)); at most K values are
+    in one table only, each with count <= K, each kept with probability
+    <= exp(-(tau - K) eps_c / K) / 2, so tau = K + (K/eps_c) ln(K/delta_c) keeps any of them
+    with probability <= delta_c / 2. (K = 1 is the replace-one threshold with scale 1/eps_c.)
     """
     names = list(level_counts)
     per_column, delta_per_column = epsilon / len(names), delta / len(names)
-    scale = laplace_scale(value_histogram_sensitivity(), per_column)
-    threshold = 1 + scale * math.log(1 / delta_per_column)
+    scale = laplace_scale(value_histogram_sensitivity(neighbours), per_column)
+    k = neighbours.k
+    threshold = (k + scale * math.log(k / delta_per_column)) if neighbours.by_unit else 1 + scale * math.log(1 / delta_per_column)
     ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column",
-                               value_histogram_sensitivity(),
+                               value_histogram_sensitivity(neighbours),
                                "l1 per column (values in both tables)", scale, epsilon, delta,
                                f"levels of {len(names)} categorical column(s) (counts above {threshold:.3g})"))
     levels = {}
@@ -119,21 +133,21 @@ OTHER_ROWS = "number of rows with a categorical value outside its levels"
 
 
 def release_row_count(count: int, epsilon: float, stage: str, released: str, ledger: PrivacyLedger,
-                      noise: NoiseSampler) -> float:
+                      noise: NoiseSampler, neighbours: Neighbours = ROWS) -> float:
     """Noisy count of the rows with some property (a clipped value, an "other" level).
 
     Sensitivity: replacing one row changes the count by at most 1 (L1 = 1), so
-    Laplace(1/epsilon) makes it epsilon-DP.
+    Laplace(1/epsilon) makes it epsilon-DP; by unit K (:func:`synthdp.privacy.sensitivity.row_count_sensitivity`).
     """
-    sensitivity = row_count_sensitivity()
+    sensitivity = row_count_sensitivity(neighbours)
     scale = laplace_scale(sensitivity, epsilon)
     ledger.record(PrivacyEvent(stage, "Laplace", sensitivity, "l1", scale, epsilon, 0.0, released))
     return float(noise.laplace(np.array([count], dtype=float), scale)[0])
 
 
-def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudget, n: int, ledger: PrivacyLedger,
+def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudget, n: float, ledger: PrivacyLedger,
                     noise: NoiseSampler, skipped_pairs: int = 0,
-                    sensitivity: tuple[float, float] | None = None) -> np.ndarray:
+                    sensitivity: tuple[float, float] | None = None, neighbours: Neighbours = ROWS) -> np.ndarray:
     """Noisy Chebyshev moments b_hat = b + noise of the basis ``indices``, shape (R, d).
 
     Sensitivity: :func:`synthdp.privacy.sensitivity.moments_sensitivity`, at most that of any R functions
@@ -148,13 +162,15 @@ def release_moments(moments: np.ndarray, indices: np.ndarray, budget: StageBudge
     released = f"{len(moments)} Chebyshev moments"
     if skipped_pairs:
         released += f" (the basis's {skipped_pairs} pair products x_i x_j are left to the correlation release)"
-    return release_bounded_means(moments, "moments", released, budget, n, ledger, noise,
-                                 sensitivity=moments_sensitivity(indices, n) if sensitivity is None else sensitivity)
+    return release_bounded_means(moments, "moments", released, budget, n, ledger, noise, neighbours=neighbours,
+                                 sensitivity=moments_sensitivity(indices, n, neighbours) if sensitivity is None
+                                 else sensitivity)
 
 
 def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: StageBudget,
-                          n: int, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None,
-                          sensitivity: tuple[float, float] | None = None) -> np.ndarray:
+                          n: float, ledger: PrivacyLedger, noise: NoiseSampler, groups: int | None = None,
+                          sensitivity: tuple[float, float] | None = None,
+                          neighbours: Neighbours = ROWS) -> np.ndarray:
     """Noisy means over the rows of R functions with values in [-1, 1].
 
     Sensitivity (:func:`synthdp.privacy.sensitivity.bounded_means_sensitivity`): replacing one row moves
@@ -171,29 +187,36 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     composition over the R means (G groups; see :func:`synthdp.privacy.noise.composition_epsilon`).
     That per-value release keeps the bound 2/n of each mean and ignores ``sensitivity``: a
     joint (L1, L2) bound does not bound each value below 2/n.
+
+    By unit (``neighbours``): the means are sums over the rows divided by the released count n,
+    and every bound is the unit one of :mod:`synthdp.privacy.sensitivity` (K R/n, K sqrt(R)/n;
+    K/n per value).
     """
     R = len(means) if groups is None else groups
     if budget.laplace_per_value:
-        scale = budget.means_noise_scale(R, n)
+        scale = budget.means_noise_scale(R, n, neighbours)
         mechanism = "Laplace per value, advanced composition over the values"
-        ledger.record(PrivacyEvent(stage, mechanism, 2 / n, "l1 per value", scale, budget.epsilon, budget.delta, released))
+        ledger.record(PrivacyEvent(stage, mechanism, per_value_sensitivity(n, neighbours), "l1 per value", scale,
+                                   budget.epsilon, budget.delta, released))
         return noise.laplace(means, scale)
     if sensitivity is None:
-        sensitivity = bounded_means_sensitivity(R, n) if groups is None else grouped_means_sensitivity(groups, n)
+        sensitivity = (bounded_means_sensitivity(R, n, neighbours) if groups is None
+                       else grouped_means_sensitivity(groups, n, neighbours))
     return _release(means, stage, released, *sensitivity, budget, ledger, noise)
 
 
 def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger,
-                      noise: NoiseSampler) -> tuple[np.ndarray, float]:
+                      noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[np.ndarray, float]:
     """Noisy one-way histograms of every column: ``counts`` of shape (d, M) from
     :meth:`synthdp.stats.histograms.CellLayout.counts` summed over the rows.
 
     Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`
-    (whatever the layout: a row lies in one cell of each column). Padding cells (beyond a
-    column's own) hold 0 in every table and get noise too, which post-processing discards.
+    (whatever the layout: a row lies in one cell of each column); by unit L1 K d, L2 K sqrt(d).
+    Padding cells (beyond a column's own) hold 0 in every table and get noise too, which
+    post-processing discards.
     """
     d = counts.shape[0]
-    sensitivity = histogram_sensitivity(d)
+    sensitivity = histogram_sensitivity(d, neighbours)
     values = layout.value_columns
     what = (f"one-way histograms of {d} columns, {layout.n_bins} bins + 2 atoms each" if values == 0 else
             f"one-way histograms of {d} columns: {d - values} in {layout.n_bins} bins + 2 atoms, "
@@ -204,19 +227,43 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
     return noisy, budget.noise_sd(*sensitivity)
 
 
-def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, n: int, d: int,
-                           clip_norm_sq: float, ledger: PrivacyLedger, noise: NoiseSampler) -> np.ndarray:
+def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, n: float, d: int,
+                           clip_norm_sq: float, ledger: PrivacyLedger, noise: NoiseSampler,
+                           neighbours: Neighbours = ROWS) -> np.ndarray:
     """Noisy means of the products s_i s_j, i <= j, of the rows' clipped normal scores, in
     ``np.triu_indices(d)`` order, from their sums over the rows
     (:func:`synthdp.stats.scores.score_products`).
 
     Sensitivity: L1 (d / sqrt(2) + 1) C^2 / n, L2 sqrt(2) C^2 / n with C^2 = ``clip_norm_sq``,
-    derived (L2 attained) in :func:`synthdp.privacy.sensitivity.score_products_sensitivity`.
+    derived (L2 attained) in :func:`synthdp.privacy.sensitivity.score_products_sensitivity`;
+    by unit L1 K (d + 1) C^2 / (2n), L2 K C^2 / n.
     """
     released = (f"means of the {len(score_products_sum)} products of normal scores s_i s_j, i <= j, through the "
                 f"released histograms, each row's scores clipped to squared norm {clip_norm_sq:.4g}")
     return _release(score_products_sum / n, "correlation", released,
-                    *score_products_sensitivity(n, d, clip_norm_sq), budget, ledger, noise)
+                    *score_products_sensitivity(n, d, clip_norm_sq, neighbours), budget, ledger, noise)
+
+
+UNITS_COUNT_WEIGHT = 3.0  # the row count's weight in the units release: 3/4 of its l1 sensitivity
+
+
+def release_units(rows: int, contributions: np.ndarray, budget: StageBudget, neighbours: Neighbours,
+                  ledger: PrivacyLedger, noise: NoiseSampler) -> tuple[float, np.ndarray]:
+    """By unit: the noisy row count n after contribution bounding, and the noisy number of
+    units per contribution bin (``contributions``, the bins of
+    :func:`synthdp.domain.units.contribution_bins`), released together as the vector
+    (w n / K, h_1, ..., h_B), w = ``UNITS_COUNT_WEIGHT``.
+
+    Sensitivity (:func:`synthdp.privacy.sensitivity.units_sensitivity`): one unit added or
+    removed moves w n / K by at most w and one bin by 1: L1 w + 1, L2 sqrt(w^2 + 1). The noisy
+    count then divides every sum of the later stages (post-processing of this release).
+    """
+    weight = UNITS_COUNT_WEIGHT
+    values = np.concatenate([[weight * rows / neighbours.k], np.asarray(contributions, dtype=float)])
+    noisy = _release(values, "units", f"number of rows after bounding each unit to {neighbours.k} rows (times "
+                     f"{weight:g}/{neighbours.k}), and units per contribution bin ({len(contributions)} bins)",
+                     *units_sensitivity(weight), budget, ledger, noise)
+    return float(noisy[0] * neighbours.k / weight), noisy[1:]
 
 
 def _release(values: np.ndarray, stage: str, released: str, l1_sensitivity: float, l2_sensitivity: float,
@@ -245,6 +292,7 @@ def release_pca(
     ledger: PrivacyLedger,
     noise: NoiseSampler,
     rng: np.random.Generator,
+    neighbours: Neighbours = ROWS,
 ) -> PrivatePCA:
     """Private centre and ``components`` principal axes for the ellipsoid candidates.
 
@@ -261,11 +309,11 @@ def release_pca(
     else:
         share = 1 / (iterations + 1)
         center = release_bounded_means(column_sums / n, "pca_centre", f"mean of {d} columns (ellipsoid centre)",
-                                       budget.part(share), n, ledger, noise)
+                                       budget.part(share), n, ledger, noise, neighbours=neighbours)
         budget = budget.part(1 - share)
     pca, event = private_subspace_iteration(
         second_moment_sum / n, np.clip(center, -1, 1), n, components, iterations, budget,
-        noise_kind, noise, rng, calibration,
+        noise_kind, noise, rng, calibration, neighbours,
     )
     ledger.record(event)
     return pca

@@ -1,8 +1,16 @@
 """Every sensitivity bound of synthdp's releases, each derived in its docstring.
 
-Neighbouring tables have the same public n and differ in one row (replace-one); every row
-lies in [-1, 1]^d after clipping to the public domain. A test checks each bound on extreme rows
-(tests/test_privacy.py, tests/test_audit.py).
+Two neighbouring relations (:class:`Neighbours`). By default neighbouring tables have the same
+public n and differ in one row (replace-one). With a privacy unit (``--privacy-unit``), they
+differ by all the rows of one unit (a person), added or removed, after each unit's rows were
+bounded to K (``--max-rows-per-unit``; :mod:`synthdp.reader.units`); n is then private, and
+every mean is a sum over the rows divided by the released noisy count (a public number). Either
+way every row lies in [-1, 1]^d after clipping to the public domain. A test checks each bound
+on extreme rows (tests/test_privacy.py, tests/test_units.py, tests/test_audit.py).
+
+Under add/remove of K rows, a release of sums S = sum_rows f(x) moves by the sum of at most K
+rows' vectors f(x), so its sensitivity is K times the largest norm of one row's f(x) (not of
+the difference of two rows, as under replace-one): the unit bounds below are derived that way.
 """
 
 from __future__ import annotations
@@ -10,25 +18,73 @@ from __future__ import annotations
 import functools
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 
-def bounded_means_sensitivity(count: int, n: int) -> tuple[float, float]:
+@dataclass(frozen=True)
+class Neighbours:
+    """The neighbouring relation the bounds are derived for.
+
+    ``rows_per_unit`` None (:data:`ROWS`): neighbouring tables have the same public n and differ
+    in one row. ``rows_per_unit`` = K: they differ by all the rows of one privacy unit (the
+    values of ``column``), added or removed, and every unit has at most K rows (contribution
+    bounding, :mod:`synthdp.reader.units`); n is private, and the n of every bound below is the
+    released noisy count that divides the sums.
+    """
+
+    rows_per_unit: int | None = None
+    column: str | None = None
+
+    @property
+    def by_unit(self) -> bool:
+        return self.rows_per_unit is not None
+
+    @property
+    def k(self) -> int:
+        """K, the most rows one unit adds or removes (1 for rows)."""
+        return 1 if self.rows_per_unit is None else self.rows_per_unit
+
+    def describe(self) -> str:
+        """The relation in words, for the privacy report."""
+        if self.rows_per_unit is None:
+            return "replace one row; n is public"
+        return (f"add or remove all rows of one privacy unit (column '{self.column}'), at most "
+                f"{self.rows_per_unit} rows per unit after contribution bounding; n is not public (a noisy count)")
+
+
+ROWS = Neighbours()
+
+
+def bounded_means_sensitivity(count: int, n: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """(L1, L2) sensitivity of the means over n rows of ``count`` functions with values in [-1, 1].
 
     Replacing one row moves each mean (1/n) sum_i f(x_i) by at most 2/n, so the vector of
     means moves by at most 2 count/n in l1 and 2 sqrt(count)/n in l2. Every product
     Chebyshev function is such a function (a product of cosines).
+
+    By unit: one row's vector (f(x))_k has l1 norm <= count and l2 norm <= sqrt(count), so
+    adding or removing K rows moves the sums by K count and K sqrt(count), the means (sums
+    over the released count n) by K count/n and K sqrt(count)/n. Attained by K rows at the
+    corner (1, ..., 1), where every Chebyshev product is 1.
     """
+    if neighbours.by_unit:
+        return neighbours.k * count / n, neighbours.k * count**0.5 / n
     return 2 * count / n, 2 * count**0.5 / n
+
+
+def per_value_sensitivity(n: float, neighbours: Neighbours = ROWS) -> float:
+    """Sensitivity of one mean over n rows of a function with values in [-1, 1]: 2/n
+    (replace one row), K/n by unit (K rows added or removed, each moving the sum by <= 1)."""
+    return neighbours.k / n if neighbours.by_unit else 2 / n
 
 
 SPREAD_GRID = 2000  # intervals of the grid on [-1, 1] over which univariate_spread maximises
 
 
-def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
+def moments_sensitivity(indices: np.ndarray, n: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """(L1, L2) sensitivity of the means over n rows of the Chebyshev products ``indices``, shape (R, d).
 
     Replacing row x by y moves mean k by (phi_k(x) - phi_k(y))/n. Split the functions into
@@ -45,8 +101,14 @@ def moments_sensitivity(indices: np.ndarray, n: int) -> tuple[float, float]:
     so with each column's T_1 and T_2 (R = 2d) the bound is 3.13 d/n and 2.27 sqrt(d)/n
     against 4 d/n and 2.83 sqrt(d)/n. With degree-1 functions only it is the generic bound,
     attained by rows at opposite corners.
+
+    By unit: the spread argument needs two rows; one row's vector is at most 1 in every
+    entry and is 1 in all of them at the corner (1, ..., 1), so the bound is
+    :func:`bounded_means_sensitivity` by unit (K R/n, K sqrt(R)/n), attained.
     """
     indices = np.asarray(indices)
+    if neighbours.by_unit:
+        return bounded_means_sensitivity(len(indices), n, neighbours)
     univariate = np.count_nonzero(indices, axis=1) == 1
     spread_l1 = spread_l2 = 0.0
     for column in range(indices.shape[1]):
@@ -100,16 +162,22 @@ def compute_univariate_spread(degrees: tuple[int, ...], power: int) -> float:
     return min(largest + lipschitz * 2.0 / SPREAD_GRID, 2.0**power * len(degrees))
 
 
-def histogram_sensitivity(d: int) -> tuple[float, float]:
+def histogram_sensitivity(d: int, neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """L1 and L2 sensitivity of the d x (B + 2) counts of :func:`cell_counts`.
 
     Replacing one row takes one unit from one cell of each column and adds it to another (or
     the same) cell: L1 2d, L2 sqrt(2d).
+
+    By unit: one row adds 1 to one cell of each column (l1 d, l2 sqrt(d)); K rows, all in the
+    same cells at worst: L1 K d, L2 K sqrt(d).
     """
+    if neighbours.by_unit:
+        return float(neighbours.k * d), neighbours.k * math.sqrt(d)
     return 2.0 * d, math.sqrt(2.0 * d)
 
 
-def score_products_sensitivity(n: int, d: int, clip_norm_sq: float) -> tuple[float, float]:
+def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
+                               neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """L1 and L2 sensitivity of the means of s_i s_j, i <= j, of score vectors with ||s||^2 <= C^2.
 
     :func:`synthdp.stats.scores.score_products` shrinks each row's normal scores onto the
@@ -130,26 +198,38 @@ def score_products_sensitivity(n: int, d: int, clip_norm_sq: float) -> tuple[flo
     <= 2 C^2. So L1 = (d / sqrt(2) + 1) C^2 / n: an upper bound, within 8 % of the maximum
     at d = 2, which is sqrt(5) C^2 / n (s = C (cos a, sin a), s' = C (-sin a, cos a) with
     tan 2a = 1/2; tests/test_audit.py releases that pair).
+
+    By unit: one row's v(s) n has l2 norm <= C^2 (above) and l1 norm
+    sum_{i<=j} |s_i s_j| = ((sum_i |s_i|)^2 + sum_i s_i^2) / 2 <= (d + 1) C^2 / 2 (Cauchy-Schwarz:
+    (sum_i |s_i|)^2 <= d ||s||^2); K rows: L1 K (d + 1) C^2 / (2n), L2 K C^2 / n.
     """
+    if neighbours.by_unit:
+        return neighbours.k * (d + 1) * clip_norm_sq / (2 * n), neighbours.k * clip_norm_sq / n
     return (d / math.sqrt(2.0) + 1.0) * clip_norm_sq / n, math.sqrt(2.0) * clip_norm_sq / n
 
 
-def iteration_sensitivity(d: int, k: int, n: int, norm: str) -> float:
-    """Sensitivity of one iterate A X, derived in :mod:`synthdp.privacy.pca` (docs/mechanism.md §4)."""
-    l2 = math.sqrt(2.0) * d / n
+def iteration_sensitivity(d: int, k: int, n: float, norm: str, neighbours: Neighbours = ROWS) -> float:
+    """Sensitivity of one iterate A X, derived in :mod:`synthdp.privacy.pca` (docs/mechanism.md §4).
+
+    By unit: A = (1/n) sum_i x_i x_i^T moves by the sum of at most K terms x x^T / n, and
+    ||x x^T X||_F <= ||x||^2 ||X||_2 <= d for orthonormal X and x in [-1, 1]^d: L2 K d / n
+    (against sqrt(2) d / n for one replaced row).
+    """
+    l2 = neighbours.k * d / n if neighbours.by_unit else math.sqrt(2.0) * d / n
     return l2 if norm == "l2" else math.sqrt(k * d) * l2
 
 
-def row_count_sensitivity() -> float:
+def row_count_sensitivity(neighbours: Neighbours = ROWS) -> float:
     """L1 sensitivity of a count of rows with some property (a clipped value, an "other" level).
 
     Replacing one row changes the count by at most 1: L1 = 1 (Laplace(1/epsilon) makes it
-    epsilon-DP; :func:`synthdp.privacy.release.release_row_count`).
+    epsilon-DP; :func:`synthdp.privacy.release.release_row_count`). By unit: K rows added or
+    removed change it by at most K.
     """
-    return 1.0
+    return float(neighbours.k) if neighbours.by_unit else 1.0
 
 
-def value_histogram_sensitivity() -> float:
+def value_histogram_sensitivity(neighbours: Neighbours = ROWS) -> float:
     """L1 sensitivity of a histogram of one column's values: the power-of-two bins of the DP
     bounds (:mod:`synthdp.privacy.dp_bounds`) or the counts of the observed levels of a
     categorical column (:func:`synthdp.privacy.release.release_levels`).
@@ -158,11 +238,13 @@ def value_histogram_sensitivity() -> float:
     and one rises by 1, L1 = 2. (For the levels, this bounds the values present in both
     neighbouring tables; a value present in one table only is handled by the threshold, see
     :func:`synthdp.privacy.release.release_levels`.)
+
+    By unit: K rows added or removed add or remove K values, one count each: L1 K.
     """
-    return 2.0
+    return float(neighbours.k) if neighbours.by_unit else 2.0
 
 
-def grouped_means_sensitivity(groups: int, n: int) -> tuple[float, float]:
+def grouped_means_sensitivity(groups: int, n: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """(L1, L2) sensitivity of the means over n rows of functions with values in [-1, 1] that
     fall into ``groups`` groups, at most one function of a group non-zero on any row (the
     indicator products of a mixed table, :func:`synthdp.stats.mixed_basis.basis_groups`).
@@ -171,8 +253,25 @@ def grouped_means_sensitivity(groups: int, n: int) -> tuple[float, float]:
     entry by <= 2/n, or two entries by <= 1/n each), so G groups have l1 sensitivity 2G/n and
     l2 sensitivity 2 sqrt(G)/n: :func:`bounded_means_sensitivity` with G in place of R. A
     table of numeric columns only has one function per group: 2R/n, the usual bound.
+
+    By unit: one row's vector has at most one non-zero entry per group, each in [-1, 1]: l1
+    <= G, l2 <= sqrt(G); K rows: K G/n and K sqrt(G)/n, :func:`bounded_means_sensitivity`
+    by unit with G in place of R.
     """
-    return bounded_means_sensitivity(groups, n)
+    return bounded_means_sensitivity(groups, n, neighbours)
+
+
+def units_sensitivity(count_weight: float) -> tuple[float, float]:
+    """(L1, L2) sensitivity of the units release (by unit only,
+    :func:`synthdp.privacy.release.release_units`): the vector (w n / K, h_1, ..., h_B) of the
+    bounded row count n, weighted by w / K, and the counts of units per contribution bin.
+
+    Adding or removing one unit with c <= K rows moves w n / K by w c / K <= w and one bin of h
+    by 1: L1 w + 1, L2 sqrt(w^2 + 1). (The weight w gives the count, which divides every later
+    sum, the larger part of the stage's budget under Laplace noise: its noise is (w + 1) / w
+    times the stage's 1/epsilon, the bins' w + 1 times.)
+    """
+    return count_weight + 1.0, math.sqrt(count_weight**2 + 1.0)
 
 
 def write_spread_table() -> None:

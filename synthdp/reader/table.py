@@ -20,6 +20,11 @@ A run makes two passes (row count, histograms or ranges first; then the sums wit
 domain): files and Dask inputs are read twice rather than held in memory. The row count n
 is counted in each pass (it is public in the replace-one model) and the two counts must agree.
 
+With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first counts each
+unit's rows (the unit column only), then keeps at most K rows per unit, the same rows in every
+engine and pass (:mod:`synthdp.reader.units`), and drops the unit column: every statistic is of
+the bounded table, whose row count is then private.
+
 Validation errors (missing values, text in a numeric column, too few rows) necessarily
 depend on the data; they reveal only a property of the file the user passed, and they
 stop the run before anything is released. Every engine applies the same checks, chunk by
@@ -44,6 +49,7 @@ from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.reader.dates import with_time_values
+from synthdp.reader.units import Contributions, UnitBound, bounded_frame, count_units, unit_values
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import (
     RowSums,
@@ -83,10 +89,23 @@ class PrivateTable:
     time_columns : mapping of str to str
         Date and datetime columns (from public bounds or a schema), {name: "date" or "datetime"}:
         ISO text or datetime64 values, read as days or seconds since 1970-01-01.
+    unit : UnitBound or None
+        The privacy unit: its column identifies the unit of each row, and at most
+        ``unit.max_rows`` rows of each unit are kept (:mod:`synthdp.reader.units`); the column
+        is not part of the table.
     """
 
     def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = (), nullable: Collection[str] = (),
-                 time_columns: Mapping[str, str] | None = None) -> None:
+                 time_columns: Mapping[str, str] | None = None, unit: UnitBound | None = None) -> None:
+        self.contributions: Contributions | None = None
+        if unit is not None:
+            names = check_column_names(frame.columns)
+            check_unit_column(unit, names)
+            column = frame.columns[names.index(unit.column)]
+            self.contributions = Contributions(unit, count_units([unit_values(frame[column], unit.column)]),
+                                               names.index(unit.column))
+            frame = bounded_frame(frame, column, self.contributions,
+                                  np.zeros(len(self.contributions.units), dtype=np.int64))
         self.all_names = check_column_names(frame.columns)
         check_row_count(len(frame))
         frame = with_time_values(frame, self.all_names, time_columns or {})
@@ -104,16 +123,17 @@ class PrivateTable:
     @classmethod
     def read_csv(cls, path: str | Path, text_columns: Collection[str] = (),
                  csv_format: CsvFormat = DEFAULT_CSV, nullable: Collection[str] = (),
-                 time_columns: Mapping[str, str] | None = None) -> PrivateTable:
-        """Read a CSV file with a header row into memory."""
-        return cls(read_csv_frame(path, csv_format=csv_format, as_text=tuple(time_columns or ())),
-                   text_columns, nullable, time_columns)
+                 time_columns: Mapping[str, str] | None = None, unit: UnitBound | None = None) -> PrivateTable:
+        """Read a CSV file with a header row into memory (a unit column as text, as the streams read it)."""
+        as_text = (*(time_columns or ()), *((unit.column,) if unit else ()))
+        return cls(read_csv_frame(path, csv_format=csv_format, as_text=as_text), text_columns, nullable, time_columns,
+                   unit)
 
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
              scheduler: str | None = None, csv_format: CsvFormat = DEFAULT_CSV,
              time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
-             nullable: Collection[str] = ()) -> PrivateTable:
+             nullable: Collection[str] = (), unit: UnitBound | None = None) -> PrivateTable:
         """A table read by ``engine`` from a DataFrame, a CSV or Parquet path, or a Dask DataFrame.
 
         Parameters
@@ -135,19 +155,22 @@ class PrivateTable:
         text_columns, nullable : collections of str
             A mixed table's binary and categorical columns, and the numeric columns that may
             have missing cells (see :class:`PrivateTable`): every engine reads them.
+        unit : UnitBound or None
+            The privacy unit and its contribution bound (see :class:`PrivateTable`).
         """
         times = dict(time_columns or {})
         text, nulls = tuple(text_columns), tuple(nullable)
         if _is_dask_frame(source):
-            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, None, times, text, nulls), text_columns)
+            return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, None, times, text, nulls, unit),
+                                    text_columns)
         if isinstance(source, pd.DataFrame):
             if engine == "numpy":
-                return cls(source, text_columns, nullable, time_columns=times)
+                return cls(source, text_columns, nullable, time_columns=times, unit=unit)
             dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
             return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler,
-                                                  None, times, text, nulls), text_columns)
+                                                  None, times, text, nulls, unit), text_columns)
         if not isinstance(source, (str, Path)):
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
         path = Path(source)
@@ -155,13 +178,13 @@ class PrivateTable:
             raise SynthDPError(f"input file '{path}' does not exist")
         parquet = path.suffix.lower() in PARQUET_SUFFIXES
         if engine == "dask":
-            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times, text, nulls),
-                                    text_columns)
+            return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times, text,
+                                                       nulls, unit), text_columns)
         if parquet:
-            return cls._from_reader(*_parquet_reader(path, chunk_rows, times, text, nulls), text_columns)
+            return cls._from_reader(*_parquet_reader(path, chunk_rows, times, text, nulls, unit), text_columns)
         if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
-            return cls.read_csv(path, text_columns, csv_format, nullable, time_columns=times)
-        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times, text, nulls), text_columns)
+            return cls.read_csv(path, text_columns, csv_format, nullable, time_columns=times, unit=unit)
+        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times, text, nulls, unit), text_columns)
 
     @classmethod
     def _from_reader(cls, names: list[str], reader: _Reader,
@@ -170,6 +193,7 @@ class PrivateTable:
         table.column_names = [name for name in names if name not in text_columns]
         table._reader, table._n_rows = reader, None
         table.all_names, table._values, table._text = names, None, {}
+        table.contributions = reader.contributions
         return table
 
     @property
@@ -205,8 +229,8 @@ class PrivateTable:
                                "at their defaults, or give the column's levels in the schema")
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 
-    def encoded_moments(self, schema: Schema, indices: np.ndarray,
-                        layout: CellLayout | None = None) -> tuple[np.ndarray, np.ndarray | None, int, int]:
+    def encoded_moments(self, schema: Schema, indices: np.ndarray, layout: CellLayout | None = None,
+                        n: float | None = None) -> tuple[np.ndarray, np.ndarray | None, int, int]:
         """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), the
         numeric columns' rows per histogram cell of ``layout`` (shape (d_numeric, M); None without
         a layout; a nullable column's missing cells in its missing cell), and the counts of
@@ -214,11 +238,12 @@ class PrivateTable:
         table's engine (in memory, streamed or Dask).
 
         Private: for the release mechanisms only (:mod:`synthdp.pipeline.run` hands them to
-        :mod:`synthdp.privacy.release`).
+        :mod:`synthdp.privacy.release`). ``n``: the public denominator of the means (by unit the
+        released noisy count); None: the row count (public under replace-one).
         """
         self._check_schema(schema)
         sums = self.row_sums(SumRequest(basis_indices=indices, cell_layout=layout, schema=schema))
-        n_rows = sums.n_rows
+        n_rows = sums.n_rows if n is None else n
         counts = sums["cell_counts"] if layout is not None else None
         return sums["moments"] / n_rows, counts, int(sums["rows_clipped"]), int(sums["rows_other"])
 
@@ -258,12 +283,21 @@ class PrivateTable:
         return points, rows_clipped, rows_other
 
 
+def check_unit_column(unit: UnitBound, names: list[str]) -> None:
+    """The unit column is one of the table's columns (and not its only one)."""
+    if unit.column not in names:
+        raise SynthDPError(f"privacy unit column '{unit.column}' is not a column of the input")
+    if len(names) < 2:
+        raise SynthDPError(f"privacy unit column '{unit.column}' is the input's only column: nothing to synthesize")
+
+
 @dataclass(frozen=True)
 class _Reader:
     """An engine: its public description and the pass computing a request's statistics."""
 
     description: dict
     reduce: Callable[[SumRequest], RowSums]
+    contributions: Contributions | None = None  # with a privacy unit: rows per unit (private)
 
 
 def domain_from_data(column_names: list[str], sums: RowSums) -> Domain:
@@ -465,20 +499,47 @@ def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dic
 
 def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV,
                 time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
-                nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
+                nullable: Collection[str] = (), unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
     """Stream a CSV file in pandas chunks of ``chunk_rows`` rows (text columns read as text)."""
     label = "input file"
     with _csv_errors(path, label, csv_format):
         names = check_column_names(_csv_header(path, label, csv_format))
     rows = chunk_rows or _default_chunk_rows(len(names))
-    as_text = (*(time_columns or ()), *text_columns)
+    as_text = (*(time_columns or ()), *text_columns, *((unit.column,) if unit else ()))
+    contributions = None
+    if unit is not None:
+        check_unit_column(unit, names)
+        with _csv_errors(path, label, csv_format), \
+                pd.read_csv(path, chunksize=rows, usecols=[unit.column],
+                            **_pandas_options(csv_format, (unit.column,))) as unit_chunks:
+            contributions = Contributions(unit, count_units(unit_values(chunk[unit.column], unit.column)
+                                                            for chunk in unit_chunks), names.index(unit.column))
+    columns = _unit_dropped(names, unit)
 
     def reduce(request: SumRequest) -> RowSums:
         with _csv_errors(path, label, csv_format), \
                 pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks:
-            return total(_frame_sums(chunk, names, request, time_columns, text_columns, nullable) for chunk in chunks)
+            return total(_frame_sums(frame, columns, request, time_columns, text_columns, nullable)
+                         for frame in _bounded_chunks(chunks, unit, contributions))
 
-    return names, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce)
+    return columns, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce,
+                            contributions)
+
+
+def _unit_dropped(names: list[str], unit: UnitBound | None) -> list[str]:
+    return [name for name in names if unit is None or name != unit.column]
+
+
+def _bounded_chunks(chunks: Iterator[pd.DataFrame], unit: UnitBound | None,
+                    contributions: Contributions | None) -> Iterator[pd.DataFrame]:
+    """The chunks of one pass, each with only its kept rows when there is a privacy unit (the
+    running count of each unit's rows starts at 0 in every pass)."""
+    if unit is None or contributions is None:
+        yield from chunks
+        return
+    seen = np.zeros(len(contributions.units), dtype=np.int64)
+    for chunk in chunks:
+        yield bounded_frame(chunk, unit.column, contributions, seen)
 
 
 # -------------------------------------------------------------------- Parquet files
@@ -493,24 +554,35 @@ def _parquet_errors(path: Path) -> Iterator[None]:
 
 
 def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[str, str] | None = None,
-                    text_columns: Collection[str] = (), nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
+                    text_columns: Collection[str] = (), nullable: Collection[str] = (),
+                    unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
     """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
     pq = _optional("pyarrow.parquet", "Parquet input")
 
     with _parquet_errors(path):
         names = check_column_names(pq.read_schema(path).names)
     rows = chunk_rows or _default_chunk_rows(len(names))
+    contributions = None
+    if unit is not None:
+        check_unit_column(unit, names)
+        with _parquet_errors(path), pq.ParquetFile(path) as parquet:
+            contributions = Contributions(unit, count_units(
+                unit_values(batch.to_pandas()[unit.column], unit.column)
+                for batch in parquet.iter_batches(batch_size=rows, columns=[unit.column])), names.index(unit.column))
+    columns = _unit_dropped(names, unit)
 
     def reduce(request: SumRequest) -> RowSums:
         with _parquet_errors(path):
             with pq.ParquetFile(path) as parquet:
-                if request.counts_only:  # the footer holds the row count: no batch is read
+                if request.counts_only and unit is None:  # the footer holds the row count: no batch is read
                     _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
-                return total(_frame_sums(batch.to_pandas(), names, request, time_columns, text_columns, nullable)
-                             for batch in parquet.iter_batches(batch_size=rows))
+                batches = (batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows))
+                return total(_frame_sums(frame, columns, request, time_columns, text_columns, nullable)
+                             for frame in _bounded_chunks(batches, unit, contributions))
 
-    return names, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce)
+    return columns, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce,
+                            contributions)
 
 
 def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None,
@@ -558,14 +630,15 @@ def _is_dask_frame(source) -> bool:
 
 def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, scheduler: str | None,
                       csv_format: CsvFormat = DEFAULT_CSV, time_columns: Mapping[str, str] | None = None,
-                      text_columns: Collection[str] = (), nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
+                      text_columns: Collection[str] = (), nullable: Collection[str] = (),
+                      unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
     """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path)
-        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable)
+        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable, unit)
     label = "input file"
     with _csv_errors(path, label, csv_format):
         check_column_names(_csv_header(path, label, csv_format))
@@ -574,8 +647,9 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
         frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True,
-                            **_pandas_options(csv_format, (*(time_columns or ()), *text_columns)))
-    return _dask_reader(frame, "CSV file", scheduler, path, time_columns, text_columns, nullable)
+                            **_pandas_options(csv_format, (*(time_columns or ()), *text_columns,
+                                                           *((unit.column,) if unit else ()))))
+    return _dask_reader(frame, "CSV file", scheduler, path, time_columns, text_columns, nullable, unit)
 
 
 def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
@@ -586,20 +660,43 @@ def _bytes_per_row(path: Path, sample_rows: int = 1000) -> int:
 
 def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = None,
                  time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
-                 nullable: Collection[str] = ()) -> tuple[list[str], _Reader]:
+                 nullable: Collection[str] = (), unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
     """Sums over the partitions of a Dask DataFrame: one task per partition, then a tree of combines.
 
     ``kind`` describes the input in the report; errors name ``path`` (a file's) or ``kind``.
+    With a privacy unit, a first computation counts each partition's rows per unit, so that
+    each partition knows every unit's rows before it (:meth:`Contributions.start_counts`).
     """
     import dask
 
     names = check_column_names(frame.columns)
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
+    contributions, starts = None, []
+    if unit is not None:
+        check_unit_column(unit, names)
+        column = frame.columns[names.index(unit.column)]
+        per_part = [dask.delayed(_partition_units)(part, column, unit.column) for part in frame.to_delayed()]
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
+                _dask_client(scheduler):
+            part_counts = list(dask.compute(*per_part))
+        merged: dict[str, int] = {}
+        for counts in part_counts:
+            for key, count in counts.items():
+                merged[key] = merged.get(key, 0) + count
+        contributions = Contributions(unit, merged, names.index(unit.column))
+        starts = contributions.start_counts(part_counts)
+    columns = _unit_dropped(names, unit)
 
     def reduce(request: SumRequest) -> RowSums:
-        partial = [dask.delayed(_frame_sums)(part, names, request, time_columns, text_columns, nullable)
-                   for part in frame.to_delayed()]
+        parts = frame.to_delayed()
+        if unit is None:
+            partial = [dask.delayed(_frame_sums)(part, columns, request, time_columns, text_columns, nullable)
+                       for part in parts]
+        else:
+            partial = [dask.delayed(_bounded_frame_sums)(part, unit.column, contributions, start, columns, request,
+                                                         time_columns, text_columns, nullable)
+                       for part, start in zip(parts, starts)]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]
@@ -607,7 +704,19 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
                 _dask_client(scheduler):
             return dask.compute(partial[0])[0]
 
-    return names, _Reader(description, reduce)
+    return columns, _Reader(description, reduce, contributions)
+
+
+def _partition_units(part: pd.DataFrame, column, name: str) -> dict[str, int]:
+    return count_units([unit_values(part[column], name)])
+
+
+def _bounded_frame_sums(part: pd.DataFrame, column: str, contributions: Contributions, start: np.ndarray,
+                        names: list[str], request: SumRequest, time_columns: Mapping[str, str] | None,
+                        text_columns: Collection[str], nullable: Collection[str]) -> RowSums:
+    """A Dask partition's sums over its kept rows (``start``: each unit's rows in the partitions before it)."""
+    frame = bounded_frame(part, column, contributions, start.copy())
+    return _frame_sums(frame, names, request, time_columns, text_columns, nullable)
 
 
 @contextmanager

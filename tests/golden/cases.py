@@ -49,6 +49,12 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
     "adult_pure": ("adult", ["--epsilon", "1"], "generate", "schema"),
     "adult_summary": ("adult", EPS_DELTA, "summarize", "schema"),
     "adult_discover": ("adult", EPS_DELTA + ["--levels-share", "0.1"], "generate", "schema-discover"),
+    # by person: the bounds file also names the unit column, which is dropped (not synthesized)
+    "pks_subjects_unit": ("pks_subjects", ["--epsilon", "4", "--delta", "1e-10", "--privacy-unit", "subject#",
+                                           "--max-rows-per-unit", "20"], "generate", "csv"),
+    "pks_subjects_unit_chunks": ("pks_subjects", ["--epsilon", "4", "--delta", "1e-10", "--privacy-unit", "subject#",
+                                                  "--max-rows-per-unit", "20", "--chunk-rows", "700"],
+                                 "generate", "csv"),
 }
 
 

@@ -1,0 +1,271 @@
+"""Privacy by unit (--privacy-unit, --max-rows-per-unit): contribution bounding, the unit
+sensitivities on extreme units, every engine keeping the same rows, the report, and the output's
+synthetic identifiers. The empirical audit of the unit releases is in tests/test_audit.py."""
+
+import math
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer
+from synthdp.config import SynthConfig
+from synthdp.domain.box import Domain
+from synthdp.domain.schema import Schema
+from synthdp.domain.units import contribution_bins, synthetic_units
+from synthdp.errors import SynthDPError
+from synthdp.privacy.sensitivity import (
+    Neighbours,
+    bounded_means_sensitivity,
+    grouped_means_sensitivity,
+    histogram_sensitivity,
+    iteration_sensitivity,
+    moments_sensitivity,
+    row_count_sensitivity,
+    score_products_sensitivity,
+    units_sensitivity,
+    value_histogram_sensitivity,
+)
+from synthdp.reader.table import PrivateTable
+from synthdp.reader.units import UnitBound
+from synthdp.stats.chebyshev import lowest_degree_indices
+from synthdp.stats.histograms import CellLayout
+from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.row_sums import SumRequest
+from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+K = 3
+BOUNDS = {"a": [-5.0, 5.0], "b": [0.0, 10.0]}
+SLACK = 1 + 1e-12
+
+
+def _base(rng: np.random.Generator, units: int = 8) -> pd.DataFrame:
+    """Units with 1 to 6 rows each (some above K), values inside the box, rows interleaved."""
+    sizes = rng.integers(1, 7, units)
+    frame = pd.DataFrame({"person": np.repeat([f"p{u}" for u in range(units)], sizes),
+                          "a": rng.uniform(-5, 5, sizes.sum()), "b": rng.uniform(0, 10, sizes.sum())})
+    return frame.sample(frac=1.0, random_state=int(rng.integers(1 << 30))).reset_index(drop=True)
+
+
+def _with_unit(frame: pd.DataFrame, rows: np.ndarray, where: str = "spread") -> pd.DataFrame:
+    """``frame`` with one more unit ("new") whose rows are ``rows``, spread through the table or at its end."""
+    extra = pd.DataFrame({"person": "new", "a": rows[:, 0], "b": rows[:, 1]})
+    if where == "end":
+        return pd.concat([frame, extra], ignore_index=True)
+    parts = [frame.iloc[positions] for positions in np.array_split(np.arange(len(frame)), len(extra) + 1)]
+    pieces = [piece for i, part in enumerate(parts) for piece in ([part, extra.iloc[[i]]] if i < len(extra) else [part])]
+    return pd.concat(pieces, ignore_index=True)
+
+
+def _table(frame: pd.DataFrame, key: int = 7, text=()) -> PrivateTable:
+    return PrivateTable(frame, text, unit=UnitBound("person", K, key))
+
+
+EXTREME_UNITS = [np.tile([5.0, 10.0], (K + 2, 1)), np.tile([-5.0, 0.0], (K, 1)), np.tile([1e6, -1e6], (K + 1, 1)),
+                 np.array([[5.0, 10.0], [-5.0, 0.0], [5.0, 0.0], [-5.0, 10.0]])]
+
+
+def _neighbours():
+    """Add-one-unit neighbours: random base tables, plus one unit of extreme (or outside) rows."""
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        base = _base(rng)
+        for rows in EXTREME_UNITS + [rng.uniform([-5, 0], [5, 10], size=(K + 1, 2))]:
+            yield base, _with_unit(base, rows)
+
+
+def test_bounding_keeps_a_random_k_of_each_unit_and_never_changes_another_units_rows():
+    """The kept rows: min(m, K) per unit, a choice that varies with the key, and adding a unit (its
+    rows anywhere in the table) leaves every other unit's kept rows as they were: the bounded
+    tables of neighbours differ by one unit's at most K rows."""
+    rng = np.random.default_rng(1)
+    base = _base(rng, units=30)
+    base["a"] = np.arange(len(base), dtype=float)  # a row's identity
+    sizes = base["person"].value_counts()
+    kept = _table(base)
+    assert kept.row_sums(SumRequest()).n_rows == int(np.minimum(sizes, K).sum())
+    rows_of = lambda table: set(table._values[:, 0].tolist())  # noqa: E731
+    added = _with_unit(base, np.tile([1e3, 1.0], (K + 4, 1)))
+    assert rows_of(_table(added)) - {1e3} == rows_of(kept)
+    assert rows_of(_table(base, key=8)) != rows_of(kept)  # another key, another choice
+
+
+@pytest.mark.parametrize("stage", ["moments", "histograms", "score products", "second moment", "row counts"])
+def test_unit_sensitivities_hold_on_extreme_units(stage):
+    """Each sensitivity by unit (synthdp.privacy.sensitivity), on the sums the release divides by
+    the public n: adding one unit of extreme, outside or random rows (before bounding K + 2) moves
+    them by at most the bound at n = 1, and the extreme units attain the moments' and histograms' bounds."""
+    neighbours = Neighbours(K, "person")
+    domain = Domain.from_bounds(BOUNDS, ["a", "b"])
+    indices = lowest_degree_indices(2, 5)
+    layout = CellLayout(4, (None, np.linspace(-1, 1, 5)), (False, False))
+    score_map = ScoreMap(np.tile([2e-6, 0.5 - 2e-6, 0.5 - 2e-6, 2e-6], (2, 1)), default_clip_norm_sq(2))
+    request, bound = {
+        "moments": (SumRequest(domain, indices), moments_sensitivity(indices, 1.0, neighbours)),
+        "histograms": (SumRequest(domain, cell_layout=layout), histogram_sensitivity(2, neighbours)),
+        "score products": (SumRequest(domain, score_map=score_map),
+                           score_products_sensitivity(1.0, 2, score_map.clip_norm_sq, neighbours)),
+        "second moment": (SumRequest(domain, second_moment=True),
+                          (math.inf, iteration_sensitivity(2, 2, 1.0, "l2", neighbours))),
+        "row counts": (SumRequest(domain), (row_count_sensitivity(neighbours),) * 2),
+    }[stage]
+    key = {"moments": "moments", "histograms": "cell_counts", "score products": "score_products",
+           "second moment": "second_moment", "row counts": "rows_clipped"}[stage]
+    worst_l1 = worst_l2 = 0.0
+    for first, second in _neighbours():
+        change = np.ravel(_table(second).row_sums(request)[key] - _table(first).row_sums(request)[key])
+        if stage == "second moment":  # the iterate's change (Delta S) X for an orthonormal X: at most ||Delta S||_2
+            worst_l2 = max(worst_l2, np.linalg.norm(change.reshape(2, 2), 2))
+            continue
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    assert worst_l1 <= bound[0] * SLACK and worst_l2 <= bound[1] * SLACK
+    if stage in ("moments", "histograms", "row counts"):  # K rows at a corner (or outside): attained
+        assert worst_l1 == pytest.approx(bound[0]) and worst_l2 == pytest.approx(bound[1])
+    assert moments_sensitivity(indices, 1.0, neighbours) == bounded_means_sensitivity(len(indices), 1.0, neighbours)
+
+
+def test_grouped_and_units_sensitivities_hold_and_are_attained():
+    """Mixed tables' grouped moments (K G/n, K sqrt(G)/n) on a unit of K extreme rows, and the
+    units release (w n/K, h): one unit moves w n/K by at most w and one bin by 1."""
+    neighbours = Neighbours(K, "person")
+    schema = Schema.from_dict({"columns": {"a": {"type": "continuous", "bounds": [-5, 5]},
+                                           "c": {"type": "categorical", "levels": ["p", "q", "r"]}}}, ["a", "c"])
+    indices = basis_indices(schema, 2)
+    groups = groups_count(schema, indices)
+    rng = np.random.default_rng(2)
+    base = pd.DataFrame({"person": rng.choice(["x", "y", "z"], 12), "a": rng.uniform(-5, 5, 12),
+                         "c": rng.choice(["p", "q"], 12)})
+    extra = pd.DataFrame({"person": "new", "a": [5.0] * (K + 1), "c": ["r"] * (K + 1)})
+    sums = [_table(frame, text=["c"]).encoded_moments(schema, indices, n=1.0)[0]
+            for frame in (base, pd.concat([base, extra], ignore_index=True))]
+    change = sums[1] - sums[0]
+    l1, l2 = grouped_means_sensitivity(groups, 1.0, neighbours)
+    assert np.abs(change).sum() <= l1 * SLACK and np.linalg.norm(change) <= l2 * SLACK
+    assert np.abs(change).sum() >= 0.5 * l1  # a corner row: every group moves
+    assert value_histogram_sensitivity(neighbours) == K
+    weight = 3.0
+    assert units_sensitivity(weight) == (weight + 1, math.sqrt(weight**2 + 1))
+    bins = contribution_bins(K)
+    first = _table(base, text=["c"]).contributions
+    second = _table(pd.concat([base, extra], ignore_index=True), text=["c"]).contributions
+    assert first is not None and second is not None
+    moved = np.concatenate([[weight * (second.n_rows - first.n_rows) / K], second.histogram() - first.histogram()])
+    assert len(first.histogram()) == len(bins)
+    assert np.abs(moved).sum() == pytest.approx(weight + 1)  # attained: K rows, one bin
+
+
+def test_every_engine_keeps_the_same_rows(tmp_path):
+    """In memory, a streamed CSV (chunks of 4 rows), Parquet batches and Dask partitions keep the
+    same rows of each unit: the sums are equal."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    frame = _base(rng, units=12)
+    frame["person"] = frame["person"].str.replace("p", "")  # numeric identifiers: read as text everywhere
+    csv_path, parquet_path = tmp_path / "t.csv", tmp_path / "t.parquet"
+    frame.to_csv(csv_path, index=False)
+    frame.assign(person=frame["person"].astype(int)).to_parquet(parquet_path)
+    request = SumRequest(Domain.from_bounds(BOUNDS, ["a", "b"]), lowest_degree_indices(2, 5))
+    bound = UnitBound("person", K, 11)
+    expected = PrivateTable.open(frame, unit=bound).row_sums(request)
+    opened = [PrivateTable.open(csv_path, chunk_rows=4, unit=bound), PrivateTable.open(parquet_path, chunk_rows=4, unit=bound)]
+    if pytest.importorskip("dask") is not None:
+        opened.append(PrivateTable.open(csv_path, engine="dask", chunk_rows=4, unit=bound))
+    for table in opened:
+        sums = table.row_sums(request)
+        assert sums.n_rows == expected.n_rows
+        np.testing.assert_allclose(sums["moments"], expected["moments"], rtol=1e-12)
+
+
+@pytest.fixture
+def subjects():
+    rng = np.random.default_rng(4)
+    sizes = rng.integers(5, 40, 30)
+    n = int(sizes.sum())
+    latent = rng.normal(size=n)
+    frame = pd.DataFrame({"x": latent, "subject": np.repeat(np.arange(101, 131), sizes),
+                          "y": 0.8 * latent + 0.6 * rng.normal(size=n)})
+    return frame, {"x": [-4, 4], "y": [-4, 4]}
+
+
+def test_fit_by_unit_reports_the_relation_and_writes_no_real_identifier(subjects):
+    frame, bounds = subjects
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=4, delta=1e-8, privacy_unit="subject", max_rows_per_unit=10, seed=3)
+        synth.fit(frame, bounds=bounds)
+        out = synth.sample()
+    report = synth.privacy_report()
+    privacy = report["privacy"]
+    assert "add or remove all rows of one privacy unit" in privacy["neighbouring"]
+    assert privacy["privacy_unit"]["column"] == "subject" and privacy["privacy_unit"]["max_rows_per_unit"] == 10
+    assert privacy["epsilon_spent"] <= 4 * (1 + 1e-9)
+    stages = {event["stage"]: event for event in privacy["stages"]}
+    assert stages["units"]["epsilon"] == pytest.approx(4 * 0.1)
+    n = report["parameters"]["n"]
+    assert n == round(privacy["privacy_unit"]["rows_noisy"])  # the public n is the noisy count
+    assert stages["marginals"]["sensitivity"] == pytest.approx(10 * math.sqrt(2))  # K sqrt(d), Gaussian: l2
+    assert list(out.columns) == list(frame.columns) and len(out) == n
+    real = set(frame["subject"].astype(str))
+    assert not real & set(out["subject"].astype(str))
+    assert out["subject"].str.startswith("synthetic-").all()
+    sizes = out["subject"].value_counts()
+    assert sizes.max() <= 10  # synthetic units keep the bound K
+
+
+def test_streamed_release_by_unit_equals_in_memory_under_a_seed(subjects, tmp_path):
+    frame, bounds = subjects
+    path = tmp_path / "s.csv"
+    frame.to_csv(path, index=False)
+    releases = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for chunk_rows in (None, 50):
+            synth = SmoothSynthesizer(epsilon=2, delta=1e-8, privacy_unit="subject", max_rows_per_unit=8, seed=5,
+                                      chunk_rows=chunk_rows)
+            releases.append(synth.fit(str(path), bounds=bounds)._model().release)
+    assert releases[0].plan.n == releases[1].plan.n
+    np.testing.assert_allclose(releases[0].noisy_moments, releases[1].noisy_moments, rtol=0, atol=1e-9)
+
+
+def test_mixed_table_by_unit(subjects):
+    frame, _ = subjects
+    frame = frame.assign(group=np.where(frame["x"] > 0, "hi", "lo"))
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [-4, 4]},
+                          "subject": {"type": "categorical", "levels": ["ignored"]},
+                          "y": {"type": "continuous", "bounds": [-4, 4]},
+                          "group": {"type": "binary", "levels": ["hi", "lo"]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=4, delta=1e-8, privacy_unit="subject", max_rows_per_unit=10, seed=3)
+        out = synth.fit(frame, schema=schema).sample()
+    assert list(out.columns) == list(frame.columns)
+    assert set(out["group"]) <= {"hi", "lo"} and out["subject"].str.startswith("synthetic-").all()
+    assert "units" in {event["stage"] for event in synth.privacy_report()["privacy"]["stages"]}
+
+
+def test_unit_options_and_bad_unit_columns_give_one_line_errors(subjects):
+    frame, bounds = subjects
+    with pytest.raises(SynthDPError, match="max_rows_per_unit"):
+        SynthConfig(privacy_unit="subject")
+    with pytest.raises(SynthDPError, match="needs privacy_unit"):
+        SynthConfig(max_rows_per_unit=5)
+    with pytest.raises(SynthDPError, match="max_rows_per_unit must be"):
+        SynthConfig(privacy_unit="subject", max_rows_per_unit=0)
+    with pytest.raises(SynthDPError, match="'person' is not a column"):
+        SmoothSynthesizer(privacy_unit="person", max_rows_per_unit=5).fit(frame, bounds=bounds)
+    missing = frame.astype({"subject": object})
+    missing.loc[3, "subject"] = None
+    with pytest.raises(SynthDPError, match="'subject' has missing values") as error:
+        SmoothSynthesizer(privacy_unit="subject", max_rows_per_unit=5).fit(missing, bounds=bounds)
+    assert "\n" not in str(error.value) and "101" not in str(error.value)
+
+
+def test_synthetic_units_follow_the_noisy_histogram():
+    """Post-processing: rows per synthetic unit within the bins that have mass (here only 8-10)."""
+    rng = np.random.default_rng(6)
+    bins = contribution_bins(10)  # 1, 2-3, 4-7, 8-10
+    labels = synthetic_units(500, np.array([-3.0, 0.0, -1.0, 40.0]), 10, rng)
+    assert len(labels) == 500 and len(bins) == 4
+    sizes = labels.value_counts()
+    assert sizes.max() <= 10 and (sizes >= 8).sum() >= len(sizes) - 1  # the last unit may be cut short
