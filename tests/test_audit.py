@@ -32,8 +32,8 @@ P[T > c] at level beta = alpha / (4 K) (K thresholds; the complement's bounds ar
 these, so there are 4 K bounds in all). The audit fails if, for some event and direction,
 lower(P[E | D]) > e^eps upper(P[E | D']) + delta. If the mechanism is (eps, delta)-DP this
 needs at least one of the 4 K bounds to be wrong, so (Bonferroni) an audit of a correct
-mechanism fails with probability at most alpha = 1e-4 over the noise; for the fourteen audits
-of this file together, at most 1.4e-3. (The seeds are fixed, so the suite is deterministic:
+mechanism fails with probability at most alpha = 1e-4 over the noise; for the seventeen audits
+of this file together, at most 1.7e-3. (The seeds are fixed, so the suite is deterministic:
 a failing seed would be one of those rare draws, or a real bug.)
 
 The audit reports ``epsilon_lower_bound`` = max over events of
@@ -51,10 +51,11 @@ histograms (``release_marginals``) of a mixed table's numeric columns, with one 
 integer value in one column and bins and atoms in the other; their sensitivity is also checked,
 attained, in test_privacy.py.
 
-By unit (--privacy-unit): the moments release and the units release (weighted row count and
-contributions histogram) on add-one-unit neighbours read through the reader's contribution
-bounding (a unit of K + 1 rows at a corner, bounded to K); the other releases by unit scale
-the same sensitivities by K (tests/test_units.py checks each on extreme units).
+By unit (--privacy-unit): the moments, the one-way histograms, the pairs release and the units
+release (weighted row count and contributions histogram) on add-one-unit neighbours read
+through the reader's contribution bounding (a unit of K + 1 rows at a corner, or at the worst
+scores, bounded to K); the other releases by unit (PCA, the counts, DP bounds and levels) scale
+the same sensitivities by K (tests/test_units.py checks them on extreme units).
 
 Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
 the size where a corner pair attains the sensitivity, basic composition gives the larger
@@ -548,6 +549,54 @@ def units_release_samples(epsilon: float, delta: float, noise_kind: str, size: i
     return _statistics(samples, exact, "laplace")
 
 
+def unit_histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_marginals by unit: B = 4 bins and two atoms per column, counted by the reader.
+
+    The added unit's UNIT_K + 1 rows at the corner (1, 1), bounded to UNIT_K, add UNIT_K to the
+    upper atom of each column: the declared K d (l1) and K sqrt(d) (l2), attained.
+    """
+    from synthdp.stats.histograms import CellLayout
+
+    layout = CellLayout(4, (None, None), (False, False))
+    first, second, domain = unit_tables(np.tile(corner([1, 1]), (UNIT_K + 1, 1)))
+    exact = [table.row_sums(SumRequest(domain, cell_layout=layout))["cell_counts"] for table in (first, second)]
+    change = exact[0] - exact[1]
+    assert np.abs(change).sum() == UNIT_K * D and np.linalg.norm(change) == pytest.approx(UNIT_K * math.sqrt(D))
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    neighbours = Neighbours(UNIT_K, "person")
+    samples = [np.array([release_marginals(counts, layout, budget, PrivacyLedger(epsilon, delta), noise,
+                                           neighbours)[0].reshape(-1) for _ in range(size)]) for counts in exact]
+    return _statistics(samples, [counts.reshape(-1) for counts in exact], "laplace" if delta == 0 else noise_kind)
+
+
+def unit_score_products_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_score_products by unit at d = 2: the added unit's UNIT_K rows (of UNIT_K + 1) all
+    score s, clipped to norm C: s = C e_1 (Gaussian) attains the declared L2 K C^2/n, and
+    s = C (1, 1)/sqrt(2) (Laplace) the declared L1 K (d + 1) C^2/(2n)."""
+    from synthdp.privacy.release import release_score_products
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+    clip = default_clip_norm_sq(D)
+    score_map = ScoreMap(np.array([cell_probabilities(0.0, 4.0)] * D), clip)  # first bin scores 0, top atom 4
+    in_bin, at_top = np.array([-0.5, 0.25]), corner([1, 1])
+    row = np.array([at_top[0], in_bin[1] if noise_kind == "gaussian" else at_top[1]])
+    first, second, domain = unit_tables(np.tile(row, (UNIT_K + 1, 1)))
+    sums = [table.row_sums(SumRequest(domain, score_map=score_map))["score_products"] for table in (first, second)]
+    exact = [values / N_ROWS for values in sums]
+    change = exact[0] - exact[1]
+    if noise_kind == "gaussian":
+        assert np.linalg.norm(change) == pytest.approx(UNIT_K * clip / N_ROWS)
+    else:
+        assert np.abs(change).sum() == pytest.approx(UNIT_K * (D + 1) * clip / (2 * N_ROWS))
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    neighbours = Neighbours(UNIT_K, "person")
+    samples = [np.array([release_score_products(total, budget, N_ROWS, D, clip, PrivacyLedger(epsilon, delta), noise,
+                                                neighbours) for _ in range(size)]) for total in sums]
+    return _statistics(samples, exact, noise_kind)
+
+
 # ------------------------------------------------------------------------------ tests
 @dataclass(frozen=True)
 class Audit:
@@ -579,6 +628,9 @@ AUDITS = {
     "unit-moments-laplace": Audit(unit_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "unit-moments-gaussian": Audit(unit_moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "units-count-laplace": Audit(units_release_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "unit-histograms-laplace": Audit(unit_histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "unit-score-products-laplace": Audit(unit_score_products_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "unit-score-products-gaussian": Audit(unit_score_products_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
 }
 
 

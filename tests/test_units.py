@@ -269,3 +269,29 @@ def test_synthetic_units_follow_the_noisy_histogram():
     assert len(labels) == 500 and len(bins) == 4
     sizes = labels.value_counts()
     assert sizes.max() <= 10 and (sizes >= 8).sum() >= len(sizes) - 1  # the last unit may be cut short
+
+
+def test_dp_bounds_and_level_discovery_by_unit_spend_their_budget_at_k_fold_sensitivity(subjects):
+    """--bounds-share and --levels-share by unit: their stages are released with the K-fold
+    count sensitivity (and the levels' threshold K + (K/eps) ln(K/delta)); the run completes."""
+    frame, bounds = subjects
+    k = 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=4, delta=1e-8, privacy_unit="subject", max_rows_per_unit=k, bounds_share=0.1,
+                                  seed=3).fit(frame, bounds={"x": bounds["x"]})
+    stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    assert stages["bounds"]["sensitivity"] == k and stages["bounds"]["noise_scale"] == pytest.approx(k / (4 * 0.9 * 0.1))  # epsilon after the units stage
+    mixed = frame.assign(group=np.where(frame["x"] > 0, "hi", "lo"))
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [-4, 4]}, "y": {"type": "continuous", "bounds": [-4, 4]},
+                          "group": {"type": "categorical", "levels": "discover"}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=8, delta=1e-6, privacy_unit="subject", max_rows_per_unit=k, levels_share=0.2,
+                                  seed=3).fit(mixed, schema=schema)
+    levels = synth.privacy_report()["privacy"]["stages"]
+    event = next(event for event in levels if event["stage"] == "levels")
+    scale = k / (8 * 0.9 * 0.2)  # epsilon after the units stage, times the levels share, one column
+    assert event["sensitivity"] == k and event["noise_scale"] == pytest.approx(scale)
+    threshold = k + scale * math.log(k / (1e-6 * 0.2))
+    assert f"{threshold:.3g}" in event["released"]
