@@ -211,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
                                   help=f"number of random smooth queries (default {DEFAULT_QUERIES}; the papers use 10000)")
     evaluate_command.add_argument("--seed", type=int, default=0, metavar="S",
                                   help="seed of the queries and of the train/test split (default 0)")
+    evaluate_command.add_argument("--privacy-unit", metavar="COLUMN",
+                                  help="the column that identifies a person (a release with --privacy-unit): left "
+                                       "out of the scores; people and rows per person compared instead")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
     evaluate_command.add_argument("--html", metavar="REPORT.html",
                                   help="also write the report as one self-contained HTML page with charts "
@@ -455,8 +458,23 @@ def evaluate(args: argparse.Namespace) -> int:
     text_columns = schema_text_columns(content) if content is not None else ()
     declared = content if content is not None else bounds_schema(bounds or {})  # as the release reads them
     nullable, times = nullable_numeric_columns(declared), declared_time_columns(bounds, content)
-    real = _read_table(args.real, "real table", csv_format, text_columns, nullable, times)
-    synth = _read_table(args.synth, "synthetic table", csv_format, text_columns, nullable, times)
+    unit = args.privacy_unit
+    if unit is not None:  # the unit column is not synthesized: its bounds or schema entry are not needed
+        from synthdp.pipeline.run import without_column
+
+        bounds, content = without_column(bounds, unit), without_column(content, unit)
+        from synthdp.reader.table import csv_header
+
+        for path, label in ((args.real, "real table"), (args.synth, "synthetic table")):
+            if unit not in csv_header(path, label, csv_format):
+                raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
+    real = _read_table(args.real, "real table", csv_format, (*text_columns, *(() if unit is None else (unit,))),
+                       nullable, times)
+    synth = _read_table(args.synth, "synthetic table", csv_format, (*text_columns, *(() if unit is None else (unit,))),
+                        nullable, times)
+    units = None
+    if unit is not None:
+        units, real, synth = _unit_counts(unit, real, synth)
     schema = (Schema.from_dict(content, [str(c) for c in real.columns], f"schema file '{args.schema}'")
               if content is not None else None)
     missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
@@ -470,12 +488,18 @@ def evaluate(args: argparse.Namespace) -> int:
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
                                     "nullable numeric cells are present" if nullable else ""}, **report}
+    if units is not None:
+        report = {"privacy_unit": units, **report}
     if args.html:
         from synthdp.evaluation.html import render_html
 
         page = render_html(report, real, synth, schema=schema, privacy_report=privacy)
         _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))])
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
+    if units is not None and not args.json:
+        text = f"privacy unit '{unit}': " + "; ".join(
+            f"{side} {counts['units']} units, rows per unit mean {counts['rows_per_unit_mean']:.1f}, "
+            f"max {counts['rows_per_unit_max']}" for side, counts in units.items() if side != "column") + "\n" + text
     if missing and not args.json:
         text = "missing cells (share of rows): " + "; ".join(
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
@@ -488,6 +512,19 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.html:
         print(f"synthdp: wrote the report page to {args.html}", file=sys.stderr)
     return 0
+
+
+def _unit_counts(unit: str, real, synth):
+    """People and rows per person in each table (the real ones are the user's own data, as every
+    other score here), and both tables without the unit column."""
+    counts = {"column": unit}
+    for side, frame, label in (("real", real, "real table"), ("synthetic", synth, "synthetic table")):
+        if unit not in frame.columns:
+            raise SynthDPError(f"{label} has no column '{unit}' (--privacy-unit)")
+        sizes = frame[unit].astype(str).value_counts()
+        counts[side] = {"units": int(len(sizes)), "rows_per_unit_mean": float(sizes.mean()),
+                        "rows_per_unit_max": int(sizes.max())}
+    return counts, real.drop(columns=[unit]), synth.drop(columns=[unit])
 
 
 def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(), time_columns=None):

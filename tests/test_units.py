@@ -295,3 +295,27 @@ def test_dp_bounds_and_level_discovery_by_unit_spend_their_budget_at_k_fold_sens
     assert event["sensitivity"] == k and event["noise_scale"] == pytest.approx(scale)
     threshold = k + scale * math.log(k / (1e-6 * 0.2))
     assert f"{threshold:.3g}" in event["released"]
+
+
+def test_cli_generate_and_evaluate_by_unit(subjects, tmp_path, capsys):
+    """The command line: generate with --privacy-unit (the bounds file may name the unit column),
+    then evaluate with --privacy-unit, which compares people and rows per person and scores the rest."""
+    import json
+
+    from synthdp.cli import main
+
+    frame, bounds = subjects
+    data, out, bounds_path = tmp_path / "visits.csv", tmp_path / "out.csv", tmp_path / "bounds.json"
+    frame.to_csv(data, index=False)
+    bounds_path.write_text(json.dumps({**bounds, "subject": [0, 1000]}))
+    assert main(["generate", str(data), "-o", str(out), "--bounds", str(bounds_path), "--epsilon", "4", "--delta",
+                 "1e-8", "--privacy-unit", "subject", "--max-rows-per-unit", "10", "--seed", "1", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
+                 "--no-sdmetrics", "--privacy-unit", "subject", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["privacy_unit"]["real"]["units"] == 30
+    assert report["privacy_unit"]["synthetic"]["rows_per_unit_max"] <= 10
+    assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
+                 "--no-sdmetrics", "--privacy-unit", "person"]) != 0
+    assert "no column 'person'" in capsys.readouterr().err

@@ -486,6 +486,15 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> 
     return header
 
 
+def csv_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> list[str]:
+    """The column names of a CSV file (one-line errors that name the file, as every read here)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SynthDPError(f"{label} '{path}' does not exist")
+    with _csv_errors(path, label, csv_format):
+        return _csv_header(path, label, csv_format)
+
+
 def _default_chunk_rows(d: int) -> int:
     return max(1, CHUNK_VALUES // max(d, 1))
 
