@@ -498,8 +498,8 @@ def evaluate(args: argparse.Namespace) -> int:
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
     if units is not None and not args.json:
         text = f"privacy unit '{unit}': " + "; ".join(
-            f"{side} {counts['units']} units, rows per unit mean {counts['rows_per_unit_mean']:.1f}, "
-            f"max {counts['rows_per_unit_max']}" for side, counts in units.items() if side != "column") + "\n" + text
+            f"{side} {units[side]['units']} units, rows per unit mean {units[side]['rows_per_unit_mean']:.1f}, "
+            f"max {units[side]['rows_per_unit_max']}" for side in ("real", "synthetic")) + "\n" + text
     if missing and not args.json:
         text = "missing cells (share of rows): " + "; ".join(
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
@@ -517,7 +517,7 @@ def evaluate(args: argparse.Namespace) -> int:
 def _unit_counts(unit: str, real, synth):
     """People and rows per person in each table (the real ones are the user's own data, as every
     other score here), and both tables without the unit column."""
-    counts = {"column": unit}
+    counts: dict[str, object] = {"column": unit}
     for side, frame, label in (("real", real, "real table"), ("synthetic", synth, "synthetic table")):
         if unit not in frame.columns:
             raise SynthDPError(f"{label} has no column '{unit}' (--privacy-unit)")
