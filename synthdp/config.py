@@ -207,10 +207,11 @@ class SynthConfig:
     privacy_unit: str | None = _option(
         None, "privacy unit", "column that identifies a person: protect all of a person's rows together (add or "
         "remove one person), not single rows; the column is replaced by synthetic identifiers in the output",
-        metavar="COLUMN", default_text="none: each row is a unit (replace one row)")
+        metavar="COLUMN", default_text="none: each row is its own unit")
     max_rows_per_unit: int | None = _option(
         None, "privacy unit", "K, the most rows kept per person (a random K of a person's rows; needed with "
-        "--privacy-unit): noise grows K-fold, rows beyond K are dropped", metavar="K")
+        "--privacy-unit): noise grows K-fold, rows beyond K are dropped", metavar="K",
+        default_text="none; required with --privacy-unit")
     units_share: float = _option(
         0.1, "privacy unit", "share of epsilon for the noisy row count and rows-per-person histogram "
         "(with --privacy-unit)", metavar="S")
