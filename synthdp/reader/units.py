@@ -105,23 +105,26 @@ class Contributions:
         leaves every other unit's kept rows as they were, which the sensitivities by unit need.
         """
         if self._keep is None:
-            total = int(self.rows.sum())
-            owner = np.repeat(np.arange(len(self.units)), self.rows)
-            within = np.arange(total) - np.repeat(self.offsets, self.rows)
-            keys = position_keys(unit_hashes(self.units, self.bound.key)[owner], within)
-            order = np.lexsort((keys, owner))  # by unit, then by key
-            rank = np.empty(total, dtype=np.int64)
-            rank[order] = np.arange(total) - np.repeat(self.offsets, self.rows)
-            self._keep = rank < self.bound.max_rows
+            keep = np.ones(int(self.rows.sum()), dtype=bool)
+            large = np.flatnonzero(self.rows > self.bound.max_rows)  # the others keep every row
+            if len(large):
+                sizes = self.rows[large]
+                owner = np.repeat(np.arange(len(large)), sizes)
+                within = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+                keys = position_keys(unit_hashes([self.units[u] for u in large], self.bound.key)[owner], within)
+                order = np.lexsort((keys, owner))  # by unit, then by key
+                rank = np.empty(len(order), dtype=np.int64)
+                rank[order] = within  # within is 0, 1, ... per unit in that order too
+                keep[np.repeat(self.offsets[large], sizes) + within] = rank < self.bound.max_rows
+            self._keep = keep
         return self._keep
 
     def select(self, units: pd.Series, seen: np.ndarray) -> np.ndarray:
         """The rows of one chunk to keep, given ``seen``, each unit's rows in the chunks before
         it (updated in place). ``units``: the chunk's identifiers as text."""
-        try:
-            codes = np.fromiter((self.code[unit] for unit in units), dtype=np.int64, count=len(units))
-        except KeyError:
-            raise SynthDPError("the input changed between two passes over it") from None
+        codes = pd.Categorical(units, categories=self.units).codes.astype(np.int64)
+        if len(codes) and codes.min() < 0:
+            raise SynthDPError("the input changed between two passes over it")
         within = pd.Series(codes).groupby(codes).cumcount().to_numpy()
         positions = self.offsets[codes] + seen[codes] + within
         seen += np.bincount(codes, minlength=len(seen))
