@@ -16,9 +16,13 @@ read as validated chunks by one of three engines, which all hand the same per-ch
   DataFrame), reduced by a tree of Dask tasks on the local threads or on the
   dask.distributed scheduler at ``scheduler``.
 
-A run makes two passes (row count, histograms or ranges first; then the sums with the
-domain): files and Dask inputs are read twice rather than held in memory. The row count n
-is counted in each pass (it is public in the replace-one model) and the two counts must agree.
+A run makes two or three passes (row count, histograms or ranges first; then the sums with the
+domain; then the pairs' products): files and Dask inputs are read again rather than held in
+memory, but for the cells of the one-way histograms, which a streamed file's second pass keeps
+for the third (:class:`_KeptCells`). The row count n is counted in each pass that reads the
+rows (it is public in the replace-one model) and the counts must agree. A streamed CSV file's
+row-count-only pass converts one column (:func:`_count_csv_rows`), and every pass parses the
+next chunks in a thread while it sums one (:func:`_read_ahead`).
 
 With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first counts each
 unit's rows (the unit column only), then keeps at most K rows per unit, the same rows in every
@@ -36,10 +40,13 @@ from __future__ import annotations
 import csv
 import importlib
 import math
+import queue
+import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -54,10 +61,12 @@ from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import (
     RowSums,
     SumRequest,
+    cell_sums,
     chunk_sums,
     clip_to_unit,
     combine,
     encoded_sums,
+    reuses_cells,
     total,
 )
 from synthdp.stats.scores import ScoreMap
@@ -68,6 +77,10 @@ NULLABLE_HINT = " (to synthesize missing cells, declare the column \"nullable\":
 PARQUET_SUFFIXES = (".parquet", ".pq")
 CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever d
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
+READ_AHEAD_CHUNKS = 2  # chunks read ahead of the one being summed (measured: 2 smooths the parser's pace best)
+READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a stop
+KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
+T = TypeVar("T")
 
 
 class PrivateTable:
@@ -360,6 +373,8 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
             raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
                                "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
     values = frame.to_numpy(dtype=float, copy=True)
+    if np.isfinite(values).all():  # the common case, in one pass
+        return values
     allowed = np.array([name in missing_allowed for name in names], dtype=bool)
     finite = (np.isfinite(values) | (np.isnan(values) & allowed)).all(axis=0)
     if not finite.all():
@@ -396,7 +411,8 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
     missing = np.isnan(values)  # only in nullable columns: chunk_values refused the others
     centres = np.array([(column.lower + column.upper) / 2 for column in schema.numeric.columns])
     # a missing cell sits at its column's centre (0 in unit coordinates) and its indicator says so
-    numeric, rows_clipped = clip_to_unit(np.where(missing, centres, values), schema.numeric)
+    numeric = np.where(missing, centres, values)
+    numeric, rows_clipped = clip_to_unit(numeric, schema.numeric, out=numeric)
     blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
     for column in schema.categorical:
         if column.indicator_of is not None:
@@ -413,19 +429,21 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
     return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other)), missing
 
 
-def _values_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list[str], request: SumRequest) -> RowSums:
-    """One chunk's sums: of its numeric values, or, for a request with a schema, of its encoded rows."""
+def _values_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list[str], request: SumRequest,
+                 kept_cells: list[np.ndarray] | None = None, overwrite: bool = False) -> RowSums:
+    """One chunk's sums: of its numeric values, or, for a request with a schema, of its encoded rows
+    (``kept_cells``, ``overwrite``: see :func:`synthdp.stats.row_sums.chunk_sums`)."""
     if request.schema is None:
-        return chunk_sums(values, request)
+        return chunk_sums(values, request, kept_cells, overwrite)
     if len(values) == 0:
         return RowSums({"rows": np.array(0)})
     points, rows_clipped, rows_other, missing = encode_rows(values, text, names, request.schema)
-    return encoded_sums(points, missing, rows_clipped, rows_other, request)
+    return encoded_sums(points, missing, rows_clipped, rows_other, request, kept_cells)
 
 
 def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
                 time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
-                nullable: Collection[str] = ()) -> RowSums:
+                nullable: Collection[str] = (), kept_cells: list[np.ndarray] | None = None) -> RowSums:
     """The per-chunk function every engine applies: dates to numbers, validate, then sum (the
     ``text_columns`` of a mixed table are kept as values; ``nullable`` columns may have missing cells)."""
     frame = with_time_values(frame, names, time_columns or {})
@@ -433,7 +451,63 @@ def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
     positions = [names.index(name) for name in numeric]
     values = chunk_values(frame.iloc[:, positions], numeric, missing_allowed=nullable)
     text = {name: frame.iloc[:, names.index(name)] for name in names if name in text_columns}
-    return _values_sums(values, text, numeric, request)
+    return _values_sums(values, text, numeric, request, kept_cells, overwrite=True)  # values: the chunk's own copy
+
+
+class _KeptCells:
+    """The histogram cells of every row, kept from the pass that counts them (the copula's
+    one-way histograms) for the pass of the pairs' products, which needs nothing else of the
+    rows (:func:`synthdp.stats.row_sums.reuses_cells`): a streamed file is then read twice
+    instead of three times. One or two bytes per value (the cells, not the values), private,
+    in memory only, freed once used; past ``KEPT_CELLS_BYTES`` nothing is kept and the file
+    is read again. The products from kept cells are those from the rows, bit for bit.
+    """
+
+    def __init__(self) -> None:
+        self._request: SumRequest | None = None
+        self._chunks: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
+        self._pending: list[np.ndarray] | None = None
+        self._dtype: np.dtype = np.dtype(np.int32)
+        self._bytes = 0
+        self._keeping = False
+
+    def sums(self, request: SumRequest) -> RowSums | None:
+        """The statistics of ``request`` from the kept cells (which are then freed), or None
+        when the request needs the rows."""
+        if self._request is None or not reuses_cells(request, self._request):
+            return None
+        chunks, self._request, self._chunks = self._chunks, None, []
+        return total(cell_sums(cells, counts, request) for cells, counts in chunks)
+
+    def start(self, request: SumRequest) -> list[np.ndarray] | None:
+        """Begin a pass: forget what was kept; the list its chunks add their cells to, if they count any."""
+        self._request, self._chunks, self._bytes = None, [], 0
+        layout = request.cell_layout
+        self._pending = [] if layout is not None and request.snap_cells is None else None
+        self._keeping = self._pending is not None
+        if layout is not None:
+            self._dtype = np.dtype(np.uint8 if layout.n_cells <= 2**8 else np.uint16 if layout.n_cells <= 2**16
+                                   else np.int32)
+        return self._pending
+
+    def add(self, sums: RowSums) -> RowSums:
+        """After each chunk of the pass: keep its cells (compactly) and its row counts."""
+        if self._pending:
+            cells = self._pending.pop()
+            if self._keeping:
+                compact = cells.astype(self._dtype)
+                self._chunks.append((compact, {name: sums.values[name] for name in ("rows", "rows_clipped", "rows_other")
+                                               if name in sums.values}))
+                self._bytes += compact.nbytes
+                if self._bytes > KEPT_CELLS_BYTES:  # too many rows to keep: the next pass reads them again
+                    self._keeping, self._chunks = False, []
+        return sums
+
+    def finish(self, request: SumRequest) -> None:
+        """The pass is complete: its cells can serve the next pass (if they were all kept)."""
+        if self._keeping:
+            self._request = request
+        self._pending, self._keeping = None, False
 
 
 # ------------------------------------------------------------------------ CSV files
@@ -525,14 +599,101 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
                                                             for chunk in unit_chunks), names.index(unit.column))
     columns = _unit_dropped(names, unit)
 
+    kept = _KeptCells()
+
     def reduce(request: SumRequest) -> RowSums:
+        if request.counts_only and unit is None:  # the rows only: one column converted, none checked
+            return RowSums({"rows": np.array(_count_csv_rows(path, names, rows, csv_format, as_text))})
+        from_cells = kept.sums(request)
+        if from_cells is not None:
+            return from_cells
+        cells = kept.start(request)
         with _csv_errors(path, label, csv_format), \
-                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks:
-            return total(_frame_sums(frame, columns, request, time_columns, text_columns, nullable)
-                         for frame in _bounded_chunks(chunks, unit, contributions))
+                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
+                _read_ahead(chunks) as frames:
+            sums = total(kept.add(_frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells))
+                         for frame in _bounded_chunks(frames, unit, contributions))
+        kept.finish(request)
+        return sums
 
     return columns, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce,
                             contributions)
+
+
+def _count_csv_rows(path: Path, names: list[str], chunk_rows: int, csv_format: CsvFormat,
+                    as_text: Collection[str]) -> int:
+    """The data rows of a CSV file, as pandas reads them (blank lines skipped, quoted line breaks
+    kept), converting one column only: a numeric one where there is one (no text to build).
+
+    For a pass that needs nothing else (:attr:`SumRequest.counts_only`): its values are not
+    checked here but by the next pass, which reads every column, so a malformed file fails
+    there with the same message.
+    """
+    position = next((j for j, name in enumerate(names) if name not in as_text), 0)  # by position: names may differ
+    options = _pandas_options(csv_format)  # from pandas' by a byte-order mark, which pandas drops
+    if names[position] in as_text:
+        options["dtype"] = str
+    try:
+        with pd.read_csv(path, chunksize=chunk_rows, usecols=[position], **options) as chunks:
+            return sum(len(chunk) for chunk in chunks)
+    except ValueError:  # pandas' errors (and its own failures with usecols, e.g. on an unnamed index column)
+        pass
+    with _csv_errors(path, "input file", csv_format), \
+            pd.read_csv(path, chunksize=chunk_rows, **_pandas_options(csv_format, as_text)) as chunks:
+        return sum(len(chunk) for chunk in chunks)  # every column parsed: pandas' count, or its error
+
+
+@contextmanager
+def _read_ahead(chunks: Iterator[T]) -> Iterator[Iterator[T]]:
+    """The items of ``chunks``, the next one read by a thread while the caller works on this one.
+
+    Parsing a CSV chunk (pandas' tokenizer and number conversion) and summing one (numpy)
+    both run without Python's global lock for most of their time, so on two cores the reading
+    of a pass mostly hides behind its sums. The order is kept, and so is the error that stops a
+    pass: the reader's error comes when its chunk is asked for, after every chunk before it was
+    summed and checked. On leaving the block the thread is stopped (a few chunks read in vain)
+    and joined, before the caller closes ``chunks``. Memory: ``READ_AHEAD_CHUNKS`` more chunks.
+    """
+    slot: queue.Queue = queue.Queue(maxsize=READ_AHEAD_CHUNKS)
+    stop = threading.Event()
+    end = object()
+
+    def read() -> None:
+        try:
+            for item in chunks:
+                while not stop.is_set():
+                    try:
+                        slot.put((item, None), timeout=READ_AHEAD_POLL)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            slot.put((end, None))
+        except BaseException as error:  # handed to the caller, at the chunk it stopped at
+            slot.put((end, error))
+
+    def items() -> Iterator[T]:
+        while True:
+            item, error = slot.get()
+            if error is not None:
+                raise error
+            if item is end:
+                return
+            yield item
+
+    reader = threading.Thread(target=read, name="synthdp-read-ahead", daemon=True)
+    reader.start()
+    try:
+        yield items()
+    finally:
+        stop.set()
+        while reader.is_alive():
+            try:
+                slot.get(timeout=READ_AHEAD_POLL)
+            except queue.Empty:
+                pass
+        reader.join()
 
 
 def _unit_dropped(names: list[str], unit: UnitBound | None) -> list[str]:
@@ -580,15 +741,25 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
                 for batch in parquet.iter_batches(batch_size=rows, columns=[unit.column])), names.index(unit.column))
     columns = _unit_dropped(names, unit)
 
+    kept = _KeptCells()
+
     def reduce(request: SumRequest) -> RowSums:
+        from_cells = kept.sums(request)
+        if from_cells is not None:
+            return from_cells
         with _parquet_errors(path):
             with pq.ParquetFile(path) as parquet:
                 if request.counts_only and unit is None:  # the footer holds the row count: no batch is read
                     _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
+                cells = kept.start(request)
                 batches = (batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows))
-                return total(_frame_sums(frame, columns, request, time_columns, text_columns, nullable)
-                             for frame in _bounded_chunks(batches, unit, contributions))
+                with _read_ahead(batches) as frames:
+                    sums = total(kept.add(_frame_sums(frame, columns, request, time_columns, text_columns, nullable,
+                                                      cells))
+                                 for frame in _bounded_chunks(frames, unit, contributions))
+        kept.finish(request)
+        return sums
 
     return columns, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce,
                             contributions)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,8 +33,110 @@ def bin_edges(n_bins: int) -> np.ndarray:
 
 def cell_indices(points: np.ndarray, n_bins: int) -> np.ndarray:
     """The cell of each unit value, shape of ``points``: 0 for x = -1, 1..n_bins for the bins, n_bins + 1 for x = +1."""
+    points = np.asarray(points, dtype=float)
+    return CellSearch.binned(1, n_bins).cells(points.reshape(-1, 1)).reshape(points.shape)
+
+
+def reference_cell_indices(points: np.ndarray, n_bins: int) -> np.ndarray:
+    """:func:`cell_indices` by a binary search of the edges (the definition; NaN in cell n_bins)."""
     inner = np.clip(np.searchsorted(bin_edges(n_bins), points, side="right"), 1, n_bins)  # 1..n_bins
     return np.where(points <= -1.0, 0, np.where(points >= 1.0, n_bins + 1, inner))
+
+
+def nearest_value(values: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """The position of the nearest of the sorted ``values`` to each point (a tie goes to the
+    lower value): the cell of a column counted value by value, by a binary search of the midpoints."""
+    return np.searchsorted((values[1:] + values[:-1]) / 2, points)
+
+
+BLOCK_VALUES = 2**16  # values of a column per block of CellSearch.cells: its arrays stay in the processor's cache
+SEARCH_ROUNDS = 3  # moves of a guessed cell before a block falls back to binary searches
+
+
+class CellSearch:
+    """The cells of every column of unit points, by arithmetic.
+
+    Each column's cells are delimited by sorted boundaries, about equally spaced: the bin
+    edges of [-1, 1] (:func:`cell_indices`), or the midpoints between an integer column's
+    values (:func:`nearest_value`). A value's cell is guessed from an affine map of it, then
+    checked against the boundaries on either side and moved until it is the number of
+    boundaries at or below the value: the result of a binary search of the boundaries, exactly
+    (the tests compare every cell with :func:`reference_cell_indices` and
+    :func:`nearest_value`), but with a few passes over cached blocks of a column instead of a
+    search per value. A block with a NaN, or whose guesses do not settle within
+    ``SEARCH_ROUNDS`` moves, is searched by :func:`reference_cell_indices` or :func:`nearest_value`.
+
+    Parameters
+    ----------
+    columns : list of (n_bins or None, values or None)
+        Per column: ``(B, None)`` for B equal-width bins and two atoms, ``(None, values)`` for
+        one cell per value.
+    """
+
+    def __init__(self, columns: list[tuple[int | None, np.ndarray | None]]) -> None:
+        self.columns = columns
+        self._maps = []
+        for n_bins, values in columns:
+            if values is None:
+                assert n_bins is not None
+                boundaries = bin_edges(n_bins)  # cell = #{edges <= x}, less 1 at x = -1 (the atom)
+                slope, intercept, atom = n_bins / 2.0, n_bins / 2.0 + 1.0, -1.0
+            else:  # #{midpoints < x} = #{next float above each midpoint <= x}
+                boundaries = np.nextafter((values[1:] + values[:-1]) / 2, np.inf)
+                span = float(values[-1] - values[0]) if len(values) > 1 else 0.0
+                slope = (len(values) - 1) / span if span > 0 else 0.0
+                intercept, atom = 0.5 - float(values[0]) * slope, None
+            # at cell c: boundaries c - 1 and c; NaN beyond the ends, which no comparison moves past
+            table = np.concatenate([[np.nan], boundaries, [np.nan]])
+            self._maps.append((table[:-1], table[1:], slope, intercept, float(len(boundaries)), atom))
+
+    @classmethod
+    def binned(cls, d: int, n_bins: int) -> CellSearch:
+        return cls([(n_bins, None)] * d)
+
+    def cells(self, points: np.ndarray) -> np.ndarray:
+        """The cell of each value of ``points`` (rows, d) in its column, shape (rows, d), int64."""
+        out = np.empty(np.shape(points), dtype=np.int64)
+        np.copyto(out, self.cells_by_column(points).T)
+        return out
+
+    def cells_by_column(self, points: np.ndarray) -> np.ndarray:
+        """The cells of :meth:`cells`, transposed: shape (d, rows), each column's contiguous (int32)."""
+        points = np.asarray(points, dtype=float)
+        rows, d = points.shape
+        columns = points.T if points.flags.f_contiguous else np.ascontiguousarray(points.T)  # (d, rows)
+        out = np.empty((d, rows), dtype=np.int32)
+        for j in range(d):
+            for start in range(0, rows, BLOCK_VALUES):
+                self._column_block(j, columns[j, start : start + BLOCK_VALUES], out[j, start : start + BLOCK_VALUES])
+        return out
+
+    def _column_block(self, j: int, x: np.ndarray, out: np.ndarray) -> None:
+        """The cells of a block of column ``j``'s values ``x`` into ``out``."""
+        below, above, slope, intercept, top, atom = self._maps[j]
+        guess = x * slope
+        guess += intercept
+        np.maximum(guess, 0.0, out=guess)
+        np.minimum(guess, top, out=guess)
+        if not np.isnan(guess).any():
+            np.copyto(out, guess, casting="unsafe")  # truncation: the floor of a guess >= 0
+            for _ in range(SEARCH_ROUNDS):
+                down = np.take(below, out) > x
+                up = np.take(above, out) <= x
+                if not (down.any() or up.any()):
+                    if atom is not None:
+                        at_atom = x == atom
+                        if at_atom.any():
+                            np.copyto(out, 0, where=at_atom)
+                    return
+                out -= down
+                out += up
+        n_bins, values = self.columns[j]
+        if values is None:
+            assert n_bins is not None
+            out[...] = reference_cell_indices(x, n_bins)
+        else:
+            out[...] = nearest_value(values, x)
 
 
 def cell_counts(points: np.ndarray, n_bins: int) -> np.ndarray:
@@ -111,24 +214,47 @@ class CellLayout:
         ``missing`` (rows, d) bool marks missing cells of nullable columns: they go to the
         column's last cell, whatever their unit value.
         """
-        out = np.empty(points.shape, dtype=np.int64)
-        for j, values in enumerate(self.values):
-            if values is None:
-                out[:, j] = cell_indices(points[:, j], self.n_bins)
-            else:  # the nearest value: points are integer values mapped to the unit scale
-                out[:, j] = np.searchsorted((values[1:] + values[:-1]) / 2, points[:, j])
-            if missing is not None and self.missing[j]:
-                out[missing[:, j], j] = self.observed_cells(j)
+        out = self._search.cells(points)  # bins, or the nearest value (integer values mapped to the unit scale)
+        if missing is not None:
+            self._missing_cells(out, missing)
         return out
+
+    def _missing_cells(self, cells: np.ndarray, missing: np.ndarray) -> None:
+        for j in range(self.d):
+            if self.missing[j]:
+                cells[missing[:, j], j] = self.observed_cells(j)
+
+    @functools.cached_property
+    def _search(self) -> CellSearch:
+        return CellSearch([(self.n_bins, None) if values is None else (None, values) for values in self.values])
 
     def counts(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
         """Rows per cell and column, shape (d, M). Each row lies in exactly one cell of each
         column (:func:`synthdp.privacy.sensitivity.histogram_sensitivity`). Private: a sum over rows."""
-        cells = self.cells(points, missing)
+        return self.count(self.cells_by_column(points, missing))
+
+    def cells_by_column(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`cells` transposed, shape (d, rows), int32: each column's cells contiguous (what
+        :meth:`count` counts, without :meth:`cells`' copy into rows)."""
+        cells = self._search.cells_by_column(points)
+        if missing is not None:
+            self._missing_cells(cells.T, missing)
+        return cells
+
+    def count(self, cells: np.ndarray) -> np.ndarray:
+        """Rows per cell and column, shape (d, M), of cells shaped as :meth:`cells_by_column` gives them."""
         counts = np.zeros((self.d, self.n_cells))
         for j in range(self.d):
-            counts[j] = np.bincount(cells[:, j], minlength=self.n_cells)
+            counts[j] = np.bincount(cells[j], minlength=self.n_cells)
         return counts
+
+    def same_cells(self, other: CellLayout) -> bool:
+        """Whether ``other`` puts every point in the same cell (the same bins, value cells and missing cells)."""
+        return self is other or (self.n_bins == other.n_bins and self.missing == other.missing
+                                 and len(self.values) == len(other.values)
+                                 and all((a is None and b is None) or (a is not None and b is not None
+                                                                       and np.array_equal(a, b))
+                                         for a, b in zip(self.values, other.values)))
 
     def exists(self) -> np.ndarray:
         """Which entries of a (d, M) array of cells are cells of their column (not padding)."""

@@ -17,7 +17,7 @@ here prints, logs or raises with a value in it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from synthdp.domain.schema import Schema
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import CellLayout, histogram_counts
-from synthdp.stats.scores import ScoreMap, score_products
+from synthdp.stats.scores import ScoreMap, pair_order, score_products
 
 # How two chunks' partial results combine, per named statistic.
 COMBINE = {
@@ -108,27 +108,58 @@ class RowSums:
         return self.values[name]
 
 
-def clip_to_unit(values: np.ndarray, domain: Domain) -> tuple[np.ndarray, int]:
+BLOCK_VALUES = 2**16  # values per block of clip_to_unit: its temporaries stay in the processor's cache
+
+
+def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """Rows clipped into the domain and mapped onto [-1, 1]^d.
 
     Parameters
     ----------
     values : array, shape (rows, d)
         Validated private values in the user's units.
+    out : array or None
+        Where to write the points: may be ``values`` itself (a chunk's own copy); None: a new
+        array, in the layout of ``values``.
 
     Returns
     -------
     points : array, shape (rows, d)
+        ``domain.to_unit(np.clip(values, domain.lower, domain.upper))``, bit for bit (the same
+        operations in the same order, block by block of rows in a cached scratch block).
     rows_clipped : int
         Rows with at least one value outside the domain (private).
     """
-    inside = (values >= domain.lower) & (values <= domain.upper)
-    rows_clipped = int(np.count_nonzero(~inside.all(axis=1)))
-    return domain.to_unit(np.clip(values, domain.lower, domain.upper)), rows_clipped
+    values = np.asarray(values, dtype=float)
+    lower, upper = domain.lower, domain.upper
+    width = upper - lower
+    points = np.empty_like(values) if out is None else out  # a chunk's values are column-major: so are its points
+    rows_clipped = 0
+    step = max(1, BLOCK_VALUES // max(values.shape[1], 1))
+    scratch = np.empty_like(values[:step])
+    for start in range(0, len(values), step):
+        block = values[start : start + step]
+        unit = scratch[: len(block)]
+        np.clip(block, lower, upper, out=unit)
+        changed = unit != block  # outside the domain (or NaN, which is never inside)
+        if changed.any():
+            rows_clipped += int(np.count_nonzero(changed.any(axis=1)))
+        unit -= lower  # Domain.to_unit: 2 (x - lower) / (upper - lower) - 1, kept within [-1, 1]
+        unit *= 2.0
+        unit /= width
+        unit -= 1.0
+        np.clip(unit, -1.0, 1.0, out=points[start : start + step])
+    return points, rows_clipped
 
 
-def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
-    """The requested statistics of one chunk of validated rows, shape (rows, d)."""
+def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndarray] | None = None,
+               overwrite: bool = False) -> RowSums:
+    """The requested statistics of one chunk of validated rows, shape (rows, d).
+
+    ``kept_cells``: a list to append the chunk's histogram cells to (:meth:`CellLayout.cells_by_column`,
+    shape (d, rows)) when the request counts them, for :func:`cell_sums` in a later pass.
+    ``overwrite``: the values are the chunk's own copy, which may hold its unit points.
+    """
     sums: dict[str, np.ndarray] = {"rows": np.array(len(values))}
     if len(values) == 0:  # an empty partition has no min, max or mean to contribute
         return RowSums(sums)
@@ -138,7 +169,7 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
         sums["minimum"], sums["maximum"] = values.min(axis=0), values.max(axis=0)
         sums["integer"] = np.all(values == np.round(values), axis=0)
     if request.domain is not None:
-        points, rows_clipped = clip_to_unit(values, request.domain)
+        points, rows_clipped = clip_to_unit(values, request.domain, out=values if overwrite else None)
         sums["rows_clipped"] = np.array(rows_clipped)
         if request.snap_cells is not None:
             points = grid.snap(points, request.snap_cells)
@@ -150,14 +181,17 @@ def chunk_sums(values: np.ndarray, request: SumRequest) -> RowSums:
         if request.second_moment:
             sums["second_moment"] = points.T @ points
         if request.cell_layout is not None:
-            sums["cell_counts"] = request.cell_layout.counts(points)
+            cells = request.cell_layout.cells_by_column(points)
+            sums["cell_counts"] = request.cell_layout.count(cells)
+            if kept_cells is not None:
+                kept_cells.append(cells)
         if request.score_map is not None:
             sums["score_products"] = score_products(points, request.score_map)
     return RowSums(sums)
 
 
 def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, rows_other: int,
-                 request: SumRequest) -> RowSums:
+                 request: SumRequest, kept_cells: list[np.ndarray] | None = None) -> RowSums:
     """The requested statistics of one chunk of a mixed table's encoded rows.
 
     Parameters
@@ -170,6 +204,9 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
         The chunk's rows with a numeric value outside its bounds, and with a categorical value
         outside its levels.
 
+    kept_cells : list or None
+        As in :func:`chunk_sums` (the numeric columns' cells, missing cells included).
+
     Returns "rows", "rows_clipped", "rows_other", and as requested "moments" (R,),
     "cell_counts" (d_numeric, M) and "score_products" (d_numeric (d_numeric + 1) / 2,).
     """
@@ -180,9 +217,56 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
     if request.basis_indices is not None:
         sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points) * len(points)
     if request.cell_layout is not None:
-        sums["cell_counts"] = request.cell_layout.counts(numeric, missing)
+        cells = request.cell_layout.cells_by_column(numeric, missing)
+        sums["cell_counts"] = request.cell_layout.count(cells)
+        if kept_cells is not None:
+            kept_cells.append(cells)
     if request.score_map is not None:
         sums["score_products"] = score_products(numeric, request.score_map, missing)
+    return RowSums(sums)
+
+
+def reuses_cells(request: SumRequest, earlier: SumRequest) -> bool:
+    """Whether ``request`` needs only the histogram cells that the pass of ``earlier`` counted:
+    the pairs' products (``score_map``) over the cells of ``earlier.cell_layout``, of the same
+    rows mapped the same way (same domain or schema). Such a pass can run on kept cells
+    (:func:`cell_sums`) instead of the rows."""
+    if request.score_map is None or earlier.cell_layout is None or earlier.snap_cells is not None:
+        return False
+    only_scores = replace(request, domain=None, schema=None, score_map=None).counts_only
+    same_rows = request.schema is earlier.schema and (request.schema is not None or request.domain == earlier.domain)
+    return only_scores and same_rows and request.score_map.cells.same_cells(earlier.cell_layout)
+
+
+def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequest) -> RowSums:
+    """A chunk's statistics for a request that :func:`reuses_cells`, from the chunk's cells.
+
+    Parameters
+    ----------
+    cells : int array, shape (d, rows)
+        The chunk's histogram cells, as :func:`chunk_sums` or :func:`encoded_sums` kept them.
+    counts : dict
+        The chunk's "rows", "rows_clipped" (and "rows_other") from the same pass.
+
+    The score products are those of :func:`synthdp.stats.scores.score_products`, bit for bit
+    (the same operations on the same cells, in rows).
+    """
+    score_map = request.score_map
+    assert score_map is not None
+    sums = dict(counts)
+    if int(counts["rows"]) == 0 or cells.shape[1] == 0:
+        return RowSums(sums)
+    table = score_map.cell_scores()  # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]
+    d, rows = cells.shape
+    offsets = np.arange(d) * table.shape[1]
+    scores = np.empty((rows, d))  # in rows, as ScoreMap.scores has them
+    step = max(1, BLOCK_VALUES // max(d, 1))
+    for start in range(0, rows, step):  # row by row, so block by block (in cache)
+        block = scores[start : start + step]
+        np.take(table.reshape(-1), cells[:, start : start + step].T + offsets, out=block)
+        norm_sq = np.einsum("ij,ij->i", block, block)  # ScoreMap.clipped_scores
+        block *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
+    sums["score_products"] = (scores.T @ scores)[pair_order(d)]
     return RowSums(sums)
 
 
