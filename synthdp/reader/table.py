@@ -856,7 +856,8 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     if unit is not None:
         check_unit_column(unit, names)
         column = frame.columns[names.index(unit.column)]
-        per_part = [dask.delayed(_partition_units)(part, column, unit.column) for part in frame.to_delayed()]
+        # the unit column only (Dask reads no other column of a CSV or Parquet file for it); same partitions
+        per_part = [dask.delayed(_partition_units)(part, unit.column) for part in frame[column].to_delayed()]
         with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
                 _dask_client(scheduler):
             part_counts = list(dask.compute(*per_part))
@@ -887,8 +888,8 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     return columns, _Reader(description, reduce, contributions)
 
 
-def _partition_units(part: pd.DataFrame, column, name: str) -> dict[str, int]:
-    return count_units([unit_values(part[column], name)])
+def _partition_units(part: pd.Series, name: str) -> dict[str, int]:
+    return count_units([unit_values(part, name)])
 
 
 def _bounded_frame_sums(part: pd.DataFrame, column: str, contributions: Contributions, start: np.ndarray,
