@@ -7,7 +7,8 @@ Run from the repository root::
 
 It writes benchmarks/results/summary.md (also printed), summary.json (raw numbers) and PNG
 scaling plots (stages_vs_n.png, _d, _R, _C, memory_vs_n.png); --quick writes them under
-benchmarks/results/quick/. Needs matplotlib and pyarrow
+benchmarks/results/quick/ (``--out DIR`` elsewhere; the unit tests run ``--quick --out`` a
+temporary folder, so CI fails on any failed configuration). Needs matplotlib and pyarrow
 (the ``experiments`` extra). It is not part of the unit tests (pytest's testpaths is tests/).
 
 What it measures
@@ -383,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="largest R x C for the direct reference solve (default 2e7)")
     parser.add_argument("--one", type=int, nargs=4, metavar=("N", "D", "R", "C"),
                         help="only one configuration, printed as JSON (no direct reference solve)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="folder for the results (default benchmarks/results, quick: benchmarks/results/quick)")
     parser.add_argument("--task", nargs=2, help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.one:
@@ -403,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
         sweeps["n"] = opts.n
     direct_limit = opts.direct_limit or (2.0 if opts.quick else 60.0)
     started = time.monotonic()
-    results: dict = {"options": vars(opts) | {"direct_limit": direct_limit}, "sweeps": {}}
+    results: dict = {"options": vars(opts) | {"direct_limit": direct_limit, "out": opts.out and str(opts.out)},
+                     "sweeps": {}}
     for axis, values in sweeps.items():
         rows = []
         for value in values:
@@ -422,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
                           for C, R in solver_sizes]
     results["elapsed_s"] = time.monotonic() - started
     results["machine"] = f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs"
-    directory = RESULTS / "quick" if opts.quick else RESULTS  # a quick run never overwrites the full results
+    # a quick run never overwrites the full results
+    directory = opts.out or (RESULTS / "quick" if opts.quick else RESULTS)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "summary.json").write_text(json.dumps(results, indent=1, default=float))
     summary = markdown(results)

@@ -171,7 +171,7 @@ class SynthConfig:
         "hypercube or grid: points of the paper's grid", commands=GENERATE, default_text="copula; grid in exact mode")
     n_candidates: int = _option(10_000, "method", "number of candidate points", metavar="C", commands=GENERATE)
     n_basis: int | Literal["auto"] = _option(
-        "auto", "method", "number of basis functions R, or 'auto' (the paper's R, at least 2d)", metavar="R")
+        "auto", "method", "number of basis functions R, or 'auto' (the paper's R, at least 2d, at most 400 above that)", metavar="R")
     noise: NoiseKind | None = _option(
         None, "budget", "noise for delta > 0: analytic Gaussian or Laplace with advanced composition",
         default_text="gaussian")

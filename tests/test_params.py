@@ -6,6 +6,7 @@ import pytest
 from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
 from synthdp.pipeline.plan import (
+    MAX_AUTO_N_BASIS,
     MOMENT_NOISE_LIMIT,
     TheoryParameters,
     auto_n_basis,
@@ -145,6 +146,23 @@ def test_auto_n_basis_is_the_paper_r_raised_to_2d(n, d, K, delta, expected):
     indices = lowest_degree_indices(d, expected)
     per_column = {(int(np.flatnonzero(index)[0]), int(index.sum())) for index in indices if np.count_nonzero(index) == 1}
     assert {(column, degree) for column in range(d) for degree in (1, 2)} <= per_column
+
+
+@pytest.mark.parametrize("n, d, delta", [(4_000_000, 10, 1e-10), (200_000, 20, 1e-10), (10**9, 10, 0.0)])
+def test_auto_n_basis_is_capped_where_the_paper_r_exceeds_the_cap(n, d, delta):
+    """At large n the paper's R exceeds MAX_AUTO_N_BASIS; the automatic R stops there, an explicit R does not."""
+    assert paper_n_basis(n, d, 4, delta) > MAX_AUTO_N_BASIS
+    assert auto_n_basis(n, d, 4, delta) == MAX_AUTO_N_BASIS
+    plan = make_plan(SynthConfig(delta=delta), n, d, True)
+    assert plan.n_basis + plan.skipped_pairs == MAX_AUTO_N_BASIS
+    explicit = make_plan(SynthConfig(delta=delta, n_basis=MAX_AUTO_N_BASIS + 50), n, d, True)
+    assert explicit.n_basis + explicit.skipped_pairs == MAX_AUTO_N_BASIS + 50
+
+
+def test_the_2d_floor_stands_above_the_cap():
+    """Every column keeps its T_1 and T_2 moments even when 2d exceeds the cap."""
+    d = MAX_AUTO_N_BASIS // 2 + 10
+    assert auto_n_basis(10**7, d, 4, 1e-10) == 2 * d
 
 
 def test_practical_plan_sizes():
