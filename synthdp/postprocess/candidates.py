@@ -12,8 +12,9 @@
 * ``mixed`` (tables with binary and categorical columns, :mod:`synthdp.domain.schema`): the numeric
   coordinates from the copula of their released histograms (with the latent correlation of
   the pairs release, or from their moments of degree <= 2), the binary columns drawn with them
-  (:func:`binary_latent`), and the categorical columns along a Chow-Liu tree of the released
-  2-way tables grown from the binary ones, as valid one-hot blocks. Free: post-processing. The LP then
+  (:func:`binary_latent`), the categorical columns tied to a numeric one as ordered latent normals
+  with them (:func:`ordinal_latent`), and the other categorical columns along a Chow-Liu tree of
+  the released 2-way tables grown from those, as valid one-hot blocks. Free: post-processing. The LP then
   tilts the weights of these candidates toward all the released moments.
 
 Each kind is registered by name (:func:`register_candidates`); :func:`make_candidates` builds
@@ -120,10 +121,11 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     one the latent correlation of :func:`moment_correlation`; without
     histograms (a release from before them), from the Gaussian of their moments of degree
     <= 2. With histograms, the binary columns are drawn with the numeric ones, as latent
-    normals above thresholds (:func:`binary_latent`). The other levels are drawn along a
-    tree of the released 2-way tables (:func:`tree_levels`) grown from the binary columns
-    (without histograms, rooted at the first column), independently of the numeric part
-    but through those binary columns: the LP's tilt then weighs the candidates to the
+    normals above thresholds (:func:`binary_latent`), and so are the categorical columns tied
+    to a numeric one, as latent normals cut into ordered intervals (:func:`ordinal_latent`).
+    The other levels are drawn along a tree of the released 2-way tables (:func:`tree_levels`)
+    grown from those columns (without histograms, rooted at the first column), independently
+    of the numeric part but through them: the LP's tilt then weighs the candidates to the
     released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
     (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
@@ -141,9 +143,12 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
                 correlation = moment_correlation(center, covariance, moment_noise_sd)
             binaries, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, correlation,
                                                         moment_noise_sd)
+            ordinals, joint = ordinal_latent(schema, indices, moments, center, joint, binaries, thresholds,
+                                             moment_noise_sd, marginals)
             latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
             parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
             drawn = {name: (latent[:, d + b] > thresholds[b]).astype(np.int64) for b, name in enumerate(binaries)}
+            drawn |= {ordinal.name: ordinal.draw(latent[:, d + len(binaries) + o]) for o, ordinal in enumerate(ordinals)}
     chosen = tree_levels(schema, indices, moments, count, rng, drawn)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
@@ -243,6 +248,210 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
     return [column.name for column in columns], nearest_correlation(joint), thresholds
 
 
+JOIN_RATIO = 0.3  # correlation ratio (a medium effect, Cohen) from which a categorical column joins the copula
+
+
+@dataclass(frozen=True)
+class OrdinalLevels:
+    """A categorical column drawn as a latent normal cut into intervals, one level per interval.
+
+    Attributes
+    ----------
+    name : str
+        The column.
+    order : array of int, shape (L,)
+        Level codes (indices into ``all_levels``) from the lowest interval to the highest.
+    cuts : array, shape (L - 1,)
+        Increasing latent thresholds: level ``order[i]`` for z in (cuts[i - 1], cuts[i]].
+    """
+
+    name: str
+    order: np.ndarray
+    cuts: np.ndarray
+
+    def draw(self, latent: np.ndarray) -> np.ndarray:
+        """The level codes of latent normal values, shape like ``latent``."""
+        return self.order[np.searchsorted(self.cuts, latent)]
+
+
+LATENT_GRID = 4096  # normal quantiles of the quadrature that normalises the latent correlations
+
+
+def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
+                   joint: np.ndarray, binaries: list[str], thresholds: np.ndarray, noise_sd: float,
+                   marginals: Marginals) -> tuple[list[OrdinalLevels], np.ndarray]:
+    """The categorical columns tied to a numeric column, joined to the copula as ordered latent normals.
+
+    Post-processing of the released level frequencies p_l, means per level E[x_j 1{l}] and
+    2-way cells. For a categorical column c and a numeric column j, a level's deviation
+    E[x_j 1{l}] - E[x_j] p_l counts where it stands two noise sd from 0 and the noise of the
+    level's mean, noise / p_l, is at most half of x_j's sd (else 0: rare levels' means are
+    mostly noise, and ordering by noise would make any column look tied). The levels are
+    ordered by their means E[x_j] + deviation / p_l, and c becomes a latent normal z_c cut at
+    the normal quantiles of the cumulative frequencies in that order, each level scored
+    s_l = E[z_c | l]. The released covariance of x_j and the scores, sum_l deviation_l s_l,
+    divided by the covariance the copula gives at latent correlation 1 (or -1),
+    E[F_j^{-1}(Phi(z)) s(z)] by quadrature over the copula's marginal of x_j, is the latent
+    correlation: 1 when c is a monotone function of x_j, first-order exact near 0. It is
+    capped in size by the correlation ratio of x_j on c (the between-level share of x_j's
+    sd, less the noise's expected share), so that a column with a spike (capital-gain: 0 in
+    92 % of rows) cannot turn a small covariance into a strong link, and set to 0 within two
+    noise sd.
+
+    A column joins, ordered by the numeric column of the largest correlation ratio, when some
+    numeric column's means per level stand out of the noise: then education follows
+    education-num (a function of it) and marital status follows age, which neither the tree of
+    the categorical 2-way tables nor the tilt's means per level could make. With a joined
+    binary or categorical column, its latent correlation is the same normalisation of the
+    covariance of their scores over the released 2-way cells. The joined columns become roots
+    of the tree (:func:`tree_levels`), from which the other categorical columns grow; nullable
+    columns and missing indicators stay with the tree (measured: docs/decisions.md#ordinal-latent).
+
+    Returns
+    -------
+    ordinals : list of OrdinalLevels
+        The joined columns, in schema order.
+    correlation : array, shape (d + k + len(ordinals),)^2
+        ``joint`` (the numeric and k binary columns) extended by the joined columns and projected
+        onto the correlation matrices; ``joint`` itself when no column joins.
+    """
+    d = schema.d_numeric
+    if not d:
+        return [], joint
+    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
+
+    def moment(*coordinates: int) -> float | None:
+        index = np.zeros(indices.shape[1], dtype=np.int64)
+        for coordinate in coordinates:
+            index[coordinate] += 1
+        return value.get(tuple(index))
+
+    grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID  # symmetric: z[::-1] = -z
+    z = special.ndtri(grid)
+    numeric = marginals.quantiles(np.repeat(grid[:, None], d, axis=1))
+    numeric -= numeric.mean(axis=0)
+    variances = (numeric**2).mean(axis=0)
+
+    def normalised(covariance_ab: float, first: np.ndarray, second: np.ndarray) -> float:
+        """The latent correlation whose covariance at +-1 (by quadrature on the grid) scales to ``covariance_ab``."""
+        extreme = float(first @ (second if covariance_ab >= 0 else second[::-1])) / LATENT_GRID
+        if abs(extreme) < 1e-12:
+            return 0.0
+        return float(np.clip(covariance_ab / abs(extreme), -0.99, 0.99))
+
+    def deviations(coordinates: range, frequencies: np.ndarray, j: int) -> tuple[np.ndarray, float] | None:
+        products = [moment(j, coordinate) for coordinate in coordinates]
+        if any(product is None for product in products):
+            return None
+        noise = noise_sd * float(np.sqrt(1 + center[j] ** 2))
+        deviation = np.array(products) - center[j] * frequencies
+        # a level's mean m_l counts where its deviation stands two noise sd from 0 and its own noise,
+        # noise / p_l, is at most half the column's sd (rare levels' means are mostly noise)
+        unclear = (np.abs(deviation) < 2 * noise) | (noise > 0.5 * np.sqrt(variances[j]) * frequencies)
+        deviation[unclear] = 0.0
+        return deviation, noise
+
+    def ratio(deviation: np.ndarray, noise: float, frequencies: np.ndarray, j: int) -> float:
+        """The correlation ratio of x_j on the column, sqrt(sum_l p_l (m_l - E x_j)^2 / Var x_j), less the
+        noise's expected share of the kept levels."""
+        kept = (deviation != 0) & (frequencies > 0)
+        between = float((deviation[kept] ** 2 / frequencies[kept]).sum() - (noise**2 / frequencies[kept]).sum())
+        return float(np.sqrt(np.clip(between / max(variances[j], 1e-12), 0.0, 1.0)))
+
+    def polyserial(deviation: np.ndarray, noise: float, frequencies: np.ndarray, scores: np.ndarray,
+                   on_grid: np.ndarray, j: int) -> tuple[float, float]:
+        """Latent correlation of x_j and the scored column (at most the correlation ratio in size), and the
+        correlation ratio."""
+        eta = ratio(deviation, noise, frequencies, j)
+        kept = deviation != 0
+        covariance_js = float(deviation @ scores)
+        if abs(covariance_js) < 2 * noise * float(np.sqrt(scores[kept] @ scores[kept])):
+            return 0.0, eta
+        latent = normalised(covariance_js, numeric[:, j], on_grid)
+        return float(np.sign(latent) * min(abs(latent), eta)), eta
+
+    ordinals: list[OrdinalLevels] = []
+    joined = []  # (coordinates, scores, scores on the grid) of each joined column
+    rows = []
+    for column in schema.categorical:
+        if column.binary or column.nullable or column.indicator_of is not None:
+            continue
+        block = schema.block_slice(column.name)
+        coordinates = range(block.start, block.stop)
+        raw = np.array([max(moment(coordinate) or 0.0, 0.0) for coordinate in coordinates])
+        if raw.sum() <= 0:
+            continue
+        frequencies = raw / raw.sum()
+        best: tuple[float, np.ndarray | None] = (0.0, None)
+        for j in range(d):
+            found = deviations(coordinates, frequencies, j)
+            if found is None or not found[0].any():
+                continue
+            deviation = found[0]
+            means = np.divide(deviation, frequencies, out=np.zeros(len(frequencies)), where=frequencies > 0)
+            order = np.argsort(means, kind="stable")
+            scores, on_grid = _ordered_scores(frequencies, order, z)
+            latent, eta = polyserial(deviation, found[1], frequencies, scores, on_grid, j)
+            if latent != 0 and eta > best[0]:
+                best = (eta, order)
+        if best[1] is None or best[0] < JOIN_RATIO:
+            continue
+        order = best[1]
+        scores, on_grid = _ordered_scores(frequencies, order, z)
+        row = np.zeros(d)
+        for j in range(d):
+            found = deviations(coordinates, frequencies, j)
+            if found is not None:
+                row[j] = polyserial(found[0], found[1], frequencies, scores, on_grid, j)[0]
+        cuts = special.ndtri(np.clip(np.cumsum(frequencies[order])[:-1], 0.0, 1.0))
+        ordinals.append(OrdinalLevels(column.name, order, cuts))
+        joined.append((coordinates, scores, on_grid))
+        rows.append(row)
+    if not ordinals:
+        return [], joint
+    k, m = len(binaries), len(ordinals)
+    extended = np.eye(d + k + m)
+    extended[: d + k, : d + k] = joint
+    binary_parts = []  # coordinate, score step s(second) - s(first), scores on the grid
+    for name, threshold in zip(binaries, thresholds):
+        coordinate = schema.block_slice(name).start
+        p = float(np.clip(moment(coordinate) or 0.0, 0.01, 0.99))
+        density = float(np.exp(-0.5 * threshold**2) / np.sqrt(2 * np.pi))
+        binary_parts.append((coordinate, density / p + density / (1 - p),
+                             np.where(z > threshold, density / p, -density / (1 - p))))
+    for o, (row, (coordinates, scores, on_grid)) in enumerate(zip(rows, joined)):
+        a = d + k + o
+        extended[a, :d] = extended[:d, a] = row
+        for b, (coordinate, step, binary_grid) in enumerate(binary_parts):
+            cells = [moment(level, coordinate) for level in coordinates]
+            if any(cell is None for cell in cells):
+                continue
+            covariance_ab = step * float(np.array(cells) @ scores)  # sum_l s_l P(l, second) (s(second) - s(first))
+            if abs(covariance_ab) >= 2 * noise_sd * step * float(np.sqrt(scores @ scores)):
+                extended[a, d + b] = extended[d + b, a] = normalised(covariance_ab, on_grid, binary_grid)
+        for other in range(o):
+            other_coordinates, other_scores, other_grid = joined[other]
+            pairs = [moment(x, y) for x in coordinates for y in other_coordinates]
+            if any(cell is None for cell in pairs):
+                continue
+            table = np.array(pairs, dtype=float).reshape(len(coordinates), len(other_coordinates))
+            covariance_ab = float(scores @ table @ other_scores)
+            if abs(covariance_ab) >= 2 * noise_sd * float(np.sqrt(np.outer(scores**2, other_scores**2).sum())):
+                extended[a, d + k + other] = extended[d + k + other, a] = normalised(covariance_ab, on_grid, other_grid)
+    return ordinals, nearest_correlation(extended)
+
+
+def _ordered_scores(frequencies: np.ndarray, order: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Normal scores of levels cut in ``order``, per level code, and their value at each grid point z."""
+    cuts = special.ndtri(np.clip(np.cumsum(frequencies[order])[:-1], 0.0, 1.0))
+    density = np.concatenate([[0.0], np.exp(-0.5 * cuts**2) / np.sqrt(2 * np.pi), [0.0]])
+    ordered = np.divide(density[:-1] - density[1:], frequencies[order], out=np.zeros(len(order)),
+                        where=frequencies[order] > 0)
+    scores = np.empty(len(order))
+    scores[order] = ordered
+    return scores, ordered[np.searchsorted(cuts, z)]
+
+
 def _tetrachoric(both: float, first: float, second: float) -> float:
     """The correlation r of a standard bivariate normal with P(Z_1 > first, Z_2 > second) = ``both``
     (clipped to what some r in [-0.99, 0.99] attains)."""
@@ -267,8 +476,8 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     cells set to 0). The tree (Chow-Liu, by Prim's algorithm on the mutual information of
     those tables) is rooted at the first column; the root is drawn from its one-way table and
     every other column from its table with its parent, given the parent's drawn level.
-    Columns already ``drawn`` (the binary columns of :func:`binary_latent`, as level codes) are
-    the roots instead: the tree grows from them.
+    Columns already ``drawn`` (the binary and ordinal columns of :func:`binary_latent` and
+    :func:`ordinal_latent`, as level codes) are the roots instead: the tree grows from them.
 
     Returns
     -------
