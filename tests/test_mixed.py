@@ -557,15 +557,11 @@ def test_at_most_max_joined_binaries_are_joined_to_the_copula():
     assert joint[0, 1 + names.index("t")] > 0.9
 
 
-def test_a_categorical_function_of_a_numeric_column_follows_it_level_for_level(monkeypatch):
-    """c is x's decile (its levels listed out of order), u is independent of x: ordinal_latent joins c
-    to the copula in x's order with a latent correlation near 1 and leaves u to the tree, so more
-    synthetic rows keep c = decile of x. Seeded runs at (1, 10^-10), 20 000 rows: .42-.47 of them
-    at seeds 5-7, against .30-.36 before the join (c drawn along the tree, tied to x only by the
-    tilt's means per level); the bound .40 lies between."""
+def spy_on_ordinal_latent(monkeypatch) -> dict:
+    """A dict whose "result" is the last (ordinals, correlation) that ordinal_latent returned."""
     from synthdp.postprocess import candidates
 
-    captured = {}
+    captured: dict = {}
     original = candidates.ordinal_latent
 
     def spy(*args, **kwargs):
@@ -573,6 +569,16 @@ def test_a_categorical_function_of_a_numeric_column_follows_it_level_for_level(m
         return captured["result"]
 
     monkeypatch.setattr(candidates, "ordinal_latent", spy)
+    return captured
+
+
+def test_a_categorical_function_of_a_numeric_column_follows_it_level_for_level(monkeypatch):
+    """c is x's decile (its levels listed out of order), u is independent of x: ordinal_latent joins c
+    to the copula in x's order with a latent correlation near 1 and leaves u to the tree, so more
+    synthetic rows keep c = decile of x. Seeded runs at (1, 10^-10), 20 000 rows: .42-.47 of them
+    at seeds 5-7, against .30-.36 before the join (c drawn along the tree, tied to x only by the
+    tilt's means per level); the bound .40 lies between."""
+    captured = spy_on_ordinal_latent(monkeypatch)
     rng = np.random.default_rng(31)
     n = 20_000
     x = rng.normal(size=n)
@@ -601,16 +607,7 @@ def test_a_spiky_column_and_rare_levels_make_no_link_out_of_noise(monkeypatch):
     the spike's tiny latent covariance are noise; adult's race and native-country did before the
     correlation-ratio cap). Seeded; the column joins in none of seeds 0-2 (checked), so a spurious
     join fails here."""
-    from synthdp.postprocess import candidates
-
-    captured = {}
-    original = candidates.ordinal_latent
-
-    def spy(*args, **kwargs):
-        captured["result"] = original(*args, **kwargs)
-        return captured["result"]
-
-    monkeypatch.setattr(candidates, "ordinal_latent", spy)
+    captured = spy_on_ordinal_latent(monkeypatch)
     rng = np.random.default_rng(41)
     n = 30_000
     gain = np.where(rng.random(n) < 0.92, 0.0, rng.exponential(20.0, n))

@@ -177,6 +177,20 @@ def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: flo
     return nearest_correlation(correlation)
 
 
+def _moment_lookup(indices: np.ndarray, moments: np.ndarray) -> Callable[..., float | None]:
+    """``moment(c_1, c_2, ...)``: the released moment of the product of those coordinates (each once
+    more in the multi-index per mention), or None when the release does not hold it."""
+    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
+
+    def moment(*coordinates: int) -> float | None:
+        index = np.zeros(indices.shape[1], dtype=np.int64)
+        for coordinate in coordinates:
+            index[coordinate] += 1
+        return value.get(tuple(index))
+
+    return moment
+
+
 MAX_JOINED_BINARIES = 16  # binary columns joined to the copula (each pair's tetrachoric solve takes ~20 ms)
 
 
@@ -210,13 +224,7 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
     from scipy import stats
 
     d = schema.d_numeric
-    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
-
-    def moment(*coordinates: int) -> float | None:
-        index = np.zeros(indices.shape[1], dtype=np.int64)
-        for coordinate in coordinates:
-            index[coordinate] += 1
-        return value.get(tuple(index))
+    moment = _moment_lookup(indices, moments)
 
     columns = [column for column in schema.categorical
                if column.binary and not column.nullable and column.indicator_of is None]
@@ -318,13 +326,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     d = schema.d_numeric
     if not d:
         return [], joint
-    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
-
-    def moment(*coordinates: int) -> float | None:
-        index = np.zeros(indices.shape[1], dtype=np.int64)
-        for coordinate in coordinates:
-            index[coordinate] += 1
-        return value.get(tuple(index))
+    moment = _moment_lookup(indices, moments)
 
     grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID  # symmetric: z[::-1] = -z
     z = special.ndtri(grid)
