@@ -306,8 +306,10 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     92 % of rows) cannot turn a small covariance into a strong link, and set to 0 within two
     noise sd.
 
-    A column joins, ordered by the numeric column of the largest correlation ratio, when some
-    numeric column's means per level stand out of the noise: then education follows
+    A column joins, ordered by the numeric column of the largest correlation ratio, when that
+    ratio is at least JOIN_RATIO (0.3, a medium effect) with a covariance out of the noise (a
+    weaker tie is left to the tree, which keeps a categorical parent's whole 2-way table, e.g.
+    region as a fixed grouping of states): then education follows
     education-num (a function of it) and marital status follows age, which neither the tree of
     the categorical 2-way tables nor the tilt's means per level could make. With a joined
     binary or categorical column, its latent correlation is the same normalisation of the
