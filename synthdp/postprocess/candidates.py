@@ -386,28 +386,26 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
         if raw.sum() <= 0:
             continue
         frequencies = raw / raw.sum()
+        found = [deviations(coordinates, frequencies, j) for j in range(d)]
         best: tuple[float, np.ndarray | None] = (0.0, None)
-        for j in range(d):
-            found = deviations(coordinates, frequencies, j)
-            if found is None or not found[0].any():
+        for j, deviation_noise in enumerate(found):
+            if deviation_noise is None or not deviation_noise[0].any():
                 continue
-            deviation = found[0]
+            deviation, noise = deviation_noise
             means = np.divide(deviation, frequencies, out=np.zeros(len(frequencies)), where=frequencies > 0)
             order = np.argsort(means, kind="stable")
-            scores, on_grid = _ordered_scores(frequencies, order, z)
-            latent, eta = polyserial(deviation, found[1], frequencies, scores, on_grid, j)
+            _, scores, on_grid = _ordered_scores(frequencies, order, z)
+            latent, eta = polyserial(deviation, noise, frequencies, scores, on_grid, j)
             if latent != 0 and eta > best[0]:
                 best = (eta, order)
         if best[1] is None or best[0] < JOIN_RATIO:
             continue
         order = best[1]
-        scores, on_grid = _ordered_scores(frequencies, order, z)
+        cuts, scores, on_grid = _ordered_scores(frequencies, order, z)
         row = np.zeros(d)
-        for j in range(d):
-            found = deviations(coordinates, frequencies, j)
-            if found is not None:
-                row[j] = polyserial(found[0], found[1], frequencies, scores, on_grid, j)[0]
-        cuts = special.ndtri(np.clip(np.cumsum(frequencies[order])[:-1], 0.0, 1.0))
+        for j, deviation_noise in enumerate(found):
+            if deviation_noise is not None:
+                row[j] = polyserial(*deviation_noise, frequencies, scores, on_grid, j)[0]
         ordinals.append(OrdinalLevels(column.name, order, cuts))
         joined.append((coordinates, scores, on_grid))
         rows.append(row)
@@ -445,15 +443,17 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     return ordinals, nearest_correlation(extended)
 
 
-def _ordered_scores(frequencies: np.ndarray, order: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Normal scores of levels cut in ``order``, per level code, and their value at each grid point z."""
+def _ordered_scores(frequencies: np.ndarray, order: np.ndarray,
+                    z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Levels cut in ``order``: the latent cuts, each level's normal score (per level code), and the
+    score at each grid point z."""
     cuts = special.ndtri(np.clip(np.cumsum(frequencies[order])[:-1], 0.0, 1.0))
     density = np.concatenate([[0.0], np.exp(-0.5 * cuts**2) / np.sqrt(2 * np.pi), [0.0]])
     ordered = np.divide(density[:-1] - density[1:], frequencies[order], out=np.zeros(len(order)),
                         where=frequencies[order] > 0)
     scores = np.empty(len(order))
     scores[order] = ordered
-    return scores, ordered[np.searchsorted(cuts, z)]
+    return cuts, scores, ordered[np.searchsorted(cuts, z)]
 
 
 def _tetrachoric(both: float, first: float, second: float) -> float:
