@@ -155,6 +155,32 @@ def test_column_generation_reaches_the_dense_optimum(seed):
     assert "rounds" in generated.solver
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_column_generation_stops_once_every_residual_is_close_enough_and_the_tilt_is_unchanged(seed):
+    """An exact fit exists (the target is a mixture of candidates), so the optimum is 0; with
+    tolerances the loop may stop earlier, at a master whose residuals are all within them,
+    and the tilt that follows (which keeps the box max(tolerance, |residual|)) then gets the
+    same box and gives the same weights as from the optimum."""
+    rng = np.random.default_rng(seed)
+    design, _ = random_problem(2 * seed + 1, R=12, C=3000)
+    target = design[:, rng.choice(3000, 40, replace=False)].mean(axis=1)
+    tolerance = np.full(12, 0.1)  # the masters of the last rounds fit within it (the rounds printed by the solver)
+    optimum = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    early = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13,
+                                 close_enough=tolerance)
+    assert optimum.status == "optimal" and optimum.objective == pytest.approx(0.0, abs=1e-8)
+    assert early.status == "close enough" and "stopped within the tolerances" in early.solver
+    assert int(early.solver.split("(")[1].split(" ")[0]) < int(optimum.solver.split("(")[1].split(" ")[0])
+    assert np.all(np.abs(design @ early.weights - target) <= tolerance + 1e-9)
+    assert_distribution(early.weights, 3000)
+    tilted = [tilt_weights(slicer(design), 3000, target, solution, tolerance).weights for solution in (optimum, early)]
+    np.testing.assert_array_equal(tilted[0], tilted[1])
+    never = solve_l1_fit_columns(slicer(design), 3000, target + 0.5, chunk=250, initial=13, batch=13,
+                                 close_enough=tolerance)  # outside the hull: no fit is close enough
+    assert never.status == "optimal"
+    assert never.objective == pytest.approx(solve_l1_fit(design, target + 0.5).objective, abs=1e-6)
+
+
 def test_column_generation_refuses_a_master_over_its_memory_bound():
     design, target = random_problem(1, R=12, C=3000)
     with pytest.raises(SynthDPError, match="memory bound"):

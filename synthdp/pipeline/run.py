@@ -590,22 +590,25 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             # each row in units of its noise (without cell rows a no-op: a numeric release's moments share one noise level)
             columns, target, noise_l1 = precision_weighted(columns, target, noise_sd, noise_l1)
             row_sd = float(np.min(noise_sd))
+    tilted = tilts(config, plan)
+    # in the precision-weighted rows every row's noise sd is the smallest one
+    tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilted else None
     with stages.stage("LP fit"):
         if sparse:
             solution = solve_l1_fit(design, target, method="ipm")
-        else:
+        else:  # before a tilt, a fit within its tolerances is all the tilt needs
             solution = solve_l1_fit_columns(columns, len(candidates), target,
-                                            max_columns=config.max_lp_entries // len(target))
+                                            max_columns=config.max_lp_entries // len(target),
+                                            close_enough=tilt_tolerance)
     blend_share = 0.0
     if config.spread > 0:
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
-    elif tilts(config, plan):
+    elif tilted:
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
-            # in the precision-weighted rows every row's noise sd is the smallest one
-            solution = tilt_weights(columns, len(candidates), target, solution, np.full(len(target), config.tilt * row_sd))
+            solution = tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)

@@ -138,7 +138,8 @@ def _default_batch(n_basis: int) -> int:
 
 def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.ndarray, chunk: int | None = None,
                          initial: int | None = None, batch: int | None = None, max_columns: int | None = None,
-                         tolerance: float = PRICING_TOLERANCE, time_limit: float | None = None) -> LPSolution:
+                         tolerance: float = PRICING_TOLERANCE, time_limit: float | None = None,
+                         close_enough: np.ndarray | None = None) -> LPSolution:
     """Solve the l1 fit by column generation, never holding all of W.
 
     The restricted master is the LP of :func:`equality_form` over the slacks and a working
@@ -155,6 +156,15 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     when no rc_c is below -``tolerance`` the master's solution is optimal for the full LP
     to within ``tolerance`` in objective. Each round adds a candidate the master lacked,
     so the loop ends.
+
+    With ``close_enough`` the loop also ends, not necessarily at the optimum, as soon as the
+    master's solution fits every moment r to within ``close_enough[r]`` (its residual is
+    s+_r - s-_r). The tilt (:func:`tilt_weights`) needs no more: it keeps the fit in the box
+    max(tolerance_r, |residual_r|), so any solution inside its tolerances gives it the same
+    box, the tolerances themselves. At large n the l1 fit is exact (objective 0) and its last
+    rounds spend most of the time closing residuals far below the noise (4*10**6 x 10, R =
+    355: the last of four rounds took 5.6 of 10.6 s, from an l1 residual of 4e-5 to 0, with
+    tolerances of 9e-5 per moment).
 
     Parameters
     ----------
@@ -174,11 +184,14 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
         Absolute objective tolerance of the optimality proof (l1 units of the moments).
     time_limit : float, optional
         Seconds for the whole loop.
+    close_enough : array, shape (R,), optional
+        Residuals small enough to stop at (the tilt's tolerances); None: the optimum.
 
     Returns
     -------
     LPSolution
-        ``weights`` of shape (C,), zero outside S. Memory: R x (chunk + 2 batch + |S|) floats.
+        ``weights`` of shape (C,), zero outside S; ``status`` "optimal", or "close enough"
+        when ``close_enough`` stopped the loop first. Memory: R x (chunk + 2 batch + |S|) floats.
     """
     start = time.perf_counter()
     R = len(target)
@@ -191,12 +204,17 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     in_master = np.zeros(n_candidates, dtype=bool)
     in_master[working] = True
     order = [working]
-    rounds = 0
+    rounds, status = 0, "optimal"
     while True:
         if time_limit is not None:
             highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
         _run_to_optimum(highs)
         rounds += 1
+        if close_enough is not None:
+            slacks = np.asarray(highs.getSolution().col_value)[: 2 * R]
+            if np.all(np.abs(slacks[:R] - slacks[R:]) <= close_enough):
+                status = "close enough"
+                break
         duals = np.asarray(highs.getSolution().row_dual)
         entering, entering_columns = _most_negative_reduced_costs(columns, n_candidates, duals, in_master, chunk,
                                                                   batch, tolerance)
@@ -213,7 +231,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     weights = np.zeros(n_candidates)
     weights[np.concatenate(order)] = values
     objective = float(highs.getInfo().objective_function_value)
-    return LPSolution(weights, objective, "optimal", f"highspy column generation ({rounds} rounds, "
+    stopped = ", stopped within the tolerances" if status == "close enough" else ""
+    return LPSolution(weights, objective, status, f"highspy column generation ({rounds} rounds{stopped}, "
                       f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
 
 
