@@ -2,9 +2,10 @@
 
     python experiments/adult_pairs.py [--seeds 6] [--join-ratios 0.3 0]
 
-For each setting ((1, 1e-10) and epsilon = 1) and each value of
-``synthdp.postprocess.candidates.JOIN_RATIO`` (the default first; 0 joins every categorical
-column whose means per level stand out of the noise), seeded releases of adult with
+For each setting ((1, 1e-10) and epsilon = 1) and each join ratio of
+:func:`synthdp.postprocess.candidates.ordinal_latent` (``StudyOptions(join_ratio=...)``; the
+default, ``JOIN_RATIO``, first; 0 joins every categorical column whose means per level stand
+out of the noise), seeded releases of adult with
 configs/adult_schema.json (seed s = 0 .. SEEDS - 1: reproducible, NOT private), each scored by
 :func:`synthdp.evaluation.mixed.pair_scores` (numeric columns in 16 equal-width bins of the
 schema's bounds): the mean 2-way TV over all pairs, over categorical x numeric, categorical and
@@ -27,23 +28,25 @@ import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
 import synthdp.postprocess.candidates as candidates
-from synthdp import SmoothSynthesizer
+from synthdp.config import SynthConfig
 from synthdp.evaluation.mixed import pair_scores
+from synthdp.pipeline.run import StudyOptions, fit, sample
 
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
 OUT = RESULTS_DIR / "adult_pairs.md"
 KINDS = ("all", "cat x num", "cat x cat", "num x num")
 
 
-def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds: int) -> dict:
+def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds: int,
+           study: StudyOptions | None) -> dict:
     numeric = {name for name, column in spec["columns"].items() if column["type"] in ("integer", "continuous")}
     found: dict[str, list[float]] = {}
     for seed in range(seeds):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            synth = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed).fit(frame, schema=spec)
-            table = synth.sample()
-        for entry in pair_scores(frame, table, synth.release_.schema)["per_pair"]:
+            model = fit(SynthConfig(epsilon=epsilon, delta=delta, seed=seed), frame, schema=spec, study=study)
+            table = sample(model)
+        for entry in pair_scores(frame, table, model.release.schema)["per_pair"]:
             kinds = sorted("num" if name in numeric else "cat" for name in entry["columns"])
             found.setdefault(" x ".join(kinds), []).append(entry["tv"])
             found.setdefault("all", []).append(entry["tv"])
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--join-ratios", nargs="+", default=["default", "0"],
-                        help="values of JOIN_RATIO ('default': the package's; 'none': a version without it)")
+                        help="join ratios ('default': the package's JOIN_RATIO; 'none': a version without one)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     frame = pd.read_csv(DATA_DIR / "adult.csv")
@@ -66,11 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for epsilon, delta in ((1.0, 1e-10), (1.0, 0.0)):
         for ratio in args.join_ratios:
-            if ratio not in ("default", "none"):
-                candidates.JOIN_RATIO = float(ratio)  # type: ignore[attr-defined]
-            elif default is not None:
-                candidates.JOIN_RATIO = default  # type: ignore[attr-defined]
-            result = scores(frame, spec, epsilon, delta, args.seeds)
+            study = None if ratio in ("default", "none") else StudyOptions(join_ratio=float(ratio))
+            result = scores(frame, spec, epsilon, delta, args.seeds, study)
             label = {"default": f"default (JOIN_RATIO = {default})", "none": "no JOIN_RATIO (before)"}.get(
                 ratio, f"JOIN_RATIO = {ratio}")
             log(f"({epsilon:g}, {delta:g}) {label}: {result}")

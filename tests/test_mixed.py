@@ -523,8 +523,10 @@ def test_binary_latent_recovers_the_latent_correlation_of_a_threshold_model():
     frame = pd.DataFrame({"x": x, "b": np.where(z > 0.5244, "yes", "no"), "u": rng.choice(["no", "yes"], n)})
     content = {"columns": {"x": [-4, 4], "b": {"type": "binary", "levels": ["no", "yes"]},
                            "u": {"type": "binary", "levels": ["no", "yes"]}}}
-    names, joint, thresholds = exact_binary_latent(frame, content, 0.002)
+    binaries = exact_binary_latent(frame, content, 0.002)
+    names, joint, thresholds = binaries.names, binaries.correlation, binaries.thresholds
     assert names == ["b", "u"] and thresholds[0] == pytest.approx(0.5244, abs=0.01)
+    assert binaries.frequencies[0] == pytest.approx((frame["b"] == "yes").mean(), abs=1e-9)
     assert joint[0, 1] == pytest.approx(0.7, abs=0.02)
     assert joint[0, 2] == 0.0 and joint[1, 2] == 0.0
 
@@ -552,8 +554,10 @@ def test_at_most_max_joined_binaries_are_joined_to_the_copula():
                           "t": np.where(x > 0, "yes", "no")})
     content = {"columns": {"x": [-4, 4], **{name: {"type": "binary", "levels": ["no", "yes"]}
                                              for name in frame.columns if name != "x"}}}
-    names, joint, thresholds = exact_binary_latent(frame, content, 0.005)
-    assert len(names) == MAX_JOINED_BINARIES == len(thresholds) and joint.shape == (17, 17) and "t" in names
+    binaries = exact_binary_latent(frame, content, 0.005)
+    names, joint, thresholds = binaries.names, binaries.correlation, binaries.thresholds
+    assert len(names) == MAX_JOINED_BINARIES == len(thresholds) == len(binaries.coordinates) == len(binaries.frequencies)
+    assert joint.shape == (17, 17) and "t" in names
     assert joint[0, 1 + names.index("t")] > 0.9
 
 
@@ -599,6 +603,27 @@ def test_a_categorical_function_of_a_numeric_column_follows_it_level_for_level(m
     sample = synth.sample(20_000)
     kept = (sample["c"].to_numpy() == names[np.searchsorted(cuts, sample["x"].to_numpy())]).mean()
     assert kept > 0.4
+
+
+def test_the_join_ratio_of_a_design_study_reaches_ordinal_latent(monkeypatch):
+    """StudyOptions(join_ratio=r) is the rule's threshold: c, x's quartile, joins the copula at the
+    default and at r = 0, and no column joins at r = 1.01 (a correlation ratio is at most 1)."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.run import StudyOptions, fit
+
+    captured = spy_on_ordinal_latent(monkeypatch)
+    rng = np.random.default_rng(32)
+    x = rng.normal(size=5000)
+    names = np.array(["q0", "q1", "q2", "q3"])
+    frame = pd.DataFrame({"x": x, "y": rng.normal(size=5000),
+                          "c": names[np.searchsorted(np.quantile(x, [0.25, 0.5, 0.75]), x)]})
+    schema = {"columns": {"x": [-4, 4], "y": [-4, 4], "c": {"type": "categorical", "levels": list(names)}}}
+    joined = {}
+    for ratio in (None, 0.0, 1.01):
+        study = None if ratio is None else StudyOptions(join_ratio=ratio)
+        fit(SynthConfig(epsilon=1, delta=1e-10, seed=3), frame, schema=schema, study=study)
+        joined[ratio] = [ordinal.name for ordinal in captured["result"][0]]
+    assert joined == {None: ["c"], 0.0: ["c"], 1.01: []}
 
 
 def test_a_spiky_column_and_rare_levels_make_no_link_out_of_noise(monkeypatch):

@@ -128,6 +128,10 @@ class StudyOptions:
     nearest : callable or None
         The final projection onto the correlation matrices; None: ``nearest_correlation``.
         Post-processing.
+    join_ratio : float or None
+        The correlation ratio from which a categorical column of a mixed table joins the
+        copula (:func:`synthdp.postprocess.candidates.ordinal_latent`); None: ``JOIN_RATIO``.
+        Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -150,6 +154,7 @@ class StudyOptions:
     nearest: Callable[[np.ndarray], np.ndarray] | None = None
     moments_sensitivity: Callable[[np.ndarray, int], tuple[float, float]] | None = None
     exact_stages: tuple[str, ...] = ()
+    join_ratio: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -163,6 +168,7 @@ class StudyOptions:
             product.atom_threshold if self.atom_threshold is None else self.atom_threshold,
             product.pair_threshold if self.pair_threshold is None else self.pair_threshold,
             product.nearest if self.nearest is None else self.nearest,
+            product.join_ratio if self.join_ratio is None else self.join_ratio,
         )
 
 

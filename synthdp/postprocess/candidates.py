@@ -112,7 +112,8 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
 
 def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
                      rng: np.random.Generator, marginals: Marginals | None = None,
-                     moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None) -> np.ndarray:
+                     moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None,
+                     join_ratio: float | None = None) -> np.ndarray:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
 
     The numeric columns are drawn from the Gaussian copula of their released histograms
@@ -129,6 +130,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
     (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
+    ``join_ratio``: :func:`ordinal_latent`'s (None: ``JOIN_RATIO``).
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
@@ -141,14 +143,15 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
         else:
             if correlation is None:
                 correlation = moment_correlation(center, covariance, moment_noise_sd)
-            binaries, joint, thresholds = binary_latent(schema, indices, moments, center, covariance, correlation,
-                                                        moment_noise_sd)
-            ordinals, joint = ordinal_latent(schema, indices, moments, center, joint, binaries, thresholds,
-                                             moment_noise_sd, marginals)
+            binaries = binary_latent(schema, indices, moments, center, covariance, correlation, moment_noise_sd)
+            ordinals, joint = ordinal_latent(schema, indices, moments, center, binaries, moment_noise_sd, marginals,
+                                             join_ratio)
             latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
             parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
-            drawn = {name: (latent[:, d + b] > thresholds[b]).astype(np.int64) for b, name in enumerate(binaries)}
-            drawn |= {ordinal.name: ordinal.draw(latent[:, d + len(binaries) + o]) for o, ordinal in enumerate(ordinals)}
+            k = len(binaries.names)
+            drawn = {name: (latent[:, d + b] > binaries.thresholds[b]).astype(np.int64)
+                     for b, name in enumerate(binaries.names)}
+            drawn |= {ordinal.name: ordinal.draw(latent[:, d + k + o]) for o, ordinal in enumerate(ordinals)}
     chosen = tree_levels(schema, indices, moments, count, rng, drawn)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
@@ -194,9 +197,34 @@ def _moment_lookup(indices: np.ndarray, moments: np.ndarray) -> Callable[..., fl
 MAX_JOINED_BINARIES = 16  # binary columns joined to the copula (each pair's tetrachoric solve takes ~20 ms)
 
 
+@dataclass(frozen=True)
+class LatentBinaries:
+    """The binary columns joined to the copula (:func:`binary_latent`), k of them.
+
+    Attributes
+    ----------
+    names : list of str
+        The columns, in schema order.
+    coordinates : list of int
+        Each column's encoded coordinate (its second level's indicator).
+    frequencies : array, shape (k,)
+        The released frequency p of each column's second level, clipped to [0.01, 0.99].
+    thresholds : array, shape (k,)
+        Phi^{-1}(1 - p): the second level where the latent normal is above it.
+    correlation : array, shape (d + k, d + k)
+        The latent correlation: the numeric columns, then the k binary columns.
+    """
+
+    names: list[str]
+    coordinates: list[int]
+    frequencies: np.ndarray
+    thresholds: np.ndarray
+    correlation: np.ndarray
+
+
 def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
                   covariance: np.ndarray, correlation: np.ndarray,
-                  noise_sd: float) -> tuple[list[str], np.ndarray, np.ndarray]:
+                  noise_sd: float) -> LatentBinaries:
     """The binary columns joined to the numeric columns' Gaussian copula (post-processing).
 
     A binary column is the latent normal z_b above the threshold Phi^{-1}(1 - p), p its released
@@ -215,11 +243,9 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
 
     Returns
     -------
-    binaries : list of str
-        The binary columns joined, in schema order.
-    correlation : array, shape (d + k, d + k)
-        The latent correlation: the numeric columns' ``correlation``, then the k binary columns.
-    thresholds : array, shape (k,)
+    LatentBinaries
+        The columns joined, their frequencies and thresholds, and the latent correlation:
+        the numeric columns' ``correlation``, then the k binary columns.
     """
     from scipy import stats
 
@@ -253,7 +279,8 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
         if both is None or abs(both - frequencies[a] * frequencies[b]) < 2 * noise_sd:
             continue
         joint[d + a, d + b] = joint[d + b, d + a] = _tetrachoric(both, thresholds[a], thresholds[b])
-    return [column.name for column in columns], nearest_correlation(joint), thresholds
+    return LatentBinaries([column.name for column in columns], coordinates, frequencies, thresholds,
+                          nearest_correlation(joint))
 
 
 JOIN_RATIO = 0.3  # correlation ratio (a medium effect, Cohen) from which a categorical column joins the copula
@@ -286,8 +313,8 @@ LATENT_GRID = 4096  # normal quantiles of the quadrature that normalises the lat
 
 
 def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
-                   joint: np.ndarray, binaries: list[str], thresholds: np.ndarray, noise_sd: float,
-                   marginals: Marginals) -> tuple[list[OrdinalLevels], np.ndarray]:
+                   binaries: LatentBinaries, noise_sd: float, marginals: Marginals,
+                   join_ratio: float | None = None) -> tuple[list[OrdinalLevels], np.ndarray]:
     """The categorical columns tied to a numeric column, joined to the copula as ordered latent normals.
 
     Post-processing of the released level frequencies p_l, means per level E[x_j 1{l}] and
@@ -307,7 +334,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     noise sd.
 
     A column joins, ordered by the numeric column of the largest correlation ratio, when that
-    ratio is at least JOIN_RATIO (0.3, a medium effect) with a covariance out of the noise (a
+    ratio is at least ``join_ratio`` (None: JOIN_RATIO, 0.3, a medium effect) with a covariance out of the noise (a
     weaker tie is left to the tree, which keeps a categorical parent's whole 2-way table, e.g.
     region as a fixed grouping of states): then education follows
     education-num (a function of it) and marital status follows age, which neither the tree of
@@ -322,12 +349,13 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     ordinals : list of OrdinalLevels
         The joined columns, in schema order.
     correlation : array, shape (d + k + len(ordinals),)^2
-        ``joint`` (the numeric and k binary columns) extended by the joined columns and projected
-        onto the correlation matrices; ``joint`` itself when no column joins.
+        ``binaries.correlation`` (the numeric and k binary columns) extended by the joined
+        columns and projected onto the correlation matrices; itself when no column joins.
     """
-    d = schema.d_numeric
+    d, joint = schema.d_numeric, binaries.correlation
     if not d:
         return [], joint
+    join_ratio = JOIN_RATIO if join_ratio is None else join_ratio
     moment = _moment_lookup(indices, moments)
 
     grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID  # symmetric: z[::-1] = -z
@@ -398,7 +426,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
             latent, eta = polyserial(deviation, noise, frequencies, scores, on_grid, j)
             if latent != 0 and eta > best[0]:
                 best = (eta, order)
-        if best[1] is None or best[0] < JOIN_RATIO:
+        if best[1] is None or best[0] < join_ratio:
             continue
         order = best[1]
         cuts, scores, on_grid = _ordered_scores(frequencies, order, z)
@@ -411,13 +439,11 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
         rows.append(row)
     if not ordinals:
         return [], joint
-    k, m = len(binaries), len(ordinals)
+    k, m = len(binaries.names), len(ordinals)
     extended = np.eye(d + k + m)
     extended[: d + k, : d + k] = joint
     binary_parts = []  # coordinate, score step s(second) - s(first), scores on the grid
-    for name, threshold in zip(binaries, thresholds):
-        coordinate = schema.block_slice(name).start
-        p = float(np.clip(moment(coordinate) or 0.0, 0.01, 0.99))
+    for coordinate, p, threshold in zip(binaries.coordinates, binaries.frequencies, binaries.thresholds):
         density = float(np.exp(-0.5 * threshold**2) / np.sqrt(2 * np.pi))
         binary_parts.append((coordinate, density / p + density / (1 - p),
                              np.where(z > threshold, density / p, -density / (1 - p))))
@@ -547,11 +573,15 @@ class CandidateOptions:
         (:data:`synthdp.postprocess.pairs.THRESHOLD`).
     nearest : callable
         The final projection of :func:`synthdp.postprocess.pairs.latent_correlation`.
+    join_ratio : float
+        The correlation ratio from which a categorical column joins a mixed table's copula
+        (:func:`ordinal_latent`; :data:`JOIN_RATIO`).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
     pair_threshold: float = THRESHOLD
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation
+    join_ratio: float = JOIN_RATIO
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
@@ -613,7 +643,7 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
         correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd,
                                          rng, threshold=options.pair_threshold, nearest=options.nearest)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
-                            release.plan.n_candidates, rng, marginals, noise_sd, correlation)
+                            release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio)
 
 
 @register_candidates("moments")
