@@ -23,6 +23,7 @@ from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
@@ -248,7 +249,6 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     )
 
 
-CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing
 MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
 COPULA_SHARES = {"marginals": 0.3, "correlation": 0.3}
 MARGINALS_ONLY_SHARE = 0.5

@@ -132,6 +132,9 @@ class StudyOptions:
         The correlation ratio from which a categorical column of a mixed table joins the
         copula (:func:`synthdp.postprocess.candidates.ordinal_latent`); None: ``JOIN_RATIO``.
         Post-processing.
+    spectral_pairs : bool or None
+        Denoise the pairs release as a matrix (True) or pair by pair (False); None: the rule
+        of :func:`synthdp.postprocess.candidates.spectral_pairs`. Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -155,6 +158,7 @@ class StudyOptions:
     moments_sensitivity: Callable[[np.ndarray, int], tuple[float, float]] | None = None
     exact_stages: tuple[str, ...] = ()
     join_ratio: float | None = None
+    spectral_pairs: bool | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -169,6 +173,7 @@ class StudyOptions:
             product.pair_threshold if self.pair_threshold is None else self.pair_threshold,
             product.nearest if self.nearest is None else self.nearest,
             product.join_ratio if self.join_ratio is None else self.join_ratio,
+            self.spectral_pairs,
         )
 
 

@@ -41,7 +41,7 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import THRESHOLD, latent_correlation, marginal_score_map
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, THRESHOLD, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -576,12 +576,31 @@ class CandidateOptions:
     join_ratio : float
         The correlation ratio from which a categorical column joins a mixed table's copula
         (:func:`ordinal_latent`; :data:`JOIN_RATIO`).
+    spectral_pairs : bool or None
+        Denoise the released score correlations as a matrix
+        (:func:`synthdp.postprocess.pairs.spectral_denoise`); None: :func:`spectral_pairs`' rule.
     """
 
     atom_threshold: float = ATOM_THRESHOLD
     pair_threshold: float = THRESHOLD
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation
     join_ratio: float = JOIN_RATIO
+    spectral_pairs: bool | None = None
+
+
+def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
+    """Whether the pairs release is denoised as a matrix rather than pair by pair.
+
+    Pair by pair, a correlation is kept from THRESHOLD (2) noise sd: with noise sd above
+    CORRELATION_NOISE_LIMIT (0.25, in correlation units) that line is above 0.5, where strong
+    correlations start, and the pairs kept are few and mostly the noise's (measured:
+    experiments/results/pair_limits.md, WDBC and CRM). There the matrix as a whole still
+    holds its few large eigenvalues; below the limit the pair-by-pair rule keeps more (CTG
+    and PKS). Public: the noise sd is the calibration's.
+    """
+    if options.spectral_pairs is not None:
+        return options.spectral_pairs
+    return release.noisy_scores is not None and release.scores_noise_sd > CORRELATION_NOISE_LIMIT
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
@@ -628,7 +647,8 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     correlation = np.eye(release.plan.d)
     if release.noisy_scores is not None:
         correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd, rng,
-                                         threshold=options.pair_threshold, nearest=options.nearest)
+                                         threshold=options.pair_threshold, nearest=options.nearest,
+                                         spectral=spectral_pairs(release, options))
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 
@@ -641,7 +661,8 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
     correlation = None
     if marginals is not None and release.noisy_scores is not None:
         correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd,
-                                         rng, threshold=options.pair_threshold, nearest=options.nearest)
+                                         rng, threshold=options.pair_threshold, nearest=options.nearest,
+                                         spectral=spectral_pairs(release, options))
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
                             release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio)
 

@@ -37,6 +37,7 @@ from synthdp.postprocess.copula import Marginals, nearest_correlation
 from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, pair_order
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
+CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
@@ -76,6 +77,38 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     return scores.T @ scores / len(scores)
 
 
+def spectral_denoise(correlation: np.ndarray, noise_sd: float) -> np.ndarray:
+    """A correlation matrix whose off-diagonal entries carry independent noise of sd ``noise_sd``,
+    denoised as a whole by eigenvalue shrinkage, then projected onto the correlation matrices.
+
+    Model (a spiked Wigner matrix): the off-diagonal part A = C - I + E, E symmetric with
+    independent N(0, sd^2) entries. In units of sd sqrt(d), E's eigenvalues fill [-2, 2]
+    (the semicircle law), and a true eigenvalue theta > 1 of C - I shows as mu = theta + 1/theta,
+    its eigenvector keeping a share 1 - 1/theta^2 of the true one (Benaych-Georges and Nadakuditi
+    2011). So each eigenvalue mu of A beyond the edge 2 gives back theta = (|mu| + sqrt(mu^2 - 4)) / 2
+    (with mu's sign), and the estimate of C - I is sum theta (1 - 1/theta^2) v v^T over them, in
+    units of sd sqrt(d): the eigenvalue shrinkage that minimises the Frobenius error of a
+    rank-one spike; eigenvalues within the edge are noise and dropped. A table whose strong
+    pairs form a few blocks of related columns (WDBC's size measures) has a few eigenvalues
+    of C - I far above sd sqrt(d), which stand out of noise that no single entry stands out of
+    (measured: experiments/results/pair_limits.md). Post-processing of released values.
+    """
+    d = len(correlation)
+    unit = noise_sd * np.sqrt(d)
+    if not np.isfinite(unit) or unit <= 0:
+        return nearest_correlation(correlation)
+    off = correlation - np.diag(np.diag(correlation))
+    values, vectors = np.linalg.eigh((off + off.T) / (2 * unit))
+    signal = np.zeros((d, d))
+    for value, vector in zip(values, vectors.T):
+        if abs(value) > 2.0:
+            theta = np.sign(value) * (abs(value) + np.sqrt(value**2 - 4.0)) / 2.0
+            signal += theta * (1.0 - 1.0 / theta**2) * np.outer(vector, vector)
+    estimate = unit * signal
+    np.fill_diagonal(estimate, 1.0)
+    return nearest_correlation(np.clip(estimate, -1.0, 1.0))
+
+
 def latent_correlation(
     score_map: ScoreMap,
     noisy_means: np.ndarray | None,
@@ -84,6 +117,7 @@ def latent_correlation(
     *,
     threshold: float = THRESHOLD,
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
+    spectral: bool = False,
 ) -> np.ndarray:
     """The copula's latent correlation matrix, shape (d, d); the identity without a release.
 
@@ -103,6 +137,10 @@ def latent_correlation(
         other values for design studies).
     nearest : callable
         The projection onto the correlation matrices after each step.
+    spectral : bool
+        Denoise the released score correlations as a matrix (:func:`spectral_denoise`) instead
+        of pair by pair: every pair then follows the denoised matrix, and ``threshold`` is
+        not used. For noise too large for any single strong pair to stand out of it.
 
     The released means M and the model's G(R) = :func:`model_means` (R) are compared in
     correlation units, (M_ij - G_ij(R)) / sqrt(G_ii G_jj), after M is scaled by one common
@@ -120,11 +158,11 @@ def latent_correlation(
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
-        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest)
+        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral)
 
 
 def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
-                 nearest: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+                 nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False) -> np.ndarray:
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
@@ -138,7 +176,17 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
         difference = np.divide(factor * released[i, j] - model[i, j], scale, out=np.zeros_like(scale), where=usable)
         if kept is None:  # at R = I the difference is the released score correlation
             noise = np.divide(factor * noise_sd, scale, out=np.full_like(scale, np.inf), where=usable)
-            kept = usable & (np.abs(difference) >= threshold * noise)
+            if spectral and usable.any():
+                # the fixed point then aims at the denoised correlations: released means that give them at R = I
+                observed = np.eye(d)
+                observed[i, j] = observed[j, i] = difference
+                denoised = spectral_denoise(observed, float(np.median(noise[usable])))
+                released = released.copy()
+                released[i, j] = (denoised[i, j] * scale + model[i, j]) / factor
+                difference = np.where(usable, denoised[i, j], 0.0)
+                kept = usable & (difference != 0)
+            else:
+                kept = usable & (np.abs(difference) >= threshold * noise)
             if not kept.any():
                 return np.eye(d)
         step = np.zeros((d, d))
