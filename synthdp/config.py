@@ -75,7 +75,9 @@ class SynthConfig:
         from public n, d, R and the budget (:func:`synthdp.pipeline.plan.copula_shares`): 0.3 each
         when the products' noise would be small enough to carry correlations, else no
         products and 0.5 for the histograms; the histograms take all but 0.1 when the
-        moments' noise would be too large to add to them.
+        moments' noise would be too large to add to them. Products released with more noise
+        than that (a share set where n is small for d) are denoised as a matrix
+        (:func:`synthdp.postprocess.pairs.spectral_denoise`) rather than pair by pair.
     marginal_bins : int or None
         Equal-width bins per column of the one-way histograms (plus the two bounds as
         atoms). None (default) picks 4 to 16 from the public noise level

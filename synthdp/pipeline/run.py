@@ -601,9 +601,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             # each row in units of its noise (without cell rows a no-op: a numeric release's moments share one noise level)
             columns, target, noise_l1 = precision_weighted(columns, target, noise_sd, noise_l1)
             row_sd = float(np.min(noise_sd))
-    tilted = tilts(config, plan)
-    # in the precision-weighted rows every row's noise sd is the smallest one
-    tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilted else None
+    # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
+    tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan) else None
     with stages.stage("LP fit"):
         if sparse:
             solution = solve_l1_fit(design, target, method="ipm")
@@ -616,7 +615,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
-    elif tilted:
+    elif tilt_tolerance is not None:
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
             solution = tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
