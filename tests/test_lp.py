@@ -164,7 +164,7 @@ def test_column_generation_stops_once_every_residual_is_close_enough_and_the_til
     rng = np.random.default_rng(seed)
     design, _ = random_problem(2 * seed + 1, R=12, C=3000)
     target = design[:, rng.choice(3000, 40, replace=False)].mean(axis=1)
-    tolerance = np.full(12, 0.1)  # the masters of the last rounds fit within it (the rounds printed by the solver)
+    tolerance = np.full(12, 0.1)  # wide enough that a master before the optimum fits within it (seeds 0-3: checked)
     optimum = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
     early = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13,
                                  close_enough=tolerance)

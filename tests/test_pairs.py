@@ -163,6 +163,14 @@ def test_the_pairs_are_denoised_as_a_matrix_only_when_their_noise_hides_a_strong
     large = pd.DataFrame(rng.normal(size=(6000, 3)), columns=list("abc"))
     default = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=1).fit(large, bounds={name: [-5.0, 5.0] for name in large})
     assert 0 < default.release_.scores_noise_sd <= CORRELATION_NOISE_LIMIT and len(calls) == 1
+    # the report says which, and where the default released none, why and what to do
+    small = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=1).fit(frame, bounds=bounds)
+    entries = [model.privacy_report()["pairs"] for model in (forced, default, small)]
+    assert [entry["released"] for entry in entries] == [True, True, False]
+    assert [entry["denoised"] for entry in entries] == ["as a matrix", "pair by pair", None]
+    assert entries[0]["noise_sd"] == forced.release_.scores_noise_sd
+    assert entries[2]["noise_sd"] == pytest.approx(entries[0]["noise_sd"])  # the same table, share and budget
+    assert entries[2]["noise_sd"] > entries[2]["noise_limit"] and "--correlation-share" in entries[2]["note"]
 
 
 def test_the_pairs_release_is_planned_only_where_its_noise_can_show_a_strong_pair():

@@ -305,6 +305,35 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     return {"marginals": marginals, "correlation": correlation}
 
 
+def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
+    """The report's ``pairs`` entry of a numeric table's copula: whether the pairs were released,
+    their noise sd on a correlation (at the default's share of 0.3 when they were not), the
+    limit, and what to do about it. Public: the calibration's numbers only. None for other kinds.
+    """
+    if plan.candidates != "copula" or plan.d < 2:
+        return None
+    limit = CORRELATION_NOISE_LIMIT
+    if released_noise_sd is not None and plan.budget.share("correlation") > 0:
+        matrix = released_noise_sd > limit
+        return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit,
+                "denoised": "as a matrix" if matrix else "pair by pair",
+                "note": ("released with noise above the limit (a correlation_share set where n is small for d): "
+                         "denoised as a matrix" if matrix else
+                         "released; a score correlation is kept from 2 noise sd")}
+    share = COPULA_SHARES["correlation"]
+    budget = Budget(0.0, 0.0, plan.budget.remaining_epsilon, plan.budget.delta, plan.budget.composition,
+                    (("correlation", share),))
+    noise = budget.stage("correlation").noise_sd(
+        *score_products_sensitivity(plan.n, plan.d, default_clip_norm_sq(plan.d), plan.neighbours))
+    return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
+            "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
+                    f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it), so the synthetic columns are "
+                    "drawn independently and the moments carry what dependence they can; correlation_share "
+                    "(--correlation-share) releases them anyway, denoised as a matrix "
+                    "(docs/relationships.md#where-it-stops)"
+            if noise > limit else "not released (correlation_share = 0)"}
+
+
 MIXED_MARGINALS_SHARE = 0.2
 MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 

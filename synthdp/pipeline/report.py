@@ -8,6 +8,7 @@ import pandas as pd
 from synthdp._version import __version__
 from synthdp.domain.units import contribution_bins
 from synthdp.errors import SynthDPError
+from synthdp.pipeline.plan import pairs_entry
 from synthdp.pipeline.run import FittedModel
 from synthdp.released import Release
 from synthdp.summaries.marginal import MarginalSummary
@@ -30,6 +31,8 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler,
                     "neighbouring": plan.neighbours.describe(), **privacy_unit(release)},
         "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
+        **({} if (pairs := pairs_entry(plan, release.scores_noise_sd if release.noisy_scores is not None
+                                       else None)) is None else {"pairs": pairs}),
         **({} if release.schema is None else {"schema": {
             **release.schema.to_dict(),
             "rows_other_noisy": release.noisy_rows_other,
