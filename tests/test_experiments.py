@@ -176,6 +176,19 @@ def test_the_design_studies_use_public_options_and_patch_nothing():
             assert isinstance(variant.study, design_choices.StudyOptions)
 
 
+@pytest.mark.parametrize("script", ["adult_pairs", "pair_limits"])
+def test_the_pair_studies_vary_the_rules_through_study_options_not_module_globals(script):
+    """Their variants go through StudyOptions (join_ratio, spectral_pairs), which reach the candidate
+    makers; assigning a package constant (adult_pairs.py once set candidates.JOIN_RATIO) would change
+    every later fit in the process without the release knowing."""
+    import re
+
+    module = __import__(script)
+    source = Path(module.__file__).read_text()
+    assert "setattr(" not in source and not re.search(r"^\s*\w+\.[A-Z][A-Z_]+\s*=", source, re.M)
+    assert "StudyOptions(" in source
+
+
 def test_an_oracle_variant_hands_on_exact_histograms_with_the_same_draws_elsewhere_and_is_not_private():
     import design_choices
 
