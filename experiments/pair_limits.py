@@ -1,6 +1,6 @@
 """How much pairwise structure a private release of all pairs can carry at (1, 1e-10) (issue 18).
 
-    python experiments/pair_limits.py [--rounds 200] [--shares 0.3 1.0] [--seeds 5] [--queries 300]
+    python experiments/pair_limits.py [--rounds 200] [--shares 0.3 1.0] [--seeds 5] [--queries 300] [--out FILE]
 
 The issue asks, where a table's size and budget make its strong pairs impossible to keep
 (WDBC: 569 rows, 435 pairs), for a measurement of the limit instead of an assertion. This
@@ -39,13 +39,14 @@ scored on the synthetic table against the real one: the strong-pair ratio (Pears
 |r| > 0.5), the same pairs' correlation similarity 1 - mean |r - r̃| / 2 (SDMetrics' pair trend
 on them), synthdp's Column Shapes (1 - mean KS) and the mean absolute error of QUERIES of the
 papers' smooth queries per σ (the Tables 3–6 queries, mean instead of worst case). Writes
-experiments/results/pair_limits.md.
+experiments/results/pair_limits.md (``--out``).
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 from common import RESULTS_DIR, command_line, generated_by, load_dataset, log, query_set, true_answers
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seeds", type=int, default=5, help="seeded releases per variant, end to end (0: none)")
     parser.add_argument("--queries", type=int, default=300, help="smooth queries per table, end to end")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     started = time.perf_counter()
     lines = []
@@ -200,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
                  "\n\n| table | variant | strong-pair ratio | pair trend, strong pairs | pair trend, all pairs | shapes | "
                  + " | ".join(f"σ={sigma:g}" for sigma in SIGMAS) + " | s / release |\n|---|---|---:|---:|---:|---:|"
                  + "---:|" * len(SIGMAS) + "---:|\n" + "\n".join(end_to_end(args.seeds, args.queries)) + "\n")
-    OUT.write_text(text)
+    args.out.write_text(text)
     print(text)
 
 
