@@ -21,14 +21,15 @@ _EXPORTS = {
     "SynthDPError": "synthdp.errors",
     "PrivacyLeakWarning": "synthdp.errors",
     "TestingSeedWarning": "synthdp.errors",
+    "ConvergenceWarning": "synthdp.errors",
 }
 
-__all__ = ["MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig", "SynthDPError",
-           "TestingSeedWarning", "__version__", "load_summary"]
+__all__ = ["ConvergenceWarning", "MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig",
+           "SynthDPError", "TestingSeedWarning", "__version__", "load_summary"]
 
 if TYPE_CHECKING:
     from synthdp.config import SynthConfig
-    from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+    from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
     from synthdp.summaries.base import load_summary
     from synthdp.summaries.marginal import MarginalSummary
     from synthdp.summaries.smooth import Summary

@@ -17,3 +17,8 @@ class TestingSeedWarning(UserWarning):
     """A known seed makes every noise draw predictable: for tests and reproducible runs only."""
 
     __test__ = False  # not a pytest test class despite the name
+
+
+class ConvergenceWarning(UserWarning):
+    """A post-processing solver stopped before its optimum (scikit-learn's name for the same news):
+    the output is as private as ever, and a little less accurate than it could be."""

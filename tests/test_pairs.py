@@ -239,3 +239,28 @@ def test_favour_relationships_keeps_a_strong_pair_with_the_cells_in_the_lp():
     assert synth.release_.plan.skipped_pairs == 0 and synth.privacy_report()["lp"]["reweighting"] == "tilt"
     synthetic = synth.sample()
     assert synthetic.x.corr(synthetic.y) > 0.7 * frame.x.corr(frame.y)
+
+
+def test_a_tilt_stopped_before_its_optimum_warns_and_a_converged_one_does_not(monkeypatch):
+    """scikit-learn's convention: a solver that stops at its iteration limit says so (the output is
+    as private as ever). Two L-BFGS-B iterations cannot reach the tilt's optimum on a table with a
+    released pair; the default 1 000 reach it (status "optimal")."""
+    import warnings
+
+    from synthdp.errors import ConvergenceWarning
+    from synthdp.postprocess import lp
+
+    rng = np.random.default_rng(12)
+    z = rng.normal(size=(6000, 3))
+    z[:, 1] += z[:, 0]
+    frame = pd.DataFrame(z, columns=["a", "b", "c"])
+    bounds = {name: [-6.0, 6.0] for name in frame}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        converged = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=2).fit(frame, bounds=bounds)
+    assert converged.lp_.status == "optimal" and "tilt" in converged.lp_.solver
+    assert not [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    monkeypatch.setattr(lp, "TILT_MAX_ITERATIONS", 2)
+    with pytest.warns(ConvergenceWarning, match="tilt stopped before its optimum"):
+        stopped = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=2).fit(frame, bounds=bounds)
+    assert stopped.lp_.status.startswith("tilt stopped")

@@ -43,7 +43,7 @@ from synthdp.domain.schema import (
     with_levels,
 )
 from synthdp.domain.units import synthetic_units
-from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import CandidateOptions, make_candidates
@@ -619,6 +619,10 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
             solution = tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
+        if solution.status != "optimal":
+            warnings.warn(f"the LP's tilt stopped before its optimum (the report's lp.status): its fit may exceed "
+                          f"{config.tilt:g} noise sd on some moments; the release is as private as ever "
+                          "(docs/performance.md)", ConvergenceWarning, stacklevel=2)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)
