@@ -7,10 +7,9 @@ The issue asks, where a table's size and budget make its strong pairs impossible
 script measures it for the release synthdp makes of pairs: the means of products of normal
 scores (a correlation matrix of the scores), with the Gaussian noise the package would add
 at a share s of the budget (ε, δ) = (1, 10⁻¹⁰), replace-one rows: the noise standard deviation
-comes from the package's own sensitivity (:func:`synthdp.privacy.sensitivity.score_products_sensitivity`
-with the default clip) and budget arithmetic, exactly as :func:`synthdp.pipeline.plan.copula_shares`
-computes it. s = 0.3 is the share the default gives pairs when it releases them; s = 1.0 gives
-the pairs the whole budget (nothing left for the columns' shapes or the moments): no split of
+comes from the package's own sensitivity and budget arithmetic, the function the budget rules
+use (:func:`synthdp.pipeline.plan.pair_noise_sd`). s = 0.3 is the share the default gives pairs
+when it releases them; s = 1.0 gives the pairs the whole budget (nothing left for the columns' shapes or the moments): no split of
 the budget can do better than that row.
 
 An oracle stands in for the rest of the pipeline: the exact correlation C of each table's rank
@@ -55,13 +54,10 @@ from scipy import special
 from synthdp.config import SynthConfig
 from synthdp.evaluation.metrics import ks_distances, strong_pairs
 from synthdp.evaluation.queries import SIGMAS, answer_queries
-from synthdp.pipeline.plan import _composition
+from synthdp.pipeline.plan import _composition, pair_noise_sd
 from synthdp.pipeline.run import StudyOptions, fit, sample
 from synthdp.postprocess.copula import nearest_correlation
 from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, spectral_denoise
-from synthdp.privacy.budget import Budget
-from synthdp.privacy.sensitivity import ROWS, score_products_sensitivity
-from synthdp.stats.scores import default_clip_norm_sq
 
 OUT = RESULTS_DIR / "pair_limits.md"
 TABLES = ("wdbc", "crm", "ctg", "pks")
@@ -83,11 +79,9 @@ def score_correlation(values: np.ndarray) -> np.ndarray:
     return np.corrcoef(scores, rowvar=False)
 
 
-def pair_noise_sd(n: int, d: int, share: float) -> float:
+def pair_noise(n: int, d: int, share: float) -> float:
     """The noise sd the package adds to each released score correlation at this share of (1, 1e-10)."""
-    config = SynthConfig(epsilon=EPSILON, delta=DELTA)
-    stage = Budget(0.0, 0.0, EPSILON, DELTA, _composition(config), (("correlation", share),)).stage("correlation")
-    return float(stage.noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d), ROWS)))
+    return float(pair_noise_sd(n, d, EPSILON, DELTA, _composition(SynthConfig(epsilon=EPSILON, delta=DELTA)), share))
 
 
 def noisy(correlation: np.ndarray, sd: float, rng: np.random.Generator) -> np.ndarray:
@@ -167,7 +161,7 @@ def main(argv: list[str] | None = None) -> None:
         k = int((np.abs(truth[upper]) > STRONG).sum())
         eigenvalues = np.linalg.eigvalsh(truth)[::-1]
         for share in args.shares:
-            sd = pair_noise_sd(n, d, share)
+            sd = pair_noise(n, d, share)
             rng = np.random.default_rng([args.seed, d, int(share * 1000)])
             found: dict[str, list[tuple[float, float]]] = {"independent": [], "threshold 2 sd": [], "spectral": []}
             for _ in range(args.rounds):

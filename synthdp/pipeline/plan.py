@@ -23,7 +23,7 @@ from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
@@ -290,8 +290,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
         correlation = config.correlation_share
     else:
         share = COPULA_SHARES["correlation"]
-        pair_noise = stage_budget("correlation", share).noise_sd(
-            *score_products_sensitivity(n, d, default_clip_norm_sq(d), neighbours))
+        pair_noise = pair_noise_sd(n, d, epsilon, config.delta, _composition(config), share, neighbours)
         released = d > 1 and pair_noise <= CORRELATION_NOISE_LIMIT
         correlation = share if released else 0.0
     marginals = config.marginals_share
@@ -305,6 +304,16 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     return {"marginals": marginals, "correlation": correlation}
 
 
+def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str, share: float,
+                  neighbours: Neighbours = ROWS) -> float:
+    """The noise sd on a correlation of the pairs release (the means of products of d columns'
+    normal scores, default clip) at ``share`` of ``epsilon`` (what bounds and clip count leave)
+    and ``delta``: the quantity the budget rules compare with CORRELATION_NOISE_LIMIT. Public
+    n, d and budget only."""
+    stage = Budget(0.0, 0.0, epsilon, delta, composition, (("correlation", share),)).stage("correlation")
+    return stage.noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d), neighbours))
+
+
 def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
     """The report's ``pairs`` entry of a numeric table's copula: whether the pairs were released,
     their noise sd on a correlation (at the default's share of 0.3 when they were not), the
@@ -314,17 +323,16 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
         return None
     limit = CORRELATION_NOISE_LIMIT
     if released_noise_sd is not None and plan.budget.share("correlation") > 0:
-        matrix = released_noise_sd > limit
+        matrix = denoised_as_matrix(released_noise_sd)
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit,
                 "denoised": "as a matrix" if matrix else "pair by pair",
                 "note": ("released with noise above the limit (a correlation_share set where n is small for d): "
                          "denoised as a matrix" if matrix else
                          "released; a score correlation is kept from 2 noise sd")}
     share = COPULA_SHARES["correlation"]
-    budget = Budget(0.0, 0.0, plan.budget.remaining_epsilon, plan.budget.delta, plan.budget.composition,
-                    (("correlation", share),))
-    noise = budget.stage("correlation").noise_sd(
-        *score_products_sensitivity(plan.n, plan.d, default_clip_norm_sq(plan.d), plan.neighbours))
+    budget = plan.budget
+    noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,
+                          plan.neighbours)
     return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
             "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
                     f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it), so the synthetic columns are "
@@ -368,12 +376,9 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     if correlation is None:
         correlation = 0.0
         if numeric_columns > 1:
-            sensitivity = score_products_sensitivity(n, numeric_columns, default_clip_norm_sq(numeric_columns),
-                                                     neighbours)
-
             def pair_noise(share: float) -> float:
-                budget = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("correlation", share),))
-                return budget.stage("correlation").noise_sd(*sensitivity)
+                return pair_noise_sd(n, numeric_columns, epsilon, config.delta, _composition(config), share,
+                                     neighbours)
 
             quiet = [share for share in MIXED_CORRELATION_SHARES if pair_noise(share) <= CORRELATION_NOISE_LIMIT / 2]
             if quiet:

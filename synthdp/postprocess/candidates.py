@@ -41,7 +41,7 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, THRESHOLD, latent_correlation, marginal_score_map
+from synthdp.postprocess.pairs import THRESHOLD, denoised_as_matrix, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -589,18 +589,11 @@ class CandidateOptions:
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
-    """Whether the pairs release is denoised as a matrix rather than pair by pair.
-
-    Pair by pair, a correlation is kept from THRESHOLD (2) noise sd: with noise sd above
-    CORRELATION_NOISE_LIMIT (0.25, in correlation units) that line is above 0.5, where strong
-    correlations start, and the pairs kept are few and mostly the noise's (measured:
-    experiments/results/pair_limits.md, WDBC and CRM). There the matrix as a whole still
-    holds its few large eigenvalues; below the limit the pair-by-pair rule keeps more (CTG
-    and PKS). Public: the noise sd is the calibration's.
-    """
+    """Whether the pairs release is denoised as a matrix rather than pair by pair: the design
+    study's choice, else :func:`synthdp.postprocess.pairs.denoised_as_matrix` of its noise."""
     if options.spectral_pairs is not None:
         return options.spectral_pairs
-    return release.noisy_scores is not None and release.scores_noise_sd > CORRELATION_NOISE_LIMIT
+    return release.noisy_scores is not None and denoised_as_matrix(release.scores_noise_sd)
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]

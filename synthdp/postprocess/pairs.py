@@ -77,6 +77,19 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     return scores.T @ scores / len(scores)
 
 
+def denoised_as_matrix(noise_sd: float) -> bool:
+    """Whether a pairs release with this noise sd on a correlation is denoised as a matrix
+    (:func:`spectral_denoise`) rather than pair by pair.
+
+    Pair by pair, a correlation is kept from THRESHOLD (2) noise sd: with noise sd above
+    CORRELATION_NOISE_LIMIT (0.25) that line is above 0.5, where strong correlations start,
+    and the pairs kept are few and mostly the noise's (measured: experiments/results/pair_limits.md,
+    WDBC and CRM). There the matrix as a whole still holds its few large eigenvalues; below the
+    limit the pair-by-pair rule keeps more (CTG and PKS). Public: the noise sd is the calibration's.
+    """
+    return noise_sd > CORRELATION_NOISE_LIMIT
+
+
 def spectral_denoise(correlation: np.ndarray, noise_sd: float) -> np.ndarray:
     """A correlation matrix whose off-diagonal entries carry independent noise of sd ``noise_sd``,
     denoised as a whole by eigenvalue shrinkage, then projected onto the correlation matrices.
