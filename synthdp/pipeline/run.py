@@ -47,7 +47,7 @@ from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError,
 from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import CandidateOptions, make_candidates
-from synthdp.postprocess.copula import Marginals
+from synthdp.postprocess.copula import Marginals, rearranged
 from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
@@ -135,6 +135,9 @@ class StudyOptions:
     spectral_pairs : bool or None
         Denoise the pairs release as a matrix (True) or pair by pair (False); None: the rule
         of :func:`synthdp.postprocess.candidates.spectral_pairs`. Post-processing.
+    rearrange : bool
+        Rearrange a tilted fit's candidates onto its one-way marginals where :func:`rearranges`
+        says so (True, the product), or keep the tilt's weights (False). Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -159,6 +162,7 @@ class StudyOptions:
     exact_stages: tuple[str, ...] = ()
     join_ratio: float | None = None
     spectral_pairs: bool | None = None
+    rearrange: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -200,6 +204,10 @@ class FittedModel:
     support_weights : array, shape (S,), or None
     blend_share : float
         Share of the uniform distribution over the candidates mixed into the LP's optimum.
+    rearranged : bool
+        Whether the tilted candidates were rearranged onto their weighted marginals
+        (:func:`synthdp.postprocess.copula.rearranged`): the support is then every candidate, at
+        weight 1/N.
     noise_sampler : str
         Name of the noise source (for the report).
     engine : dict
@@ -217,6 +225,7 @@ class FittedModel:
     support_points: np.ndarray | None
     support_weights: np.ndarray | None
     blend_share: float
+    rearranged: bool
     noise_sampler: str
     engine: dict
     timings: dict[str, float]
@@ -314,13 +323,14 @@ def fit(
         if units is not None:
             released = replace(released, units=units)
         del table, run_release  # nothing below reads them
-        solution, points, weights, blend_share = None, None, None, 0.0
+        solution, points, weights, blend_share, rearranged = None, None, None, 0.0, False
         if synthesize:
-            solution, points, weights, blend_share = fit_distribution(released, full_config, rng, stages, study)
+            solution, points, weights, blend_share, rearranged = fit_distribution(released, full_config, rng, stages,
+                                                                                  study)
     finally:
         stages.close()
-    return FittedModel(full_config, released, ledger, solution, points, weights, blend_share, noise.name, engine,
-                       {"first pass": scan_seconds, **stages.timings}, rng)
+    return FittedModel(full_config, released, ledger, solution, points, weights, blend_share, rearranged, noise.name,
+                       engine, {"first pass": scan_seconds, **stages.timings}, rng)
 
 
 def without_column(entries: Any, name: str) -> Any:
@@ -568,11 +578,12 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
 
 # ---------------------------------------------------------- post-processing
 def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Generator, stages: StageTracker,
-                     study: StudyOptions | None = None) -> tuple[LPSolution, np.ndarray, np.ndarray, float]:
+                     study: StudyOptions | None = None) -> tuple[LPSolution, np.ndarray, np.ndarray, float, bool]:
     """Post-processing: candidates, then the l1 fit of their weights to the noisy moments.
 
-    Returns the LP's solution, the candidates with positive weight, their weights, and the
-    share of the uniform distribution blended in. ``study``: a design study's alternatives,
+    Returns the LP's solution, the candidates with positive weight, their weights, the
+    share of the uniform distribution blended in, and whether the candidates were rearranged
+    onto their tilted marginals (:func:`rearranges`). ``study``: a design study's alternatives,
     of which the candidate makers read :meth:`StudyOptions.candidate_options` (None: the product).
     """
     plan = release.plan
@@ -630,8 +641,24 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
     weights = clean_weights(solution.weights)
+    if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
+        # the copula's ranks, the tilt's one-way marginals (docs/relationships.md)
+        return solution, rearranged(candidates, weights), np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
     keep = weights > 0
-    return solution, candidates[keep], weights[keep], blend_share
+    return solution, candidates[keep], weights[keep], blend_share, False
+
+
+def rearranges(release: Release, study: StudyOptions) -> bool:
+    """Whether a tilted fit is rearranged (:func:`synthdp.postprocess.copula.rearranged`): copula
+    candidates whose LP rows are all one-way (the basis's moments of one column each, and, with
+    ``favour="relationships"``, histogram cells). The rearranged candidates then have the tilt's
+    one-way marginals, so the same fit to every row, and the copula's ranks, which the tilt's
+    factor per column would weaken. A row on two columns (a pair moment: tables without a pairs
+    release, or mixed tables' cells and means per level) is fitted by the weights themselves,
+    which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
+    """
+    one_way = bool(np.all(np.count_nonzero(release.basis_indices, axis=1) <= 1))
+    return study.rearrange and release.plan.candidates == "copula" and one_way
 
 
 def mixed_design(release: Release, basis: ChebyshevBasis,
