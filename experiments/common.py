@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import special, stats
 
 import synthdp
 from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
@@ -79,12 +80,15 @@ class Dataset:
         The table in original units.
     lower, upper : ndarray, shape (d,)
         Each column's min and max.
+    integer : tuple of str
+        Columns declared integer in the bounds (``"type": "integer"``), as a user would declare them.
     """
 
     name: str
     frame: pd.DataFrame
     lower: np.ndarray
     upper: np.ndarray
+    integer: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -97,7 +101,8 @@ class Dataset:
     @property
     def bounds(self) -> dict[str, list[float]]:
         """``{column: [lo, hi]}``, the form of synthdp's ``bounds`` argument."""
-        return {c: [float(lo), float(hi)] for c, lo, hi in zip(self.frame.columns, self.lower, self.upper)}
+        return {c: {"bounds": [float(lo), float(hi)], "type": "integer"} if c in self.integer else [float(lo), float(hi)]
+                for c, lo, hi in zip(self.frame.columns, self.lower, self.upper)}
 
     def unit(self, table: pd.DataFrame) -> np.ndarray:
         """``table`` mapped onto [-1, 1]^d with this dataset's bounds, shape (rows, d)."""
@@ -113,6 +118,46 @@ def load_dataset(name: str, data_dir: Path = DATA_DIR, columns: int | None = Non
     if columns is not None:
         frame = frame.iloc[:, :columns]
     return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
+
+
+SHAPED = ("heavy-tails", "discrete-grid", "more-rows")  # generated tables of other shapes than the four
+
+
+def shaped_dataset(name: str, seed: int = 0) -> Dataset:
+    """A generated table of a shape the four benchmark tables do not have, to check a default on
+    (fixed seed; bounds each column's min and max):
+
+    * ``heavy-tails``: 20 000 rows, 4 columns from a Gaussian copula (latent correlations .8
+      between the first two, .5 between the second and third): a log-normal column exp(2 z),
+      a log-normal exp(z), a Student t with 3 degrees of freedom, a uniform one;
+    * ``discrete-grid``: 5 000 rows, 5 integer columns (declared so in the bounds) of 3 to 11
+      values, cut from latent normals with pairwise correlation .6, the last with a spike at its
+      lowest value;
+    * ``more-rows``: 200 000 rows of PKS resampled with 10 % of each column's sd of noise (a
+      smoothed bootstrap), PKS's columns at ten times its n.
+    """
+    rng = np.random.default_rng(seed)
+    if name == "heavy-tails":
+        latent = rng.multivariate_normal(np.zeros(4), [[1, .8, .4, 0], [.8, 1, .5, 0], [.4, .5, 1, 0], [0, 0, 0, 1]],
+                                         size=20_000)
+        u = special.ndtr(latent)
+        frame = pd.DataFrame({"lognormal_wide": np.exp(2 * latent[:, 0]), "lognormal": np.exp(latent[:, 1]),
+                              "student_t3": stats.t.ppf(u[:, 2], 3), "uniform": u[:, 3]})
+    elif name == "discrete-grid":
+        latent = rng.multivariate_normal(np.zeros(5), 0.4 * np.eye(5) + 0.6, size=5_000)
+        frame = pd.DataFrame({f"level_{k}": np.digitize(latent[:, j], np.linspace(-1.5, 1.5, k - 1))
+                              for j, k in enumerate((3, 5, 7, 9, 11))})
+        frame["level_11"] = np.where(latent[:, 4] < -0.3, 0, frame["level_11"])  # a spike at the lowest value
+    elif name == "more-rows":
+        pks = load_dataset("pks")
+        values = pks.frame.to_numpy(float)
+        drawn = values[rng.integers(0, len(values), 200_000)]
+        drawn += rng.normal(size=drawn.shape) * (0.1 * values.std(axis=0))
+        frame = pd.DataFrame(np.clip(drawn, pks.lower, pks.upper), columns=pks.frame.columns)
+    else:
+        raise SystemExit(f"unknown shaped table {name!r} (known: {', '.join(SHAPED)})")
+    integer = tuple(frame.columns) if name == "discrete-grid" else ()
+    return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float), integer)
 
 
 def query_set(label: str, d: int, n_queries: int, query_seed: int = QUERY_SEED) -> KernelQueries:

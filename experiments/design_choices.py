@@ -68,6 +68,7 @@ Usage::
     python experiments/design_choices.py --study atoms --levels 1,1e-10 --datasets wdbc
     python experiments/design_choices.py --study oracle --levels 1,0 1,1e-10 --rounds 10
     python experiments/design_choices.py --study pairs --levels 1,1e-10 4,1e-10 16,1e-10 --rounds 10
+    python experiments/design_choices.py --study rearrange --levels 1,1e-10 4,1e-10 --rounds 10
     python experiments/design_choices.py --study sensitivity --levels 0.25,1e-10 1,0 1,1e-10 4,1e-10
 """
 
@@ -87,18 +88,20 @@ from common import (
     DATASETS,
     QUERY_SEED,
     RESULTS_DIR,
+    SHAPED,
     Dataset,
     command_line,
     generated_by,
     load_dataset,
     log,
     query_set,
+    shaped_dataset,
     true_answers,
 )
 
 from synthdp import SynthDPError
 from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import strong_pairs
+from synthdp.evaluation.metrics import correlation_error, ks_distances, strong_pairs
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 from synthdp.pipeline.plan import make_plan, paper_n_basis
 from synthdp.pipeline.report import privacy_report
@@ -148,6 +151,8 @@ STUDIES = {
               "eigenvalue clip instead of the nearest correlation": Variant(study=StudyOptions(nearest=EIGENVALUE_CLIP)),
               "no pairs release (before)": Variant({"correlation_share": 0.0})},
     "favour": {"default (--favour smooth)": Variant(), "--favour relationships": Variant({"favour": "relationships"})},
+    "rearrange": {"default (tilted fit rearranged onto its one-way marginals)": Variant(),
+                  "the tilt's weights (before)": Variant(study=StudyOptions(rearrange=False))},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -161,6 +166,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "atoms": "Atoms kept by the copula's histograms",
           "basis": "Number of moments R",
           "pairs": "The copula's latent correlation from the pairs release",
+          "rearrange": "A tilted copula fit: its weights, or its candidates rearranged onto its one-way marginals",
           "favour": "What the default favours where the pairs are released: the smooth queries or the relationships",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
@@ -189,13 +195,13 @@ def moment_noise_sd(epsilon: float, delta: float, n: int, d: int) -> float:
 
 def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_queries: int, query_seed: int,
         seed: int) -> list[str]:
-    dataset = load_dataset(name)
+    dataset = shaped_dataset(name) if name in SHAPED else load_dataset(name)
     queries = query_set(name, dataset.d, n_queries, query_seed)
     true = true_answers(dataset, queries)
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     lines = []
     for label, variant in STUDIES[study].items():
-        errors, ratios = [], []
+        errors, ratios, shapes, trends = [], [], [], []
         try:
             for round_index in range(rounds):
                 model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
@@ -203,6 +209,8 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
                 answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
                 errors.append(worst_case_errors(true, answers, queries.alpha).relative)
                 ratios.append(strong_pairs(dataset.frame, synthetic)["ratio"])
+                shapes.append(1.0 - np.mean(list(ks_distances(dataset.frame, synthetic).values())))
+                trends.append(1.0 - correlation_error(dataset.frame, synthetic)["mean"] / 2.0)
         except SynthDPError as error:  # a share the pairs leave no room for
             log(f"{name} {label}: {error}")
             continue
@@ -211,7 +219,8 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
         cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))
         kept = f"{np.mean(ratios):.3f}" if None not in ratios else "n/a"
-        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} | {kept} |")
+        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} | {kept} "
+                     f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} |")
         log(lines[-1])
     return lines
 
@@ -220,7 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--study", choices=sorted(STUDIES), required=True)
     parser.add_argument("--levels", nargs="+", default=list(LEVELS), help="privacy levels as EPSILON,DELTA")
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS + SHAPED)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
@@ -228,8 +237,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / pairs / moments | "
-              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio |",
-              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 1)]
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio | shapes | pair trends |",
+              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 3)]
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
@@ -241,7 +250,8 @@ def main(argv: list[str] | None = None) -> None:
         f"# {TITLES[args.study]}\n\n"
         + generated_by(command_line("design_choices.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} rounds, {args.queries} queries, "
-        "worst-case relative error and strong-pair ratio (synthdp.evaluation.metrics.strong_pairs; n/a: no pair with |r| > 0.5), mean over rounds; round r of every variant uses the seeded noise "
+        "worst-case relative error, strong-pair ratio (synthdp.evaluation.metrics.strong_pairs; n/a: no pair with |r| > 0.5), "
+        "shapes (mean 1 − KS over the columns) and pair trends (1 − mean |r real − r synthetic| / 2 over every pair), mean over rounds; round r of every variant uses the seeded noise "
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "

@@ -656,6 +656,7 @@ def rearranges(release: Release, study: StudyOptions) -> bool:
     factor per column would weaken. A row on two columns (a pair moment: tables without a pairs
     release, or mixed tables' cells and means per level) is fitted by the weights themselves,
     which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
+    Measured: docs/decisions.md#rearranged.
     """
     one_way = bool(np.all(np.count_nonzero(release.basis_indices, axis=1) <= 1))
     return study.rearrange and release.plan.candidates == "copula" and one_way
