@@ -132,8 +132,8 @@ class SynthConfig:
         x_i x_j out of the moments release (the pairs release measures every pair) and fits
         the moments alone, which keeps the smooth queries most accurate; "relationships"
         releases every moment of degree <= 2 (pairs included) and adds the histograms' cells
-        to the LP's rows, as mixed tables do, which keeps more of the strong correlations.
-        Measured: docs/relationships.md.
+        to the LP's rows, as mixed tables do, which keeps more of the strong correlations
+        where the table has many rows for its columns. Measured: docs/decisions.md#favour.
     blend : float
         Where the tilt does not apply (no pairs release, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
