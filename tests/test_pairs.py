@@ -186,6 +186,24 @@ def test_the_pairs_release_is_planned_only_where_its_noise_can_show_a_strong_pai
     assert stage.noise_sd(*score_products_sensitivity(5875, 20, default_clip_norm_sq(20))) <= CORRELATION_NOISE_LIMIT
 
 
+def test_weak_pairs_get_half_the_budget_and_a_users_share_is_kept():
+    """Where 0.3 leaves the pairs' noise between half the limit and the limit (CTG's size, 2126 x 20,
+    at (1, 1e-10): 0.237), they get WEAK_PAIRS_SHARE (0.5) and the moments what the histograms
+    leave; below half the limit (PKS: 0.086; CTG at epsilon = 4: 0.064) they keep 0.3; a share set
+    by the user is kept as given."""
+    from synthdp.pipeline.plan import WEAK_PAIRS_SHARE, pair_noise_sd
+
+    config = SynthConfig(epsilon=1.0, delta=1e-10)
+    ctg = make_plan(config, 2126, 20, True)
+    noise_at_default = pair_noise_sd(2126, 20, ctg.budget.remaining_epsilon, 1e-10, ctg.budget.composition, 0.3)
+    assert CORRELATION_NOISE_LIMIT / 2 < noise_at_default <= CORRELATION_NOISE_LIMIT
+    assert ctg.budget.share("correlation") == pytest.approx(WEAK_PAIRS_SHARE)
+    assert ctg.budget.share("marginals") == pytest.approx(0.3) and ctg.budget.share("moments") == pytest.approx(0.2)
+    assert make_plan(config, 5875, 20, True).budget.share("correlation") == pytest.approx(0.3)
+    assert make_plan(replace(config, epsilon=4.0), 2126, 20, True).budget.share("correlation") == pytest.approx(0.3)
+    assert make_plan(replace(config, correlation_share=0.3), 2126, 20, True).budget.share("correlation") == pytest.approx(0.3)
+
+
 def test_a_release_keeps_a_strong_correlation_and_adds_none():
     """End to end at (1, 1e-10) on 6000 rows: the strong pair (Pearson 0.70 in the data) keeps
     its strength in the synthetic table and the independent pairs stay independent. Seeded;

@@ -251,6 +251,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
 
 MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
 COPULA_SHARES = {"marginals": 0.3, "correlation": 0.3}
+WEAK_PAIRS_SHARE = 0.5  # the pairs' share where 0.3 leaves a strong pair between two and four noise sd
 MARGINALS_ONLY_SHARE = 0.5
 NOISY_MOMENTS_SHARE = 0.1
 
@@ -267,7 +268,12 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       noise on a correlation: at 0.25 a correlation of 0.5, the usual line for a strong one,
       stands two noise standard deviations above 0, the threshold at which
       :func:`synthdp.postprocess.pairs.latent_correlation` keeps it; noisier pairs would
-      keep none (docs/relationships.md);
+      keep none (docs/relationships.md). Where 0.3 leaves that noise above half the limit
+      (a strong pair then stands fewer than four noise sd above 0, the margin a mixed
+      table's pairs are given, :func:`mixed_shares`), the pairs get WEAK_PAIRS_SHARE (0.5)
+      instead: the pair-by-pair threshold then drops fewer of the strong pairs it should
+      keep (CTG at (1, 1e-10): noise 0.237 at 0.3, 0.184 at 0.5; measured:
+      docs/decisions.md#copula-shares);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
@@ -293,6 +299,8 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
         pair_noise = pair_noise_sd(n, d, epsilon, config.delta, _composition(config), share, neighbours)
         released = d > 1 and pair_noise <= CORRELATION_NOISE_LIMIT
         correlation = share if released else 0.0
+        if released and pair_noise > CORRELATION_NOISE_LIMIT / 2:
+            correlation = WEAK_PAIRS_SHARE
     marginals = config.marginals_share
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
