@@ -73,7 +73,8 @@ class SynthConfig:
         (the copula's correlations) when candidates are "copula", and on a mixed table's numeric
         columns (:func:`synthdp.pipeline.plan.mixed_shares`). None (default) decides
         from public n, d, R and the budget (:func:`synthdp.pipeline.plan.copula_shares`): 0.3 each
-        when the products' noise would be small enough to carry correlations, else no
+        when the products' noise would be small enough to carry correlations (0.5 for the
+        products when at 0.3 their noise would be above half that limit), else no
         products and 0.5 for the histograms; the histograms take all but 0.1 when the
         moments' noise would be too large to add to them. Products released with more noise
         than that (a share set where n is small for d) are denoised as a matrix
@@ -185,7 +186,8 @@ class SynthConfig:
         "mixed tables 0.2")
     correlation_share: float | None = _option(
         None, "budget", "share for their correlations (pairwise products)", commands=GENERATE,
-        default_text="0.3 when n is large enough for the noisy products to carry correlations, else 0; mixed tables "
+        default_text="0.3 when n is large enough for the noisy products to carry correlations (0.5 when they are "
+        "weak at 0.3), else 0; mixed tables "
         "the smallest of 0.1, 0.2, 0.3 whose noise is at most half that")
     marginal_bins: int | None = _option(
         None, "method", "equal-width bins per column of the copula's histograms, plus the bounds as atoms",
