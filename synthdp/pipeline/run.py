@@ -650,11 +650,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
 
 def rearranges(release: Release, study: StudyOptions) -> bool:
     """Whether a tilted fit is rearranged (:func:`synthdp.postprocess.copula.rearranged`): copula
-    candidates whose LP rows are all one-way (the basis's moments of one column each, and, with
-    ``favour="relationships"``, histogram cells). The rearranged candidates then have the tilt's
-    one-way marginals, so the same fit to every row, and the copula's ranks, which the tilt's
-    factor per column would weaken. A row on two columns (a pair moment: tables without a pairs
-    release, or mixed tables' cells and means per level) is fitted by the weights themselves,
+    candidates whose basis's moments are each of one column (as the histogram cells are). The
+    rearranged candidates then have the tilt's one-way marginals, so the same fit to every row,
+    and the copula's ranks, which the tilt's factor per column would weaken. A moment on two
+    columns (``favour="relationships"``'s pair moments, or those R beyond 2d takes on a small d
+    or a large n; mixed tables' cells and means per level) is fitted by the weights themselves,
     which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
     Measured: docs/decisions.md#rearranged.
     """
