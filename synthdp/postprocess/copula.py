@@ -197,12 +197,12 @@ def rearranged(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     points = np.asarray(points, dtype=float)
     weights = np.asarray(weights, dtype=float)
-    count = len(points)
+    count, total = len(points), float(np.sum(weights))
     levels = (np.arange(count) + 0.5) / count
     out = np.empty_like(points)
     for column in range(points.shape[1]):
         order = np.argsort(points[:, column], kind="stable")
-        cumulative = np.cumsum(weights[order]) / float(np.sum(weights))
+        cumulative = np.cumsum(weights[order]) / total
         source = np.minimum(np.searchsorted(cumulative, levels), count - 1)
         out[order, column] = points[order[source], column]
     return out
