@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from adult_pairs import pair_tvs_by_kind
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
 from synthdp.config import SynthConfig
 from synthdp.domain.schema import Schema
-from synthdp.evaluation.mixed import pair_scores
 from synthdp.pipeline.plan import _composition
 from synthdp.pipeline.run import fit, mixed_design, sample
 from synthdp.postprocess.candidates import copula_marginals, make_candidates
@@ -52,15 +52,8 @@ KINDS = ("all", "cat x num", "cat x cat", "num x num", "education x education-nu
 
 
 def by_kind(real: pd.DataFrame, table: pd.DataFrame, schema: Schema) -> dict[str, float]:
-    numeric = set(schema.numeric.names)
-    found: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    for entry in pair_scores(real, table, schema)["per_pair"]:
-        kinds = sorted("num" if name in numeric else "cat" for name in entry["columns"])
-        found[" x ".join(kinds)].append(entry["tv"])
-        found["all"].append(entry["tv"])
-        if set(entry["columns"]) == {"education", "education-num"}:
-            found["education x education-num"].append(entry["tv"])
-    return {kind: float(np.mean(values)) for kind, values in found.items()}
+    """The mean 2-way TV of each kind of pair (:func:`adult_pairs.pair_tvs_by_kind`)."""
+    return {kind: float(np.mean(values)) for kind, values in pair_tvs_by_kind(real, table, schema).items()}
 
 
 def oracle_table(real: pd.DataFrame, model, bins: int, share: float, seed: int) -> tuple[pd.DataFrame, str]:

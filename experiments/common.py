@@ -120,6 +120,18 @@ def load_dataset(name: str, data_dir: Path = DATA_DIR, columns: int | None = Non
     return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
 
 
+def pks_like(rows: int, seed: int = 0) -> Dataset:
+    """A smoothed bootstrap of PKS: ``rows`` rows, PKS's bounds."""
+    pks = load_dataset("pks")
+    rng = np.random.default_rng(seed)
+    frame = pks.frame.to_numpy(float)
+    drawn = frame[rng.integers(0, len(frame), rows)]
+    drawn += rng.normal(size=drawn.shape) * (0.1 * frame.std(axis=0))
+    drawn = np.clip(drawn, pks.lower, pks.upper)
+    table = pd.DataFrame(drawn, columns=pks.frame.columns)
+    return Dataset("pks-like", table, table.min().to_numpy(float), table.max().to_numpy(float))
+
+
 SHAPED = ("heavy-tails", "discrete-grid", "more-rows")  # generated tables of other shapes than the four
 
 
@@ -149,11 +161,7 @@ def shaped_dataset(name: str, seed: int = 0) -> Dataset:
                               for j, k in enumerate((3, 5, 7, 9, 11))})
         frame["level_11"] = np.where(latent[:, 4] < -0.3, 0, frame["level_11"])  # a spike at the lowest value
     elif name == "more-rows":
-        pks = load_dataset("pks")
-        values = pks.frame.to_numpy(float)
-        drawn = values[rng.integers(0, len(values), 200_000)]
-        drawn += rng.normal(size=drawn.shape) * (0.1 * values.std(axis=0))
-        frame = pd.DataFrame(np.clip(drawn, pks.lower, pks.upper), columns=pks.frame.columns)
+        frame = pks_like(200_000, seed).frame
     else:
         raise SystemExit(f"unknown shaped table {name!r} (known: {', '.join(SHAPED)})")
     integer = tuple(frame.columns) if name == "discrete-grid" else ()

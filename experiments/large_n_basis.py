@@ -40,8 +40,8 @@ from common import (
     Dataset,
     command_line,
     generated_by,
-    load_dataset,
     log,
+    pks_like,
     query_set,
     write_json,
 )
@@ -54,18 +54,6 @@ from synthdp.pipeline.plan import MAX_AUTO_N_BASIS, auto_n_basis, paper_n_basis
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 OUT = RESULTS_DIR / "large_n_basis"
-
-
-def pks_like(rows: int, seed: int = 0) -> Dataset:
-    """A smoothed bootstrap of PKS: ``rows`` rows, PKS's bounds."""
-    pks = load_dataset("pks")
-    rng = np.random.default_rng(seed)
-    frame = pks.frame.to_numpy(float)
-    drawn = frame[rng.integers(0, len(frame), rows)]
-    drawn += rng.normal(size=drawn.shape) * (0.1 * frame.std(axis=0))
-    drawn = np.clip(drawn, pks.lower, pks.upper)
-    table = pd.DataFrame(drawn, columns=pks.frame.columns)
-    return Dataset("pks-like", table, table.min().to_numpy(float), table.max().to_numpy(float))
 
 
 def generated(rows: int, seed: int = 0) -> Dataset:
