@@ -80,6 +80,33 @@ def test_the_latent_correlation_of_a_gaussian_copula_is_recovered_from_exact_sta
     np.testing.assert_allclose(model[np.triu_indices(3, 1)], released[np.triu_indices(3, 1)], atol=0.03)
 
 
+def test_a_column_the_histograms_misread_does_not_distort_the_other_pairs():
+    """The released histogram of the uniform column gives five of its 16 bins (30 % of its rows)
+    1e-4 each, as noise can: those rows score about 3.7, so the real rows' scores of that
+    column have variance 2.7 where the copula's are near 1. Each side of the fixed point in
+    its own correlation units (the product), the pair of the two other columns is recovered
+    as from exact histograms (0.05: over 5 standard errors of the estimate and the model,
+    false failure below 1e-6, as above); with the copula's variances and one common factor
+    (the rule before) the mismatched column's variance enters every pair, and that pair comes
+    out at .18 against .4 (the check that this test can fail)."""
+    truth = np.array([[1.0, 0.8, 0.4], [0.8, 1.0, 0.2], [0.4, 0.2, 1.0]])
+    points = _copula_table(truth, 20_000, seed=1)
+    probabilities = Marginals(cell_counts(points, 16), len(points)).probabilities()
+    probabilities[1, -6:-1] = 1e-4
+    probabilities[1] /= probabilities[1].sum()
+    score_map = ScoreMap(probabilities, default_clip_norm_sq(3))
+    scores = score_map.clipped_scores(points)
+    assert (scores[:, 1] ** 2).mean() > 2.0  # the misread column's released variance
+    means = score_products(points, score_map) / len(points)
+    fitted = latent_correlation(score_map, means, noise_sd=1e-4, rng=np.random.default_rng(2))
+    assert fitted[0, 2] == pytest.approx(0.4, abs=0.05)
+    before = latent_correlation(score_map, means, noise_sd=1e-4, rng=np.random.default_rng(2), variances="model")
+    assert before[0, 2] < 0.3
+    assert abs(fitted[0, 1] - 0.8) < abs(before[0, 1] - 0.8)  # the misread column's own pairs: closer too
+    with pytest.raises(ValueError, match="variances"):
+        latent_correlation(score_map, means, noise_sd=1e-4, rng=np.random.default_rng(2), variances="other")
+
+
 def test_pairs_below_the_threshold_get_no_correlation_and_no_release_gives_the_identity():
     """Seeded data of 5000 rows: the strong pair's estimate has the standard errors of a
     correlation from 5000 rows (0.005 at 0.8) and of the 20 000-draw model (0.007), so 0.06 is

@@ -249,3 +249,5 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
         StudyOptions(exact_stages=("pca",))
     with pytest.raises(SynthDPError, match="exact_stages"):
         StudyOptions(exact_stages="moments")
+    with pytest.raises(SynthDPError, match="pair_variances"):
+        StudyOptions(pair_variances="copula")

@@ -135,6 +135,9 @@ class StudyOptions:
     spectral_pairs : bool or None
         Denoise the pairs release as a matrix (True) or pair by pair (False); None: the rule
         of :func:`synthdp.postprocess.candidates.spectral_pairs`. Post-processing.
+    pair_variances : {"released", "model"}
+        The variances that put the released score products in correlation units: the released
+        ones (the product) or the copula's with one common factor (before). Post-processing.
     rearrange : bool
         Rearrange a tilted fit's candidates onto its one-way marginals where :func:`rearranges`
         says so (True, the product), or keep the tilt's weights (False). Post-processing.
@@ -163,11 +166,14 @@ class StudyOptions:
     join_ratio: float | None = None
     spectral_pairs: bool | None = None
     rearrange: bool = True
+    pair_variances: str = "released"
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
             raise SynthDPError(f"exact_stages must be a tuple of stages among {EXACT_STAGES}, "
                                f"got {self.exact_stages!r}")
+        if self.pair_variances not in ("released", "model"):
+            raise SynthDPError(f"pair_variances must be 'released' or 'model', got {self.pair_variances!r}")
 
     def candidate_options(self) -> CandidateOptions:
         """The post-processing alternatives the candidate makers read (None: the product's)."""
@@ -178,6 +184,7 @@ class StudyOptions:
             product.nearest if self.nearest is None else self.nearest,
             product.join_ratio if self.join_ratio is None else self.join_ratio,
             self.spectral_pairs,
+            self.pair_variances,
         )
 
 

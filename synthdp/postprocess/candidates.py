@@ -579,6 +579,10 @@ class CandidateOptions:
     spectral_pairs : bool or None
         Denoise the released score correlations as a matrix
         (:func:`synthdp.postprocess.pairs.spectral_denoise`); None: :func:`spectral_pairs`' rule.
+    pair_variances : {"released", "model"}
+        The variances that put the released score products in correlation units
+        (:func:`synthdp.postprocess.pairs.latent_correlation`): the released ones (the product)
+        or the copula's (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -586,6 +590,7 @@ class CandidateOptions:
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation
     join_ratio: float = JOIN_RATIO
     spectral_pairs: bool | None = None
+    pair_variances: str = "released"
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -641,7 +646,8 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     if release.noisy_scores is not None:
         correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd, rng,
                                          threshold=options.pair_threshold, nearest=options.nearest,
-                                         spectral=spectral_pairs(release, options))
+                                         spectral=spectral_pairs(release, options),
+                                         variances=options.pair_variances)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 
@@ -655,7 +661,8 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
     if marginals is not None and release.noisy_scores is not None:
         correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd,
                                          rng, threshold=options.pair_threshold, nearest=options.nearest,
-                                         spectral=spectral_pairs(release, options))
+                                         spectral=spectral_pairs(release, options),
+                                         variances=options.pair_variances)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
                             release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio)
 

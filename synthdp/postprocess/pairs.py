@@ -9,9 +9,10 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
 1. :func:`model_means` computes, by Monte Carlo on fixed normal draws, the means G(R) the
    copula with latent correlation R would release: the same step scores (a latent z_j
    falls in the cell of its candidate), the same norm clip;
-2. in correlation units, (M_ij - G_ij(R)) / sqrt(G_ii G_jj), after M is scaled by one
-   common factor (the mean of G's diagonal over M's: the d diagonal noises average out),
-   a pair whose released score correlation (the difference at R = I) is below ``threshold``
+2. in correlation units, M_ij / sqrt(M_ii M_jj) - G_ij(R) / sqrt(G_ii G_jj): the real rows'
+   scores need not have the copula's variances (a row in a cell the noisy histogram gave
+   little mass scores far out), so each side is scaled by its own; a pair whose released
+   score correlation (the difference at R = I) is below ``threshold``
    noise standard deviations is set to 0: hard thresholding keeps the strong pairs at full
    strength (one global signal-to-noise factor, the rule before, halved them and collapsed
    every pair to 0 when one column had a tiny variance) and drops those noise could explain;
@@ -40,6 +41,7 @@ THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to b
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
+VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance is floored
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
@@ -131,6 +133,7 @@ def latent_correlation(
     threshold: float = THRESHOLD,
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
     spectral: bool = False,
+    variances: str = "released",
 ) -> np.ndarray:
     """The copula's latent correlation matrix, shape (d, d); the identity without a release.
 
@@ -154,14 +157,17 @@ def latent_correlation(
         Denoise the released score correlations as a matrix (:func:`spectral_denoise`) instead
         of pair by pair: every pair then follows the denoised matrix, and ``threshold`` is
         not used. For noise too large for any single strong pair to stand out of it.
+    variances : {"released", "model"}
+        The variances that put the released means in correlation units: the released means
+        of s_i^2 (the product) or the copula's, with one common factor (before; design
+        studies). See :func:`_released_correlations`.
 
-    The released means M and the model's G(R) = :func:`model_means` (R) are compared in
-    correlation units, (M_ij - G_ij(R)) / sqrt(G_ii G_jj), after M is scaled by one common
-    factor, the mean of G's diagonal over the mean of M's (the d diagonal noises average out).
+    The released score correlations M_ij / sqrt(M_ii M_jj) and the model's G_ij(R) /
+    sqrt(G_ii(R) G_jj(R)), G(R) = :func:`model_means` (R), are compared in correlation units.
     Pairs whose released score correlation, so measured from R = I, is below ``threshold``
     noise standard deviations get 0; the others follow R <- nearest(R + that difference),
-    ITERATIONS times: a fixed point at which the copula reproduces the released means, the
-    attenuation of the step scores and the norm clip included.
+    ITERATIONS times: a fixed point at which the copula's score correlations are the released
+    ones, the attenuation of the step scores and the norm clip included.
     """
     d = score_map.probabilities.shape[0]
     if noisy_means is None or d < 2:
@@ -171,31 +177,43 @@ def latent_correlation(
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
-        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral)
+        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances)
 
 
 def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
-                 nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False) -> np.ndarray:
+                 nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False,
+                 variances: str = "released") -> np.ndarray:
+    if variances not in ("released", "model"):
+        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
-    kept = None
+    kept = target = None
     for _ in range(ITERATIONS):
         model = model_means(correlation, score_map, draws)
         diagonal = np.diag(model)
         scale = np.sqrt(diagonal[i] * diagonal[j])
         usable = scale > 1e-9
-        factor = float(np.clip(diagonal.mean() / max(np.diag(released).mean(), 1e-12), 0.25, 4.0))
-        difference = np.divide(factor * released[i, j] - model[i, j], scale, out=np.zeros_like(scale), where=usable)
-        if kept is None:  # at R = I the difference is the released score correlation
+        if variances == "model":  # before: the released means over the model's variances, one common factor
+            factor = float(np.clip(diagonal.mean() / max(np.diag(released).mean(), 1e-12), 0.25, 4.0))
+            difference = np.divide(factor * released[i, j] - model[i, j], scale, out=np.zeros_like(scale), where=usable)
             noise = np.divide(factor * noise_sd, scale, out=np.full_like(scale, np.inf), where=usable)
+        else:
+            if target is None:
+                target, noise = released_correlations(released, noise_sd)
+            difference = np.where(usable, target - np.divide(model[i, j], scale, out=np.zeros_like(scale),
+                                                              where=usable), 0.0)
+        if kept is None:  # at R = I the difference is the released score correlation
             if spectral and usable.any():
-                # the fixed point then aims at the denoised correlations: released means that give them at R = I
+                # the fixed point then aims at the denoised correlations
                 observed = np.eye(d)
                 observed[i, j] = observed[j, i] = difference
                 denoised = spectral_denoise(observed, float(np.median(noise[usable])))
-                released = released.copy()
-                released[i, j] = (denoised[i, j] * scale + model[i, j]) / factor
+                if variances == "model":  # released means that give them at R = I
+                    released = released.copy()
+                    released[i, j] = (denoised[i, j] * scale + model[i, j]) / factor
+                else:
+                    target = target + denoised[i, j] - difference
                 difference = np.where(usable, denoised[i, j], 0.0)
                 kept = usable & (difference != 0)
             else:
@@ -206,3 +224,25 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
         step[i[kept], j[kept]] = difference[kept]
         correlation = nearest(np.clip(correlation + step + step.T, -1.0, 1.0))
     return correlation
+
+
+def released_correlations(released: np.ndarray, noise_sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """The released score correlations of the pairs i < j and their noise sd, both shape (d (d - 1) / 2,).
+
+    M_ij / sqrt(v_i v_j), v_i the released mean M_ii of s_i^2 floored at VARIANCE_FLOOR (2)
+    noise sd: below that a variance is not told from 0, and the floor only shrinks that
+    column's correlations. Each side of the fixed point is put in correlation units by its own
+    variances: the real rows' scores need not have the copula's (a row in a cell to which the
+    noisy histogram gave little mass gets a score far out; a PKS column's released E[s^2] can be
+    1.5 where the copula's is 0.93), and dividing the released means by the copula's variances
+    (the rule before) misread every correlation with such a column: PKS's strong pairs came out
+    at .94 of their latent correlation on average, .84 on a bad draw
+    (docs/decisions.md#pair-variances). The noise of M_ij in these units is noise_sd / sqrt(v_i v_j)
+    (that of the variances themselves left out: it scales a pair's correlation, it does not
+    make one appear).
+    """
+    d = len(released)
+    i, j = np.triu_indices(d, 1)
+    variance = np.maximum(np.diag(released), max(VARIANCE_FLOOR * noise_sd, 1e-12))
+    scale = np.sqrt(variance[i] * variance[j])
+    return released[i, j] / scale, noise_sd / scale
