@@ -9,6 +9,9 @@ A probe for issue 18's next step (docs/relationships.md#where-it-stops), NOT a p
   experiments/relationships.py (experiments/results/cache/relationships/adult; local, absent
   on a clean checkout: then the rows say so);
 * **default**: synthdp's default at (1, 1e-10), seeds 0 .. SEEDS - 1 (seeded noise);
+* **before**: the same seeds with a joined categorical column's levels ordered and correlated
+  from the thresholded deviations (``StudyOptions(ordinal_levels="thresholded")``, the rule
+  before docs/decisions.md#level-order);
 * **oracle**: the same release and candidates, with the LP and its tilt also fitting every
   numeric column x categorical column table (the numeric column in ``--bins`` bins at the
   quantiles of its released histogram, public; the categorical column in its levels), whose
@@ -38,7 +41,7 @@ from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 from synthdp.config import SynthConfig
 from synthdp.domain.schema import Schema
 from synthdp.pipeline.plan import _composition
-from synthdp.pipeline.run import fit, mixed_design, sample
+from synthdp.pipeline.run import StudyOptions, fit, mixed_design, sample
 from synthdp.postprocess.candidates import copula_marginals, make_candidates
 from synthdp.postprocess.lp import solve_l1_fit, tilt_weights
 from synthdp.postprocess.sampling import clean_weights
@@ -114,18 +117,22 @@ def main(argv: list[str] | None = None) -> None:
                     + " | ".join(f"{scores[kind]:.4f}" for kind in KINDS) + " | |")
     if not rows:
         rows.append("| peers | no cached peer run (run experiments/relationships.py) | | | | | |")
-    found: dict[str, list[dict]] = {"default": [], "oracle": []}
+    found: dict[str, list[dict]] = {"default": [], "before": [], "oracle": []}
     notes = []
     for seed in range(args.seeds):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = fit(SynthConfig(epsilon=1.0, delta=1e-10, seed=seed), real, schema=spec)
             found["default"].append(by_kind(real, sample(model), schema))
+            before = fit(SynthConfig(epsilon=1.0, delta=1e-10, seed=seed), real, schema=spec,
+                         study=StudyOptions(ordinal_levels="thresholded"))
+            found["before"].append(by_kind(real, sample(before), schema))
             table, note = oracle_table(real, model, args.bins, args.share, seed)
             found["oracle"].append(by_kind(real, table, schema))
         notes.append(note)
         log(f"seed {seed}: {note}")
     for name, label in (("default", "synthdp default"),
+                        ("before", "synthdp, levels from the thresholded deviations (before)"),
                         ("oracle", f"oracle: + {args.bins}-bin x level tables at share {args.share:g} (NOT private)")):
         rows.append(f"| {label} | " + " | ".join(f"{np.mean([s[kind] for s in found[name]]):.4f}" for kind in KINDS)
                     + f" | {args.seeds} seeds |")

@@ -644,3 +644,48 @@ def test_a_spiky_column_and_rare_levels_make_no_link_out_of_noise(monkeypatch):
         SmoothSynthesizer(epsilon=1, delta=1e-10, seed=seed).fit(frame, schema=schema)
         assert captured["result"][0] == []
 
+
+
+def test_posterior_means_keep_clear_levels_and_pull_noisy_ones_toward_the_mean():
+    """Empirical Bayes means of the levels (synthdp.postprocess.candidates._posterior_means):
+    without noise each level keeps its offset; a level of frequency 0 sits at the mean; with
+    noise every offset shrinks, the rare levels (noise / p_l large) the most, none changes sign."""
+    from synthdp.postprocess.candidates import _posterior_means
+
+    p = np.array([0.5, 0.3, 0.15, 0.05, 0.0])
+    offsets = np.array([-0.2, 0.1, 0.3, 0.4, 0.0])
+    deviation = p * offsets
+    np.testing.assert_allclose(_posterior_means(deviation, 1e-12, p), offsets, atol=1e-9)
+    shrunk = _posterior_means(deviation, 0.01, p)
+    assert shrunk[4] == 0.0
+    factors = shrunk[:4] / offsets[:4]
+    assert np.all((factors > 0) & (factors < 1))
+    assert np.all(np.diff(factors) < 0)  # rarer level, more shrinkage (p decreasing here)
+
+
+def test_ranking_levels_by_posterior_means_beats_putting_unclear_levels_at_the_mean():
+    """adult's education: 16 levels of frequencies 0.2-32 %, their means spread over the unit
+    range, each level's E[x 1{l}] released with noise sd 0.005 (the size of adult's at
+    (1, 10^-10)). Over 200 seeded draws, the Kendall tau between the true order and the order
+    of the posterior means is .55 on average, against .26 for the thresholded rule (unclear
+    levels at the mean, tied); per draw the difference has sd about .08, so its mean over 200
+    has standard error .006 and the bound .15 lies over 20 of them below the measured .29:
+    a false failure has probability below 1e-20."""
+    from scipy import stats
+
+    from synthdp.postprocess.candidates import _posterior_means
+
+    p = np.array([2, 5, 10, 20, 16, 29, 36, 13, 323, 224, 42, 33, 164, 53, 18, 13], float)
+    p /= p.sum()
+    truth = np.linspace(-0.9, 0.9, 16)
+    sd = np.sqrt(p @ (truth - p @ truth) ** 2)
+    noise = 0.005
+    rng = np.random.default_rng(12)
+    gains = []
+    for _ in range(200):
+        deviation = p * (truth - p @ truth) + rng.normal(0.0, noise, 16)
+        unclear = (np.abs(deviation) < 2 * noise) | (noise > 0.5 * sd * p)  # the thresholded rule
+        thresholded = np.where(unclear, 0.0, deviation) / p
+        gains.append(stats.kendalltau(truth, _posterior_means(deviation, noise, p)).statistic
+                     - stats.kendalltau(truth, thresholded).statistic)
+    assert np.mean(gains) > 0.15

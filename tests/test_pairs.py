@@ -105,6 +105,10 @@ def test_a_column_the_histograms_misread_does_not_distort_the_other_pairs():
     assert abs(fitted[0, 1] - 0.8) < abs(before[0, 1] - 0.8)  # the misread column's own pairs: closer too
     with pytest.raises(ValueError, match="variances"):
         latent_correlation(score_map, means, noise_sd=1e-4, rng=np.random.default_rng(2), variances="other")
+    # above the noise limit each released variance is as noisy as its value: the copula's are used
+    noisy = latent_correlation(score_map, means, noise_sd=0.3, rng=np.random.default_rng(2))
+    as_before = latent_correlation(score_map, means, noise_sd=0.3, rng=np.random.default_rng(2), variances="model")
+    np.testing.assert_array_equal(noisy, as_before)
 
 
 def test_pairs_below_the_threshold_get_no_correlation_and_no_release_gives_the_identity():

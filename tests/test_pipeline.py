@@ -251,3 +251,5 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
         StudyOptions(exact_stages="moments")
     with pytest.raises(SynthDPError, match="pair_variances"):
         StudyOptions(pair_variances="copula")
+    with pytest.raises(SynthDPError, match="ordinal_levels"):
+        StudyOptions(ordinal_levels="raw")

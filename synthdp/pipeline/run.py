@@ -138,6 +138,11 @@ class StudyOptions:
     pair_variances : {"released", "model"}
         The variances that put the released score products in correlation units: the released
         ones (the product) or the copula's with one common factor (before). Post-processing.
+    ordinal_levels : {"shrunk", "thresholded"}
+        A joined categorical column's levels ordered by their posterior means, its latent
+        correlations from every level's released deviation (the product), or both from the
+        thresholded deviations (before) (:func:`synthdp.postprocess.candidates.ordinal_latent`).
+        Post-processing.
     rearrange : bool
         Rearrange a tilted fit's candidates onto its one-way marginals where :func:`rearranges`
         says so (True, the product), or keep the tilt's weights (False). Post-processing.
@@ -167,6 +172,7 @@ class StudyOptions:
     spectral_pairs: bool | None = None
     rearrange: bool = True
     pair_variances: str = "released"
+    ordinal_levels: str = "shrunk"
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -174,6 +180,8 @@ class StudyOptions:
                                f"got {self.exact_stages!r}")
         if self.pair_variances not in ("released", "model"):
             raise SynthDPError(f"pair_variances must be 'released' or 'model', got {self.pair_variances!r}")
+        if self.ordinal_levels not in ("shrunk", "thresholded"):
+            raise SynthDPError(f"ordinal_levels must be 'shrunk' or 'thresholded', got {self.ordinal_levels!r}")
 
     def candidate_options(self) -> CandidateOptions:
         """The post-processing alternatives the candidate makers read (None: the product's)."""
@@ -185,6 +193,7 @@ class StudyOptions:
             product.join_ratio if self.join_ratio is None else self.join_ratio,
             self.spectral_pairs,
             self.pair_variances,
+            self.ordinal_levels,
         )
 
 

@@ -113,7 +113,7 @@ def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
 def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
                      rng: np.random.Generator, marginals: Marginals | None = None,
                      moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None,
-                     join_ratio: float | None = None) -> np.ndarray:
+                     join_ratio: float | None = None, ordinal_levels: str = "shrunk") -> np.ndarray:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
 
     The numeric columns are drawn from the Gaussian copula of their released histograms
@@ -130,7 +130,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
     (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
-    ``join_ratio``: :func:`ordinal_latent`'s (None: ``JOIN_RATIO``).
+    ``join_ratio``, ``ordinal_levels``: :func:`ordinal_latent`'s ``join_ratio`` (None: ``JOIN_RATIO``)
+    and ``levels``.
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
@@ -145,7 +146,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
                 correlation = moment_correlation(center, covariance, moment_noise_sd)
             binaries = binary_latent(schema, indices, moments, center, covariance, correlation, moment_noise_sd)
             ordinals, joint = ordinal_latent(schema, indices, moments, center, binaries, moment_noise_sd, marginals,
-                                             join_ratio)
+                                             join_ratio, ordinal_levels)
             latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
             parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
             k = len(binaries.names)
@@ -314,35 +315,46 @@ LATENT_GRID = 4096  # normal quantiles of the quadrature that normalises the lat
 
 def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, center: np.ndarray,
                    binaries: LatentBinaries, noise_sd: float, marginals: Marginals,
-                   join_ratio: float | None = None) -> tuple[list[OrdinalLevels], np.ndarray]:
+                   join_ratio: float | None = None,
+                   levels: str = "shrunk") -> tuple[list[OrdinalLevels], np.ndarray]:
     """The categorical columns tied to a numeric column, joined to the copula as ordered latent normals.
 
     Post-processing of the released level frequencies p_l, means per level E[x_j 1{l}] and
-    2-way cells. For a categorical column c and a numeric column j, a level's deviation
-    E[x_j 1{l}] - E[x_j] p_l counts where it stands two noise sd from 0 and the noise of the
-    level's mean, noise / p_l, is at most half of x_j's sd (else 0: rare levels' means are
-    mostly noise, and ordering by noise would make any column look tied). The levels are
-    ordered by their means E[x_j] + deviation / p_l, and c becomes a latent normal z_c cut at
-    the normal quantiles of the cumulative frequencies in that order, each level scored
-    s_l = E[z_c | l]. The released covariance of x_j and the scores, sum_l deviation_l s_l,
-    divided by the covariance the copula gives at latent correlation 1 (or -1),
-    E[F_j^{-1}(Phi(z)) s(z)] by quadrature over the copula's marginal of x_j, is the latent
-    correlation: 1 when c is a monotone function of x_j, first-order exact near 0. It is
-    capped in size by the correlation ratio of x_j on c (the between-level share of x_j's
+    2-way cells. For a categorical column c and a numeric column j, each level has a released
+    deviation E[x_j 1{l}] - E[x_j] p_l with noise sd ``noise`` (the level's mean: noise / p_l).
+
+    *Whether c joins* (thresholded, so that noise cannot make a column look tied): a level's
+    deviation counts where it stands two noise sd from 0 and noise / p_l is at most half of
+    x_j's sd, else 0. c joins, ordered by the numeric column of the largest correlation
+    ratio computed so, when that ratio is at least ``join_ratio`` (None: JOIN_RATIO, 0.3, a
+    medium effect) with a covariance out of the noise.
+
+    *Its order and latent correlations* (``levels="shrunk"``, the product): the levels are
+    ordered by their posterior means under a normal prior of the level means (empirical
+    Bayes, :func:`_posterior_means`): a rare level's noisy mean is pulled toward E[x_j] by
+    its own noise, instead of being put there outright, so that the 9th grade, 2 % of adult,
+    stays below HS-grad. c becomes a latent normal z_c cut at the normal quantiles of the
+    cumulative frequencies in that order, each level scored s_l = E[z_c | l]. The released
+    covariance of x_j and the scores, sum_l deviation_l s_l over every level (unbiased: the
+    noise adds variance, not bias; zeroing the unclear levels took their share of the
+    covariance away), divided by the covariance the copula gives at latent correlation 1
+    (or -1), E[F_j^{-1}(Phi(z)) s(z)] by quadrature over the copula's marginal of x_j, is the
+    latent correlation: 1 when c is a monotone function of x_j, first-order exact near 0. It
+    is capped in size by the correlation ratio of x_j on c (the between-level share of x_j's
     sd, less the noise's expected share), so that a column with a spike (capital-gain: 0 in
     92 % of rows) cannot turn a small covariance into a strong link, and set to 0 within two
-    noise sd.
+    noise sd. ``levels="thresholded"`` (before; design studies) orders by the thresholded
+    deviations and computes the latent correlations from them.
 
-    A column joins, ordered by the numeric column of the largest correlation ratio, when that
-    ratio is at least ``join_ratio`` (None: JOIN_RATIO, 0.3, a medium effect) with a covariance out of the noise (a
-    weaker tie is left to the tree, which keeps a categorical parent's whole 2-way table, e.g.
-    region as a fixed grouping of states): then education follows
+    A weaker tie is left to the tree, which keeps a categorical parent's whole 2-way table, e.g.
+    region as a fixed grouping of states; joined, education follows
     education-num (a function of it) and marital status follows age, which neither the tree of
     the categorical 2-way tables nor the tilt's means per level could make. With a joined
     binary or categorical column, its latent correlation is the same normalisation of the
     covariance of their scores over the released 2-way cells. The joined columns become roots
     of the tree (:func:`tree_levels`), from which the other categorical columns grow; nullable
-    columns and missing indicators stay with the tree (measured: docs/decisions.md#ordinal-latent).
+    columns and missing indicators stay with the tree (measured: docs/decisions.md#ordinal-latent
+    and #level-order).
 
     Returns
     -------
@@ -352,6 +364,8 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
         ``binaries.correlation`` (the numeric and k binary columns) extended by the joined
         columns and projected onto the correlation matrices; itself when no column joins.
     """
+    if levels not in ("shrunk", "thresholded"):
+        raise ValueError(f"levels must be 'shrunk' or 'thresholded', got {levels!r}")
     d, joint = schema.d_numeric, binaries.correlation
     if not d:
         return [], joint
@@ -371,17 +385,24 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
             return 0.0
         return float(np.clip(covariance_ab / abs(extreme), -0.99, 0.99))
 
-    def deviations(coordinates: range, frequencies: np.ndarray, j: int) -> tuple[np.ndarray, float] | None:
+    def released(coordinates: range, frequencies: np.ndarray, j: int) -> tuple[np.ndarray, float] | None:
+        """Every level's released deviation (0 for a level of frequency 0) and their noise sd."""
         products = [moment(j, coordinate) for coordinate in coordinates]
         if any(product is None for product in products):
             return None
         noise = noise_sd * float(np.sqrt(1 + center[j] ** 2))
-        deviation = np.array(products) - center[j] * frequencies
+        return np.where(frequencies > 0, np.array(products) - center[j] * frequencies, 0.0), noise
+
+    def deviations(coordinates: range, frequencies: np.ndarray, j: int) -> tuple[np.ndarray, float] | None:
+        """The thresholded deviations: the whether-it-joins test."""
+        found = released(coordinates, frequencies, j)
+        if found is None:
+            return None
+        deviation, noise = found
         # a level's mean m_l counts where its deviation stands two noise sd from 0 and its own noise,
         # noise / p_l, is at most half the column's sd (rare levels' means are mostly noise)
         unclear = (np.abs(deviation) < 2 * noise) | (noise > 0.5 * np.sqrt(variances[j]) * frequencies)
-        deviation[unclear] = 0.0
-        return deviation, noise
+        return np.where(unclear, 0.0, deviation), noise
 
     def ratio(deviation: np.ndarray, noise: float, frequencies: np.ndarray, j: int) -> float:
         """The correlation ratio of x_j on the column, sqrt(sum_l p_l (m_l - E x_j)^2 / Var x_j), less the
@@ -415,7 +436,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
             continue
         frequencies = raw / raw.sum()
         found = [deviations(coordinates, frequencies, j) for j in range(d)]
-        best: tuple[float, np.ndarray | None] = (0.0, None)
+        best: tuple[float, int] = (0.0, -1)
         for j, deviation_noise in enumerate(found):
             if deviation_noise is None or not deviation_noise[0].any():
                 continue
@@ -425,10 +446,18 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
             _, scores, on_grid = _ordered_scores(frequencies, order, z)
             latent, eta = polyserial(deviation, noise, frequencies, scores, on_grid, j)
             if latent != 0 and eta > best[0]:
-                best = (eta, order)
-        if best[1] is None or best[0] < join_ratio:
+                best = (eta, j)
+        if best[1] < 0 or best[0] < join_ratio:
             continue
-        order = best[1]
+        if levels == "shrunk":  # every level's released deviation, the order from their posterior means
+            found = [released(coordinates, frequencies, j) for j in range(d)]
+        chosen = found[best[1]]
+        assert chosen is not None  # the joining column's deviations exist
+        if levels == "shrunk":
+            means = _posterior_means(chosen[0], chosen[1], frequencies)
+        else:  # before: the thresholded deviations
+            means = np.divide(chosen[0], frequencies, out=np.zeros(len(frequencies)), where=frequencies > 0)
+        order = np.argsort(means, kind="stable")
         cuts, scores, on_grid = _ordered_scores(frequencies, order, z)
         row = np.zeros(d)
         for j, deviation_noise in enumerate(found):
@@ -467,6 +496,27 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
             if abs(covariance_ab) >= 2 * noise_sd * float(np.sqrt(np.outer(scores**2, other_scores**2).sum())):
                 extended[a, d + k + other] = extended[d + k + other, a] = normalised(covariance_ab, on_grid, other_grid)
     return ordinals, nearest_correlation(extended)
+
+
+def _posterior_means(deviation: np.ndarray, noise: float, frequencies: np.ndarray) -> np.ndarray:
+    """The levels' mean offsets m_l - E[x], shrunk by empirical Bayes, shape (L,): the order of the levels.
+
+    A level's released mean offset deviation_l / p_l has noise sd noise / p_l. Under a normal
+    prior m_l - E[x] ~ N(0, tau^2), its posterior mean is that offset times tau^2 / (tau^2 +
+    (noise / p_l)^2), with tau^2 the between-level variance sum_l p_l (m_l - E[x])^2 estimated
+    without bias from the released values, sum_l deviation_l^2 / p_l less the noise's
+    sum_l noise^2 / p_l (at least 0). A frequent level keeps its mean, a level whose mean is
+    mostly noise moves toward E[x]: ranking by the posterior means errs less than by the noisy
+    means (a rare level's noise can throw it anywhere) and less than putting every unclear
+    level at E[x] (the thresholded rule before, which put adult's 9th grade between
+    Some-college and Prof-school). A level of frequency 0 sits at E[x].
+    """
+    present = frequencies > 0
+    between = float((deviation[present] ** 2 / frequencies[present]).sum() - (noise**2 / frequencies[present]).sum())
+    prior = max(between, 0.0)
+    offset = np.divide(deviation, frequencies, out=np.zeros(len(frequencies)), where=present)
+    level_noise = np.divide(noise**2, frequencies**2, out=np.full(len(frequencies), np.inf), where=present)
+    return np.where(present, offset * prior / np.maximum(prior + level_noise, 1e-300), 0.0)
 
 
 def _ordered_scores(frequencies: np.ndarray, order: np.ndarray,
@@ -583,6 +633,10 @@ class CandidateOptions:
         The variances that put the released score products in correlation units
         (:func:`synthdp.postprocess.pairs.latent_correlation`): the released ones (the product)
         or the copula's (before).
+    ordinal_levels : {"shrunk", "thresholded"}
+        How a joined categorical column's levels are ordered and correlated
+        (:func:`ordinal_latent`'s ``levels``): by their posterior means and every level's
+        released deviation (the product), or by the thresholded deviations (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -591,6 +645,7 @@ class CandidateOptions:
     join_ratio: float = JOIN_RATIO
     spectral_pairs: bool | None = None
     pair_variances: str = "released"
+    ordinal_levels: str = "shrunk"
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -664,7 +719,8 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
                                          spectral=spectral_pairs(release, options),
                                          variances=options.pair_variances)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
-                            release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio)
+                            release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
+                            options.ordinal_levels)
 
 
 @register_candidates("moments")

@@ -160,7 +160,10 @@ def latent_correlation(
     variances : {"released", "model"}
         The variances that put the released means in correlation units: the released means
         of s_i^2 (the product) or the copula's, with one common factor (before; design
-        studies). See :func:`_released_correlations`.
+        studies). See :func:`released_correlations`. The product uses the released ones only
+        where the noise is within CORRELATION_NOISE_LIMIT: above it (a share a user forced on
+        a small, wide table) each released variance is as noisy as its value, and the
+        copula's are the better estimate (measured: experiments/results/pair_limits.md).
 
     The released score correlations M_ij / sqrt(M_ii M_jj) and the model's G_ij(R) /
     sqrt(G_ii(R) G_jj(R)), G(R) = :func:`model_means` (R), are compared in correlation units.
@@ -176,6 +179,10 @@ def latent_correlation(
     released[pair_order(d)] = noisy_means
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
+    if variances not in ("released", "model"):
+        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
+    if noise_sd > CORRELATION_NOISE_LIMIT:  # the released variances are mostly noise: the copula's
+        variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
         return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances)
 
