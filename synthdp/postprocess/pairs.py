@@ -172,6 +172,8 @@ def latent_correlation(
     ITERATIONS times: a fixed point at which the copula's score correlations are the released
     ones, the attenuation of the step scores and the norm clip included.
     """
+    if variances not in ("released", "model"):
+        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
     d = score_map.probabilities.shape[0]
     if noisy_means is None or d < 2:
         return np.eye(d)
@@ -179,8 +181,6 @@ def latent_correlation(
     released[pair_order(d)] = noisy_means
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
-    if variances not in ("released", "model"):
-        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
     if noise_sd > CORRELATION_NOISE_LIMIT:  # the released variances are mostly noise: the copula's
         variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
@@ -190,8 +190,6 @@ def latent_correlation(
 def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
                  nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False,
                  variances: str = "released") -> np.ndarray:
-    if variances not in ("released", "model"):
-        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
