@@ -508,8 +508,8 @@ def _posterior_means(deviation: np.ndarray, noise: float, frequencies: np.ndarra
     sum_l noise^2 / p_l (at least 0). A frequent level keeps its mean, a level whose mean is
     mostly noise moves toward E[x]: ranking by the posterior means errs less than by the noisy
     means (a rare level's noise can throw it anywhere) and less than putting every unclear
-    level at E[x] (the thresholded rule before, which put adult's 9th grade between
-    Some-college and Prof-school). A level of frequency 0 sits at E[x].
+    level at E[x] (the thresholded rule before, which put adult's 9th grade above
+    Some-college, Prof-school and Assoc-voc). A level of frequency 0 sits at E[x].
     """
     present = frequencies > 0
     between = float((deviation[present] ** 2 / frequencies[present]).sum() - (noise**2 / frequencies[present]).sum())
