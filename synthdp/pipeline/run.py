@@ -137,7 +137,8 @@ class StudyOptions:
         of :func:`synthdp.postprocess.candidates.spectral_pairs`. Post-processing.
     pair_variances : {"released", "model"}
         The variances that put the released score products in correlation units: the released
-        ones (the product) or the copula's with one common factor (before). Post-processing.
+        ones (the product, where the pairs' noise is within the 0.25 limit; the copula's above
+        it) or the copula's with one common factor (before). Post-processing.
     ordinal_levels : {"shrunk", "thresholded"}
         A joined categorical column's levels ordered by their posterior means, its latent
         correlations from every level's released deviation (the product), or both from the

@@ -631,8 +631,8 @@ class CandidateOptions:
         (:func:`synthdp.postprocess.pairs.spectral_denoise`); None: :func:`spectral_pairs`' rule.
     pair_variances : {"released", "model"}
         The variances that put the released score products in correlation units
-        (:func:`synthdp.postprocess.pairs.latent_correlation`): the released ones (the product)
-        or the copula's (before).
+        (:func:`synthdp.postprocess.pairs.latent_correlation`): the released ones (the product,
+        within the noise limit) or the copula's (before).
     ordinal_levels : {"shrunk", "thresholded"}
         How a joined categorical column's levels are ordered and correlated
         (:func:`ordinal_latent`'s ``levels``): by their posterior means and every level's
