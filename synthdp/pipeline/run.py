@@ -46,7 +46,7 @@ from synthdp.domain.units import synthetic_units
 from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
-from synthdp.postprocess.candidates import CandidateOptions, make_candidates
+from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates
 from synthdp.postprocess.copula import Marginals, rearranged
 from synthdp.postprocess.lp import (
     LPSolution,
@@ -58,7 +58,7 @@ from synthdp.postprocess.lp import (
     spread_weights,
     tilt_weights,
 )
-from synthdp.postprocess.pairs import marginal_score_map
+from synthdp.postprocess.pairs import PAIR_VARIANCES, marginal_score_map
 from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
@@ -179,10 +179,10 @@ class StudyOptions:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
             raise SynthDPError(f"exact_stages must be a tuple of stages among {EXACT_STAGES}, "
                                f"got {self.exact_stages!r}")
-        if self.pair_variances not in ("released", "model"):
-            raise SynthDPError(f"pair_variances must be 'released' or 'model', got {self.pair_variances!r}")
-        if self.ordinal_levels not in ("shrunk", "thresholded"):
-            raise SynthDPError(f"ordinal_levels must be 'shrunk' or 'thresholded', got {self.ordinal_levels!r}")
+        if self.pair_variances not in PAIR_VARIANCES:
+            raise SynthDPError(f"pair_variances must be one of {PAIR_VARIANCES}, got {self.pair_variances!r}")
+        if self.ordinal_levels not in ORDINAL_LEVELS:
+            raise SynthDPError(f"ordinal_levels must be one of {ORDINAL_LEVELS}, got {self.ordinal_levels!r}")
 
     def candidate_options(self) -> CandidateOptions:
         """The post-processing alternatives the candidate makers read (None: the product's)."""

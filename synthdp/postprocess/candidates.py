@@ -310,6 +310,7 @@ class OrdinalLevels:
         return self.order[np.searchsorted(self.cuts, latent)]
 
 
+ORDINAL_LEVELS = ("shrunk", "thresholded")  # ordinal_latent's rules for a joined column's levels: the product first
 LATENT_GRID = 4096  # normal quantiles of the quadrature that normalises the latent correlations
 
 
@@ -364,8 +365,8 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
         ``binaries.correlation`` (the numeric and k binary columns) extended by the joined
         columns and projected onto the correlation matrices; itself when no column joins.
     """
-    if levels not in ("shrunk", "thresholded"):
-        raise ValueError(f"levels must be 'shrunk' or 'thresholded', got {levels!r}")
+    if levels not in ORDINAL_LEVELS:
+        raise ValueError(f"levels must be one of {ORDINAL_LEVELS}, got {levels!r}")
     d, joint = schema.d_numeric, binaries.correlation
     if not d:
         return [], joint
@@ -407,8 +408,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     def ratio(deviation: np.ndarray, noise: float, frequencies: np.ndarray, j: int) -> float:
         """The correlation ratio of x_j on the column, sqrt(sum_l p_l (m_l - E x_j)^2 / Var x_j), less the
         noise's expected share of the kept levels."""
-        kept = (deviation != 0) & (frequencies > 0)
-        between = float((deviation[kept] ** 2 / frequencies[kept]).sum() - (noise**2 / frequencies[kept]).sum())
+        between = _between_levels(deviation, noise, frequencies)
         return float(np.sqrt(np.clip(between / max(variances[j], 1e-12), 0.0, 1.0)))
 
     def polyserial(deviation: np.ndarray, noise: float, frequencies: np.ndarray, scores: np.ndarray,
@@ -498,6 +498,14 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     return ordinals, nearest_correlation(extended)
 
 
+def _between_levels(deviation: np.ndarray, noise: float, frequencies: np.ndarray) -> float:
+    """sum_l p_l (m_l - E[x])^2 estimated without bias from the released deviations p_l (m_l - E[x]):
+    sum_l deviation_l^2 / p_l less the noise's expected share sum_l noise^2 / p_l, over the levels
+    with a deviation (not zeroed) and a frequency. May be negative (noise alone)."""
+    kept = (deviation != 0) & (frequencies > 0)
+    return float((deviation[kept] ** 2 / frequencies[kept]).sum() - (noise**2 / frequencies[kept]).sum())
+
+
 def _posterior_means(deviation: np.ndarray, noise: float, frequencies: np.ndarray) -> np.ndarray:
     """The levels' mean offsets m_l - E[x], shrunk by empirical Bayes, shape (L,): the order of the levels.
 
@@ -512,8 +520,7 @@ def _posterior_means(deviation: np.ndarray, noise: float, frequencies: np.ndarra
     Some-college, Prof-school and Assoc-voc). A level of frequency 0 sits at E[x].
     """
     present = frequencies > 0
-    between = float((deviation[present] ** 2 / frequencies[present]).sum() - (noise**2 / frequencies[present]).sum())
-    prior = max(between, 0.0)
+    prior = max(_between_levels(deviation, noise, frequencies), 0.0)
     offset = np.divide(deviation, frequencies, out=np.zeros(len(frequencies)), where=present)
     level_noise = np.divide(noise**2, frequencies**2, out=np.full(len(frequencies), np.inf), where=present)
     return np.where(present, offset * prior / np.maximum(prior + level_noise, 1e-300), 0.0)

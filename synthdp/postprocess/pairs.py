@@ -41,6 +41,7 @@ THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to b
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
+PAIR_VARIANCES = ("released", "model")  # latent_correlation's variances: the product first
 VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance is floored
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
@@ -173,8 +174,8 @@ def latent_correlation(
     ITERATIONS times: a fixed point at which the copula's score correlations are the released
     ones, the attenuation of the step scores and the norm clip included.
     """
-    if variances not in ("released", "model"):
-        raise ValueError(f"variances must be 'released' or 'model', got {variances!r}")
+    if variances not in PAIR_VARIANCES:
+        raise ValueError(f"variances must be one of {PAIR_VARIANCES}, got {variances!r}")
     d = score_map.probabilities.shape[0]
     if noisy_means is None or d < 2:
         return np.eye(d)
@@ -182,7 +183,7 @@ def latent_correlation(
     released[pair_order(d)] = noisy_means
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
-    if noise_sd > CORRELATION_NOISE_LIMIT:  # the released variances are mostly noise: the copula's
+    if denoised_as_matrix(noise_sd):  # above the noise limit the released variances are mostly noise
         variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
         return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances)
@@ -194,7 +195,9 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
-    kept = target = None
+    kept = None
+    if variances == "released":  # the released score correlations: fixed, the model's change
+        target, noise = released_correlations(released, noise_sd)
     for _ in range(ITERATIONS):
         model = model_means(correlation, score_map, draws)
         diagonal = np.diag(model)
@@ -205,8 +208,6 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
             difference = np.divide(factor * released[i, j] - model[i, j], scale, out=np.zeros_like(scale), where=usable)
             noise = np.divide(factor * noise_sd, scale, out=np.full_like(scale, np.inf), where=usable)
         else:
-            if target is None:
-                target, noise = released_correlations(released, noise_sd)
             difference = np.where(usable, target - np.divide(model[i, j], scale, out=np.zeros_like(scale),
                                                               where=usable), 0.0)
         if kept is None:  # at R = I the difference is the released score correlation
