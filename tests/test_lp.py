@@ -181,6 +181,44 @@ def test_column_generation_stops_once_every_residual_is_close_enough_and_the_til
     assert never.objective == pytest.approx(solve_l1_fit(design, target + 0.5).objective, abs=1e-6)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_master_over_its_simplex_iteration_cap_is_solved_by_interior_point_to_the_same_optimum(seed):
+    """A cap of 1 simplex iteration stops every master's simplex (each needs more), so every
+    round takes the cold interior-point fallback; the rounds after it warm-start from its
+    crossover basis, and the pricing still proves the whole LP's optimum."""
+    design, target = random_problem(seed, R=12, C=3000)
+    target = target + 0.5 * (seed % 3)
+    dense = solve_l1_fit(design, target)
+    capped = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13, iteration_cap=1)
+    assert capped.status == "optimal"
+    assert capped.objective == pytest.approx(dense.objective, abs=1e-6)
+    assert capped.objective == pytest.approx(np.abs(design @ capped.weights - target).sum(), abs=1e-8)
+    assert_distribution(capped.weights, 3000)
+    rounds = int(capped.solver.split("(")[1].split(" ")[0])
+    assert f"{rounds} by interior point after 1 simplex iterations" in capped.solver
+    default = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    assert "interior point" not in default.solver  # R = 12: the default cap of 5 000 is far away
+
+
+def test_the_interior_point_spread_reaches_the_simplex_optimum(monkeypatch):
+    """spread_weights solves by interior point with crossover; the dual simplex on the same LP
+    (what it used before) reaches the same smallest largest weight, within the same fit bound."""
+    from synthdp.postprocess import lp
+
+    rng = np.random.default_rng(5)
+    design = rng.uniform(-1, 1, (8, 500))
+    target = design @ rng.dirichlet(np.ones(500)) + rng.normal(0, 0.05, 8)
+    bound = solve_l1_fit(design, target).objective + 0.1
+    interior = spread_weights(design, target, bound)
+    solve = lp._solve_highs
+    monkeypatch.setattr(lp, "_solve_highs", lambda *args, method="choose": solve(*args, method="simplex"))
+    simplex = spread_weights(design, target, bound)
+    assert "interior point" in interior.solver
+    assert_distribution(interior.weights, 500)
+    assert interior.objective <= bound + 1e-7
+    assert interior.weights.max() == pytest.approx(simplex.weights.max(), rel=1e-6, abs=1e-9)
+
+
 def test_column_generation_refuses_a_master_over_its_memory_bound():
     design, target = random_problem(1, R=12, C=3000)
     with pytest.raises(SynthDPError, match="memory bound"):

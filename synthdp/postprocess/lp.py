@@ -101,6 +101,8 @@ ColumnSource = Callable[[int, int], np.ndarray]
 
 PRICING_TOLERANCE = 1e-7  # HiGHS's dual feasibility tolerance: finer reduced costs are round-off
 PRICING_ENTRIES = 2_000_000  # W entries priced at once (16 MB)
+MASTER_ITERATIONS_PER_ROW = 20  # simplex iterations per master row before the interior-point fallback
+MASTER_MIN_ITERATIONS = 5_000
 
 
 def candidate_columns(basis: ChebyshevBasis, candidates: np.ndarray, max_entries: int,
@@ -139,7 +141,7 @@ def _default_batch(n_basis: int) -> int:
 def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.ndarray, chunk: int | None = None,
                          initial: int | None = None, batch: int | None = None, max_columns: int | None = None,
                          tolerance: float = PRICING_TOLERANCE, time_limit: float | None = None,
-                         close_enough: np.ndarray | None = None) -> LPSolution:
+                         close_enough: np.ndarray | None = None, iteration_cap: int | None = None) -> LPSolution:
     """Solve the l1 fit by column generation, never holding all of W.
 
     The restricted master is the LP of :func:`equality_form` over the slacks and a working
@@ -166,6 +168,16 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     355: the last of four rounds took 5.6 of 10.6 s, from an l1 residual of 4e-5 to 0, with
     tolerances of 9e-5 per moment).
 
+    Each master is re-solved by HiGHS's dual simplex from the previous round's basis. On an
+    exact fit (objective 0, highly degenerate) that warm start can stall: 4*10**6 x 10,
+    R = 355, seed 1, the third master cycled for minutes (33 772 iterations in 28 s without an
+    optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
+    simplex iterations (default max(5000, 20 (R + 1)); the masters of the golden cases and of
+    that table's other seeds need at most 11 (R + 1)) is solved again from scratch by the
+    interior-point method with crossover to a vertex, whose basis the next round warms from.
+    The cap counts iterations, not seconds, so a seeded run stays reproducible; either
+    solver's optimum passes the same pricing proof (docs/performance.md, "LP solver").
+
     Parameters
     ----------
     columns : callable
@@ -186,6 +198,9 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
         Seconds for the whole loop.
     close_enough : array, shape (R,), optional
         Residuals small enough to stop at (the tilt's tolerances); None: the optimum.
+    iteration_cap : int, optional
+        Simplex iterations of one master before the interior-point fallback; default
+        max(MASTER_MIN_ITERATIONS, MASTER_ITERATIONS_PER_ROW * (R + 1)).
 
     Returns
     -------
@@ -204,11 +219,12 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     in_master = np.zeros(n_candidates, dtype=bool)
     in_master[working] = True
     order = [working]
-    rounds, status = 0, "optimal"
+    cap = iteration_cap or max(MASTER_MIN_ITERATIONS, MASTER_ITERATIONS_PER_ROW * (R + 1))
+    rounds, status, fallbacks = 0, "optimal", 0
     while True:
         if time_limit is not None:
             highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
-        _run_to_optimum(highs)
+        fallbacks += _run_to_optimum(highs, cap)
         rounds += 1
         if close_enough is not None:
             slacks = np.asarray(highs.getSolution().col_value)[: 2 * R]
@@ -232,6 +248,7 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     weights[np.concatenate(order)] = values
     objective = float(highs.getInfo().objective_function_value)
     stopped = ", stopped within the tolerances" if status == "close enough" else ""
+    stopped += f", {fallbacks} by interior point after {cap} simplex iterations" if fallbacks else ""
     return LPSolution(weights, objective, status, f"highspy column generation ({rounds} rounds{stopped}, "
                       f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
 
@@ -279,7 +296,9 @@ def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
     expected l1 norm, which no fit can tell apart) and among those distributions minimises
     the largest weight max_k u_k, which spreads the mass over as many candidates as the
     tolerance allows. Variables: u, s+, s- >= 0 and z; rows: the equality form, the fit
-    bound sum(s+ + s-) <= max_objective, and u_k - z <= 0 for every candidate.
+    bound sum(s+ + s-) <= max_objective, and u_k - z <= 0 for every candidate. Solved by
+    the interior-point method with crossover: on CTG at its default C = 10 000 (10 042 rows)
+    6.8 s against 77 s for HiGHS's dual simplex, the same optimum (docs/performance.md, "LP solver").
     """
     start = time.perf_counter()
     R, C = design.shape
@@ -292,8 +311,8 @@ def spread_weights(design: np.ndarray, target: np.ndarray, max_objective: float,
     lower = np.concatenate([rhs, [-np.inf], np.full(C, -np.inf)])
     upper = np.concatenate([rhs, [max_objective], np.zeros(C)])
     cost = np.concatenate([np.zeros(C + 2 * R), [1.0]])
-    weights = _solve_highs(full, lower, upper, cost, C, time_limit)
-    return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy (spread)",
+    weights = _solve_highs(full, lower, upper, cost, C, time_limit, method="ipm")
+    return LPSolution(weights, _l1_objective(design, target, weights), "optimal", "highspy interior point (spread)",
                       time.perf_counter() - start)
 
 
@@ -506,13 +525,29 @@ def _silence_highs_banner() -> None:
         os.close(saved)
 
 
-def _run_to_optimum(highs) -> None:
+def _run_to_optimum(highs, iteration_cap: int | None = None) -> bool:
+    """Solve ``highs``'s model to optimality or raise; with ``iteration_cap``, a simplex that
+    has not finished after that many iterations is replaced by a cold interior-point solve
+    with crossover (then the solver option is restored). Returns whether that happened."""
     import highspy
 
+    if iteration_cap is not None:
+        highs.setOptionValue("simplex_iteration_limit", int(iteration_cap))
     highs.run()
     status = highs.getModelStatus()
+    fell_back = iteration_cap is not None and status == highspy.HighsModelStatus.kIterationLimit
+    if fell_back:
+        solver = highs.getOptionValue("solver")
+        solver = solver[1] if isinstance(solver, tuple) else solver
+        highs.clearSolver()
+        highs.setOptionValue("solver", "ipm")
+        highs.setOptionValue("simplex_iteration_limit", 2**31 - 1)  # crossover's clean-up runs the simplex
+        highs.run()
+        highs.setOptionValue("solver", solver)
+        status = highs.getModelStatus()
     if status != highspy.HighsModelStatus.kOptimal:
         raise SynthDPError(f"the LP solver stopped without an optimal solution ({highs.modelStatusToString(status)})")
+    return fell_back
 
 
 def solve_l1_fit_cvxpy(design: np.ndarray, target: np.ndarray) -> LPSolution:
