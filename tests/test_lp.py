@@ -293,6 +293,46 @@ def test_tilt_stays_in_its_box_and_is_the_closest_to_uniform_there():
     np.testing.assert_allclose(level.weights, 1 / 400, rtol=1e-6)
 
 
+def test_the_tilt_does_not_depend_on_how_its_rows_are_scaled():
+    """Multiplying row r of W, of the target and of the tolerance by D_r > 0 leaves the tilt's
+    problem unchanged, and the dual's per-row scaling makes the solver's path unchanged too:
+    rows scaled over six orders of magnitude give the same weights (to round-off) and status as
+    unscaled rows. (Unscaled, L-BFGS-B stopped at its iteration cap on the scaled rows, 1 %
+    off in the largest weight: checked on the code before the scaling.)"""
+    rng = np.random.default_rng(24)
+    design = rng.uniform(-1, 1, (20, 2000))
+    target = design @ rng.dirichlet(np.ones(2000)) + rng.normal(0, 0.01, 20)
+    tolerance = np.full(20, 0.01)
+    optimum = solve_l1_fit(design, target)
+    plain = tilt_weights(slicer(design), 2000, target, optimum, tolerance)
+    factor = np.logspace(-4, 2, 20)
+    scaled = tilt_weights(slicer(design * factor[:, None]), 2000, target * factor, optimum, tolerance * factor)
+    assert plain.status == "optimal" and scaled.status == "optimal"
+    np.testing.assert_allclose(scaled.weights, plain.weights, rtol=1e-9, atol=0)
+
+
+def test_a_tilt_at_its_cap_is_accepted_only_within_its_slack(monkeypatch):
+    """Stopped at its iteration cap, the tilt reports "within its tolerances" (no warning in the
+    pipeline) when every fit is within (1 + TILT_FIT_SLACK) x its box, else "tilt stopped"."""
+    from synthdp.postprocess import lp
+
+    rng = np.random.default_rng(25)
+    design = rng.uniform(-1, 1, (6, 400))
+    target = design[:, :4] @ np.array([0.4, 0.3, 0.2, 0.1])
+    optimum = solve_l1_fit(design, target)
+    tolerance = np.full(6, 0.02)
+    monkeypatch.setattr(lp, "TILT_MAX_ITERATIONS", 1)
+    monkeypatch.setattr(lp, "TILT_FIT_SLACK", 1e9)
+    loose = tilt_weights(slicer(design), 400, target, optimum, tolerance)
+    assert loose.status.startswith("tilt within its tolerances: every fit within")
+    monkeypatch.setattr(lp, "TILT_FIT_SLACK", 0.0)
+    strict = tilt_weights(slicer(design), 400, target, optimum, tolerance)
+    assert strict.status.startswith("tilt stopped") and "x its box" in strict.status
+    largest = float(strict.status.split("largest fit ")[1].split(" x")[0])
+    assert largest == pytest.approx(np.max(np.abs(design @ strict.weights - target) / tolerance), abs=0.006)
+    assert largest > 1
+
+
 def test_tilt_widens_a_box_no_distribution_meets_to_the_l1_optimum_residuals():
     rng = np.random.default_rng(23)
     design = rng.uniform(0, 1, (4, 200))

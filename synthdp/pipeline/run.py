@@ -49,6 +49,7 @@ from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates
 from synthdp.postprocess.copula import Marginals, rearranged
 from synthdp.postprocess.lp import (
+    TILT_FIT_SLACK,
     LPSolution,
     blend_with_uniform,
     candidate_columns,
@@ -647,9 +648,10 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
             solution = tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
-        if solution.status != "optimal":
-            warnings.warn(f"the LP's tilt stopped before its optimum (the report's lp.status): its fit may exceed "
-                          f"{config.tilt:g} noise sd on some moments; the release is as private as ever "
+        if solution.status.startswith("tilt stopped"):
+            warnings.warn(f"the LP's tilt stopped before its optimum (the report's lp.status): its fit misses some "
+                          f"moments by more than {1 + TILT_FIT_SLACK:g} x its tolerance ({config.tilt:g} noise sd, or the "
+                          "l1 fit's own miss where larger); the release is as private as ever "
                           "(docs/performance.md)", ConvergenceWarning, stacklevel=2)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
