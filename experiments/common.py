@@ -10,17 +10,24 @@ Conventions every script follows:
   normalisation; :data:`BOUNDS_NOTE` says why a real release must not do this).
 * The query set of a dataset is fixed by ``(query_seed, crc32(name))``, so every script
   with the same ``--query-seed`` evaluates on the same queries.
+* A script with peers takes ``--peers-from-record [JSON]`` (:func:`add_peers_from_record`):
+  it runs no peer, and a peer row whose synthetic tables are not cached on this machine is
+  taken, as scored, from the script's recorded results (:class:`Record`) instead of dropped.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
+import re
 import resource
+import shlex
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,3 +203,129 @@ def write_json(path: Path, payload) -> None:
 def fmt(values, digits: int = 3) -> list[str]:
     """Numbers for a markdown cell: fixed ``digits`` decimals, 3 significant digits when huge."""
     return [f"{v:.{digits}f}" if abs(v) < 10**4 else f"{v:.3g}" for v in values]
+
+
+# ------------------------------------------------------------------ peer rows from a recorded run
+#: Why a peer row taken from a record belongs in a re-rendered report (said beside it).
+RECORD_REASON = ("their synthetic tables are not cached on this machine; the peers, data, bounds and scoring "
+                 "are unchanged")
+
+
+def add_peers_from_record(parser: argparse.ArgumentParser, committed: str) -> None:
+    """The ``--peers-from-record [JSON]`` option, the same in every script with peers.
+
+    Without a value it names the script's committed results, ``experiments/results/{committed}``
+    (the file a run with the default output overwrites); :func:`record_path` turns the parsed
+    value into the path.
+    """
+    parser.add_argument(
+        "--peers-from-record", nargs="?", const="", default=None, metavar="JSON",
+        help="run no peer; each peer row whose synthetic tables are not cached on this machine is taken, as "
+             f"scored, from the recorded results JSON (default: the committed experiments/results/{committed}, "
+             "the file a run with the default output overwrites; read before anything is written). The report "
+             "names the recorded run; the settings the peers' scores depend on must be the record's")
+
+
+def record_path(value: str | None, committed: Path) -> Path | None:
+    """The record of ``--peers-from-record``: None without the option, ``committed`` without a value."""
+    return None if value is None else Path(value) if value else committed
+
+
+@dataclass(frozen=True)
+class Record:
+    """The results an earlier run of a script wrote (its JSON), the source of ``--peers-from-record``.
+
+    Attributes
+    ----------
+    path : Path
+        The JSON file.
+    content : dict
+        Its content, read before the present run writes anything.
+    source : str
+        The run that wrote it: its command and, from the generation line of the markdown beside
+        it (when that line names the same command), its date.
+    """
+
+    path: Path
+    content: dict
+    source: str
+
+    def settings(self, parse: Callable[[list[str]], argparse.Namespace]) -> dict:
+        """The recorded run's settings: the JSON's ``settings``, else its command read by ``parse``.
+
+        Records written before the scripts kept their settings have only the command; its options
+        are read with today's defaults, which is right while the script's defaults are unchanged.
+        """
+        if "settings" in self.content:
+            return self.content["settings"]
+        try:
+            return vars(parse(shlex.split(self.content["command"])[2:]))
+        except (KeyError, SystemExit):
+            raise SystemExit(f"--peers-from-record: cannot read the settings of the run recorded in "
+                             f"{self.path}") from None
+
+    def require(self, setting: str, current, recorded) -> None:
+        """Refuse, in one line naming ``setting``, unless this run's value is the record's."""
+        if current != recorded:
+            raise SystemExit(f"--peers-from-record: {setting} is {current!r} here but {recorded!r} in {self.path}; "
+                             "the recorded peer rows were scored with the record's (use it, or leave out the option)")
+
+    def require_within(self, setting: str, current, recorded) -> None:
+        """Refuse, in one line naming ``setting``, unless each of this run's values is among the record's."""
+        missing = [str(value) for value in current if value not in recorded]
+        if missing:
+            has = ", ".join(map(str, recorded)) if 0 < len(recorded) <= 8 else f"{len(recorded) or 'none'} of them"
+            raise SystemExit(f"--peers-from-record: {setting} {', '.join(missing[:4])}{' ...' * (len(missing) > 4)} "
+                             f"not in {self.path} (it has {has})")
+
+    def take(self, computed: dict, recorded: dict | None, *, complete: bool, cached: int, runs: str,
+             what: str) -> dict:
+        """The peer row to report: ``computed`` (from this machine's cache) where it is whole, else the record's.
+
+        ``complete`` says the cache answered every requested round (or holds the failure that
+        stopped them), ``cached`` how many rounds it answered, ``runs`` the key of a row's rounds
+        and ``what`` the row in an error. A row the cache answers only in part is the record's,
+        unless the cache has more rounds than the record. A row taken is marked ``from_record``
+        with the run that scored it (kept from the record when the record had taken it too, so a
+        re-render of a re-render names the original run). Refuses when the record lacks the row.
+        """
+        if complete:
+            return computed
+        if recorded is None:
+            raise SystemExit(f"--peers-from-record: {self.path} has no {what}, and this machine's cache lacks it")
+        if cached > len(recorded[runs]):
+            return computed
+        return {**recorded, "from_record": recorded.get("from_record") or self.source}
+
+
+def read_record(path: Path) -> Record:
+    """The record at ``path`` (refuses when there is none), with the run that wrote it."""
+    content = read_json(path)
+    if content is None:
+        raise SystemExit(f"--peers-from-record: no record at {path}")
+    command = content.get("command", "")
+    source = f"`{command}`" if command else Path(path).name
+    markdown = Path(path).with_suffix(".md")
+    match = re.search(r"Generated by `([^`]*)` on (\d{4}-\d\d-\d\d \d\d:\d\d)",
+                      markdown.read_text()) if markdown.exists() else None
+    if match and match.group(1) == command:
+        source += f" on {match.group(2)}"
+    return Record(Path(path), content, source)
+
+
+def record_note(taken: list[tuple[str, str]], total: int) -> str:
+    """The paragraph that says which peer rows come from which recorded run ("" when none does).
+
+    ``taken`` lists (row label, ``from_record``) of the rows taken; ``total`` counts every peer row.
+    """
+    by_source: dict[str, list[str]] = {}
+    for label, source in taken:
+        by_source.setdefault(source, []).append(label)
+    sentences = []
+    for source, labels in by_source.items():
+        which = (f"all {total}" if len(labels) == total > 1 else f"the only one, {labels[0]}" if total == 1
+                 else f"{len(labels)} of {total}: " + "; ".join(labels))
+        sentences.append(f"**Peer rows taken from the recorded run** of {source} ({RECORD_REASON}): {which}.")
+    if sentences and len(taken) < total:
+        sentences.append("The other peer rows come from this machine's cache.")
+    return " ".join(sentences)

@@ -14,10 +14,20 @@ between the two grid points around the crossing, or "not reached by epsilon = ma
 
 Writes ``experiments/results/eps_sweep.md``, ``eps_sweep.json`` and ``eps_sweep_{dataset}.png``.
 
+``--peers-from-record [JSON]`` runs no peer: a peer run (a peer at one epsilon and delta on a
+dataset) that the cache does not answer whole is taken, as scored, from the recorded results
+(default: the committed ``experiments/results/eps_sweep.json``, read before anything is
+written), marked ``"from_record": "<command> on <date>"`` in the JSON written, and the markdown
+says which and from which run. ``--rounds`` (the peers' rounds too), ``--queries`` and
+``--query-seed`` must be the record's and every dataset in it, or it refuses in one line; a
+requested peer run the record lacks is refused too (the committed sweep has no peer runs: it
+ran synthdp's default, the paper-constant variant and the DP Gaussian only).
+
 Usage::
 
     python experiments/eps_sweep.py                                    # 5 rounds, 10 000 queries
     python experiments/eps_sweep.py --datasets ctg --delta 1e-10 --rounds 2 --queries 2000
+    python experiments/eps_sweep.py --rounds 3 --queries 2000 --peers-from-record   # re-render, peer runs as recorded
 """
 
 from __future__ import annotations
@@ -38,16 +48,30 @@ from common import (  # noqa: E402
     DATASETS,
     QUERY_SEED,
     RESULTS_DIR,
+    Record,
+    add_peers_from_record,
     command_line,
     fmt,
     generated_by,
     load_dataset,
     log,
     query_set,
+    read_record,
+    record_note,
+    record_path,
     true_answers,
     write_json,
 )
-from harness import LABELS, PEER_METHODS, RunOptions, Setting, default_config, non_default_keys, run_rounds  # noqa: E402
+from harness import (  # noqa: E402
+    LABELS,
+    PEER_METHODS,
+    RunOptions,
+    Setting,
+    default_config,
+    non_default_keys,
+    peer_result_from_record,
+    run_rounds,
+)
 from published import PAPER_TABLES, published_table  # noqa: E402
 from report import FULL_QUERIES, crossing, estimate_seconds, mean_errors  # noqa: E402
 
@@ -72,6 +96,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
     parser.add_argument("--seed", type=int, default=None, help="seed synthdp's noise (NOT private)")
     parser.add_argument("--no-new-peer-runs", action="store_true", help="use cached peer runs only")
+    add_peers_from_record(parser, "eps_sweep.json")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument("--n-jobs", type=int, default=None)
@@ -79,10 +104,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.rounds < 1 or args.queries < 1 or min(args.eps) <= 0 or not all(0 <= d < 1 for d in args.delta):
         parser.error("need --rounds, --queries >= 1, every epsilon > 0 and every delta in [0, 1)")
     args.eps = sorted(set(args.eps))
+    args.peers_from_record = record_path(args.peers_from_record, RESULTS_DIR / "eps_sweep.json")
     return args
 
 
-def run_dataset(name: str, args: argparse.Namespace, options: RunOptions) -> dict:
+def check_record(record: Record, args: argparse.Namespace) -> None:
+    """Refuse a record whose peer runs were scored otherwise than this sweep would score them."""
+    recorded = record.content["settings"]
+    record.require("--rounds", args.rounds, recorded["rounds"])
+    record.require("--queries", args.queries, recorded["queries"])
+    record.require("--query-seed", args.query_seed, recorded["query_seed"])
+    record.require_within("--datasets", args.datasets, [result["dataset"] for result in record.content["results"]])
+    peers = [m for m in args.methods if m in PEER_METHODS]
+    record.require_within("peer runs", [f"{m}|{e:g}|{d:g} on {name}" for name in args.datasets for d in args.delta
+                                        if d > 0 for e in args.eps for m in peers],
+                          [f"{key} on {r['dataset']}" for r in record.content["results"] for key in r["runs"]
+                           if key.split("|")[0] in PEER_METHODS])
+
+
+def run_dataset(name: str, args: argparse.Namespace, options: RunOptions, record: Record | None = None) -> dict:
     dataset = load_dataset(name, args.data_dir)
     queries = query_set(name, dataset.d, args.queries, args.query_seed)
     true = true_answers(dataset, queries, args.n_jobs)
@@ -91,8 +131,12 @@ def run_dataset(name: str, args: argparse.Namespace, options: RunOptions) -> dic
     for delta in args.delta:
         for epsilon in args.eps:
             for method in args.methods:
-                runs[f"{method}|{epsilon:g}|{delta:g}"] = run_rounds(method, dataset, Setting(epsilon, delta), args.rounds,
-                                                                   options, queries, true)
+                key = f"{method}|{epsilon:g}|{delta:g}"
+                runs[key] = run_rounds(method, dataset, Setting(epsilon, delta), args.rounds, options, queries, true)
+                if record is not None and method in PEER_METHODS:
+                    recorded = next(r["runs"] for r in record.content["results"] if r["dataset"] == name)
+                    runs[key] = peer_result_from_record(runs[key], recorded.get(key), record,
+                                                        f"{method} run at ε = {epsilon:g}, δ = {delta:g} on {name}")
     return {"dataset": name, "n": dataset.n, "d": dataset.d, "bootstrap": floor, "runs": runs}
 
 
@@ -140,8 +184,17 @@ def projected_minutes(results: list[dict], queries: int) -> float:
                for r in results) / 60
 
 
+def peers_note(results: list[dict]) -> str:
+    """Which peer runs were taken from a recorded sweep (``--peers-from-record``), "" when none was."""
+    peers = [(f"{LABELS[key.split('|')[0]]} at ε = {key.split('|')[1]}, δ = {key.split('|')[2]} on "
+              f"{r['dataset'].upper()}", run) for r in results for key, run in r["runs"].items()
+             if key.split("|")[0] in PEER_METHODS and run["status"] != "n/a"]
+    return record_note([(label, run["from_record"]) for label, run in peers if run.get("from_record")], len(peers))
+
+
 def markdown(results: list[dict], args: argparse.Namespace, command: str, total: float) -> str:
     eps_header = " | ".join(f"ε={e:g}" for e in args.eps)
+    note = peers_note(results)
     projected = projected_minutes(results, args.queries)
     lines = [
         "# Worst-case relative error against ε",
@@ -151,6 +204,7 @@ def markdown(results: list[dict], args: argparse.Namespace, command: str, total:
         f"rounds of the worst case over the queries. Projected time at {DEFAULT_ROUNDS} rounds and {FULL_QUERIES} "
         f"queries: {projected:.0f} min.",
         "",
+        *([note, ""] if note else []),
         "synthdp default: `SynthConfig` with only ε and δ set, every other key at the package's default when "
         f"this ran (keys differing from `SynthConfig()` at ε = 1, δ = 0: "
         f"`{non_default_keys(default_config(Setting(1.0, 0.0)))}`), one release for every σ. "
@@ -194,10 +248,13 @@ def markdown(results: list[dict], args: argparse.Namespace, command: str, total:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     command = command_line("eps_sweep.py", argv)
+    record = read_record(args.peers_from_record) if args.peers_from_record else None  # before anything is written
+    if record is not None:
+        check_record(record, args)
     options = RunOptions(queries=args.queries, query_seed=args.query_seed, seed=args.seed,
-                         new_peer_runs=not args.no_new_peer_runs, n_jobs=args.n_jobs)
+                         new_peer_runs=not (args.no_new_peer_runs or args.peers_from_record), n_jobs=args.n_jobs)
     start = time.perf_counter()
-    results = [run_dataset(name, args, options) for name in args.datasets]
+    results = [run_dataset(name, args, options, record) for name in args.datasets]
     total = time.perf_counter() - start
     args.out_dir.mkdir(parents=True, exist_ok=True)
     for result in results:

@@ -34,7 +34,8 @@ synthetic rows (``.npz``, float32) so a new query set needs no new peer run; the
 whose rows are neither kept nor reproducible (synthdp, the DP Gaussian) hold the query set in
 their settings (:func:`method_key`). A fresh cache can be seeded with the peer rows of the
 committed tables (:func:`import_committed_results`) and of ``peers_smoke.json``
-(:func:`import_peers_smoke`).
+(:func:`import_peers_smoke`); or, without touching the cache, a peer row it cannot answer is
+taken from a recorded result (:func:`peer_result_from_record`, ``--peers-from-record``).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from baselines import (
     bootstrap,
     dp_gaussian,
 )
-from common import HERE, RESULTS_DIR, Dataset, cpu_now, log, read_json, write_json
+from common import HERE, RESULTS_DIR, Dataset, Record, cpu_now, log, read_json, write_json
 
 import synthdp
 from synthdp import SmoothSynthesizer, SynthDPError
@@ -501,3 +502,17 @@ def import_committed_results(options: RunOptions, datasets: dict[str, Dataset], 
             if repr(cache) != before:
                 write_json(cache_path, cache)
     return added
+
+
+def peer_result_from_record(result: dict, recorded: dict | None, record: Record, what: str) -> dict:
+    """A peer's :func:`run_rounds` result (``new_peer_runs=False``), or the record's where the cache falls short.
+
+    ``recorded`` is the same method's result in ``record`` (None when it has none), ``what``
+    names the row in an error. The cache answers a row when it gave every round or the failure
+    that stopped them (status not "skipped"); rounds that :func:`import_committed_results` put
+    into it are the committed record's own, not runs cached here, so they do not count. See
+    :meth:`common.Record.take`.
+    """
+    cached = sum(1 for entry in result["rounds"] if not entry.get("imported_from"))
+    complete = result["status"] != "skipped" and cached == len(result["rounds"])
+    return record.take(result, recorded, complete=complete, cached=cached, runs="rounds", what=what)

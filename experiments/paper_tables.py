@@ -25,12 +25,25 @@ runs already in the cache win), so a fresh checkout, whose cache is empty and wh
 not be installed, re-renders the table with the peers' rows as committed and re-runs only
 synthdp's rows and the baselines (never imported: they are cheap and follow the code).
 
+``--peers-from-record [JSON]`` also runs no peer, and leaves the cache alone: a peer row (a
+peer on a dataset) that the cache does not answer whole is taken, as scored, from the recorded
+results (default: the committed ``experiments/results/table{N}.json``, read before anything is
+written), marked ``"from_record": "<command> on <date>"`` in the JSON written (so a later
+re-render with the option takes it again, naming the same run), and the markdown says which
+rows and from which run. The peers' scores depend on the query set and on their rounds, so
+``--queries``, ``--query-seed`` and the peers' rounds (``--peer-rounds``, else ``--rounds``) must
+be the record's, (epsilon, delta) the record's and every dataset in it; otherwise it refuses in
+one line. synthdp's rows and the baselines are computed as always.
+
 Usage::
 
     python experiments/paper_tables.py --table 3                       # the full protocol (20 rounds)
     python experiments/paper_tables.py --table 4 --rounds 2 --peer-rounds 1
     python experiments/paper_tables.py --table 4 --methods synthdp-default bootstrap --datasets ctg
     python experiments/paper_tables.py --table 4 --no-new-peer-runs --out-dir /tmp/t  # peers as committed
+    python experiments/paper_tables.py --table 4 --peers-from-record             # re-render, peers as recorded
+    python experiments/paper_tables.py --table 4 --rounds 1 --peer-rounds 20 --methods bootstrap \\
+        smartnoise-mst smartnoise-aim opendp-mst opendp-aim --peers-from-record --out-dir /tmp/t  # a quick look
 """
 
 from __future__ import annotations
@@ -50,12 +63,17 @@ from common import (  # noqa: E402
     DATASETS,
     QUERY_SEED,
     RESULTS_DIR,
+    Record,
+    add_peers_from_record,
     command_line,
     fmt,
     generated_by,
     load_dataset,
     log,
     query_set,
+    read_record,
+    record_note,
+    record_path,
     true_answers,
     write_json,
 )
@@ -72,6 +90,7 @@ from harness import (  # noqa: E402
     import_peers_smoke,
     non_default_keys,
     paper_config,
+    peer_result_from_record,
     run_rounds,
 )
 from published import PAPER_TABLES, SETTINGS  # noqa: E402
@@ -104,6 +123,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-new-peer-runs", action="store_true",
                         help="use cached peer runs only, the cache first seeded with the peer rows of the "
                              "committed experiments/results/table{N}.json")
+    add_peers_from_record(parser, "table{N}.json")
     parser.add_argument("--retry-failed", action="store_true", help="re-run cached failures (timeouts, errors)")
     parser.add_argument("--peer-timeout", type=float, default=None,
                         help=f"seconds before a peer run is killed (default {PEER_TIMEOUTS})")
@@ -113,17 +133,35 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.queries < 1 or (args.peer_rounds is not None and args.peer_rounds < 1):
         parser.error("--rounds, --peer-rounds and --queries must be >= 1")
+    args.peers_from_record = record_path(args.peers_from_record, RESULTS_DIR / f"table{args.table}.json")
     return args
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
     timeouts = {m: args.peer_timeout for m in PEER_METHODS} if args.peer_timeout else dict(PEER_TIMEOUTS)
     return RunOptions(queries=args.queries, query_seed=args.query_seed, seed=args.seed,
-                      new_peer_runs=not args.no_new_peer_runs, retry_failed=args.retry_failed,
+                      new_peer_runs=not (args.no_new_peer_runs or args.peers_from_record),
+                      retry_failed=args.retry_failed,
                       peer_timeouts=timeouts, n_jobs=args.n_jobs)
 
 
-def run_dataset(dataset, setting: Setting, args: argparse.Namespace, options: RunOptions) -> dict:
+def check_record(record: Record, args: argparse.Namespace, setting: Setting) -> None:
+    """Refuse a record whose peer rows were scored otherwise than this run would score them."""
+    recorded = record.content["settings"]
+    record.require("--queries", args.queries, recorded["queries"])
+    record.require("--query-seed", args.query_seed, recorded["query_seed"])
+    record.require("the peers' rounds (--peer-rounds, else --rounds)", args.peer_rounds or args.rounds,
+                   recorded.get("peer_rounds") or recorded["rounds"])
+    record.require("(epsilon, delta)", (setting.epsilon, setting.delta),
+                   (record.content["setting"]["epsilon"], record.content["setting"]["delta"]))
+    record.require_within("--datasets", args.datasets, [result["dataset"] for result in record.content["results"]])
+    peers = [m for m in args.methods if m in PEER_METHODS] if setting.delta > 0 else []
+    record.require_within("peer rows", [f"{m} on {name}" for name in args.datasets for m in peers],
+                          [f"{m} on {r['dataset']}" for r in record.content["results"] for m in r["methods"]])
+
+
+def run_dataset(dataset, setting: Setting, args: argparse.Namespace, options: RunOptions,
+                record: Record | None = None) -> dict:
     start = time.perf_counter()
     queries = query_set(dataset.name, dataset.d, args.queries, args.query_seed)
     true = true_answers(dataset, queries, args.n_jobs)
@@ -133,6 +171,10 @@ def run_dataset(dataset, setting: Setting, args: argparse.Namespace, options: Ru
     for method in args.methods:
         rounds = (args.peer_rounds or args.rounds) if method in PEER_METHODS else args.rounds
         methods[method] = run_rounds(method, dataset, setting, rounds, options, queries, true)
+        if record is not None and method in PEER_METHODS:
+            recorded = next(r["methods"] for r in record.content["results"] if r["dataset"] == dataset.name)
+            methods[method] = peer_result_from_record(methods[method], recorded.get(method), record,
+                                                      f"{method} row on {dataset.name}")
     return {"dataset": dataset.name, "n": dataset.n, "d": dataset.d, "true_answers_seconds": seconds,
             "true_answer_min": true.min(axis=1).tolist(),
             "true_answer_scaled_min": (true / queries.alpha.sum(axis=1)).min(axis=1).tolist(), "methods": methods}
@@ -195,8 +237,16 @@ def basis_sizes(methods: dict) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
+def peers_note(results: list[dict]) -> str:
+    """Which peer rows were taken from a recorded run (``--peers-from-record``), "" when none was."""
+    peers = [(f"{LABELS[m]} on {r['dataset'].upper()}", measured) for r in results
+             for m, measured in r["methods"].items() if m in PEER_METHODS and measured["status"] != "n/a"]
+    return record_note([(label, m["from_record"]) for label, m in peers if m.get("from_record")], len(peers))
+
+
 def markdown(results: list[dict], table: int, setting: Setting, args, command: str, total: float) -> str:
     header = " | ".join(f"σ={s:g}" for s in SIGMAS)
+    note = peers_note(results)
     synthdp_minutes, peer_minutes = projected_minutes(results, args.queries)
     lines = [
         f"# Table {table}: (ε, δ) = ({setting.epsilon:g}, {setting.delta:g}), {setting.candidates} candidates "
@@ -204,6 +254,7 @@ def markdown(results: list[dict], table: int, setting: Setting, args, command: s
         "",
         generated_by(command) + f"; {total / 60:.1f} min with the cache.",
         "",
+        *([note, ""] if note else []),
         f"**Settings of this run: {args.rounds} rounds** (peers: up to {args.peer_rounds or args.rounds}; the "
         f"rounds column gives what each row used), **{args.queries} queries** per dataset (query seed "
         f"{args.query_seed}), σ ∈ {{2, 4, 6, 8, 10}}, worst case over the queries, mean over rounds. "
@@ -261,8 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     epsilon, delta, kind = SETTINGS[args.table]
     setting = Setting(epsilon, delta, kind)
     options = run_options(args)
+    record = read_record(args.peers_from_record) if args.peers_from_record else None  # before anything is written
+    if record is not None:
+        check_record(record, args, setting)
     datasets = {name: load_dataset(name, args.data_dir) for name in args.datasets}
-    if args.no_new_peer_runs:  # before peers_smoke.json: the committed table's rows and failures come first
+    if args.no_new_peer_runs and record is None:  # before peers_smoke.json: the committed rows and failures first
         committed = RESULTS_DIR / f"table{args.table}.json"
         added = import_committed_results(options, datasets, committed)
         if added:
@@ -271,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     if added:
         log(f"cache: {added} peer runs imported from peers_smoke.json")
     start = time.perf_counter()
-    results = [run_dataset(dataset, setting, args, options) for dataset in datasets.values()]
+    results = [run_dataset(dataset, setting, args, options, record) for dataset in datasets.values()]
     total = time.perf_counter() - start
     args.out_dir.mkdir(parents=True, exist_ok=True)
     out = args.out_dir / f"table{args.table}.md"

@@ -26,7 +26,16 @@ column shapes and column pair trends (``synthdp evaluate``), the strong-pair rat
 where its virtualenv exists (``experiments/relationships.py``).
 
 Peer runs are cached under ``experiments/results/cache/privacy_unit/`` (git ignores it):
-``--peer-cache-only`` re-renders without running a peer.
+``--peer-cache-only`` re-renders without running a peer. ``--peers-from-record [JSON]`` (for a
+machine without that cache, e.g. a fresh checkout) implies it, and a peer row (a peer at one
+epsilon and K) that the cache does not answer whole is taken, as scored, from the recorded
+results (default: the committed ``experiments/results/privacy_unit.json``, read before anything
+is written) instead of being left out; it is marked ``"from_record": "<command> on <date>"`` in
+the JSON written (so a later re-render with the option takes it again) and the markdown says
+which rows and from which run. The peers' smooth-query scores use the same query set as
+synthdp's rows, so ``--n-queries`` and ``--peer-rounds`` must be the record's, and every
+requested peer row in it, or it refuses in one line. The settings of a record are its JSON's
+``settings`` (written since), else read from its command.
 
 Writes ``experiments/results/privacy_unit.md`` and ``privacy_unit.json``.
 
@@ -35,6 +44,7 @@ Usage::
     python experiments/privacy_unit.py                                     # synthdp rows, 3 rounds
     python experiments/privacy_unit.py --methods all --peer-rounds 1       # with the dp.mbi peers
     python experiments/privacy_unit.py --methods all --peer-cache-only     # re-render
+    python experiments/privacy_unit.py --methods all --rounds 5 --peers-from-record   # re-render without the cache
 """
 
 from __future__ import annotations
@@ -54,11 +64,16 @@ from common import (
     DATA_DIR,
     RESULTS_DIR,
     Dataset,
+    Record,
+    add_peers_from_record,
     command_line,
     generated_by,
     log,
     query_set,
     read_json,
+    read_record,
+    record_note,
+    record_path,
     true_answers,
     write_json,
 )
@@ -93,6 +108,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--n-queries", type=int, default=2000)
     parser.add_argument("--peer-timeout", type=float, default=1800.0)
     parser.add_argument("--peer-cache-only", action="store_true", help="run no peer: cached runs only")
+    add_peers_from_record(parser, "privacy_unit.json")
     parser.add_argument("--no-sdmetrics", action="store_true")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "privacy_unit.md")
@@ -101,6 +117,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     unknown = set(args.methods) - set(METHODS)
     if unknown:
         parser.error(f"unknown methods {sorted(unknown)}")
+    args.peers_from_record = record_path(args.peers_from_record, RESULTS_DIR / "privacy_unit.json")
+    args.peer_cache_only = args.peer_cache_only or args.peers_from_record is not None
     return args
 
 
@@ -175,6 +193,29 @@ def peer_runs(method: str, subjects: pd.DataFrame, epsilon: float, k: int, args,
     return runs
 
 
+def peer_label(method: str, epsilon: float, k: int) -> str:
+    return f"{LABELS[method]} at ε = {epsilon:g}, K = {k}"
+
+
+def check_record(record: Record, args: argparse.Namespace) -> None:
+    """Refuse a record whose peer rows were scored otherwise than this run would score them, or lacks one asked for."""
+    recorded = record.settings(parse_args)
+    record.require("--n-queries", args.n_queries, recorded["n_queries"])
+    record.require("--peer-rounds", args.peer_rounds, recorded["peer_rounds"])
+    record.require_within("peer rows", [peer_label(m, e, k) for m in args.methods if m.startswith("opendp")
+                                        for e in args.epsilons for k in args.ks],
+                          [peer_label(e["method"], e["epsilon"], e["k"]) for e in record.content["results"]
+                           if e["method"].startswith("opendp")])
+
+
+def peer_from_record(entry: dict, record: Record, args: argparse.Namespace) -> dict:
+    """A peer row from :func:`peer_runs` (cache only), or the record's where the cache does not answer it whole."""
+    recorded = next((e for e in record.content["results"] if (e["method"], e["epsilon"], e["k"])
+                     == (entry["method"], entry["epsilon"], entry["k"])), None)
+    return record.take(entry, recorded, complete=len(entry["runs"]) == args.peer_rounds, cached=len(entry["runs"]),
+                       runs="runs", what=f"{peer_label(entry['method'], entry['epsilon'], entry['k'])} row")
+
+
 def cell(values: list, digits: int = 3) -> str:
     mean, se = mean_se([v for v in values if v is not None])
     if mean is None:
@@ -184,8 +225,12 @@ def cell(values: list, digits: int = 3) -> str:
 
 
 def render(args, argv, results: list[dict], seconds: float, quality_note: str) -> str:
+    peers = [entry for entry in results if entry["method"].startswith("opendp")]
+    note = record_note([(peer_label(e["method"], e["epsilon"], e["k"]), e["from_record"]) for e in peers
+                        if e.get("from_record")], len(peers))
     lines = [f"# Privacy by person: pks_subjects.csv at person-level ε, δ = {DELTA:g}", "",
              generated_by(command_line(SCRIPT, argv)) + f"; {seconds / 60:.1f} min.", "",
+             *([note, ""] if note else []),
              "Real table: 5 875 recordings of 42 people (101-168 each), PKS's 20 numeric columns; " + BOUNDS_NOTE, "",
              f"Methods: {'; '.join(f'**{LABELS[m]}**' for m in args.methods)}. synthdp runs {args.rounds} rounds per "
              f"cell, the peers {args.peer_rounds} (mean ± standard error over rounds). The by-row release is at the "
@@ -223,6 +268,9 @@ BOUNDS: dict[str, list[float]] = {}
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    record = read_record(args.peers_from_record) if args.peers_from_record else None  # before anything is written
+    if record is not None:
+        check_record(record, args)
     start = time.perf_counter()
     subjects = pd.read_csv(args.data_dir / "pks_subjects.csv").drop(columns=["sex"])
     real = subjects.drop(columns=[UNIT])
@@ -244,20 +292,23 @@ def main(argv: list[str] | None = None) -> None:
     for method in [m for m in args.methods if m.startswith("opendp")]:
         for epsilon in args.epsilons:
             for k in args.ks:
-                results.append({"method": method, "epsilon": epsilon, "k": k,
-                                "runs": peer_runs(method, subjects, epsilon, k, args, score_run)})
+                entry = {"method": method, "epsilon": epsilon, "k": k,
+                         "runs": peer_runs(method, subjects, epsilon, k, args, score_run)}
+                results.append(entry if record is None else peer_from_record(entry, record, args))
     note = "SDMetrics: not run (--no-sdmetrics)."
     if quality is not None:
         quality.run()
         for entry in results:
-            quality.fill(entry["runs"])
+            if not entry.get("from_record"):  # a recorded row's runs hold their SDMetrics scores already
+                quality.fill(entry["runs"])
         note = f"SDMetrics: {quality.message}." if quality.message else "SDMetrics QualityReport on ≤ 2000 sampled rows."
     order = {method: i for i, method in enumerate(METHODS)}
     results.sort(key=lambda e: (order[e["method"]], e["epsilon"], e["k"] or 0))
     seconds = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(args, argv, results, seconds, note))
-    write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "results": json.loads(
+    write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "settings": vars(args),
+                                               "results": json.loads(
         json.dumps(results, default=lambda value: None))})
     log(f"wrote {args.out} ({seconds / 60:.1f} min)")
 

@@ -51,6 +51,16 @@ peer at all (re-rendering), ``--retry-failed`` retries recorded failures (a time
 retried when ``--peer-timeout`` is longer than the recorded one). synthdp's own rows are
 always recomputed (seconds).
 
+``--peers-from-record [JSON]`` (for a machine without the cache, e.g. a fresh checkout) implies
+``--peer-cache-only``, and a peer row (a peer on a table) that the cache does not answer whole is
+taken, as scored (its rounds' scores, SDMetrics' included, timings, records, failures), from the
+recorded results (default: the committed ``experiments/results/relationships.json``, read before
+anything is written) instead of showing as not cached. It is marked ``"from_record": "<command>
+on <date>"`` in the JSON written, so a later re-render with the option takes it again, and the
+markdown says which rows and from which run. ``--peer-rounds`` must be the record's, every table
+of ``--datasets`` in it, and the peers' setting, unit and bins the same, or it refuses in one line.
+The settings of a record are its JSON's ``settings`` (written since), else read from its command.
+
 SDMetrics: sdmetrics needs pandas < 3, synthdp's environment has pandas 3, so the QualityReport
 runs in its own virtualenv (``$SYNTHDP_SDMETRICS_VENV``, default ``/opt/sdmetrics-venv``:
 ``python3 -m venv /opt/sdmetrics-venv && /opt/sdmetrics-venv/bin/pip install sdmetrics``) through
@@ -74,6 +84,7 @@ Usage::
     python experiments/relationships.py --rounds 3 --adult-rounds 2
     nice -n 10 python experiments/relationships.py --rounds 1 --peer-rounds 3 --out /tmp/rel.md   # fill the cache
     python experiments/relationships.py --rounds 5 --peer-cache-only   # re-render: cached peer runs only
+    python experiments/relationships.py --rounds 5 --peer-rounds 3 --peers-from-record   # re-render without the cache
 """
 
 from __future__ import annotations
@@ -100,11 +111,16 @@ from common import (
     DATASETS,
     HERE,
     RESULTS_DIR,
+    Record,
+    add_peers_from_record,
     command_line,
     generated_by,
     load_dataset,
     log,
     read_json,
+    read_record,
+    record_note,
+    record_path,
     write_json,
 )
 
@@ -170,6 +186,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "'900' for every peer, 'smartnoise-aim=600' for one")
     parser.add_argument("--peer-cache-only", action="store_true",
                         help="run no peer: score the cached peer runs only (re-rendering)")
+    add_peers_from_record(parser, "relationships.json")
     parser.add_argument("--retry-failed", action="store_true", help="run again the peer runs recorded as failed")
     parser.add_argument("--no-sdmetrics", action="store_true", help="leave out SDMetrics' QualityReport")
     parser.add_argument("--cache-dir", type=Path, default=CACHE_DIR, help="cache of the peer runs")
@@ -189,6 +206,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         for name in ([method] if method else PEER_METHODS):
             timeouts[name] = seconds
     args.peer_timeouts = timeouts
+    args.peers_from_record = record_path(args.peers_from_record, RESULTS_DIR / "relationships.json")
+    args.peer_cache_only = args.peer_cache_only or args.peers_from_record is not None
     return args
 
 
@@ -412,6 +431,28 @@ def run_peers(args: argparse.Namespace, quality: SDMetricsBatch | None) -> list[
     return list(entries.values())
 
 
+def check_record(record: Record, args: argparse.Namespace) -> None:
+    """Refuse a record whose peer rows are not the ones this run asks for."""
+    recorded = record.settings(parse_args)
+    record.require("--peer-rounds", args.peer_rounds, recorded["peer_rounds"])
+    record.require("the peers' (epsilon, delta)", list(PEER_SETTING), record.content["peer_setting"])
+    record.require("the peers' privacy unit", PEER_UNIT, record.content["peer_unit"])
+    record.require("the peers' bins", PEER_BINS, record.content["peer_bins"])
+    record.require_within("--datasets", args.datasets, recorded["datasets"])
+    record.require_within("peer rows", [f"{m} on {name}" for name in args.datasets for m in args.methods
+                                        if m in PEER_METHODS],
+                          [f"{e['method']} on {e['table']}" for e in record.content["runs"]
+                           if e["method"] in PEER_METHODS])
+
+
+def peers_from_record(entries: list[dict], record: Record) -> list[dict]:
+    """The peer entries of :func:`run_peers` (cache only), each the record's where the cache does not answer it."""
+    recorded = {(e["table"], e["method"]): e for e in record.content["runs"] if e["method"] in PEER_METHODS}
+    return [record.take(entry, recorded.get((entry["table"], entry["method"])),
+                        complete=entry["status"] not in ("done", "not cached"), cached=len(entry["runs"]),
+                        runs="runs", what=f"{entry['method']} row on {entry['table']}") for entry in entries]
+
+
 # ------------------------------------------------------------------ SDMetrics
 class SDMetricsBatch:
     """SDMetrics' QualityReport of many (real, synthetic) pairs, in one subprocess of its virtualenv.
@@ -551,6 +592,8 @@ def summarise(results: list[dict]) -> list[dict]:
                "strong_pairs": runs[0]["strong_pairs"] if runs else None,
                "model_metric": runs[0]["model_metric"] if runs else None,
                "seconds_per_round": float(np.mean(seconds)) if seconds else None}
+        if entry.get("from_record"):
+            row["from_record"] = entry["from_record"]
         for key in SCORES:
             row[key] = dict(zip(("mean", "se"), mean_se([run[key] for run in runs])))
             row[key]["cell"] = cell([run[key] for run in runs])
@@ -561,12 +604,16 @@ def summarise(results: list[dict]) -> list[dict]:
 def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], seconds: float,
            quality: SDMetricsBatch | None) -> str:
     peers = [method for method in args.methods if method in PEER_METHODS]
+    peer_rows = [row for row in rows if row["method"] in PEER_METHODS]
+    note = record_note([(f"{METHOD_LABELS[row['method']]} on {row['table']}", row["from_record"]) for row in peer_rows
+                        if row.get("from_record")], len(peer_rows))
     versions = sorted({run_version for row in rows for run_version in [row.get("sdmetrics_version")] if run_version})
     lines = [
         "# Relationships between columns: synthdp's default and the peers",
         "",
         generated_by(command_line(SCRIPT, argv)) + f"; {seconds:.0f} s in all.",
         "",
+        *([note, ""] if note else []),
         "synthdp's default (`SmoothSynthesizer` with only epsilon and delta set) and the peers on each table, "
         "mean ± standard error over the rounds (the standard error is the sample standard deviation over √rounds). "
         "Scores (`synthdp evaluate` reports them all; docs/relationships.md says what they mean):",
@@ -599,7 +646,8 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
         "as synthdp's, synthetic codes decoded uniformly within their bins. adult: binary and categorical columns "
         "on the schema's levels (plus \"other\" for categorical ones), integer columns in 16 equal-width bins of "
         "the schema's bounds, decoded uniformly within the bin and rounded. Each peer run's synthetic table is "
-        "cached (experiments/results/cache/relationships/, local); its rows here are scored from that cache. "
+        "cached (experiments/results/cache/relationships/, local); its rows here are scored from that cache"
+        + (" where it has them, the others taken from the recorded run named above. " if note else ". ") +
         "A run longer than its time limit is killed and shown as a timeout; the later rounds of that peer on that "
         "table are then not run.",
         "",
@@ -648,6 +696,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    record = read_record(args.peers_from_record) if args.peers_from_record else None  # before anything is written
+    if record is not None:
+        check_record(record, args)
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     quality = None if args.no_sdmetrics else SDMetricsBatch(args.cache_dir / "sdmetrics")
@@ -661,11 +712,13 @@ def main(argv: list[str] | None = None) -> None:
                 results.append({"table": name, "method": SYNTHDP, "epsilon": epsilon, "delta": delta,
                                 "setting": setting_label(epsilon, delta), "status": "ok", "message": "",
                                 "runs": run_table(name, epsilon, delta, rounds, args, quality)})
-    results += run_peers(args, quality)
+    peers = run_peers(args, quality)
+    results += peers if record is None else peers_from_record(peers, record)
     if quality is not None:
         quality.run()
         for entry in results:
-            quality.fill(entry["runs"])
+            if not entry.get("from_record"):  # a recorded row's runs hold their SDMetrics scores already
+                quality.fill(entry["runs"])
     # one block per setting; in it, the tables in order and the methods in order
     order = {(setting_label(e, d), name, method): i for i, (e, d, name, method) in enumerate(
         (e, d, name, method) for e, d in SETTINGS for name in args.datasets for method in METHODS)}
@@ -677,7 +730,8 @@ def main(argv: list[str] | None = None) -> None:
         row["sdmetrics_version"] = ", ".join(sorted(v for v in versions if v)) or None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(args, argv, rows, seconds, quality))
-    write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "seconds": seconds,
+    write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "settings": vars(args),
+                                               "seconds": seconds,
                                                "peer_setting": list(PEER_SETTING), "peer_unit": PEER_UNIT,
                                                "peer_bins": PEER_BINS, "summary": rows, "runs": results})
     log(f"wrote {args.out} and {args.out.with_suffix('.json')} ({seconds:.0f} s)")
