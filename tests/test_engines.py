@@ -70,6 +70,32 @@ def test_every_engine_computes_the_in_memory_sums(frame, tmp_path, suffix, engin
         np.testing.assert_allclose(sums[name], value, rtol=1e-12, atol=1e-9, err_msg=name)
 
 
+def test_an_in_memory_table_larger_than_a_chunk_is_summed_block_by_block(frame, monkeypatch):
+    """A table of more rows than a streamed chunk holds is summed in blocks of those rows (so a
+    pass holds one block's temporaries): the same sums as in one call up to the order of
+    summation, and a table of one block is still summed in one call, to the bit."""
+    from synthdp.reader import table as table_module
+
+    request = every_request(list(frame.columns))
+    whole = PrivateTable(frame).row_sums(request)
+    calls = []
+    original = table_module._values_sums
+    monkeypatch.setattr(table_module, "_values_sums", lambda values, *args: calls.append(len(values))
+                        or original(values, *args))
+    monkeypatch.setattr(table_module, "CHUNK_VALUES", 3 * CHUNK_ROWS)  # CHUNK_ROWS rows of 3 columns
+    blocked = PrivateTable(frame).row_sums(request)
+    assert calls == [CHUNK_ROWS] * 3 + [N_ROWS - 3 * CHUNK_ROWS]
+    assert blocked.values.keys() == whole.values.keys()
+    for name, value in whole.values.items():
+        np.testing.assert_allclose(blocked[name], value, rtol=1e-12, atol=1e-9, err_msg=name)
+    calls.clear()
+    monkeypatch.setattr(table_module, "CHUNK_VALUES", 3 * N_ROWS)
+    single = PrivateTable(frame).row_sums(request)
+    assert calls == [N_ROWS]
+    for name, value in whole.values.items():
+        np.testing.assert_array_equal(single[name], value, err_msg=name)
+
+
 def test_a_dask_dataframe_is_read_by_the_dask_engine(frame):
     import dask.dataframe as dd
 
