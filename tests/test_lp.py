@@ -183,9 +183,9 @@ def test_column_generation_stops_once_every_residual_is_close_enough_and_the_til
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_master_over_its_simplex_iteration_cap_is_solved_by_interior_point_to_the_same_optimum(seed):
-    """A cap of 1 simplex iteration stops every master's simplex (each needs more), so every
-    round takes the cold interior-point fallback; the rounds after it warm-start from its
-    crossover basis, and the pricing still proves the whole LP's optimum."""
+    """A cap of 1 simplex iteration stops the masters' simplex, so the rounds take the cold
+    interior-point fallback; the rounds after one warm-start from its crossover basis, and the
+    pricing still proves the whole LP's optimum."""
     design, target = random_problem(seed, R=12, C=3000)
     target = target + 0.5 * (seed % 3)
     dense = solve_l1_fit(design, target)
@@ -195,7 +195,9 @@ def test_a_master_over_its_simplex_iteration_cap_is_solved_by_interior_point_to_
     assert capped.objective == pytest.approx(np.abs(design @ capped.weights - target).sum(), abs=1e-8)
     assert_distribution(capped.weights, 3000)
     rounds = int(capped.solver.split("(")[1].split(" ")[0])
-    assert f"{rounds} by interior point after 1 simplex iterations" in capped.solver
+    assert " by interior point after 1 simplex iterations" in capped.solver
+    fallbacks = int(capped.solver.split(" by interior point")[0].rsplit(", ", 1)[1])
+    assert 1 <= fallbacks <= rounds  # a master one iteration from its optimum may finish within the cap
     default = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
     assert "interior point" not in default.solver  # R = 12: the default cap of 5 000 is far away
 
