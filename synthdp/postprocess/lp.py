@@ -481,7 +481,8 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
                                             "ftol": 1e-12})
     weights = tilted(scale * (result.x[:R] - result.x[R:]))[0]
     residual = np.abs(fit(weights) - target)
-    excess = float(np.max(residual / box, initial=0.0))
+    excess = float(np.max(np.divide(residual, box, out=np.full(R, np.inf), where=box > 0)[residual > 0],
+                          initial=0.0))  # a row with a zero box counts only if it misses
     if result.success:
         status = "optimal"
     elif excess <= 1.0 + TILT_FIT_SLACK:

@@ -447,8 +447,8 @@ def _blocked_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list
 
     Each pass then holds one block's temporaries (its clipped copy, cells, Chebyshev tables)
     rather than the whole table's: an in-memory fit needs about the table's values once more
-    (their float copy) instead of three times (2*10**6 x 20: 25 bytes per value above the
-    frame before, docs/performance.md). A table of at most one block (every benchmark table)
+    (their float copy) instead of about four times (4*10**6 x 20: 9.5 bytes per value above the
+    frame against 33 before, docs/performance.md). A table of at most one block (every benchmark table)
     is summed in one call, as before, so its sums are unchanged to the bit; a larger one
     gets the streamed engines' sums, which agree to about 1e-12.
     """
