@@ -16,7 +16,9 @@ per run, medians reported:
 
 ``--baseline SRC`` also times the package found in the source tree SRC (e.g. an export of the
 last commit: ``git archive HEAD | tar -x -C /tmp/base``) run as ``python -m synthdp.cli``.
-Writes benchmarks/results/command_speed.md. Not a unit test: timings belong in benchmarks.
+Writes benchmarks/results/command_speed.md, or with ``--extra`` command_speed_<extra>.md (e.g.
+``command_speed_n_basis_100.md``), so a run with other options never replaces the default's
+results; ``--out`` names another file. Not a unit test: timings belong in benchmarks.
 """
 
 from __future__ import annotations
@@ -39,6 +41,14 @@ GOAL = 2.5
 MEMORY_GOAL_MB = 1024
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "command_speed.md"
+
+
+def results_path(extra: str) -> Path:
+    """command_speed.md for the default options, command_speed_<options>.md with ``--extra``."""
+    if not extra.strip():
+        return RESULTS
+    slug = "_".join(part for part in re.split(r"[^0-9A-Za-z.]+", extra) if part)
+    return RESULTS.with_name(f"command_speed_{slug}.md")
 TIME = shutil.which("time") or ("/usr/bin/time" if Path("/usr/bin/time").exists() else None)
 
 
@@ -114,13 +124,16 @@ def main() -> int:
     parser.add_argument("--baseline", help="also time the synthdp package of this source tree")
     parser.add_argument("--skip-big", action="store_true")
     parser.add_argument("--skip-ctg", action="store_true")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results file (default benchmarks/results/command_speed.md, or command_speed_<extra>.md)")
     args = parser.parse_args()
     workdir = Path(args.dir)
     workdir.mkdir(parents=True, exist_ok=True)
     synthdp, env = synthdp_command(None)
     lines = ["# `synthdp generate` as a command against pandas (issue 22)", "",
              f"`python benchmarks/command_speed.py --runs {args.runs}"
-             + (f" --extra '{args.extra}'" if args.extra else "") + "`: medians of interleaved runs; "
+             + (f" --extra '{args.extra}'" if args.extra else "") + (" --skip-big" if args.skip_big else "")
+             + (" --skip-ctg" if args.skip_ctg else "") + "`: medians of interleaved runs; "
              f"goal: the big table at most {GOAL} x `pandas.read_csv`, peak under {MEMORY_GOAL_MB} MB.", ""]
     if not args.skip_big:
         big, bounds_path = workdir / f"big_{args.rows}.csv", workdir / f"big_{args.rows}_bounds.json"
@@ -154,8 +167,9 @@ def main() -> int:
         lines += compare("CTG (data/ctg.csv)", commands, "pandas read_csv + to_csv", args.runs, workdir)
     text = "\n".join(lines)
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    out = args.out or results_path(args.extra)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
     return 0
 
 
