@@ -452,7 +452,7 @@ def _blocked_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list
     is summed in one call, as before, so its sums are unchanged to the bit; a larger one
     gets the streamed engines' sums, which agree to about 1e-12.
     """
-    rows = _default_chunk_rows(values.shape[1] if values.ndim == 2 else 1)
+    rows = _default_chunk_rows(values.shape[1])  # chunk_values: always (rows, numeric columns)
     if len(values) <= rows:
         return _values_sums(values, text, names, request)
     return total(_values_sums(values[start : start + rows],
