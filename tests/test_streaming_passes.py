@@ -5,7 +5,9 @@
 * :func:`clip_to_unit`, block by block and in place, is ``Domain.to_unit(np.clip(...))`` bit for bit;
 * the pairs' products from the cells kept by the histograms' pass are those from the rows;
 * a row-count-only pass over a CSV file counts the rows pandas reads;
-* the read-ahead thread keeps the order of the chunks and the error that stops a pass.
+* the read-ahead thread keeps the order of the chunks and the error that stops a pass;
+* chunks summed on several threads (:func:`_in_order`) give the one thread's sums bit for bit,
+  in order, with the first error in the file's order.
 
 No timings here: they belong in benchmarks/command_speed.py.
 """
@@ -22,7 +24,7 @@ import pytest
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.reader import table as table_module
-from synthdp.reader.table import PrivateTable, _count_csv_rows, _read_ahead
+from synthdp.reader.table import PrivateTable, _count_csv_rows, _in_order, _read_ahead
 from synthdp.stats.histograms import (
     CellLayout,
     CellSearch,
@@ -218,3 +220,71 @@ def test_read_ahead_keeps_the_order_and_the_first_error():
 def _read_ahead_items(iterable):
     with _read_ahead(iter(iterable)) as items:
         yield from items
+
+
+def test_in_order_keeps_the_order_and_the_first_error_in_that_order():
+    rng = np.random.default_rng(11)
+    delays = rng.uniform(0, 0.004, 40)  # later chunks often finish first
+
+    def slow(index):
+        threading.Event().wait(delays[index])
+        return index
+
+    assert list(_in_order(slow, range(40), workers=3)) == list(range(40))
+
+    def failing(index):
+        if index in (7, 9):
+            raise ValueError(f"chunk {index}")
+        return slow(index)
+
+    seen = []
+    with pytest.raises(ValueError, match="chunk 7"):  # not 9, which may have failed first
+        for item in _in_order(failing, range(40), workers=3):
+            seen.append(item)
+    assert seen == list(range(7))
+
+    def items():  # the reader's own error comes after every chunk read before it
+        yield from range(5)
+        raise OSError("unreadable")
+
+    seen = []
+    with pytest.raises(OSError, match="unreadable"):
+        for item in _in_order(slow, items(), workers=3):
+            seen.append(item)
+    assert seen == list(range(5))
+
+    before = threading.active_count()
+    stopped = _in_order(slow, iter(range(10**6)), workers=3)
+    assert [next(stopped) for _ in range(4)] == [0, 1, 2, 3]
+    stopped.close()  # the caller stops: no more chunks start, the pool's threads end
+    assert threading.active_count() == before
+
+
+@pytest.mark.parametrize("source", ["csv", "parquet", "frame"])
+def test_chunks_summed_on_two_threads_give_the_same_release_bit_for_bit(tmp_path, monkeypatch, source):
+    """Streamed files (chunk_rows) and large in-memory tables (blocks of CHUNK_VALUES values) are
+    summed SUM_WORKERS chunks at a time; the sums are added in order, so the seeded release is
+    that of one thread, bit for bit (the pairs' kept cells included)."""
+    if source == "parquet":
+        pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"a": rng.normal(0, 1.2, 6000).round(4), "b": rng.integers(0, 9, 6000),
+                          "c": rng.uniform(-1, 3, 6000).round(4) + 0.3 * rng.normal(0, 1, 6000)})
+    data = frame
+    if source != "frame":
+        data = tmp_path / f"t.{source}"
+        frame.to_csv(data, index=False) if source == "csv" else frame.to_parquet(data)
+    else:
+        monkeypatch.setattr(table_module, "CHUNK_VALUES", 3000)  # blocks of 1000 rows
+    bounds = {"a": [-3, 3], "b": {"bounds": [0, 8], "type": "integer"}, "c": [-2, 4]}
+    options = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300,
+               **({} if source == "frame" else {"chunk_rows": 700})}
+    releases = []
+    for workers in (1, 2):
+        monkeypatch.setattr(table_module, "SUM_WORKERS", workers)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            releases.append(SmoothSynthesizer(**options).fit(data, bounds=bounds).release_)
+    assert releases[0].noisy_scores is not None  # the pairs were released (from the kept cells, for files)
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):
+        assert getattr(releases[0], name).tobytes() == getattr(releases[1], name).tobytes(), name

@@ -22,7 +22,8 @@ memory, but for the cells of the one-way histograms, which a streamed file's sec
 for the third (:class:`_KeptCells`). The row count n is counted in each pass that reads the
 rows (it is public in the replace-one model) and the counts must agree. A streamed CSV file's
 row-count-only pass converts one column (:func:`_count_csv_rows`), and every pass parses the
-next chunks in a thread while it sums one (:func:`_read_ahead`).
+next chunks in a thread while it sums SUM_WORKERS chunks at once (:func:`_read_ahead`,
+:func:`_in_order`), adding their sums in the file's order.
 
 With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first counts each
 unit's rows (the unit column only), then keeps at most K rows per unit, the same rows in every
@@ -40,9 +41,12 @@ from __future__ import annotations
 import csv
 import importlib
 import math
+import os
 import queue
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +83,10 @@ CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever 
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 READ_AHEAD_CHUNKS = 2  # chunks read ahead of the one being summed (measured: 2 smooths the parser's pace best)
 READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a stop
+SUM_WORKERS = max(1, min(2, os.cpu_count() or 1))  # chunks summed at once by the streamed and blocked passes
 KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 class PrivateTable:
@@ -455,10 +461,10 @@ def _blocked_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list
     rows = _default_chunk_rows(values.shape[1])  # chunk_values: always (rows, numeric columns)
     if len(values) <= rows:
         return _values_sums(values, text, names, request)
-    return total(_values_sums(values[start : start + rows],
-                              {name: column.iloc[start : start + rows] for name, column in text.items()},
-                              names, request)
-                 for start in range(0, len(values), rows))
+    return total(_in_order(lambda start: _values_sums(values[start : start + rows],
+                                                      {name: column.iloc[start : start + rows]
+                                                       for name, column in text.items()}, names, request),
+                           range(0, len(values), rows)))
 
 
 def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
@@ -486,7 +492,6 @@ class _KeptCells:
     def __init__(self) -> None:
         self._request: SumRequest | None = None
         self._chunks: list[tuple[np.ndarray, dict[str, np.ndarray]]] = []
-        self._pending: list[np.ndarray] | None = None
         self._dtype: np.dtype = np.dtype(np.int32)
         self._bytes = 0
         self._keeping = False
@@ -499,35 +504,33 @@ class _KeptCells:
         chunks, self._request, self._chunks = self._chunks, None, []
         return total(cell_sums(cells, counts, request) for cells, counts in chunks)
 
-    def start(self, request: SumRequest) -> list[np.ndarray] | None:
-        """Begin a pass: forget what was kept; the list its chunks add their cells to, if they count any."""
+    def start(self, request: SumRequest) -> bool:
+        """Begin a pass: forget what was kept; whether its chunks count cells worth keeping (then
+        each chunk's sums get a list of their own to add their cells to, see :meth:`add`)."""
         self._request, self._chunks, self._bytes = None, [], 0
         layout = request.cell_layout
-        self._pending = [] if layout is not None and request.snap_cells is None else None
-        self._keeping = self._pending is not None
+        self._keeping = layout is not None and request.snap_cells is None
         if layout is not None:
             self._dtype = np.dtype(np.uint8 if layout.n_cells <= 2**8 else np.uint16 if layout.n_cells <= 2**16
                                    else np.int32)
-        return self._pending
+        return self._keeping
 
-    def add(self, sums: RowSums) -> RowSums:
-        """After each chunk of the pass: keep its cells (compactly) and its row counts."""
-        if self._pending:
-            cells = self._pending.pop()
-            if self._keeping:
-                compact = cells.astype(self._dtype)
-                self._chunks.append((compact, {name: sums.values[name] for name in ("rows", "rows_clipped", "rows_other")
-                                               if name in sums.values}))
-                self._bytes += compact.nbytes
-                if self._bytes > KEPT_CELLS_BYTES:  # too many rows to keep: the next pass reads them again
-                    self._keeping, self._chunks = False, []
+    def add(self, sums: RowSums, cells: list[np.ndarray] | None) -> RowSums:
+        """After each chunk of the pass, in the file's order: keep its cells (compactly) and its row counts."""
+        if cells and self._keeping:
+            compact = cells.pop().astype(self._dtype)
+            self._chunks.append((compact, {name: sums.values[name] for name in ("rows", "rows_clipped", "rows_other")
+                                           if name in sums.values}))
+            self._bytes += compact.nbytes
+            if self._bytes > KEPT_CELLS_BYTES:  # too many rows to keep: the next pass reads them again
+                self._keeping, self._chunks = False, []
         return sums
 
     def finish(self, request: SumRequest) -> None:
         """The pass is complete: its cells can serve the next pass (if they were all kept)."""
         if self._keeping:
             self._request = request
-        self._pending, self._keeping = None, False
+        self._keeping = False
 
 
 # ------------------------------------------------------------------------ CSV files
@@ -627,12 +630,16 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
         from_cells = kept.sums(request)
         if from_cells is not None:
             return from_cells
-        cells = kept.start(request)
+        counting = kept.start(request)
+
+        def chunk(frame: pd.DataFrame) -> tuple[RowSums, list[np.ndarray] | None]:
+            cells: list[np.ndarray] | None = [] if counting else None
+            return _frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells), cells
+
         with _csv_errors(path, label, csv_format), \
                 pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
                 _read_ahead(chunks) as frames:
-            sums = total(kept.add(_frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells))
-                         for frame in _bounded_chunks(frames, unit, contributions))
+            sums = total(kept.add(*result) for result in _in_order(chunk, _bounded_chunks(frames, unit, contributions)))
         kept.finish(request)
         return sums
 
@@ -716,6 +723,48 @@ def _read_ahead(chunks: Iterator[T]) -> Iterator[Iterator[T]]:
         reader.join()
 
 
+def _in_order(function: Callable[[T], R], items: Iterable[T], workers: int | None = None) -> Iterator[R]:
+    """``function(item)`` for each item, in the items' order, up to ``workers`` (SUM_WORKERS) at once.
+
+    A pass's chunks are summed on several cores (numpy's work on a chunk runs without Python's
+    global lock for most of its time), and their sums come back in order, so that
+    :func:`synthdp.stats.row_sums.total` adds them exactly as one thread would: the sums are
+    the same to the bit. Errors keep their order too: a chunk's error (or the items' own, e.g.
+    the reader's) is raised after the results of every chunk before it, and the chunks after
+    it are not waited for beyond those already started. BLAS is held at one thread for the
+    whole pass (threadpoolctl's limit is process-wide, and the chunks' own limits would
+    otherwise restore each other's settings out of order). Memory: ``workers`` chunks' temporaries.
+    """
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
+    workers = SUM_WORKERS if workers is None else workers
+    if workers <= 1:
+        yield from map(function, items)
+        return
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(workers, thread_name_prefix="synthdp-sum") as pool:
+        pending: deque[Future] = deque()
+        iterator, failure = iter(items), None
+        try:
+            while True:
+                try:
+                    item = next(iterator)
+                except StopIteration:
+                    break
+                except Exception as error:  # the items' own (the reader's): after the chunks before it
+                    failure = error
+                    break
+                pending.append(pool.submit(function, item))
+                if len(pending) >= workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+            if failure is not None:
+                raise failure
+        finally:
+            for future in pending:  # a chunk failed or the caller stopped: start no more
+                future.cancel()
+
+
 def _unit_dropped(names: list[str], unit: UnitBound | None) -> list[str]:
     return [name for name in names if unit is None or name != unit.column]
 
@@ -772,12 +821,16 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
                 if request.counts_only and unit is None:  # the footer holds the row count: no batch is read
                     _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
-                cells = kept.start(request)
+                counting = kept.start(request)
+
+                def chunk(frame: pd.DataFrame) -> tuple[RowSums, list[np.ndarray] | None]:
+                    cells: list[np.ndarray] | None = [] if counting else None
+                    return _frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells), cells
+
                 batches = (batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows))
                 with _read_ahead(batches) as frames:
-                    sums = total(kept.add(_frame_sums(frame, columns, request, time_columns, text_columns, nullable,
-                                                      cells))
-                                 for frame in _bounded_chunks(frames, unit, contributions))
+                    sums = total(kept.add(*result)
+                                 for result in _in_order(chunk, _bounded_chunks(frames, unit, contributions)))
         kept.finish(request)
         return sums
 
