@@ -129,12 +129,15 @@ class SynthConfig:
         Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
         docs/relationships.md.
     favour : "smooth" or "relationships"
-        Numeric tables with a pairs release: "smooth" (default) leaves the pair moments
-        x_i x_j out of the moments release (the pairs release measures every pair) and fits
-        the moments alone, which keeps the smooth queries most accurate; "relationships"
-        releases every moment of degree <= 2 (pairs included) and adds the histograms' cells
-        to the LP's rows, as mixed tables do, which keeps more of the strong correlations
-        where the table has many rows for its columns. Measured: docs/decisions.md#favour.
+        Numeric tables: "smooth" (default) releases the pairs only where a strong one stands
+        out of their noise pair by pair, leaves the pair moments x_i x_j to that release and
+        fits the moments alone, which keeps the smooth queries most accurate. "relationships"
+        there releases every moment of degree <= 2 (pairs included) and adds the histograms'
+        cells to the LP's rows, as mixed tables do (more of the strong correlations where the
+        table has many rows for its columns); and where the default releases no pairs (few
+        rows for many columns) it releases them all the same, at a share of 0.3, denoised as a
+        matrix (blocks of related columns survive noise that single pairs do not), unless no
+        correlation matrix could stand out of that noise. Measured: docs/decisions.md#favour.
     blend : float
         Where the tilt does not apply (no pairs release, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
@@ -229,10 +232,11 @@ class SynthConfig:
         metavar="K",
         commands=GENERATE)
     favour: Literal["smooth", "relationships"] = _option(
-        "smooth", "method", "numeric tables where the pairs are released: 'smooth' leaves the pair moments x_i x_j to "
-        "the pairs release (the smooth queries' accuracy); 'relationships' also releases every moment of degree <= 2 "
-        "and fits the histogram cells in the LP, as mixed tables do (stronger correlations; the trade is measured in "
-        "docs/relationships.md)", commands=GENERATE)
+        "smooth", "method", "numeric tables: 'smooth' keeps the budget for the smooth queries' accuracy; "
+        "'relationships' keeps more of the correlations between columns: where the pairs are released it also "
+        "releases every moment of degree <= 2 and fits the histogram cells in the LP, as mixed tables do, and on "
+        "tables with few rows for their columns it releases the pairs all the same, denoised as a matrix (the trade "
+        "is measured in docs/relationships.md)", commands=GENERATE)
     blend: float = _option(
         0.5, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
         "candidates while the fit stays within KAPPA x the expected l1 norm of the moment noise of the optimum "

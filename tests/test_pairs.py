@@ -274,6 +274,60 @@ def test_favour_relationships_releases_every_pair_moment_and_fits_the_cells():
         SynthConfig(favour="pairs")
 
 
+def test_favour_relationships_releases_the_pairs_of_a_wide_table_denoised_as_a_matrix():
+    """Where the default releases no pairs (WDBC's and CRM's sizes at (1, 1e-10): the noise on a
+    correlation above CORRELATION_NOISE_LIMIT at a share of 0.3), --favour relationships releases
+    them at 0.3 all the same, to be denoised as a matrix, and leaves the pair moments out of the
+    moments release (no single pair stands out of that noise) and the cells out of the LP. Where
+    no correlation matrix could stand out (noise sd x sqrt(d) >= d - 1), it releases none either."""
+    from synthdp.pipeline.plan import pair_noise_sd, spike_can_show
+    from synthdp.postprocess.pairs import denoised_as_matrix
+
+    config = SynthConfig(epsilon=1.0, delta=1e-10)
+    for n, d in ((569, 30), (1993, 100)):
+        smooth = make_plan(config, n, d, True)
+        relationships = make_plan(replace(config, favour="relationships"), n, d, True)
+        assert not smooth.releases_pairs
+        assert relationships.releases_pairs and relationships.budget.share("correlation") == 0.3
+        noise = pair_noise_sd(n, d, 1.0, 1e-10, relationships.budget.composition, 0.3)
+        assert noise > CORRELATION_NOISE_LIMIT and denoised_as_matrix(noise) and spike_can_show(noise, d)
+        # the basis is the default's: no pair moment added (nor the cells in the LP: run.fit reads pair_moments)
+        assert not relationships.pair_moments and relationships.n_basis == smooth.n_basis
+    tiny = make_plan(replace(config, favour="relationships"), 40, 30, True)
+    noise = pair_noise_sd(40, 30, 1.0, 1e-10, tiny.budget.composition, 0.3)  # 17
+    assert noise * math.sqrt(30) >= 29 and not spike_can_show(noise, 30) and not tiny.releases_pairs
+    assert spike_can_show(noise, 30) is (noise * math.sqrt(30) < 29)
+    assert not spike_can_show(0.0, 1)  # one column: no pair
+
+
+def test_favour_relationships_denoises_a_wide_tables_block_of_related_columns():
+    """2500 rows, 30 columns: a block of 15 on one factor (loadings .9, real |r| about .81) and 15
+    independent ones, at (1, 1e-10). The noise on a correlation at a share of 0.3 is .28, above
+    the limit: the default releases no pairs and the block comes out independent (mean |r| .05-.10
+    over data seeds 31-36); --favour relationships releases them, denoised as a matrix (the
+    block's eigenvalue stands about 3 times above the noise's edge), and keeps the block (.42-.87
+    over those seeds: the copula's few histogram bins on bounds of +-5 take part of it), while
+    the independent columns' pairs stay near 0 (.015-.03). The report says how they were denoised."""
+    rng = np.random.default_rng(31)
+    n = 2500
+    factor = rng.normal(size=n)
+    block = {f"b{j}": 0.9 * factor + np.sqrt(0.19) * rng.normal(size=n) for j in range(15)}
+    free = {f"f{j}": rng.normal(size=n) for j in range(15)}
+    frame = pd.DataFrame({**block, **free})
+    bounds = {name: [-5.0, 5.0] for name in frame}
+    inside = np.triu_indices(15, 1)
+    kept = {}
+    for favour in ("smooth", "relationships"):
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=5, favour=favour).fit(frame, bounds=bounds)
+        entry = synth.privacy_report()["pairs"]
+        assert entry["released"] is (favour == "relationships") and entry["noise_sd"] > CORRELATION_NOISE_LIMIT
+        correlation = np.abs(synth.sample().corr().to_numpy())
+        kept[favour] = float(np.mean(correlation[:15, :15][inside]))
+        assert np.mean(correlation[15:, 15:][inside]) < 0.12, favour
+    assert entry["denoised"] == "as a matrix"
+    assert kept["smooth"] < 0.15 and kept["relationships"] > 0.35
+
+
 def test_favour_relationships_keeps_a_strong_pair_with_the_cells_in_the_lp():
     """Three columns, two with correlation .9 (one of them skewed), at (4, 1e-6): the fit's LP
     holds R moments plus the 3 x (B + 2) cells, and the synthetic correlation keeps at least .7 of

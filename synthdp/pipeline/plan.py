@@ -126,6 +126,7 @@ class Plan:
     round_to_lattice: bool  # exact mode: round b and W to multiples of 1/L
     marginal_bins: int  # bins per column of the copula's histograms (0: no copula)
     skipped_pairs: int = 0  # pair products x_i x_j among the lowest-degree moments, left to the pairs release
+    pair_moments: bool = False  # favour="relationships": every moment of degree <= 2, and the cells in the LP
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
 
     @property
@@ -136,6 +137,7 @@ class Plan:
     def to_dict(self) -> dict:
         out = asdict(self)
         out.pop("neighbours")  # the report states it under "privacy"
+        out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
         out.update(out.pop("theory"), budget=self.budget.to_dict())
         out.update(R=self.n_basis, C=self.n_candidates, K=self.smoothness)  # the paper's letters
         return out
@@ -218,12 +220,15 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         composition=_composition(config),
         shares=(("moments", 1 - sum(candidate_shares.values())), *candidate_shares.items()),
     )
-    skipped_pairs = 0
+    skipped_pairs, pair_moments = 0, False
     if kind == "copula" and budget.share("correlation") > 0:
-        if config.favour == "relationships":
+        pair_noise = pair_noise_sd(n, d, budget.remaining_epsilon, config.delta, _composition(config),
+                                   budget.share("correlation"), neighbours)
+        if config.favour == "relationships" and not denoised_as_matrix(pair_noise):
             # every moment of degree <= 2 as well, as a mixed table's basis holds them: the tilt
-            # then fits each pair's product moment (the budget split is the one decided above)
-            n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
+            # then fits each pair's product moment (the budget split is the one decided above);
+            # not where no single pair stands out of the pairs' noise: each pair moment would not either
+            n_basis, pair_moments = max(n_basis, count_indices_up_to_degree(d, 2)), True
             _check_lp_memory(config, n_basis, n_candidates, d, kind)
         else:
             # the pairs release measures every pair's dependence: the moments release keeps its
@@ -245,6 +250,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
                                                                   budget.stage("marginals"), neighbours))
         if budget.share("marginals") > 0 else 0,
         skipped_pairs=skipped_pairs,
+        pair_moments=pair_moments,
         neighbours=neighbours,
     )
 
@@ -264,7 +270,8 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
 
     * the pairs (the means of products of normal scores, :mod:`synthdp.stats.scores`) get
       COPULA_SHARES' 0.3 only if the standard deviation of their noise at that share is at
-      most CORRELATION_NOISE_LIMIT. The scores have unit variance, so that noise is the
+      most CORRELATION_NOISE_LIMIT (with ``favour="relationships"``, also above it, to be
+      denoised as a matrix, wherever :func:`spike_can_show`). The scores have unit variance, so that noise is the
       noise on a correlation: at 0.25 a correlation of 0.5, the usual line for a strong one,
       stands two noise standard deviations above 0, the threshold at which
       :func:`synthdp.postprocess.pairs.latent_correlation` keeps it; noisier pairs would
@@ -301,6 +308,8 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
         correlation = share if released else 0.0
         if released and pair_noise > CORRELATION_NOISE_LIMIT / 2:
             correlation = WEAK_PAIRS_SHARE
+        elif not released and config.favour == "relationships" and spike_can_show(pair_noise, d):
+            correlation = share  # released all the same, denoised as a matrix
     marginals = config.marginals_share
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
@@ -310,6 +319,18 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
     return {"marginals": marginals, "correlation": correlation}
+
+
+def spike_can_show(noise_sd: float, d: int) -> bool:
+    """Whether any d x d correlation matrix could stand out of pairs released with noise sd
+    ``noise_sd`` on each correlation, denoised as a matrix (:func:`synthdp.postprocess.pairs.spectral_denoise`).
+
+    An eigenvalue theta of C - I shows above the noise's semicircle only when theta > noise_sd * sqrt(d),
+    and no correlation matrix has one above d - 1 (all d columns one column). Below that line
+    the denoised matrix is the identity whatever the table: the pairs' share would be lost.
+    Public: the calibration's noise and d.
+    """
+    return d > 1 and noise_sd * math.sqrt(d) < d - 1
 
 
 def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str, share: float,
@@ -334,8 +355,8 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
         matrix = denoised_as_matrix(released_noise_sd)
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit,
                 "denoised": "as a matrix" if matrix else "pair by pair",
-                "note": ("released with noise above the limit (a correlation_share set where n is small for d): "
-                         "denoised as a matrix" if matrix else
+                "note": ("released with noise above the limit (favour='relationships' or a correlation_share set "
+                         "where n is small for d): denoised as a matrix" if matrix else
                          "released; a score correlation is kept from 2 noise sd")}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
@@ -344,9 +365,9 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
     return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
             "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
                     f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it), so the synthetic columns are "
-                    "drawn independently and the moments carry what dependence they can; correlation_share "
-                    "(--correlation-share) releases them anyway, denoised as a matrix "
-                    "(docs/relationships.md#where-it-stops)"
+                    "drawn independently and the moments carry what dependence they can; favour='relationships' "
+                    "(--favour relationships) or correlation_share (--correlation-share) releases them anyway, "
+                    "denoised as a matrix (docs/relationships.md#where-it-stops)"
             if noise > limit else "not released (correlation_share = 0)"}
 
 

@@ -624,7 +624,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
             target = target if lattice is None else grid.round_to_lattice(target, lattice)
             noise_sd, noise_l1 = release.moment_noise_sd, release.moment_noise_l1
-            if config.favour == "relationships" and plan.releases_pairs and release.noisy_histograms is not None:
+            if plan.pair_moments and release.noisy_histograms is not None:
                 columns, target, noise_sd, noise_l1 = with_cell_rows(release, candidates, columns, target, noise_sd,
                                                                      noise_l1)
             # each row in units of its noise (without cell rows a no-op: a numeric release's moments share one noise level)
