@@ -32,8 +32,10 @@ variants coincide.
 ``--study favour``: ``--favour relationships`` against the default (``smooth``). Where the pairs
 are released, the default leaves the basis's pair moments x_i x_j to the pairs release and
 fits the moments alone; ``relationships`` releases every moment of degree <= 2 (pairs
-included) and adds the histograms' cells to the LP's rows, as mixed tables do. Elsewhere the
-two coincide.
+included) and adds the histograms' cells to the LP's rows, as mixed tables do. Where the
+default releases no pairs (their noise above the pair-by-pair limit), ``relationships``
+releases them at a share of 0.3, denoised as a matrix, unless no correlation matrix could
+stand out of that noise; there the two coincide.
 
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
