@@ -5,7 +5,8 @@ For each table (CRM, CTG, PKS, WDBC with each column's min/max as public bounds,
 pks_subjects.csv with its binary ``sex`` column, a mixed table of the same numeric columns and
 min/max bounds) and each privacy setting
 ((epsilon, delta) = (1, 1e-10) and epsilon = 1), R rounds of synthdp's DEFAULT
-(``SmoothSynthesizer(epsilon=..., delta=...)``, nothing else set) and, at (1, 1e-10), R' runs of
+(``SmoothSynthesizer(epsilon=..., delta=...)``, nothing else set), R rounds of synthdp with
+``favour="relationships"`` on the numeric tables (method ``synthdp-relationships``) and, at (1, 1e-10), R' runs of
 each peer (below), each scored against the real table by
 :func:`synthdp.evaluation.metrics.utility_report` (the scores ``synthdp evaluate`` prints; few
 smooth queries, and SDMetrics not in-process but in its own virtualenv, below):
