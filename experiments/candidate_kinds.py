@@ -50,7 +50,7 @@ def run(name: str, kinds, epsilon: float, delta: float, spread: float, rounds: i
                 break
             synthetic = synth.sample()
             seconds.append(time.perf_counter() - start)
-            report = synth.privacy_report()
+            report = synth.privacy_report(synthetic)  # its "output" entry describes this sample
             n_basis, distinct = report["parameters"]["n_basis"], distinct + [report["output"]["distinct_rows"]]
             answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
             errors.append(worst_case_errors(true, answers, queries.alpha).relative)

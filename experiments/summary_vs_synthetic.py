@@ -207,11 +207,12 @@ def run_setting(label: str, dataset: Dataset, args: argparse.Namespace) -> dict:
         seed = None if args.seed is None else args.seed + r
         synth = fit(frame, bounds, seed, synthesize=True)
         start = time.perf_counter()
-        synthetic_answers = answer_queries(to_unit(synth.sample(), lower, upper), queries, SIGMAS)
+        synthetic = synth.sample()
+        synthetic_answers = answer_queries(to_unit(synthetic, lower, upper), queries, SIGMAS)
         summary = synth.summary()
         rounds.append({
             "R": summary.n_basis, "max_degree": summary.max_degree, "quadrature": summary.quadrature,
-            "distinct_rows": synth.privacy_report()["output"]["distinct_rows"],
+            "distinct_rows": synth.privacy_report(synthetic)["output"]["distinct_rows"],
             "errors": {"synthetic": worst_case_errors(true, synthetic_answers, queries.alpha).to_dict()},
             "seconds_per_query": {"synthetic (answer_queries, deduplicated rows)":
                                   (time.perf_counter() - start) / (queries.n_queries * len(SIGMAS))},
