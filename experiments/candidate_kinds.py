@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 from common import DATASETS, QUERY_SEED, RESULTS_DIR, load_dataset, query_set, true_answers
@@ -61,7 +62,7 @@ def run(name: str, kinds, epsilon: float, delta: float, spread: float, rounds: i
     return lines
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-10)
@@ -71,7 +72,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
-    args = parser.parse_args()
+    parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR, help="where the results file goes")
+    args = parser.parse_args(argv)
     start = time.perf_counter()
     header = ["| dataset | candidates | R | " + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | distinct rows | fit+sample s |",
               "|---|---|---:|" + "---:|" * len(SIGMAS) + "---:|---:|"]
@@ -79,7 +81,7 @@ def main() -> None:
             for line in run(name, args.kinds, args.epsilon, args.delta, args.spread, args.rounds, args.queries,
                             args.query_seed)]
     tag = f"eps{args.epsilon:g}_delta{args.delta:g}" + (f"_spread{args.spread:g}" if args.spread else "")
-    out = RESULTS_DIR / f"candidate_kinds_{tag}.md"
+    out = args.out_dir / f"candidate_kinds_{tag}.md"
     out.write_text(
         f"# Candidate kinds at (ε, δ) = ({args.epsilon:g}, {args.delta:g}), spread {args.spread:g}\n\n"
         f"`python experiments/candidate_kinds.py --epsilon {args.epsilon:g} --delta {args.delta:g} --spread {args.spread:g} "

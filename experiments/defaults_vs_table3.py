@@ -119,7 +119,7 @@ def fit_and_sample(frame: pd.DataFrame, bounds: dict, seed: int | None) -> tuple
         synth = SmoothSynthesizer(epsilon=1.0, seed=seed).fit(frame, bounds=bounds)
         synthetic = synth.sample()
         seconds = time.perf_counter() - start
-    report = synth.privacy_report()
+    report = synth.privacy_report(synthetic)  # its "output" entry describes this sample
     info = {
         "fit_sample_seconds": seconds,
         "n_basis": report["parameters"]["n_basis"],
