@@ -1,9 +1,9 @@
-"""synthdp's defaults against the paper's Table 3 (epsilon-DP, PCA candidates, C = 10^4).
+"""synthdp's defaults against the paper's Table 3 (epsilon-DP, the default candidates, C = 10^4).
 
 For each of CRM, CTG, PKS and WDBC (PAM is not available, see data/README.md) this script
 
 1. runs the whole ``synthdp generate`` CLI once in a subprocess with the defaults
-   (epsilon = 1, delta = 0, PCA candidates) and measures its wall time;
+   (epsilon = 1, delta = 0, the default copula candidates) and measures its wall time;
 2. for R rounds, fits ``SmoothSynthesizer(epsilon=1.0)`` (the same defaults) in-process,
    samples n rows (the default) and measures the worst-case absolute error (f as written
    and f / sum_j alpha_j) and the worst-case relative error over Q random smooth queries
@@ -186,8 +186,8 @@ def markdown(results: list[dict], args: argparse.Namespace, total_seconds: float
         "",
         generated_by(command) + f"; total run time {total_seconds / 60:.1f} min.",
         "",
-        "Setting: `SmoothSynthesizer(epsilon=1.0)` with every default — pure ε-DP (δ = 0), PCA candidates "
-        "(C = 10 000), R chosen automatically (Appendix A.5's rule with the default smoothness K = 4), "
+        "Setting: `SmoothSynthesizer(epsilon=1.0)` with every default — pure ε-DP (δ = 0), copula candidates "
+        "(C = 10 000; private one-way histograms, and pairs where their noise allows), R chosen automatically (Appendix A.5's rule with the default smoothness K = 4), "
         "n synthetic rows (the input's row count). "
         + (f"Synthesizer seeds {args.seed}..{args.seed + args.rounds - 1} (reproducible, NOT private noise)."
            if args.seed is not None else "seed=None: real private noise (OpenDP samplers).")
