@@ -222,9 +222,9 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     )
     skipped_pairs, pair_moments = 0, False
     if kind == "copula" and budget.share("correlation") > 0:
-        pair_noise = pair_noise_sd(n, d, budget.remaining_epsilon, config.delta, _composition(config),
-                                   budget.share("correlation"), neighbours)
-        if config.favour == "relationships" and not denoised_as_matrix(pair_noise):
+        if config.favour == "relationships" and not denoised_as_matrix(
+                pair_noise_sd(n, d, budget.remaining_epsilon, config.delta, _composition(config),
+                              budget.share("correlation"), neighbours)):
             # every moment of degree <= 2 as well, as a mixed table's basis holds them: the tilt
             # then fits each pair's product moment (the budget split is the one decided above);
             # not where no single pair stands out of the pairs' noise: each pair moment would not either

@@ -480,6 +480,19 @@ def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
     return _values_sums(values, text, numeric, request, kept_cells, overwrite=True)  # values: the chunk's own copy
 
 
+def _chunk_sums_and_cells(counting: bool, names: list[str], request: SumRequest,
+                          time_columns: Mapping[str, str] | None, text_columns: Collection[str],
+                          nullable: Collection[str]) -> Callable[[pd.DataFrame], tuple[RowSums, list[np.ndarray] | None]]:
+    """A streamed pass's per-chunk function: the chunk's sums (:func:`_frame_sums`) and, when the pass
+    counts cells worth keeping (``counting``, :meth:`_KeptCells.start`), a list of the chunk's own holding
+    its cells, for :meth:`_KeptCells.add` in the file's order."""
+    def chunk(frame: pd.DataFrame) -> tuple[RowSums, list[np.ndarray] | None]:
+        cells: list[np.ndarray] | None = [] if counting else None
+        return _frame_sums(frame, names, request, time_columns, text_columns, nullable, cells), cells
+
+    return chunk
+
+
 class _KeptCells:
     """The histogram cells of every row, kept from the pass that counts them (the copula's
     one-way histograms) for the pass of the pairs' products, which needs nothing else of the
@@ -630,12 +643,7 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
         from_cells = kept.sums(request)
         if from_cells is not None:
             return from_cells
-        counting = kept.start(request)
-
-        def chunk(frame: pd.DataFrame) -> tuple[RowSums, list[np.ndarray] | None]:
-            cells: list[np.ndarray] | None = [] if counting else None
-            return _frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells), cells
-
+        chunk = _chunk_sums_and_cells(kept.start(request), columns, request, time_columns, text_columns, nullable)
         with _csv_errors(path, label, csv_format), \
                 pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
                 _read_ahead(chunks) as frames:
@@ -821,12 +829,8 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
                 if request.counts_only and unit is None:  # the footer holds the row count: no batch is read
                     _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
-                counting = kept.start(request)
-
-                def chunk(frame: pd.DataFrame) -> tuple[RowSums, list[np.ndarray] | None]:
-                    cells: list[np.ndarray] | None = [] if counting else None
-                    return _frame_sums(frame, columns, request, time_columns, text_columns, nullable, cells), cells
-
+                chunk = _chunk_sums_and_cells(kept.start(request), columns, request, time_columns, text_columns,
+                                              nullable)
                 batches = (batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows))
                 with _read_ahead(batches) as frames:
                     sums = total(kept.add(*result)
