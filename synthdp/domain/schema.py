@@ -22,6 +22,14 @@ Encoding (the coordinates the release works on, numeric columns first, then the 
   a value outside its two levels is an input error (declare the column categorical to map
   such values to "other").
 
+* an integer column of at most MAX_VALUE_BLOCK values, in a table with binary or categorical
+  columns, also has a *value block*: an internal categorical column (``values_of``) with one
+  indicator per integer value in its bounds, 1 where the (clipped, rounded) value is that value.
+  It is not a column of the table (nothing decodes from it); it lets the release hold the 2-way
+  table of that column's values against each binary or categorical column, as for two
+  categorical columns (:func:`synthdp.stats.mixed_basis.basis_indices`), so that a pair such as
+  education x education-num, one a function of the other, can be kept cell by cell.
+
 The indicators z are the {0, 1} form of the +-1 coordinates x = 2z - 1 of docs/mechanism.md §7.
 Per coordinate the affine map is invertible, so products of at most one indicator per
 column span exactly the products of the +-1 coordinates (T_r(+-1) = (+-1)^r makes higher
@@ -38,6 +46,7 @@ This module holds public metadata and pure maps; it never imports the private ta
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +64,12 @@ DEFAULT_MARGINAL_DEGREE = 2
 DISCOVER = "discover"  # "levels": "discover" asks for DP discovery of a categorical column's levels
 MISSING_LABEL = "(missing)"  # the level a nullable categorical column's missing cells take; decoded as a missing cell
 INDICATOR_SUFFIX = " (missing)"  # the internal binary column of a nullable numeric column: 1 where the cell is missing
+VALUES_SUFFIX = " (values)"  # the internal categorical column of an integer column's values (its value block)
+#: Most values an integer column may have for a value block (its 2-way tables with the categorical
+#: columns): a column of so few values is read as codes (grades, ratings, levels of schooling, months,
+#: hours of the day), and each of its tables costs one sensitivity group whatever its size, but adds
+#: values x levels rows to the LP. docs/decisions.md#value-blocks.
+MAX_VALUE_BLOCK = 32
 DRAFT_KEY = "draft"  # top-level entry of a schema drafted from the data (synthdp schema); ignored by from_dict
 
 
@@ -68,7 +83,10 @@ class CategoricalColumn:
     A ``nullable`` categorical column has one more indicator, for MISSING_LABEL: its missing
     cells (kept apart from "other", and decoded as missing cells). ``indicator_of`` names the
     nullable numeric column whose missingness this internal binary column encodes (levels
-    "present", "missing"); it is not a column of the table.
+    "present", "missing"); it is not a column of the table. ``values_of`` names the integer
+    column whose values this internal categorical column encodes (its value block: one level per
+    integer in the bounds, no "other" level, since a value is clipped into them); not a column
+    of the table either.
     """
 
     name: str
@@ -77,6 +95,7 @@ class CategoricalColumn:
     other_label: str = DEFAULT_OTHER_LABEL
     nullable: bool = False
     indicator_of: str | None = None
+    values_of: str | None = None
 
     def __post_init__(self) -> None:
         if self.binary and len(self.levels) != 2:
@@ -88,8 +107,15 @@ class CategoricalColumn:
     def all_levels(self) -> tuple[str, ...]:
         """Every level a value decodes to: the levels, then ``other_label`` for a categorical
         column, then MISSING_LABEL for a nullable one."""
+        if self.values_of is not None:
+            return self.levels
         levels = self.levels if self.binary else self.levels + (self.other_label,)
         return levels + (MISSING_LABEL,) if self.nullable else levels
+
+    @property
+    def internal(self) -> bool:
+        """Whether the column is the schema's own (a missingness indicator or a value block), not the table's."""
+        return self.indicator_of is not None or self.values_of is not None
 
     @property
     def coded_levels(self) -> tuple[str, ...]:
@@ -100,6 +126,12 @@ class CategoricalColumn:
     def width(self) -> int:
         """Number of indicator coordinates."""
         return len(self.coded_levels)
+
+    def value_codes(self, values: np.ndarray) -> np.ndarray:
+        """A value block's level index of each value of its integer column (in the column's units), shape (n,):
+        the value rounded to an integer and clipped into the bounds, as the release clips it."""
+        first, last = int(self.levels[0]), int(self.levels[-1])
+        return (np.clip(np.rint(values), first, last) - first).astype(np.int64)
 
     def level_codes(self, values: pd.Series) -> np.ndarray:
         """Index of each value in ``all_levels``, shape (n,); its coordinate is the index minus ``self.binary``.
@@ -158,6 +190,22 @@ class Schema:
         return tuple(name for name in self.names if name in declared)
 
     @property
+    def declared(self) -> tuple[CategoricalColumn, ...]:
+        """The binary and categorical columns of the table (without the internal ones)."""
+        return tuple(column for column in self.categorical if not column.internal)
+
+    @property
+    def value_blocks(self) -> tuple[CategoricalColumn, ...]:
+        """The value blocks of the integer columns (:data:`MAX_VALUE_BLOCK`), in table order."""
+        return tuple(column for column in self.categorical if column.values_of is not None)
+
+    @property
+    def valued_numeric(self) -> tuple[tuple[CategoricalColumn, int], ...]:
+        """Each value block with the index of its integer column among the numeric columns."""
+        names = self.numeric.names
+        return tuple((column, names.index(str(column.values_of))) for column in self.value_blocks)
+
+    @property
     def n_coordinates(self) -> int:
         """D, the encoded width: numeric coordinates then the indicator blocks."""
         return self.d_numeric + sum(column.width for column in self.categorical)
@@ -194,6 +242,8 @@ class Schema:
         frame = decode(points[:, : self.d_numeric], self.numeric)
         columns = {name: frame[name] for name in frame.columns}
         for column in self.categorical:
+            if column.values_of is not None:  # the numeric coordinate holds the value
+                continue
             block = points[:, self.block_slice(column.name)]
             choice = (block[:, 0] > 0.5).astype(np.int64) if column.binary else block.argmax(axis=1)
             if column.indicator_of is not None:  # a nullable numeric column: missing where its indicator is 1
@@ -275,8 +325,20 @@ class Schema:
                                            f"'{name + INDICATOR_SUFFIX}' for its missingness, which a column has")
                     indicators.append(CategoricalColumn(name + INDICATOR_SUFFIX, ("present", "missing"), True,
                                                         other_label, indicator_of=name))
-        return cls(tuple(column_names), Domain(tuple(numeric), source="public"), tuple(categorical + indicators),
-                   other_label)
+        values = []
+        if categorical:  # value blocks only beside declared binary or categorical columns: their 2-way tables
+            for column in numeric:
+                count = math.floor(column.upper) - math.ceil(column.lower) + 1
+                nullable = specs[column.name].get("nullable", False) if isinstance(specs[column.name], Mapping) else False
+                if column.integer and column.temporal is None and not nullable and count <= MAX_VALUE_BLOCK:
+                    if column.name + VALUES_SUFFIX in column_names:
+                        raise SynthDPError(f"{origin}: integer column '{column.name}' needs the name "
+                                           f"'{column.name + VALUES_SUFFIX}' for its value block, which a column has")
+                    levels = tuple(str(value) for value in range(math.ceil(column.lower), math.floor(column.upper) + 1))
+                    values.append(CategoricalColumn(column.name + VALUES_SUFFIX, levels, False, other_label,
+                                                    values_of=column.name))
+        return cls(tuple(column_names), Domain(tuple(numeric), source="public"),
+                   tuple(categorical + indicators + values), other_label)
 
 
 def load_schema_file(path: str | Path) -> dict:
@@ -330,7 +392,7 @@ def bounds_schema(bounds: Mapping) -> dict | None:
 def schema_text_columns(content: Mapping | Schema) -> tuple[str, ...]:
     """The binary and categorical columns a schema (or schema mapping) declares: read as levels, not numbers."""
     if isinstance(content, Schema):
-        return tuple(column.name for column in content.categorical if column.indicator_of is None)
+        return tuple(column.name for column in content.declared)
     columns = content.get("columns") if isinstance(content, Mapping) else None
     if not isinstance(columns, Mapping):
         return ()

@@ -125,7 +125,10 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     normals above thresholds (:func:`binary_latent`), and so are the categorical columns tied
     to a numeric one, as latent normals cut into ordered intervals (:func:`ordinal_latent`).
     The other levels are drawn along a tree of the released 2-way tables (:func:`tree_levels`)
-    grown from those columns (without histograms, rooted at the first column), independently
+    grown from those columns and from the value blocks of the integer columns (each its column's
+    drawn value; :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), so that a column tied to such
+    a column cell by cell (education to education-num) follows its released 2-way table
+    (without histograms or numeric columns, rooted at the first column), independently
     of the numeric part but through them: the LP's tilt then weighs the candidates to the
     released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
@@ -153,6 +156,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
             drawn = {name: (latent[:, d + b] > binaries.thresholds[b]).astype(np.int64)
                      for b, name in enumerate(binaries.names)}
             drawn |= {ordinal.name: ordinal.draw(latent[:, d + k + o]) for o, ordinal in enumerate(ordinals)}
+        values = schema.numeric.from_unit(parts[0])  # each value block is its integer column's drawn value
+        drawn |= {column.name: column.value_codes(values[:, j]) for column, j in schema.valued_numeric}
     chosen = tree_levels(schema, indices, moments, count, rng, drawn)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
@@ -348,9 +353,11 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     deviations and computes the latent correlations from them.
 
     A weaker tie is left to the tree, which keeps a categorical parent's whole 2-way table, e.g.
-    region as a fixed grouping of states; joined, education follows
-    education-num (a function of it) and marital status follows age, which neither the tree of
-    the categorical 2-way tables nor the tilt's means per level could make. With a joined
+    region as a fixed grouping of states; joined, marital status follows age, which neither the
+    tree of the categorical 2-way tables nor the tilt's means per level could make. An integer
+    column with a value block is no tie for this: its 2-way table with c is released, and the
+    tree draws c from it given the drawn value (education from education-num, a function of
+    it, which a latent correlation of .93 left mixed between neighbouring levels). With a joined
     binary or categorical column, its latent correlation is the same normalisation of the
     covariance of their scores over the released 2-way cells. The joined columns become roots
     of the tree (:func:`tree_levels`), from which the other categorical columns grow; nullable
@@ -426,8 +433,11 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     ordinals: list[OrdinalLevels] = []
     joined = []  # (coordinates, scores, scores on the grid) of each joined column
     rows = []
+    # a numeric column with a value block has its 2-way table with each categorical column released:
+    # a column tied to it follows that table along the tree (tree_levels), not a latent order
+    blocked = {j for _, j in schema.valued_numeric}
     for column in schema.categorical:
-        if column.binary or column.nullable or column.indicator_of is not None:
+        if column.binary or column.nullable or column.internal:
             continue
         block = schema.block_slice(column.name)
         coordinates = range(block.start, block.stop)
@@ -438,7 +448,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
         found = [deviations(coordinates, frequencies, j) for j in range(d)]
         best: tuple[float, int] = (0.0, -1)
         for j, deviation_noise in enumerate(found):
-            if deviation_noise is None or not deviation_noise[0].any():
+            if deviation_noise is None or not deviation_noise[0].any() or j in blocked:
                 continue
             deviation, noise = deviation_noise
             means = np.divide(deviation, frequencies, out=np.zeros(len(frequencies)), where=frequencies > 0)
@@ -573,12 +583,14 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     """
     summary = MarginalSummary(schema, indices, moments)
     names = [column.name for column in schema.categorical]
+    roots = [name for name in names if name in (drawn or {})] or [names[0]]
     tables = {}
     for a, b in itertools.combinations(names, 2):
+        if a in roots and b in roots:  # no edge between two drawn columns (two value blocks have no table)
+            continue
         table = summary.marginal([a, b]).to_numpy().reshape(len(schema.column(a).all_levels), -1)
         tables[a, b], tables[b, a] = table, table.T
     parent = {}
-    roots = [name for name in names if name in (drawn or {})] or [names[0]]
     in_tree = list(roots)
     while len(in_tree) < len(names):
         information = {(p, c): _mutual_information(tables[p, c]) for p in in_tree for c in names if c not in in_tree}

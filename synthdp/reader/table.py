@@ -423,6 +423,8 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
     for column in schema.categorical:
         if column.indicator_of is not None:
             codes = missing[:, column_names.index(column.indicator_of)].astype(np.int64)
+        elif column.values_of is not None:  # a non-nullable integer column: no missing cell
+            codes = column.value_codes(values[:, column_names.index(str(column.values_of))])
         else:
             codes = column.level_codes(text[column.name].reset_index(drop=True))
             if not column.binary:

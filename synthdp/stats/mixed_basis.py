@@ -26,7 +26,15 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
       means per level);
     * every product of indicators of at most ``marginal_degree`` distinct binary or
       categorical columns: the cells of all marginals of that order (a binary column's
-      first level excluded: it is 1 minus its indicator).
+      first level excluded: it is 1 minus its indicator);
+    * every cell of the 2-way table of an integer column's value block (:data:`synthdp.domain.schema.MAX_VALUE_BLOCK`)
+      and one binary or categorical column (at marginal degree >= 2): that column's
+      levels against the integer's values, and its one-way cells (the frequency of each
+      value, which a binary column's first level needs: P(v, a) = P(v) - P(v, b)). Not the
+      numeric means per value, which the pairs release and the copula cover, nor its table
+      with another value block (two numeric columns: the copula's). Each table is one
+      sensitivity group (a row has one value and one level), so it adds 2/n to the l1
+      sensitivity whatever its size.
 
     Degree <= 1 per indicator and at most one indicator per column in a product: z^2 = z
     and, within a block, z_a z_b = 0.
@@ -39,11 +47,15 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
         numeric = lowest_degree_indices(d, count_indices_up_to_degree(d, 2))
         rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
     blocks = [range(schema.block_slice(c.name).start, schema.block_slice(c.name).stop) for c in schema.categorical]
+    value_block = {block.start for block, c in zip(blocks, schema.categorical) if c.values_of is not None}
     for size in range(1, min(marginal_degree, len(blocks)) + 1):
         for chosen in itertools.combinations(blocks, size):
+            values = sum(block.start in value_block for block in chosen)
+            if values and (size > 2 or values > 1):  # a value block: its own cells and 2-way tables with levels
+                continue
             for coordinates in itertools.product(*chosen):
                 rows.append(_index(D, coordinates))
-                if size == 1:  # the numeric means of this level
+                if size == 1 and not values:  # the numeric means of this level
                     rows.extend(_index(D, coordinates + (j,)) for j in range(d))
     return np.array(rows, dtype=np.int64).reshape(len(rows), D)
 

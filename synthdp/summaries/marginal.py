@@ -137,6 +137,10 @@ class MarginalSummary(SummaryFile):
             moments = np.array(content["noisy_moments"], dtype=float)
         except (KeyError, TypeError, ValueError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
+        older = schema.n_coordinates - sum(column.width for column in schema.value_blocks)
+        if indices.ndim == 2 and schema.value_blocks and indices.shape[1] == older:
+            # written before value blocks (their coordinates come last): none of its moments involves one
+            indices = np.pad(indices, ((0, 0), (0, schema.n_coordinates - older)))
         if indices.ndim != 2 or indices.shape != (len(moments), schema.n_coordinates):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
         return cls(schema, indices, moments, content.get("privacy_report"))
@@ -229,8 +233,9 @@ def marginal_errors(reference: Callable[[Sequence[str]], pd.Series], estimate: C
 
 
 def column_sets(schema: Schema, k: int) -> list[tuple[str, ...]]:
-    """All k-way sets of the schema's binary and categorical columns, in schema order."""
-    return list(itertools.combinations([column.name for column in schema.categorical], k))
+    """All k-way sets of the schema's binary and categorical columns, in schema order (not the value blocks
+    of its integer columns, which are no columns of the table)."""
+    return list(itertools.combinations([column.name for column in schema.categorical if column.values_of is None], k))
 
 
 def _distinct(columns: Sequence[str]) -> list[str]:
