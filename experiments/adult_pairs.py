@@ -1,17 +1,18 @@
 """adult's 2-way total-variation distance by kind of pair (issue 18): which pairs the mixed pipeline keeps.
 
-    python experiments/adult_pairs.py [--seeds 6] [--join-ratios 0.3 0]
+    python experiments/adult_pairs.py [--seeds 6] [--variants default no-value-blocks join-ratio=0]
 
-For each setting ((1, 1e-10) and epsilon = 1) and each join ratio of
-:func:`synthdp.postprocess.candidates.ordinal_latent` (``StudyOptions(join_ratio=...)``; the
-default, ``JOIN_RATIO``, first; 0 joins every categorical column whose means per level stand
-out of the noise), seeded releases of adult with
+For each setting ((1, 1e-10) and epsilon = 1) and each variant — the default; ``no-value-blocks``,
+the schema without value blocks (``StudyOptions(value_blocks=False)``: no 2-way tables of
+education-num's values, education tied to it by a latent order, the default before value blocks); ``join-ratio=R``, another join ratio of
+:func:`synthdp.postprocess.candidates.ordinal_latent` (``StudyOptions(join_ratio=R)``; 0 joins
+every categorical column whose means per level stand out of the noise) — seeded releases of adult with
 configs/adult_schema.json (seed s = 0 .. SEEDS - 1: reproducible, NOT private), each scored by
 :func:`synthdp.evaluation.mixed.pair_scores` (numeric columns in 16 equal-width bins of the
 schema's bounds): the mean 2-way TV over all pairs, over categorical x numeric, categorical and
 numeric pairs, and the TV of education x education-num (a function of each other). The numbers
 before ``ordinal_latent`` come from running this script at commit 98c6acc (no JOIN_RATIO: pass
-``--join-ratios none --out experiments/results/adult_pairs_before.md``). Writes
+``--join-ratios none --out experiments/results/adult_pairs_before.md``, the option of that version). Writes
 experiments/results/adult_pairs.md (``--out``).
 """
 
@@ -69,20 +70,25 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=6)
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--join-ratios", nargs="+", default=["default", "0"],
-                        help="join ratios ('default': the package's JOIN_RATIO; 'none': a version without one)")
+    parser.add_argument("--variants", nargs="+", default=["default", "no-value-blocks", "join-ratio=0"],
+                        help="'default', 'no-value-blocks' (StudyOptions(value_blocks=False)) and/or 'join-ratio=R'")
     args = parser.parse_args(argv)
+    for variant in args.variants:
+        if variant not in ("default", "no-value-blocks") and not variant.startswith("join-ratio="):
+            parser.error(f"unknown variant '{variant}'")
     started = time.perf_counter()
     frame = pd.read_csv(DATA_DIR / "adult.csv")
     spec = json.loads(SCHEMA.read_text())
     default = getattr(candidates, "JOIN_RATIO", None)
     rows = []
     for epsilon, delta in ((1.0, 1e-10), (1.0, 0.0)):
-        for ratio in args.join_ratios:
-            study = None if ratio in ("default", "none") else StudyOptions(join_ratio=float(ratio))
+        for variant in args.variants:
+            ratio = variant.partition("=")[2]
+            study = (StudyOptions(join_ratio=float(ratio)) if ratio else
+                     StudyOptions(value_blocks=False) if variant == "no-value-blocks" else None)
             result = scores(frame, spec, epsilon, delta, args.seeds, study)
-            label = {"default": f"default (JOIN_RATIO = {default})", "none": "no JOIN_RATIO (before)"}.get(
-                ratio, f"JOIN_RATIO = {ratio}")
+            label = {"default": f"default (JOIN_RATIO = {default}, value blocks)",
+                     "no-value-blocks": "no value blocks (before)"}.get(variant, f"JOIN_RATIO = {ratio}")
             log(f"({epsilon:g}, {delta:g}) {label}: {result}")
             rows.append(f"| ({epsilon:g}, {delta:g}) | {label} | "
                         + " | ".join(f"{result.get(kind, float('nan')):.4f}" for kind in

@@ -159,3 +159,16 @@ def test_a_summary_written_before_value_blocks_still_loads(schema):
     content["basis_indices"] = [index[: block.start] for index in older]  # an older file: no block coordinates
     loaded = MarginalSummary.from_dict(content)
     pd.testing.assert_series_equal(loaded.marginal(["sex", "job"]), summary.marginal(["sex", "job"]))
+
+
+def test_a_design_study_can_leave_the_value_blocks_out(schema):
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.run import StudyOptions, fit
+
+    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
+                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    config = SynthConfig(epsilon=1.0, seed=3)
+    with_blocks = fit(config, frame, schema=SCHEMA, synthesize=False).release
+    without = fit(config, frame, schema=SCHEMA, synthesize=False, study=StudyOptions(value_blocks=False)).release
+    assert without.schema.value_blocks == () and with_blocks.schema.value_blocks != ()
+    assert len(without.basis_indices) == len(with_blocks.basis_indices) - (3 + 3 + 9)

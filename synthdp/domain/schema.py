@@ -277,10 +277,13 @@ class Schema:
         return {"columns": columns, "other_label": self.other_label}
 
     @classmethod
-    def from_dict(cls, content: Mapping, column_names: Sequence[str], origin: str = "schema") -> Schema:
+    def from_dict(cls, content: Mapping, column_names: Sequence[str], origin: str = "schema",
+                  value_blocks: bool = True) -> Schema:
         """Build the schema of ``column_names`` (the table's columns, in order) from a schema mapping.
 
-        Every column needs an entry, and every entry must name a column.
+        Every column needs an entry, and every entry must name a column. ``value_blocks=False``
+        leaves out the integer columns' value blocks (a design study's variant,
+        :class:`synthdp.pipeline.run.StudyOptions`).
         """
         if not isinstance(content, Mapping) or not isinstance(content.get("columns"), Mapping):
             raise SynthDPError(f"{origin} must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
@@ -326,7 +329,7 @@ class Schema:
                     indicators.append(CategoricalColumn(name + INDICATOR_SUFFIX, ("present", "missing"), True,
                                                         other_label, indicator_of=name))
         values = []
-        if categorical:  # value blocks only beside declared binary or categorical columns: their 2-way tables
+        if categorical and value_blocks:  # only beside declared binary or categorical columns: their 2-way tables
             for column in numeric:
                 count = math.floor(column.upper) - math.ceil(column.lower) + 1
                 nullable = specs[column.name].get("nullable", False) if isinstance(specs[column.name], Mapping) else False

@@ -148,6 +148,11 @@ class StudyOptions:
     rearrange : bool
         Rearrange a tilted fit's candidates onto its one-way marginals where :func:`rearranges`
         says so (True, the product), or keep the tilt's weights (False). Post-processing.
+    value_blocks : bool
+        Give a mixed table's integer columns of few values their value blocks (True, the
+        product: :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), or not (False, before): a
+        schema given as a mapping is built without them, so the release holds no 2-way table
+        of their values and fewer groups. Changes the release.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -175,6 +180,7 @@ class StudyOptions:
     rearrange: bool = True
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
+    value_blocks: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -290,7 +296,8 @@ def fit(
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
         schema, config = discover_levels(config, table, schema, ledger, noise, neighbours)  # config: the budget left
     if schema is not None:
-        schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names)
+        schema = (schema if isinstance(schema, Schema) else
+                  Schema.from_dict(schema, table.all_names, value_blocks=study is None or study.value_blocks))
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
