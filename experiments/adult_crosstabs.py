@@ -67,7 +67,7 @@ def oracle_table(real: pd.DataFrame, model, bins: int, share: float, seed: int) 
     design, target, _, row_sd = mixed_design(release, ChebyshevBasis(release.basis_indices), candidates)
     probabilities = np.repeat((np.arange(1, bins) / bins)[:, None], d, axis=1)
     edges_unit = copula_marginals(release).quantiles(probabilities)  # public: the released histograms' quantiles
-    columns = [column for column in schema.categorical if column.indicator_of is None]
+    columns = [column for column in schema.categorical if not column.internal]
     tables = [(j, column) for j in range(d) for column in columns]
     budget = Budget(0.0, 0.0, config.epsilon, config.delta, _composition(config), (("tables", share),))
     sd = budget.stage("tables").noise_sd(2.0 * len(tables), float(np.sqrt(2.0 * len(tables))))

@@ -58,7 +58,7 @@ DEGREE_3 = "summary of a degree-3 release"
 
 def independent_one_way(data: pd.DataFrame, schema: Schema, epsilon: float, rng: np.random.Generator) -> dict:
     """Noisy one-way histograms of every categorical column (baseline c), as Series of fractions."""
-    columns = [column.name for column in schema.categorical]
+    columns = [column.name for column in schema.declared]
     scale = 2 * len(columns) / (len(data) * epsilon)
     histograms = {}
     for name in columns:

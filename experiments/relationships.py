@@ -488,7 +488,7 @@ class SDMetricsBatch:
         """At most SDMETRICS_ROWS sampled rows of each, numeric columns as floats, categorical ones as levels."""
         rng = np.random.default_rng(seed)
         schema = None if content is None else Schema.from_dict(content, list(real.columns))
-        categorical = set() if schema is None else {column.name for column in schema.categorical}
+        categorical = set() if schema is None else {column.name for column in schema.declared}
         sdtypes = {str(name): "categorical" if name in categorical else "numerical" for name in real.columns}
         samples = []
         for frame in (real, synthetic[list(real.columns)]):
