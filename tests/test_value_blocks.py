@@ -172,3 +172,8 @@ def test_a_design_study_can_leave_the_value_blocks_out(schema):
     without = fit(config, frame, schema=SCHEMA, synthesize=False, study=StudyOptions(value_blocks=False)).release
     assert without.schema.value_blocks == () and with_blocks.schema.value_blocks != ()
     assert len(without.basis_indices) == len(with_blocks.basis_indices) - (3 + 3 + 9)
+
+
+def test_marginal_degree_one_releases_nothing_of_the_value_blocks(schema):
+    indices = basis_indices(schema, 1)
+    assert not indices[:, schema.block_slice("grade" + VALUES_SUFFIX)].any()

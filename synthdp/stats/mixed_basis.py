@@ -30,7 +30,8 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
     * every cell of the 2-way table of an integer column's value block (:data:`synthdp.domain.schema.MAX_VALUE_BLOCK`)
       and one binary or categorical column (at marginal degree >= 2): that column's
       levels against the integer's values, and its one-way cells (the frequency of each
-      value, which a binary column's first level needs: P(v, a) = P(v) - P(v, b)). Not the
+      value, which a binary column's first level needs: P(v, a) = P(v) - P(v, b)); nothing
+      at marginal degree 1. Not the
       numeric means per value, which the pairs release and the copula cover, nor its table
       with another value block (two numeric columns: the copula's). Each table is one
       sensitivity group (a row has one value and one level), so it adds 2/n to the l1
@@ -51,7 +52,7 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
     for size in range(1, min(marginal_degree, len(blocks)) + 1):
         for chosen in itertools.combinations(blocks, size):
             values = sum(block.start in value_block for block in chosen)
-            if values and (size > 2 or values > 1):  # a value block: its own cells and 2-way tables with levels
+            if values and (size > 2 or values > 1 or marginal_degree < 2):  # its cells and 2-way tables only
                 continue
             for coordinates in itertools.product(*chosen):
                 rows.append(_index(D, coordinates))
