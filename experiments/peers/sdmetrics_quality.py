@@ -58,7 +58,8 @@ def quality(job: dict) -> dict:
     report.generate({"table": tables["real"]}, {"table": tables["synthetic"]}, metadata, verbose=False)
     properties = report.get_properties()
     scores = dict(zip(properties["Property"], properties["Score"]))
-    real_bins = pair_trends_on_real_bins(tables["real"], tables["synthetic"], metadata)
+    real_bins = (pair_trends_on_real_bins(tables["real"], tables["synthetic"], metadata) if categorical
+                 else number(scores.get("Column Pair Trends")))  # all numeric: no pair is binned
     return {"overall": number(report.get_score()), "column_shapes": number(scores.get("Column Shapes")),
             "column_pair_trends": number(scores.get("Column Pair Trends")),
             "column_pair_trends_real_bins": real_bins,
