@@ -150,7 +150,7 @@ def test_a_categorical_function_of_an_integer_column_keeps_its_cells():
 def test_a_summary_written_before_value_blocks_still_loads(schema):
     frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
                           "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
-    summary = SmoothSynthesizer(seed=2).fit(frame, schema=SCHEMA, synthesize=False).marginal_summary()
+    summary = SmoothSynthesizer(seed=2, n_candidates=300).fit(frame, schema=SCHEMA).marginal_summary()
     content = json.loads(summary.to_json())
     block = schema.block_slice("grade" + VALUES_SUFFIX)
     older = [index for index in content["basis_indices"] if not any(index[block])]
@@ -167,9 +167,11 @@ def test_a_design_study_can_leave_the_value_blocks_out(schema):
 
     frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
                           "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
-    config = SynthConfig(epsilon=1.0, seed=3)
-    with_blocks = fit(config, frame, schema=SCHEMA, synthesize=False).release
-    without = fit(config, frame, schema=SCHEMA, synthesize=False, study=StudyOptions(value_blocks=False)).release
+    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=300)
+    with_blocks = fit(config, frame, schema=SCHEMA).release
+    without = fit(config, frame, schema=SCHEMA, study=StudyOptions(value_blocks=False)).release
+    summary_only = fit(config, frame, schema=SCHEMA, synthesize=False).release  # its marginals: the table's columns
+    assert summary_only.schema.value_blocks == ()
     assert without.schema.value_blocks == () and with_blocks.schema.value_blocks != ()
     assert len(without.basis_indices) == len(with_blocks.basis_indices) - (3 + 3 + 9)
 
@@ -177,3 +179,11 @@ def test_a_design_study_can_leave_the_value_blocks_out(schema):
 def test_marginal_degree_one_releases_nothing_of_the_value_blocks(schema):
     indices = basis_indices(schema, 1)
     assert not indices[:, schema.block_slice("grade" + VALUES_SUFFIX)].any()
+
+
+def test_a_release_at_marginal_degree_one_has_no_value_block_and_still_samples():
+    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
+                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    synth = SmoothSynthesizer(epsilon=1.0, seed=4, marginal_degree=1, n_candidates=300).fit(frame, schema=SCHEMA)
+    assert synth.release_.schema.value_blocks == ()
+    assert list(synth.sample(20).columns) == NAMES

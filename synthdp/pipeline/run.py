@@ -296,8 +296,10 @@ def fit(
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
         schema, config = discover_levels(config, table, schema, ledger, noise, neighbours)  # config: the budget left
     if schema is not None:
-        schema = (schema if isinstance(schema, Schema) else
-                  Schema.from_dict(schema, table.all_names, value_blocks=study is None or study.value_blocks))
+        # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
+        # (its marginals are over the table's columns), none in a design study without them
+        blocks = (study is None or study.value_blocks) and config.marginal_degree >= 2 and synthesize
+        schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names, value_blocks=blocks)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
