@@ -28,6 +28,7 @@ from synthdp.evaluation.mixed import (
     numeric_schema,
     pair_scores,
     sdmetrics_quality,
+    sdmetrics_shifted_bins,
     tv_distance,
 )
 
@@ -377,3 +378,22 @@ def test_html_page_with_one_numeric_column_has_no_heatmap(tmp_path):
     path.write_text(render_html(report, real, real.copy(), schema=content), encoding="utf-8")
     page = check_page(path, ["age", "workclass", "sex"], ["age"])
     assert "correlations" not in page.sections and "pairs" in page.sections
+
+
+def test_the_numeric_columns_whose_sample_ranges_differ_are_named_for_sdmetrics_bins():
+    """SDMetrics bins each table's numeric columns on its own range: a synthetic sample without the real
+    minimum of education-num shifts its bins, and the report says so by name, never by value."""
+    real = adult_like(300, seed=3)
+    synth = real.copy()
+    assert sdmetrics_shifted_bins(real, synth, schema_of()) == []
+    synth.loc[synth["education-num"] == real["education-num"].min(), "education-num"] += 1
+    assert sdmetrics_shifted_bins(real, synth, schema_of()) == ["education-num"]
+    numeric_only = Schema.from_dict({"columns": {name: SCHEMA["columns"][name] for name in NUMERIC}}, NUMERIC)
+    assert sdmetrics_shifted_bins(real[NUMERIC], synth[NUMERIC], numeric_only) == []  # pairs by correlation
+    report = utility_report(real, synth, schema=SCHEMA, n_queries=5, sdmetrics=False)
+    report["sdmetrics"] = {"version": "0", "overall": 0.9, "column_shapes": 0.9, "column_pair_trends": 0.8,
+                           "rows": {"real": 300, "synthetic": 300}, "sampled": False, "seed": 0,
+                           "shifted_bins": ["education-num"]}
+    note = [line for line in format_report(report).splitlines() if "own range" in line]
+    assert len(note) == 1 and "education-num" in note[0]
+    assert not any(character.isdigit() for character in note[0])  # no value of the real table

@@ -244,7 +244,10 @@ def _summary_section(report: Mapping) -> str:
                        f"Column Shapes {_number(sdmetrics['column_shapes'])}, Column Pair Trends "
                        f"{_number(sdmetrics['column_pair_trends'])} (sdmetrics {sdmetrics['version']}, "
                        f"{sdmetrics['rows']['real']} real and {sdmetrics['rows']['synthetic']} synthetic rows"
-                       + (", a random sample)" if sdmetrics["sampled"] else ")")])
+                       + (", a random sample)" if sdmetrics["sampled"] else ")")
+                       + (f"; the samples' ranges differ for {', '.join(sdmetrics['shifted_bins'])}, whose pairs "
+                          "with categorical columns SDMetrics then scores on shifted bins"
+                          if sdmetrics.get("shifted_bins") else "")])
     elif isinstance(sdmetrics, str):
         scores.append(["SDMetrics QualityReport", sdmetrics, ""])
     parts.append(_table(["score", "value", ""], scores, numeric_from=9))

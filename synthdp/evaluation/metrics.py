@@ -703,4 +703,8 @@ def _format_sdmetrics(scores) -> list[str]:
     lines += _table(["score", ""], [["overall", _number(scores["overall"])],
                                     ["Column Shapes", _number(scores["column_shapes"])],
                                     ["Column Pair Trends", _number(scores["column_pair_trends"])]])
+    if scores.get("shifted_bins"):
+        lines.append(f"  note: SDMetrics bins each table's numeric columns on its own range, and the samples' ranges "
+                     f"differ for {', '.join(scores['shifted_bins'])}: their pairs with categorical columns may score "
+                     "low for that alone (docs/relationships.md, SDMetrics' bins)")
     return lines

@@ -49,6 +49,7 @@ __all__ = [
     "column_tv",
     "pair_scores",
     "sdmetrics_quality",
+    "sdmetrics_shifted_bins",
 ]
 
 #: Equal-width bins of a numeric column's bounds for its one-way and two-way distributions.
@@ -215,6 +216,27 @@ def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: i
 
 
 # ------------------------------------------------------------------ SDMetrics
+def sdmetrics_shifted_bins(real: pd.DataFrame, synthetic: pd.DataFrame, schema: Schema) -> list[str]:
+    """The numeric columns whose Column Pair Trends bins differ between the two samples SDMetrics scores.
+
+    SDMetrics' QualityReport (0.32) cuts each table's numeric columns for their pairs with a
+    categorical column on that table's own 10 equal-width bins, from its own minimum and maximum,
+    so where the two samples' ranges differ (a rare extreme value missing from one of them) the
+    bins do not line up and those pairs score low whatever their cells (docs/relationships.md,
+    "SDMetrics' bins"). Names only, never a value; empty when the schema has no binary or
+    categorical column (numeric pairs are scored by correlation, without bins).
+    """
+    if not schema.declared:
+        return []
+    shifted = []
+    for name in _numeric_bounds(schema):
+        first, second = real[name].to_numpy(dtype=float), synthetic[name].to_numpy(dtype=float)
+        first, second = first[np.isfinite(first)], second[np.isfinite(second)]
+        if len(first) and len(second) and (first.min() != second.min() or first.max() != second.max()):
+            shifted.append(name)
+    return shifted
+
+
 def _for_sdmetrics(frame: pd.DataFrame, schema: Schema, rows: np.ndarray) -> pd.DataFrame:
     """The sampled rows with numeric columns as floats and the others as their schema level."""
     numeric = set(_numeric_bounds(schema))
@@ -247,8 +269,9 @@ def sdmetrics_quality(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, *
     -------
     dict or str
         ``version``, ``overall``, ``column_shapes``, ``column_pair_trends`` (None where SDMetrics
-        gives no number), ``rows`` ({"real": ..., "synthetic": ...}, the rows used), ``sampled``
-        and ``seed``; a string when sdmetrics is missing or fails (naming only the error's type).
+        gives no number), ``rows`` ({"real": ..., "synthetic": ...}, the rows used), ``sampled``,
+        ``seed`` and ``shifted_bins`` (:func:`sdmetrics_shifted_bins` of the two samples); a
+        string when sdmetrics is missing or fails (naming only the error's type).
     """
     try:
         import sdmetrics  # optional (pip install synthdp[quality]): imported on use
@@ -295,4 +318,5 @@ def sdmetrics_quality(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, *
         "rows": {label: int(len(sample)) for label, sample in samples.items()},
         "sampled": bool(len(real) > max_rows or len(synth) > max_rows),
         "seed": int(seed),
+        "shifted_bins": sdmetrics_shifted_bins(samples["real"], samples["synthetic"], schema),
     }
