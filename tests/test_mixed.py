@@ -689,3 +689,27 @@ def test_ranking_levels_by_posterior_means_beats_putting_unclear_levels_at_the_m
         gains.append(stats.kendalltau(truth, _posterior_means(deviation, noise, p)).statistic
                      - stats.kendalltau(truth, thresholded).statistic)
     assert np.mean(gains) > 0.15
+
+
+def test_the_tilt_of_a_mixed_table_weighs_three_candidates_per_moment_and_the_l1_fit_its_c():
+    """Plan.tilt_candidates = max(C, 3R) where a mixed table is tilted (none with a spread); the l1
+    fit takes the first C of the drawn candidates, the tilt all of them."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import TILT_CANDIDATES_PER_MOMENT, make_plan
+
+    config = SynthConfig(epsilon=1.0, n_candidates=1000)
+    plan = make_plan(config, 500, 12, True, mixed_basis=(700, 40), numeric_columns=2)
+    assert plan.tilt_candidates == TILT_CANDIDATES_PER_MOMENT * 700 == plan.tilted_candidates
+    assert plan.to_dict()["tilt_candidates"] == 2100 and plan.to_dict()["C"] == 1000
+    spread = make_plan(SynthConfig(epsilon=1.0, n_candidates=1000, spread=0.1), 500, 12, True,
+                       mixed_basis=(700, 40), numeric_columns=2)
+    assert spread.tilted_candidates == 1000 and "tilt_candidates" not in spread.to_dict()
+    few = make_plan(config, 500, 12, True, mixed_basis=(200, 40), numeric_columns=2)
+    assert few.tilted_candidates == 1000 and "tilt_candidates" not in few.to_dict()  # 3R below C
+
+    synth = SmoothSynthesizer(epsilon=2.0, delta=1e-6, seed=6, n_candidates=100).fit(mixed_frame(400, 7),
+                                                                                    schema=SCHEMA)
+    plan = synth.release_.plan
+    assert plan.tilted_candidates == 3 * plan.n_basis > plan.n_candidates == 100
+    assert synth.model_.support_points.shape[0] <= plan.tilted_candidates
+    assert set(synth.sample(100)["job"]) <= {"a", "b", "c", "other"}

@@ -81,6 +81,12 @@ def paper_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     return max(1, round(r))
 
 
+#: A mixed table's tilt weighs at least this many candidates per released moment (the l1 fit
+#: keeps its C): the tilt reweights a sample of the candidate model toward R box constraints,
+#: and with C barely above R (adult: 10 000 candidates for 6 844 moments) it stays near the
+#: l1 fit's vertex. docs/decisions.md#tilt-candidates.
+TILT_CANDIDATES_PER_MOMENT = 3
+
 MAX_AUTO_N_BASIS = 400  # largest automatic R above the 2d floor: the LP's cost grows as about R^2.5
 
 
@@ -128,6 +134,12 @@ class Plan:
     skipped_pairs: int = 0  # pair products x_i x_j among the lowest-degree moments, left to the pairs release
     pair_moments: bool = False  # favour="relationships": every moment of degree <= 2, and the cells in the LP
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
+    tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
+
+    @property
+    def tilted_candidates(self) -> int:
+        """How many candidates are drawn: the tilt's, of which the l1 fit uses the first ``n_candidates``."""
+        return max(self.n_candidates, self.tilt_candidates)
 
     @property
     def releases_pairs(self) -> bool:
@@ -138,6 +150,8 @@ class Plan:
         out = asdict(self)
         out.pop("neighbours")  # the report states it under "privacy"
         out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
+        if self.tilt_candidates <= self.n_candidates:
+            out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
         out.update(R=self.n_basis, C=self.n_candidates, K=self.smoothness)  # the paper's letters
         return out
@@ -194,12 +208,16 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
+    tilt_candidates = 0
+    if kind == "mixed" and config.spread == 0 and config.tilt > 0:  # the tilt of pipeline.run.tilts
+        tilt_candidates = max(n_candidates, TILT_CANDIDATES_PER_MOMENT * n_basis)
+    drawn = max(n_candidates, tilt_candidates)
     if mixed_basis is None:
         _check_lp_memory(config, n_basis, n_candidates, d, kind)
-    elif max(mixed_basis[1] * max(n_candidates, 1), n_basis) > config.max_lp_entries:
+    elif max(mixed_basis[1] * max(drawn, 1), n_basis) > config.max_lp_entries:
         # mixed tables: a sparse W whole, at most G non-zeros per candidate
         raise SynthDPError(
-            f"the LP would have {mixed_basis[1]} x {n_candidates} = {mixed_basis[1] * n_candidates:.3g} matrix "
+            f"the LP would have {mixed_basis[1]} x {drawn} = {mixed_basis[1] * drawn:.3g} matrix "
             f"entries, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
             "lower --n-candidates or --marginal-degree")
     if estimated_bounds and not config.bounds_share > 0:
@@ -242,6 +260,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         theory=theory,
         n_basis=n_basis - skipped_pairs,
         n_candidates=n_candidates,
+        tilt_candidates=tilt_candidates,
         candidates=kind,
         noise=config.noise_kind,
         budget=budget,

@@ -645,8 +645,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
     tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan) else None
     with stages.stage("LP fit"):
-        if sparse:
-            solution = solve_l1_fit(design, target, method="ipm")
+        if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
+            solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
+            if plan.n_candidates < design.shape[1]:  # the others at weight 0: the same fit, feasible for the tilt
+                solution = replace(
+                    solution, weights=np.concatenate([solution.weights, np.zeros(design.shape[1] - plan.n_candidates)]))
         else:  # before a tilt, a fit within its tolerances is all the tilt needs
             solution = solve_l1_fit_columns(columns, len(candidates), target,
                                             max_columns=config.max_lp_entries // len(target),

@@ -738,7 +738,7 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
                                          spectral=spectral_pairs(release, options),
                                          variances=options.pair_variances)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
-                            release.plan.n_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
+                            release.plan.tilted_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
                             options.ordinal_levels)
 
 
