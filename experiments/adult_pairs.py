@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
                      StudyOptions(value_blocks=False) if variant == "no-value-blocks" else None)
             result = scores(frame, spec, epsilon, delta, args.seeds, study)
             label = {"default": f"default (JOIN_RATIO = {default}, value blocks)",
-                     "no-value-blocks": "no value blocks (before)"}.get(variant, f"JOIN_RATIO = {ratio}")
+                     "no-value-blocks": "no value blocks"}.get(variant, f"JOIN_RATIO = {ratio}")
             log(f"({epsilon:g}, {delta:g}) {label}: {result}")
             rows.append(f"| ({epsilon:g}, {delta:g}) | {label} | "
                         + " | ".join(f"{result.get(kind, float('nan')):.4f}" for kind in
