@@ -187,3 +187,15 @@ def test_a_release_at_marginal_degree_one_has_no_value_block_and_still_samples()
     synth = SmoothSynthesizer(epsilon=1.0, seed=4, marginal_degree=1, n_candidates=300).fit(frame, schema=SCHEMA)
     assert synth.release_.schema.value_blocks == ()
     assert list(synth.sample(20).columns) == NAMES
+
+
+def test_a_value_block_spends_nothing_on_the_other_count_of_binary_columns():
+    """A value block has no "other" level (a value is clipped into the bounds): beside binary columns only,
+    no budget goes to counting rows with an "other" level."""
+    content = {"columns": {"grade": {"type": "integer", "bounds": [1, 3]}, "score": [0, 1],
+                           "sex": {"type": "binary", "levels": ["F", "M"]}}}
+    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200), "sex": ["F", "M"] * 100})
+    synth = SmoothSynthesizer(epsilon=1.0, seed=4, n_candidates=300).fit(frame, schema=content)
+    assert synth.release_.schema.value_blocks != ()
+    stages = [stage["stage"] for stage in synth.privacy_report()["privacy"]["stages"]]
+    assert "clip_count" in stages and "other_count" not in stages
