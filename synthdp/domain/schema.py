@@ -330,16 +330,16 @@ class Schema:
                                                         other_label, indicator_of=name))
         values = []
         if categorical and value_blocks:  # only beside declared binary or categorical columns: their 2-way tables
+            with_missing = {column.indicator_of for column in indicators}
             for column in numeric:
-                count = math.floor(column.upper) - math.ceil(column.lower) + 1
-                nullable = specs[column.name].get("nullable", False) if isinstance(specs[column.name], Mapping) else False
-                if column.integer and column.temporal is None and not nullable and count <= MAX_VALUE_BLOCK:
+                integers = range(math.ceil(column.lower), math.floor(column.upper) + 1)
+                if (column.integer and column.temporal is None and column.name not in with_missing
+                        and len(integers) <= MAX_VALUE_BLOCK):
                     if column.name + VALUES_SUFFIX in column_names:
                         raise SynthDPError(f"{origin}: integer column '{column.name}' needs the name "
                                            f"'{column.name + VALUES_SUFFIX}' for its value block, which a column has")
-                    levels = tuple(str(value) for value in range(math.ceil(column.lower), math.floor(column.upper) + 1))
-                    values.append(CategoricalColumn(column.name + VALUES_SUFFIX, levels, False, other_label,
-                                                    values_of=column.name))
+                    values.append(CategoricalColumn(column.name + VALUES_SUFFIX, tuple(str(value) for value in integers),
+                                                    False, other_label, values_of=column.name))
         return cls(tuple(column_names), Domain(tuple(numeric), source="public"),
                    tuple(categorical + indicators + values), other_label)
 

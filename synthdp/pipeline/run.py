@@ -570,12 +570,12 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                                           plan.neighbours)
                  for stage, (count, released) in wanted.items()}
         groups = groups_count(schema, indices)
+        tabled = [str(column.values_of) for column in schema.value_blocks
+                  if indices[:, schema.block_slice(column.name)].any()]  # none at marginal degree 1
         noisy_moments = release_bounded_means(
             moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
             + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else "")
-            + (" (with the 2-way tables of the values of "
-               + ", ".join(str(column.values_of) for column in schema.value_blocks) + " against the levels)"
-               if schema.value_blocks and config.marginal_degree >= 2 else ""),
+            + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels)" if tabled else ""),
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups, neighbours=plan.neighbours)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
