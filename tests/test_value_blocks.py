@@ -176,6 +176,24 @@ def test_a_design_study_can_leave_the_value_blocks_out(schema):
     assert len(without.basis_indices) == len(with_blocks.basis_indices) - (3 + 3 + 9)
 
 
+def test_a_schema_object_keeps_its_value_blocks_only_where_they_serve(schema):
+    """A Schema built by the caller (with value blocks) and passed to fit loses its blocks for a summary
+    only or at marginal degree 1, as a schema given as a mapping is built without them."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.run import fit
+
+    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
+                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=300)
+    assert schema.value_blocks != ()
+    assert fit(config, frame, schema=schema).release.schema == schema
+    degree_one = SynthConfig(epsilon=1.0, seed=3, n_candidates=300, marginal_degree=1)
+    for release, degree in ((fit(config, frame, schema=schema, synthesize=False).release, 2),
+                            (fit(degree_one, frame, schema=schema).release, 1)):
+        assert release.schema == Schema.from_dict(SCHEMA, NAMES, value_blocks=False)
+        np.testing.assert_array_equal(release.basis_indices, basis_indices(release.schema, degree))
+
+
 def test_marginal_degree_one_releases_nothing_of_the_value_blocks(schema):
     indices = basis_indices(schema, 1)
     assert not indices[:, schema.block_slice("grade" + VALUES_SUFFIX)].any()

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -198,6 +198,10 @@ class Schema:
     def value_blocks(self) -> tuple[CategoricalColumn, ...]:
         """The value blocks of the integer columns (:data:`MAX_VALUE_BLOCK`), in table order."""
         return tuple(column for column in self.categorical if column.values_of is not None)
+
+    def without_value_blocks(self) -> Schema:
+        """The same schema without its value blocks (the table's columns and levels unchanged)."""
+        return replace(self, categorical=tuple(column for column in self.categorical if column.values_of is None))
 
     @property
     def valued_numeric(self) -> tuple[tuple[CategoricalColumn, int], ...]:

@@ -299,7 +299,10 @@ def fit(
         # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
         # (its marginals are over the table's columns), none in a design study without them
         blocks = (study is None or study.value_blocks) and config.marginal_degree >= 2 and synthesize
-        schema = schema if isinstance(schema, Schema) else Schema.from_dict(schema, table.all_names, value_blocks=blocks)
+        if isinstance(schema, Schema):  # built by the caller: its value blocks dropped where they would only add noise
+            schema = schema if blocks else schema.without_value_blocks()
+        else:
+            schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
