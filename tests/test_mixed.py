@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import synthdp.postprocess.candidates as candidates_module
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
 from synthdp.domain.schema import Schema
@@ -385,6 +386,58 @@ def test_tree_candidates_keep_a_deterministic_pair_of_levels(schema):
     decoded = schema.decode(candidates)
     assert (decoded.job == "c").sum() > 100
     assert not ((decoded.job == "c") & (decoded.city == "y")).any()
+
+
+def pair_and_noise_table(seed: int, noise_sd: float):
+    """A 3-level pair (b = a in 90 % of 5 000 rows) beside an independent 40-level column c: its schema,
+    its released cells (exact moments plus Gaussian noise of ``noise_sd``) and their summary."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 3, 5000)
+    b = np.where(rng.random(5000) < 0.9, a, rng.integers(0, 3, 5000))
+    frame = pd.DataFrame({"a": a.astype(str), "b": b.astype(str), "c": rng.integers(0, 40, 5000).astype(str)})
+    spec = {"columns": {name: {"type": "categorical", "levels": [str(v) for v in range(k)]}
+                        for name, k in (("a", 3), ("b", 3), ("c", 40))}}
+    schema = Schema.from_dict(spec, list(frame.columns))
+    indices = basis_indices(schema, 2)
+    points, _, _ = encoded(frame, schema)
+    moments = ChebyshevBasis(indices).moments(points) + rng.normal(0.0, noise_sd, len(indices))
+    return schema, indices, moments, MarginalSummary(schema, indices, moments)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_noise_only_table_is_no_tree_edge_and_a_strong_pair_is(seed):
+    """A 40-level column independent of a 3-level pair: with noise of sd 0.004 per cell the clipped
+    tables of c hold spurious mutual information (what made adult's native-country a parent), but
+    their dependence does not stand out of the noise, so c gets no parent and is drawn from its one-way
+    table, while the pair keeps its edge. Deterministic (seeded); the noise-only z-scores are about
+    standard normal, so a fresh draw would put c under a parent with probability about 2 x 0.15 %."""
+    schema, indices, moments, summary = pair_and_noise_table(seed, 0.004)
+    rows = len(schema.column("a").all_levels)  # its levels and "other"
+    assert candidates_module._mutual_information(summary.marginal(["a", "c"]).to_numpy().reshape(rows, -1)) > 0.01
+    parents = candidates_module.tree_parents(schema, summary, ["a"], 0.004, "gaussian")
+    assert parents == {"b": "a", "c": None}
+    for names in (["a", "c"], ["b", "c"]):
+        raw = summary.marginal(names, clip=False).to_numpy().reshape(rows, -1)
+        assert candidates_module.table_dependence(raw, 0.004) < candidates_module.EDGE_Z
+    raw = summary.marginal(["a", "b"], clip=False).to_numpy().reshape(rows, -1)
+    assert candidates_module.table_dependence(raw, 0.004) > 10 * candidates_module.EDGE_Z
+    drawn = candidates_module.tree_levels(schema, indices, moments, 20_000, np.random.default_rng(seed), None, 0.004)
+    assert np.mean(drawn["a"] == drawn["b"]) > 0.85  # the pair: 0.93 of the rows agree
+    released = np.clip(summary.marginal(["c"]).to_numpy(), 0, None)
+    frequencies = np.bincount(drawn["c"], minlength=len(released)) / 20_000
+    # c from its one-way table: each level within 5 binomial sd (20 000 draws) of the table's frequency
+    expected = released / released.sum()
+    assert np.all(np.abs(frequencies - expected) <= 5 * np.sqrt(expected * (1 - expected) / 20_000) + 1e-12)
+
+
+def test_table_dependence_follows_the_noise_kind_and_is_infinite_without_noise():
+    independent = np.outer([0.2, 0.3, 0.5], [0.6, 0.4])
+    dependent = np.array([[0.2, 0.0], [0.0, 0.3], [0.4, 0.1]])
+    assert candidates_module.table_dependence(independent, 0.0) == 0.0
+    assert candidates_module.table_dependence(dependent, 0.0) == math.inf
+    for kind in ("gaussian", "laplace"):
+        assert candidates_module.table_dependence(dependent, 0.01, kind) > 10 * candidates_module.EDGE_Z
+        assert abs(candidates_module.table_dependence(independent, 0.01, kind)) < candidates_module.EDGE_Z
 
 
 @pytest.mark.parametrize("options, data", [({"engine": "dask"}, "frame"), ({"chunk_rows": 10}, "frame"),
