@@ -430,6 +430,15 @@ def test_a_noise_only_table_is_no_tree_edge_and_a_strong_pair_is(seed):
     assert np.all(np.abs(frequencies - expected) <= 5 * np.sqrt(expected * (1 - expected) / 20_000) + 1e-12)
 
 
+def test_a_design_study_can_take_every_table_as_an_edge():
+    """StudyOptions(tree_edges=False), the rule before: the noise-only column gets a parent again."""
+    assert run.StudyOptions().candidate_options().edge_z == candidates_module.EDGE_Z
+    edge_z = run.StudyOptions(tree_edges=False).candidate_options().edge_z
+    schema, _, _, summary = pair_and_noise_table(0, 0.004)
+    parents = candidates_module.tree_parents(schema, summary, ["a"], 0.004, "gaussian", edge_z)
+    assert parents["b"] == "a" and parents["c"] in ("a", "b")
+
+
 def test_table_dependence_follows_the_noise_kind_and_is_infinite_without_noise():
     independent = np.outer([0.2, 0.3, 0.5], [0.6, 0.4])
     dependent = np.array([[0.2, 0.0], [0.0, 0.3], [0.4, 0.1]])

@@ -18,6 +18,7 @@ of the experiments measure (``experiments/design_choices.py``), passed as ``fit(
 
 from __future__ import annotations
 
+import math
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -153,6 +154,11 @@ class StudyOptions:
         product: :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), or not (False, before): a
         schema given as a mapping is built without them, so the release holds no 2-way table
         of their values and fewer groups. Changes the release.
+    tree_edges : bool
+        A mixed table's categorical candidates take a 2-way table as a tree edge only where its
+        dependence stands out of its noise (True, the product:
+        :data:`synthdp.postprocess.candidates.EDGE_Z`), or every table (False, before).
+        Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -181,6 +187,7 @@ class StudyOptions:
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
     value_blocks: bool = True
+    tree_edges: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -202,6 +209,7 @@ class StudyOptions:
             self.spectral_pairs,
             self.pair_variances,
             self.ordinal_levels,
+            product.edge_z if self.tree_edges else -math.inf,
         )
 
 

@@ -115,7 +115,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
                      rng: np.random.Generator, marginals: Marginals | None = None,
                      moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None,
                      join_ratio: float | None = None, ordinal_levels: str = "shrunk",
-                     noise_kind: str = "gaussian") -> np.ndarray:
+                     noise_kind: str = "gaussian", edge_z: float | None = None) -> np.ndarray:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
 
     The numeric columns are drawn from the Gaussian copula of their released histograms
@@ -137,7 +137,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
     ``join_ratio``, ``ordinal_levels``: :func:`ordinal_latent`'s ``join_ratio`` (None: ``JOIN_RATIO``)
     and ``levels``; ``noise_kind`` ("gaussian" or "laplace"): the moments' noise, which
-    :func:`tree_levels` simulates to tell a table's dependence from its noise.
+    :func:`tree_levels` simulates to tell a table's dependence from its noise; ``edge_z``: its
+    threshold (None: ``EDGE_Z``).
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
@@ -161,7 +162,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
             drawn |= {ordinal.name: ordinal.draw(latent[:, d + k + o]) for o, ordinal in enumerate(ordinals)}
         values = schema.numeric.from_unit(parts[0])  # each value block is its integer column's drawn value
         drawn |= {column.name: column.value_codes(values[:, j]) for column, j in schema.valued_numeric}
-    chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind)
+    chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind, edge_z)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
         one_hot[np.arange(count), chosen[column.name]] = 1.0
@@ -575,7 +576,8 @@ NULL_SEED = 20261127  # fixed: the simulation is public post-processing and does
 
 def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
                 rng: np.random.Generator, drawn: dict[str, np.ndarray] | None = None,
-                noise_sd: float = 0.0, noise_kind: str = "gaussian") -> dict[str, np.ndarray]:
+                noise_sd: float = 0.0, noise_kind: str = "gaussian",
+                edge_z: float | None = None) -> dict[str, np.ndarray]:
     """Levels drawn along a maximum-mutual-information spanning tree of the released 2-way tables.
 
     Post-processing: the 2-way tables are the marginal summary's answers (noisy, negative
@@ -586,8 +588,8 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     :func:`ordinal_latent`, as level codes) are the roots instead: the tree grows from them.
 
     Only a table whose dependence stands out of its noise is an edge (:func:`table_dependence`:
-    at least EDGE_Z standard deviations above what ``noise_sd`` of ``noise_kind`` alone
-    gives a table of the same margins). The mutual information of a sparse noisy table is
+    at least ``edge_z`` (None: EDGE_Z) standard deviations above what ``noise_sd`` of
+    ``noise_kind`` alone gives a table of the same margins). The mutual information of a sparse noisy table is
     mostly its clipped noise: on adult at (1, 1e-10), workclass x native-country (378 cells)
     measured .51 against a true .009 and made native-country workclass's parent, over
     occupation (.33 true). A column with no such table is drawn from its one-way table.
@@ -600,7 +602,7 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     summary = MarginalSummary(schema, indices, moments)
     names = [column.name for column in schema.categorical]
     roots = [name for name in names if name in (drawn or {})] or [names[0]]
-    parent = tree_parents(schema, summary, roots, noise_sd, noise_kind)
+    parent = tree_parents(schema, summary, roots, noise_sd, noise_kind, EDGE_Z if edge_z is None else edge_z)
     if drawn:
         drawn = dict(drawn)
     else:
@@ -622,11 +624,11 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
 
 
 def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noise_sd: float = 0.0,
-                 noise_kind: str = "gaussian") -> dict[str, str | None]:
+                 noise_kind: str = "gaussian", edge_z: float = EDGE_Z) -> dict[str, str | None]:
     """Each non-root binary or categorical column's parent in :func:`tree_levels`'s tree, in the
     order the columns join it (Prim's algorithm from ``roots`` on the mutual information of the
-    released 2-way tables whose dependence stands out of the noise, :func:`table_dependence`);
-    None for a column none of whose tables does."""
+    released 2-way tables whose dependence stands ``edge_z`` standard deviations out of the
+    noise, :func:`table_dependence`); None for a column none of whose tables does."""
     names = [column.name for column in schema.categorical]
     weight = {}
     for a, b in itertools.combinations(names, 2):
@@ -634,7 +636,7 @@ def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noi
             continue
         rows = len(schema.column(a).all_levels)
         raw = summary.marginal([a, b], clip=False).to_numpy().reshape(rows, -1)
-        if table_dependence(raw, noise_sd, noise_kind) < EDGE_Z:
+        if edge_z > -math.inf and table_dependence(raw, noise_sd, noise_kind) < edge_z:
             weight[a, b] = weight[b, a] = 0.0
         else:  # of the table with its negative cells set to 0, as the draws use it
             weight[a, b] = weight[b, a] = _mutual_information(summary.marginal([a, b]).to_numpy().reshape(rows, -1))
@@ -730,6 +732,10 @@ class CandidateOptions:
         How a joined categorical column's levels are ordered and correlated
         (:func:`ordinal_latent`'s ``levels``): by their posterior means and every level's
         released deviation (the product), or by the thresholded deviations (before).
+    edge_z : float
+        How far a 2-way table's dependence must stand out of its noise to be an edge of the
+        categorical candidates' tree (:func:`tree_parents`; :data:`EDGE_Z`; ``-inf``: every
+        table, the rule before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -739,6 +745,7 @@ class CandidateOptions:
     spectral_pairs: bool | None = None
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
+    edge_z: float = EDGE_Z
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -813,7 +820,7 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
                                          variances=options.pair_variances)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
                             release.plan.tilted_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
-                            options.ordinal_levels, release.plan.noise)
+                            options.ordinal_levels, release.plan.noise, options.edge_z)
 
 
 @register_candidates("moments")
