@@ -144,6 +144,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     numeric_rows = ~indices[:, d:].any(axis=1)
     parts = []
     drawn: dict[str, np.ndarray] = {}
+    joined: dict[str, JoinedColumn] = {}
     if d:
         center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
         if marginals is None:
@@ -157,12 +158,15 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
             latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
             parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
             k = len(binaries.names)
-            drawn = {name: (latent[:, d + b] > binaries.thresholds[b]).astype(np.int64)
-                     for b, name in enumerate(binaries.names)}
-            drawn |= {ordinal.name: ordinal.draw(latent[:, d + k + o]) for o, ordinal in enumerate(ordinals)}
+            joined = {name: JoinedColumn((latent[:, d + b] > binaries.thresholds[b]).astype(np.int64),
+                                         special.ndtr(latent[:, d + b]), np.array([0, 1]))
+                      for b, name in enumerate(binaries.names)}
+            joined |= {ordinal.name: JoinedColumn(ordinal.draw(latent[:, d + k + o]),
+                                                  special.ndtr(latent[:, d + k + o]), np.asarray(ordinal.order))
+                       for o, ordinal in enumerate(ordinals)}
         values = schema.numeric.from_unit(parts[0])  # each value block is its integer column's drawn value
         drawn |= {column.name: column.value_codes(values[:, j]) for column, j in schema.valued_numeric}
-    chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind, edge_z)
+    chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind, edge_z, joined)
     for column in schema.categorical:
         one_hot = np.zeros((count, len(column.all_levels)))
         one_hot[np.arange(count), chosen[column.name]] = 1.0
@@ -572,20 +576,44 @@ def _tetrachoric(both: float, first: float, second: float) -> float:
 EDGE_Z = 3.0  # standard deviations of the noise-only excess a table's must exceed to be a tree edge
 NULL_DRAWS = 32  # noise draws of the simulated noise-only excess
 NULL_SEED = 20261127  # fixed: the simulation is public post-processing and does not touch the candidates' draws
+COUPLE_SHARE = 0.9  # share of a table's deviation from independence that must be signal to draw a joined column from it
+RAKE_STEPS = 50  # iterative proportional fitting steps of a tree table to its columns' one-way tables
+
+
+@dataclass(frozen=True)
+class JoinedColumn:
+    """A binary or categorical column joined to the copula (:func:`binary_latent`, :func:`ordinal_latent`).
+
+    Attributes
+    ----------
+    levels : array of int, shape (count,)
+        Its latent draw: the level of each candidate's latent normal (a threshold or the
+        ordered intervals), index into ``all_levels``.
+    uniform : array, shape (count,)
+        Phi of the same latent normal.
+    order : array of int
+        The level codes from the lowest latent interval to the highest (binary: 0, 1).
+    """
+
+    levels: np.ndarray
+    uniform: np.ndarray
+    order: np.ndarray
 
 
 def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
                 rng: np.random.Generator, drawn: dict[str, np.ndarray] | None = None,
                 noise_sd: float = 0.0, noise_kind: str = "gaussian",
-                edge_z: float | None = None) -> dict[str, np.ndarray]:
+                edge_z: float | None = None, joined: dict[str, JoinedColumn] | None = None) -> dict[str, np.ndarray]:
     """Levels drawn along a maximum-mutual-information spanning tree of the released 2-way tables.
 
     Post-processing: the 2-way tables are the marginal summary's answers (noisy, negative
     cells set to 0). The tree (Chow-Liu, by Prim's algorithm on the mutual information of
-    those tables) is rooted at the first column; the root is drawn from its one-way table and
-    every other column from its table with its parent, given the parent's drawn level.
-    Columns already ``drawn`` (the binary and ordinal columns of :func:`binary_latent` and
-    :func:`ordinal_latent`, as level codes) are the roots instead: the tree grows from them.
+    those tables, :func:`tree_parents`) grows from the columns already ``drawn`` (the value
+    blocks, as level codes), else from the first ``joined`` column (drawn from its latent),
+    else from the first column (drawn from its one-way table). Every other column is drawn from
+    its table with its parent, given the parent's drawn level, the table first raked to both
+    columns' released one-way tables (iterative proportional fitting): the clipped noise of a
+    sparse table would otherwise spread a many-level column's draws over its rare levels.
 
     Only a table whose dependence stands out of its noise is an edge (:func:`table_dependence`:
     at least ``edge_z`` (None: EDGE_Z) standard deviations above what ``noise_sd`` of
@@ -594,6 +622,14 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     measured .51 against a true .009 and made native-country workclass's parent, over
     occupation (.33 true). A column with no such table is drawn from its one-way table.
 
+    A ``joined`` column keeps its tie to the numeric columns either way. Where at least
+    COUPLE_SHARE of its table with its parent's deviation from independence is signal
+    (:func:`signal_share`), it is drawn from that table with its latent uniform as the random
+    number, its levels in their latent order: the tie to the numeric columns stays monotone
+    and the pair's cells follow the table (relationship x sex on adult). Otherwise it keeps its
+    latent draw, whose one-way frequencies are its released ones, and its children still grow
+    from it.
+
     Returns
     -------
     dict
@@ -601,26 +637,54 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
     """
     summary = MarginalSummary(schema, indices, moments)
     names = [column.name for column in schema.categorical]
-    roots = [name for name in names if name in (drawn or {})] or [names[0]]
-    parent = tree_parents(schema, summary, roots, noise_sd, noise_kind, EDGE_Z if edge_z is None else edge_z)
-    if drawn:
-        drawn = dict(drawn)
-    else:
-        root = summary.marginal([names[0]]).to_numpy()
-        drawn = {names[0]: rng.choice(len(root), size=count, p=_normalised(root))}
-    for child, chosen_parent in parent.items():
-        if chosen_parent is None:  # no table of it stands out of the noise: its one-way table
-            joint = summary.marginal([child]).to_numpy()[None, :]
-            given = np.zeros(count, dtype=np.int64)
+    joined = joined or {}
+    drawn = dict(drawn or {})
+    roots = [name for name in names if name in drawn]
+    if not roots:
+        first = next((name for name in names if name in joined), None)
+        if first is not None:
+            roots, drawn[first] = [first], joined[first].levels
         else:
-            joint = summary.marginal([chosen_parent, child]).to_numpy().reshape(
-                len(schema.column(chosen_parent).all_levels), -1)
+            roots = [names[0]]
+            root = summary.marginal([names[0]]).to_numpy()
+            drawn[names[0]] = rng.choice(len(root), size=count, p=_normalised(root))
+    parent = tree_parents(schema, summary, roots, noise_sd, noise_kind, EDGE_Z if edge_z is None else edge_z)
+    for child, chosen_parent in parent.items():
+        one_way = summary.marginal([child]).to_numpy()
+        if chosen_parent is None:  # no table of it stands out of the noise: its one-way table
+            joint, given = one_way[None, :], np.zeros(count, dtype=np.int64)
+        else:
+            rows = len(schema.column(chosen_parent).all_levels)
+            joint = _raked(summary.marginal([chosen_parent, child]).to_numpy().reshape(rows, -1),
+                           summary.marginal([chosen_parent]).to_numpy(), one_way)
             given = drawn[chosen_parent]
+        column = joined.get(child)
+        if column is not None and (chosen_parent is None or signal_share(
+                summary.marginal([chosen_parent, child], clip=False).to_numpy().reshape(joint.shape), noise_sd,
+                noise_kind) < COUPLE_SHARE):
+            drawn[child] = column.levels  # its latent draw
+            continue
         conditional = np.array([_normalised(row if row.sum() > 0 else joint.sum(axis=0)) for row in joint])
-        uniform = rng.random(count)[:, None]
-        cumulative = conditional[given].cumsum(axis=1)
-        drawn[child] = np.minimum((uniform > cumulative).sum(axis=1), joint.shape[1] - 1)
+        if column is None:
+            uniform, order = rng.random(count)[:, None], np.arange(joint.shape[1])
+        else:  # the latent uniform through the levels in their latent order
+            uniform, order = column.uniform[:, None], column.order
+        cumulative = conditional[given][:, order].cumsum(axis=1)
+        drawn[child] = order[np.minimum((uniform > cumulative).sum(axis=1), len(order) - 1)]
     return drawn
+
+
+def _raked(joint: np.ndarray, rows: np.ndarray, columns: np.ndarray, steps: int = RAKE_STEPS) -> np.ndarray:
+    """A 2-way table (negative cells set to 0) scaled by iterative proportional fitting until its
+    margins are ``rows`` and ``columns`` (one-way tables, negative cells set to 0, each floored
+    at 1e-9 and normalised): the released one-way tables are less noisy than the 2-way table's
+    own margins, which its clipped noise inflates. Post-processing."""
+    row_target, column_target = (_normalised(np.clip(margin, 0.0, None) + 1e-9) for margin in (rows, columns))
+    table = np.clip(joint, 0.0, None) + 1e-12
+    for _ in range(steps):
+        table *= (row_target / table.sum(axis=1))[:, None]
+        table *= (column_target / table.sum(axis=0))[None, :]
+    return table
 
 
 def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noise_sd: float = 0.0,
@@ -650,6 +714,41 @@ def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noi
     return parent
 
 
+def signal_share(table: np.ndarray, noise_sd: float, noise_kind: str = "gaussian") -> float:
+    """The share of a noisy 2-way table's excess (:func:`table_dependence`) that is not the noise's:
+    max(0, 1 - mean noise-only excess / excess), the positive-part James-Stein factor toward
+    independence; 1 without noise. Post-processing with the fixed public seed NULL_SEED."""
+    table = np.asarray(table, dtype=float)
+    observed = _excess(table)
+    if noise_sd <= 0:
+        return 1.0
+    if observed <= 0:
+        return 0.0
+    null_mean, _ = _noise_only_excess(table, noise_sd, noise_kind)
+    return max(0.0, 1.0 - null_mean / observed)
+
+
+def _excess(values: np.ndarray) -> float:
+    """sum_ij (y_ij - y_i. y_.j / y..)^2, 0 for a table whose total is not positive."""
+    total = values.sum()
+    if total <= 0:
+        return 0.0
+    return float(((values - np.outer(values.sum(axis=1), values.sum(axis=0)) / total) ** 2).sum())
+
+
+def _noise_only_excess(table: np.ndarray, noise_sd: float, noise_kind: str) -> tuple[float, float]:
+    """Mean and sd of the excess of NULL_DRAWS tables of independent columns with ``table``'s margins
+    plus noise of sd ``noise_sd`` per cell (``noise_kind``), drawn with the fixed seed NULL_SEED."""
+    total = table.sum()
+    independent = np.clip(np.outer(table.sum(axis=1), table.sum(axis=0)) / total, 0.0, None)
+    generator = np.random.default_rng(NULL_SEED)
+    shape = (NULL_DRAWS, *table.shape)
+    draws = (generator.standard_normal(shape) * noise_sd if noise_kind == "gaussian"
+             else generator.laplace(0.0, noise_sd / math.sqrt(2), shape))
+    null = np.array([_excess(independent + draw) for draw in draws])
+    return float(null.mean()), float(null.std())
+
+
 def table_dependence(table: np.ndarray, noise_sd: float, noise_kind: str = "gaussian") -> float:
     """How far a noisy 2-way table's dependence stands out of its noise, in standard deviations.
 
@@ -664,27 +763,13 @@ def table_dependence(table: np.ndarray, noise_sd: float, noise_kind: str = "gaus
     (``noise_sd`` 0), +inf where the table departs from independence at all.
     """
     table = np.asarray(table, dtype=float)
-
-    def excess(values: np.ndarray) -> float:
-        total = values.sum()
-        if total <= 0:
-            return 0.0
-        return float(((values - np.outer(values.sum(axis=1), values.sum(axis=0)) / total) ** 2).sum())
-
-    observed = excess(table)
+    observed = _excess(table)
     if noise_sd <= 0:
         return math.inf if observed > 1e-15 else 0.0
-    total = table.sum()
-    if total <= 0:
+    if table.sum() <= 0:
         return 0.0
-    independent = np.clip(np.outer(table.sum(axis=1), table.sum(axis=0)) / total, 0.0, None)
-    generator = np.random.default_rng(NULL_SEED)
-    shape = (NULL_DRAWS, *table.shape)
-    draws = (generator.standard_normal(shape) * noise_sd if noise_kind == "gaussian"
-             else generator.laplace(0.0, noise_sd / math.sqrt(2), shape))
-    null = np.array([excess(independent + draw) for draw in draws])
-    spread = float(null.std())
-    return (observed - float(null.mean())) / spread if spread > 0 else 0.0
+    null_mean, spread = _noise_only_excess(table, noise_sd, noise_kind)
+    return (observed - null_mean) / spread if spread > 0 else 0.0
 
 
 def _mutual_information(table: np.ndarray) -> float:
