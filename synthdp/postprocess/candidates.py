@@ -126,13 +126,15 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     <= 2. With histograms, the binary columns are drawn with the numeric ones, as latent
     normals above thresholds (:func:`binary_latent`), and so are the categorical columns tied
     to a numeric one, as latent normals cut into ordered intervals (:func:`ordinal_latent`).
-    The other levels are drawn along a tree of the released 2-way tables (:func:`tree_levels`)
-    grown from those columns and from the value blocks of the integer columns (each its column's
+    Every binary or categorical column is then a node of a tree of the released 2-way tables
+    (:func:`tree_levels`) grown from the value blocks of the integer columns (each its column's
     drawn value; :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), so that a column tied to such
     a column cell by cell (education to education-num) follows its released 2-way table
-    (without histograms or numeric columns, rooted at the first column), independently
-    of the numeric part but through them: the LP's tilt then weighs the candidates to the
-    released means of each numeric column per level. Drawing each categorical column
+    (without value blocks, rooted at the first joined column, else the first column); a joined
+    column is drawn from its table with its parent by its latent uniform where that table is
+    mostly signal, else it keeps its latent draw (:class:`JoinedColumn`). The other columns
+    depend on the numeric part only through the tree: the LP's tilt then weighs the candidates
+    to the released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
     (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
     ``join_ratio``, ``ordinal_levels``: :func:`ordinal_latent`'s ``join_ratio`` (None: ``JOIN_RATIO``)
