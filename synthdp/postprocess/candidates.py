@@ -575,7 +575,7 @@ def _tetrachoric(both: float, first: float, second: float) -> float:
     return float(optimize.brentq(lambda r: orthant(r) - both, -0.99, 0.99, xtol=1e-4))
 
 
-EDGE_Z = 3.0  # standard deviations of the noise-only excess a table's must exceed to be a tree edge
+EDGE_Z = 3.0  # noise-only excess sds by which a table's excess must exceed their mean to be a tree edge
 NULL_DRAWS = 32  # noise draws of the simulated noise-only excess
 NULL_SEED = 20261127  # fixed: the simulation is public post-processing and does not touch the candidates' draws
 COUPLE_SHARE = 0.9  # share of a table's deviation from independence that must be signal to draw a joined column from it
@@ -762,7 +762,10 @@ def table_dependence(table: np.ndarray, noise_sd: float, noise_kind: str = "gaus
     excess grows with its cells, so a raw threshold would favour the large tables); a real
     dependence, its strength over the noise's spread. Post-processing of released values with
     a fixed public seed (NULL_SEED): the candidates' generator is not used. Without noise
-    (``noise_sd`` 0), +inf where the table departs from independence at all.
+    (``noise_sd`` 0), +inf where the table departs from independence at all. Every cell gets
+    the same noise here; a binary column's first-level cells are derived (P(a) - P(a, b)) with
+    twice the variance, so its tables' noise is understated a little and their edges (and
+    :func:`signal_share`'s couplings) come slightly easier.
     """
     table = np.asarray(table, dtype=float)
     observed = _excess(table)
