@@ -657,13 +657,11 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
             joint, given = one_way[None, :], np.zeros(count, dtype=np.int64)
         else:
             rows = len(schema.column(chosen_parent).all_levels)
-            joint = _raked(summary.marginal([chosen_parent, child]).to_numpy().reshape(rows, -1),
-                           summary.marginal([chosen_parent]).to_numpy(), one_way)
+            raw = summary.marginal([chosen_parent, child], clip=False).to_numpy().reshape(rows, -1)
+            joint = _raked(raw, summary.marginal([chosen_parent]).to_numpy(), one_way)  # raking clips it
             given = drawn[chosen_parent]
         column = joined.get(child)
-        if column is not None and (chosen_parent is None or signal_share(
-                summary.marginal([chosen_parent, child], clip=False).to_numpy().reshape(joint.shape), noise_sd,
-                noise_kind) < COUPLE_SHARE):
+        if column is not None and (chosen_parent is None or signal_share(raw, noise_sd, noise_kind) < COUPLE_SHARE):
             drawn[child] = column.levels  # its latent draw
             continue
         conditional = np.array([_normalised(row if row.sum() > 0 else joint.sum(axis=0)) for row in joint])
@@ -704,8 +702,8 @@ def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noi
         raw = summary.marginal([a, b], clip=False).to_numpy().reshape(rows, -1)
         if edge_z > -math.inf and table_dependence(raw, noise_sd, noise_kind) < edge_z:
             weight[a, b] = weight[b, a] = 0.0
-        else:  # of the table with its negative cells set to 0, as the draws use it
-            weight[a, b] = weight[b, a] = _mutual_information(summary.marginal([a, b]).to_numpy().reshape(rows, -1))
+        else:  # of the table with its negative cells set to 0 (MarginalSummary's clip), as the draws use it
+            weight[a, b] = weight[b, a] = _mutual_information(np.clip(raw, 0.0, None))
     parent: dict[str, str | None] = {}
     in_tree = list(roots)
     while len(in_tree) < len(names):
