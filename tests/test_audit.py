@@ -395,8 +395,11 @@ def cell_probabilities(low: float, high: float) -> list[float]:
     return [below, width, 1 - below - width - top, top]
 
 
-def score_products_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
-    """release_score_products (the pairs release of copula candidates) at d = 2.
+def score_products_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int,
+                           matrix: bool = False):
+    """release_score_products (the pairs release of copula candidates) at d = 2, with the
+    default norm bound or (``matrix``) the smaller one of pairs denoised as a matrix
+    (:func:`synthdp.stats.scores.matrix_clip_norm_sq`: C^2 = 1 here).
 
     The score map is public (a post-processing of the histograms' release), so the audit
     fixes one whose cells give row 0 of D and of D' the score vectors of the worst case of
@@ -412,9 +415,9 @@ def score_products_samples(epsilon: float, delta: float, noise_kind: str, size: 
     A value in the first bin is unit -0.5 (x = -0.5, y = 0.25), the +1 atom the upper bound.
     """
     from synthdp.privacy.release import release_score_products
-    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, matrix_clip_norm_sq
 
-    clip = default_clip_norm_sq(D)
+    clip = matrix_clip_norm_sq(D) if matrix else default_clip_norm_sq(D)
     in_bin, at_top = corner([1, 1]) * 0 + [-0.5, 0.25], corner([1, 1])
     if noise_kind == "gaussian":
         scores = [(4.0, 0.0), (0.0, 4.0)]  # rows of D and D', before the clip
@@ -666,6 +669,9 @@ AUDITS = {
     # the pairs release: Laplace sees at most 0.93 eps (its worst pair is 8 % below the declared L1)
     "score-products-laplace": Audit(score_products_samples, 1.0, 0.0, "laplace", 20_000, 0.6),
     "score-products-gaussian": Audit(score_products_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    # pairs denoised as a matrix: the same release with the smaller norm bound C^2 = d / 2
+    "score-products-matrix-gaussian": Audit(lambda *a: score_products_samples(*a, matrix=True), 1.0, 1e-2, "gaussian",
+                                            20_000, 0.4),
     "pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2), 1.0, 1e-2, "gaussian", 6_000, 0.3),
     # by unit (--privacy-unit): a unit of K rows added, the sums over the public (noisy) n
     "unit-moments-laplace": Audit(unit_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),

@@ -28,7 +28,7 @@ from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
-from synthdp.stats.scores import default_clip_norm_sq
+from synthdp.stats.scores import MATRIX_CLIP_SHARE, default_clip_norm_sq
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -135,6 +135,7 @@ class Plan:
     pair_moments: bool = False  # favour="relationships": every moment of degree <= 2, and the cells in the LP
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
     tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
+    pairs_as_matrix: bool = False  # pairs released above CORRELATION_NOISE_LIMIT: denoised as a matrix (pairs_denoising)
 
     @property
     def tilted_candidates(self) -> int:
@@ -150,6 +151,7 @@ class Plan:
         out = asdict(self)
         out.pop("neighbours")  # the report states it under "privacy"
         out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
+        out.pop("pairs_as_matrix")  # the report's "pairs" entry says how they were denoised
         if self.tilt_candidates <= self.n_candidates:
             out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
@@ -271,7 +273,21 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         skipped_pairs=skipped_pairs,
         pair_moments=pair_moments,
         neighbours=neighbours,
+        pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
     )
+
+
+def pairs_denoising(n: int, d: int, budget: Budget, neighbours: Neighbours = ROWS) -> bool:
+    """Whether the pairs release of ``d`` numeric columns is denoised as a matrix: its noise sd on
+    a correlation at the default norm bound, at the budget's share for the pairs, is above
+    CORRELATION_NOISE_LIMIT (:func:`synthdp.postprocess.pairs.denoised_as_matrix`; only where
+    ``favour="relationships"`` or a ``correlation_share`` releases them there). Such a release
+    scores the rows in finer cells and with a smaller norm bound
+    (:func:`synthdp.postprocess.pairs.marginal_score_map`). False without a pairs release.
+    Public n, d and budget only."""
+    share = budget.share("correlation")
+    return share > 0 and d > 1 and denoised_as_matrix(
+        pair_noise_sd(n, d, budget.remaining_epsilon, budget.delta, budget.composition, share, neighbours))
 
 
 MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
@@ -371,12 +387,16 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
         return None
     limit = CORRELATION_NOISE_LIMIT
     if released_noise_sd is not None and plan.budget.share("correlation") > 0:
-        matrix = denoised_as_matrix(released_noise_sd)
-        return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit,
-                "denoised": "as a matrix" if matrix else "pair by pair",
-                "note": ("released with noise above the limit (favour='relationships' or a correlation_share set "
-                         "where n is small for d): denoised as a matrix" if matrix else
-                         "released; a score correlation is kept from 2 noise sd")}
+        if plan.pairs_as_matrix:  # the noise at the default norm bound, the one the limit is for
+            budget = plan.budget
+            nominal = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition,
+                                    budget.share("correlation"), plan.neighbours)
+            return {"released": True, "noise_sd": nominal, "noise_limit": limit, "denoised": "as a matrix",
+                    "note": ("released with noise above the limit (favour='relationships' or a correlation_share "
+                             "set where n is small for d): denoised as a matrix, the rows scored in finer cells "
+                             f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that bound)")}
+        return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
+                "note": "released; a score correlation is kept from 2 noise sd"}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
     noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,

@@ -159,6 +159,11 @@ class StudyOptions:
         dependence stands out of its noise (True, the product:
         :data:`synthdp.postprocess.candidates.EDGE_Z`), or every table (False, before).
         Post-processing.
+    matrix_scores : bool
+        Where the plan denoises the pairs as a matrix (``Plan.pairs_as_matrix``), score the rows
+        in finer cells with the smaller norm bound (True, the product:
+        :func:`synthdp.postprocess.pairs.marginal_score_map`), or as pairs read one by one are
+        (False, before). Changes the release.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -188,6 +193,7 @@ class StudyOptions:
     ordinal_levels: str = "shrunk"
     value_blocks: bool = True
     tree_edges: bool = True
+    matrix_scores: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -210,6 +216,7 @@ class StudyOptions:
             self.pair_variances,
             self.ordinal_levels,
             product.edge_z if self.tree_edges else -math.inf,
+            self.matrix_scores,
         )
 
 
@@ -548,9 +555,12 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
 def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
                    study: StudyOptions) -> ScoreMap:
     """The public map from unit values to normal scores: the released histograms as the copula
-    reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2."""
-    atom_threshold = study.candidate_options().atom_threshold
-    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, atom_threshold, layout))
+    reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2; finer
+    cells and a smaller bound where the plan denoises the pairs as a matrix
+    (:func:`synthdp.postprocess.pairs.marginal_score_map`; ``study.matrix_scores``)."""
+    options = study.candidate_options()
+    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, options.atom_threshold, layout),
+                              as_matrix=plan.pairs_as_matrix and options.matrix_scores)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,

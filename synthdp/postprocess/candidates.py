@@ -42,7 +42,7 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import THRESHOLD, denoised_as_matrix, latent_correlation, marginal_score_map
+from synthdp.postprocess.pairs import THRESHOLD, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -824,6 +824,11 @@ class CandidateOptions:
         How far a 2-way table's dependence must stand out of its noise to be an edge of the
         categorical candidates' tree (:func:`tree_parents`; :data:`EDGE_Z`; ``-inf``: every
         table, the rule before).
+    matrix_scores : bool
+        Where the plan denoises the pairs as a matrix, the release scored its rows in finer cells
+        with a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
+        the model of the release must do the same (True, the product); False: the release and
+        its model as for pairs read one by one (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -834,14 +839,27 @@ class CandidateOptions:
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
     edge_z: float = EDGE_Z
+    matrix_scores: bool = True
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
     """Whether the pairs release is denoised as a matrix rather than pair by pair: the design
-    study's choice, else :func:`synthdp.postprocess.pairs.denoised_as_matrix` of its noise."""
+    study's choice, else the plan's (``Plan.pairs_as_matrix``: :func:`synthdp.postprocess.pairs.denoised_as_matrix`
+    of the noise at the default norm bound)."""
     if options.spectral_pairs is not None:
         return options.spectral_pairs
-    return release.noisy_scores is not None and denoised_as_matrix(release.scores_noise_sd)
+    return release.noisy_scores is not None and release.plan.pairs_as_matrix
+
+
+def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Generator,
+                      options: CandidateOptions) -> np.ndarray:
+    """The copula's latent correlation from the pairs release (:func:`latent_correlation`), modelled
+    with the score map the release used (:func:`marginal_score_map`)."""
+    as_matrix = release.plan.pairs_as_matrix
+    return latent_correlation(marginal_score_map(marginals, as_matrix=as_matrix and options.matrix_scores),
+                              release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
+                              nearest=options.nearest, spectral=spectral_pairs(release, options),
+                              variances=options.pair_variances, as_matrix=as_matrix)
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
@@ -887,10 +905,7 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     marginals = copula_marginals(release, options.atom_threshold)
     correlation = np.eye(release.plan.d)
     if release.noisy_scores is not None:
-        correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd, rng,
-                                         threshold=options.pair_threshold, nearest=options.nearest,
-                                         spectral=spectral_pairs(release, options),
-                                         variances=options.pair_variances)
+        correlation = _pair_correlation(release, marginals, rng, options)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 
@@ -902,10 +917,7 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, opti
     noise_sd = float(np.max(release.moment_noise_sd)) if len(release.moment_noise_sd) else 0.0
     correlation = None
     if marginals is not None and release.noisy_scores is not None:
-        correlation = latent_correlation(marginal_score_map(marginals), release.noisy_scores, release.scores_noise_sd,
-                                         rng, threshold=options.pair_threshold, nearest=options.nearest,
-                                         spectral=spectral_pairs(release, options),
-                                         variances=options.pair_variances)
+        correlation = _pair_correlation(release, marginals, rng, options)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
                             release.plan.tilted_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
                             options.ordinal_levels, release.plan.noise, options.edge_z)

@@ -35,7 +35,7 @@ from scipy import special
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from synthdp.postprocess.copula import Marginals, nearest_correlation
-from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, pair_order
+from synthdp.stats.scores import MATRIX_SCORE_BINS, ScoreMap, default_clip_norm_sq, matrix_clip_norm_sq, pair_order
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
@@ -46,10 +46,23 @@ VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance 
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
-def marginal_score_map(marginals: Marginals) -> ScoreMap:
+def marginal_score_map(marginals: Marginals, as_matrix: bool = False) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
-    post-processing reads them) and the public norm bound :func:`synthdp.stats.scores.default_clip_norm_sq`."""
-    return ScoreMap(marginals.probabilities(), default_clip_norm_sq(marginals.noisy_counts.shape[0]), marginals.layout)
+    post-processing reads them) and a public norm bound.
+
+    Pairs read one by one (``as_matrix`` False): the step scores of the histograms' cells and
+    :func:`synthdp.stats.scores.default_clip_norm_sq`. Pairs denoised as a matrix (their noise
+    above CORRELATION_NOISE_LIMIT, :func:`denoised_as_matrix`; the plan's ``pairs_as_matrix``):
+    the cells refined to at least MATRIX_SCORE_BINS bins (:meth:`ScoreMap.refined`) and
+    :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
+    where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
+    products from 0.8 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs to
+    show; measured: docs/decisions.md#matrix-scores). Public: the release, d and the plan.
+    """
+    d = marginals.noisy_counts.shape[0]
+    if not as_matrix:
+        return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
+    return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d), marginals.layout).refined(MATRIX_SCORE_BINS)
 
 
 def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:
@@ -136,6 +149,7 @@ def latent_correlation(
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
     spectral: bool = False,
     variances: str = "released",
+    as_matrix: bool | None = None,
 ) -> np.ndarray:
     """The copula's latent correlation matrix, shape (d, d); the identity without a release.
 
@@ -166,6 +180,9 @@ def latent_correlation(
         where the noise is within CORRELATION_NOISE_LIMIT: above it (a share a user forced on
         a small, wide table) each released variance is as noisy as its value, and the
         copula's are the better estimate (measured: experiments/results/pair_limits.md).
+    as_matrix : bool or None
+        Whether the release is above that limit (the plan's ``pairs_as_matrix``, decided on the
+        noise at the default norm bound, whatever ``score_map``'s); None: ``noise_sd`` above it.
 
     The released score correlations M_ij / sqrt(M_ii M_jj) and the model's G_ij(R) /
     sqrt(G_ii(R) G_jj(R)), G(R) = :func:`model_means` (R), are compared in correlation units.
@@ -183,7 +200,8 @@ def latent_correlation(
     released[pair_order(d)] = noisy_means
     released = np.triu(released) + np.triu(released, 1).T
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
-    if denoised_as_matrix(noise_sd):  # above the noise limit the released variances are mostly noise
+    above_limit = denoised_as_matrix(noise_sd) if as_matrix is None else as_matrix
+    if above_limit:  # above the noise limit the released variances are mostly noise
         variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
         return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances)

@@ -30,6 +30,8 @@ from scipy import special
 from synthdp.stats.histograms import CellLayout
 
 U_FLOOR = 1e-6  # scores within Phi^{-1}(1e-6) = -4.75 and its opposite
+MATRIX_CLIP_SHARE = 0.5  # C^2 = this x d where the pairs are denoised as a matrix (matrix_clip_norm_sq)
+MATRIX_SCORE_BINS = 128  # at least this many bins of scores per column there (ScoreMap.refined)
 
 
 def default_clip_norm_sq(d: int) -> float:
@@ -38,6 +40,26 @@ def default_clip_norm_sq(d: int) -> float:
     deviations above the mean, shrinks a few per cent of the rows of a table whose columns
     are independent (more where they are strongly dependent). Public: d only."""
     return d + 2.0 * math.sqrt(2.0 * d)
+
+
+def matrix_clip_norm_sq(d: int) -> float:
+    """C^2 = d / 2 (MATRIX_CLIP_SHARE x d): the norm bound of the pairs release where its noise
+    is too large for any single pair and the release is denoised as a matrix
+    (:func:`synthdp.postprocess.pairs.denoised_as_matrix`). Public: d only.
+
+    The release adds noise of sd proportional to C^2 (its sensitivity, sqrt(2) C^2 / n in
+    l2) to sum_rows min(1, C^2 / ||s||^2) s s^T / n. Its signal-to-noise ratio, entry by entry
+    and for any eigenvalue of the matrix, is therefore that of E[min(1 / C^2, 1 / ||s||^2) s s^T],
+    which grows as C^2 falls, to E[s s^T / ||s||^2] (every row's scores on the sphere: the
+    spatial sign covariance, whose eigenvectors are those of the correlation for Gaussian
+    scores) once every row is shrunk. ||s||^2 is about chi-square with d degrees of freedom, so
+    C^2 = d / 2 shrinks all but a few rows (1.3 % at d = 30, under 5 % from d = 13 on): close
+    to that limit. The cost is bias, which the copula's model of the release
+    (:func:`synthdp.postprocess.pairs.model_means`, which applies the same clip) undoes; where
+    the noise is small enough to read pairs one by one the bias matters more than the noise,
+    and :func:`default_clip_norm_sq` stays. Measured: docs/decisions.md#matrix-scores.
+    """
+    return MATRIX_CLIP_SHARE * d
 
 
 @dataclass(frozen=True)
@@ -74,6 +96,38 @@ class ScoreMap:
             p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
         middle = np.cumsum(p, axis=1) - p / 2
         return np.where(values, special.ndtri(np.clip(middle, U_FLOOR, 1.0 - U_FLOOR)), 0.0)
+
+    def refined(self, min_bins: int) -> ScoreMap:
+        """The same distributions in finer cells: each of B bins split into k = ceil(min_bins / B)
+        equal-width bins holding 1/k of its probability each (atoms, integer values and missing
+        cells unchanged), so that values in one bin get different scores in the order of their
+        values instead of one step score (``self`` when k = 1).
+
+        The distribution is the same piecewise-uniform one, so a copula candidate x = F^{-1}(u)
+        falls in the finer cell whose probability interval holds u, as
+        :func:`synthdp.postprocess.pairs.model_means` assumes. With few bins (WDBC at
+        (1, 1e-10): 4, most of a skewed column's rows in one) step scores keep about half of a
+        column's variance and hide the rows' order inside a bin; the finer scores keep it.
+        Post-processing of the released histograms: the map stays public.
+        """
+        layout = self.cells
+        k = max(1, math.ceil(min_bins / layout.n_bins))
+        if k == 1:
+            return self
+        fine = CellLayout(layout.n_bins * k, layout.values, layout.missing)
+        probabilities = np.zeros((layout.d, fine.n_cells))
+        bins = layout.n_bins
+        for j in range(layout.d):
+            row = self.probabilities[j]
+            if layout.values[j] is None:  # atom, B bins split k ways, atom, then the missing cell if any
+                probabilities[j, 0] = row[0]
+                probabilities[j, 1 : bins * k + 1] = np.repeat(row[1 : bins + 1] / k, k)
+                tail = layout.column_cells(j) - bins - 1
+                probabilities[j, bins * k + 1 : bins * k + 1 + tail] = row[bins + 1 : bins + 1 + tail]
+            else:
+                cells = layout.column_cells(j)
+                probabilities[j, :cells] = row[:cells]
+        return ScoreMap(probabilities, self.clip_norm_sq, fine)
 
     def scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
         """The normal scores s_j(x_j) of unit points, shape (rows, d), before the norm clip
