@@ -44,7 +44,9 @@ scored in finer cells and shrunk onto ||s||^2 <= d / 2, :func:`synthdp.postproce
 scored on the synthetic table against the real one: the strong-pair ratio (Pearson r, real
 |r| > 0.5), the same pairs' correlation similarity 1 - mean |r - r̃| / 2 (SDMetrics' pair trend
 on them), synthdp's Column Shapes (1 - mean KS) and the mean absolute error of QUERIES of the
-papers' smooth queries per σ (the Tables 3–6 queries, mean instead of worst case). Writes
+papers' smooth queries per σ (the Tables 3–6 queries, mean instead of worst case). Last, the
+settings of those matrix scores (SWEEP: bins and norm bound), the strong pairs' trend of
+``favour="relationships"`` under each, on the same seeds. Writes
 experiments/results/pair_limits.md (``--out``).
 """
 
@@ -152,6 +154,37 @@ def end_to_end(seeds: int, n_queries: int) -> list[str]:
     return lines
 
 
+#: the matrix scores' settings (at least this many bins, C^2 = share x d), strong pairs' trend
+#: only; (1, share): the histograms' own step scores; False: the rule before (step scores,
+#: C^2 = d + 2 sqrt(2d)); True is (128, 0.5)
+SWEEP = {"step scores, C² = d + 2√(2d) (before)": False, "step scores, C² = d": (1, 1.0),
+         "step scores, C² = d/2": (1, 0.5), "≥ 16 bins, C² = d/2": (16, 0.5), "≥ 64 bins, C² = d/2": (64, 0.5),
+         "≥ 128 bins, C² = d/2 (the product)": True, "≥ 250 bins, C² = d/2": (250, 0.5),
+         "≥ 128 bins, C² = d": (128, 1.0), "≥ 128 bins, C² = d/4": (128, 0.25)}
+
+
+def sweep(seeds: int) -> list[str]:
+    """The strong pairs' trend of ``--favour relationships`` on WDBC and CRM at (1, 1e-10) under
+    each setting of SWEEP (paired seeds 0 .. seeds - 1): docs/decisions.md#matrix-scores."""
+    lines = []
+    for name in END_TO_END:
+        dataset = load_dataset(name)
+        real = np.corrcoef(dataset.frame.to_numpy(float), rowvar=False)
+        upper = np.triu_indices(dataset.d, 1)
+        strong = np.abs(real[upper]) > STRONG
+        for label, setting in SWEEP.items():
+            trends = []
+            for seed in range(seeds):
+                model = fit(SynthConfig(epsilon=EPSILON, delta=DELTA, seed=seed, favour="relationships"),
+                            dataset.frame, bounds=dataset.bounds, study=StudyOptions(matrix_scores=setting))
+                found = np.nan_to_num(np.corrcoef(sample(model).to_numpy(float), rowvar=False))
+                trends.append(1 - np.abs(real[upper][strong] - found[upper][strong]).mean() / 2)
+            values = np.array(trends)
+            lines.append(f"| {name} | {label} | {values.mean():.3f} ± {values.std(ddof=1) / np.sqrt(seeds):.3f} |")
+            log(f"{name} {label}: {values.mean():.3f}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
@@ -206,6 +239,13 @@ def main(argv: list[str] | None = None) -> None:
                  "\n\n| table | variant | strong-pair ratio | pair trend, strong pairs | pair trend, all pairs | shapes | "
                  + " | ".join(f"σ={sigma:g}" for sigma in SIGMAS) + " | s / release |\n|---|---|---:|---:|---:|---:|"
                  + "---:|" * len(SIGMAS) + "---:|\n" + "\n".join(end_to_end(args.seeds, args.queries)) + "\n")
+        text += ("\n## The matrix scores' settings: WDBC and CRM, `--favour relationships` at (1, 10⁻¹⁰)\n\n"
+                 f"Seeds 0-{args.seeds - 1} as above, paired across settings; the strong pairs' trend (1 - mean "
+                 "\\|r - r̃\\| / 2 over the real pairs with \\|r\\| > 0.5). Where the pairs are denoised as a "
+                 "matrix the rows are scored in finer cells (each bin split until there are at least that many) "
+                 "and shrunk onto \\|\\|s\\|\\|² ≤ C² (`StudyOptions(matrix_scores=(bins, share))`; "
+                 "docs/decisions.md#matrix-scores).\n\n| table | setting | pair trend, strong pairs |\n|---|---|---:|\n"
+                 + "\n".join(sweep(args.seeds)) + "\n")
     args.out.write_text(text)
     print(text)
 

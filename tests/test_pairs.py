@@ -404,6 +404,8 @@ def test_matrix_scores_keep_a_small_wide_tables_block_that_step_scores_lose():
             assert np.mean(correlation[10:, 10:][inside]) < 0.12
         kept[matrix_scores] = np.mean(blocks)
     assert kept[True] > 0.25 and kept[True] > kept[False] + 0.15
+    with pytest.raises(SynthDPError, match="matrix_scores"):
+        StudyOptions(matrix_scores=(0, 0.5))
 
 
 def test_favour_relationships_keeps_a_strong_pair_with_the_cells_in_the_lp():

@@ -159,11 +159,12 @@ class StudyOptions:
         dependence stands out of its noise (True, the product:
         :data:`synthdp.postprocess.candidates.EDGE_Z`), or every table (False, before).
         Post-processing.
-    matrix_scores : bool
+    matrix_scores : bool or (int, float)
         Where the plan denoises the pairs as a matrix (``Plan.pairs_as_matrix``), score the rows
         in finer cells with the smaller norm bound (True, the product:
-        :func:`synthdp.postprocess.pairs.marginal_score_map`), or as pairs read one by one are
-        (False, before). Changes the release.
+        :func:`synthdp.postprocess.pairs.marginal_score_map`; a pair (bins, clip share): at
+        least that many bins and C^2 = share x d), or as pairs read one by one are (False,
+        before). Changes the release.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -193,7 +194,7 @@ class StudyOptions:
     ordinal_levels: str = "shrunk"
     value_blocks: bool = True
     tree_edges: bool = True
-    matrix_scores: bool = True
+    matrix_scores: bool | tuple[int, float] = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -201,6 +202,11 @@ class StudyOptions:
                                f"got {self.exact_stages!r}")
         if self.pair_variances not in PAIR_VARIANCES:
             raise SynthDPError(f"pair_variances must be one of {PAIR_VARIANCES}, got {self.pair_variances!r}")
+        if not isinstance(self.matrix_scores, bool) and not (
+                isinstance(self.matrix_scores, tuple) and len(self.matrix_scores) == 2
+                and int(self.matrix_scores[0]) >= 1 and float(self.matrix_scores[1]) > 0):
+            raise SynthDPError(f"matrix_scores must be True, False or (bins >= 1, clip share > 0), "
+                               f"got {self.matrix_scores!r}")
         if self.ordinal_levels not in ORDINAL_LEVELS:
             raise SynthDPError(f"ordinal_levels must be one of {ORDINAL_LEVELS}, got {self.ordinal_levels!r}")
 
@@ -560,7 +566,7 @@ def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: Ce
     (:func:`synthdp.postprocess.pairs.marginal_score_map`; ``study.matrix_scores``)."""
     options = study.candidate_options()
     return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, options.atom_threshold, layout),
-                              as_matrix=plan.pairs_as_matrix and options.matrix_scores)
+                              as_matrix=options.matrix_scores if plan.pairs_as_matrix else False)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,

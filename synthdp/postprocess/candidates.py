@@ -824,11 +824,11 @@ class CandidateOptions:
         How far a 2-way table's dependence must stand out of its noise to be an edge of the
         categorical candidates' tree (:func:`tree_parents`; :data:`EDGE_Z`; ``-inf``: every
         table, the rule before).
-    matrix_scores : bool
+    matrix_scores : bool or (int, float)
         Where the plan denoises the pairs as a matrix, the release scored its rows in finer cells
         with a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
-        the model of the release must do the same (True, the product); False: the release and
-        its model as for pairs read one by one (before).
+        the model of the release must do the same (True, the product; a pair (bins, clip share):
+        those); False: the release and its model as for pairs read one by one (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -839,7 +839,7 @@ class CandidateOptions:
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
     edge_z: float = EDGE_Z
-    matrix_scores: bool = True
+    matrix_scores: bool | tuple[int, float] = True
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -856,7 +856,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
     """The copula's latent correlation from the pairs release (:func:`latent_correlation`), modelled
     with the score map the release used (:func:`marginal_score_map`)."""
     as_matrix = release.plan.pairs_as_matrix
-    return latent_correlation(marginal_score_map(marginals, as_matrix=as_matrix and options.matrix_scores),
+    return latent_correlation(marginal_score_map(marginals, as_matrix=options.matrix_scores if as_matrix else False),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
                               variances=options.pair_variances, as_matrix=as_matrix)

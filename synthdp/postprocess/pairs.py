@@ -35,7 +35,14 @@ from scipy import special
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
 from synthdp.postprocess.copula import Marginals, nearest_correlation
-from synthdp.stats.scores import MATRIX_SCORE_BINS, ScoreMap, default_clip_norm_sq, matrix_clip_norm_sq, pair_order
+from synthdp.stats.scores import (
+    MATRIX_CLIP_SHARE,
+    MATRIX_SCORE_BINS,
+    ScoreMap,
+    default_clip_norm_sq,
+    matrix_clip_norm_sq,
+    pair_order,
+)
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
@@ -46,7 +53,7 @@ VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance 
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
-def marginal_score_map(marginals: Marginals, as_matrix: bool = False) -> ScoreMap:
+def marginal_score_map(marginals: Marginals, as_matrix: bool | tuple[int, float] = False) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
     post-processing reads them) and a public norm bound.
 
@@ -56,13 +63,15 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False) -> ScoreMa
     the cells refined to at least MATRIX_SCORE_BINS bins (:meth:`ScoreMap.refined`) and
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
     where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
-    products from 0.8 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs to
-    show; measured: docs/decisions.md#matrix-scores). Public: the release, d and the plan.
+    products from 0.8-0.9 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs
+    to show; measured: docs/decisions.md#matrix-scores). A pair (bins, clip share) instead of
+    True sets those two (design studies). Public: the release, d and the plan.
     """
     d = marginals.noisy_counts.shape[0]
-    if not as_matrix:
+    if as_matrix is False:
         return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
-    return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d), marginals.layout).refined(MATRIX_SCORE_BINS)
+    bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if as_matrix is True else as_matrix
+    return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d, share), marginals.layout).refined(bins)
 
 
 def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:

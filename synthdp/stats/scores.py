@@ -42,8 +42,8 @@ def default_clip_norm_sq(d: int) -> float:
     return d + 2.0 * math.sqrt(2.0 * d)
 
 
-def matrix_clip_norm_sq(d: int) -> float:
-    """C^2 = d / 2 (MATRIX_CLIP_SHARE x d): the norm bound of the pairs release where its noise
+def matrix_clip_norm_sq(d: int, share: float = MATRIX_CLIP_SHARE) -> float:
+    """C^2 = d / 2 (``share`` x d, MATRIX_CLIP_SHARE by default): the norm bound of the pairs release where its noise
     is too large for any single pair and the release is denoised as a matrix
     (:func:`synthdp.postprocess.pairs.denoised_as_matrix`). Public: d only.
 
@@ -59,7 +59,7 @@ def matrix_clip_norm_sq(d: int) -> float:
     the noise is small enough to read pairs one by one the bias matters more than the noise,
     and :func:`default_clip_norm_sq` stays. Measured: docs/decisions.md#matrix-scores.
     """
-    return MATRIX_CLIP_SHARE * d
+    return share * d
 
 
 @dataclass(frozen=True)
