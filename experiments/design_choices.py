@@ -37,6 +37,12 @@ default releases no pairs (their noise above the pair-by-pair limit), ``relation
 releases them at a share of 0.3, denoised as a matrix, unless no correlation matrix could
 stand out of that noise; there the two coincide.
 
+``--study column-tilts``: where a tilted copula fit is rearranged onto its one-way marginals
+(every row of its LP one column's moment), those marginals come from one tilt of all the rows
+(the default) or from one tilt per column of that column's rows alone
+(:func:`synthdp.postprocess.lp.column_tilt_weights`), which does not let the candidates'
+dependence couple the columns' fitted moments.
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -158,6 +164,11 @@ STUDIES = {
                    "pairs 0.3, histograms 0.3 (before)": Variant({"correlation_share": 0.3, "marginals_share": 0.3})},
     "rearrange": {"default (tilted fit rearranged onto its one-way marginals)": Variant(),
                   "the tilt's weights (before)": Variant(study=StudyOptions(rearrange=False))},
+    "column-tilts": {"default (one tilt of every row)": Variant(),
+                     "one tilt per column": Variant(study=StudyOptions(column_tilts=True)),
+                     "--favour relationships": Variant({"favour": "relationships"}),
+                     "--favour relationships, one tilt per column": Variant({"favour": "relationships"},
+                                                                            StudyOptions(column_tilts=True))},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -173,6 +184,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "pairs": "The copula's latent correlation from the pairs release",
           "weak-pairs": "The pairs' share where 0.3 leaves a strong pair fewer than four noise sd above 0",
           "rearrange": "A tilted copula fit: its weights, or its candidates rearranged onto its one-way marginals",
+          "column-tilts": "A rearranged fit's one-way marginals: from one tilt of every row, or one tilt per column",
           "favour": "What the default favours where the pairs are released: the smooth queries or the relationships",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}

@@ -5,6 +5,7 @@ from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import (
     blend_with_uniform,
     candidate_columns,
+    column_tilt_weights,
     equality_form,
     precision_weighted,
     solve_l1_fit,
@@ -293,6 +294,36 @@ def test_tilt_stays_in_its_box_and_is_the_closest_to_uniform_there():
     # a target the uniform distribution already fits within the box: the tilt leaves it uniform
     level = tilt_weights(slicer(design), 400, design.mean(axis=1), optimum, tolerance)
     np.testing.assert_allclose(level.weights, 1 / 400, rtol=1e-6)
+
+
+def test_column_tilts_fit_each_columns_rows_with_weights_of_that_column_alone():
+    """column_tilt_weights: one tilt per column of its own rows (x_j and x_j^2 of 600 strongly
+    correlated candidates). Column j's weights are a function of the candidates' column j only
+    (equal values, equal weights), each fits its rows within their box, and the rearrangement
+    with them gives every column the marginal of its own tilt."""
+    from synthdp.postprocess.copula import rearranged
+
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(600, 1)) @ np.ones((1, 3)) + 0.3 * rng.normal(size=(600, 3))
+    points = np.round(np.tanh(z / 2), 2)  # ties within each column
+    design = np.vstack([points.T, points.T ** 2])  # rows 0-2: x_j; rows 3-5: x_j^2
+    row_columns = np.array([0, 1, 2, 0, 1, 2])
+    target = design.mean(axis=1) + np.array([0.1, -0.1, 0.05, 0.02, 0.03, -0.02])
+    optimum = solve_l1_fit(design, target)
+    tolerance = np.full(6, 0.01)
+    weights = column_tilt_weights(slicer(design), 600, target, optimum, tolerance, row_columns, 3)
+    assert weights.shape == (600, 3)
+    for column in range(3):
+        own = weights[:, column]
+        np.testing.assert_allclose(own.sum(), 1.0)
+        rows = row_columns == column
+        assert np.all(np.abs(design[rows] @ own - target[rows]) <= tolerance[rows] * (1 + 1e-3))
+        for value in np.unique(points[:, column])[:20]:  # a function of the column's own value
+            same = own[points[:, column] == value]
+            np.testing.assert_allclose(same, same[0], rtol=1e-9)
+    moved = rearranged(points, weights)
+    for column in range(3):  # each column's values follow its own tilt (within 1/N of the distribution)
+        assert abs(moved[:, column].mean() - points[:, column] @ weights[:, column]) < 0.01
 
 
 def test_the_tilt_does_not_depend_on_how_its_rows_are_scaled():

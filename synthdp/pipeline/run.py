@@ -54,6 +54,7 @@ from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
     candidate_columns,
+    column_tilt_weights,
     precision_weighted,
     solve_l1_fit,
     solve_l1_fit_columns,
@@ -149,6 +150,10 @@ class StudyOptions:
     rearrange : bool
         Rearrange a tilted fit's candidates onto its one-way marginals where :func:`rearranges`
         says so (True, the product), or keep the tilt's weights (False). Post-processing.
+    column_tilts : bool
+        Where a tilted fit is rearranged, take each column's marginal from a tilt of that
+        column's rows alone (:func:`synthdp.postprocess.lp.column_tilt_weights`; True) rather
+        than from the one tilt of every row (False, the product). Post-processing.
     value_blocks : bool
         Give a mixed table's integer columns of few values their value blocks (True, the
         product: :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), or not (False, before): a
@@ -190,6 +195,7 @@ class StudyOptions:
     join_ratio: float | None = None
     spectral_pairs: bool | None = None
     rearrange: bool = True
+    column_tilts: bool = False
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
     value_blocks: bool = True
@@ -689,7 +695,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     elif tilt_tolerance is not None:
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
-            solution = tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
+            optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
         if solution.status.startswith("tilt stopped"):
             warnings.warn(f"the LP's tilt stopped before its optimum (the report's lp.status): its fit misses some "
                           f"moments by more than {1 + TILT_FIT_SLACK:g} x its tolerance ({config.tilt:g} noise sd, or the "
@@ -704,6 +710,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     weights = clean_weights(solution.weights)
     if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
         # the copula's ranks, the tilt's one-way marginals (docs/relationships.md)
+        if (study or PRODUCT).column_tilts:  # each column's marginal tilted on its own rows
+            with stages.stage("LP tilt"):
+                row_columns = np.argmax(release.basis_indices != 0, axis=1)
+                weights = column_tilt_weights(columns, len(candidates), target, optimum, tilt_tolerance, row_columns,
+                                              release.plan.d)
         return solution, rearranged(candidates, weights), np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
     keep = weights > 0
     return solution, candidates[keep], weights[keep], blend_share, False

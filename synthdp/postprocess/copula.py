@@ -187,8 +187,9 @@ def rearranged(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     ----------
     points : array, shape (N, d)
         The candidates (unit coordinates).
-    weights : array, shape (N,)
-        Their non-negative weights, not all zero.
+    weights : array, shape (N,) or (N, d)
+        Their non-negative weights, not all zero; one column of weights per column of the
+        candidates (the per-column tilts of :func:`synthdp.postprocess.lp.column_tilt_weights`).
 
     Returns
     -------
@@ -197,12 +198,13 @@ def rearranged(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     points = np.asarray(points, dtype=float)
     weights = np.asarray(weights, dtype=float)
-    count, total = len(points), float(np.sum(weights))
+    count = len(points)
     levels = (np.arange(count) + 0.5) / count
     out = np.empty_like(points)
     for column in range(points.shape[1]):
+        own = weights if weights.ndim == 1 else weights[:, column]
         order = np.argsort(points[:, column], kind="stable")
-        cumulative = np.cumsum(weights[order]) / total
+        cumulative = np.cumsum(own[order]) / float(np.sum(own))
         source = np.minimum(np.searchsorted(cumulative, levels), count - 1)
         out[order, column] = points[order[source], column]
     return out

@@ -381,6 +381,33 @@ TILT_FIT_SLACK = 0.05  # a tilt stopped at its cap with every |fit - b_hat| with
 TILT_HELD_ENTRIES = 25_000_000  # W entries (200 MB) the tilt holds rather than recomputes at every step
 
 
+def column_tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
+                        tolerance: np.ndarray, row_columns: np.ndarray, d: int) -> np.ndarray:
+    """One tilt (:func:`tilt_weights`) per column, of that column's rows alone, shape (n_candidates, d).
+
+    Where every row of the LP is one column's moment (``row_columns[r]``: its column), the
+    weights that fit column j's rows within their box, closest to uniform, depend on the
+    candidates' values in column j only: column j's marginal tilted on its own. One tilt of
+    all the rows instead couples the columns through the candidates' dependence: a factor that
+    moves column j moves every column correlated with it, whose own multipliers then settle
+    elsewhere in their boxes, so the columns' fitted moments err together (measured:
+    docs/decisions.md#column-tilts). For :func:`synthdp.postprocess.copula.rearranged`, which
+    keeps only the weights' one-way marginals. A column with no row keeps uniform weights.
+    """
+    weights = np.full((n_candidates, d), 1.0 / n_candidates)
+    for column in range(d):
+        rows = np.flatnonzero(row_columns == column)
+        if len(rows) == 0:
+            continue
+
+        def own_rows(start: int, stop: int, rows: np.ndarray = rows) -> np.ndarray:
+            return _dense(columns(start, stop))[rows]
+
+        tilted = tilt_weights(own_rows, n_candidates, target[rows], solution, tolerance[rows])
+        weights[:, column] = np.clip(tilted.weights, 0.0, None)
+    return weights
+
+
 def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
                  tolerance: np.ndarray) -> LPSolution:
     """The distribution over the candidates closest to uniform (in entropy) whose fit stays in a box.
