@@ -188,3 +188,19 @@ def test_a_real_table_from_draft_to_release(tmp_path, capsys):
     assert set(shares) == {"income", "job"}
     assert shares["income"]["real"] == pytest.approx(frame["income"].isna().mean())
     assert "visit" in evaluation["columns"]["numeric"] and (tmp_path / "page.html").stat().st_size > 10_000
+
+
+def test_a_nullable_columns_pairs_denoised_as_a_matrix_keep_its_missing_cell():
+    """120 rows at (1, 1e-10) with a user's pairs share: the pairs' noise is above the limit, so
+    the numeric columns are scored in finer cells (ScoreMap.refined keeps each column's missing
+    cell last) and shrunk onto ||s||^2 <= d/2 = 1; the release, its report and the rows come out
+    (the missing cells scoring 0, as in the default map)."""
+    frame = table(1, n=120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, correlation_share=0.3).fit(frame, schema=SCHEMA)
+    assert synth.release_.plan.pairs_as_matrix
+    stage = next(s for s in synth.privacy_report()["privacy"]["stages"] if s["stage"] == "correlation")
+    assert stage["released"].endswith("clipped to squared norm 1")
+    out = synth.sample(500)
+    assert list(out.columns) == list(frame.columns) and len(out) == 500 and out["age"].notna().all()
