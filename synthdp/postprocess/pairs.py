@@ -50,6 +50,7 @@ MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released me
 MODEL_VALUES = 4_000_000  # draws x d held at once
 PAIR_VARIANCES = ("released", "model")  # latent_correlation's variances: the product first
 VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance is floored
+SEARCH_CELLS = 32  # cells per column above which model_means searches instead of counting edge by edge
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
@@ -93,9 +94,16 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     # each value's cell: the number of its column's cumulative edges at or below it (searchsorted's
     # "right" count, edge by edge over all columns at once: 2x faster than one search per column),
     # counted in the smallest integer type that holds it (one byte: 4x faster than int64 on CTG)
-    cells = np.zeros(u.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
-    for edge in range(upper.shape[1]):
-        cells += u >= upper[:, edge]
+    if upper.shape[1] <= SEARCH_CELLS:
+        cells = np.zeros(u.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
+        for edge in range(upper.shape[1]):
+            cells += u >= upper[:, edge]
+    else:  # the finer cells of pairs denoised as a matrix: one binary search per column (the same count)
+        columns = np.ascontiguousarray(u.T)
+        cells = np.empty(columns.shape, dtype=np.int64)
+        for j, values in enumerate(columns):
+            cells[j] = np.searchsorted(upper[j], values, side="right")
+        cells = np.ascontiguousarray(cells.T)  # rows of draws, as the count gives them (the same sums, bit for bit)
     np.minimum(cells, table.shape[1] - 1, out=cells)
     scores = table[np.arange(u.shape[1]), cells]
     norm_sq = np.einsum("ij,ij->i", scores, scores)
