@@ -131,7 +131,6 @@ def end_to_end(seeds: int, n_queries: int) -> list[str]:
         truth = true_answers(dataset, queries)
         real = np.corrcoef(dataset.frame.to_numpy(float), rowvar=False)
         upper = np.triu_indices(dataset.d, 1)
-        strong = np.abs(real[upper]) > STRONG
         for label, (options, study) in VARIANTS.items():
             rows = []
             for seed in range(seeds):
@@ -141,8 +140,7 @@ def end_to_end(seeds: int, n_queries: int) -> list[str]:
                 synthetic = sample(model)
                 found = np.nan_to_num(np.corrcoef(synthetic.to_numpy(float), rowvar=False))
                 errors = np.abs(answer_queries(dataset.unit(synthetic), queries, SIGMAS) - truth).mean(axis=1)
-                rows.append([strong_pairs(dataset.frame, synthetic)["ratio"],
-                             1 - np.abs(real[upper][strong] - found[upper][strong]).mean() / 2,
+                rows.append([strong_pairs(dataset.frame, synthetic)["ratio"], scores(real, found)[1],
                              1 - np.abs(real[upper] - found[upper]).mean() / 2,
                              1 - np.mean(list(ks_distances(dataset.frame, synthetic).values())), *errors,
                              time.perf_counter() - started])
@@ -170,15 +168,13 @@ def sweep(seeds: int) -> list[str]:
     for name in END_TO_END:
         dataset = load_dataset(name)
         real = np.corrcoef(dataset.frame.to_numpy(float), rowvar=False)
-        upper = np.triu_indices(dataset.d, 1)
-        strong = np.abs(real[upper]) > STRONG
         for label, setting in SWEEP.items():
             trends = []
             for seed in range(seeds):
                 model = fit(SynthConfig(epsilon=EPSILON, delta=DELTA, seed=seed, favour="relationships"),
                             dataset.frame, bounds=dataset.bounds, study=StudyOptions(matrix_scores=setting))
                 found = np.nan_to_num(np.corrcoef(sample(model).to_numpy(float), rowvar=False))
-                trends.append(1 - np.abs(real[upper][strong] - found[upper][strong]).mean() / 2)
+                trends.append(scores(real, found)[1])  # the strong pairs' trend
             values = np.array(trends)
             lines.append(f"| {name} | {label} | {values.mean():.3f} ± {values.std(ddof=1) / np.sqrt(seeds):.3f} |")
             log(f"{name} {label}: {values.mean():.3f}")
