@@ -572,7 +572,7 @@ def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: Ce
     (:func:`synthdp.postprocess.pairs.marginal_score_map`; ``study.matrix_scores``)."""
     options = study.candidate_options()
     return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, options.atom_threshold, layout),
-                              as_matrix=options.matrix_scores if plan.pairs_as_matrix else False)
+                              plan.pairs_as_matrix, options.matrix_scores)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,

@@ -856,7 +856,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
     """The copula's latent correlation from the pairs release (:func:`latent_correlation`), modelled
     with the score map the release used (:func:`marginal_score_map`)."""
     as_matrix = release.plan.pairs_as_matrix
-    return latent_correlation(marginal_score_map(marginals, as_matrix=options.matrix_scores if as_matrix else False),
+    return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
                               variances=options.pair_variances, as_matrix=as_matrix)

@@ -54,7 +54,8 @@ SEARCH_CELLS = 32  # cells per column above which model_means searches instead o
 ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
 
 
-def marginal_score_map(marginals: Marginals, as_matrix: bool | tuple[int, float] = False) -> ScoreMap:
+def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
+                       matrix_scores: bool | tuple[int, float] = True) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
     post-processing reads them) and a public norm bound.
 
@@ -65,13 +66,14 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool | tuple[int, float]
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
     where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
     products from 0.8-0.9 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs
-    to show; measured: docs/decisions.md#matrix-scores). A pair (bins, clip share) instead of
-    True sets those two (design studies). Public: the release, d and the plan.
+    to show; measured: docs/decisions.md#matrix-scores). ``matrix_scores`` (design studies):
+    False keeps the step scores there too, a pair (bins, clip share) sets those two. Public: the
+    release, d and the plan.
     """
     d = marginals.noisy_counts.shape[0]
-    if as_matrix is False:
+    if not as_matrix or matrix_scores is False:
         return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
-    bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if as_matrix is True else as_matrix
+    bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if matrix_scores is True else matrix_scores
     return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d, share), marginals.layout).refined(bins)
 
 
