@@ -43,6 +43,14 @@ stand out of that noise; there the two coincide.
 (:func:`synthdp.postprocess.lp.column_tilt_weights`), which does not let the candidates'
 dependence couple the columns' fitted moments.
 
+``--study pair-entropy``: pairs read one by one, the copula's latent correlation after the fixed
+point. The default replaces it by the correlation matrix of largest determinant within 0.1
+noise sd of each kept pair and 1 noise sd of the others
+(:func:`synthdp.postprocess.pairs.max_entropy_correlation`); the alternatives keep the fixed
+point's matrix (before), or use other boxes: the kept pairs fixed (0), or within 0.25 noise sd,
+the others within 2. Where no pairs are released, or they are denoised as a matrix, the
+variants coincide.
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -169,6 +177,11 @@ STUDIES = {
                      "--favour relationships": Variant({"favour": "relationships"}),
                      "--favour relationships, one tilt per column": Variant({"favour": "relationships"},
                                                                             StudyOptions(column_tilts=True))},
+    "pair-entropy": {"default (largest entropy within 0.1 sd of a kept pair, 1 sd of the others)": Variant(),
+                     "the fixed point's matrix (before)": Variant(study=StudyOptions(pair_entropy=False)),
+                     "kept pairs fixed, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 1.0))),
+                     "kept within 0.25 sd, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.25, 1.0))),
+                     "kept pairs fixed, others within 2 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 2.0)))},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -186,6 +199,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "rearrange": "A tilted copula fit: its weights, or its candidates rearranged onto its one-way marginals",
           "column-tilts": "A rearranged fit's one-way marginals: from one tilt of every row, or one tilt per column",
           "favour": "What the default favours where the pairs are released: the smooth queries or the relationships",
+          "pair-entropy": "Pairs read one by one: the fixed point's latent correlation, or the one of largest entropy near it",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 

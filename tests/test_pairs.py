@@ -15,7 +15,13 @@ from synthdp.config import SynthConfig
 from synthdp.errors import SynthDPError
 from synthdp.pipeline.plan import CORRELATION_NOISE_LIMIT, make_plan
 from synthdp.postprocess.copula import Marginals
-from synthdp.postprocess.pairs import latent_correlation, marginal_score_map, model_means, spectral_denoise
+from synthdp.postprocess.pairs import (
+    latent_correlation,
+    marginal_score_map,
+    max_entropy_correlation,
+    model_means,
+    spectral_denoise,
+)
 from synthdp.stats.histograms import CellLayout, cell_counts
 from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, matrix_clip_norm_sq, pair_order, score_products
 
@@ -526,3 +532,78 @@ def test_a_tilted_copula_fit_is_rearranged_only_where_every_lp_row_is_one_way():
     assert not pure.release.plan.releases_pairs
     favour = run.fit(SynthConfig(epsilon=1.0, delta=1e-10, seed=7, favour="relationships"), frame, bounds=bounds)
     assert not pure.rearranged and not favour.rearranged
+
+
+def test_max_entropy_fills_a_free_entry_by_conditional_independence():
+    """Two pairs fixed at 0.8 and the third free: the largest determinant is at 0.8 x 0.8, the
+    value at which the first and third columns are independent given the second."""
+    center = np.array([[1.0, 0.8, 0.5], [0.8, 1.0, 0.8], [0.5, 0.8, 1.0]])
+    fitted = max_entropy_correlation(center, np.array([0.0, 0.3, 0.0]))
+    assert fitted[0, 1] == fitted[1, 2] == 0.8 and np.allclose(np.diag(fitted), 1.0)
+    assert fitted[0, 2] == pytest.approx(0.64, abs=1e-6)
+    assert abs(np.linalg.inv(fitted)[0, 2]) < 1e-5  # the free entry's precision is 0
+    # a box that stops short of 0.64 binds: the entry stays at its edge
+    assert max_entropy_correlation(center, np.array([0.0, 0.1, 0.0]))[0, 2] == pytest.approx(0.6, abs=1e-9)
+    with pytest.raises(ValueError, match="positive definite"):
+        max_entropy_correlation(np.ones((3, 3)), np.array([0.1, 0.1, 0.1]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_max_entropy_meets_its_optimality_conditions(seed):
+    """The optimum of max log det X over the box (concave, so the conditions are sufficient): X
+    positive definite with unit diagonal, every entry within its box, and the gradient
+    2 (X^-1)_ij zero where the box does not bind, >= 0 at an upper edge, <= 0 at a lower one.
+    Deterministic: a solver failure, not chance, would fail it."""
+    rng = np.random.default_rng(seed)
+    d = 9
+    factors = rng.standard_normal((d, 3))
+    center = factors @ factors.T + 0.02 * np.eye(d)  # near-collinear, like a block of related columns
+    center /= np.sqrt(np.outer(np.diag(center), np.diag(center)))
+    upper = np.triu_indices(d, 1)
+    box = rng.choice([0.0, 0.01, 0.1, 0.5], size=len(upper[0]))
+    fitted = max_entropy_correlation(center, box)
+    assert np.allclose(np.diag(fitted), 1.0) and np.allclose(fitted, fitted.T)
+    assert np.linalg.eigvalsh(fitted).min() > 0
+    move = fitted[upper] - center[upper]
+    assert np.all(np.abs(move) <= box + 1e-12)
+    assert np.linalg.slogdet(fitted)[1] > np.linalg.slogdet(center)[1]
+    gradient = np.linalg.inv(fitted)[upper]
+    scale = np.abs(gradient).max()
+    inside = np.abs(np.abs(move) - box) > 1e-6
+    assert np.all(np.abs(gradient[inside]) < 1e-4 * scale)
+    at_top, at_bottom = ~inside & (move > 0), ~inside & (move < 0)
+    assert np.all(gradient[at_top] > -1e-4 * scale) and np.all(gradient[at_bottom] < 1e-4 * scale)
+    np.testing.assert_array_equal(max_entropy_correlation(center, np.zeros_like(box)), center)  # nothing may move
+
+
+def test_the_largest_entropy_keeps_noise_from_explaining_a_column_by_a_block():
+    """Six columns at latent correlation 0.95 and a seventh at 0.1 with each: the block explains 1 %
+    of the seventh's variance. With noise sd 0.04 on every released product the fixed point alone
+    leaves eigenvalues at the projection's floor, along which the block explained 77 % of it on
+    average over 100 seeds (under 25 % in 3, where the noise hid its pairs); the matrix of largest
+    entropy 21 % (above 47 % in 2), lower in 98 of the 100. Here the means over seeds 0-4:
+    resampling five of those 100 seeds, the lines at 0.45 and 0.4 failed 0.34 % of the time,
+    the rate at which a change of the draws would fail this test."""
+    d, block = 8, 6
+    truth = np.eye(d)
+    truth[:block, :block] = 0.95
+    truth[block, :block] = truth[:block, block] = 0.1
+    np.fill_diagonal(truth, 1.0)
+
+    def explained(correlation: np.ndarray) -> float:
+        r = correlation[:block, block]
+        return float(r @ np.linalg.solve(correlation[:block, :block], r))
+
+    before, after, block_mean = [], [], []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        points = 2 * special.ndtr(rng.multivariate_normal(np.zeros(d), truth, size=20_000)) - 1
+        marginals = Marginals(cell_counts(points, 8), len(points))
+        score_map = ScoreMap(marginals.probabilities(), default_clip_norm_sq(d))
+        noisy = score_products(points, score_map) / len(points) + rng.normal(0.0, 0.04, d * (d + 1) // 2)
+        before.append(explained(latent_correlation(score_map, noisy, 0.04, np.random.default_rng(1), boxes=None)))
+        fitted = latent_correlation(score_map, noisy, 0.04, np.random.default_rng(1))
+        after.append(explained(fitted))
+        block_mean.append(fitted[:block, :block][np.triu_indices(block, 1)].mean())
+    assert np.mean(before) > 0.45 and np.mean(after) < 0.4
+    assert min(block_mean) > 0.9  # the block itself is kept (its pairs move at most 0.1 noise sd)

@@ -170,6 +170,11 @@ class StudyOptions:
         :func:`synthdp.postprocess.pairs.marginal_score_map`; a pair (bins, clip share): at
         least that many bins and C^2 = share x d), or as pairs read one by one are (False,
         before). Changes the release.
+    pair_entropy : bool or (float, float)
+        Pairs read one by one: replace the fixed point's latent correlation by the one of largest
+        entropy within KEPT_BOX (0.1) noise sd of each kept pair and FREE_BOX (1) of the others
+        (True, the product: :func:`synthdp.postprocess.pairs.max_entropy_correlation`; a pair:
+        those two boxes), or keep it (False, before). Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -201,6 +206,7 @@ class StudyOptions:
     value_blocks: bool = True
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
+    pair_entropy: bool | tuple[float, float] = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -213,6 +219,11 @@ class StudyOptions:
                 and int(self.matrix_scores[0]) >= 1 and float(self.matrix_scores[1]) > 0):
             raise SynthDPError(f"matrix_scores must be True, False or (bins >= 1, clip share > 0), "
                                f"got {self.matrix_scores!r}")
+        if not isinstance(self.pair_entropy, bool) and not (
+                isinstance(self.pair_entropy, tuple) and len(self.pair_entropy) == 2
+                and all(float(box) >= 0 for box in self.pair_entropy)):
+            raise SynthDPError(f"pair_entropy must be True, False or (kept box >= 0, free box >= 0), "
+                               f"got {self.pair_entropy!r}")
         if self.ordinal_levels not in ORDINAL_LEVELS:
             raise SynthDPError(f"ordinal_levels must be one of {ORDINAL_LEVELS}, got {self.ordinal_levels!r}")
 
@@ -229,6 +240,9 @@ class StudyOptions:
             self.ordinal_levels,
             product.edge_z if self.tree_edges else -math.inf,
             self.matrix_scores,
+            pair_boxes=(product.pair_boxes if self.pair_entropy is True
+                        else None if self.pair_entropy is False
+                        else (float(self.pair_entropy[0]), float(self.pair_entropy[1]))),
         )
 
 
