@@ -607,3 +607,17 @@ def test_the_largest_entropy_keeps_noise_from_explaining_a_column_by_a_block():
         block_mean.append(fitted[:block, :block][np.triu_indices(block, 1)].mean())
     assert np.mean(before) > 0.45 and np.mean(after) < 0.4
     assert min(block_mean) > 0.9  # the block itself is kept (its pairs move at most 0.1 noise sd)
+
+
+def test_the_kept_pairs_box_is_zero_where_the_lp_also_fits_their_product_moments():
+    """The copula alone carries a numeric table's pairs (their product moments left to the pairs
+    release): kept pairs may move 0.1 noise sd. Where the LP also fits those moments (a mixed
+    table, favour="relationships") they stay fixed; a pair not kept may move 1 noise sd everywhere."""
+    from synthdp.postprocess.pairs import FREE_BOX, KEPT_BOX, entropy_boxes
+
+    numeric = make_plan(SynthConfig(epsilon=1.0, delta=1e-10), 5875, 20, True)
+    favour = make_plan(SynthConfig(epsilon=1.0, delta=1e-10, favour="relationships"), 5875, 20, True)
+    assert numeric.releases_pairs and numeric.skipped_pairs > 0 and not numeric.lp_fits_pairs
+    assert favour.releases_pairs and favour.lp_fits_pairs
+    assert entropy_boxes(numeric.lp_fits_pairs) == (KEPT_BOX, FREE_BOX) == (0.1, 1.0)
+    assert entropy_boxes(favour.lp_fits_pairs) == (0.0, FREE_BOX)

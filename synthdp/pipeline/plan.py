@@ -143,6 +143,13 @@ class Plan:
         return max(self.n_candidates, self.tilt_candidates)
 
     @property
+    def lp_fits_pairs(self) -> bool:
+        """Whether the LP fits the pairs' product moments beside the pairs release: a mixed table's
+        basis (every moment of degree <= 2) or ``favour="relationships"``; otherwise they are left
+        to the pairs release (``skipped_pairs``) and the copula alone carries the pairs."""
+        return self.candidates == "mixed" or self.pair_moments
+
+    @property
     def releases_pairs(self) -> bool:
         """Copula or mixed candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
         return self.candidates in ("copula", "mixed") and self.budget.share("correlation") > 0

@@ -172,9 +172,10 @@ class StudyOptions:
         before). Changes the release.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
-        entropy within KEPT_BOX (0.1) noise sd of each kept pair and FREE_BOX (1) of the others
-        (True, the product: :func:`synthdp.postprocess.pairs.max_entropy_correlation`; a pair:
-        those two boxes), or keep it (False, before). Post-processing.
+        entropy within a box of noise sd around each pair (True, the product: the plan's boxes,
+        :func:`synthdp.postprocess.pairs.entropy_boxes`; a pair (kept, others): those boxes
+        everywhere; :func:`synthdp.postprocess.pairs.max_entropy_correlation`), or keep it
+        (False, before). Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -240,8 +241,8 @@ class StudyOptions:
             self.ordinal_levels,
             product.edge_z if self.tree_edges else -math.inf,
             self.matrix_scores,
-            pair_boxes=(product.pair_boxes if self.pair_entropy is True
-                        else None if self.pair_entropy is False
+            pair_entropy=self.pair_entropy is not False,
+            pair_boxes=(None if isinstance(self.pair_entropy, bool)
                         else (float(self.pair_entropy[0]), float(self.pair_entropy[1]))),
         )
 

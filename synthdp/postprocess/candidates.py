@@ -42,7 +42,7 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import FREE_BOX, KEPT_BOX, THRESHOLD, latent_correlation, marginal_score_map
+from synthdp.postprocess.pairs import THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -829,10 +829,13 @@ class CandidateOptions:
         with a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
         the model of the release must do the same (True, the product; a pair (bins, clip share):
         those); False: the release and its model as for pairs read one by one (before).
+    pair_entropy : bool
+        Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
+        largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,
+        the product), or keep it (False, before).
     pair_boxes : (float, float) or None
-        Pairs read one by one: the noise sd the kept pairs and the others may move towards the
-        correlation matrix of largest entropy (:func:`synthdp.postprocess.pairs.max_entropy_correlation`;
-        (KEPT_BOX, FREE_BOX), the product); None: the fixed point's matrix (before).
+        The noise sd the kept pairs and the others may then move; None: the plan's
+        (:func:`synthdp.postprocess.pairs.entropy_boxes`, the product).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -844,7 +847,8 @@ class CandidateOptions:
     ordinal_levels: str = "shrunk"
     edge_z: float = EDGE_Z
     matrix_scores: bool | tuple[int, float] = True
-    pair_boxes: tuple[float, float] | None = (KEPT_BOX, FREE_BOX)
+    pair_entropy: bool = True
+    pair_boxes: tuple[float, float] | None = None
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -861,10 +865,13 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
     """The copula's latent correlation from the pairs release (:func:`latent_correlation`), modelled
     with the score map the release used (:func:`marginal_score_map`)."""
     as_matrix = release.plan.pairs_as_matrix
+    boxes = None
+    if options.pair_entropy:
+        boxes = entropy_boxes(release.plan.lp_fits_pairs) if options.pair_boxes is None else options.pair_boxes
     return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
-                              variances=options.pair_variances, as_matrix=as_matrix, boxes=options.pair_boxes)
+                              variances=options.pair_variances, as_matrix=as_matrix, boxes=boxes)
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
