@@ -45,11 +45,12 @@ dependence couple the columns' fitted moments.
 
 ``--study pair-entropy``: pairs read one by one, the copula's latent correlation after the fixed
 point. The default replaces it by the correlation matrix of largest determinant within 0.1
-noise sd of each kept pair and 1 noise sd of the others
-(:func:`synthdp.postprocess.pairs.max_entropy_correlation`); the alternatives keep the fixed
-point's matrix (before), or use other boxes: the kept pairs fixed (0), or within 0.25 noise sd,
-the others within 2. Where no pairs are released, or they are denoised as a matrix, the
-variants coincide.
+noise sd of each kept pair (0 where the LP also fits their product moments: mixed tables and
+``favour="relationships"``, which this study does not run) and 1 noise sd of the others
+(:func:`synthdp.postprocess.pairs.max_entropy_correlation`, :func:`synthdp.postprocess.pairs.entropy_boxes`);
+the alternatives keep the fixed point's matrix (before), or use other boxes everywhere: the
+kept pairs fixed (0), or within 0.25 noise sd, the others within 2. Where no pairs are
+released, or they are denoised as a matrix, the variants coincide.
 
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
