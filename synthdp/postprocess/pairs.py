@@ -284,7 +284,7 @@ def latent_correlation(
     spectral: bool = False,
     variances: str = "released",
     as_matrix: bool | None = None,
-    boxes: tuple[float, float] | None = (KEPT_BOX, FREE_BOX),
+    boxes: tuple[float, float] | None = entropy_boxes(lp_fits_pairs=False),
 ) -> np.ndarray:
     """The copula's latent correlation matrix, shape (d, d); the identity without a release.
 
