@@ -52,6 +52,14 @@ the alternatives keep the fixed point's matrix (before), or use other boxes ever
 kept pairs fixed (0), or within 0.25 noise sd, the others within 2. Where no pairs are
 released, or they are denoised as a matrix, the variants coincide.
 
+``--study pairs-test``: where the pairs' noise on a correlation at a share of 0.3 is above the
+pair-by-pair limit (and the noise is Gaussian), the default spends 0.05 of the budget on a private
+test of whether a block of related columns stands out of it, and releases the pairs, denoised as
+a matrix, only where one does (:func:`synthdp.pipeline.plan.pairs_test_planned`); the alternatives
+release none there (before) or always (``--favour relationships``). The variant's label says in
+how many rounds the pairs were released. Elsewhere the variants coincide (``relationships``
+apart: it also adds the pair moments where the pairs are read one by one).
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -183,6 +191,9 @@ STUDIES = {
                      "kept pairs fixed, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 1.0))),
                      "kept within 0.25 sd, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.25, 1.0))),
                      "kept pairs fixed, others within 2 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 2.0)))},
+    "pairs-test": {"default (pairs released where the private test finds a block)": Variant(),
+                   "none where their noise is above the limit (before)": Variant(study=StudyOptions(pairs_test=False)),
+                   "--favour relationships (always released)": Variant({"favour": "relationships"})},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -201,6 +212,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "column-tilts": "A rearranged fit's one-way marginals: from one tilt of every row, or one tilt per column",
           "favour": "What the default favours where the pairs are released: the smooth queries or the relationships",
           "pair-entropy": "Pairs read one by one: the fixed point's latent correlation, or the one of largest entropy near it",
+          "pairs-test": "Where the pairs' noise is above the pair-by-pair limit: released where a private test finds a block, never, or always",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 
@@ -234,10 +246,11 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     lines = []
     for label, variant in STUDIES[study].items():
-        errors, ratios, shapes, trends = [], [], [], []
+        errors, ratios, shapes, trends, released = [], [], [], [], 0
         try:
             for round_index in range(rounds):
                 model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
+                released += model.release.noisy_scores is not None
                 synthetic = sample(model)
                 answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
                 errors.append(worst_case_errors(true, answers, queries.alpha).relative)
@@ -252,7 +265,8 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
         shares = " / ".join(f"{stages.get(stage, {}).get('share', 0):.2g}" for stage in ("marginals", "correlation", "moments"))
         cells = " | ".join(f"{value:.4f}" for value in np.mean(errors, axis=0))
         kept = f"{np.mean(ratios):.3f}" if None not in ratios else "n/a"
-        lines.append(f"| {name} | {sd:.3f} | {label} | {parameters['R']} | {shares} | {cells} | {kept} "
+        shown = f"{label}; pairs released in {released} of {rounds} rounds" if study == "pairs-test" else label
+        lines.append(f"| {name} | {sd:.3f} | {shown} | {parameters['R']} | {shares} | {cells} | {kept} "
                      f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} |")
         log(lines[-1])
     return lines

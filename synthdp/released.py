@@ -57,6 +57,24 @@ class UnitsRelease:
 
 
 @dataclass(frozen=True)
+class PairsTestResult:
+    """What the pairs test released and decided (:func:`synthdp.pipeline.run.release_tested_pairs`).
+
+    ``statistic`` is the noisy T = lambda_max(S) - kappa tr(S) / d, ``noise_sd`` its noise sd and
+    ``offset`` what the histograms' noise alone adds to it (:func:`synthdp.postprocess.pairs.score_offset`),
+    all in units of the pairs' noise edge sd sqrt(d); ``threshold`` the line T - offset had to
+    reach (:data:`synthdp.postprocess.pairs.SPIKE_RATIO`); ``found`` whether it did, and so
+    whether the pairs were released.
+    """
+
+    statistic: float
+    threshold: float
+    noise_sd: float
+    offset: float
+    found: bool
+
+
+@dataclass(frozen=True)
 class Release:
     """The noisy statistics of one run: all that post-processing may read.
 
@@ -102,6 +120,9 @@ class Release:
     cell_layout : CellLayout or None
         The cells of ``noisy_histograms`` (:class:`synthdp.stats.histograms.CellLayout`;
         public, from the plan and the domain); None: B bins and two atoms per column.
+    pairs_test : PairsTestResult or None
+        Where the plan tests whether to release the pairs (``Plan.pairs_test``): the test's
+        noisy statistic and outcome; ``plan`` is then the plan after the test.
     """
 
     domain: Domain
@@ -120,3 +141,4 @@ class Release:
     noisy_rows_other: float | None = None
     cell_layout: CellLayout | None = None
     units: UnitsRelease | None = None
+    pairs_test: PairsTestResult | None = None

@@ -131,6 +131,43 @@ def test_score_products_sensitivity_holds_on_extreme_rows(probabilities):
         assert np.linalg.norm(change) == pytest.approx(l2)
 
 
+@pytest.mark.parametrize("probabilities", ["extreme", "random"])
+def test_pairs_test_sensitivity_holds_on_extreme_rows(probabilities):
+    """release_pairs_test: the change of its statistic T = lambda_max(S) - kappa tr(S) / d when one
+    row is replaced stays within top_eigenvalue_sensitivity (C^2 / n), over corners, far-outside
+    values and random rows, for the extreme and a random score map; the bound is attained by a
+    table whose other rows all score C e_1, one row moving from C e_2 to C e_1 (the largest
+    eigenvalue grows by C^2 / n, the trace stays)."""
+    from synthdp.privacy.release import pairs_test_statistic
+    from synthdp.privacy.sensitivity import top_eigenvalue_sensitivity
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+    rng = np.random.default_rng(4)
+    n, clip = 25, default_clip_norm_sq(D)
+    if probabilities == "extreme":
+        cells = np.tile([2e-6, 0.5 - 2e-6, 0.5 - 2e-6, 2e-6], (D, 1))
+    else:
+        cells = rng.dirichlet(np.ones(6), size=D)
+    score_map = ScoreMap(cells, clip)
+    bound = top_eigenvalue_sensitivity(n, clip)
+    assert bound[0] == bound[1] == pytest.approx(clip / n)
+    worst = 0.0
+    for first, second in _neighbour_pairs(rng):
+        change = (pairs_test_statistic(_score_sums(first, score_map), n, D)
+                  - pairs_test_statistic(_score_sums(second, score_map), n, D))
+        worst = max(worst, abs(change))
+    assert worst <= bound[0] * (1 + 1e-12)
+    if probabilities == "extreme":
+        middle = ScoreMap(np.tile([2e-6, 1 - 4e-6, 2e-6], (D, 1)), clip)  # scores -4.75, 0, +4.75: clipped to norm C
+        first = np.zeros((n, D))
+        first[:, 0] = 5.0  # every row scores C e_1
+        second = first.copy()
+        first[0] = [0.0, 5.0, 0.0]  # row 0 scores C e_2
+        change = (pairs_test_statistic(_score_sums(second, middle), n, D)
+                  - pairs_test_statistic(_score_sums(first, middle), n, D))
+        assert change == pytest.approx(bound[0])
+
+
 def test_clipped_count_changes_by_at_most_one():
     rng = np.random.default_rng(1)
     domain = Domain.from_bounds(BOUNDS, list(BOUNDS))

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,12 +24,15 @@ from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, denoised_as_matrix
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, SPIKE_RATIO, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
 from synthdp.stats.scores import MATRIX_CLIP_SHARE, default_clip_norm_sq
+
+if TYPE_CHECKING:  # a type only
+    from synthdp.released import PairsTestResult
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -115,6 +119,24 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     return max(min(paper_n_basis(n, d, smoothness, delta), MAX_AUTO_N_BASIS), 2 * d)
 
 
+PAIRS_TEST_SHARE = 0.05  # the pairs test's share of the budget (of mu^2), taken from every other stage in proportion
+
+
+@dataclass(frozen=True)
+class PairsTest:
+    """A private test that decides whether the pairs are released (:func:`pairs_test_planned`).
+
+    ``share``: the test's share of the budget; the plan's ``budget`` is the one if the pairs are
+    released (a block of related columns stands out), ``without_pairs`` the one if they are not.
+    Both hold the same ``marginals`` (released before the test) and ``pairs_test`` shares, and
+    sum to the same total, so the run spends the same budget either way (the ledger composes the
+    Gaussian stages exactly, adaptively chosen ones too).
+    """
+
+    share: float
+    without_pairs: Budget
+
+
 @dataclass(frozen=True)
 class Plan:
     """Every size and budget of one run, fixed from public inputs before any data is used."""
@@ -136,6 +158,16 @@ class Plan:
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
     tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
     pairs_as_matrix: bool = False  # pairs released above CORRELATION_NOISE_LIMIT: denoised as a matrix (pairs_denoising)
+    pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
+
+    def after_test(self, found: bool) -> Plan:
+        """The plan once the pairs test has run: this one if it found a block of related columns,
+        else the one without the pairs (their share back to the histograms and the moments, the
+        basis's pair products no longer left to them). Unchanged without a test."""
+        if self.pairs_test is None or found:
+            return self
+        return replace(self, budget=self.pairs_test.without_pairs, pairs_as_matrix=False,
+                       n_basis=self.n_basis + self.skipped_pairs, skipped_pairs=0)
 
     @property
     def tilted_candidates(self) -> int:
@@ -159,6 +191,7 @@ class Plan:
         out.pop("neighbours")  # the report states it under "privacy"
         out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
         out.pop("pairs_as_matrix")  # the report's "pairs" entry says how they were denoised
+        out.pop("pairs_test")  # the report's "pairs" entry says how the test went
         if self.tilt_candidates <= self.n_candidates:
             out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
@@ -168,7 +201,7 @@ class Plan:
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
-              neighbours: Neighbours = ROWS) -> Plan:
+              neighbours: Neighbours = ROWS, pairs_test: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -187,6 +220,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     sizes (t, N, the automatic R), which grow with the number of independent rows, take
     n / K, the rows a table of that noise level would have under replace-one (about the
     number of units when each gives K rows).
+
+    ``pairs_test`` False plans no pairs test (:func:`pairs_test_planned`; a design study's "before").
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
@@ -247,6 +282,12 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         composition=_composition(config),
         shares=(("moments", 1 - sum(candidate_shares.values())), *candidate_shares.items()),
     )
+    test = None
+    if kind == "copula" and pairs_test and pairs_test_planned(config, n, d, budget.remaining_epsilon, neighbours):
+        with_pairs = copula_shares(replace(config, favour="relationships"), n, d, n_basis, budget.remaining_epsilon,
+                                   neighbours)
+        budget, without = tested_budgets(budget, with_pairs, candidate_shares.get("marginals", 0.0))
+        test = PairsTest(PAIRS_TEST_SHARE, without)
     skipped_pairs, pair_moments = 0, False
     if kind == "copula" and budget.share("correlation") > 0:
         if config.favour == "relationships" and not denoised_as_matrix(
@@ -281,7 +322,57 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         pair_moments=pair_moments,
         neighbours=neighbours,
         pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
+        pairs_test=test,
     )
+
+
+def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neighbours: Neighbours = ROWS) -> bool:
+    """Whether a numeric table's pairs are released only if a private test finds a block of
+    related columns (:class:`PairsTest`): where the default would release none, since at a share
+    of 0.3 their noise on a correlation is above CORRELATION_NOISE_LIMIT, but a block could show
+    when they are denoised as a matrix (:func:`synthdp.postprocess.pairs.spectral_denoise`).
+
+    The test releases T = lambda_max(S) - tr(S) / d of the matrix S of the means of the products
+    of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), and the pairs follow
+    where T stands SPIKE_RATIO times the pairs' noise edge sd sqrt(d) above 0
+    (:func:`synthdp.postprocess.pairs.block_stands_out`): the strongest block's direction is
+    then recovered with at least half its weight. Whether a table's columns come in such blocks
+    (WDBC's size measures, CRM's) is private, and releasing the pairs where they do not costs the
+    smooth queries for nothing (docs/decisions.md#pairs-test), hence a test rather than a rule.
+
+    Planned with Gaussian noise only (delta > 0): the histograms, released before the test at
+    the share both outcomes give them, get the rest of theirs as a second release pooled with
+    the first, which under Gaussian DP is exactly one release at the sum of the shares; under
+    basic composition that pooling would cost. Not where the user set ``correlation_share``
+    or ``favour="relationships"`` (which release the pairs anyway), nor where even d copies of
+    one column (T = d - 1 in correlation units) would not reach the test's line. Public n, d
+    and budget only.
+    """
+    if (config.correlation_share is not None or config.favour != "smooth" or _composition(config) != "gdp"
+            or d < 2):
+        return False
+    noise = pair_noise_sd(n, d, epsilon, config.delta, _composition(config), COPULA_SHARES["correlation"], neighbours)
+    return noise > CORRELATION_NOISE_LIMIT and d - 1 >= SPIKE_RATIO * noise * math.sqrt(d)
+
+
+def tested_budgets(without_test: Budget, with_pairs: dict[str, float], marginals: float) -> tuple[Budget, Budget]:
+    """The budgets of a run with a pairs test: (with the pairs, without them).
+
+    Every share of the two splits the test chooses between (``with_pairs``: the pairs' and the
+    histograms' shares with ``favour="relationships"``; ``without_test``: the default's, no pairs,
+    the histograms at ``marginals``) is scaled by 1 - PAIRS_TEST_SHARE to make room for the test.
+    The histograms are released before the test at the smaller of their two shares ("marginals")
+    and get the rest of theirs after it ("marginals_2"), the moments after it too.
+    """
+    keep = 1 - PAIRS_TEST_SHARE
+    first = min(with_pairs["marginals"], marginals)
+
+    def split(histograms: float, pairs: float) -> Budget:
+        shares = {"moments": keep * (1 - histograms - pairs), "marginals": keep * first, "pairs_test": PAIRS_TEST_SHARE,
+                  "correlation": keep * pairs, "marginals_2": keep * (histograms - first)}
+        return replace(without_test, shares=tuple((stage, share) for stage, share in shares.items() if share > 0))
+
+    return split(with_pairs["marginals"], with_pairs["correlation"]), split(marginals, 0.0)
 
 
 def pairs_denoising(n: int, d: int, budget: Budget, neighbours: Neighbours = ROWS) -> bool:
@@ -385,13 +476,32 @@ def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str
     return stage.noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d), neighbours))
 
 
-def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
+def pairs_entry(plan: Plan, released_noise_sd: float | None, test: PairsTestResult | None = None) -> dict | None:
     """The report's ``pairs`` entry of a numeric table's copula: whether the pairs were released,
     their noise sd on a correlation (at the default's share of 0.3 when they were not), the
-    limit, and what to do about it. Public: the calibration's numbers only. None for other kinds.
+    limit, and what to do about it; with a pairs test (``test``), its released statistic, line
+    and outcome. Public: the calibration's numbers and the test's released value only. None for
+    other kinds.
     """
     if plan.candidates != "copula" or plan.d < 2:
         return None
+    entry = _pairs_entry(plan, released_noise_sd)
+    if test is not None:
+        entry["test"] = {
+            "statistic": test.statistic, "histograms_offset": test.offset, "threshold": test.threshold,
+            "noise_sd": test.noise_sd, "found": test.found, "share": plan.pairs_test.share if plan.pairs_test is not None else None,
+            "note": ("a private test of whether a block of related columns stands out of the pairs' noise: the "
+                     "largest eigenvalue of the normal scores' product matrix less its mean eigenvalue, in units "
+                     "of the pairs' noise edge (sd sqrt(d)), released with noise of the sd given here; the pairs "
+                     "are released where, less what the histograms' noise alone adds to it (histograms_offset, "
+                     f"estimated from the release), it reaches {test.threshold:.3g} (the strongest block's direction then "
+                     "comes back with at least half its weight), else their share goes to the histograms and "
+                     "moments (docs/relationships.md#pairs-test)")}
+    return entry
+
+
+def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
+    """:func:`pairs_entry` without the test."""
     limit = CORRELATION_NOISE_LIMIT
     if released_noise_sd is not None and plan.budget.share("correlation") > 0:
         if plan.pairs_as_matrix:  # the noise at the default norm bound, the one the limit is for
@@ -399,8 +509,9 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
             nominal = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition,
                                     budget.share("correlation"), plan.neighbours)
             return {"released": True, "noise_sd": nominal, "noise_limit": limit, "denoised": "as a matrix",
-                    "note": ("released with noise above the limit (favour='relationships' or a correlation_share "
-                             "set where n is small for d): denoised as a matrix, the rows scored in finer cells "
+                    "note": ("released with noise above the limit (the pairs test found a block of related "
+                             "columns, or favour='relationships' or a correlation_share set where n is small for "
+                             "d): denoised as a matrix, the rows scored in finer cells "
                              f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that bound)")}
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
                 "note": "released; a score correlation is kept from 2 noise sd"}
@@ -410,7 +521,9 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict | None:
                           plan.neighbours)
     return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
             "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
-                    f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it), so the synthetic columns are "
+                    f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it)"
+                    + (" and the pairs test found no block of related columns standing out of it" if plan.pairs_test
+                       else "") + ", so the synthetic columns are "
                     "drawn independently and the moments carry what dependence they can; favour='relationships' "
                     "(--favour relationships) or correlation_share (--correlation-share) releases them anyway, "
                     "denoised as a matrix (docs/relationships.md#where-it-stops)"

@@ -61,7 +61,7 @@ from synthdp.postprocess.lp import (
     spread_weights,
     tilt_weights,
 )
-from synthdp.postprocess.pairs import PAIR_VARIANCES, marginal_score_map
+from synthdp.postprocess.pairs import PAIR_VARIANCES, SPIKE_RATIO, block_stands_out, marginal_score_map, score_offset
 from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
@@ -80,15 +80,16 @@ from synthdp.privacy.release import (
     release_levels,
     release_marginals,
     release_moments,
+    release_pairs_test,
     release_pca,
     release_row_count,
     release_score_products,
     release_units,
 )
-from synthdp.privacy.sensitivity import ROWS, Neighbours
+from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity
 from synthdp.reader.table import PrivateTable, domain_from_data
 from synthdp.reader.units import UnitBound
-from synthdp.released import Release, UnitsRelease
+from synthdp.released import PairsTestResult, Release, UnitsRelease
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
@@ -176,6 +177,10 @@ class StudyOptions:
         :func:`synthdp.postprocess.pairs.entropy_boxes`; a pair (kept, others): those boxes
         everywhere; :func:`synthdp.postprocess.pairs.max_entropy_correlation`), or keep it
         (False, before). Post-processing.
+    pairs_test : bool
+        Where the default releases no pairs but a block of related columns could show, release
+        them only if a private test finds one (True, the product: :func:`synthdp.pipeline.plan.pairs_test_planned`),
+        or release none there without a test (False, before). Changes the release.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -208,6 +213,7 @@ class StudyOptions:
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
     pair_entropy: bool | tuple[float, float] = True
+    pairs_test: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -367,7 +373,7 @@ def fit(
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
         plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
                          bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
-                         synthesize=synthesize, neighbours=neighbours)
+                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is None or study.pairs_test)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
@@ -518,7 +524,7 @@ def release_numeric(
             indices = tensor_indices(plan.d, plan.theory.t)
         else:
             indices = lowest_degree_indices(plan.d, plan.n_basis + plan.skipped_pairs)
-            if plan.skipped_pairs:
+            if plan.skipped_pairs and plan.pairs_test is None:  # with a test, dropped once it has passed
                 indices = indices[~pair_product_rows(indices)]
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
         layout = cell_layout(domain, plan) if copula_wanted else None
@@ -529,14 +535,9 @@ def release_numeric(
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
                                                    CLIPPED_ROWS, ledger, noise, plan.neighbours)
         moments = sums["moments"] / plan.n
-        sensitivity = None if study.moments_sensitivity is None else study.moments_sensitivity(indices, plan.n)
-        noisy_moments = release_moments(moments, indices, budget.stage("moments"), plan.n, ledger, noise,
-                                        skipped_pairs=plan.skipped_pairs, sensitivity=sensitivity,
-                                        neighbours=plan.neighbours)
-        if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
-            noisy_moments = moments.copy()
-        moment_noise_scale = ledger.event("moments").noise_scale
-    pca = histograms = noisy_scores = None
+        if plan.pairs_test is None:
+            noisy_moments = release_numeric_moments(moments, indices, plan, ledger, noise, study)
+    pca = histograms = noisy_scores = test = None
     histogram_noise_sd = scores_noise_sd = 0.0
     if pca_wanted:
         with stages.stage("private PCA"):
@@ -550,14 +551,37 @@ def release_numeric(
                                                                ledger, noise, plan.neighbours)
             if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                 histograms = sums["cell_counts"].copy()
-        if plan.releases_pairs:
+        if plan.pairs_test is not None:
+            plan, histograms, histogram_noise_sd, noisy_scores, scores_noise_sd, test = release_tested_pairs(
+                table, domain, histograms, histogram_noise_sd, sums["cell_counts"], layout, plan, ledger, noise, rng,
+                stages, study)
+            if plan.skipped_pairs:  # the test found a block: the pairs release measures the pair products
+                keep = ~pair_product_rows(indices)
+                indices, moments = indices[keep], moments[keep]
+            with stages.stage("moments"):
+                noisy_moments = release_numeric_moments(moments, indices, plan, ledger, noise, study)
+        elif plan.releases_pairs:
             noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, layout, plan,
                                                           ledger, noise, stages, study)
-    scales = np.full(len(indices), moment_noise_scale)
+    scales = np.full(len(indices), ledger.event("moments").noise_scale)
     moment_noise_l1 = expected_l1_norm(plan.noise, float(scales.sum()), 1)  # the sum of each E|noise|
     moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * scales
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, histograms,
-                   histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped, cell_layout=layout)
+                   histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped, cell_layout=layout,
+                   pairs_test=test)
+
+
+def release_numeric_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger: PrivacyLedger,
+                            noise: NoiseSampler, study: StudyOptions) -> np.ndarray:
+    """The moments release of a numeric table (:func:`synthdp.privacy.release.release_moments`) at
+    the plan's share, with a design study's sensitivity or exact values."""
+    sensitivity = None if study.moments_sensitivity is None else study.moments_sensitivity(indices, plan.n)
+    noisy_moments = release_moments(moments, indices, plan.budget.stage("moments"), plan.n, ledger, noise,
+                                    skipped_pairs=plan.skipped_pairs, sensitivity=sensitivity,
+                                    neighbours=plan.neighbours)
+    if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+        noisy_moments = moments.copy()
+    return noisy_moments
 
 
 def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float,
@@ -572,11 +596,63 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
     with stages.stage("correlation"):
         score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
-        noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
-                                              score_map.clip_norm_sq, ledger, noise, plan.neighbours)
-        if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
-            noisy_scores = pair_sums / plan.n
-        return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+        return release_scores(pair_sums, score_map, plan, ledger, noise, study)
+
+
+def release_scores(pair_sums: np.ndarray, score_map: ScoreMap, plan: Plan, ledger: PrivacyLedger,
+                   noise: NoiseSampler, study: StudyOptions) -> tuple[np.ndarray, float]:
+    """The noisy means of the score products from their sums, and their noise sd."""
+    noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
+                                          score_map.clip_norm_sq, ledger, noise, plan.neighbours)
+    if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+        noisy_scores = pair_sums / plan.n
+    return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
+
+
+def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float,
+                         cell_counts: np.ndarray, layout: CellLayout, plan: Plan, ledger: PrivacyLedger,
+                         noise: NoiseSampler, rng: np.random.Generator, stages: StageTracker, study: StudyOptions
+                         ) -> tuple[Plan, np.ndarray, float, np.ndarray | None, float, PairsTestResult]:
+    """The pairs test and what follows it (:func:`synthdp.pipeline.plan.pairs_test_planned`).
+
+    After the first part of the histograms: the score products' pass as for :func:`release_pairs`,
+    the test's one number (:func:`synthdp.privacy.release.release_pairs_test`, its own share),
+    and, where a block stands out (:func:`synthdp.postprocess.pairs.block_stands_out`) once what
+    the histograms' noise alone adds is taken off (:func:`synthdp.postprocess.pairs.score_offset`,
+    drawn from the public ``rng``), the pairs release from the same sums. Then the histograms' second part, if the outcome's split gives
+    them one ("marginals_2"), pooled with the first by inverse-variance weights: two Gaussian
+    releases at mu_1 and mu_2 pooled so have the noise sd of one at sqrt(mu_1^2 + mu_2^2), the
+    mu they compose to. Returns the plan after the test (:meth:`Plan.after_test`), the
+    histograms and their noise sd, the pairs (None if not released) and their noise sd, and the
+    test's outcome. Adaptive composition: each release's share is public when it runs, and
+    both outcomes spend the same total.
+    """
+    with stages.stage("correlation"):
+        marginals, build = pair_marginals(histograms, histogram_noise_sd, layout, plan, study), pair_score_maker(plan, study)
+        score_map = build(marginals)
+        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        statistic, statistic_sd = release_pairs_test(pair_sums, plan.budget.stage("pairs_test"), plan.n, plan.d,
+                                                     score_map.clip_norm_sq, ledger, noise, plan.neighbours)
+        offset = score_offset(marginals, build, rng)  # post-processing of the released histograms
+        pairs_sd = plan.budget.stage("correlation").noise_sd(
+            *score_products_sensitivity(plan.n, plan.d, score_map.clip_norm_sq, plan.neighbours))
+        edge = pairs_sd * math.sqrt(plan.d)
+        test = PairsTestResult(statistic / edge, SPIKE_RATIO, statistic_sd / edge, offset / edge,
+                               block_stands_out(statistic - offset, pairs_sd, plan.d))
+        plan = plan.after_test(test.found)
+        noisy_scores, scores_noise_sd = None, 0.0
+        if test.found:
+            noisy_scores, scores_noise_sd = release_scores(pair_sums, score_map, plan, ledger, noise, study)
+    if plan.budget.share("marginals_2") > 0:
+        with stages.stage("marginals"):
+            second, second_sd = release_marginals(cell_counts, layout, plan.budget.stage("marginals_2"), ledger, noise,
+                                                  plan.neighbours, stage="marginals_2")
+            weight = histogram_noise_sd**-2 / (histogram_noise_sd**-2 + second_sd**-2)
+            histograms = weight * histograms + (1 - weight) * second
+            histogram_noise_sd = (histogram_noise_sd**-2 + second_sd**-2) ** -0.5
+            if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                histograms = cell_counts.copy()
+    return plan, histograms, histogram_noise_sd, noisy_scores, scores_noise_sd, test
 
 
 def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
@@ -585,9 +661,19 @@ def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: Ce
     reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2; finer
     cells and a smaller bound where the plan denoises the pairs as a matrix
     (:func:`synthdp.postprocess.pairs.marginal_score_map`; ``study.matrix_scores``)."""
-    options = study.candidate_options()
-    return marginal_score_map(Marginals(histograms, plan.n, histogram_noise_sd, options.atom_threshold, layout),
-                              plan.pairs_as_matrix, options.matrix_scores)
+    return pair_score_maker(plan, study)(pair_marginals(histograms, histogram_noise_sd, layout, plan, study))
+
+
+def pair_marginals(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
+                   study: StudyOptions) -> Marginals:
+    """The released histograms as the copula reads them."""
+    return Marginals(histograms, plan.n, histogram_noise_sd, study.candidate_options().atom_threshold, layout)
+
+
+def pair_score_maker(plan: Plan, study: StudyOptions) -> Callable[[Marginals], ScoreMap]:
+    """:func:`pair_score_map`'s map of any marginals (the pairs test re-noises them: score_offset)."""
+    matrix_scores = study.candidate_options().matrix_scores
+    return lambda marginals: marginal_score_map(marginals, plan.pairs_as_matrix, matrix_scores)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,

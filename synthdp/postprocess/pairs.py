@@ -36,6 +36,7 @@ Measured against the alternatives: docs/relationships.md and docs/decisions.md.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -54,6 +55,7 @@ from synthdp.stats.scores import (
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
+SPIKE_RATIO = math.sqrt(2.0)  # the pairs test's line, in units of the pairs' noise edge sd sqrt(d): block_stands_out
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
 MODEL_VALUES = 4_000_000  # draws x d held at once
 PAIR_VARIANCES = ("released", "model")  # latent_correlation's variances: the product first
@@ -169,6 +171,53 @@ def spectral_denoise(correlation: np.ndarray, noise_sd: float) -> np.ndarray:
     estimate = unit * signal
     np.fill_diagonal(estimate, 1.0)
     return nearest_correlation(np.clip(estimate, -1.0, 1.0))
+
+
+def block_stands_out(statistic: float, noise_sd: float, d: int) -> bool:
+    """The pairs test's decision (:func:`synthdp.pipeline.plan.pairs_test_planned`): whether a block of
+    related columns stands out of the noise of a pairs release denoised as a matrix.
+
+    ``statistic`` is the released T = lambda_max(S) - tr(S) / d of the matrix S of the means of the
+    products of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), ``noise_sd``
+    the noise sd the pairs release would put on each of those means. T estimates theta, the
+    largest eigenvalue of S's off-diagonal part, in the units of S. In :func:`spectral_denoise`'s
+    model an eigenvalue theta shows above the noise when theta > sd sqrt(d), and its eigenvector is
+    recovered with a share 1 - (sd sqrt(d) / theta)^2 of the true one: at SPIKE_RATIO = sqrt(2)
+    times the edge, half. Below that line the release would give back less than half of even the
+    strongest block's direction, and its share is better spent on the histograms and moments.
+    """
+    return bool(statistic >= SPIKE_RATIO * noise_sd * math.sqrt(d))
+
+
+OFFSET_DRAWS = 20  # re-noised histograms in score_offset's Monte Carlo estimate
+
+
+def score_offset(marginals: Marginals, build: Callable[[Marginals], ScoreMap], rng: np.random.Generator,
+                 draws: int = OFFSET_DRAWS) -> float:
+    """What the histograms' noise alone adds to the pairs test's statistic: an estimate of E ||m||^2,
+    m the mean score vector of the rows under the map ``build(marginals)``.
+
+    The map's cells come from noisy histograms, so under the table's true distribution each
+    column's scores do not average 0 but some m_j, and S (the means of s s^T) holds m m^T beside
+    the scores' covariance: a rank-one part of up to ||m||^2 in its largest eigenvalue that no
+    dependence between the columns made (0.4-0.8 noise edges of a 569 x 30 or 2500 x 30 table of
+    independent columns at (1, 1e-10), about 0 with the exact histograms; tests/test_pairs_test.py).
+    Estimated by a parametric bootstrap on the release: the released distribution taken for the
+    truth, ``draws`` histograms re-noised with the release's noise sd, each one's map's mean score
+    under that distribution; times the clip's shrinkage of a typical row (C^2 over its expected
+    squared norm, at most 1). Post-processing of the released histograms (public ``rng``)."""
+    base = build(marginals)
+    probabilities, scores = base.probabilities, base.cell_scores()
+    typical = float((probabilities * scores**2).sum())
+    shrink = min(1.0, base.clip_norm_sq / typical) if typical > 0 else 1.0
+    truth = marginals.probabilities() * marginals.n_rows
+    total = 0.0
+    for _ in range(draws):
+        noisy = Marginals(truth + rng.normal(0.0, marginals.noise_sd, truth.shape), marginals.n_rows,
+                          marginals.noise_sd, marginals.atom_threshold, marginals.layout)
+        means = (probabilities * build(noisy).cell_scores()).sum(axis=1)
+        total += float(means @ means)
+    return shrink * total / draws
 
 
 def max_entropy_correlation(center: np.ndarray, box: np.ndarray, tolerance: float = ENTROPY_TOLERANCE,

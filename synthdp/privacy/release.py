@@ -43,6 +43,7 @@ from synthdp.privacy.sensitivity import (
     per_value_sensitivity,
     row_count_sensitivity,
     score_products_sensitivity,
+    top_eigenvalue_sensitivity,
     units_sensitivity,
     value_histogram_sensitivity,
 )
@@ -206,14 +207,16 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
 
 
 def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger,
-                      noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[np.ndarray, float]:
+                      noise: NoiseSampler, neighbours: Neighbours = ROWS, stage: str = "marginals"
+                      ) -> tuple[np.ndarray, float]:
     """Noisy one-way histograms of every column: ``counts`` of shape (d, M) from
     :meth:`synthdp.stats.histograms.CellLayout.counts` summed over the rows.
 
     Sensitivity: L1 2d, L2 sqrt(2d), derived in :func:`synthdp.privacy.sensitivity.histogram_sensitivity`
     (whatever the layout: a row lies in one cell of each column); by unit L1 K d, L2 K sqrt(d).
     Padding cells (beyond a column's own) hold 0 in every table and get noise too, which
-    post-processing discards.
+    post-processing discards. ``stage``: the ledger's name for the release ("marginals_2" for
+    the second part of histograms released in two, :func:`synthdp.pipeline.run.release_tested_pairs`).
     """
     d = counts.shape[0]
     sensitivity = histogram_sensitivity(d, neighbours)
@@ -223,7 +226,7 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
             f"{values} with one cell per integer value")
     if any(layout.missing):
         what += f", a missing cell for {sum(layout.missing)} nullable column(s)"
-    noisy = _release(counts, "marginals", what, *sensitivity, budget, ledger, noise)
+    noisy = _release(counts, stage, what, *sensitivity, budget, ledger, noise)
     return noisy, budget.noise_sd(*sensitivity)
 
 
@@ -242,6 +245,41 @@ def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, 
                 f"released histograms, each row's scores clipped to squared norm {clip_norm_sq:.4g}")
     return _release(score_products_sum / n, "correlation", released,
                     *score_products_sensitivity(n, d, clip_norm_sq, neighbours), budget, ledger, noise)
+
+
+def pairs_test_statistic(score_products_sum: np.ndarray, n: float, d: int) -> float:
+    """T = lambda_max(S) - kappa tr(S) / d of S, the d x d matrix of the means of the products of the
+    rows' clipped normal scores (``score_products_sum`` in ``np.triu_indices(d)`` order, summed
+    over the rows), kappa = :func:`bulk_edge`: how far S's largest eigenvalue stands above where
+    columns without any dependence would put it, the strength of the strongest block of related
+    columns (about 0 for independent columns, up to about tr(S) for d copies of one column)."""
+    matrix = np.zeros((d, d))
+    matrix[np.triu_indices(d)] = score_products_sum / n
+    matrix = matrix + np.triu(matrix, 1).T
+    return float(np.linalg.eigvalsh(matrix)[-1] - bulk_edge(n, d) * np.trace(matrix) / d)
+
+
+def bulk_edge(n: float, d: int) -> float:
+    """kappa = (1 + sqrt(d / n))^2, at most d: the largest eigenvalue of the mean of n products s s^T
+    of independent columns of variance v is about kappa v (the Marchenko-Pastur law's upper edge),
+    not v. Public n and d."""
+    return min(float(d), (1.0 + math.sqrt(d / n)) ** 2)
+
+
+def release_pairs_test(score_products_sum: np.ndarray, budget: StageBudget, n: float, d: int, clip_norm_sq: float,
+                       ledger: PrivacyLedger, noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[float, float]:
+    """The noisy statistic of the pairs test (:func:`pairs_test_statistic`) and its noise sd.
+
+    One number from the same sums as :func:`release_score_products`. Sensitivity: L1 = L2 =
+    C^2 / n with C^2 = ``clip_norm_sq`` (by unit K C^2 / n), derived in
+    :func:`synthdp.privacy.sensitivity.top_eigenvalue_sensitivity`.
+    """
+    sensitivity = top_eigenvalue_sensitivity(n, clip_norm_sq, neighbours)
+    statistic = np.array([pairs_test_statistic(score_products_sum, n, d)])
+    noisy = _release(statistic, "pairs_test", "the largest eigenvalue of the matrix of the means of the products of "
+                     "normal scores, less its mean eigenvalue (one number: whether the pairs are released)",
+                     *sensitivity, budget, ledger, noise)
+    return float(noisy[0]), budget.noise_sd(*sensitivity)
 
 
 UNITS_COUNT_WEIGHT = 3.0  # the row count's weight in the units release: 3/4 of its l1 sensitivity

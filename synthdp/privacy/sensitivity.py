@@ -208,6 +208,27 @@ def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
     return (d / math.sqrt(2.0) + 1.0) * clip_norm_sq / n, math.sqrt(2.0) * clip_norm_sq / n
 
 
+def top_eigenvalue_sensitivity(n: float, clip_norm_sq: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
+    """L1 (= L2) sensitivity of T(S) = lambda_max(S) - kappa tr(S) / d, 0 <= kappa <= d, of
+    S = (1/n) sum_rows s s^T with scores ||s||^2 <= C^2: the pairs test's statistic
+    (:func:`synthdp.privacy.release.pairs_test_statistic`, kappa its bulk edge).
+
+    Replacing a row with score vector s by one with s' adds A = (s' s'^T - s s^T) / n to S. A is
+    the difference of two positive semi-definite rank-one matrices, so its eigenvalues lie in
+    [-||s||^2 / n, ||s'||^2 / n], and by Weyl's inequality lambda_max(S + A) - lambda_max(S) lies in
+    [lambda_min(A), lambda_max(A)], while tr(A) = (||s'||^2 - ||s||^2) / n. Hence, with k = kappa / d
+    in [0, 1], T(S + A) - T(S) <= (||s'||^2 (1 - k) + ||s||^2 k) / n <= C^2 / n, and
+    T(S + A) - T(S) >= -(||s||^2 (1 - k) + ||s'||^2 k) / n >= -C^2 / n: L1 = L2 = C^2 / n.
+    Nearly attained: with every other row's scores 0, s = 0 and s' = C e_1 move T by
+    C^2 (1 - kappa / d) / n (tests/test_sensitivity.py releases such rows).
+
+    By unit: A is a sum of at most K such terms; the same steps with sum ||s'_k||^2 <= K C^2 and
+    sum ||s_k||^2 <= K C^2 give K C^2 / n.
+    """
+    bound = neighbours.k * clip_norm_sq / n
+    return bound, bound
+
+
 def iteration_sensitivity(d: int, k: int, n: float, norm: str, neighbours: Neighbours = ROWS) -> float:
     """Sensitivity of one iterate A X, derived in :mod:`synthdp.privacy.pca` (docs/mechanism.md §4).
 
