@@ -20,6 +20,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 
 import candidate_kinds  # noqa: E402
 import defaults_vs_table3  # noqa: E402
+import pairs_test_power  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
 
@@ -56,3 +57,10 @@ def test_defaults_vs_table3_runs(tmp_path):
         defaults_vs_table3.main(["--datasets", "wdbc", "--rounds", "1", "--queries", "20", "--seed", "0",
                                  "--no-cli", "--n-jobs", "1", "--out", str(out)])
     assert "wdbc" in out.read_text().lower()
+
+
+def test_pairs_test_power_runs(tmp_path):
+    out = tmp_path / "power.md"
+    pairs_test_power.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "300x10", "--out", str(out)])
+    text = out.read_text()
+    assert "| 300 × 10 | independent |" in text and "| 300 × 10 | one block |" in text
