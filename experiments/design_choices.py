@@ -53,10 +53,11 @@ kept pairs fixed (0), or within 0.25 noise sd, the others within 2. Where no pai
 released, or they are denoised as a matrix, the variants coincide.
 
 ``--study pairs-test``: where the pairs' noise on a correlation at a share of 0.3 is above the
-pair-by-pair limit (and the noise is Gaussian), the default spends 0.05 of the budget on a private
-test of whether a block of related columns stands out of it, and releases the pairs, denoised as
-a matrix, only where one does (:func:`synthdp.pipeline.plan.pairs_test_planned`); the alternatives
-release none there (before) or always (``--favour relationships``). The variant's label says in
+pair-by-pair limit (and the noise is Gaussian), the default releases none; the alternatives spend
+0.05 of the budget on a private test of whether a block of related columns stands out of it and
+release the pairs, denoised as a matrix, only where one does
+(``StudyOptions(pairs_test=True)``, :func:`synthdp.pipeline.plan.pairs_test_planned`), or release
+them always (``--favour relationships``). The variant's label says in
 how many rounds the pairs were released. Elsewhere the variants coincide (``relationships``
 apart: it also adds the pair moments where the pairs are read one by one).
 
@@ -191,8 +192,8 @@ STUDIES = {
                      "kept pairs fixed, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 1.0))),
                      "kept within 0.25 sd, others within 1 sd": Variant(study=StudyOptions(pair_entropy=(0.25, 1.0))),
                      "kept pairs fixed, others within 2 sd": Variant(study=StudyOptions(pair_entropy=(0.0, 2.0)))},
-    "pairs-test": {"default (pairs released where the private test finds a block)": Variant(),
-                   "none where their noise is above the limit (before)": Variant(study=StudyOptions(pairs_test=False)),
+    "pairs-test": {"default (no pairs where their noise is above the limit)": Variant(),
+                   "the pairs test (released where it finds a block)": Variant(study=StudyOptions(pairs_test=True)),
                    "--favour relationships (always released)": Variant({"favour": "relationships"})},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(

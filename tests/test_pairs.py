@@ -202,10 +202,8 @@ def test_the_pairs_are_denoised_as_a_matrix_only_when_their_noise_hides_a_strong
     default = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=1).fit(large, bounds={name: [-5.0, 5.0] for name in large})
     assert 0 < default.release_.scores_noise_sd <= CORRELATION_NOISE_LIMIT and len(calls) == 1
     assert not default.release_.plan.pairs_as_matrix
-    # the report says which, and where the default released none, why and what to do: on independent
-    # columns of the same size, where the pairs test finds no block
-    free = pd.DataFrame(rng.normal(size=(569, 6)), columns=list("abcdef"))
-    small = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=1).fit(free, bounds=bounds)
+    # the report says which, and where the default released none, why and what to do
+    small = SmoothSynthesizer(epsilon=1, delta=1e-10, seed=1).fit(frame, bounds=bounds)
     entries = [model.privacy_report()["pairs"] for model in (forced, default, small)]
     assert [entry["released"] for entry in entries] == [True, True, False]
     assert [entry["denoised"] for entry in entries] == ["as a matrix", "pair by pair", None]
@@ -214,19 +212,15 @@ def test_the_pairs_are_denoised_as_a_matrix_only_when_their_noise_hides_a_strong
     assert forced.release_.scores_noise_sd == pytest.approx(entries[0]["noise_sd"] * 0.5 * 6 / (6 + 2 * np.sqrt(12)))
     assert entries[2]["noise_sd"] == pytest.approx(entries[0]["noise_sd"])  # the same table, share and budget
     assert entries[2]["noise_sd"] > entries[2]["noise_limit"] and "--correlation-share" in entries[2]["note"]
-    assert "found no block" in entries[2]["note"] and not entries[2]["test"]["found"]
 
 
 def test_the_pairs_release_is_planned_only_where_its_noise_can_show_a_strong_pair():
     """A share of 0.3 for the pairs when their noise sd on a correlation is at most
-    CORRELATION_NOISE_LIMIT (0.25): PKS's size (5875 x 20) at (1, 1e-10); at WDBC's (569 x 30) only
-    if the pairs test finds a block."""
+    CORRELATION_NOISE_LIMIT (0.25): PKS's size (5875 x 20) at (1, 1e-10), not WDBC's (569 x 30)."""
     config = SynthConfig(epsilon=1.0, delta=1e-10)
     pks, wdbc = make_plan(config, 5875, 20, True), make_plan(config, 569, 30, True)
     assert pks.budget.share("correlation") == pytest.approx(0.3) and pks.skipped_pairs > 0
-    # WDBC's size: none unless the pairs test finds a block (tests/test_pairs_test.py)
-    assert wdbc.pairs_test is not None and wdbc.pairs_test.without_pairs.share("correlation") == 0.0
-    assert wdbc.after_test(False).skipped_pairs == 0
+    assert wdbc.budget.share("correlation") == 0.0 and wdbc.skipped_pairs == 0
     stage = pks.budget.stage("correlation")
     from synthdp.privacy.sensitivity import score_products_sensitivity
 
@@ -301,7 +295,7 @@ def test_favour_relationships_releases_the_pairs_of_a_wide_table_denoised_as_a_m
 
     config = SynthConfig(epsilon=1.0, delta=1e-10)
     for n, d in ((569, 30), (1993, 100)):
-        smooth = make_plan(config, n, d, True).after_test(False)  # the default where its test finds no block
+        smooth = make_plan(config, n, d, True)
         relationships = make_plan(replace(config, favour="relationships"), n, d, True)
         assert not smooth.releases_pairs
         assert relationships.releases_pairs and relationships.budget.share("correlation") == 0.3
@@ -316,15 +310,14 @@ def test_favour_relationships_releases_the_pairs_of_a_wide_table_denoised_as_a_m
     assert not spike_can_show(0.0, 1)  # one column: no pair
 
 
-def test_a_wide_tables_block_of_related_columns_is_denoised_as_a_matrix():
+def test_favour_relationships_denoises_a_wide_tables_block_of_related_columns():
     """2500 rows, 30 columns: a block of 15 on one factor (loadings .9, real |r| about .81) and 15
     independent ones, at (1, 1e-10). The noise on a correlation at a share of 0.3 is .28, above
-    the limit: --favour relationships releases the pairs, and so does the default, whose pairs test
-    finds the block (tests/test_pairs_test.py; without the test it came out independent, mean |r|
-    .05-.10 over data seeds 31-36), denoised as a matrix (the block's eigenvalue stands about 3
-    times above the noise's edge), and both keep the block (.42-.87 over those seeds: the copula's
-    few histogram bins on bounds of +-5 take part of it), while the independent columns' pairs stay
-    near 0 (.015-.03). The report says how they were denoised."""
+    the limit: the default releases no pairs and the block comes out independent (mean |r| .05-.10
+    over data seeds 31-36); --favour relationships releases them, denoised as a matrix (the
+    block's eigenvalue stands about 3 times above the noise's edge), and keeps the block (.42-.87
+    over those seeds: the copula's few histogram bins on bounds of +-5 take part of it), while
+    the independent columns' pairs stay near 0 (.015-.03). The report says how they were denoised."""
     rng = np.random.default_rng(31)
     n = 2500
     factor = rng.normal(size=n)
@@ -333,14 +326,16 @@ def test_a_wide_tables_block_of_related_columns_is_denoised_as_a_matrix():
     frame = pd.DataFrame({**block, **free})
     bounds = {name: [-5.0, 5.0] for name in frame}
     inside = np.triu_indices(15, 1)
+    kept = {}
     for favour in ("smooth", "relationships"):
         synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=5, favour=favour).fit(frame, bounds=bounds)
         entry = synth.privacy_report()["pairs"]
-        assert entry["released"] and entry["noise_sd"] > CORRELATION_NOISE_LIMIT and entry["denoised"] == "as a matrix"
-        assert ("test" in entry) is (favour == "smooth")
+        assert entry["released"] is (favour == "relationships") and entry["noise_sd"] > CORRELATION_NOISE_LIMIT
         correlation = np.abs(synth.sample().corr().to_numpy())
-        assert float(np.mean(correlation[:15, :15][inside])) > 0.35, favour
+        kept[favour] = float(np.mean(correlation[:15, :15][inside]))
         assert np.mean(correlation[15:, 15:][inside]) < 0.12, favour
+    assert entry["denoised"] == "as a matrix"
+    assert kept["smooth"] < 0.15 and kept["relationships"] > 0.35
 
 
 def test_a_refined_score_map_splits_each_bin_and_keeps_the_distribution():

@@ -1,5 +1,6 @@
-"""The pairs test: where the default releases no pairs but a block of related columns could
-show, a private test decides whether they are released (synthdp.pipeline.plan.pairs_test_planned)."""
+"""The pairs test, a design study's alternative (StudyOptions(pairs_test=True), not the product):
+where the default releases no pairs but a block of related columns could show, a private test
+decides whether they are released (synthdp.pipeline.plan.pairs_test_planned)."""
 
 import math
 from dataclasses import replace
@@ -23,24 +24,25 @@ def _gdp_total(budget) -> float:
 
 
 def test_the_test_is_planned_only_where_the_default_releases_no_pairs_and_a_block_could_show():
-    """WDBC's and CRM's sizes at (1, 1e-10) and (4, 1e-10): planned (noise above the limit at 0.3);
-    PKS's and CTG's at (1, 1e-10): not (their pairs are released pair by pair); not at pure epsilon
-    (Laplace: the histograms could not be pooled at no cost), not with favour="relationships" or a
-    user's correlation_share, not where even d copies of one column would stay under the line."""
+    """Asked for (pairs_test=True): WDBC's and CRM's sizes at (1, 1e-10) and (4, 1e-10): planned
+    (noise above the limit at 0.3); PKS's and CTG's at (1, 1e-10): not (their pairs are released
+    pair by pair); not at pure epsilon (Laplace: the histograms could not be pooled at no cost),
+    not with favour="relationships" or a user's correlation_share, not where even d copies of one
+    column would stay under the line. The product plans none."""
     config = SynthConfig(epsilon=1.0, delta=1e-10)
+    assert make_plan(config, 569, 30, True).pairs_test is None
     for n, d in ((569, 30), (1993, 100)):
         for epsilon in (1.0, 4.0):
-            plan = make_plan(replace(config, epsilon=epsilon), n, d, True)
+            plan = make_plan(replace(config, epsilon=epsilon), n, d, True, pairs_test=True)
             assert plan.pairs_test is not None and plan.pairs_test.share == PAIRS_TEST_SHARE
             assert plan.releases_pairs and plan.pairs_as_matrix  # the plan if the test finds a block
     for n, d in ((5875, 20), (2126, 20)):
-        assert make_plan(config, n, d, True).pairs_test is None
-    assert make_plan(replace(config, delta=0.0), 2126, 20, True).pairs_test is None
-    assert make_plan(replace(config, favour="relationships"), 569, 30, True).pairs_test is None
-    assert make_plan(replace(config, correlation_share=0.3), 569, 30, True).pairs_test is None
-    assert make_plan(config, 569, 30, True, pairs_test=False).pairs_test is None
+        assert make_plan(config, n, d, True, pairs_test=True).pairs_test is None
+    assert make_plan(replace(config, delta=0.0), 2126, 20, True, pairs_test=True).pairs_test is None
+    assert make_plan(replace(config, favour="relationships"), 569, 30, True, pairs_test=True).pairs_test is None
+    assert make_plan(replace(config, correlation_share=0.3), 569, 30, True, pairs_test=True).pairs_test is None
     assert not pairs_test_planned(config, 40, 30, 1.0)  # noise sd 17 on a correlation: no block reaches the line
-    assert make_plan(replace(config, candidates="pca"), 569, 30, True).pairs_test is None
+    assert make_plan(replace(config, candidates="pca"), 569, 30, True, pairs_test=True).pairs_test is None
 
 
 @pytest.mark.parametrize("n, d, epsilon", [(569, 30, 1.0), (569, 30, 4.0), (1993, 100, 1.0), (2126, 20, 0.25)])
@@ -50,7 +52,7 @@ def test_both_outcomes_spend_the_same_budget_and_release_the_histograms_first_at
     split of favour="relationships", without them the default's, each scaled by 1 - the test's
     share; the histograms' two parts add up to that split's share."""
     config = SynthConfig(epsilon=epsilon, delta=1e-10)
-    plan = make_plan(config, n, d, True)
+    plan = make_plan(config, n, d, True, pairs_test=True)
     with_pairs, without = plan.budget, plan.pairs_test.without_pairs
     mu = gdp_mu(with_pairs.remaining_epsilon, 1e-10)
     assert _gdp_total(with_pairs) == pytest.approx(mu) and _gdp_total(without) == pytest.approx(mu)
@@ -58,7 +60,7 @@ def test_both_outcomes_spend_the_same_budget_and_release_the_histograms_first_at
         assert with_pairs.share(stage) == without.share(stage) > 0
     keep = 1 - PAIRS_TEST_SHARE
     favour = make_plan(replace(config, favour="relationships"), n, d, True).budget
-    default = make_plan(config, n, d, True, pairs_test=False).budget
+    default = make_plan(config, n, d, True).budget
     for tested, untested in ((with_pairs, favour), (without, default)):
         for stage in ("moments", "correlation"):
             assert tested.share(stage) == pytest.approx(keep * untested.share(stage))
@@ -94,13 +96,13 @@ def _block_table(n: int, d: int, block: int, loading: float, seed: int) -> tuple
 
 
 def test_a_block_is_found_and_released_and_independent_columns_are_not():
-    """At (1, 1e-10), where the default releases no pairs. 2500 rows, 30 columns, a block of 15 on
-    one factor (loading .9): the statistic stands far above its line (6.5-7.8 noise edges over data
-    seeds 0-9, of which the histograms' offset .7-1.0; its noise sd 0.31, the line 1.41: a miss
-    would take 15 noise sd), the pairs are released, denoised as a matrix, and the block's mean |r|
-    comes out above .3 (.42-.87 in tests/test_pairs.py's favour test on such tables; independent
-    columns without the test). 569 independent columns (WDBC's size): the statistic less the
-    offset was -.7 to .0 over seeds 0-9 (the offset, what the histograms' noise alone adds, .4-.8),
+    """At (1, 1e-10), where the default releases no pairs. 2500 rows, 30 normal columns, a block of
+    15 on one factor (loading .9): the statistic stands far above its line (6.5-7.8 noise edges
+    over data seeds 0-9, of which the histograms' offset .7-1.0; its noise sd 0.31, the line 1.41:
+    a miss would take 15 noise sd), the pairs are released, denoised as a matrix, and the block's
+    mean |r| comes out above .3 (.42-.87 in tests/test_pairs.py's favour test on such tables;
+    independent columns without the test, as the product releases them). 569 independent normal
+    columns (WDBC's size): the statistic less the offset was -.7 to .0 over seeds 0-9 (the offset, what the histograms' noise alone adds, .4-.8),
     so a release there would take a draw 4.6 noise sd above the mean (probability below 1e-5);
     nothing is released and the histograms get the pairs' share, pooled. Both runs spend the whole
     budget, and the report says what the test saw."""
@@ -108,7 +110,7 @@ def test_a_block_is_found_and_released_and_independent_columns_are_not():
     block, bounds = _block_table(2500, 30, 15, 0.9, seed=3)
     free, _ = _block_table(569, 30, 0, 0.9, seed=3)
     for name, frame in (("block", block), ("free", free)):
-        model = fit(config, frame, bounds=bounds)
+        model = fit(config, frame, bounds=bounds, study=StudyOptions(pairs_test=True))
         test = model.release.pairs_test
         report = privacy_report(model)
         entry = report["pairs"]
@@ -123,7 +125,7 @@ def test_a_block_is_found_and_released_and_independent_columns_are_not():
             assert stages == ["clip_count", "marginals", "pairs_test", "correlation", "moments"]
             correlation = np.abs(model_sample(model).corr().to_numpy())
             assert float(np.mean(correlation[:15, :15][np.triu_indices(15, 1)])) > 0.3
-            before = fit(config, frame, bounds=bounds, study=StudyOptions(pairs_test=False))
+            before = fit(config, frame, bounds=bounds)  # the product
             assert before.release.pairs_test is None and before.release.noisy_scores is None
             correlation = np.abs(model_sample(before).corr().to_numpy())
             assert float(np.mean(correlation[:15, :15][np.triu_indices(15, 1)])) < 0.15
@@ -135,7 +137,7 @@ def test_a_block_is_found_and_released_and_independent_columns_are_not():
             # the pooled histograms have the noise of one release at the two parts' mu together
             mu = math.hypot(events["marginals"]["mu"], events["marginals_2"]["mu"])
             assert model.release.histogram_noise_sd == pytest.approx(events["marginals"]["sensitivity"] / mu)
-            assert model.release.plan.n_basis == make_plan(config, 569, 30, True, pairs_test=False).n_basis
+            assert model.release.plan.n_basis == make_plan(config, 569, 30, True).n_basis
 
 
 def model_sample(model) -> pd.DataFrame:

@@ -201,7 +201,7 @@ class Plan:
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
-              neighbours: Neighbours = ROWS, pairs_test: bool = True) -> Plan:
+              neighbours: Neighbours = ROWS, pairs_test: bool = False) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -221,7 +221,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     n / K, the rows a table of that noise level would have under replace-one (about the
     number of units when each gives K rows).
 
-    ``pairs_test`` False plans no pairs test (:func:`pairs_test_planned`; a design study's "before").
+    ``pairs_test`` True plans the pairs test where :func:`pairs_test_planned` says so (a design
+    study's alternative, not the product: :class:`synthdp.pipeline.run.StudyOptions`).
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
@@ -331,6 +332,11 @@ def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neig
     related columns (:class:`PairsTest`): where the default would release none, since at a share
     of 0.3 their noise on a correlation is above CORRELATION_NOISE_LIMIT, but a block could show
     when they are denoised as a matrix (:func:`synthdp.postprocess.pairs.spectral_denoise`).
+    A design study's alternative, not the product (``make_plan(..., pairs_test=True)``,
+    ``StudyOptions(pairs_test=True)``): on tables with skewed columns the statistic stands above
+    its line without any dependence (the refined scores' means are off under the true
+    distribution), and the matrix release then draws spurious correlations
+    (docs/decisions.md#pairs-test).
 
     The test releases T = lambda_max(S) - tr(S) / d of the matrix S of the means of the products
     of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), and the pairs follow

@@ -178,9 +178,12 @@ class StudyOptions:
         everywhere; :func:`synthdp.postprocess.pairs.max_entropy_correlation`), or keep it
         (False, before). Post-processing.
     pairs_test : bool
-        Where the default releases no pairs but a block of related columns could show, release
-        them only if a private test finds one (True, the product: :func:`synthdp.pipeline.plan.pairs_test_planned`),
-        or release none there without a test (False, before). Changes the release.
+        Where the product releases no pairs (their noise above the pair-by-pair limit) but a
+        block of related columns could show, release them, denoised as a matrix, only if a
+        private test finds one (True: :func:`synthdp.pipeline.plan.pairs_test_planned`), or release
+        none there (False, the product). Not the product: on tables with skewed columns the
+        test's statistic stands above its line without any dependence, and the matrix release it
+        leads to draws spurious correlations (docs/decisions.md#pairs-test). Changes the release.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -213,7 +216,7 @@ class StudyOptions:
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
     pair_entropy: bool | tuple[float, float] = True
-    pairs_test: bool = True
+    pairs_test: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -373,7 +376,7 @@ def fit(
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
         plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
                          bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
-                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is None or study.pairs_test)
+                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is not None and study.pairs_test)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
