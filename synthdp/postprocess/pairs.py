@@ -370,9 +370,10 @@ def latent_correlation(
     nearest : callable
         The projection onto the correlation matrices after each step.
     spectral : bool
-        Denoise the released score correlations as a matrix (:func:`spectral_denoise`) instead
-        of pair by pair: every pair then follows the denoised matrix, and ``threshold`` is
-        not used. For noise too large for any single strong pair to stand out of it.
+        Denoise the released means as a matrix (:func:`spectral_signal`, in their own units,
+        where the noise is the same on every entry; then in correlation units) instead of pair
+        by pair: every pair then follows the denoised matrix, and ``threshold`` is not used.
+        For noise too large for any single strong pair to stand out of it.
     variances : {"released", "model"}
         The variances that put the released means in correlation units: the released means
         of s_i^2 (the product) or the copula's, with one common factor (before; design
