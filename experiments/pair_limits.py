@@ -40,8 +40,7 @@ default, of ``correlation_share=0.3`` with each estimate (``StudyOptions(spectra
 and the rows scored as pairs read one by one are (step scores of the histograms' cells, default
 norm bound: ``StudyOptions(matrix_scores=False)``, the rule before), and of
 ``favour="relationships"`` (the product: there the pairs at 0.3, denoised as a matrix, the rows
-shrunk onto ||s||^2 <= d / 2, :func:`synthdp.postprocess.pairs.marginal_score_map`; and with the
-refined scores of stops 33-37, ``StudyOptions(matrix_scores=(128, 0.5))``),
+scored in finer cells and shrunk onto ||s||^2 <= d / 2, :func:`synthdp.postprocess.pairs.marginal_score_map`),
 scored on the synthetic table against the real one: the strong-pair ratio (Pearson r, real
 |r| > 0.5), the same pairs' correlation similarity 1 - mean |r - r̃| / 2 (SDMetrics' pair trend
 on them), synthdp's Column Shapes (1 - mean KS) and the mean absolute error of QUERIES of the
@@ -121,9 +120,7 @@ VARIANTS = {"default (no pairs)": ({}, None),
                                                          StudyOptions(spectral_pairs=False, matrix_scores=False)),
             "pairs at 0.3, spectral, step scores": ({"correlation_share": 0.3},
                                                      StudyOptions(spectral_pairs=True, matrix_scores=False)),
-            "--favour relationships (pairs at 0.3, spectral, C² = d/2)": ({"favour": "relationships"}, None),
-            "--favour relationships, refined scores (stops 33–37)": ({"favour": "relationships"},
-                                                                     StudyOptions(matrix_scores=(128, 0.5)))}
+            "--favour relationships (pairs at 0.3, spectral, matrix scores)": ({"favour": "relationships"}, None)}
 
 
 def end_to_end(seeds: int, n_queries: int) -> list[str]:
@@ -156,13 +153,11 @@ def end_to_end(seeds: int, n_queries: int) -> list[str]:
 
 
 #: the matrix scores' settings (at least this many bins, C^2 = share x d), strong pairs' trend
-#: only; (1, share): the histograms' own step scores; False: the rule of stops 25-32 (step
-#: scores, C^2 = d + 2 sqrt(2d)); True, the product since stop 38, is (1, 0.5); stops 33-37 had
-#: (128, 0.5), whose refined scores invent blocks of skewed independent columns
-#: (docs/decisions.md#matrix-scores)
-SWEEP = {"step scores, C² = d + 2√(2d) (stops 25–32)": False, "step scores, C² = d": (1, 1.0),
-         "step scores, C² = d/2 (the product)": True, "≥ 16 bins, C² = d/2": (16, 0.5), "≥ 64 bins, C² = d/2": (64, 0.5),
-         "≥ 128 bins, C² = d/2 (stops 33–37)": (128, 0.5), "≥ 250 bins, C² = d/2": (250, 0.5),
+#: only; (1, share): the histograms' own step scores; False: the rule before (step scores,
+#: C^2 = d + 2 sqrt(2d)); True is (128, 0.5)
+SWEEP = {"step scores, C² = d + 2√(2d) (before)": False, "step scores, C² = d": (1, 1.0),
+         "step scores, C² = d/2": (1, 0.5), "≥ 16 bins, C² = d/2": (16, 0.5), "≥ 64 bins, C² = d/2": (64, 0.5),
+         "≥ 128 bins, C² = d/2 (the product)": True, "≥ 250 bins, C² = d/2": (250, 0.5),
          "≥ 128 bins, C² = d": (128, 1.0), "≥ 128 bins, C² = d/4": (128, 0.25)}
 
 

@@ -136,8 +136,8 @@ class SynthConfig:
         cells to the LP's rows, as mixed tables do (more of the strong correlations where the
         table has many rows for its columns); and where the default releases no pairs (few
         rows for many columns) it releases them all the same, at a share of 0.3, denoised as a
-        matrix (blocks of related columns survive noise that single pairs do not; the rows'
-        scores shrunk onto ||s||^2 <= d/2 for it), unless no correlation
+        matrix (blocks of related columns survive noise that single pairs do not; the rows
+        scored in finer cells and shrunk onto ||s||^2 <= d/2 for it), unless no correlation
         matrix could stand out of that noise. Measured: docs/decisions.md#favour and
         #matrix-scores.
     blend : float

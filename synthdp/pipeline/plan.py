@@ -386,7 +386,7 @@ def pairs_denoising(n: int, d: int, budget: Budget, neighbours: Neighbours = ROW
     a correlation at the default norm bound, at the budget's share for the pairs, is above
     CORRELATION_NOISE_LIMIT (:func:`synthdp.postprocess.pairs.denoised_as_matrix`; only where
     ``favour="relationships"`` or a ``correlation_share`` releases them there). Such a release
-    shrinks the rows' scores onto a smaller norm bound
+    scores the rows in finer cells and with a smaller norm bound
     (:func:`synthdp.postprocess.pairs.marginal_score_map`). False without a pairs release.
     Public n, d and budget only."""
     share = budget.share("correlation")
@@ -517,11 +517,10 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
             return {"released": True, "noise_sd": nominal, "noise_limit": limit, "denoised": "as a matrix",
                     "note": ("released with noise above the limit (the pairs test found a block of related "
                              "columns, or favour='relationships' or a correlation_share set where n is small for "
-                             "d): denoised as a matrix, the rows' scores shrunk onto "
-                             f"||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that bound); "
-                             "caveat: on tables with skewed columns held in few histogram cells, such a column outside "
-                             "a block of related columns can come out correlated with the block "
-                             "(docs/relationships.md#where-it-stops)")}
+                             "d): denoised as a matrix, the rows scored in finer cells "
+                             f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that "
+                             "bound); caveat: on tables with skewed columns held in few histogram cells, columns that "
+                             "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
                 "note": "released; a score correlation is kept from 2 noise sd"}
     share = COPULA_SHARES["correlation"]

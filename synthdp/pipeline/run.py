@@ -166,11 +166,11 @@ class StudyOptions:
         :data:`synthdp.postprocess.candidates.EDGE_Z`), or every table (False, before).
         Post-processing.
     matrix_scores : bool or (int, float)
-        Where the plan denoises the pairs as a matrix (``Plan.pairs_as_matrix``), shrink the
-        rows' scores onto the smaller norm bound (True, the product:
-        :func:`synthdp.postprocess.pairs.marginal_score_map`; a pair (bins, clip share): cells
-        refined to at least that many bins, as stops 33-37 did with (128, 0.5), and C^2 = share
-        x d), or as pairs read one by one are (False, before). Changes the release.
+        Where the plan denoises the pairs as a matrix (``Plan.pairs_as_matrix``), score the rows
+        in finer cells with the smaller norm bound (True, the product:
+        :func:`synthdp.postprocess.pairs.marginal_score_map`; a pair (bins, clip share): at
+        least that many bins and C^2 = share x d), or as pairs read one by one are (False,
+        before). Changes the release.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,

@@ -825,8 +825,8 @@ class CandidateOptions:
         categorical candidates' tree (:func:`tree_parents`; :data:`EDGE_Z`; ``-inf``: every
         table, the rule before).
     matrix_scores : bool or (int, float)
-        Where the plan denoises the pairs as a matrix, the release shrank its rows' scores onto
-        a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
+        Where the plan denoises the pairs as a matrix, the release scored its rows in finer cells
+        with a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
         the model of the release must do the same (True, the product; a pair (bins, clip share):
         those); False: the release and its model as for pairs read one by one (before).
     pair_entropy : bool

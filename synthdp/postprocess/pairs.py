@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 from synthdp.postprocess.copula import Marginals, nearest_correlation
 from synthdp.stats.scores import (
     MATRIX_CLIP_SHARE,
+    MATRIX_SCORE_BINS,
     ScoreMap,
     default_clip_norm_sq,
     matrix_clip_norm_sq,
@@ -76,24 +77,18 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
     Pairs read one by one (``as_matrix`` False): the step scores of the histograms' cells and
     :func:`synthdp.stats.scores.default_clip_norm_sq`. Pairs denoised as a matrix (their noise
     above CORRELATION_NOISE_LIMIT, :func:`denoised_as_matrix`; the plan's ``pairs_as_matrix``):
-    the same step scores with the smaller bound :func:`synthdp.stats.scores.matrix_clip_norm_sq`
-    (C^2 = d/2), for a larger signal-to-noise ratio where the noise is what limits
-    (docs/decisions.md#matrix-scores). Not the cells refined to MATRIX_SCORE_BINS bins (the
-    product of stops 33-37): a refined score assumes the rows spread evenly within a histogram
-    bin, and a skewed column's rows do not, so under the true distribution its scores' mean is
-    off 0 and the release holds a rank-one part m m^T that no dependence made, which the
-    denoising kept as a block (independent 1000 x 50 generated columns, one in three
-    log-normal: synthetic |r| up to .98; with exact histograms and pairs still .84-.93;
-    docs/decisions.md#pairs-test). ``matrix_scores`` (design studies): False keeps the
-    default bound there too, a pair (bins, clip share) sets those two (refined scores). Public:
-    the release, d and the plan.
+    the cells refined to at least MATRIX_SCORE_BINS bins (:meth:`ScoreMap.refined`) and
+    :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
+    where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
+    products from 0.8-0.9 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs
+    to show; measured: docs/decisions.md#matrix-scores). ``matrix_scores`` (design studies):
+    False keeps the step scores there too, a pair (bins, clip share) sets those two. Public: the
+    release, d and the plan.
     """
     d = marginals.noisy_counts.shape[0]
     if not as_matrix or matrix_scores is False:
         return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
-    if matrix_scores is True:
-        return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d, MATRIX_CLIP_SHARE), marginals.layout)
-    bins, share = matrix_scores
+    bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if matrix_scores is True else matrix_scores
     return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d, share), marginals.layout).refined(bins)
 
 
@@ -166,27 +161,16 @@ def spectral_denoise(correlation: np.ndarray, noise_sd: float) -> np.ndarray:
     unit = noise_sd * np.sqrt(d)
     if not np.isfinite(unit) or unit <= 0:
         return nearest_correlation(correlation)
-    estimate = spectral_signal(correlation - np.diag(np.diag(correlation)), noise_sd)
-    np.fill_diagonal(estimate, 1.0)
-    return nearest_correlation(np.clip(estimate, -1.0, 1.0))
-
-
-def spectral_signal(off: np.ndarray, noise_sd: float) -> np.ndarray:
-    """:func:`spectral_denoise`'s shrinkage estimate of the signal in ``off``, a symmetric matrix
-    with zero diagonal whose off-diagonal entries carry independent noise of sd ``noise_sd``, in
-    ``off``'s units, shape (d, d); no projection. The model needs the noise to be the same on
-    every entry: the released means of the score products, not those means over each column's
-    variance (a column of small variance would carry more noise than the others, and the
-    denoising would keep it as a block)."""
-    d = len(off)
-    unit = noise_sd * np.sqrt(d)
+    off = correlation - np.diag(np.diag(correlation))
     values, vectors = np.linalg.eigh((off + off.T) / (2 * unit))
     signal = np.zeros((d, d))
     for value, vector in zip(values, vectors.T):
         if abs(value) > 2.0:
             theta = np.sign(value) * (abs(value) + np.sqrt(value**2 - 4.0)) / 2.0
             signal += theta * (1.0 - 1.0 / theta**2) * np.outer(vector, vector)
-    return unit * signal
+    estimate = unit * signal
+    np.fill_diagonal(estimate, 1.0)
+    return nearest_correlation(np.clip(estimate, -1.0, 1.0))
 
 
 def block_stands_out(statistic: float, noise_sd: float, d: int) -> bool:
@@ -370,10 +354,9 @@ def latent_correlation(
     nearest : callable
         The projection onto the correlation matrices after each step.
     spectral : bool
-        Denoise the released means as a matrix (:func:`spectral_signal`, in their own units,
-        where the noise is the same on every entry; then in correlation units) instead of pair
-        by pair: every pair then follows the denoised matrix, and ``threshold`` is not used.
-        For noise too large for any single strong pair to stand out of it.
+        Denoise the released score correlations as a matrix (:func:`spectral_denoise`) instead
+        of pair by pair: every pair then follows the denoised matrix, and ``threshold`` is
+        not used. For noise too large for any single strong pair to stand out of it.
     variances : {"released", "model"}
         The variances that put the released means in correlation units: the released means
         of s_i^2 (the product) or the copula's, with one common factor (before; design
@@ -421,7 +404,6 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
     kept = None
     if variances == "released":  # the released score correlations: fixed, the model's change
         target, noise = released_correlations(released, noise_sd)
-        released_scale = noise_sd / noise if noise_sd > 0 else np.ones_like(noise)
     for _ in range(ITERATIONS):
         model = model_means(correlation, score_map, draws)
         diagonal = np.diag(model)
@@ -436,27 +418,16 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
                                                               where=usable), 0.0)
         if kept is None:  # at R = I the difference is the released score correlation
             if spectral and usable.any():
-                # the fixed point then aims at the denoised correlations, denoised where the noise
-                # is the same on every entry: the released means less the model's, in their own units
-                # (each in correlation units by its column's variances first, a column of small
-                # variance carried more noise than the others and came back as a spurious block)
-                if variances == "model":
-                    units, raw_noise = scale, factor * noise_sd
-                    raw_pairs = factor * released[i, j] - model[i, j]
-                else:
-                    units = released_scale
-                    raw_noise = noise_sd
-                    raw_pairs = difference * units
-                raw = np.zeros((d, d))
-                raw[i, j] = raw[j, i] = np.where(usable, raw_pairs, 0.0)
-                denoised = np.clip(np.divide(spectral_signal(raw, raw_noise)[i, j], units,
-                                             out=np.zeros_like(units), where=usable), -1.0, 1.0)
+                # the fixed point then aims at the denoised correlations
+                observed = np.eye(d)
+                observed[i, j] = observed[j, i] = difference
+                denoised = spectral_denoise(observed, float(np.median(noise[usable])))
                 if variances == "model":  # released means that give them at R = I
                     released = released.copy()
-                    released[i, j] = (denoised * scale + model[i, j]) / factor
+                    released[i, j] = (denoised[i, j] * scale + model[i, j]) / factor
                 else:
-                    target = target + denoised - difference
-                difference = np.where(usable, denoised, 0.0)
+                    target = target + denoised[i, j] - difference
+                difference = np.where(usable, denoised[i, j], 0.0)
                 kept = usable & (difference != 0)
             else:
                 kept = usable & (np.abs(difference) >= threshold * noise)

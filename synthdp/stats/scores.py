@@ -31,8 +31,7 @@ from synthdp.stats.histograms import CellLayout
 
 U_FLOOR = 1e-6  # scores within Phi^{-1}(1e-6) = -4.75 and its opposite
 MATRIX_CLIP_SHARE = 0.5  # C^2 = this x d where the pairs are denoised as a matrix (matrix_clip_norm_sq)
-MATRIX_SCORE_BINS = 128  # refined scores (ScoreMap.refined), at least this many bins per column: a study's
-# alternative since stop 38 (StudyOptions(matrix_scores=(MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE))), not the product
+MATRIX_SCORE_BINS = 128  # at least this many bins of scores per column there (ScoreMap.refined)
 
 
 def default_clip_norm_sq(d: int) -> float:
