@@ -338,9 +338,10 @@ def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neig
     distribution), and the matrix release then draws spurious correlations
     (docs/decisions.md#pairs-test).
 
-    The test releases T = lambda_max(S) - tr(S) / d of the matrix S of the means of the products
-    of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), and the pairs follow
-    where T stands SPIKE_RATIO times the pairs' noise edge sd sqrt(d) above 0
+    The test releases T = lambda_max(S) - kappa tr(S) / d of the matrix S of the means of the
+    products of normal scores (kappa the Marchenko-Pastur edge) (:func:`synthdp.privacy.release.release_pairs_test`), and the pairs follow
+    where T, less what the histograms' noise alone adds to it, stands SPIKE_RATIO times the
+    pairs' noise edge sd sqrt(d) above 0
     (:func:`synthdp.postprocess.pairs.block_stands_out`): the strongest block's direction is
     then recovered with at least half its weight. Whether a table's columns come in such blocks
     (WDBC's size measures, CRM's) is private, and releasing the pairs where they do not costs the
@@ -497,7 +498,7 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None, test: PairsTestResu
             "statistic": test.statistic, "histograms_offset": test.offset, "threshold": test.threshold,
             "noise_sd": test.noise_sd, "found": test.found, "share": plan.pairs_test.share if plan.pairs_test is not None else None,
             "note": ("a private test of whether a block of related columns stands out of the pairs' noise: the "
-                     "largest eigenvalue of the normal scores' product matrix less its mean eigenvalue, in units "
+                     "largest eigenvalue of the normal scores' product matrix above the bulk edge, in units "
                      "of the pairs' noise edge (sd sqrt(d)), released with noise of the sd given here; the pairs "
                      "are released where, less what the histograms' noise alone adds to it (histograms_offset, "
                      f"estimated from the release), it reaches {test.threshold:.3g} (the strongest block's direction then "

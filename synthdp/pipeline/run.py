@@ -622,8 +622,8 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
     the test's one number (:func:`synthdp.privacy.release.release_pairs_test`, its own share),
     and, where a block stands out (:func:`synthdp.postprocess.pairs.block_stands_out`) once what
     the histograms' noise alone adds is taken off (:func:`synthdp.postprocess.pairs.score_offset`,
-    drawn from the public ``rng``), the pairs release from the same sums. Then the histograms' second part, if the outcome's split gives
-    them one ("marginals_2"), pooled with the first by inverse-variance weights: two Gaussian
+    drawn from the public ``rng``), the pairs release from the same sums. Then the histograms'
+    second part, if the outcome's split gives them one ("marginals_2"), pooled with the first by inverse-variance weights: two Gaussian
     releases at mu_1 and mu_2 pooled so have the noise sd of one at sqrt(mu_1^2 + mu_2^2), the
     mu they compose to. Returns the plan after the test (:meth:`Plan.after_test`), the
     histograms and their noise sd, the pairs (None if not released) and their noise sd, and the
