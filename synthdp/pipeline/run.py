@@ -623,9 +623,9 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
     and, where a block stands out (:func:`synthdp.postprocess.pairs.block_stands_out`) once what
     the histograms' noise alone adds is taken off (:func:`synthdp.postprocess.pairs.score_offset`,
     drawn from the public ``rng``), the pairs release from the same sums. Then the histograms'
-    second part, if the outcome's split gives them one ("marginals_2"), pooled with the first by inverse-variance weights: two Gaussian
-    releases at mu_1 and mu_2 pooled so have the noise sd of one at sqrt(mu_1^2 + mu_2^2), the
-    mu they compose to. Returns the plan after the test (:meth:`Plan.after_test`), the
+    second part, if the outcome's split gives them one ("marginals_2"), pooled with the first by
+    inverse-variance weights: two Gaussian releases at mu_1 and mu_2 pooled so have the noise sd
+    of one at sqrt(mu_1^2 + mu_2^2), the mu they compose to. Returns the plan after the test (:meth:`Plan.after_test`), the
     histograms and their noise sd, the pairs (None if not released) and their noise sd, and the
     test's outcome. Adaptive composition: each release's share is public when it runs, and
     both outcomes spend the same total.
@@ -636,7 +636,7 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
         statistic, statistic_sd = release_pairs_test(pair_sums, plan.budget.stage("pairs_test"), plan.n, plan.d,
                                                      score_map.clip_norm_sq, ledger, noise, plan.neighbours)
-        offset = score_offset(marginals, build, rng)  # post-processing of the released histograms
+        offset = score_offset(marginals, score_map, build, rng)  # post-processing of the released histograms
         pairs_sd = plan.budget.stage("correlation").noise_sd(
             *score_products_sensitivity(plan.n, plan.d, score_map.clip_norm_sq, plan.neighbours))
         edge = pairs_sd * math.sqrt(plan.d)

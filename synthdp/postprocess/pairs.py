@@ -50,7 +50,7 @@ from synthdp.stats.scores import (
     ScoreMap,
     default_clip_norm_sq,
     matrix_clip_norm_sq,
-    pair_order,
+    pair_matrix,
 )
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
@@ -177,10 +177,11 @@ def block_stands_out(statistic: float, noise_sd: float, d: int) -> bool:
     """The pairs test's decision (:func:`synthdp.pipeline.plan.pairs_test_planned`): whether a block of
     related columns stands out of the noise of a pairs release denoised as a matrix.
 
-    ``statistic`` is the released T = lambda_max(S) - tr(S) / d of the matrix S of the means of the
-    products of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), ``noise_sd``
-    the noise sd the pairs release would put on each of those means. T estimates theta, the
-    largest eigenvalue of S's off-diagonal part, in the units of S. In :func:`spectral_denoise`'s
+    ``statistic`` is the released T = lambda_max(S) - kappa tr(S) / d of the matrix S of the means
+    of the products of normal scores (:func:`synthdp.privacy.release.release_pairs_test`), less
+    what the histograms' noise alone adds to it (:func:`score_offset`); ``noise_sd`` the noise sd
+    the pairs release would put on each of those means. It estimates theta, the largest
+    eigenvalue of S's off-diagonal part, in the units of S. In :func:`spectral_denoise`'s
     model an eigenvalue theta shows above the noise when theta > sd sqrt(d), and its eigenvector is
     recovered with a share 1 - (sd sqrt(d) / theta)^2 of the true one: at SPIKE_RATIO = sqrt(2)
     times the edge, half. Below that line the release would give back less than half of even the
@@ -192,10 +193,10 @@ def block_stands_out(statistic: float, noise_sd: float, d: int) -> bool:
 OFFSET_DRAWS = 20  # re-noised histograms in score_offset's Monte Carlo estimate
 
 
-def score_offset(marginals: Marginals, build: Callable[[Marginals], ScoreMap], rng: np.random.Generator,
-                 draws: int = OFFSET_DRAWS) -> float:
+def score_offset(marginals: Marginals, score_map: ScoreMap, build: Callable[[Marginals], ScoreMap],
+                 rng: np.random.Generator, draws: int = OFFSET_DRAWS) -> float:
     """What the histograms' noise alone adds to the pairs test's statistic: an estimate of E ||m||^2,
-    m the mean score vector of the rows under the map ``build(marginals)``.
+    m the mean score vector of the rows under ``score_map`` = ``build(marginals)``.
 
     The map's cells come from noisy histograms, so under the table's true distribution each
     column's scores do not average 0 but some m_j, and S (the means of s s^T) holds m m^T beside
@@ -206,10 +207,9 @@ def score_offset(marginals: Marginals, build: Callable[[Marginals], ScoreMap], r
     truth, ``draws`` histograms re-noised with the release's noise sd, each one's map's mean score
     under that distribution; times the clip's shrinkage of a typical row (C^2 over its expected
     squared norm, at most 1). Post-processing of the released histograms (public ``rng``)."""
-    base = build(marginals)
-    probabilities, scores = base.probabilities, base.cell_scores()
+    probabilities, scores = score_map.probabilities, score_map.cell_scores()
     typical = float((probabilities * scores**2).sum())
-    shrink = min(1.0, base.clip_norm_sq / typical) if typical > 0 else 1.0
+    shrink = min(1.0, score_map.clip_norm_sq / typical) if typical > 0 else 1.0
     truth = marginals.probabilities() * marginals.n_rows
     total = 0.0
     for _ in range(draws):
@@ -384,9 +384,7 @@ def latent_correlation(
     d = score_map.probabilities.shape[0]
     if noisy_means is None or d < 2:
         return np.eye(d)
-    released = np.zeros((d, d))
-    released[pair_order(d)] = noisy_means
-    released = np.triu(released) + np.triu(released, 1).T
+    released = pair_matrix(noisy_means, d)
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
     above_limit = denoised_as_matrix(noise_sd) if as_matrix is None else as_matrix
     if above_limit:  # above the noise limit the released variances are mostly noise

@@ -49,6 +49,7 @@ from synthdp.privacy.sensitivity import (
 )
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import RowSums
+from synthdp.stats.scores import pair_matrix
 
 
 def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[str, ColumnDomain], epsilon: float,
@@ -253,9 +254,7 @@ def pairs_test_statistic(score_products_sum: np.ndarray, n: float, d: int) -> fl
     over the rows), kappa = :func:`bulk_edge`: how far S's largest eigenvalue stands above where
     columns without any dependence would put it, the strength of the strongest block of related
     columns (about 0 for independent columns, up to about tr(S) for d copies of one column)."""
-    matrix = np.zeros((d, d))
-    matrix[np.triu_indices(d)] = score_products_sum / n
-    matrix = matrix + np.triu(matrix, 1).T
+    matrix = pair_matrix(score_products_sum / n, d)
     return float(np.linalg.eigvalsh(matrix)[-1] - bulk_edge(n, d) * np.trace(matrix) / d)
 
 
@@ -277,7 +276,7 @@ def release_pairs_test(score_products_sum: np.ndarray, budget: StageBudget, n: f
     sensitivity = top_eigenvalue_sensitivity(n, clip_norm_sq, neighbours)
     statistic = np.array([pairs_test_statistic(score_products_sum, n, d)])
     noisy = _release(statistic, "pairs_test", "the largest eigenvalue of the matrix of the means of the products of "
-                     "normal scores, less its mean eigenvalue (one number: whether the pairs are released)",
+                     "normal scores above the bulk edge (one number: whether the pairs are released)",
                      *sensitivity, budget, ledger, noise)
     return float(noisy[0]), budget.noise_sd(*sensitivity)
 

@@ -219,8 +219,9 @@ def top_eigenvalue_sensitivity(n: float, clip_norm_sq: float, neighbours: Neighb
     [lambda_min(A), lambda_max(A)], while tr(A) = (||s'||^2 - ||s||^2) / n. Hence, with k = kappa / d
     in [0, 1], T(S + A) - T(S) <= (||s'||^2 (1 - k) + ||s||^2 k) / n <= C^2 / n, and
     T(S + A) - T(S) >= -(||s||^2 (1 - k) + ||s'||^2 k) / n >= -C^2 / n: L1 = L2 = C^2 / n.
-    Nearly attained: with every other row's scores 0, s = 0 and s' = C e_1 move T by
-    C^2 (1 - kappa / d) / n (tests/test_sensitivity.py releases such rows).
+    Attained: with every other row's scores C e_1, moving one row from C e_2 to C e_1 leaves
+    the trace and raises lambda_max by C^2 / n (tests/test_privacy.py and the audit's
+    ``pairs_test_samples`` release such rows).
 
     By unit: A is a sum of at most K such terms; the same steps with sum ||s'_k||^2 <= K C^2 and
     sum ||s_k||^2 <= K C^2 give K C^2 / n.

@@ -149,6 +149,13 @@ def pair_order(d: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(d)
 
 
+def pair_matrix(values: np.ndarray, d: int) -> np.ndarray:
+    """The symmetric d x d matrix whose entries (i, j), i <= j, are ``values`` in :func:`pair_order`."""
+    matrix = np.zeros((d, d))
+    matrix[pair_order(d)] = values
+    return matrix + np.triu(matrix, 1).T
+
+
 def score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray | None = None) -> np.ndarray:
     """Sum over rows of s_i s_j for i <= j of the clipped scores, shape (d (d + 1) / 2,). Private."""
     scores = score_map.clipped_scores(points, missing)
