@@ -119,8 +119,9 @@ class SynthConfig:
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
     tilt : float
-        Copula candidates (the default) with a pairs release, and mixed tables (whose LP also
-        holds the numeric histograms' cells): after the l1 fit, take the
+        Copula candidates (the default) with a pairs release, or without one where the
+        moments' noise is within its limit (``MOMENT_NOISE_LIMIT``), and mixed tables (whose
+        LP also holds the numeric histograms' cells): after the l1 fit, take the
         distribution over the candidates closest to uniform (in entropy; the uniform
         distribution over them is the copula, with its marginals and pairs) whose every
         moment stays within ``tilt`` noise standard deviations of its released value, or
@@ -141,7 +142,8 @@ class SynthConfig:
         matrix could stand out of that noise. Measured: docs/decisions.md#favour and
         #matrix-scores.
     blend : float
-        Where the tilt does not apply (no pairs release, other candidate kinds, ``tilt`` 0): mix the LP's
+        Where the tilt does not apply (no pairs release and the moments at a tenth of the
+        budget, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
         fit stays within the optimum plus ``blend`` times the expected l1 norm of the moment
         noise (default 0.5; 0 keeps the optimal vertex). Not applied with ``spread`` > 0,
@@ -228,7 +230,8 @@ class SynthConfig:
         0.0, "method", "spread the synthetic mass over the fits within KAPPA x the expected l1 norm of the moment "
         "noise of the optimum (0: the optimal vertex, at most R+1 distinct rows)", metavar="KAPPA", commands=GENERATE)
     tilt: float = _option(
-        1.0, "method", "copula candidates with released pairs, and mixed tables: the distribution closest to uniform "
+        1.0, "method", "copula candidates (with released pairs, or moments whose noise is within its limit) and mixed "
+        "tables: the distribution closest to uniform "
         "over the candidates whose every moment (and histogram cell, mixed tables) stays within K noise sd of its "
         "released value (keeps the copula's pairs and shapes; 0: use --blend)",
         metavar="K",

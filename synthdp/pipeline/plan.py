@@ -182,6 +182,15 @@ class Plan:
         return self.candidates == "mixed" or self.pair_moments
 
     @property
+    def moments_within_limit(self) -> bool:
+        """Whether the noise sd on each of the R moments (that of any R functions with values in
+        [-1, 1], the scale of :func:`copula_shares`' rule) is at most MOMENT_NOISE_LIMIT: the
+        moments then carry signal worth fitting closely. Public: the budget, n and R."""
+        if self.budget.share("moments") <= 0:
+            return False
+        return self.budget.stage("moments").means_noise_sd(self.n_basis, self.n, self.neighbours) <= MOMENT_NOISE_LIMIT
+
+    @property
     def releases_pairs(self) -> bool:
         """Copula or mixed candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
         return self.candidates in ("copula", "mixed") and self.budget.share("correlation") > 0
