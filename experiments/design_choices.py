@@ -59,6 +59,13 @@ optimum with the uniform distribution there, as before. Where the moments get a 
 budget, or the pairs are released, the two coincide (PKS at epsilon = 1 and (0.25, 1e-10), CTG at
 epsilon = 2 and 4, CRM and WDBC at (4, 1e-10) differ).
 
+``--study pair-fdr``: pairs read one by one. The default keeps a pair whose released score
+correlation reaches 2 noise sd only where the Benjamini–Hochberg procedure at false discovery
+rate 0.05 also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`); the
+alternatives keep every pair from 2 sd (before) or select at rates 0.1 and 0.2. The column
+"invented pairs" counts what the rule is for: pairs the data do not relate (|r| < 0.1) that
+the synthetic table shows above |r| = 0.3.
+
 ``--study pairs-test``: where the pairs' noise on a correlation at a share of 0.3 is above the
 pair-by-pair limit (and the noise is Gaussian), the default releases none; the alternatives spend
 0.05 of the budget on a private test of whether a block of related columns stands out of it and
@@ -134,7 +141,7 @@ from common import (
 
 from synthdp import SynthDPError
 from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import correlation_error, ks_distances, strong_pairs
+from synthdp.evaluation.metrics import correlation_error, invented_pairs, ks_distances, strong_pairs
 from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
 from synthdp.pipeline.plan import make_plan, paper_n_basis
 from synthdp.pipeline.report import privacy_report
@@ -205,6 +212,10 @@ STUDIES = {
     "tilt-without-pairs": {"default (tilt where the moments' noise is within the limit)": Variant(),
                            "the blend wherever no pairs are released (before)": Variant(
                                study=StudyOptions(tilt_without_pairs=False))},
+    "pair-fdr": {"default (from 2 noise sd, selected at false discovery rate 0.05)": Variant(),
+                 "every pair from 2 noise sd (before)": Variant(study=StudyOptions(pair_fdr=None)),
+                 **{f"selected at false discovery rate {q:g}": Variant(study=StudyOptions(pair_fdr=q))
+                    for q in (0.1, 0.2)}},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -225,6 +236,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "pair-entropy": "Pairs read one by one: the fixed point's latent correlation, or the one of largest entropy near it",
           "pairs-test": "Where the pairs' noise is above the pair-by-pair limit: released where a private test finds a block, never, or always",
           "tilt-without-pairs": "Copula candidates without a pairs release: the LP's optimum tilted toward them, or blended with the uniform distribution",
+          "pair-fdr": "Pairs read one by one: kept from 2 noise sd, or also selected by the Benjamini–Hochberg procedure",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 
@@ -258,7 +270,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     lines = []
     for label, variant in STUDIES[study].items():
-        errors, ratios, shapes, trends, released = [], [], [], [], 0
+        errors, ratios, shapes, trends, invented, released = [], [], [], [], [], 0
         try:
             for round_index in range(rounds):
                 model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
@@ -269,6 +281,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
                 ratios.append(strong_pairs(dataset.frame, synthetic)["ratio"])
                 shapes.append(1.0 - np.mean(list(ks_distances(dataset.frame, synthetic).values())))
                 trends.append(1.0 - correlation_error(dataset.frame, synthetic)["mean"] / 2.0)
+                invented.append(invented_pairs(dataset.frame, synthetic)["invented"])
         except SynthDPError as error:  # a share the pairs leave no room for
             log(f"{name} {label}: {error}")
             continue
@@ -279,7 +292,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
         kept = f"{np.mean(ratios):.3f}" if None not in ratios else "n/a"
         shown = f"{label}; pairs released in {released} of {rounds} rounds" if study == "pairs-test" else label
         lines.append(f"| {name} | {sd:.3f} | {shown} | {parameters['R']} | {shares} | {cells} | {kept} "
-                     f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} |")
+                     f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} | {np.mean(invented):.1f} |")
         log(lines[-1])
     return lines
 
@@ -296,8 +309,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / pairs / moments | "
-              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio | shapes | pair trends |",
-              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 3)]
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio | shapes | pair trends | invented pairs |",
+              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 4)]
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
@@ -310,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
         + generated_by(command_line("design_choices.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} rounds, {args.queries} queries, "
         "worst-case relative error, strong-pair ratio (synthdp.evaluation.metrics.strong_pairs; n/a: no pair with |r| > 0.5), "
-        "shapes (mean 1 − KS over the columns) and pair trends (1 − mean |r real − r synthetic| / 2 over every pair), mean over rounds; round r of every variant uses the seeded noise "
+        "shapes (mean 1 − KS over the columns), pair trends (1 − mean |r real − r synthetic| / 2 over every pair) and invented pairs (synthdp.evaluation.metrics.invented_pairs: pairs with real |r| < 0.1 and synthetic |r| > 0.3), mean over rounds; round r of every variant uses the seeded noise "
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "

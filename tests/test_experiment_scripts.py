@@ -20,6 +20,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 
 import candidate_kinds  # noqa: E402
 import defaults_vs_table3  # noqa: E402
+import invented_pairs  # noqa: E402
 import pairs_test_power  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
@@ -64,3 +65,10 @@ def test_pairs_test_power_runs(tmp_path):
     pairs_test_power.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "300x10", "--out", str(out)])
     text = out.read_text()
     assert "| 300 × 10 | independent |" in text and "| 300 × 10 | one block |" in text
+
+
+def test_invented_pairs_runs(tmp_path):
+    out = tmp_path / "invented.md"
+    invented_pairs.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "2000x6", "--out", str(out)])
+    text = out.read_text()
+    assert "| 2000 × 6 | independent | 1 of 1 |" in text and "default (rate 0.05)" in text

@@ -14,6 +14,7 @@ from synthdp.evaluation.metrics import (
     correlation_error,
     distinct_rows,
     format_report,
+    invented_pairs,
     ks_distances,
     model_accuracy,
     utility_report,
@@ -310,3 +311,19 @@ def test_text_report_lists_every_metric(small):
     sigma_lines = [line.split() for line in text.splitlines() if line.split()[:1] in (["2"], ["4"], ["6"], ["8"], ["10"])]
     assert [float(line[0]) for line in sigma_lines] == list(SIGMAS)
     assert [float(line[3]) for line in sigma_lines] == pytest.approx(report["smooth_queries"]["relative"], abs=5e-5)
+
+
+def test_invented_pairs_counts_correlations_the_real_table_does_not_have():
+    """Four independent real columns (5 000 rows: sampling sd of r about .014, so every real
+    |r| is below 0.1 with probability > 1 - 1e-12); the synthetic copy ties c to a (r about .8):
+    one of the six pairs is invented, and its |r| is the largest."""
+    rng = np.random.default_rng(4)
+    real = pd.DataFrame(rng.normal(size=(5000, 4)), columns=list("abcd"))
+    synth = real.copy()
+    synth["c"] = real["a"] + 0.75 * rng.normal(size=5000)
+    report = invented_pairs(real, synth)
+    assert report["pairs"] == 6 and report["invented"] == 1
+    assert report["largest_abs_r"] == pytest.approx(np.corrcoef(synth["a"], synth["c"])[0, 1], abs=1e-12)
+    assert invented_pairs(real, real)["invented"] == 0
+    with pytest.raises(SynthDPError, match="invented_pairs"):
+        invented_pairs(real, synth, weak=0.5, shown=0.3)

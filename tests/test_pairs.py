@@ -16,6 +16,7 @@ from synthdp.errors import SynthDPError
 from synthdp.pipeline.plan import CORRELATION_NOISE_LIMIT, make_plan
 from synthdp.postprocess.copula import Marginals
 from synthdp.postprocess.pairs import (
+    false_discovery_keep,
     latent_correlation,
     marginal_score_map,
     max_entropy_correlation,
@@ -562,6 +563,32 @@ def test_without_a_pairs_release_independent_columns_come_out_independent(seed):
     assert not run.tilts(config, plan, before)
     noisy = make_plan(config, 300, 16, True)  # the moments at a tenth of the budget: the blend stays
     assert not noisy.moments_within_limit and not run.tilts(config, noisy)
+
+
+def test_false_discovery_selection_keeps_clear_pairs_and_rarely_any_under_the_null():
+    """Benjamini-Hochberg on the released pairs' z values: under the global null (independent
+    p-values) it selects anything with probability exactly ``fdr`` = 0.1, so over 400 sets of
+    100 null pairs the count of sets with a selection is Binomial(400, 0.1) (mean 40, sd 6):
+    above 65 has probability about 1e-5. Pairs 6 sd out among nulls are all kept; nothing below
+    the threshold is; Laplace noise, heavier-tailed, asks for more than Gaussian noise."""
+    rng = np.random.default_rng(11)
+    usable = np.ones(100, dtype=bool)
+    any_kept = sum(bool(false_discovery_keep(rng.standard_normal(100), usable, 2.0, 0.1).any()) for _ in range(400))
+    assert any_kept <= 65
+    z = np.concatenate([np.full(10, 6.0), np.full(10, -6.0), rng.standard_normal(80)])
+    kept = false_discovery_keep(z, usable, 2.0, 0.1)
+    assert kept[:20].all()
+    assert not false_discovery_keep(np.full(100, 1.9), usable, 2.0, 0.1).any()  # every p small, below the threshold
+    assert false_discovery_keep(np.full(100, 1.9), usable, 2.0, None).sum() == 0
+    z = np.zeros(66)
+    z[0] = 3.5  # one pair among 66: p 4.7e-4 under Gaussian noise (line 0.1 / 66 = 1.5e-3), 7.1e-3 under Laplace
+    usable = np.ones(66, dtype=bool)
+    assert false_discovery_keep(z, usable, 2.0, 0.1, "gaussian")[0]
+    assert not false_discovery_keep(z, usable, 2.0, 0.1, "laplace")[0]
+    unusable = usable.copy()
+    unusable[0] = False
+    assert not false_discovery_keep(z, unusable, 2.0, 0.1)[0]
+    assert np.array_equal(false_discovery_keep(z, usable, 2.0, None), np.abs(z) >= 2.0)
 
 
 def test_max_entropy_fills_a_free_entry_by_conditional_independence():

@@ -65,6 +65,9 @@ __all__ = [
     "ks_distances",
     "correlation_error",
     "STRONG_R",
+    "WEAK_R",
+    "INVENTED_R",
+    "invented_pairs",
     "strong_pairs",
     "model_accuracy",
     "utility_report",
@@ -213,6 +216,8 @@ def correlation_error(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
 
 #: A pair of numeric columns is "strong" when its real |Pearson r| exceeds this (issue 18).
 STRONG_R = 0.5
+WEAK_R = 0.1  # invented_pairs: a real pair below this |r| is unrelated
+INVENTED_R = 0.3  # ... and shown as related above this synthetic |r| (Cohen's medium effect)
 
 
 def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STRONG_R) -> dict:
@@ -245,6 +250,35 @@ def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STR
     real_mean, synth_mean = float(real_r[strong].mean()), float(synth_r[strong].mean())
     return {"threshold": float(threshold), "pairs": int(strong.sum()), "real_mean_abs_r": real_mean,
             "synthetic_mean_abs_r": synth_mean, "ratio": synth_mean / real_mean}
+
+
+def invented_pairs(real: pd.DataFrame, synth: pd.DataFrame, weak: float = WEAK_R, shown: float = INVENTED_R) -> dict:
+    """Correlations the synthetic table shows that the real one does not have.
+
+    Over the pairs of distinct columns whose real |Pearson r| is below ``weak``, how many have
+    a synthetic |r| above ``shown``, and the largest synthetic |r| among them: 0 and about the
+    sampling noise (1 / sqrt(rows)) when the synthetic table invents no relationship. The
+    strong-pair ratio (:func:`strong_pairs`) does not see these; a pandas user reading
+    ``df.corr()`` does.
+
+    Returns
+    -------
+    dict
+        ``weak``, ``shown``, ``pairs`` (the number of real pairs below ``weak``), ``invented``
+        (how many of them the synthetic table shows above ``shown``) and ``largest_abs_r``
+        (None when no pair is below ``weak``).
+    """
+    if not (isinstance(weak, (int, float)) and isinstance(shown, (int, float)) and 0 < weak <= shown < 1):
+        raise SynthDPError("invented_pairs needs 0 < weak <= shown < 1")
+    real, synth = _pair(real, synth)
+    corr_real, _ = _correlations(_numeric(real, "real"))
+    corr_synth, _ = _correlations(_numeric(synth, "synthetic"))
+    rows, cols = np.triu_indices(len(real.columns), k=1)
+    free = np.abs(corr_real[rows, cols]) < weak
+    synth_r = np.abs(corr_synth[rows, cols])[free]
+    return {"weak": float(weak), "shown": float(shown), "pairs": int(free.sum()),
+            "invented": int((synth_r > shown).sum()),
+            "largest_abs_r": float(synth_r.max()) if free.any() else None}
 
 
 def _task(labels: pd.Series, task: str) -> str:

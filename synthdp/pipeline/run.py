@@ -61,7 +61,14 @@ from synthdp.postprocess.lp import (
     spread_weights,
     tilt_weights,
 )
-from synthdp.postprocess.pairs import PAIR_VARIANCES, SPIKE_RATIO, block_stands_out, marginal_score_map, score_offset
+from synthdp.postprocess.pairs import (
+    PAIR_FDR,
+    PAIR_VARIANCES,
+    SPIKE_RATIO,
+    block_stands_out,
+    marginal_score_map,
+    score_offset,
+)
 from synthdp.postprocess.sampling import clean_weights, sample_rows
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
@@ -184,6 +191,11 @@ class StudyOptions:
         none there (False, the product). Not the product: on tables with skewed columns the
         test's statistic stands above its line without any dependence, and the matrix release it
         leads to draws spurious correlations (docs/decisions.md#pairs-test). Changes the release.
+    pair_fdr : float or None
+        Pairs read one by one: keep a pair only where the Benjamini–Hochberg procedure at this
+        false discovery rate also selects it (:data:`synthdp.postprocess.pairs.PAIR_FDR`, the
+        product: :func:`synthdp.postprocess.pairs.false_discovery_keep`), or None: every pair
+        from ``THRESHOLD`` noise sd (before). Post-processing.
     tilt_without_pairs : bool
         Copula candidates without a pairs release: tilt the LP's optimum toward them where the
         moments' noise is within ``MOMENT_NOISE_LIMIT`` (True, the product: :func:`tilts`), or
@@ -223,6 +235,7 @@ class StudyOptions:
     pair_entropy: bool | tuple[float, float] = True
     pairs_test: bool = False
     tilt_without_pairs: bool = True
+    pair_fdr: float | None = PAIR_FDR
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -259,6 +272,7 @@ class StudyOptions:
             pair_entropy=self.pair_entropy is not False,
             pair_boxes=(None if isinstance(self.pair_entropy, bool)
                         else (float(self.pair_entropy[0]), float(self.pair_entropy[1]))),
+            pair_fdr=self.pair_fdr,
         )
 
 

@@ -42,7 +42,7 @@ from synthdp.postprocess.copula import (
     copula_candidates,
     nearest_correlation,
 )
-from synthdp.postprocess.pairs import THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
+from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -836,6 +836,10 @@ class CandidateOptions:
     pair_boxes : (float, float) or None
         The noise sd the kept pairs and the others may then move; None: the plan's
         (:func:`synthdp.postprocess.pairs.entropy_boxes`, the product).
+    pair_fdr : float or None
+        Pairs read one by one: keep a pair only where the Benjamini–Hochberg procedure at this
+        false discovery rate also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`);
+        (:data:`synthdp.postprocess.pairs.PAIR_FDR`, the product); None: the threshold alone (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
@@ -849,6 +853,7 @@ class CandidateOptions:
     matrix_scores: bool | tuple[int, float] = True
     pair_entropy: bool = True
     pair_boxes: tuple[float, float] | None = None
+    pair_fdr: float | None = PAIR_FDR
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -870,6 +875,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
         boxes = entropy_boxes(release.plan.lp_fits_pairs) if options.pair_boxes is None else options.pair_boxes
     return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
+                              fdr=options.pair_fdr, noise=release.plan.noise,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
                               variances=options.pair_variances, as_matrix=as_matrix, boxes=boxes)
 

@@ -13,9 +13,13 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    scores need not have the copula's variances (a row in a cell the noisy histogram gave
    little mass scores far out), so each side is scaled by its own; a pair whose released
    score correlation (the difference at R = I) is below ``threshold``
-   noise standard deviations is set to 0: hard thresholding keeps the strong pairs at full
-   strength (one global signal-to-noise factor, the rule before, halved them and collapsed
-   every pair to 0 when one column had a tiny variance) and drops those noise could explain;
+   noise standard deviations, or that the Benjamini–Hochberg procedure at false discovery
+   rate PAIR_FDR (0.05) does not select (:func:`false_discovery_keep`), is set to 0: hard
+   thresholding keeps the strong pairs at full strength (one global signal-to-noise factor,
+   the rule before, halved them and collapsed every pair to 0 when one column had a tiny
+   variance) and drops those noise could explain; the false discovery rate keeps the 4.6 % of
+   unrelated pairs that noise alone pushes past 2 sd from entering the copula as strong
+   correlations where few pairs are related (docs/decisions.md#pair-fdr);
 3. the kept pairs follow R <- nearest(R + difference), ITERATIONS (13) times: the step scores'
    attenuation and the clip are undone, and each step is projected onto the correlation
    matrices. With exact statistics this reaches the copula's correlation (PKS: strong pairs
@@ -54,6 +58,7 @@ from synthdp.stats.scores import (
 )
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
+PAIR_FDR = 0.05  # ... and the false discovery rate at which the kept pairs are selected (false_discovery_keep)
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
 SPIKE_RATIO = math.sqrt(2.0)  # the pairs test's line, in units of the pairs' noise edge sd sqrt(d): block_stands_out
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
@@ -322,6 +327,36 @@ def entropy_boxes(lp_fits_pairs: bool) -> tuple[float, float]:
     return (0.0 if lp_fits_pairs else KEPT_BOX), FREE_BOX
 
 
+def false_discovery_keep(z: np.ndarray, usable: np.ndarray, threshold: float, fdr: float | None,
+                         noise: str = "gaussian") -> np.ndarray:
+    """Which pairs' released score correlations are kept, from their values in noise sd ``z``.
+
+    A pair is kept where |z| reaches ``threshold`` and, with ``fdr``, where the
+    Benjamini–Hochberg procedure at false discovery rate ``fdr`` over the usable pairs selects
+    it: the p-value of |z| under the noise alone (two-sided; ``noise`` "gaussian" or
+    "laplace", the calibration's public kind) must be at most fdr k / m, where m is the number
+    of usable pairs and k the rank of the largest p-value that passes its own line. On a table
+    with many related pairs that line is near ``threshold``; on one with few or none it rises
+    toward the Bonferroni line, so the few pairs noise alone pushes past ``threshold`` (4.6 %
+    of the independent ones at 2 sd under Gaussian noise, 5.9 % under Laplace) are not drawn as
+    strong correlations. Post-processing of the released values and the public noise sd.
+    """
+    kept = usable & (np.abs(z) >= threshold)
+    if fdr is None or not kept.any():
+        return kept
+    size = np.abs(z[usable])
+    p = np.exp(-math.sqrt(2.0) * size) if noise == "laplace" else special.erfc(size / math.sqrt(2.0))
+    m = len(p)
+    ordered = np.sort(p)
+    passing = np.nonzero(ordered <= fdr * np.arange(1, m + 1) / m)[0]
+    if len(passing) == 0:
+        return np.zeros_like(kept)
+    line = fdr * (passing[-1] + 1) / m
+    selected = np.zeros_like(kept)
+    selected[np.flatnonzero(usable)] = p <= line
+    return kept & selected
+
+
 def latent_correlation(
     score_map: ScoreMap,
     noisy_means: np.ndarray | None,
@@ -329,6 +364,8 @@ def latent_correlation(
     rng: np.random.Generator,
     *,
     threshold: float = THRESHOLD,
+    fdr: float | None = PAIR_FDR,
+    noise: str = "gaussian",
     nearest: Callable[[np.ndarray], np.ndarray] = nearest_correlation,
     spectral: bool = False,
     variances: str = "released",
@@ -351,6 +388,10 @@ def latent_correlation(
     threshold : float
         Noise standard deviations a score correlation must reach to be kept (THRESHOLD;
         other values for design studies).
+    fdr, noise : float or None, str
+        With ``fdr``, a pair is kept only where the Benjamini–Hochberg procedure at that false
+        discovery rate also selects it, its p-values under ``noise`` ("gaussian" or
+        "laplace", the calibration's kind) (:func:`false_discovery_keep`).
     nearest : callable
         The projection onto the correlation matrices after each step.
     spectral : bool
@@ -390,12 +431,14 @@ def latent_correlation(
     if above_limit:  # above the noise limit the released variances are mostly noise
         variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
-        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances, boxes)
+        return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances, boxes,
+                            fdr, noise)
 
 
 def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
                  nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False,
-                 variances: str = "released", boxes: tuple[float, float] | None = None) -> np.ndarray:
+                 variances: str = "released", boxes: tuple[float, float] | None = None,
+                 fdr: float | None = None, noise_kind: str = "gaussian") -> np.ndarray:
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
@@ -428,7 +471,8 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
                 difference = np.where(usable, denoised[i, j], 0.0)
                 kept = usable & (difference != 0)
             else:
-                kept = usable & (np.abs(difference) >= threshold * noise)
+                z = np.divide(difference, noise, out=np.zeros_like(difference), where=usable)
+                kept = false_discovery_keep(z, usable, threshold, fdr, noise_kind)
             if not kept.any():
                 return np.eye(d)
         step = np.zeros((d, d))
