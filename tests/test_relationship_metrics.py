@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from synthdp.errors import SynthDPError
-from synthdp.evaluation.metrics import STRONG_R, format_report, strong_pairs, utility_report
+from synthdp.evaluation.metrics import STRONG_R, format_report, invented_pairs, strong_pairs, utility_report
 
 
 def correlated(n: int, seed: int) -> pd.DataFrame:
@@ -82,6 +82,10 @@ def test_report_and_text_carry_the_strong_pairs():
     assert f"strong pairs (real |r| > 0.5): 3; mean |r| real {strong['real_mean_abs_r']:.4f}" in text
     line = next(line for line in text.splitlines() if "strong pairs" in line)
     assert line.strip().startswith("strong pairs") and "ratio " in line
+
+    invented = report["correlation"]["invented_pairs"]
+    assert invented == invented_pairs(real, independent) and invented["pairs"] == 2  # w with z and with x
+    assert f"invented pairs (real |r| < 0.1, synthetic |r| > 0.3): 0 of 2; largest synthetic |r| of those pairs " in text
 
     flat = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
     none = utility_report(flat, flat.copy(), n_queries=5, sdmetrics=False)

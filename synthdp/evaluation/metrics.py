@@ -526,7 +526,7 @@ def utility_report(
         ``rows`` and ``distinct_rows`` ({"real": ..., "synthetic": ...}); ``columns``
         ({"numeric": [...], "categorical": [...]}); ``ks`` (``per_column``, ``max``, ``mean``,
         ``worst_column``); ``correlation`` (:func:`correlation_error`, with
-        ``strong_pairs``: :func:`strong_pairs`); ``model``
+        ``strong_pairs``: :func:`strong_pairs`, and ``invented_pairs``: :func:`invented_pairs`); ``model``
         (:func:`model_accuracy`, or None); ``smooth_queries`` (``n_queries``, ``n_kernels``,
         ``seed``, ``sigmas``, the worst-case ``absolute``, ``absolute_scaled`` and ``relative``
         errors per sigma, and the ``normalisation`` of each numeric column); ``tv``
@@ -580,6 +580,7 @@ def utility_report(
                       "worst_column": worst_column}
         correlation = correlation_error(real[numeric], synth[numeric])
         correlation["strong_pairs"] = strong_pairs(real[numeric], synth[numeric])
+        correlation["invented_pairs"] = invented_pairs(real[numeric], synth[numeric])
 
     if described is None:
         described = numeric_schema({name: column["bounds"] for name, column in normalisation.items()})
@@ -655,6 +656,11 @@ def format_report(report: dict) -> str:
                          f"ratio {_number(strong['ratio'])}")
         else:
             lines.append(f"  strong pairs (real |r| > {strong['threshold']:g}): none")
+    invented = None if corr is None else corr.get("invented_pairs")
+    if invented is not None and invented["pairs"]:
+        lines.append(f"  invented pairs (real |r| < {invented['weak']:g}, synthetic |r| > {invented['shown']:g}): "
+                     f"{invented['invented']} of {invented['pairs']}; largest synthetic |r| of those pairs "
+                     f"{_number(invented['largest_abs_r'])}")
     for side, label in (("real", "real"), ("synthetic", "synthetic")):
         if corr is not None and corr["constant_columns"][side]:
             lines.append(f"  constant in the {label} table (correlations taken as 0): "
