@@ -85,7 +85,7 @@ def test_report_and_text_carry_the_strong_pairs():
 
     invented = report["correlation"]["invented_pairs"]
     assert invented == invented_pairs(real, independent) and invented["pairs"] == 2  # w with z and with x
-    assert f"invented pairs (real |r| < 0.1, synthetic |r| > 0.3): 0 of 2; largest synthetic |r| of those pairs " in text
+    assert "invented pairs (real |r| < 0.1, synthetic |r| > 0.3): 0 of 2; largest synthetic |r| of those pairs " in text
 
     flat = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
     none = utility_report(flat, flat.copy(), n_queries=5, sdmetrics=False)
