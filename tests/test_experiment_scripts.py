@@ -71,4 +71,4 @@ def test_invented_pairs_runs(tmp_path):
     out = tmp_path / "invented.md"
     invented_pairs.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "2000x6", "--out", str(out)])
     text = out.read_text()
-    assert "| 2000 × 6 | independent | 1 of 1 |" in text and "default (rate 0.05)" in text
+    assert "| 2000 × 6 | independent | 1 of 1 |" in text and "default (rate 0.1)" in text

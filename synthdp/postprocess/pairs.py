@@ -14,7 +14,7 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    little mass scores far out), so each side is scaled by its own; a pair whose released
    score correlation (the difference at R = I) is below ``threshold``
    noise standard deviations, or that the Benjamini–Hochberg procedure at false discovery
-   rate PAIR_FDR (0.05) does not select (:func:`false_discovery_keep`), is set to 0: hard
+   rate PAIR_FDR (0.1) does not select (:func:`false_discovery_keep`), is set to 0: hard
    thresholding keeps the strong pairs at full strength (one global signal-to-noise factor,
    the rule before, halved them and collapsed every pair to 0 when one column had a tiny
    variance) and drops those noise could explain; the false discovery rate keeps the 4.6 % of
@@ -58,7 +58,7 @@ from synthdp.stats.scores import (
 )
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
-PAIR_FDR = 0.05  # ... and the false discovery rate at which the kept pairs are selected (false_discovery_keep)
+PAIR_FDR = 0.1  # ... and the false discovery rate at which the kept pairs are selected (false_discovery_keep)
 CORRELATION_NOISE_LIMIT = 0.25  # largest noise sd on a normal-score correlation worth releasing pair by pair
 SPIKE_RATIO = math.sqrt(2.0)  # the pairs test's line, in units of the pairs' noise edge sd sqrt(d): block_stands_out
 MODEL_DRAWS = 20_000  # normal draws of the Monte Carlo model of the released means (at most)
