@@ -121,6 +121,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 
 import numpy as np
 from common import (
@@ -306,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--query-seed", type=int, default=QUERY_SEED)
     parser.add_argument("--seed", type=int, default=1000, help="first noise seed (numpy, NOT private)")
+    parser.add_argument("--out", type=Path, default=None, help="results file (default: results/design_STUDY.md)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / pairs / moments | "
@@ -317,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
         rows = [line for name in args.datasets
                 for line in run(args.study, name, epsilon, delta, args.rounds, args.queries, args.query_seed, args.seed)]
         sections.append(f"## (ε, δ) = ({epsilon:g}, {delta:g})\n\n" + "\n".join(header + rows) + "\n")
-    out = RESULTS_DIR / f"design_{args.study}.md"
+    out = args.out or RESULTS_DIR / f"design_{args.study}.md"
     out.write_text(
         f"# {TITLES[args.study]}\n\n"
         + generated_by(command_line("design_choices.py", argv))
