@@ -24,7 +24,7 @@ from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, SPIKE_RATIO, denoised_as_matrix
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, PAIR_FDR, SPIKE_RATIO, THRESHOLD, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
@@ -532,7 +532,8 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
                              "bound); caveat: on tables with skewed columns held in few histogram cells, columns that "
                              "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
-                "note": "released; a score correlation is kept from 2 noise sd"}
+                "note": (f"released; a score correlation is kept from {THRESHOLD:g} noise sd where the "
+                         f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it")}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
     noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,
