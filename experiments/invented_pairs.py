@@ -25,14 +25,12 @@ experiments/results/invented_pairs.md.
 
 from __future__ import annotations
 
-import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 from common import RESULTS_DIR, command_line, generated_by, log
-from pairs_test_power import STRUCTURES, generated_table
+from pairs_test_power import generated_table, generated_tables_parser, sweep
 
 from synthdp.config import SynthConfig
 from synthdp.evaluation.metrics import invented_pairs, strong_pairs
@@ -56,15 +54,15 @@ def run(n: int, d: int, structure: str, epsilon: float, delta: float, seeds: int
                             study=study)
             released += model.release.noisy_scores is not None and not model.release.plan.pairs_as_matrix
             synthetic = sample(model)
-            invented = invented_pairs(frame, synthetic)
+            found = invented_pairs(frame, synthetic)
             ratio = strong_pairs(frame, synthetic)["ratio"]
-            scores[label][0].append(invented["invented"])
-            scores[label][1].append(np.nan if invented["largest_abs_r"] is None else invented["largest_abs_r"])
+            scores[label][0].append(found["invented"])
+            scores[label][1].append(np.nan if found["largest_abs_r"] is None else found["largest_abs_r"])
             scores[label][2].append(np.nan if ratio is None else ratio)
     cells = []
-    for invented, largest, ratio in scores.values():
-        strong = "n/a" if np.all(np.isnan(ratio)) else f"{np.nanmean(ratio):.3f}"
-        cells.append(f"{np.mean(invented):.2f} / {np.nanmean(largest):.2f} / {strong}")
+    for counts, largest, ratios in scores.values():
+        strong = "n/a" if np.all(np.isnan(ratios)) else f"{np.nanmean(ratios):.3f}"
+        cells.append(f"{np.mean(counts):.2f} / {np.nanmean(largest):.2f} / {strong}")
     pairs = f"{released // len(VARIANTS)} of {seeds}"
     line = f"| {n} × {d} | {structure} | {pairs} | " + " | ".join(cells) + " |"
     log(line)
@@ -72,21 +70,11 @@ def run(n: int, d: int, structure: str, epsilon: float, delta: float, seeds: int
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=4)
-    parser.add_argument("--levels", nargs="+", default=["1,1e-10", "1,0"], help="privacy levels as EPSILON,DELTA")
-    parser.add_argument("--shapes", nargs="+", default=[f"{n}x{d}" for n, d in SHAPES], help="table sizes as NxD")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "invented_pairs.md")
+    parser = generated_tables_parser(__doc__, 4, ["1,1e-10", "1,0"], SHAPES, RESULTS_DIR / "invented_pairs.md")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    sections = []
-    header = ("| n × d | structure | pairs read one by one | " + " | ".join(VARIANTS) + " |\n"
-              + "|---|---|---:|" + "---:|" * len(VARIANTS) + "\n")
-    for level in args.levels:
-        epsilon, delta = (float(value) for value in level.split(","))
-        shapes = [tuple(int(size) for size in shape.split("x")) for shape in args.shapes]
-        rows = [run(n, d, structure, epsilon, delta, args.seeds) for n, d in shapes for structure in STRUCTURES]
-        sections.append(f"## (ε, δ) = ({epsilon:g}, {delta:g})\n\n" + header + "\n".join(rows) + "\n")
+    sections = sweep(args, run, "| n × d | structure | pairs read one by one | " + " | ".join(VARIANTS) + " |\n"
+                     + "|---|---|---:|" + "---:|" * len(VARIANTS) + "\n")
     args.out.write_text(
         "# Correlations the synthetic table invents: the pairs kept from 2 noise sd, with and without a false "
         "discovery rate\n\n"

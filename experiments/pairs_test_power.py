@@ -31,6 +31,7 @@ import argparse
 import math
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -98,23 +99,36 @@ def run(n: int, d: int, structure: str, epsilon: float, delta: float, seeds: int
     return line
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--levels", nargs="+", default=["1,1e-10", "4,1e-10"], help="privacy levels as EPSILON,DELTA")
-    parser.add_argument("--shapes", nargs="+", default=[f"{n}x{d}" for n, d in SHAPES], help="table sizes as NxD")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "pairs_test_power.md")
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
+def generated_tables_parser(description: str, seeds: int, levels: list[str], shapes: tuple[tuple[int, int], ...],
+                            out: Path) -> argparse.ArgumentParser:
+    """The options of a script over the generated tables: seeds, privacy levels, sizes, output file."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=seeds)
+    parser.add_argument("--levels", nargs="+", default=levels, help="privacy levels as EPSILON,DELTA")
+    parser.add_argument("--shapes", nargs="+", default=[f"{n}x{d}" for n, d in shapes], help="table sizes as NxD")
+    parser.add_argument("--out", type=Path, default=out)
+    return parser
+
+
+def sweep(args: argparse.Namespace, run_one: Callable[..., str], header: str) -> list[str]:
+    """One section per privacy level of ``args``: ``header`` and a row ``run_one(n, d, structure,
+    epsilon, delta, seeds)`` per size and structure."""
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
         shapes = [tuple(int(size) for size in shape.split("x")) for shape in args.shapes]
-        rows = [run(n, d, structure, epsilon, delta, args.seeds) for n, d in shapes for structure in STRUCTURES]
-        sections.append(f"## (ε, δ) = ({epsilon:g}, {delta:g})\n\n"
-                        "| n × d | structure | pairs released | statistic | histograms' offset | strong-pair ratio "
-                        "| without the test (product) | largest \\|r\\| where real \\|r\\| < .1 | the same, product |\n"
-                        "|---|---|---:|---:|---:|---:|---:|---:|---:|\n" + "\n".join(rows) + "\n")
+        rows = [run_one(n, d, structure, epsilon, delta, args.seeds) for n, d in shapes for structure in STRUCTURES]
+        sections.append(f"## (ε, δ) = ({epsilon:g}, {delta:g})\n\n" + header + "\n".join(rows) + "\n")
+    return sections
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = generated_tables_parser(__doc__, 5, ["1,1e-10", "4,1e-10"], SHAPES, RESULTS_DIR / "pairs_test_power.md")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    sections = sweep(args, run, "| n × d | structure | pairs released | statistic | histograms' offset | strong-pair ratio "
+                     "| without the test (product) | largest \\|r\\| where real \\|r\\| < .1 | the same, product |\n"
+                     "|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
     args.out.write_text(
         "# The pairs test on generated tables\n\n"
         + generated_by(command_line("pairs_test_power.py", argv))
