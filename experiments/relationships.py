@@ -140,6 +140,7 @@ PKS_TARGET, PKS_DROP = "motor_UPDRS", "total_UPDRS"
 ADULT_TARGET = "income"
 SCORES = {
     "strong_ratio": "strong-pair ratio",
+    "invented": "invented pairs",
     "column_shapes": "column shapes",
     "pair_trends": "column pair trends",
     "mean_2way_tv": "mean 2-way TV",
@@ -227,8 +228,10 @@ def setting_label(epsilon: float, delta: float) -> str:
 def scores(report: dict, model: dict | None) -> dict:
     """The scores of one release, from its utility report (and its model, if any)."""
     strong = (report["correlation"] or {}).get("strong_pairs") or {}
+    invented = (report["correlation"] or {}).get("invented_pairs") or {}
     return {
         "strong_ratio": strong.get("ratio"),
+        "invented": invented.get("invented"),
         "strong_pairs": strong.get("pairs"),
         "column_shapes": report["similarity"]["column_shapes"],
         "pair_trends": report["similarity"]["column_pair_trends"],
@@ -643,6 +646,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
         "",
         f"* **strong-pair ratio**: over the pairs of numeric columns with real \\|Pearson r\\| > {STRONG_R:g} "
         "(*k* of them), the mean synthetic \\|r\\| over the mean real \\|r\\| (1: kept, 0: independent);",
+        "* **invented**: how many pairs of numeric columns with real \\|r\\| < 0.1 the synthetic table shows above "
+        "\\|r\\| = 0.3 (correlations the data do not have; synthdp.evaluation.metrics.invented_pairs); 0 the best; "
+        "n/a for a peer row taken from a record made before this score;",
         "* **shapes** / **pair trends**: synthdp's own Column Shapes (mean of 1 − KS per numeric column, "
         "1 − TV per categorical one) and Column Pair Trends (mean pair similarity: 1 − \\|r real − r synthetic\\|/2 "
         "for numeric pairs, 1 − 2-way TV for pairs with a categorical column), on every row; 1 the best;",
@@ -682,26 +688,27 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
         "table are then not run.",
         "",
     ]
-    header = ("| table | method | rounds | *k* | strong-pair ratio | shapes | pair trends | 2-way TV "
+    header = ("| table | method | rounds | *k* | strong-pair ratio | invented | shapes | pair trends | 2-way TV "
               "| model: synthetic → real | model: real → real | SDM overall | SDM shapes | SDM pair trends "
               "| SDM pair trends, real bins | s / round |")
     for setting in dict.fromkeys(row["setting"] for row in rows):
         lines += [f"## {setting}", ""]
         if setting != setting_label(*PEER_SETTING) and peers:
             lines += ["No peer here: MST and AIM are zCDP mechanisms and need δ > 0.", ""]
-        lines += [header, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [header, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for row in (row for row in rows if row["setting"] == setting):
             label = METHOD_LABELS[row["method"]]
             if row["rounds"] == 0:
                 lines.append(f"| {row['table']} | {label} | 0 | | {row['note'] or row['status']} "
-                             "| | | | | | | | | | |")
+                             "| | | | | | | | | | | |")
                 continue
             metric = f" ({row['model_metric']})" if row["model_metric"] else ""
             rounds = f"{row['rounds']}" + (f" ({row['note']})" if row["note"] else "")
             seconds_cell = "n/a" if row["seconds_per_round"] is None else f"{row['seconds_per_round']:.1f}"
             lines.append(
                 f"| {row['table']} | {label} | {rounds} | {row['strong_pairs']} "
-                f"| {row['strong_ratio']['cell']} | {row['column_shapes']['cell']} | {row['pair_trends']['cell']} "
+                f"| {row['strong_ratio']['cell']} | {row['invented']['cell']} | {row['column_shapes']['cell']} "
+                f"| {row['pair_trends']['cell']} "
                 f"| {row['mean_2way_tv']['cell']} | {row['model_synth']['cell']}{metric} "
                 f"| {row['model_real']['cell']} | {row['sdm_overall']['cell']} | {row['sdm_shapes']['cell']} "
                 f"| {row['sdm_pair_trends']['cell']} | {row['sdm_pair_trends_real_bins']['cell']} | {seconds_cell} |")
