@@ -220,6 +220,16 @@ WEAK_R = 0.1  # invented_pairs: a real pair below this |r| is unrelated
 INVENTED_R = 0.3  # ... and shown as related above this synthetic |r| (Cohen's medium effect)
 
 
+def _abs_pair_correlations(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """|Pearson r| of every pair of distinct columns, real and synthetic, in ``np.triu_indices`` order
+    (a constant column's correlations 0)."""
+    real, synth = _pair(real, synth)
+    corr_real, _ = _correlations(_numeric(real, "real"))
+    corr_synth, _ = _correlations(_numeric(synth, "synthetic"))
+    rows, cols = np.triu_indices(len(real.columns), k=1)
+    return np.abs(corr_real[rows, cols]), np.abs(corr_synth[rows, cols])
+
+
 def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STRONG_R) -> dict:
     """How much of the strong pairwise correlation the synthetic table keeps: the strong-pair ratio.
 
@@ -238,11 +248,7 @@ def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STR
     """
     if not (isinstance(threshold, (int, float)) and 0 <= threshold < 1):
         raise SynthDPError("threshold must lie in [0, 1)")
-    real, synth = _pair(real, synth)
-    corr_real, _ = _correlations(_numeric(real, "real"))
-    corr_synth, _ = _correlations(_numeric(synth, "synthetic"))
-    rows, cols = np.triu_indices(len(real.columns), k=1)
-    real_r, synth_r = np.abs(corr_real[rows, cols]), np.abs(corr_synth[rows, cols])
+    real_r, synth_r = _abs_pair_correlations(real, synth)
     strong = real_r > threshold
     if not strong.any():
         return {"threshold": float(threshold), "pairs": 0, "real_mean_abs_r": None,
@@ -270,12 +276,9 @@ def invented_pairs(real: pd.DataFrame, synth: pd.DataFrame, weak: float = WEAK_R
     """
     if not (isinstance(weak, (int, float)) and isinstance(shown, (int, float)) and 0 < weak <= shown < 1):
         raise SynthDPError("invented_pairs needs 0 < weak <= shown < 1")
-    real, synth = _pair(real, synth)
-    corr_real, _ = _correlations(_numeric(real, "real"))
-    corr_synth, _ = _correlations(_numeric(synth, "synthetic"))
-    rows, cols = np.triu_indices(len(real.columns), k=1)
-    free = np.abs(corr_real[rows, cols]) < weak
-    synth_r = np.abs(corr_synth[rows, cols])[free]
+    real_r, synth_r = _abs_pair_correlations(real, synth)
+    free = real_r < weak
+    synth_r = synth_r[free]
     return {"weak": float(weak), "shown": float(shown), "pairs": int(free.sum()),
             "invented": int((synth_r > shown).sum()),
             "largest_abs_r": float(synth_r.max()) if free.any() else None}

@@ -838,8 +838,8 @@ class CandidateOptions:
         (:func:`synthdp.postprocess.pairs.entropy_boxes`, the product).
     pair_fdr : float or None
         Pairs read one by one: keep a pair only where the Benjamini–Hochberg procedure at this
-        false discovery rate also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`);
-        (:data:`synthdp.postprocess.pairs.PAIR_FDR`, the product); None: the threshold alone (before).
+        false discovery rate also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`;
+        :data:`synthdp.postprocess.pairs.PAIR_FDR`, the product), or None: the threshold alone (before).
     """
 
     atom_threshold: float = ATOM_THRESHOLD
