@@ -75,6 +75,14 @@ them always (``--favour relationships``). The variant's label says in
 how many rounds the pairs were released. Elsewhere the variants coincide (``relationships``
 apart: it also adds the pair moments where the pairs are read one by one).
 
+``--study matrix-means``: where the pairs are denoised as a matrix (``--favour relationships`` on a
+table whose pairs' noise is above the pair-by-pair limit), the release holds the means of the
+products of the rows' normal scores (the product); the alternatives also release the scores' means
+beside them, with weight c^2 = 0.125 or 0.25 of the norm bound C^2
+(``StudyOptions(matrix_means=...)``), and fit the copula's model to covariances: without them, a
+skewed column's finer scores do not average 0 and the products hold m m^T, a block no dependence
+made (docs/decisions.md#score-means). The default (no pairs on such tables) is the first row.
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -217,6 +225,10 @@ STUDIES = {
                  "every pair from 2 noise sd (before)": Variant(study=StudyOptions(pair_fdr=None)),
                  **{f"selected at false discovery rate {q:g}": Variant(study=StudyOptions(pair_fdr=q))
                     for q in (0.05, 0.2)}},
+    "matrix-means": {"default": Variant(),
+                     "--favour relationships (the products only: the product)": Variant({"favour": "relationships"}),
+                     **{f"--favour relationships, the scores' means beside them (c^2 = {share:g} C^2)": Variant(
+                         {"favour": "relationships"}, StudyOptions(matrix_means=share)) for share in (0.125, 0.25)}},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -238,6 +250,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "pairs-test": "Where the pairs' noise is above the pair-by-pair limit: released where a private test finds a block, never, or always",
           "tilt-without-pairs": "Copula candidates without a pairs release: the LP's optimum tilted toward them, or blended with the uniform distribution",
           "pair-fdr": "Pairs read one by one: kept from 2 noise sd, or also selected by the Benjamini–Hochberg procedure",
+          "matrix-means": "Pairs denoised as a matrix: the scores' means released beside their products, or the products only",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 

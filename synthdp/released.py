@@ -101,7 +101,8 @@ class Release:
         :class:`synthdp.postprocess.copula.Marginals`.
     histogram_noise_sd : float
         Standard deviation of the noise on each histogram count (public: from the calibration).
-    noisy_scores : array, shape (d (d + 1) / 2,), or None
+    noisy_scores : array, shape (d (d + 1) / 2,) or (d (d + 3) / 2,), or None
+        (the second with the scores' means after the products: :func:`synthdp.stats.scores.split_statistic`).
         Released means of the products s_i s_j, i <= j (``np.triu_indices(d)`` order), of the
         rows' normal scores through the released histograms
         (:func:`synthdp.stats.scores.score_products`), when candidates are "copula" with a

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import special
 
 from synthdp import SmoothSynthesizer
 from synthdp.config import SynthConfig
@@ -129,6 +130,53 @@ def test_score_products_sensitivity_holds_on_extreme_rows(probabilities):
         first[0, 0], second[0, 1] = 5.0, 5.0  # the +1 atom in column 0, resp. column 1; 0 elsewhere
         change = (_score_sums(first, attained) - _score_sums(second, attained)) / n
         assert np.linalg.norm(change) == pytest.approx(l2)
+
+
+@pytest.mark.parametrize("probabilities", ["extreme", "random"])
+def test_score_products_with_means_sensitivity_holds_on_extreme_rows(probabilities):
+    """release_score_products with the scores' means (a map's ``mean_weight`` c): the change of the
+    means of s_i s_j and c s_j when one row is replaced stays within score_products_sensitivity's
+    bounds with c, over corners, far-outside values and random rows; and the L2 bound is nearly
+    attained (within 1 %) by two rows whose clipped scores are C e_1 and C (cos a, sin a) with
+    cos a = -c^2 / C^2, the worst case of its derivation."""
+    from synthdp.privacy.sensitivity import score_products_sensitivity
+    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
+
+    rng = np.random.default_rng(4)
+    n, clip = 25, default_clip_norm_sq(D)
+    weight = math.sqrt(0.125 * clip)
+    if probabilities == "extreme":
+        cells = np.tile([2e-6, 0.5 - 2e-6, 0.5 - 2e-6, 2e-6], (D, 1))
+    else:
+        cells = rng.dirichlet(np.ones(6), size=D)
+    score_map = ScoreMap(cells, clip, mean_weight=weight)
+    l1, l2 = score_products_sensitivity(n, D, clip, mean_weight=weight)
+    assert l2 > score_products_sensitivity(n, D, clip)[1]
+    worst_l1 = worst_l2 = 0.0
+    for first, second in _neighbour_pairs(rng):
+        change = (_score_sums(first, score_map) - _score_sums(second, score_map)) / n
+        assert len(change) == D * (D + 1) // 2 + D
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    slack = 1 + 1e-12
+    assert worst_l1 <= l1 * slack and worst_l2 <= l2 * slack
+    if probabilities == "extreme":
+        # one row scores C e_1, the other C (cos a, sin a, 0): cells of three (the -1 atom, one bin, the +1
+        # atom) whose middles sit at the wanted normal quantiles; a value -5 or +5 falls in an atom, 0 in the bin
+        root, cos_a = math.sqrt(clip), -weight**2 / clip
+        sin_a = math.sqrt(1 - cos_a**2)
+        column_0 = [2 * special.ndtr(root * cos_a), 0.0, 2 * (1 - special.ndtr(root))]  # atoms score C cos a and C
+        top = 2 * (1 - special.ndtr(root * sin_a))
+        column_1 = [top, 0.0, top]  # the bin's middle 1/2 scores 0, the +1 atom C sin a
+        cells = [column_0, column_1] + [[2e-6, 0.0, 2e-6]] * (D - 2)
+        cells = np.array([[low, 1 - low - high, high] for low, _, high in cells])
+        attained = ScoreMap(cells, clip, mean_weight=weight)
+        first, second = np.zeros((n, D)), np.zeros((n, D))
+        first[0, 0], second[0, :2] = 5.0, [-5.0, 5.0]
+        sums = [_score_sums(table, attained) for table in (first, second)]
+        np.testing.assert_allclose(sums[0][-D:][:2] - sums[1][-D:][:2],
+                                   weight * root * np.array([1 - cos_a, -sin_a]), rtol=1e-6)
+        change = (_score_sums(first, attained) - _score_sums(second, attained)) / n
+        assert 0.99 * l2 <= np.linalg.norm(change) <= l2 * slack
 
 
 @pytest.mark.parametrize("probabilities", ["extreme", "random"])

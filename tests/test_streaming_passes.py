@@ -114,13 +114,16 @@ def test_clip_to_unit_is_the_domains_map_bit_for_bit():
             assert clipped_in_place == clipped
 
 
-def test_pair_products_from_kept_cells_are_those_from_the_rows():
+@pytest.mark.parametrize("mean_weight", [0.0, 1.5])
+def test_pair_products_from_kept_cells_are_those_from_the_rows(mean_weight):
+    """The pairs' statistic from the kept cells is the rows', bit for bit; with the scores' means
+    (``mean_weight``) too, which follow the products."""
     rng = np.random.default_rng(6)
     domain = Domain.from_bounds({"a": [-3, 3], "b": {"bounds": [0, 8], "type": "integer"}, "c": [0, 1]}, ["a", "b", "c"])
     layout = CellLayout(6, (None, np.linspace(-1.0, 1.0, 9), None), (False,) * 3)
     values = np.column_stack([rng.normal(0, 1.5, 50_000), rng.integers(0, 9, 50_000), rng.uniform(-0.1, 1.1, 50_000)])  # several blocks
     score_map = ScoreMap(rng.dirichlet(np.ones(layout.n_cells), size=3) * layout.exists(), default_clip_norm_sq(3),
-                         layout)
+                         layout, mean_weight)
     histograms, pairs = SumRequest(domain, cell_layout=layout), SumRequest(domain, score_map=score_map)
     assert reuses_cells(pairs, histograms)
     assert not reuses_cells(SumRequest(domain, score_map=score_map, column_sums=True), histograms)
@@ -134,6 +137,10 @@ def test_pair_products_from_kept_cells_are_those_from_the_rows():
     assert from_cells["score_products"].tobytes() == from_rows["score_products"].tobytes()
     points, _ = clip_to_unit(values, domain)
     assert from_cells["score_products"].tobytes() == score_products(points, score_map).tobytes()
+    assert len(from_rows["score_products"]) == 6 + (3 if mean_weight else 0)
+    if mean_weight:  # the means' part: c times the sums of the clipped scores
+        clipped = score_map.clipped_scores(points)
+        np.testing.assert_allclose(from_rows["score_products"][6:], mean_weight * clipped.sum(axis=0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])

@@ -102,7 +102,7 @@ from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
-from synthdp.stats.scores import ScoreMap
+from synthdp.stats.scores import ScoreMap, split_statistic
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -178,6 +178,14 @@ class StudyOptions:
         :func:`synthdp.postprocess.pairs.marginal_score_map`; a pair (bins, clip share): at
         least that many bins and C^2 = share x d), or as pairs read one by one are (False,
         before). Changes the release.
+    matrix_means : bool or float
+        Where the plan denoises the pairs as a matrix, release the scores' means beside their
+        products and fit the model to covariances (True: c^2 / C^2 =
+        :data:`synthdp.stats.scores.MATRIX_MEAN_SHARE`; a number: that share), or the products
+        only (False, the product). Not the product: the means remove the block that skewed
+        columns' finer scores make without any dependence, but on tables whose skewed columns
+        are related that block is aligned with theirs and carries it over the noise's edge
+        (docs/decisions.md#score-means). Changes the release.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,
@@ -232,6 +240,7 @@ class StudyOptions:
     value_blocks: bool = True
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
+    matrix_means: bool | float = False
     pair_entropy: bool | tuple[float, float] = True
     pairs_test: bool = False
     tilt_without_pairs: bool = True
@@ -273,6 +282,7 @@ class StudyOptions:
             pair_boxes=(None if isinstance(self.pair_entropy, bool)
                         else (float(self.pair_entropy[0]), float(self.pair_entropy[1]))),
             pair_fdr=self.pair_fdr,
+            matrix_means=self.matrix_means,
         )
 
 
@@ -626,7 +636,8 @@ def release_scores(pair_sums: np.ndarray, score_map: ScoreMap, plan: Plan, ledge
                    noise: NoiseSampler, study: StudyOptions) -> tuple[np.ndarray, float]:
     """The noisy means of the score products from their sums, and their noise sd."""
     noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n, plan.d,
-                                          score_map.clip_norm_sq, ledger, noise, plan.neighbours)
+                                          score_map.clip_norm_sq, ledger, noise, plan.neighbours,
+                                          score_map.mean_weight)
     if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
         noisy_scores = pair_sums / plan.n
     return noisy_scores, noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)
@@ -654,11 +665,13 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
         marginals, build = pair_marginals(histograms, histogram_noise_sd, layout, plan, study), pair_score_maker(plan, study)
         score_map = build(marginals)
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
-        statistic, statistic_sd = release_pairs_test(pair_sums, plan.budget.stage("pairs_test"), plan.n, plan.d,
+        products, _ = split_statistic(pair_sums, plan.d, score_map.mean_weight)  # the test reads the products
+        statistic, statistic_sd = release_pairs_test(products, plan.budget.stage("pairs_test"), plan.n, plan.d,
                                                      score_map.clip_norm_sq, ledger, noise, plan.neighbours)
         offset = score_offset(marginals, score_map, build, rng)  # post-processing of the released histograms
         pairs_sd = plan.budget.stage("correlation").noise_sd(
-            *score_products_sensitivity(plan.n, plan.d, score_map.clip_norm_sq, plan.neighbours))
+            *score_products_sensitivity(plan.n, plan.d, score_map.clip_norm_sq, plan.neighbours,
+                                        score_map.mean_weight))
         edge = pairs_sd * math.sqrt(plan.d)
         test = PairsTestResult(statistic / edge, SPIKE_RATIO, statistic_sd / edge, offset / edge,
                                block_stands_out(statistic - offset, pairs_sd, plan.d))
@@ -695,8 +708,9 @@ def pair_marginals(histograms: np.ndarray, histogram_noise_sd: float, layout: Ce
 
 def pair_score_maker(plan: Plan, study: StudyOptions) -> Callable[[Marginals], ScoreMap]:
     """:func:`pair_score_map`'s map of any marginals (the pairs test re-noises them: score_offset)."""
-    matrix_scores = study.candidate_options().matrix_scores
-    return lambda marginals: marginal_score_map(marginals, plan.pairs_as_matrix, matrix_scores)
+    options = study.candidate_options()
+    return lambda marginals: marginal_score_map(marginals, plan.pairs_as_matrix, options.matrix_scores,
+                                                options.matrix_means)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
@@ -753,7 +767,7 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                 pair_sums = table.encoded_score_products(schema, score_map)
                 noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n,
                                                       schema.d_numeric, score_map.clip_norm_sq, ledger, noise,
-                                                      plan.neighbours)
+                                                      plan.neighbours, score_map.mean_weight)
                 if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                     noisy_scores = pair_sums / plan.n
                 scores_noise_sd = noise_standard_deviation(plan.noise, ledger.event("correlation").noise_scale)

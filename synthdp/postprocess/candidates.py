@@ -829,6 +829,10 @@ class CandidateOptions:
         with a smaller norm bound (:func:`synthdp.postprocess.pairs.marginal_score_map`), and
         the model of the release must do the same (True, the product; a pair (bins, clip share):
         those); False: the release and its model as for pairs read one by one (before).
+    matrix_means : bool or float
+        There, the release also held the scores' means, and the model compares covariances
+        (True or a share c^2 / C^2: :func:`synthdp.postprocess.pairs.marginal_score_map`; a design
+        study's); False: the products only (the product).
     pair_entropy : bool
         Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
         largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,
@@ -854,6 +858,7 @@ class CandidateOptions:
     pair_entropy: bool = True
     pair_boxes: tuple[float, float] | None = None
     pair_fdr: float | None = PAIR_FDR
+    matrix_means: bool | float = False
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -873,7 +878,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
     boxes = None
     if options.pair_entropy:
         boxes = entropy_boxes(release.plan.lp_fits_pairs) if options.pair_boxes is None else options.pair_boxes
-    return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores),
+    return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores, options.matrix_means),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               fdr=options.pair_fdr, noise=release.plan.noise,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),

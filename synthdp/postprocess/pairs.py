@@ -50,11 +50,13 @@ from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 from synthdp.postprocess.copula import Marginals, nearest_correlation
 from synthdp.stats.scores import (
     MATRIX_CLIP_SHARE,
+    MATRIX_MEAN_SHARE,
     MATRIX_SCORE_BINS,
     ScoreMap,
     default_clip_norm_sq,
     matrix_clip_norm_sq,
     pair_matrix,
+    split_statistic,
 )
 
 THRESHOLD = 2.0  # noise standard deviations a score correlation must reach to be kept
@@ -75,7 +77,7 @@ ENTROPY_MEMORY = 10  # the values its non-monotone line search compares with
 
 
 def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
-                       matrix_scores: bool | tuple[int, float] = True) -> ScoreMap:
+                       matrix_scores: bool | tuple[int, float] = True, matrix_means: bool | float = False) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
     post-processing reads them) and a public norm bound.
 
@@ -87,18 +89,30 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
     where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
     products from 0.8-0.9 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs
     to show; measured: docs/decisions.md#matrix-scores). ``matrix_scores`` (design studies):
-    False keeps the step scores there too, a pair (bins, clip share) sets those two. Public: the
-    release, d and the plan.
+    False keeps the step scores there too, a pair (bins, clip share) sets those two.
+    ``matrix_means`` (design studies; False, the product): also release the scores' means
+    beside their products (weight c, c^2 = MATRIX_MEAN_SHARE x C^2 for True, that share for a
+    number; :attr:`ScoreMap.mean_weight`), so that the model compares covariances. A skewed
+    column's rows crowd into one end of their bins, where the finer scores do not average 0, and
+    the products' means alone hold m m^T, a block between skewed columns that no dependence made;
+    but where a table's skewed columns are related, that block lies along theirs and lifts it over
+    the noise's edge, so removing it loses real blocks too (docs/decisions.md#score-means).
+    Public: the release, d and the plan.
     """
     d = marginals.noisy_counts.shape[0]
     if not as_matrix or matrix_scores is False:
         return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
     bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if matrix_scores is True else matrix_scores
-    return ScoreMap(marginals.probabilities(), matrix_clip_norm_sq(d, share), marginals.layout).refined(bins)
+    clip = matrix_clip_norm_sq(d, share)
+    mean_share = MATRIX_MEAN_SHARE if matrix_means is True else float(matrix_means)
+    weight = math.sqrt(mean_share * clip) if matrix_means is not False else 0.0
+    return ScoreMap(marginals.probabilities(), clip, marginals.layout, weight).refined(bins)
 
 
-def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray) -> np.ndarray:
-    """E[s s^T] of the clipped scores of the copula with this latent correlation, shape (d, d).
+def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.ndarray,
+                centred: bool = False) -> np.ndarray:
+    """E[s s^T] of the clipped scores of the copula with this latent correlation, shape (d, d);
+    with ``centred``, their covariance E[s s^T] - E[s] E[s]^T.
 
     Monte Carlo over ``normal_draws`` (K, d) independent standard normal values: z = L e
     with L L^T = ``correlation``; each z_j falls in the cell c of column j whose probability
@@ -130,6 +144,8 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     scores = table[np.arange(u.shape[1]), cells]
     norm_sq = np.einsum("ij,ij->i", scores, scores)
     scores *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
+    if centred:
+        scores -= scores.mean(axis=0)
     return scores.T @ scores / len(scores)
 
 
@@ -379,8 +395,10 @@ def latent_correlation(
     score_map : ScoreMap
         The map the release computed its scores with: the released histograms as the copula
         reads them, and the norm bound C^2.
-    noisy_means : array, shape (d (d + 1) / 2,), or None
-        The released means of s_i s_j, i <= j, in ``np.triu_indices(d)`` order.
+    noisy_means : array, shape (d (d + 1) / 2,) or (d (d + 1) / 2 + d,), or None
+        The released means of s_i s_j, i <= j, in ``np.triu_indices(d)`` order, followed by
+        those of c s_j where the map's ``mean_weight`` c is positive: then the released
+        covariances M - m m^T are compared with the model's (:func:`model_means`, centred).
     noise_sd : float
         Standard deviation of each released mean's noise (public: from the calibration).
     rng : numpy Generator
@@ -425,20 +443,23 @@ def latent_correlation(
     d = score_map.probabilities.shape[0]
     if noisy_means is None or d < 2:
         return np.eye(d)
-    released = pair_matrix(noisy_means, d)
+    products, means = split_statistic(noisy_means, d, score_map.mean_weight)
+    released = pair_matrix(products, d)
+    if means is not None:  # covariances: unbiased off the diagonal, and on it once the means' noise variance is added back
+        released = released - np.outer(means, means) + np.eye(d) * (noise_sd / score_map.mean_weight) ** 2
     draws = rng.standard_normal((max(1000, min(MODEL_DRAWS, MODEL_VALUES // d)), d))
     above_limit = denoised_as_matrix(noise_sd) if as_matrix is None else as_matrix
     if above_limit:  # above the noise limit the released variances are mostly noise
         variances = "model"
     with threadpool_limits(1, user_api="blas"):  # small products: BLAS threads cost more than they save
         return _fixed_point(score_map, released, draws, noise_sd, threshold, nearest, spectral, variances, boxes,
-                            fdr, noise)
+                            fdr, noise, centred=means is not None)
 
 
 def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, noise_sd: float, threshold: float,
                  nearest: Callable[[np.ndarray], np.ndarray], spectral: bool = False,
                  variances: str = "released", boxes: tuple[float, float] | None = None,
-                 fdr: float | None = None, noise_kind: str = "gaussian") -> np.ndarray:
+                 fdr: float | None = None, noise_kind: str = "gaussian", centred: bool = False) -> np.ndarray:
     d = len(released)
     i, j = np.triu_indices(d, 1)
     correlation = np.eye(d)
@@ -446,7 +467,7 @@ def _fixed_point(score_map: ScoreMap, released: np.ndarray, draws: np.ndarray, n
     if variances == "released":  # the released score correlations: fixed, the model's change
         target, noise = released_correlations(released, noise_sd)
     for _ in range(ITERATIONS):
-        model = model_means(correlation, score_map, draws)
+        model = model_means(correlation, score_map, draws, centred)
         diagonal = np.diag(model)
         scale = np.sqrt(diagonal[i] * diagonal[j])
         usable = scale > 1e-9

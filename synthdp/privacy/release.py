@@ -233,19 +233,24 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
 
 def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, n: float, d: int,
                            clip_norm_sq: float, ledger: PrivacyLedger, noise: NoiseSampler,
-                           neighbours: Neighbours = ROWS) -> np.ndarray:
+                           neighbours: Neighbours = ROWS, mean_weight: float = 0.0) -> np.ndarray:
     """Noisy means of the products s_i s_j, i <= j, of the rows' clipped normal scores, in
     ``np.triu_indices(d)`` order, from their sums over the rows
-    (:func:`synthdp.stats.scores.score_products`).
+    (:func:`synthdp.stats.scores.score_products`); with ``mean_weight`` c > 0 followed by the
+    noisy means of c s_j, in the same release.
 
     Sensitivity: L1 (d / sqrt(2) + 1) C^2 / n, L2 sqrt(2) C^2 / n with C^2 = ``clip_norm_sq``,
     derived (L2 attained) in :func:`synthdp.privacy.sensitivity.score_products_sensitivity`;
-    by unit L1 K (d + 1) C^2 / (2n), L2 K C^2 / n.
+    by unit L1 K (d + 1) C^2 / (2n), L2 K C^2 / n. With the means, L2
+    sqrt(2 C^4 + 2 c^2 C^2 + c^4) / n and L1 ((d / sqrt(2) + 1) C^2 + 2 c sqrt(d) C) / n (by unit
+    L2 K C sqrt(C^2 + c^2) / n), derived there too.
     """
-    released = (f"means of the {len(score_products_sum)} products of normal scores s_i s_j, i <= j, through the "
-                f"released histograms, each row's scores clipped to squared norm {clip_norm_sq:.4g}")
+    products = d * (d + 1) // 2
+    released = (f"means of the {products} products of normal scores s_i s_j, i <= j, through the "
+                f"released histograms" + (f", and of the {d} scores (times {mean_weight:.4g})" if mean_weight > 0 else "")
+                + f", each row's scores clipped to squared norm {clip_norm_sq:.4g}")
     return _release(score_products_sum / n, "correlation", released,
-                    *score_products_sensitivity(n, d, clip_norm_sq, neighbours), budget, ledger, noise)
+                    *score_products_sensitivity(n, d, clip_norm_sq, neighbours, mean_weight), budget, ledger, noise)
 
 
 def pairs_test_statistic(score_products_sum: np.ndarray, n: float, d: int) -> float:

@@ -177,8 +177,8 @@ def histogram_sensitivity(d: int, neighbours: Neighbours = ROWS) -> tuple[float,
 
 
 def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
-                               neighbours: Neighbours = ROWS) -> tuple[float, float]:
-    """L1 and L2 sensitivity of the means of s_i s_j, i <= j, of score vectors with ||s||^2 <= C^2.
+                               neighbours: Neighbours = ROWS, mean_weight: float = 0.0) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the means of s_i s_j, i <= j (and of c s_j), of score vectors with ||s||^2 <= C^2.
 
     :func:`synthdp.stats.scores.score_products` shrinks each row's normal scores onto the
     ball ||s||^2 <= C^2 (``clip_norm_sq``) whatever the row's values, so a row contributes
@@ -202,10 +202,34 @@ def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
     By unit: one row's v(s) n has l2 norm <= C^2 (above) and l1 norm
     sum_{i<=j} |s_i s_j| = ((sum_i |s_i|)^2 + sum_i s_i^2) / 2 <= (d + 1) C^2 / 2 (Cauchy-Schwarz:
     (sum_i |s_i|)^2 <= d ||s||^2); K rows: L1 K (d + 1) C^2 / (2n), L2 K C^2 / n.
+
+    With the scores' means (``mean_weight`` c > 0, :attr:`synthdp.stats.scores.ScoreMap.mean_weight`),
+    a row also contributes c s / n: v(s) = ((s_i s_j)_{i <= j}, c s) / n, and the change is
+    Delta_p (the products', above) beside c (s - s') / n.
+
+    L2: with t = s . s', the products' inner product above is ((sum_i a_i)^2 + sum_i a_i^2) / 2
+    >= t^2 / 2 (sum_i a_i = t), so ||Delta_p||^2 n^2 <= ||s||^4 + ||s'||^4 - t^2 <= 2 C^4 - t^2,
+    and the means' part is c^2 ||s - s'||^2 = c^2 (||s||^2 + ||s'||^2 - 2 t) <= 2 c^2 C^2 - 2 c^2 t.
+    Their sum, -t^2 - 2 c^2 t + 2 C^4 + 2 c^2 C^2, is largest at t = -min(c^2, C^2): for
+    c^2 <= C^2, L2 = sqrt(2 C^4 + 2 c^2 C^2 + c^4) / n, sqrt(2) C^2 / n at c = 0. Nearly
+    attained: s = C e_1 and s' = C (cos a e_1 + sin a e_2) with a just past a right angle give
+    2 C^4 + 2 c^2 C^2 + O(c^4) (tests/test_privacy.py).
+    L1: the products' part as above, and the means' sum_j c |s_j - s'_j| <= c sqrt(d) ||s - s'||
+    <= 2 c sqrt(d) C: L1 = ((d / sqrt(2) + 1) C^2 + 2 c sqrt(d) C) / n.
+    By unit: one row's v(s) n has l2 norm sqrt(||(s_i s_j)_{i <= j}||^2 + c^2 ||s||^2) <= C sqrt(C^2 + c^2)
+    and l1 norm at most (d + 1) C^2 / 2 + c sqrt(d) C; K rows: K times each, over n.
     """
+    c2 = float(mean_weight) ** 2
     if neighbours.by_unit:
-        return neighbours.k * (d + 1) * clip_norm_sq / (2 * n), neighbours.k * clip_norm_sq / n
-    return (d / math.sqrt(2.0) + 1.0) * clip_norm_sq / n, math.sqrt(2.0) * clip_norm_sq / n
+        if c2 == 0:
+            return neighbours.k * (d + 1) * clip_norm_sq / (2 * n), neighbours.k * clip_norm_sq / n
+        return (neighbours.k * ((d + 1) * clip_norm_sq / 2 + math.sqrt(d * c2 * clip_norm_sq)) / n,
+                neighbours.k * math.sqrt(clip_norm_sq * (clip_norm_sq + c2)) / n)
+    if c2 == 0:
+        return (d / math.sqrt(2.0) + 1.0) * clip_norm_sq / n, math.sqrt(2.0) * clip_norm_sq / n
+    t = -min(c2, clip_norm_sq)  # s . s' where the change is largest
+    l2 = math.sqrt(2 * clip_norm_sq**2 + 2 * c2 * clip_norm_sq - t**2 - 2 * c2 * t) / n
+    return ((d / math.sqrt(2.0) + 1.0) * clip_norm_sq + 2 * math.sqrt(d * c2 * clip_norm_sq)) / n, l2
 
 
 def top_eigenvalue_sensitivity(n: float, clip_norm_sq: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:

@@ -268,7 +268,7 @@ class PrivateTable:
 
     def encoded_score_products(self, schema: Schema, score_map: ScoreMap) -> np.ndarray:
         """Sum over rows of the products of the numeric columns' clipped normal scores, shape
-        (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`; a missing cell scores 0).
+        (d (d + 1) / 2,) or (d (d + 3) / 2,) (:func:`synthdp.stats.scores.score_products`; a missing cell scores 0).
 
         Private: for the pairs release only (:func:`synthdp.privacy.release.release_score_products`).
         """

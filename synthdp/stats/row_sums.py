@@ -26,7 +26,7 @@ from synthdp.domain.schema import Schema
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import CellLayout, histogram_counts
-from synthdp.stats.scores import ScoreMap, pair_order, score_products
+from synthdp.stats.scores import ScoreMap, clipped_score_statistic, score_products
 
 # How two chunks' partial results combine, per named statistic.
 COMBINE = {
@@ -56,7 +56,8 @@ class SumRequest:
         histograms (:meth:`synthdp.stats.histograms.CellLayout.counts`).
     score_map : ScoreMap or None
         Also the sums of the products of the rows' clipped normal scores, shape
-        (d (d + 1) / 2,) (:func:`synthdp.stats.scores.score_products`): the pairwise statistic,
+        (d (d + 1) / 2,), or (d (d + 3) / 2,) with the scores' sums beside them
+        (:func:`synthdp.stats.scores.score_products`): the pairwise statistic,
         whose map comes from the released histograms.
     schema : Schema or None
         A mixed table: the rows are encoded as the schema says (numeric coordinates in
@@ -94,7 +95,8 @@ class RowSums:
 
     ``values`` maps "rows" (the row count, public), "rows_clipped" (rows with a value outside
     the domain), "moments" (R,), "column_sums" (d,), "second_moment" (d, d),
-    "cell_counts" (d, M), "score_products" (d (d + 1) / 2,), "histograms" (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
+    "cell_counts" (d, M), "score_products" (d (d + 1) / 2,) or (d (d + 3) / 2,), "histograms"
+    (len(histogram_columns), N_BINS), "minimum", "maximum" and "integer" (d,)
     to arrays; only the requested ones are present.
     """
 
@@ -266,7 +268,7 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
         np.take(table.reshape(-1), cells[:, start : start + step].T + offsets, out=block)
         norm_sq = np.einsum("ij,ij->i", block, block)  # ScoreMap.clipped_scores
         block *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
-    sums["score_products"] = (scores.T @ scores)[pair_order(d)]
+    sums["score_products"] = clipped_score_statistic(scores, score_map.mean_weight)
     return RowSums(sums)
 
 

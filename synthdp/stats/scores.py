@@ -32,6 +32,7 @@ from synthdp.stats.histograms import CellLayout
 U_FLOOR = 1e-6  # scores within Phi^{-1}(1e-6) = -4.75 and its opposite
 MATRIX_CLIP_SHARE = 0.5  # C^2 = this x d where the pairs are denoised as a matrix (matrix_clip_norm_sq)
 MATRIX_SCORE_BINS = 128  # at least this many bins of scores per column there (ScoreMap.refined)
+MATRIX_MEAN_SHARE = 0.125  # c^2 / C^2 of the scores' means where a design study releases them there (ScoreMap.mean_weight)
 
 
 def default_clip_norm_sq(d: int) -> float:
@@ -75,11 +76,18 @@ class ScoreMap:
         C^2, the largest squared norm of a row's score vector.
     layout : CellLayout or None
         The cells (:class:`synthdp.stats.histograms.CellLayout`); None: bins and two atoms.
+    mean_weight : float
+        c >= 0: where positive, the statistic (:func:`score_products`) also holds the sums of
+        c s_j, the products of the clipped scores with a constant coordinate c, so that the
+        release carries the scores' means beside their products (a design study's choice where the
+        pairs are denoised as a matrix, c^2 = MATRIX_MEAN_SHARE x C^2; docs/decisions.md#score-means).
+        0: the products only (the product).
     """
 
     probabilities: np.ndarray
     clip_norm_sq: float
     layout: CellLayout | None = None
+    mean_weight: float = 0.0
 
     @property
     def cells(self) -> CellLayout:
@@ -127,7 +135,7 @@ class ScoreMap:
             else:
                 cells = layout.column_cells(j)
                 probabilities[j, :cells] = row[:cells]
-        return ScoreMap(probabilities, self.clip_norm_sq, fine)
+        return ScoreMap(probabilities, self.clip_norm_sq, fine, self.mean_weight)
 
     def scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
         """The normal scores s_j(x_j) of unit points, shape (rows, d), before the norm clip
@@ -156,7 +164,32 @@ def pair_matrix(values: np.ndarray, d: int) -> np.ndarray:
     return matrix + np.triu(matrix, 1).T
 
 
+def statistic_size(d: int, mean_weight: float) -> int:
+    """The length of :func:`score_products`' statistic: d (d + 1) / 2 products, and d sums of
+    c s_j where the map's ``mean_weight`` c is positive."""
+    return d * (d + 1) // 2 + (d if mean_weight > 0 else 0)
+
+
+def split_statistic(values: np.ndarray, d: int, mean_weight: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """The statistic's products s_i s_j, i <= j (in :func:`pair_order`), and its scores' part divided
+    by c (the sums or means of s_j; None where ``mean_weight`` c is 0)."""
+    pairs = d * (d + 1) // 2
+    if len(values) != statistic_size(d, mean_weight):
+        raise ValueError(f"a score statistic of {d} columns has {statistic_size(d, mean_weight)} values, "
+                         f"got {len(values)}")
+    return values[:pairs], (values[pairs:] / mean_weight if mean_weight > 0 else None)
+
+
+def clipped_score_statistic(scores: np.ndarray, mean_weight: float) -> np.ndarray:
+    """Sum over rows of s_i s_j for i <= j of clipped scores (rows, d), followed, where
+    ``mean_weight`` c > 0, by the sums of c s_j: shape (:func:`statistic_size`,)."""
+    products = (scores.T @ scores)[pair_order(scores.shape[1])]
+    if mean_weight <= 0:
+        return products
+    return np.concatenate([products, mean_weight * scores.sum(axis=0)])
+
+
 def score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray | None = None) -> np.ndarray:
-    """Sum over rows of s_i s_j for i <= j of the clipped scores, shape (d (d + 1) / 2,). Private."""
-    scores = score_map.clipped_scores(points, missing)
-    return (scores.T @ scores)[pair_order(points.shape[1])]
+    """Sum over rows of s_i s_j for i <= j of the clipped scores, and of c s_j where the map's
+    ``mean_weight`` c is positive: shape (:func:`statistic_size`,). Private."""
+    return clipped_score_statistic(score_map.clipped_scores(points, missing), score_map.mean_weight)
