@@ -83,6 +83,13 @@ beside them, with weight c^2 = 0.125 or 0.25 of the norm bound C^2
 skewed column's finer scores do not average 0 and the products hold m m^T, a block no dependence
 made (docs/decisions.md#score-means). The default (no pairs on such tables) is the first row.
 
+``--study block-edges``: pairs read one by one. The default reads a column's pairs into a block of
+tied columns (kept pairs of |r| >= 0.5 that stand 4 noise sd out, three or more connected) from the
+block as a whole: it keeps them only where the column's pooled relation to the block is selected at
+the false discovery rate, and gives the members it has no kept pair with the block's reading
+(:func:`synthdp.postprocess.pairs.block_edges_pooled`); the alternative keeps every selected pair
+as released and nothing else (before). The column "invented pairs" counts what it is for.
+
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
 move by 2 when one row changes, so R = 2d moments cost 3.13 d/n in l1 and 2.27 sqrt(d)/n in
@@ -229,6 +236,8 @@ STUDIES = {
                      "--favour relationships (the products only: the product)": Variant({"favour": "relationships"}),
                      **{f"--favour relationships, the scores' means beside them (c^2 = {share:g} C^2)": Variant(
                          {"favour": "relationships"}, StudyOptions(matrix_means=share)) for share in (0.125, 0.25)}},
+    "block-edges": {"default (pairs into a block read from the block as a whole)": Variant(),
+                    "every selected pair as released (before)": Variant(study=StudyOptions(block_edges=False))},
     "sensitivity": {"default (derived sensitivity)": Variant(),
                     "generic sensitivity 2R/n, 2 sqrt(R)/n (before)": Variant(
                         study=StudyOptions(moments_sensitivity=generic_moments_sensitivity))},
@@ -251,6 +260,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "tilt-without-pairs": "Copula candidates without a pairs release: the LP's optimum tilted toward them, or blended with the uniform distribution",
           "pair-fdr": "Pairs read one by one: kept from 2 noise sd, or also selected by the Benjamini–Hochberg procedure",
           "matrix-means": "Pairs denoised as a matrix: the scores' means released beside their products, or the products only",
+          "block-edges": "Pairs read one by one: a column's pairs into a block of tied columns, from the block as a whole or one by one",
           "sensitivity": "The moments' sensitivity: derived for the Chebyshev basis, or that of any R bounded functions",
           "oracle": "Where the error comes from: private inputs replaced by exact ones (a diagnosis, not private)"}
 

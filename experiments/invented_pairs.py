@@ -38,7 +38,8 @@ from synthdp.pipeline.run import StudyOptions, fit, sample
 
 SHAPES = ((2000, 6), (4000, 12), (6000, 20), (20000, 20), (10000, 40))
 VARIANTS = {"default (rate 0.1)": StudyOptions(), "every pair from 2 sd (before)": StudyOptions(pair_fdr=None),
-            "rate 0.05": StudyOptions(pair_fdr=0.05), "rate 0.2": StudyOptions(pair_fdr=0.2)}
+            "rate 0.05": StudyOptions(pair_fdr=0.05), "rate 0.2": StudyOptions(pair_fdr=0.2),
+            "edges into blocks as selected (before)": StudyOptions(block_edges=False)}
 
 
 def run(n: int, d: int, structure: str, epsilon: float, delta: float, seeds: int) -> str:

@@ -186,6 +186,11 @@ class StudyOptions:
         columns' finer scores make without any dependence, but on tables whose skewed columns
         are related that block is aligned with theirs and carries it over the noise's edge
         (docs/decisions.md#score-means). Changes the release.
+    block_edges : bool
+        Pairs read one by one: keep a weak pair into a block of strongly tied columns only where
+        the block as a whole supports it (True, the product:
+        :func:`synthdp.postprocess.pairs.block_edges_pooled`), or every selected pair (False, before).
+        Post-processing.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,
@@ -241,6 +246,7 @@ class StudyOptions:
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
     matrix_means: bool | float = False
+    block_edges: bool = True
     pair_entropy: bool | tuple[float, float] = True
     pairs_test: bool = False
     tilt_without_pairs: bool = True
@@ -283,6 +289,7 @@ class StudyOptions:
                         else (float(self.pair_entropy[0]), float(self.pair_entropy[1]))),
             pair_fdr=self.pair_fdr,
             matrix_means=self.matrix_means,
+            block_edges=self.block_edges,
         )
 
 

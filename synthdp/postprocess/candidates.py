@@ -833,6 +833,9 @@ class CandidateOptions:
         There, the release also held the scores' means, and the model compares covariances
         (True or a share c^2 / C^2: :func:`synthdp.postprocess.pairs.marginal_score_map`; a design
         study's); False: the products only (the product).
+    block_edges : bool
+        Pairs read one by one: a weak kept pair into a block must be supported by the block as a
+        whole (:func:`synthdp.postprocess.pairs.block_edges_pooled`; True, the product), or not (before).
     pair_entropy : bool
         Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
         largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,
@@ -859,6 +862,7 @@ class CandidateOptions:
     pair_boxes: tuple[float, float] | None = None
     pair_fdr: float | None = PAIR_FDR
     matrix_means: bool | float = False
+    block_edges: bool = True
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -882,7 +886,8 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               fdr=options.pair_fdr, noise=release.plan.noise,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
-                              variances=options.pair_variances, as_matrix=as_matrix, boxes=boxes)
+                              variances=options.pair_variances, as_matrix=as_matrix, boxes=boxes,
+                              block_edges=options.block_edges)
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
