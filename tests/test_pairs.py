@@ -706,3 +706,46 @@ def test_scores_means_keep_independent_skewed_columns_independent_when_denoised_
         largest[means] = float(np.abs(r[np.triu_indices(48, 1)]).max())
     assert largest[True] < 0.2
     assert largest[False] > 0.5  # the product's known defect on such tables, which the means remove
+
+
+def _block_release(d: int, block: int, outside: dict[int, float], rng: np.random.Generator, noise: float = 0.05):
+    """Released score correlations of the pairs i < j of d columns: columns 0 .. block - 1 a block
+    (r = .9 among themselves), column c >= block related to every member at ``outside[c]``, each
+    value plus Gaussian noise of sd ``noise``."""
+    truth = np.eye(d)
+    truth[:block, :block] = 0.9
+    for column, r in outside.items():
+        truth[column, :block] = truth[:block, column] = r
+    np.fill_diagonal(truth, 1.0)
+    i, j = np.triu_indices(d, 1)
+    return truth[i, j] + rng.normal(0.0, noise, len(i)), np.full(len(i), noise), i, j
+
+
+def test_a_false_pair_into_a_block_is_dropped_and_a_true_one_read_from_the_whole_block():
+    """block_edges_pooled: column 12 is unrelated to the block of columns 0-9 but one of its pairs
+    (with column 3) is kept at .15, 3 noise sd, as a false discovery would be: pooled over the ten
+    members (z about 3 / sqrt(10) ~ 0.95, plus noise of sd about 1) it is dropped, where the
+    copula would have tied 12 to every member. Column 10 is related to every member at .3: its one
+    kept pair stays at its value and the nine others are added at the block's reading (within 3
+    pooled noise sd of .3). Column 11 (related to none) stays out; the block's own pairs are
+    untouched. Seeded noise, drawn once: the false pair's pooled z is about 1, the true one's 19."""
+    from synthdp.postprocess.pairs import block_edges_pooled
+
+    d = 13
+    values, noise, i, j = _block_release(d, 10, {10: 0.3}, np.random.default_rng(5))
+    kept = ((i < 10) & (j < 10)) | ((i == 0) & (j == 10))
+    false_pair = (i == 3) & (j == 12)
+    values[false_pair], kept[false_pair] = 0.15, True
+    pooled, read = block_edges_pooled(kept, values, noise, d, fdr=0.1)
+    assert not pooled[false_pair].any()
+    into_10 = j == 10
+    assert pooled[into_10].all() and read[(i == 0) & (j == 10)] == values[(i == 0) & (j == 10)]
+    others = into_10 & (i > 0)
+    assert np.all(np.abs(read[others] - 0.3) < 3 * 0.05 / np.sqrt(10) * 1.5)
+    assert not pooled[(j == 11) | (i == 11)].any()
+    block = (i < 10) & (j < 10)
+    assert pooled[block].all() and np.array_equal(read[block], values[block])
+    # without a false discovery rate, or without a block of three, the pairs are as given
+    assert np.array_equal(block_edges_pooled(kept, values, noise, d, fdr=None)[0], kept)
+    small = kept & ~(((i >= 2) & (i < 10)) | ((j >= 2) & (j < 10)))
+    assert np.array_equal(block_edges_pooled(small, values, noise, d, fdr=0.1)[0], small)

@@ -385,15 +385,17 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
     whose |value| reaches BLOCK_R and stands TIE_Z noise sd out ties its two columns; a block is
     a connected set of three or more tied columns. Its members move together, so a column x outside
     it relates to them through their common factor: r_xk = c w_k, w the leading eigenvector of the
-    block's released correlations. Each x with a kept pair into a block gets the weighted
-    least-squares c = sum_k w_k r_xk / s_xk^2 / sum_k w_k^2 / s_xk^2 over all the block's members
-    (s: the noise sd), with z = c sqrt(sum_k w_k^2 / s_xk^2), standard normal where x is related to
-    none of the block (the noise of different pairs is independent). The pairs (x, block) are
-    selected by the Benjamini-Hochberg procedure at ``fdr`` over those z (p-values under
-    ``noise_kind``, as in :func:`false_discovery_keep`). A selected x keeps a pair with every
-    member, at c w_k; one not selected keeps none. Read one by one, a single pair that noise (or
-    its selection) pushed out would be carried by the copula to every member: one column into a
-    block of 20 near-copies showed as up to 20 correlations the data do not have.
+    block's released correlations. Each column x outside a block gets the weighted least-squares
+    c = sum_k w_k r_xk / s_xk^2 / sum_k w_k^2 / s_xk^2 over all the block's members (s: the noise
+    sd), with z = c sqrt(sum_k w_k^2 / s_xk^2), standard normal where x is related to none of the
+    block (the noise of different pairs is independent). The pairs (x, block) are selected by the
+    Benjamini-Hochberg procedure at ``fdr`` over those z, for every block and every column outside
+    it (p-values under ``noise_kind``, as in :func:`false_discovery_keep`). A selected x keeps its
+    kept pairs into the block at their values and gets the others at the block's reading c w_k;
+    one not selected keeps none. Read one by one, a single pair that noise (or its selection)
+    pushed out would be carried by the copula to every member: one column into a block of 20
+    near-copies showed as up to 20 correlations the data do not have; and a column related to a
+    whole block by a little, each of its pairs under the threshold, now is so in the copula too.
 
     Returns the kept pairs and their values (``values`` where nothing was pooled). Without
     ``fdr`` or without a block, as given. Post-processing of released values and their public
@@ -408,8 +410,6 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
     value, sd = np.eye(d), np.full((d, d), np.inf)
     value[i, j] = value[j, i] = values
     sd[i, j] = sd[j, i] = noise
-    linked = np.zeros((d, d), dtype=bool)
-    linked[i[kept], j[kept]] = linked[j[kept], i[kept]] = True
     ties = kept & (np.abs(values) >= BLOCK_R) & (np.abs(values) >= TIE_Z * noise)
     graph = sparse.coo_matrix((np.ones(int(ties.sum())), (i[ties], j[ties])), shape=(d, d))
     _, labels = csgraph.connected_components(graph, directed=False)
@@ -421,7 +421,7 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
         weights = np.linalg.eigh(value[np.ix_(members, members)])[1][:, -1]
         for x in np.setdiff1d(np.arange(d), members):
             precision = sd[x, members] ** -2.0
-            if not linked[x, members].any() or not np.all(precision > 0):
+            if not np.all(precision > 0):
                 continue
             information = float(weights**2 @ precision)
             c = float(weights * precision @ value[x, members]) / information
