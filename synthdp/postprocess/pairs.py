@@ -382,7 +382,8 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
 
     ``kept``, ``values`` and ``noise``: for the pairs i < j (``np.triu_indices(d, 1)`` order),
     whether each is kept, its released score correlation and that value's noise sd. A kept pair
-    whose |value| reaches BLOCK_R and stands TIE_Z noise sd out ties its two columns; a block is
+    whose |value| reaches BLOCK_R and stands TIE_Z noise sd out (under Laplace noise, as far out as
+    the same tail probability, 6.3e-5: 6.85 sd) ties its two columns; a block is
     a connected set of three or more tied columns. Its members move together, so a column x outside
     it relates to them through their common factor: r_xk = c w_k, w the leading eigenvector of the
     block's released correlations. Each column x outside a block gets the weighted least-squares
@@ -410,7 +411,8 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
     value, sd = np.eye(d), np.full((d, d), np.inf)
     value[i, j] = value[j, i] = values
     sd[i, j] = sd[j, i] = noise
-    ties = kept & (np.abs(values) >= BLOCK_R) & (np.abs(values) >= TIE_Z * noise)
+    tie_z = TIE_Z if noise_kind != "laplace" else -math.log(special.erfc(TIE_Z / math.sqrt(2.0))) / math.sqrt(2.0)
+    ties = kept & (np.abs(values) >= BLOCK_R) & (np.abs(values) >= tie_z * noise)
     graph = sparse.coo_matrix((np.ones(int(ties.sum())), (i[ties], j[ties])), shape=(d, d))
     _, labels = csgraph.connected_components(graph, directed=False)
     tests = []
