@@ -533,7 +533,9 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
                              "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
                 "note": (f"released; a score correlation is kept from {THRESHOLD:g} noise sd where the "
-                         f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it")}
+                         f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it, and a "
+                         "column's pairs into a block of strongly related columns where its relation to the "
+                         "block as a whole is selected (docs/decisions.md#block-edges)")}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
     noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,

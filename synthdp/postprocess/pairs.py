@@ -19,7 +19,11 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    the rule before, halved them and collapsed every pair to 0 when one column had a tiny
    variance) and drops those noise could explain; the false discovery rate keeps the 4.6 % of
    unrelated pairs that noise alone pushes past 2 sd from entering the copula as strong
-   correlations where few pairs are related (docs/decisions.md#pair-fdr);
+   correlations where few pairs are related (docs/decisions.md#pair-fdr); and a column's pairs
+   into a block of tied columns are read from the block as a whole (:func:`block_edges_pooled`):
+   kept only where its pooled relation to the block is selected, the members it has no kept
+   pair with then at the block's reading, so that one false pair into a block of near-copies
+   does not correlate the column with all of them (docs/decisions.md#block-edges);
 3. the kept pairs follow R <- nearest(R + difference), ITERATIONS (13) times: the step scores'
    attenuation and the clip are undone, and each step is projected onto the correlation
    matrices. With exact statistics this reaches the copula's correlation (PKS: strong pairs
