@@ -9,7 +9,9 @@ Benjamini–Hochberg procedure at false discovery rate ``PAIR_FDR`` (0.1) also s
 4.6 % of the unrelated pairs under Gaussian noise (5.9 % under Laplace noise) then entered the
 copula at their noisy value, at least 2 noise sd (about .4–.5 in correlation units near the
 limit), and the correlation matrix built around them moved others. This script measures both
-rules (and rates 0.05 and 0.2) on generated Gaussian-copula tables of several sizes, with
+rules (and rates 0.05 and 0.2, and, since stop 40, the default without reading a column's pairs
+into a block of tied columns from the block as a whole, ``StudyOptions(block_edges=False)``:
+:func:`synthdp.postprocess.pairs.block_edges_pooled`) on generated Gaussian-copula tables of several sizes, with
 independent columns, one block, two blocks and a weak block (the tables of
 ``pairs_test_power.py``: every third column log-normal), for
 
