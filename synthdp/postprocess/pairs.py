@@ -367,17 +367,28 @@ def false_discovery_keep(z: np.ndarray, usable: np.ndarray, threshold: float, fd
     kept = usable & (np.abs(z) >= threshold)
     if fdr is None or not kept.any():
         return kept
-    size = np.abs(z[usable])
-    p = np.exp(-math.sqrt(2.0) * size) if noise == "laplace" else special.erfc(size / math.sqrt(2.0))
-    m = len(p)
-    ordered = np.sort(p)
-    passing = np.nonzero(ordered <= fdr * np.arange(1, m + 1) / m)[0]
-    if len(passing) == 0:
+    p = noise_p_values(np.abs(z[usable]), noise)
+    line = benjamini_hochberg_line(p, fdr)
+    if line < 0:
         return np.zeros_like(kept)
-    line = fdr * (passing[-1] + 1) / m
     selected = np.zeros_like(kept)
     selected[np.flatnonzero(usable)] = p <= line
     return kept & selected
+
+
+def noise_p_values(size: np.ndarray, noise: str) -> np.ndarray:
+    """Two-sided p-values of values ``size`` noise sd from 0 under the noise alone: Gaussian, or
+    Laplace ("laplace", exp(-sqrt(2) |z|): the calibration's public kind)."""
+    return np.exp(-math.sqrt(2.0) * size) if noise == "laplace" else special.erfc(size / math.sqrt(2.0))
+
+
+def benjamini_hochberg_line(p: np.ndarray, fdr: float) -> float:
+    """The Benjamini–Hochberg procedure's line at false discovery rate ``fdr`` over the p-values
+    ``p``: fdr k / m for the largest rank k whose p-value passes its own line (the hypotheses
+    with p at or below it are selected); -1 where none passes."""
+    m = len(p)
+    passing = np.nonzero(np.sort(p) <= fdr * np.arange(1, m + 1) / m)[0]
+    return fdr * (passing[-1] + 1) / m if len(passing) else -1.0
 
 
 def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, d: int, fdr: float | None,
@@ -434,10 +445,8 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
             tests.append((x, members, c * weights, abs(c) * math.sqrt(information)))
     if not tests:
         return kept, values
-    size = np.array([test[3] for test in tests])
-    p = np.exp(-math.sqrt(2.0) * size) if noise_kind == "laplace" else special.erfc(size / math.sqrt(2.0))
-    passing = np.nonzero(np.sort(p) <= fdr * np.arange(1, len(p) + 1) / len(p))[0]
-    line = fdr * (passing[-1] + 1) / len(p) if len(passing) else -1.0
+    p = noise_p_values(np.array([test[3] for test in tests]), noise_kind)
+    line = benjamini_hochberg_line(p, fdr)
     pooled = kept.copy()
     for (x, members, fitted, _), p_value in zip(tests, p):
         pairs = index[x, members]
