@@ -188,7 +188,7 @@ class Plan:
         moments then carry signal worth fitting closely. Public: the budget, n and R."""
         if self.budget.share("moments") <= 0:
             return False
-        return self.budget.stage("moments").means_noise_sd(self.n_basis, self.n, self.neighbours) <= MOMENT_NOISE_LIMIT
+        return moments_within_limit(self.budget.stage("moments"), self.n_basis, self.n, self.neighbours)
 
     @property
     def releases_pairs(self) -> bool:
@@ -411,6 +411,14 @@ MARGINALS_ONLY_SHARE = 0.5
 NOISY_MOMENTS_SHARE = 0.1
 
 
+def moments_within_limit(stage: StageBudget, n_basis: int, n: float, neighbours: Neighbours = ROWS) -> bool:
+    """Whether ``stage`` leaves each of R = ``n_basis`` moments noise of sd at most MOMENT_NOISE_LIMIT,
+    at the scale of any R functions with values in [-1, 1] (:meth:`StageBudget.means_noise_sd`):
+    the test of :func:`copula_shares` and of :meth:`Plan.moments_within_limit`. Public: the budget,
+    n and R."""
+    return stage.means_noise_sd(n_basis, n, neighbours) <= MOMENT_NOISE_LIMIT
+
+
 def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: float,
                   neighbours: Neighbours = ROWS) -> dict[str, float]:
     """Budget shares of the copula's histograms and products (of what bounds and clip count leave).
@@ -463,7 +471,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
         moments = 1 - marginals - correlation
-        if moments > 0 and stage_budget("moments", moments).means_noise_sd(n_basis, n, neighbours) > MOMENT_NOISE_LIMIT:
+        if moments > 0 and not moments_within_limit(stage_budget("moments", moments), n_basis, n, neighbours):
             marginals = max(marginals, 1 - NOISY_MOMENTS_SHARE - correlation)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
