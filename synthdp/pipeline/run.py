@@ -187,10 +187,11 @@ class StudyOptions:
         are related that block is aligned with theirs and carries it over the noise's edge
         (docs/decisions.md#score-means). Changes the release.
     block_edges : bool
-        Pairs read one by one: keep a weak pair into a block of strongly tied columns only where
-        the block as a whole supports it (True, the product:
-        :func:`synthdp.postprocess.pairs.block_edges_pooled`), or every selected pair (False, before).
-        Post-processing.
+        Pairs read one by one: read a column's pairs into a block of tied columns from the block
+        as a whole, kept only where the column's pooled relation to the block is selected and the
+        other members then at the block's reading (True, the product:
+        :func:`synthdp.postprocess.pairs.block_edges_pooled`), or every selected pair as released
+        and nothing else (False, before). Post-processing.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,

@@ -834,8 +834,9 @@ class CandidateOptions:
         (True or a share c^2 / C^2: :func:`synthdp.postprocess.pairs.marginal_score_map`; a design
         study's); False: the products only (the product).
     block_edges : bool
-        Pairs read one by one: a weak kept pair into a block must be supported by the block as a
-        whole (:func:`synthdp.postprocess.pairs.block_edges_pooled`; True, the product), or not (before).
+        Pairs read one by one: a column's pairs into a block of tied columns are read from the
+        block as a whole (:func:`synthdp.postprocess.pairs.block_edges_pooled`; True, the
+        product), or as selected one by one (False, before).
     pair_entropy : bool
         Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
         largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,

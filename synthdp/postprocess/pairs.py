@@ -515,9 +515,9 @@ def latent_correlation(
         largest entropy (:func:`max_entropy_correlation`; :func:`entropy_boxes`); None: the
         fixed point's matrix as it is (before; design studies). Not used with ``spectral``.
     block_edges : bool
-        Pairs read one by one: keep a weak pair into a block of strongly tied columns only where
-        the block as a whole supports it (:func:`block_edges_pooled`; True, the product), or as
-        selected (False, before; design studies).
+        Pairs read one by one, with ``fdr`` and the released variances: read a column's pairs into
+        a block of tied columns from the block as a whole (:func:`block_edges_pooled`; True, the
+        product), or as selected one by one (False, before; design studies).
 
     The released score correlations M_ij / sqrt(M_ii M_jj) and the model's G_ij(R) /
     sqrt(G_ii(R) G_jj(R)), G(R) = :func:`model_means` (R), are compared in correlation units.
