@@ -55,6 +55,33 @@ def test_moments_are_means_and_do_not_depend_on_chunking(monkeypatch):
     np.testing.assert_allclose(cheb.evaluate(points), reference_basis(points, indices), atol=1e-12)
 
 
+@pytest.mark.parametrize("table_entries", [basis.SPARSE_TABLE_ENTRIES, 40])  # one block; blocks of a few rows
+def test_the_sparse_design_matrix_is_the_evaluated_one_to_the_bit(monkeypatch, table_entries):
+    """Mixed tables' W, built function by function where its sparsest factor is non-zero: the
+    values of :meth:`evaluate` exactly (the same products in the same order), their zeros left
+    out, each row's entries sorted by candidate."""
+    monkeypatch.setattr(basis, "SPARSE_TABLE_ENTRIES", table_entries)
+    rng = np.random.default_rng(4)
+    # two numeric coordinates, then two blocks of level indicators (one level each per row)
+    numeric = rng.uniform(-1, 1, (500, 2))
+    numeric[::7, 0] = 0.0  # T_1(0) = T_3(0) = 0: zeros among the numeric values too
+    levels = np.zeros((500, 5))
+    levels[np.arange(500), rng.integers(0, 3, 500)] = 1.0
+    levels[np.arange(500), 3 + rng.integers(0, 2, 500)] = 1.0
+    points = np.concatenate([numeric, levels], axis=1)
+    indices = np.array([[1, 0, 0, 0, 0, 0, 0], [0, 2, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0], [3, 0, 0, 0, 0, 0, 0],
+                        [0, 0, 1, 0, 0, 0, 0], [0, 0, 0, 1, 0, 1, 0], [1, 0, 0, 0, 1, 0, 0],
+                        [0, 0, 1, 0, 0, 0, 1], [0, 1, 0, 1, 0, 0, 1], [0, 0, 0, 0, 0, 1, 0]])
+    cheb = ChebyshevBasis(indices)
+    design = cheb.sparse_design_matrix(points)
+    dense = cheb.evaluate(points).T
+    assert design.shape == dense.shape and design.has_sorted_indices
+    assert np.array_equal(design.toarray(), dense)
+    assert design.nnz == np.count_nonzero(dense)
+    assert np.all(design.getnnz(axis=1)[4:] < 300)  # the indicator products vanish on most rows
+    assert cheb.sparse_design_matrix(points[:0]).shape == (len(indices), 0)
+
+
 def test_degree_one_moments_are_column_means():
     rng = np.random.default_rng(3)
     points = rng.uniform(-1, 1, (40, 4))

@@ -41,7 +41,6 @@ from __future__ import annotations
 import csv
 import importlib
 import math
-import os
 import queue
 import threading
 from collections import deque
@@ -74,6 +73,7 @@ from synthdp.stats.row_sums import (
     total,
 )
 from synthdp.stats.scores import ScoreMap
+from synthdp.stats.threads import WORKERS
 
 FROM_DATA = "data (NOT differentially private)"
 DEFAULT_CSV = CsvFormat()
@@ -83,7 +83,7 @@ CHUNK_VALUES = 2**22  # default chunk: 2^22 values (32 MB of float64), whatever 
 SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 READ_AHEAD_CHUNKS = 2  # chunks read ahead of the one being summed (measured: 2 smooths the parser's pace best)
 READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a stop
-SUM_WORKERS = max(1, min(2, os.cpu_count() or 1))  # chunks summed at once by the streamed and blocked passes
+SUM_WORKERS = WORKERS  # chunks summed at once by the streamed and blocked passes
 KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
 T = TypeVar("T")
 R = TypeVar("R")

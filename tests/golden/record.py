@@ -2,12 +2,14 @@
 
     python tests/golden/record.py [--check]
 
-``--check`` compares instead of writing (what ``tests/test_golden.py`` does, case by case).
+``--check`` compares instead of writing (what ``tests/test_golden.py`` does, case by case), and
+keeps a changed case's outputs under ``$TMPDIR/synthdp-golden-changed/<case>`` to compare by hand.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 import warnings
@@ -29,7 +31,12 @@ def main() -> int:
                 continue
             digests[name] = run_case(name, Path(tmp) / name)
             status = "" if not check else (" ok" if stored.get(name) == digests[name] else " CHANGED")
-            failed += [name] if status == " CHANGED" else []
+            if status == " CHANGED":
+                failed.append(name)
+                kept = Path(tempfile.gettempdir()) / "synthdp-golden-changed" / name
+                shutil.rmtree(kept, ignore_errors=True)
+                shutil.copytree(Path(tmp) / name, kept)
+                status += f" (outputs kept in {kept})"
             print(f"{name}:{status} {digests[name]}")
     if check:
         return 1 if failed else 0
