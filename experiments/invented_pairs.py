@@ -11,7 +11,9 @@ copula at their noisy value, at least 2 noise sd (about .4–.5 in correlation u
 limit), and the correlation matrix built around them moved others. This script measures both
 rules (and rates 0.05 and 0.2, and, since stop 40, the default without reading a column's pairs
 into a block of tied columns from the block as a whole, ``StudyOptions(block_edges=False)``:
-:func:`synthdp.postprocess.pairs.block_edges_pooled`) on generated Gaussian-copula tables of several sizes, with
+:func:`synthdp.postprocess.pairs.block_edges_pooled`; since stop 41, with only the tied members
+read so, ``StudyOptions(extend_blocks="never")``: the default reads so, under Laplace noise, the
+columns selected for a block too) on generated Gaussian-copula tables of several sizes, with
 independent columns, one block, two blocks and a weak block (the tables of
 ``pairs_test_power.py``: every third column log-normal), for
 
@@ -41,6 +43,7 @@ from synthdp.pipeline.run import StudyOptions, fit, sample
 SHAPES = ((2000, 6), (4000, 12), (6000, 20), (20000, 20), (10000, 40))
 VARIANTS = {"default (rate 0.1)": StudyOptions(), "every pair from 2 sd (before)": StudyOptions(pair_fdr=None),
             "rate 0.05": StudyOptions(pair_fdr=0.05), "rate 0.2": StudyOptions(pair_fdr=0.2),
+            "pairs into the tied members only (stop 40)": StudyOptions(extend_blocks="never"),
             "edges into blocks as selected (before)": StudyOptions(block_edges=False)}
 
 

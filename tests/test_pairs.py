@@ -3,6 +3,7 @@ products, and the copula's latent correlation fitted to them (synthdp.stats.scor
 synthdp.postprocess.pairs)."""
 
 import math
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -751,6 +752,29 @@ def test_a_false_pair_into_a_block_is_dropped_and_a_true_one_read_from_the_whole
     assert np.array_equal(block_edges_pooled(small, values, noise, d, fdr=0.1)[0], small)
 
 
+def test_a_column_not_selected_for_a_block_keeps_no_pair_with_a_column_selected_for_it():
+    """block_edges_pooled with ``extend`` (the product under Laplace noise): columns 10 and 11 are
+    related to every member of the block 0-9 at .3 and both selected; column 12 is related to
+    none, but its pair with 10 is kept at .2 (4 noise sd), as a Laplace outlier would be. 10 now
+    moves with the block in the copula, so that pair would tie 12 to every member: it is
+    dropped, while the pair of the two selected columns 10 and 11 stays. Without ``extend``
+    (Gaussian noise; stop 40) the false pair stays. Seeded noise, drawn once: 12's pooled z is
+    about 0, 10's and 11's about 19."""
+    from synthdp.postprocess.pairs import block_edges_pooled
+
+    d = 13
+    values, noise, i, j = _block_release(d, 10, {10: 0.3, 11: 0.3}, np.random.default_rng(6))
+    kept = ((i < 10) & (j < 10)) | ((i == 0) & (j == 10)) | ((i == 0) & (j == 11))
+    false_pair, selected_pair = (i == 10) & (j == 12), (i == 10) & (j == 11)
+    values[false_pair], kept[false_pair], kept[selected_pair] = 0.2, True, True
+    pooled, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1, extend=True)
+    assert pooled[(j == 10) | (j == 11)].all()  # both selected: every member, and each other
+    assert not pooled[false_pair].any()
+    assert not pooled[(i == 12) | (j == 12)].any()
+    before, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1)
+    assert before[false_pair].all() and np.array_equal(before & ~false_pair, pooled)
+
+
 def test_pairs_into_a_block_do_not_correlate_an_unrelated_column_with_the_whole_block():
     """End to end at (1, 1e-10), pairs read one by one: 10 000 rows, a block of 20 columns on one
     factor (loading .9) beside 20 independent ones, every third column log-normal (the 'one block'
@@ -779,3 +803,36 @@ def test_pairs_into_a_block_do_not_correlate_an_unrelated_column_with_the_whole_
         found[block_edges] = (invented_pairs(frame, synthetic)["invented"], strong_pairs(frame, synthetic)["ratio"])
     assert found[False][0] >= 20 and found[True][0] <= 5
     assert found[True][1] > 0.85
+
+
+def test_at_pure_epsilon_a_block_does_not_carry_a_laplace_outlier_to_every_member():
+    """End to end at ε = 1 (Laplace noise), pairs read one by one: 20 000 rows, a block of 10
+    columns on one factor (loading .9) beside 10 independent ones, every third column log-normal.
+    Some true members stand under the block's tie line and are selected for it; a Laplace value
+    5-8 noise sd out between one of them and an independent column was kept (stop 40: 17 pairs
+    of real |r| < .1 above |r| = .3 at these seeds, StudyOptions(extend_blocks="never")) and tied
+    that column to every member. Now a column not selected for the block keeps no pair with the
+    columns selected for it either: 3 remain, the block keeping its strength. Seeded, so
+    deterministic; the bounds (10 and 6 invented, .85) leave room for another machine's last bits."""
+    from synthdp.evaluation.metrics import invented_pairs, strong_pairs
+    from synthdp.pipeline.plan import pairs_entry
+    from synthdp.pipeline.run import StudyOptions, fit, sample
+
+    rng = np.random.default_rng(1)
+    loadings = np.zeros(20)
+    loadings[:10] = 0.9
+    latent = rng.normal(size=(20_000, 1)) * loadings + rng.normal(size=(20_000, 20)) * np.sqrt(1 - loadings**2)
+    frame = pd.DataFrame(np.where(np.arange(20) % 3 == 2, np.exp(latent), latent), columns=[f"c{j}" for j in range(20)])
+    bounds = {name: [float(frame[name].min()), float(frame[name].max())] for name in frame}
+    found = {}
+    for extend in ("laplace", "never"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the known-seed warning
+            model = fit(SynthConfig(epsilon=1, delta=0, seed=2), frame, bounds=bounds,
+                        study=StudyOptions(extend_blocks=extend))
+        assert model.release.plan.noise == "laplace" and not model.release.plan.pairs_as_matrix
+        assert "under Laplace noise" in pairs_entry(model.release.plan, model.release.scores_noise_sd)["note"]
+        synthetic = sample(model)
+        found[extend] = (invented_pairs(frame, synthetic)["invented"], strong_pairs(frame, synthetic)["ratio"])
+    assert found["never"][0] >= 10 and found["laplace"][0] <= 6
+    assert found["laplace"][1] > 0.85

@@ -253,3 +253,5 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
         StudyOptions(pair_variances="copula")
     with pytest.raises(SynthDPError, match="ordinal_levels"):
         StudyOptions(ordinal_levels="raw")
+    with pytest.raises(SynthDPError, match="extend_blocks"):
+        StudyOptions(extend_blocks=True)

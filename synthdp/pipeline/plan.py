@@ -543,7 +543,9 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
                 "note": (f"released; a score correlation is kept from {THRESHOLD:g} noise sd where the "
                          f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it, and a "
                          "column's pairs into a block of strongly related columns where its relation to the "
-                         "block as a whole is selected (docs/decisions.md#block-edges)")}
+                         "block as a whole is selected"
+                         + (", and, under Laplace noise, its pairs with the columns selected for the block as well"
+                            if plan.noise == "laplace" else "") + " (docs/decisions.md#block-edges)")}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
     noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,

@@ -62,6 +62,7 @@ from synthdp.postprocess.lp import (
     tilt_weights,
 )
 from synthdp.postprocess.pairs import (
+    EXTEND_BLOCKS,
     PAIR_FDR,
     PAIR_VARIANCES,
     SPIKE_RATIO,
@@ -192,6 +193,11 @@ class StudyOptions:
         other members then at the block's reading (True, the product:
         :func:`synthdp.postprocess.pairs.block_edges_pooled`), or every selected pair as released
         and nothing else (False, before). Post-processing.
+    extend_blocks : {"laplace", "always", "never"}
+        With ``block_edges``: where the columns selected for a block count as its members for the
+        columns not selected, which then keep no pair with them either: under Laplace noise
+        ("laplace", the product), under either noise ("always"), or nowhere ("never", stop 40's
+        rule) (:func:`synthdp.postprocess.pairs.latent_correlation`). Post-processing.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,
@@ -248,6 +254,7 @@ class StudyOptions:
     matrix_scores: bool | tuple[int, float] = True
     matrix_means: bool | float = False
     block_edges: bool = True
+    extend_blocks: str = "laplace"
     pair_entropy: bool | tuple[float, float] = True
     pairs_test: bool = False
     tilt_without_pairs: bool = True
@@ -269,6 +276,8 @@ class StudyOptions:
                 and all(float(box) >= 0 for box in self.pair_entropy)):
             raise SynthDPError(f"pair_entropy must be True, False or (kept box >= 0, free box >= 0), "
                                f"got {self.pair_entropy!r}")
+        if self.extend_blocks not in EXTEND_BLOCKS:
+            raise SynthDPError(f"extend_blocks must be one of {EXTEND_BLOCKS}, got {self.extend_blocks!r}")
         if self.ordinal_levels not in ORDINAL_LEVELS:
             raise SynthDPError(f"ordinal_levels must be one of {ORDINAL_LEVELS}, got {self.ordinal_levels!r}")
 
@@ -291,6 +300,7 @@ class StudyOptions:
             pair_fdr=self.pair_fdr,
             matrix_means=self.matrix_means,
             block_edges=self.block_edges,
+            extend_blocks=self.extend_blocks,
         )
 
 

@@ -837,6 +837,10 @@ class CandidateOptions:
         Pairs read one by one: a column's pairs into a block of tied columns are read from the
         block as a whole (:func:`synthdp.postprocess.pairs.block_edges_pooled`; True, the
         product), or as selected one by one (False, before).
+    extend_blocks : {"laplace", "always", "never"}
+        There, where the columns selected for a block count as members for the columns not
+        selected: under Laplace noise (the product), under either noise, or nowhere (stop 40's
+        rule) (:func:`synthdp.postprocess.pairs.latent_correlation`).
     pair_entropy : bool
         Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
         largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,
@@ -864,6 +868,7 @@ class CandidateOptions:
     pair_fdr: float | None = PAIR_FDR
     matrix_means: bool | float = False
     block_edges: bool = True
+    extend_blocks: str = "laplace"
 
 
 def spectral_pairs(release: Release, options: CandidateOptions) -> bool:
@@ -888,7 +893,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
                               fdr=options.pair_fdr, noise=release.plan.noise,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),
                               variances=options.pair_variances, as_matrix=as_matrix, boxes=boxes,
-                              block_edges=options.block_edges)
+                              block_edges=options.block_edges, extend_blocks=options.extend_blocks)
 
 
 CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
