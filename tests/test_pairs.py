@@ -775,6 +775,18 @@ def test_a_column_not_selected_for_a_block_keeps_no_pair_with_a_column_selected_
     assert before[false_pair].all() and np.array_equal(before & ~false_pair, pooled)
 
 
+def _one_block_table(n: int, d: int, seed: int) -> tuple[pd.DataFrame, dict]:
+    """n rows of d columns, the first d / 2 on one factor (loading .9), the others independent,
+    every third column log-normal (the 'one block' shape of experiments/invented_pairs.py), and
+    its min and max as bounds."""
+    rng = np.random.default_rng(seed)
+    loadings = np.zeros(d)
+    loadings[: d // 2] = 0.9
+    latent = rng.normal(size=(n, 1)) * loadings + rng.normal(size=(n, d)) * np.sqrt(1 - loadings**2)
+    frame = pd.DataFrame(np.where(np.arange(d) % 3 == 2, np.exp(latent), latent), columns=[f"c{j}" for j in range(d)])
+    return frame, {name: [float(frame[name].min()), float(frame[name].max())] for name in frame}
+
+
 def test_pairs_into_a_block_do_not_correlate_an_unrelated_column_with_the_whole_block():
     """End to end at (1, 1e-10), pairs read one by one: 10 000 rows, a block of 20 columns on one
     factor (loading .9) beside 20 independent ones, every third column log-normal (the 'one block'
@@ -788,12 +800,7 @@ def test_pairs_into_a_block_do_not_correlate_an_unrelated_column_with_the_whole_
     from synthdp.evaluation.metrics import invented_pairs, strong_pairs
     from synthdp.pipeline.run import StudyOptions, fit, sample
 
-    rng = np.random.default_rng(0)
-    loadings = np.zeros(40)
-    loadings[:20] = 0.9
-    latent = rng.normal(size=(10_000, 1)) * loadings + rng.normal(size=(10_000, 40)) * np.sqrt(1 - loadings**2)
-    frame = pd.DataFrame(np.where(np.arange(40) % 3 == 2, np.exp(latent), latent), columns=[f"c{j}" for j in range(40)])
-    bounds = {name: [float(frame[name].min()), float(frame[name].max())] for name in frame}
+    frame, bounds = _one_block_table(10_000, 40, seed=0)
     found = {}
     for block_edges in (True, False):
         model = fit(SynthConfig(epsilon=1, delta=1e-10, seed=1), frame, bounds=bounds,
@@ -818,12 +825,7 @@ def test_at_pure_epsilon_a_block_does_not_carry_a_laplace_outlier_to_every_membe
     from synthdp.pipeline.plan import pairs_entry
     from synthdp.pipeline.run import StudyOptions, fit, sample
 
-    rng = np.random.default_rng(1)
-    loadings = np.zeros(20)
-    loadings[:10] = 0.9
-    latent = rng.normal(size=(20_000, 1)) * loadings + rng.normal(size=(20_000, 20)) * np.sqrt(1 - loadings**2)
-    frame = pd.DataFrame(np.where(np.arange(20) % 3 == 2, np.exp(latent), latent), columns=[f"c{j}" for j in range(20)])
-    bounds = {name: [float(frame[name].min()), float(frame[name].max())] for name in frame}
+    frame, bounds = _one_block_table(20_000, 20, seed=1)
     found = {}
     for extend in ("laplace", "never"):
         with warnings.catch_warnings():
