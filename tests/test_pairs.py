@@ -757,21 +757,23 @@ def test_a_column_not_selected_for_a_block_keeps_no_pair_with_a_column_selected_
     related to every member of the block 0-9 at .3 and both selected; column 12 is related to
     none, but its pair with 10 is kept at .2 (4 noise sd), as a Laplace outlier would be. 10 now
     moves with the block in the copula, so that pair would tie 12 to every member: it is
-    dropped, while the pair of the two selected columns 10 and 11 stays. Without ``extend``
-    (Gaussian noise; stop 40) the false pair stays. Seeded noise, drawn once: 12's pooled z is
-    about 0, 10's and 11's about 19."""
+    dropped, while the pair of the two selected columns 10 and 11 stays, and so does one that
+    stands out as far as a tie must (column 12 with 11 at .4, 8 noise sd, beyond the Laplace
+    tie line of 6.85). Without ``extend`` (Gaussian noise; stop 40) the false pair stays.
+    Seeded noise, drawn once: 12's pooled z is about 0, 10's and 11's about 19."""
     from synthdp.postprocess.pairs import block_edges_pooled
 
     d = 13
     values, noise, i, j = _block_release(d, 10, {10: 0.3, 11: 0.3}, np.random.default_rng(6))
     kept = ((i < 10) & (j < 10)) | ((i == 0) & (j == 10)) | ((i == 0) & (j == 11))
-    false_pair, selected_pair = (i == 10) & (j == 12), (i == 10) & (j == 11)
+    false_pair, selected_pair, standing = (i == 10) & (j == 12), (i == 10) & (j == 11), (i == 11) & (j == 12)
     values[false_pair], kept[false_pair], kept[selected_pair] = 0.2, True, True
-    pooled, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1, extend=True)
+    values[standing], kept[standing] = 0.4, True
+    pooled, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1, noise_kind="laplace", extend=True)
     assert pooled[(j == 10) | (j == 11)].all()  # both selected: every member, and each other
-    assert not pooled[false_pair].any()
-    assert not pooled[(i == 12) | (j == 12)].any()
-    before, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1)
+    assert not pooled[false_pair].any() and pooled[standing].all()
+    assert not pooled[((i == 12) | (j == 12)) & ~standing].any()
+    before, _ = block_edges_pooled(kept, values, noise, d, fdr=0.1, noise_kind="laplace")
     assert before[false_pair].all() and np.array_equal(before & ~false_pair, pooled)
 
 

@@ -416,14 +416,16 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
 
     With ``extend`` (the product under Laplace noise: :func:`latent_correlation`'s
     ``extend_blocks``), a column not selected for a block keeps no pair with a column selected for
-    it either: a selected column moves with the block in the copula, so one false pair into it
-    is carried to every member just the same. The false discovery rate bounds the share of such
-    pairs, not their size: under Laplace noise (pure ε) a false pair can stand 5–8 noise sd out
-    (released correlations beyond ±1 on a generated 20 000 x 20 table), and those showed as 6.5
-    unrelated correlations above .3 per release there (0.75 with ``extend``). Under Gaussian
-    noise a false pair lies near its line, and ``extend`` cost more real pairs than it removed
-    false ones (CTG's strong-pair ratio .851 → .711): there only the tied members' pairs are
-    read from the block (docs/decisions.md#block-edges).
+    it either, unless that pair stands out as far as a tie must (TIE_Z noise sd, or its Laplace
+    equivalent): a selected column moves with the block in the copula, so one false pair into
+    it is carried to every member just the same. The false discovery rate bounds the share of
+    such pairs, not their size: under Laplace noise (pure ε) an unrelated pair stands 3.4 noise
+    sd out twelve times as often as under Gaussian noise, where that noise is large (released
+    correlations of -1.54 and 1.57 at noise sd .45 on a generated 20 000 x 20 table), and those
+    showed as 6.5 unrelated correlations above .3 per release there. Under Gaussian noise a
+    false pair lies near its line, and ``extend`` cost more real pairs than it removed false ones
+    (CTG's strong-pair ratio .851 → .777): there only the tied members' pairs are read from the
+    block (docs/decisions.md#block-edges).
 
     Returns the kept pairs and their values (``values`` where nothing was pooled). Without
     ``fdr`` or without a block, as given. Post-processing of released values and their public
@@ -439,7 +441,8 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
     value[i, j] = value[j, i] = values
     sd[i, j] = sd[j, i] = noise
     tie_z = TIE_Z if noise_kind != "laplace" else -math.log(special.erfc(TIE_Z / math.sqrt(2.0))) / math.sqrt(2.0)
-    ties = kept & (np.abs(values) >= BLOCK_R) & (np.abs(values) >= tie_z * noise)
+    standing = np.abs(values) >= tie_z * noise  # as far out as a tie must stand
+    ties = kept & (np.abs(values) >= BLOCK_R) & standing
     graph = sparse.coo_matrix((np.ones(int(ties.sum())), (i[ties], j[ties])), shape=(d, d))
     _, labels = csgraph.connected_components(graph, directed=False)
     tests = []
@@ -467,10 +470,11 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
             values[pairs] = np.where(kept[pairs], values[pairs], fitted)
             selected.setdefault(block, []).append(x)
         pooled[pairs] = p_value <= line
-    if extend:  # nor pairs with the columns selected for the block
+    if extend:  # nor pairs with the columns selected for the block, but those that stand out as a tie would
         for (block, x, *_), p_value in zip(tests, p):
             if p_value > line and block in selected:
-                pooled[index[x, selected[block]]] = False
+                pairs = index[x, selected[block]]
+                pooled[pairs] &= standing[pairs]
     return pooled, values
 
 
