@@ -449,8 +449,9 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     step = max(1, PRICING_ENTRIES // max(R, 1))  # W's columns a chunk at a time: W need not be held whole
     blocks = [(first, min(first + step, n_candidates)) for first in range(0, n_candidates, step)]
 
-    pool = ThreadPoolExecutor(max_workers=1) if WORKERS > 1 else None  # the products' second thread
+    pool = None
     if sp.issparse(columns(0, 1)):  # a sparse W (mixed tables) is held whole: products with it are cheap
+        pool = ThreadPoolExecutor(max_workers=1) if WORKERS > 1 else None  # the products' second thread
         whole = sp.csr_matrix(columns(0, n_candidates))
         transposed = whole.T.tocsr()
         exponents = split_product(transposed, pool)
