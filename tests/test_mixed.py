@@ -825,3 +825,30 @@ def test_the_tilt_of_a_mixed_table_weighs_three_candidates_per_moment_and_the_l1
     assert plan.tilted_candidates == 3 * plan.n_basis > plan.n_candidates == 100
     assert synth.model_.support_points.shape[0] <= plan.tilted_candidates
     assert set(synth.sample(100)["job"]) <= {"a", "b", "c", "other"}
+
+
+def test_the_candidates_are_drawn_on_one_blas_thread_whatever_the_ambient_limit(monkeypatch):
+    """A seeded release's candidates must not depend on how many BLAS threads the process has (the
+    machine's cores, or a limit another step left in place): adult's seeded candidates differed
+    between one thread and two (a golden case that changed now and then). The candidate stage runs
+    on one BLAS thread, under any ambient limit, and gives the same draws."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.run import fit
+
+    seen, drawn = [], []
+    make = run.make_candidates
+
+    def spy(*args, **kwargs):
+        seen.append({info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"})
+        drawn.append(make(*args, **kwargs))
+        return drawn[-1]
+
+    monkeypatch.setattr(run, "make_candidates", spy)
+    frame = mixed_frame(2000, 4)
+    for ambient in (1, 2):
+        with threadpool_limits(ambient, user_api="blas"):
+            fit(SynthConfig(epsilon=1, delta=1e-10, seed=5), frame, schema=SCHEMA)
+    assert seen == [{1}, {1}] or not threadpool_info()  # no BLAS found: nothing to limit
+    assert np.array_equal(drawn[0], drawn[1])

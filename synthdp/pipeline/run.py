@@ -805,8 +805,12 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     onto their tilted marginals (:func:`rearranges`). ``study``: a design study's alternatives,
     of which the candidate makers read :meth:`StudyOptions.candidate_options` (None: the product).
     """
+    from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
+
     plan = release.plan
-    with stages.stage("candidates"):
+    with stages.stage("candidates"), threadpool_limits(1, user_api="blas"):
+        # one BLAS thread: the draws then do not depend on the machine's cores (nor on a limit another
+        # step left in place): adult's seeded candidates differed between one thread and two
         options = None if study is None else study.candidate_options()
         candidates = make_candidates(plan.candidates, release, rng, config, options)
         basis = ChebyshevBasis(release.basis_indices)
