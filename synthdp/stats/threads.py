@@ -23,7 +23,7 @@ def available_cpus() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-WORKERS = min(2, available_cpus())  # threads the helpers use: more than two gained little where measured
+WORKERS = min(2, available_cpus())  # threads the helpers use: at most two, as many as the machines measured had
 SPLIT_NONZEROS = 500_000  # a sparse product is split across threads from this many stored entries
 
 
