@@ -1,19 +1,25 @@
 """adult's 2-way total-variation distance by kind of pair (issue 18): which pairs the mixed pipeline keeps.
 
-    python experiments/adult_pairs.py [--seeds 6] [--variants default no-value-blocks join-ratio=0]
+    python experiments/adult_pairs.py [--seeds 12] [--first-seed 100] [--variants default no-value-blocks join-ratio=0]
 
 For each setting ((1, 1e-10) and epsilon = 1) and each variant — the default; ``no-value-blocks``,
 the schema without value blocks (``StudyOptions(value_blocks=False)``: no 2-way tables of
 education-num's values, education tied to it by a latent order, the default before value blocks); ``join-ratio=R``, another join ratio of
 :func:`synthdp.postprocess.candidates.ordinal_latent` (``StudyOptions(join_ratio=R)``; 0 joins
 every categorical column whose means per level stand out of the noise) — seeded releases of adult with
-configs/adult_schema.json (seed s = 0 .. SEEDS - 1: reproducible, NOT private), each scored by
+configs/adult_schema.json (seed s = FIRST_SEED .. FIRST_SEED + SEEDS - 1: reproducible, NOT private), each scored by
 :func:`synthdp.evaluation.mixed.pair_scores` (numeric columns in 16 equal-width bins of the
 schema's bounds): the mean 2-way TV over all pairs, over categorical x numeric, categorical and
 numeric pairs, and the TV of education x education-num (a function of each other). The numbers
 before ``ordinal_latent`` come from running this script at commit 98c6acc (no JOIN_RATIO: pass
 ``--join-ratios none --out experiments/results/adult_pairs_before.md``, the option of that version). Writes
 experiments/results/adult_pairs.md (``--out``).
+
+Seeds: the default seeds start at 100. adult's design choices up to stop 41 were measured on seeds 0-5,
+which turned out favourable to the default (mean 2-way TV .0529 there against .0552 at seeds 100-111
+and .0574 at 6-11; unseeded releases .0562): a variant chosen because it won on seeds 0-5 carries
+their luck. ``--first-seed 0 --seeds 6`` gives those seeds back; new choices should be confirmed on
+seeds they were not chosen on (docs/decisions.md#held-out-seeds).
 """
 
 from __future__ import annotations
@@ -53,10 +59,10 @@ def pair_tvs_by_kind(real: pd.DataFrame, table: pd.DataFrame, schema) -> dict[st
     return found
 
 
-def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds: int,
+def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds: range,
            study: StudyOptions | None) -> dict:
     found: dict[str, list[float]] = {}
-    for seed in range(seeds):
+    for seed in seeds:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = fit(SynthConfig(epsilon=epsilon, delta=delta, seed=seed), frame, schema=spec, study=study)
@@ -68,7 +74,9 @@ def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=6)
+    parser.add_argument("--seeds", type=int, default=12, help="how many seeded releases per setting and variant")
+    parser.add_argument("--first-seed", type=int, default=100, help="the first seed (default 100: not the seeds "
+                        "0-5 adult's earlier choices were measured on)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--variants", nargs="+", default=["default", "no-value-blocks", "join-ratio=0"],
                         help="'default', 'no-value-blocks' (StudyOptions(value_blocks=False)) and/or 'join-ratio=R'")
@@ -86,7 +94,8 @@ def main(argv: list[str] | None = None) -> None:
             ratio = variant.partition("=")[2]
             study = (StudyOptions(join_ratio=float(ratio)) if ratio else
                      StudyOptions(value_blocks=False) if variant == "no-value-blocks" else None)
-            result = scores(frame, spec, epsilon, delta, args.seeds, study)
+            seeds = range(args.first_seed, args.first_seed + args.seeds)
+            result = scores(frame, spec, epsilon, delta, seeds, study)
             label = {"default": f"default (JOIN_RATIO = {default}, value blocks)",
                      "no-value-blocks": "no value blocks"}.get(variant, f"JOIN_RATIO = {ratio}")
             log(f"({epsilon:g}, {delta:g}) {label}: {result}")
@@ -94,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
                         + " | ".join(f"{result.get(kind, float('nan')):.4f}" for kind in
                                      (*KINDS, "education x education-num")) + " |")
     text = (f"# adult: 2-way TV by kind of pair\n\n{generated_by(command_line('adult_pairs.py', argv))}; "
-            f"{(time.perf_counter() - started) / 60:.1f} min. Mean over seeds 0-{args.seeds - 1} (seeded noise: "
+            f"{(time.perf_counter() - started) / 60:.1f} min. Mean over seeds {args.first_seed}-{args.first_seed + args.seeds - 1} (seeded noise: "
             "reproducible, not private) of the mean 2-way TV (numeric columns in 16 equal-width bins of the "
             "schema's bounds); 0 the best.\n\n| setting | variant | " + " | ".join(KINDS)
             + " | education x education-num |\n|---|---|" + "---:|" * (len(KINDS) + 1) + "\n" + "\n".join(rows) + "\n")
