@@ -77,7 +77,7 @@ from scipy import stats
 
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
-from synthdp.domain.schema import Schema
+from synthdp.domain.schema import MAX_VALUE_BLOCK, Schema
 from synthdp.pipeline.plan import cell_layout, make_plan
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
@@ -273,16 +273,19 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
     return _statistics(samples, exact, plan.noise)
 
 
-def value_block_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+def value_block_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int,
+                        top: int = 2):
     """release_bounded_means with groups on a value block's cells (synthdp.stats.mixed_basis): the one-way
-    cells of an integer column of three values and its 2-way table with a categorical column, encoded
-    by the reader (PrivateTable.encoded_points).
+    cells of an integer column of values 0 .. ``top`` (three: one cell per value; 100: a binned block,
+    15 bins of 7 values, the last of 2) and its 2-way table with a categorical column, encoded by the reader
+    (PrivateTable.encoded_points).
 
-    Row 0 moves from (k, u) = (0, a) to (2, b): each of the G = 2 groups (the one-way value cells and
+    Row 0 moves from (k, u) = (0, a) to (top, b): each of the G = 2 groups (the one-way value cells and
     the 2-way table) moves by exactly 2/n in l1, attaining the declared 2G/n.
     """
-    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 2]},
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, top]},
                                            "u": {"type": "categorical", "levels": ["a", "b"]}}}, ["k", "u"])
+    assert schema.value_blocks[0].binned == (top + 1 > MAX_VALUE_BLOCK)
     block = schema.block_slice(schema.value_blocks[0].name)
     indices = basis_indices(schema, 2)
     indices = indices[indices[:, block].any(axis=1)]  # the value block's cells only
@@ -291,9 +294,9 @@ def value_block_samples(epsilon: float, delta: float, noise_kind: str, size: int
     config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
     plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False, mixed_basis=(len(indices), groups))
     rng = np.random.default_rng(0)
-    shared = pd.DataFrame({"k": rng.integers(0, 3, N_ROWS), "u": rng.choice(["a", "b", "c"], N_ROWS)})
+    shared = pd.DataFrame({"k": rng.integers(0, top + 1, N_ROWS), "u": rng.choice(["a", "b", "c"], N_ROWS)})
     exact = []
-    for row in ((0, "a"), (2, "b")):
+    for row in ((0, "a"), (top, "b")):
         frame = shared.copy()
         frame.iloc[0] = row
         exact.append(ChebyshevBasis(indices).moments(PrivateTable(frame, ["u"]).encoded_points(schema)[0]))
@@ -706,6 +709,9 @@ AUDITS = {
     "value-block-laplace": Audit(value_block_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
     # (four cells move by 1/n: the calibrated Gaussian audit sees 0.38 at seed 11, against 0.4-0.5 for one moment)
     "value-block-gaussian": Audit(value_block_samples, 1.0, 1e-2, "gaussian", 20_000, 0.35),
+    # a binned value block (an integer column of 100 values in 15 bins): the same release over bins
+    "binned-block-laplace": Audit(lambda *a: value_block_samples(*a, top=99), 1.0, 0.0, "laplace", 20_000, 0.45),
+    "binned-block-gaussian": Audit(lambda *a: value_block_samples(*a, top=99), 1.0, 1e-2, "gaussian", 20_000, 0.35),
     "clip-count-laplace": Audit(clip_count_samples, 1.0, 0.0, "laplace", 20_000, 0.8),
     # a mixed table's numeric histograms (value cells and bins): four counts move by 1 each
     "histograms-laplace": Audit(histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.45),

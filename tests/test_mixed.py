@@ -52,8 +52,10 @@ def encoded(frame: pd.DataFrame, schema: Schema):
 # ------------------------------------------------------------------ schema and encoding
 def test_schema_layout(schema):
     assert schema.numeric.names == ["age", "score"]
-    assert [c.name for c in schema.categorical] == ["sex", "job", "city"]
-    assert schema.n_coordinates == 2 + 1 + 4 + 3  # binary: 1; categorical: levels + other
+    assert [c.name for c in schema.categorical] == ["sex", "job", "city", "age (values)"]
+    # binary: 1; categorical: levels + other; age's 73 values in a binned block of 15 bins, last
+    assert schema.n_coordinates == 2 + 1 + 4 + 3 + 15
+    assert [c.name for c in schema.declared] == ["sex", "job", "city"]
     assert schema.column("job").all_levels == ("a", "b", "c", "other")
 
 
@@ -110,6 +112,7 @@ def test_numeric_columns_still_refuse_text(schema):
 
 # --------------------------------------------------------------------------- basis
 def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_column(schema):
+    schema = schema.without_value_blocks()  # the value blocks' basis: tests/test_value_blocks.py
     indices = basis_indices(schema, 3)
     d = schema.d_numeric
     assert indices[:, d:].max() == 1
@@ -150,7 +153,9 @@ def test_the_release_is_calibrated_to_the_groups_and_spends_the_budget(schema):
     synth = SmoothSynthesizer(epsilon=2.0, seed=3).fit(mixed_frame(400, 4), schema=SCHEMA, synthesize=False)
     stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
     assert set(stages) == {"clip_count", "other_count", "moments"}
-    groups = groups_count(schema, basis_indices(schema, 2))
+    summary_schema = schema.without_value_blocks()  # a summary only has none
+    assert synth.release_.schema == summary_schema
+    groups = groups_count(summary_schema, basis_indices(summary_schema, 2))
     assert stages["moments"]["sensitivity"] == pytest.approx(2 * groups / 400)
     assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(2.0)
 

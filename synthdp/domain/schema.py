@@ -28,7 +28,13 @@ Encoding (the coordinates the release works on, numeric columns first, then the 
   It is not a column of the table (nothing decodes from it); it lets the release hold the 2-way
   table of that column's values against each binary or categorical column, as for two
   categorical columns (:func:`synthdp.stats.mixed_basis.basis_indices`), so that a pair such as
-  education x education-num, one a function of the other, can be kept cell by cell.
+  education x education-num, one a function of the other, can be kept cell by cell. An
+  integer column of more than MAX_VALUE_BLOCK and at most MAX_BINNED_BLOCK values (ages, hours
+  a week, percentages) has a *binned* value block instead: one indicator per bin of
+  consecutive integers, at most BLOCK_BINS bins of equal width (the last may be narrower),
+  each level named by its bin's first value. A numeric column with either block releases its
+  dependence on each binary or categorical column as their 2-way table, not as its means per
+  level.
 
 The indicators z are the {0, 1} form of the +-1 coordinates x = 2z - 1 of docs/mechanism.md §7.
 Per coordinate the affine map is invertible, so products of at most one indicator per
@@ -70,6 +76,14 @@ VALUES_SUFFIX = " (values)"  # the internal categorical column of an integer col
 #: hours of the day), and each of its tables costs one sensitivity group whatever its size, but adds
 #: values x levels rows to the LP. docs/decisions.md#value-blocks.
 MAX_VALUE_BLOCK = 32
+#: Most values an integer column may have for a binned value block (BLOCK_BINS bins of consecutive
+#: values): a count or a scale whose values spread over its bounds (ages, hours a week, percentages,
+#: years), not a money amount, whose equal-width bins would hold nearly every row in one.
+#: docs/decisions.md#binned-blocks.
+MAX_BINNED_BLOCK = 128
+#: Most bins of a binned value block: as many as the copula's histograms may have
+#: (synthdp.pipeline.plan.MARGINAL_BINS_RANGE's top). docs/decisions.md#binned-blocks.
+BLOCK_BINS = 16
 DRAFT_KEY = "draft"  # top-level entry of a schema drafted from the data (synthdp schema); ignored by from_dict
 
 
@@ -85,8 +99,8 @@ class CategoricalColumn:
     nullable numeric column whose missingness this internal binary column encodes (levels
     "present", "missing"); it is not a column of the table. ``values_of`` names the integer
     column whose values this internal categorical column encodes (its value block: one level per
-    integer in the bounds, no "other" level, since a value is clipped into them); not a column
-    of the table either.
+    integer in the bounds, or per bin of consecutive integers, named by its first value; no
+    "other" level, since a value is clipped into them); not a column of the table either.
     """
 
     name: str
@@ -127,11 +141,21 @@ class CategoricalColumn:
         """Number of indicator coordinates."""
         return len(self.coded_levels)
 
+    @property
+    def binned(self) -> bool:
+        """Whether this value block's levels are bins of several consecutive integers."""
+        return self.values_of is not None and len(self.levels) > 1 and int(self.levels[1]) - int(self.levels[0]) > 1
+
     def value_codes(self, values: np.ndarray) -> np.ndarray:
         """A value block's level index of each value of its integer column (in the column's units), shape (n,):
-        the value rounded to an integer and clipped into the bounds, as the release clips it."""
-        first, last = int(self.levels[0]), int(self.levels[-1])
-        return (np.clip(np.rint(values), first, last) - first).astype(np.int64)
+        the value rounded to an integer and clipped into the bounds, as the release clips it, then the
+        level (value or bin) it falls in."""
+        values = np.rint(values)
+        if not self.binned:
+            first, last = int(self.levels[0]), int(self.levels[-1])
+            return (np.clip(values, first, last) - first).astype(np.int64)
+        starts = np.array([int(level) for level in self.levels], dtype=float)
+        return (np.searchsorted(starts, np.maximum(values, starts[0]), side="right") - 1).astype(np.int64)
 
     def level_codes(self, values: pd.Series) -> np.ndarray:
         """Index of each value in ``all_levels``, shape (n,); its coordinate is the index minus ``self.binary``.
@@ -202,6 +226,10 @@ class Schema:
     def without_value_blocks(self) -> Schema:
         """The same schema without its value blocks (the table's columns and levels unchanged)."""
         return replace(self, categorical=tuple(column for column in self.categorical if column.values_of is None))
+
+    def without_binned_blocks(self) -> Schema:
+        """The same schema without its binned value blocks (its blocks of single values kept)."""
+        return replace(self, categorical=tuple(column for column in self.categorical if not column.binned))
 
     @property
     def valued_numeric(self) -> tuple[tuple[CategoricalColumn, int], ...]:
@@ -282,12 +310,12 @@ class Schema:
 
     @classmethod
     def from_dict(cls, content: Mapping, column_names: Sequence[str], origin: str = "schema",
-                  value_blocks: bool = True) -> Schema:
+                  value_blocks: bool = True, binned_blocks: bool = True) -> Schema:
         """Build the schema of ``column_names`` (the table's columns, in order) from a schema mapping.
 
         Every column needs an entry, and every entry must name a column. ``value_blocks=False``
-        leaves out the integer columns' value blocks (a design study's variant,
-        :class:`synthdp.pipeline.run.StudyOptions`).
+        leaves out the integer columns' value blocks, ``binned_blocks=False`` the binned ones
+        (design studies' variants, :class:`synthdp.pipeline.run.StudyOptions`).
         """
         if not isinstance(content, Mapping) or not isinstance(content.get("columns"), Mapping):
             raise SynthDPError(f"{origin} must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
@@ -337,12 +365,15 @@ class Schema:
             with_missing = {column.indicator_of for column in indicators}
             for column in numeric:
                 integers = range(math.ceil(column.lower), math.floor(column.upper) + 1)
+                limit = MAX_BINNED_BLOCK if binned_blocks else MAX_VALUE_BLOCK
                 if (column.integer and column.temporal is None and column.name not in with_missing
-                        and len(integers) <= MAX_VALUE_BLOCK):
+                        and len(integers) <= limit):
                     if column.name + VALUES_SUFFIX in column_names:
                         raise SynthDPError(f"{origin}: integer column '{column.name}' needs the name "
                                            f"'{column.name + VALUES_SUFFIX}' for its value block, which a column has")
-                    values.append(CategoricalColumn(column.name + VALUES_SUFFIX, tuple(str(value) for value in integers),
+                    width = 1 if len(integers) <= MAX_VALUE_BLOCK else math.ceil(len(integers) / BLOCK_BINS)
+                    values.append(CategoricalColumn(column.name + VALUES_SUFFIX,
+                                                    tuple(str(value) for value in integers[::width]),
                                                     False, other_label, values_of=column.name))
         return cls(tuple(column_names), Domain(tuple(numeric), source="public"),
                    tuple(categorical + indicators + values), other_label)

@@ -47,7 +47,7 @@ from synthdp.domain.units import synthetic_units
 from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.plan import Plan, cell_layout, make_plan
 from synthdp.pipeline.progress import StageTracker
-from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates
+from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, rearranged
 from synthdp.postprocess.lp import (
     TILT_FIT_SLACK,
@@ -168,6 +168,16 @@ class StudyOptions:
         product: :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`), or not (False, before): a
         schema given as a mapping is built without them, so the release holds no 2-way table
         of their values and fewer groups. Changes the release.
+    binned_blocks : bool
+        Give integer columns of more values binned value blocks, and every numeric column with a
+        block its 2-way tables in place of its means per level (True, the product:
+        :data:`synthdp.domain.schema.MAX_BINNED_BLOCK`), or neither (False, before: value blocks
+        only, beside their columns' means per level). Changes the release.
+    block_gate : bool
+        The LP and the tilt leave out the cells of a value block's 2-way table whose dependence
+        does not stand out of the noise (True, the product:
+        :func:`synthdp.postprocess.candidates.quiet_block_tables`), or fit every table (False,
+        before). Post-processing.
     tree_edges : bool
         A mixed table's categorical candidates take a 2-way table as a tree edge only where its
         dependence stands out of its noise (True, the product:
@@ -250,6 +260,8 @@ class StudyOptions:
     pair_variances: str = "released"
     ordinal_levels: str = "shrunk"
     value_blocks: bool = True
+    binned_blocks: bool = True
+    block_gate: bool = True
     tree_edges: bool = True
     matrix_scores: bool | tuple[int, float] = True
     matrix_means: bool | float = False
@@ -398,10 +410,15 @@ def fit(
         # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
         # (its marginals are over the table's columns), none in a design study without them
         blocks = (study is None or study.value_blocks) and config.marginal_degree >= 2 and synthesize
+        binned = study is None or study.binned_blocks
         if isinstance(schema, Schema):  # built by the caller: its value blocks dropped where they would only add noise
-            schema = schema if blocks else schema.without_value_blocks()
+            schema = (schema if binned else schema.without_binned_blocks()) if blocks else schema.without_value_blocks()
         else:
-            schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks)
+            schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
+        if (any(column.binned for column in schema.value_blocks)
+                and len(basis_indices(schema, config.marginal_degree)) > config.n_candidates):
+            # the binned blocks' tables would hold more moments than the LP has candidates: without them
+            schema = schema.without_binned_blocks()
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
@@ -410,7 +427,7 @@ def fit(
     run_release: Callable[[StageTracker], Release]
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
-        indices = basis_indices(schema, config.marginal_degree)
+        indices = basis_indices(schema, config.marginal_degree, block_means=not (study or PRODUCT).binned_blocks)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                          mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                          neighbours=neighbours)
@@ -743,14 +760,15 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
     count of rows with an "other" level, for the kinds of columns the table has.
 
     ``study`` (:class:`StudyOptions`): of its release options only ``exact_stages``'s
-    "moments" applies here (no products are released; the grouped sensitivity is not replaced).
+    "moments" and ``binned_blocks`` (whether columns with value blocks keep their means per level)
+    apply here (no products are released; the grouped sensitivity is not replaced).
     """
     study = PRODUCT if study is None else study
     if study.moments_sensitivity is not None:
         raise SynthDPError("StudyOptions.moments_sensitivity applies to numeric tables only")
     layout = cell_layout(schema.numeric, plan, schema.nullable_numeric) if plan.marginal_bins else None
     with stages.stage("moments"):
-        indices = basis_indices(schema, config.marginal_degree)
+        indices = basis_indices(schema, config.marginal_degree, block_means=not study.binned_blocks)
         moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.declared) else None}
@@ -759,12 +777,13 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                                           plan.neighbours)
                  for stage, (count, released) in wanted.items()}
         groups = groups_count(schema, indices)
-        tabled = [str(column.values_of) for column in schema.value_blocks
+        tabled = [str(column.values_of) + (" in bins" if column.binned else "") for column in schema.value_blocks
                   if indices[:, schema.block_slice(column.name)].any()]  # none at marginal degree 1
         noisy_moments = release_bounded_means(
             moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
             + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else "")
-            + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels)" if tabled else ""),
+            + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels"
+               + (", in place of their means per level)" if study.binned_blocks else ")") if tabled else ""),
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups, neighbours=plan.neighbours)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
@@ -817,7 +836,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         target = release.noisy_moments
         sparse = plan.candidates == "mixed"
         if sparse:  # sparse W, at most G + d non-zeros per candidate: held whole
-            design, target, noise_l1, row_sd = mixed_design(release, basis, candidates)
+            leave_out = None
+            if release.schema is not None and release.schema.value_blocks and (study or PRODUCT).block_gate:
+                leave_out = quiet_block_tables(release.schema, release.basis_indices, release.noisy_moments,
+                                               float(np.max(release.moment_noise_sd)), plan.noise)
+            design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731
             if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
                     and design.shape[0] * design.shape[1] <= config.max_lp_entries):
@@ -894,12 +917,14 @@ def rearranges(release: Release, study: StudyOptions) -> bool:
     return study.rearrange and release.plan.candidates == "copula" and one_way
 
 
-def mixed_design(release: Release, basis: ChebyshevBasis,
-                 candidates: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray, float, float]:
+def mixed_design(release: Release, basis: ChebyshevBasis, candidates: np.ndarray,
+                 leave_out: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray, float, float]:
     """The sparse LP of a mixed table, each row in units of its noise: W, b_hat, E||noise||_1 and
     the noise sd every row then has (the smallest).
 
-    Rows: the released moments, then the cells of the numeric columns' released histograms
+    Rows: the released moments but those ``leave_out`` marks (shape (R,) bool: the cells of value
+    blocks' tables whose dependence does not stand out of the noise,
+    :func:`synthdp.postprocess.candidates.quiet_block_tables`), then the cells of the numeric columns' released histograms
     (:func:`cell_rows`), when there are histograms, so that the LP's tilt keeps every numeric
     column's one-way shape, as it keeps the categorical columns' cells (without them, the
     tilt toward some 5 000 moments on 10 000 candidates took age's one-way TV on adult from
@@ -909,6 +934,10 @@ def mixed_design(release: Release, basis: ChebyshevBasis,
     """
     design, target = basis.sparse_design_matrix(candidates), release.noisy_moments
     noise_sd, noise_l1 = release.moment_noise_sd, release.moment_noise_l1
+    if leave_out is not None and leave_out.any():
+        keep = ~leave_out
+        noise_l1 *= float(noise_sd[keep].sum() / noise_sd.sum())  # E||noise||_1 is proportional to the sd
+        design, target, noise_sd = design[keep], target[keep], noise_sd[keep]
     schema = release.schema
     if release.cell_layout is not None and release.noisy_histograms is not None and schema is not None:
         d = schema.d_numeric

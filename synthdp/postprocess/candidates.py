@@ -714,6 +714,34 @@ def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noi
     return parent
 
 
+def quiet_block_tables(schema: Schema, indices: np.ndarray, moments: np.ndarray, noise_sd: float,
+                       noise_kind: str = "gaussian", edge_z: float = EDGE_Z) -> np.ndarray:
+    """Which released moments are cells of a value block's 2-way table (with a binary or categorical
+    column) whose dependence does not stand ``edge_z`` noise standard deviations out
+    (:func:`table_dependence`, the rule of :func:`tree_parents`), shape (R,) bool.
+
+    Such a table is no edge of the candidates' tree, and the LP and the tilt leave its cells out
+    (:func:`synthdp.pipeline.run.mixed_design`): what it holds beyond the two columns' one-way
+    tables is mostly noise, which its bins x levels cells would otherwise impose on the weights
+    (an integer column of 100 values independent of three categorical columns: 2-way TV .0737
+    fitted against .0652 before the binned blocks, one seed; docs/decisions.md#binned-blocks).
+    Post-processing of released values.
+    """
+    summary = MarginalSummary(schema, indices, moments)
+    touched = {column.name: indices[:, schema.block_slice(column.name)].any(axis=1) for column in schema.categorical}
+    blocks_touched = np.sum(list(touched.values()), axis=0)
+    quiet = np.zeros(len(indices), dtype=bool)
+    for block in schema.value_blocks:
+        for column in schema.declared:
+            cells = touched[block.name] & touched[column.name] & (blocks_touched == 2)
+            if not cells.any():
+                continue
+            raw = summary.marginal([block.name, column.name], clip=False).to_numpy().reshape(len(block.all_levels), -1)
+            if table_dependence(raw, noise_sd, noise_kind) < edge_z:
+                quiet |= cells
+    return quiet
+
+
 def signal_share(table: np.ndarray, noise_sd: float, noise_kind: str = "gaussian") -> float:
     """The share of a noisy 2-way table's excess (:func:`table_dependence`) that is not the noise's:
     max(0, 1 - mean noise-only excess / excess), the positive-part James-Stein factor toward

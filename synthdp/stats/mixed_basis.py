@@ -17,13 +17,18 @@ from synthdp.errors import SynthDPError
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
 
 
-def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE) -> np.ndarray:
+def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE,
+                  block_means: bool = False) -> np.ndarray:
     """The released multi-indices of a mixed table, shape (R, D).
 
     * every Chebyshev product of total degree <= 2 of the numeric coordinates (the moment
       candidates need all of them);
     * every product of one numeric coordinate (degree 1) and one indicator (column
-      means per level);
+      means per level), except for a numeric column with a value block (at marginal degree
+      >= 2): its 2-way tables with the same columns hold its dependence on them, finer than a
+      mean per level (a mean per level is a weighted sum of a value block's cells, and within
+      a bin's width of a binned block's), for the same sensitivity groups;
+      ``block_means=True`` keeps them (a design study's variant, before the binned blocks);
     * every product of indicators of at most ``marginal_degree`` distinct binary or
       categorical columns: the cells of all marginals of that order (a binary column's
       first level excluded: it is 1 minus its indicator);
@@ -31,11 +36,12 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
       and one binary or categorical column (at marginal degree >= 2): that column's
       levels against the integer's values, and its one-way cells (the frequency of each
       value, which a binary column's first level needs: P(v, a) = P(v) - P(v, b)); nothing
-      at marginal degree 1. Not the
+      at marginal degree 1. A binned block (:data:`synthdp.domain.schema.MAX_BINNED_BLOCK`)
+      likewise, over its bins. Not the
       numeric means per value, which the pairs release and the copula cover, nor its table
       with another value block (two numeric columns: the copula's). Each table is one
-      sensitivity group (a row has one value and one level), so it adds 2/n to the l1
-      sensitivity whatever its size.
+      sensitivity group (a row has one value, in one bin, and one level), so it adds 2/n to
+      the l1 sensitivity whatever its size.
 
     Degree <= 1 per indicator and at most one indicator per column in a product: z^2 = z
     and, within a block, z_a z_b = 0.
@@ -49,6 +55,7 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
         rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
     blocks = [range(schema.block_slice(c.name).start, schema.block_slice(c.name).stop) for c in schema.categorical]
     value_block = {block.start for block, c in zip(blocks, schema.categorical) if c.values_of is not None}
+    tabled = set() if block_means or marginal_degree < 2 else {j for _, j in schema.valued_numeric}
     for size in range(1, min(marginal_degree, len(blocks)) + 1):
         for chosen in itertools.combinations(blocks, size):
             values = sum(block.start in value_block for block in chosen)
@@ -57,7 +64,7 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
             for coordinates in itertools.product(*chosen):
                 rows.append(_index(D, coordinates))
                 if size == 1 and not values:  # the numeric means of this level
-                    rows.extend(_index(D, coordinates + (j,)) for j in range(d))
+                    rows.extend(_index(D, coordinates + (j,)) for j in range(d) if j not in tabled)
     return np.array(rows, dtype=np.int64).reshape(len(rows), D)
 
 def basis_groups(schema: Schema, indices: np.ndarray) -> np.ndarray:

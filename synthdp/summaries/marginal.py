@@ -137,10 +137,11 @@ class MarginalSummary(SummaryFile):
             moments = np.array(content["noisy_moments"], dtype=float)
         except (KeyError, TypeError, ValueError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
-        older = schema.n_coordinates - sum(column.width for column in schema.value_blocks)
-        if indices.ndim == 2 and schema.value_blocks and indices.shape[1] == older:
-            # written before value blocks (their coordinates come last): none of its moments involves one
-            indices = np.pad(indices, ((0, 0), (0, schema.n_coordinates - older)))
+        if indices.ndim == 2:
+            # the schema the release had: a summary-only release has no value blocks, one written before the
+            # binned blocks has only the blocks of single values, one written before value blocks none
+            schema = next((layout for layout in (schema, schema.without_binned_blocks(), schema.without_value_blocks())
+                           if layout.n_coordinates == indices.shape[1]), schema)
         if indices.ndim != 2 or indices.shape != (len(moments), schema.n_coordinates):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
         return cls(schema, indices, moments, content.get("privacy_report"))
