@@ -46,6 +46,29 @@ def schema() -> Schema:
     return Schema.from_dict(SCHEMA, NAMES)
 
 
+def scored_table() -> tuple[pd.DataFrame, dict]:
+    """200 rows of SCHEMA's columns with score an integer column of 100 values (a binned block) beside
+    grade's value block of 3 values; the frame and the schema's content."""
+    content = {"columns": {**SCHEMA["columns"], "score": {"type": "integer", "bounds": [0, 99]}}}
+    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.arange(200) % 100,
+                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    return frame, content
+
+
+def function_of_bins_table() -> tuple[pd.DataFrame, dict]:
+    """20 000 rows: a of 100 values, c "mid" for a in [28, 70) and "edge" outside (bin edges of a's
+    binned block, bins of 7), x and u independent of them; the frame and the schema's content."""
+    rng = np.random.default_rng(4)
+    n = 20_000
+    a = rng.integers(0, 100, n)
+    frame = pd.DataFrame({"a": a, "x": rng.normal(size=n), "c": np.where((a >= 28) & (a < 70), "mid", "edge"),
+                          "u": rng.choice(["p", "q", "r"], n)})
+    content = {"columns": {"a": {"type": "integer", "bounds": [0, 99]}, "x": [-5, 5],
+                           "c": {"type": "categorical", "levels": ["edge", "mid"]},
+                           "u": {"type": "categorical", "levels": ["p", "q", "r"]}}}
+    return frame, content
+
+
 def test_an_integer_column_of_few_values_gets_a_value_block_last(schema):
     block = schema.column("grade" + VALUES_SUFFIX)
     assert block.values_of == "grade" and block.internal and not block.binary
@@ -208,14 +231,8 @@ def test_a_categorical_function_of_an_integer_columns_bins_keeps_its_cells():
     from synthdp.config import SynthConfig
     from synthdp.pipeline.run import StudyOptions, fit, sample
 
-    rng = np.random.default_rng(4)
-    n = 20_000
-    a = rng.integers(0, 100, n)
-    frame = pd.DataFrame({"a": a, "x": rng.normal(size=n), "c": np.where((a >= 28) & (a < 70), "mid", "edge"),
-                          "u": rng.choice(["p", "q", "r"], n)})
-    content = {"columns": {"a": {"type": "integer", "bounds": [0, 99]}, "x": [-5, 5],
-                           "c": {"type": "categorical", "levels": ["edge", "mid"]},
-                           "u": {"type": "categorical", "levels": ["p", "q", "r"]}}}
+    frame, content = function_of_bins_table()
+    n = len(frame)
     kept = {}
     for binned in (True, False):
         model = fit(SynthConfig(epsilon=1, delta=1e-10, seed=5), frame, schema=content,
@@ -261,9 +278,7 @@ def test_a_design_study_can_leave_the_binned_blocks_out():
     from synthdp.config import SynthConfig
     from synthdp.pipeline.run import StudyOptions, fit
 
-    content = {"columns": {**SCHEMA["columns"], "score": {"type": "integer", "bounds": [0, 99]}}}
-    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.arange(200) % 100,
-                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    frame, content = scored_table()
     config = SynthConfig(epsilon=1.0, seed=3, n_candidates=400)
     product = fit(config, frame, schema=content).release
     before = fit(config, frame, schema=content, study=StudyOptions(binned_blocks=False)).release
@@ -279,9 +294,7 @@ def test_binned_blocks_that_would_outgrow_the_candidates_are_left_out():
     from synthdp.config import SynthConfig
     from synthdp.pipeline.run import fit
 
-    content = {"columns": {**SCHEMA["columns"], "score": {"type": "integer", "bounds": [0, 99]}}}
-    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.arange(200) % 100,
-                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    frame, content = scored_table()
     schema = Schema.from_dict(content, NAMES)
     assert len(basis_indices(schema, 2)) > 60 > len(basis_indices(schema.without_binned_blocks(), 2))
     release = fit(SynthConfig(epsilon=1.0, seed=3, n_candidates=60), frame, schema=content).release
@@ -338,9 +351,7 @@ def test_a_summary_written_before_binned_blocks_still_loads():
     from synthdp.pipeline.report import marginal_summary
     from synthdp.pipeline.run import StudyOptions, fit
 
-    content = {"columns": {**SCHEMA["columns"], "score": {"type": "integer", "bounds": [0, 99]}}}
-    frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.arange(200) % 100,
-                          "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
+    frame, content = scored_table()
     config = SynthConfig(epsilon=1.0, seed=3, n_candidates=400)
     for binned in (False, True):
         model = fit(config, frame, schema=content, study=StudyOptions(binned_blocks=binned))
@@ -360,14 +371,7 @@ def test_the_lp_leaves_out_the_cells_of_block_tables_that_do_not_stand_out():
     from synthdp.pipeline.run import PRODUCT, fit, mixed_design
     from synthdp.postprocess.candidates import quiet_block_tables
 
-    rng = np.random.default_rng(4)
-    n = 20_000
-    a = rng.integers(0, 100, n)
-    frame = pd.DataFrame({"a": a, "x": rng.normal(size=n), "c": np.where((a >= 28) & (a < 70), "mid", "edge"),
-                          "u": rng.choice(["p", "q", "r"], n)})
-    content = {"columns": {"a": {"type": "integer", "bounds": [0, 99]}, "x": [-5, 5],
-                           "c": {"type": "categorical", "levels": ["edge", "mid"]},
-                           "u": {"type": "categorical", "levels": ["p", "q", "r"]}}}
+    frame, content = function_of_bins_table()
     release = fit(SynthConfig(epsilon=1, delta=1e-10, seed=5), frame, schema=content).release
     schema, indices = release.schema, release.basis_indices
     quiet = quiet_block_tables(schema, indices, release.noisy_moments, float(np.max(release.moment_noise_sd)),

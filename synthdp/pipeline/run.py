@@ -415,10 +415,6 @@ def fit(
             schema = (schema if binned else schema.without_binned_blocks()) if blocks else schema.without_value_blocks()
         else:
             schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
-        if (any(column.binned for column in schema.value_blocks)
-                and len(basis_indices(schema, config.marginal_degree)) > config.n_candidates):
-            # the binned blocks' tables would hold more moments than the LP has candidates: without them
-            schema = schema.without_binned_blocks()
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
@@ -428,6 +424,10 @@ def fit(
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
         indices = basis_indices(schema, config.marginal_degree, block_means=not (study or PRODUCT).binned_blocks)
+        if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
+            # the binned blocks' tables would hold more moments than the LP has candidates: without them
+            schema = schema.without_binned_blocks()
+            indices = basis_indices(schema, config.marginal_degree)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                          mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                          neighbours=neighbours)
