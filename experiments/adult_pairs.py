@@ -1,16 +1,19 @@
 """adult's 2-way total-variation distance by kind of pair (issue 18): which pairs the mixed pipeline keeps.
 
-    python experiments/adult_pairs.py [--seeds 12] [--first-seed 100] [--variants default no-value-blocks join-ratio=0]
+    python experiments/adult_pairs.py [--seeds 12] [--first-seed 100] [--variants default no-value-blocks join-ratio=0 independent]
 
 For each setting ((1, 1e-10) and epsilon = 1) and each variant — the default; ``no-value-blocks``,
 the schema without value blocks (``StudyOptions(value_blocks=False)``: no 2-way tables of
 education-num's values, education tied to it by a latent order, the default before value blocks); ``join-ratio=R``, another join ratio of
 :func:`synthdp.postprocess.candidates.ordinal_latent` (``StudyOptions(join_ratio=R)``; 0 joins
-every categorical column whose means per level stand out of the noise) — seeded releases of adult with
+every categorical column whose means per level stand out of the noise); ``independent``, at epsilon = 1 only,
+the baseline issue 18 sets for pure epsilon: every column drawn independently from its own noisy one-way
+histogram (:func:`independent_table`) — seeded releases of adult with
 configs/adult_schema.json (seed s = FIRST_SEED .. FIRST_SEED + SEEDS - 1: reproducible, NOT private), each scored by
 :func:`synthdp.evaluation.mixed.pair_scores` (numeric columns in 16 equal-width bins of the
 schema's bounds): the mean 2-way TV over all pairs, over categorical x numeric, categorical and
-numeric pairs, and the TV of education x education-num (a function of each other). The numbers
+numeric pairs, the TV of education x education-num (a function of each other), and the worst
+one-way TV over the columns (:func:`synthdp.evaluation.mixed.column_tv`, the same cells). The numbers
 before ``ordinal_latent`` come from running this script at commit 98c6acc (no JOIN_RATIO: pass
 ``--join-ratios none --out experiments/results/adult_pairs_before.md``, the option of that version). Writes
 experiments/results/adult_pairs.md (``--out``).
@@ -36,12 +39,14 @@ from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
 import synthdp.postprocess.candidates as candidates
 from synthdp.config import SynthConfig
-from synthdp.evaluation.mixed import pair_scores
+from synthdp.domain.schema import Schema
+from synthdp.evaluation.mixed import BINS, column_tv, distribution, pair_scores
 from synthdp.pipeline.run import StudyOptions, fit, sample
 
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
 OUT = RESULTS_DIR / "adult_pairs.md"
 KINDS = ("all", "cat x num", "cat x cat", "num x num")
+COLUMNS = (*KINDS, "education x education-num", "worst one-way")
 
 
 def pair_tvs_by_kind(real: pd.DataFrame, table: pd.DataFrame, schema) -> dict[str, list[float]]:
@@ -56,20 +61,54 @@ def pair_tvs_by_kind(real: pd.DataFrame, table: pd.DataFrame, schema) -> dict[st
         found.setdefault("all", []).append(entry["tv"])
         if set(entry["columns"]) == {"education", "education-num"}:
             found.setdefault("education x education-num", []).append(entry["tv"])
+    found["worst one-way"] = [column_tv(real, table, schema)["max"]]
     return found
 
 
+def independent_table(frame: pd.DataFrame, schema: Schema, epsilon: float, rng: np.random.Generator,
+                      bins: int = BINS) -> pd.DataFrame:
+    """The pure-epsilon baseline: each of the d columns drawn independently from its own histogram
+    over the scorer's cells (levels and "other"; a numeric column's ``bins`` equal-width bins of its
+    bounds, at the bin's midpoint), with Laplace noise of scale 2 d / epsilon per cell (replace one
+    row: two counts of each histogram move by one, l1 sensitivity 2; epsilon split evenly over the
+    columns), negative cells set to 0. It reads the real rows and is private only as a whole
+    (sequential composition); a baseline for the scores, not a product path."""
+    columns = {}
+    numeric = {column.name: column for column in schema.numeric.columns}
+    scale = 2.0 * len(schema.names) / epsilon
+    for name in schema.names:
+        counts = distribution(frame, schema, name, bins) * len(frame)
+        noisy = np.clip(counts + rng.laplace(scale=scale, size=counts.size), 0.0, None)
+        weights = noisy / noisy.sum() if noisy.sum() > 0 else np.full(counts.size, 1.0 / counts.size)
+        codes = rng.choice(counts.size, size=len(frame), p=weights)
+        if name in numeric:
+            lower, upper = numeric[name].lower, numeric[name].upper
+            columns[name] = lower + (codes + 0.5) * (upper - lower) / bins
+        else:
+            columns[name] = np.asarray(schema.column(name).all_levels, dtype=object)[codes]
+    return pd.DataFrame(columns, columns=list(schema.names))
+
+
 def scores(frame: pd.DataFrame, spec: dict, epsilon: float, delta: float, seeds: range,
-           study: StudyOptions | None) -> dict:
+           study: StudyOptions | None, independent: bool = False) -> dict:
+    """Mean TVs of each kind over the seeds' releases (``independent``: of :func:`independent_table`
+    instead, on the schema's cells); "worst one-way" is the mean over seeds of each release's worst
+    column."""
     found: dict[str, list[float]] = {}
+    per_seed: list[float] = []
     for seed in seeds:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = fit(SynthConfig(epsilon=epsilon, delta=delta, seed=seed), frame, schema=spec, study=study)
-            table = sample(model)
-        for kind, values in pair_tvs_by_kind(frame, table, model.release.schema).items():
-            found.setdefault(kind, []).extend(values)
-    return {kind: float(np.mean(values)) for kind, values in found.items()}
+        if independent:
+            schema = Schema.from_dict(spec, list(frame.columns))
+            table = independent_table(frame, schema, epsilon, np.random.default_rng(seed))
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = fit(SynthConfig(epsilon=epsilon, delta=delta, seed=seed), frame, schema=spec, study=study)
+            schema, table = model.release.schema, sample(model)
+        for kind, values in pair_tvs_by_kind(frame, table, schema).items():
+            (per_seed if kind == "worst one-way" else found.setdefault(kind, [])).extend(values)
+    return {**{kind: float(np.mean(values)) for kind, values in found.items()},
+            "worst one-way": float(np.mean(per_seed))}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -78,11 +117,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first-seed", type=int, default=100, help="the first seed (default 100: not the seeds "
                         "0-5 adult's earlier choices were measured on)")
     parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--variants", nargs="+", default=["default", "no-value-blocks", "join-ratio=0"],
-                        help="'default', 'no-value-blocks' (StudyOptions(value_blocks=False)) and/or 'join-ratio=R'")
+    parser.add_argument("--variants", nargs="+", default=["default", "no-value-blocks", "join-ratio=0", "independent"],
+                        help="'default', 'no-value-blocks' (StudyOptions(value_blocks=False)), 'join-ratio=R' "
+                             "and/or 'independent' (noisy one-way histograms, pure epsilon only)")
     args = parser.parse_args(argv)
     for variant in args.variants:
-        if variant not in ("default", "no-value-blocks") and not variant.startswith("join-ratio="):
+        if variant not in ("default", "no-value-blocks", "independent") and not variant.startswith("join-ratio="):
             parser.error(f"unknown variant '{variant}'")
     started = time.perf_counter()
     frame = pd.read_csv(DATA_DIR / "adult.csv")
@@ -91,22 +131,25 @@ def main(argv: list[str] | None = None) -> None:
     rows = []
     for epsilon, delta in ((1.0, 1e-10), (1.0, 0.0)):
         for variant in args.variants:
+            if variant == "independent" and delta > 0:  # the issue's baseline is for pure epsilon
+                continue
             ratio = variant.partition("=")[2]
             study = (StudyOptions(join_ratio=float(ratio)) if ratio else
                      StudyOptions(value_blocks=False) if variant == "no-value-blocks" else None)
             seeds = range(args.first_seed, args.first_seed + args.seeds)
-            result = scores(frame, spec, epsilon, delta, seeds, study)
-            label = {"default": f"default (JOIN_RATIO = {default}, value blocks)",
-                     "no-value-blocks": "no value blocks"}.get(variant, f"JOIN_RATIO = {ratio}")
+            result = scores(frame, spec, epsilon, delta, seeds, study, independent=variant == "independent")
+            label = {"default": f"default (JOIN_RATIO = {default}, value blocks, binned blocks)",
+                     "no-value-blocks": "no value blocks",
+                     "independent": "independent noisy one-way histograms (baseline)"}.get(variant, f"JOIN_RATIO = {ratio}")
             log(f"({epsilon:g}, {delta:g}) {label}: {result}")
             rows.append(f"| ({epsilon:g}, {delta:g}) | {label} | "
-                        + " | ".join(f"{result.get(kind, float('nan')):.4f}" for kind in
-                                     (*KINDS, "education x education-num")) + " |")
+                        + " | ".join(f"{result.get(kind, float('nan')):.4f}" for kind in COLUMNS) + " |")
     text = (f"# adult: 2-way TV by kind of pair\n\n{generated_by(command_line('adult_pairs.py', argv))}; "
             f"{(time.perf_counter() - started) / 60:.1f} min. Mean over seeds {args.first_seed}-{args.first_seed + args.seeds - 1} (seeded noise: "
             "reproducible, not private) of the mean 2-way TV (numeric columns in 16 equal-width bins of the "
-            "schema's bounds); 0 the best.\n\n| setting | variant | " + " | ".join(KINDS)
-            + " | education x education-num |\n|---|---|" + "---:|" * (len(KINDS) + 1) + "\n" + "\n".join(rows) + "\n")
+            "schema's bounds); 0 the best. worst one-way: each release's largest one-way TV over the columns, "
+            "averaged over the seeds.\n\n| setting | variant | " + " | ".join(COLUMNS)
+            + " |\n|---|---|" + "---:|" * len(COLUMNS) + "\n" + "\n".join(rows) + "\n")
     args.out.write_text(text)
     print(text)
 

@@ -273,6 +273,7 @@ MIXED_SCHEMA = {"columns": {
     "g": {"type": "categorical", "levels": ["x", "y"]},
     "s": {"type": "binary", "levels": ["no", "yes"]},
     "k": {"type": "integer", "bounds": [1, 5]},  # a value block (MAX_VALUE_BLOCK)
+    "h": {"type": "integer", "bounds": [18, 80]},  # a binned value block (MAX_BINNED_BLOCK)
 }}
 
 
@@ -280,7 +281,7 @@ MIXED_SCHEMA = {"columns": {
 def test_a_mixed_table_streams_with_the_in_memory_release(tmp_path, suffix, engine, chunk_rows):
     """A mixed table (a nullable integer column counted value by value, a categorical column with
     values outside its levels, a binary column, an integer column of five values with its value block
-and values outside its bounds) through every engine: the seeded release (moments,
+and values outside its bounds, an integer column of 63 values with its binned block) through every engine: the seeded release (moments,
     histograms, pairs, the clipped and "other" counts) is the in-memory one up to summation order."""
     rng = np.random.default_rng(12)
     whole = rng.integers(0, 9, N_ROWS).astype(float)
@@ -288,7 +289,7 @@ and values outside its bounds) through every engine: the seeded release (moments
     x = rng.normal(0, 1.2, N_ROWS).round(4)
     frame = pd.DataFrame({"a": x, "b c": np.where(np.isnan(whole), np.nan, np.clip(np.round(4 + 2 * x), 0, 8)),
                           "g": rng.choice(["x", "y", "z"], N_ROWS), "s": rng.choice(["no", "yes"], N_ROWS),
-                          "k": rng.integers(0, 7, N_ROWS)})
+                          "k": rng.integers(0, 7, N_ROWS), "h": rng.integers(15, 84, N_ROWS)})
     options = {"seed": 5, "epsilon": 8.0, "delta": 1e-6, "n_candidates": 300, "correlation_share": 0.3}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the seed's warning
@@ -296,8 +297,9 @@ and values outside its bounds) through every engine: the seeded release (moments
         synth = SmoothSynthesizer(engine=engine, chunk_rows=chunk_rows, **options).fit(
             write(frame, tmp_path, suffix), schema=MIXED_SCHEMA)
     release = synth.release_
-    assert synth.engine_["engine"] == engine and release.noisy_scores is not None and release.schema.value_blocks
-    assert release.cell_layout.values[1] is not None and release.cell_layout.missing == (False, True, False)
+    assert synth.engine_["engine"] == engine and release.noisy_scores is not None
+    assert [column.binned for column in release.schema.value_blocks] == [False, True]
+    assert release.cell_layout.values[1] is not None and release.cell_layout.missing == (False, True, False, False)
     for name in ("noisy_moments", "noisy_histograms", "noisy_scores", "noisy_rows_clipped", "noisy_rows_other"):
         np.testing.assert_allclose(getattr(release, name), getattr(expected, name), rtol=1e-9, atol=1e-9, err_msg=name)
     assert set(synth.sample(200)["g"]) <= {"x", "y", "other"}
