@@ -222,7 +222,14 @@ def build_parser() -> argparse.ArgumentParser:
                                   help="the release's privacy report (generate --report), shown in the --html page")
     evaluate_command.add_argument("--no-sdmetrics", action="store_true",
                                   help="skip SDMetrics' QualityReport even when sdmetrics is installed")
-    _add_csv_options(evaluate_command, "both tables")
+    _add_csv_options(evaluate_command, "the --real table")
+    synth_format = evaluate_command.add_argument_group(
+        "CSV format of the synthetic table", "default: as synthdp generate writes it (',', utf-8, '.'), "
+        "whatever the --real table's options")
+    synth_format.add_argument("--synth-sep", metavar="CHAR", help="field separator of the --synth table: one "
+                              "character, or 'tab' (default ',')")
+    synth_format.add_argument("--synth-encoding", metavar="NAME", help="text encoding of the --synth table (default utf-8)")
+    synth_format.add_argument("--synth-decimal", metavar="CHAR", help="decimal mark of the --synth table (default '.')")
     marginal_command = commands.add_parser(
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
@@ -292,10 +299,16 @@ def _add_csv_options(command: argparse.ArgumentParser, what: str) -> None:
     group.add_argument("--decimal", metavar="CHAR", help=f"decimal mark of {what}, e.g. ',' (default '.')")
 
 
-def _csv_format(sep: str | None, encoding: str | None, decimal: str | None):
+def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, options: str = "--"):
+    """The CsvFormat of a command's CSV options; an error names the option (``options``: their prefix)."""
     from synthdp.config import CsvFormat
 
-    return CsvFormat.from_options(sep, encoding, decimal)
+    try:
+        return CsvFormat.from_options(sep, encoding, decimal)
+    except SynthDPError as error:
+        if options == "--":
+            raise
+        raise SynthDPError(f"{options[2:]}{error}") from None
 
 
 def _value_type(name: str) -> type | None:
@@ -455,6 +468,8 @@ def evaluate(args: argparse.Namespace) -> int:
     from synthdp.domain.schema import bounds_schema, declared_time_columns, nullable_numeric_columns
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
+    synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-")
+    formats = {"real table": (csv_format, "--"), "synthetic table": (synth_format, "--synth-")}  # and their options
     text_columns = schema_text_columns(content) if content is not None else ()
     declared = content if content is not None else bounds_schema(bounds or {})  # as the release reads them
     nullable, times = nullable_numeric_columns(declared), declared_time_columns(bounds, content)
@@ -466,12 +481,11 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.reader.table import csv_header
 
         for path, label in ((args.real, "real table"), (args.synth, "synthetic table")):
-            if unit not in csv_header(path, label, csv_format):
+            if unit not in csv_header(path, label, *formats[label]):
                 raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
-    real = _read_table(args.real, "real table", csv_format, (*text_columns, *(() if unit is None else (unit,))),
-                       nullable, times)
-    synth = _read_table(args.synth, "synthetic table", csv_format, (*text_columns, *(() if unit is None else (unit,))),
-                        nullable, times)
+    as_text = (*text_columns, *(() if unit is None else (unit,)))
+    real = _read_table(args.real, "real table", csv_format, as_text, nullable, times)
+    synth = _read_table(args.synth, "synthetic table", synth_format, as_text, nullable, times, options="--synth-")
     units = None
     if unit is not None:
         units, real, synth = _unit_counts(unit, real, synth)
@@ -526,8 +540,9 @@ def _unit_counts(unit: str, real, synth):
     return counts, real.drop(columns=[unit]), synth.drop(columns=[unit])
 
 
-def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(), time_columns=None):
-    """A CSV of numeric, finite columns, checked as ``generate`` checks its input; the
+def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(), time_columns=None, options="--"):
+    """A CSV of numeric, finite columns, checked as ``generate`` checks its input (its errors' hints
+    name the CSV options with the prefix ``options``); the
     ``text_columns`` (a schema's binary and categorical ones) are kept as they are, the
     ``nullable`` numeric columns may have missing cells, and the ``time_columns`` (name ->
     "date" or "datetime") are read as days or seconds since 1970-01-01, as the release reads them."""
@@ -536,7 +551,7 @@ def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(),
     from synthdp.reader.dates import with_time_values
     from synthdp.reader.table import check_column_names, check_row_count, chunk_values, read_csv_frame
 
-    frame = read_csv_frame(path, label, csv_format)
+    frame = read_csv_frame(path, label, csv_format, options=options)
     try:
         names = check_column_names(frame.columns)
         check_row_count(len(frame))

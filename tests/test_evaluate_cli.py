@@ -117,6 +117,43 @@ def test_evaluates_what_generate_wrote(tables, tmp_path, capsys):
     assert all(0 <= value <= 1 for value in report["ks"]["per_column"].values())
 
 
+def test_evaluates_what_generate_wrote_from_another_csv_dialect(tmp_path, capsys):
+    """generate reads a ';' / ',' / latin-1 file and writes plain CSV; evaluate with the same
+    options reads the real table in its dialect and the synthetic one as generate wrote it."""
+    rng = np.random.default_rng(4)
+    real = pd.DataFrame({"größe": rng.uniform(150, 200, 120).round(1), "gewicht": rng.uniform(50, 100, 120).round(1)})
+    real_csv = tmp_path / "real.csv"
+    real.to_csv(real_csv, index=False, sep=";", decimal=",", encoding="latin-1")
+    bounds = tmp_path / "b.json"
+    bounds.write_text('{"größe": [140, 210], "gewicht": [40, 120]}', encoding="utf-8")
+    dialect = ["--sep", ";", "--decimal", ",", "--encoding", "latin-1"]
+    out_csv = tmp_path / "synthetic.csv"
+    code, _, err = run(["generate", real_csv, "-o", out_csv, "--bounds", bounds, "--seed", 1, "--n-candidates", 300,
+                        "--quiet", *dialect], capsys)
+    assert code == 0, err
+    code, out, err = run(["evaluate", "--real", real_csv, "--synth", out_csv, "--bounds", bounds, "--queries", 5,
+                          "--json", "--no-sdmetrics", *dialect], capsys)
+    assert code == 0, err
+    assert set(json.loads(out)["ks"]["per_column"]) == {"größe", "gewicht"}
+
+
+def test_a_synthetic_table_in_another_dialect_takes_the_synth_options(tables, tmp_path, capsys):
+    real, synth, bounds = tables
+    semicolons = tmp_path / "semi.csv"
+    pd.read_csv(synth).to_csv(semicolons, index=False, sep=";", decimal=",")
+    common = ["evaluate", "--real", real, "--synth", semicolons, "--bounds", bounds, "--queries", 5, "--json",
+              "--no-sdmetrics"]
+    code, out, err = run(common, capsys)
+    errors = [line for line in err.splitlines() if line.startswith("synthdp: error:")]
+    assert code == 2 and out == "" and len(errors) == 1
+    assert errors[0].startswith("synthdp: error: synthetic table") and "pass --synth-sep ';'" in errors[0]
+    code, out, err = run([*common, "--synth-sep", ";", "--synth-decimal", ","], capsys)
+    assert code == 0, err
+    assert json.loads(out)["rows"]["synthetic"] == 150
+    code, _, err = run([*common, "--synth-sep", ";;"], capsys)
+    assert code == 2 and err.strip().startswith("synthdp: error: synth-sep must be one character")
+
+
 def _synth(**changes):
     frame = pd.DataFrame({"age": [30.0, 40.0, 50.0], "income": [1e4, 2e4, 3e4], "score": [0.1, 0.2, 0.3]})
     return frame.assign(**changes)

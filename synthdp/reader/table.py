@@ -550,28 +550,31 @@ class _KeptCells:
 
 # ------------------------------------------------------------------------ CSV files
 def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV,
-                   as_text: Collection[str] = ()) -> pd.DataFrame:
+                   as_text: Collection[str] = (), options: str = "--") -> pd.DataFrame:
     """Read a CSV file with a header row, as pandas does; errors name the file (as ``label``), not its content.
 
     Only the file is checked here (it exists, is UTF-8, is a CSV, has no duplicated column
     names); :func:`check_numeric_frame` checks the table. The ``as_text`` columns (dates) are
-    read as text, not numbers.
+    read as text, not numbers. ``options`` is how the hints name the command's CSV options
+    (``--`` for ``--sep``, ``--synth-`` for ``--synth-sep``).
     """
     path = Path(path)
     if not path.is_file():
         raise SynthDPError(f"{label} '{path}' does not exist")
-    with _csv_errors(path, label, csv_format):
-        _csv_header(path, label, csv_format)
+    with _csv_errors(path, label, csv_format, options):
+        _csv_header(path, label, csv_format, options)
         return pd.read_csv(path, **_pandas_options(csv_format, as_text))
 
 
 @contextmanager
-def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> Iterator[None]:
+def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CSV,
+                options: str = "--") -> Iterator[None]:
     """Turn the errors of reading a CSV file into one-line errors that name the file, not its content."""
     try:
         yield
     except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
-        hint = " (pass its encoding with --encoding, e.g. latin-1)" if csv_format.encoding.lower() in ("utf-8", "utf8") else ""
+        hint = (f" (pass its encoding with {options}encoding, e.g. latin-1)"
+                if csv_format.encoding.lower() in ("utf-8", "utf8") else "")
         raise SynthDPError(f"{label} '{path}' is not {csv_format.encoding} text{hint}") from None
     except pd.errors.EmptyDataError:
         raise SynthDPError(f"{label} '{path}' is empty") from None
@@ -579,9 +582,10 @@ def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CS
         raise SynthDPError(f"{label} '{path}' is not a well-formed CSV file") from None
 
 
-def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> list[str]:
+def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, options: str = "--") -> list[str]:
     """The header row of a CSV file: not empty, no repeated names (pandas would rename them),
-    and not one name that holds another likely separator (the file's separator is another)."""
+    and not one name that holds another likely separator (the file's separator is another;
+    the hint names ``{options}sep``)."""
     with path.open(newline="", encoding=csv_format.encoding) as handle:
         header = next(csv.reader(handle, delimiter=csv_format.sep), None)
     if not header or not any(name.strip() for name in header):
@@ -591,20 +595,20 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> 
         if other is not None:
             shown = "tab" if other == "\t" else other
             raise SynthDPError(f"{label} '{path}' has a one-column header that contains '{shown}': if its fields "
-                               f"are separated by '{shown}', pass --sep '{shown}'")
+                               f"are separated by '{shown}', pass {options}sep '{shown}'")
     if len(set(header)) != len(header):
         duplicated = next(n for n in header if header.count(n) > 1)
         raise SynthDPError(f"column name '{duplicated}' appears more than once")
     return header
 
 
-def csv_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV) -> list[str]:
+def csv_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, options: str = "--") -> list[str]:
     """The column names of a CSV file (one-line errors that name the file, as every read here)."""
     path = Path(path)
     if not path.is_file():
         raise SynthDPError(f"{label} '{path}' does not exist")
-    with _csv_errors(path, label, csv_format):
-        return _csv_header(path, label, csv_format)
+    with _csv_errors(path, label, csv_format, options):
+        return _csv_header(path, label, csv_format, options)
 
 
 def _default_chunk_rows(d: int) -> int:
