@@ -517,7 +517,8 @@ def evaluate(args: argparse.Namespace) -> int:
     if missing and not args.json:
         text = "missing cells (share of rows): " + "; ".join(
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
-        ) + "\n" + text
+        ) + ("\n(the scores below compare the rows whose nullable numeric cells are present)" if nullable else "") \
+            + "\n" + text
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -188,6 +188,11 @@ def test_a_real_table_from_draft_to_release(tmp_path, capsys):
     assert set(shares) == {"income", "job"}
     assert shares["income"]["real"] == pytest.approx(frame["income"].isna().mean())
     assert "visit" in evaluation["columns"]["numeric"] and (tmp_path / "page.html").stat().st_size > 10_000
+    assert main(["evaluate", "--real", str(tmp_path / "real.csv"), "--synth", str(tmp_path / "synthetic.csv"),
+                 "--schema", str(tmp_path / "schema.json"), "--queries", "20", "--no-sdmetrics"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].startswith("missing cells (share of rows): income real ")
+    assert text[1] == "(the scores below compare the rows whose nullable numeric cells are present)"
 
 
 def test_a_nullable_columns_pairs_denoised_as_a_matrix_keep_its_missing_cell():
