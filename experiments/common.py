@@ -51,6 +51,20 @@ BOUNDS_NOTE = (
 )
 
 
+def score_correlation(values: np.ndarray) -> np.ndarray:
+    """Correlation of the columns' rank normal scores (ties get their mean rank)."""
+    n = len(values)
+    ranks = np.empty_like(values, dtype=float)
+    for j in range(values.shape[1]):
+        order = np.argsort(values[:, j], kind="stable")
+        sorted_values = values[order, j]
+        first = np.searchsorted(sorted_values, sorted_values, side="left")
+        last = np.searchsorted(sorted_values, sorted_values, side="right")
+        ranks[order, j] = (first + last + 1) / 2  # mean rank, 1-based
+    scores = special.ndtri(ranks / (n + 1))
+    return np.corrcoef(scores, rowvar=False)
+
+
 def log(message: str) -> None:
     """One time-stamped progress line on stderr."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -57,8 +57,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-from common import RESULTS_DIR, command_line, generated_by, load_dataset, log, query_set, true_answers
-from scipy import special
+from common import (
+    RESULTS_DIR,
+    command_line,
+    generated_by,
+    load_dataset,
+    log,
+    query_set,
+    score_correlation,
+    true_answers,
+)
 
 from synthdp.config import SynthConfig
 from synthdp.evaluation.metrics import ks_distances, strong_pairs
@@ -72,20 +80,6 @@ OUT = RESULTS_DIR / "pair_limits.md"
 TABLES = ("wdbc", "crm", "ctg", "pks")
 EPSILON, DELTA = 1.0, 1e-10
 STRONG = 0.5
-
-
-def score_correlation(values: np.ndarray) -> np.ndarray:
-    """Correlation of the columns' rank normal scores (ties get their mean rank)."""
-    n = len(values)
-    ranks = np.empty_like(values, dtype=float)
-    for j in range(values.shape[1]):
-        order = np.argsort(values[:, j], kind="stable")
-        sorted_values = values[order, j]
-        first = np.searchsorted(sorted_values, sorted_values, side="left")
-        last = np.searchsorted(sorted_values, sorted_values, side="right")
-        ranks[order, j] = (first + last + 1) / 2  # mean rank, 1-based
-    scores = special.ndtri(ranks / (n + 1))
-    return np.corrcoef(scores, rowvar=False)
 
 
 def pair_noise(n: int, d: int, share: float) -> float:

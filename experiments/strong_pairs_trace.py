@@ -5,8 +5,9 @@
 For each table's pairs of real |Pearson r| above ``--above``, the mean |.| over the pairs and
 the seeded releases at (1, 1e-10) (seeds FIRST_SEED ..: reproducible, NOT private) of
 
-* **real latent**: the real table's normal-score correlation (each column's mid-ranks through
-  the normal quantile): what the Gaussian copula's latent correlation estimates;
+* **real latent**: the real table's normal-score correlation (``common.score_correlation``: each
+  column's mean ranks through the normal quantile): what the Gaussian copula's latent
+  correlation estimates;
 * **fitted latent R**: the copula's latent correlation (:func:`synthdp.postprocess.pairs.latent_correlation`
   as the candidates use it);
 * **candidates' Pearson**: the Pearson correlation of the copula's candidate points;
@@ -29,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
-from scipy import stats
+from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log, score_correlation
 
 import synthdp.postprocess.candidates as candidates
 from synthdp.config import SynthConfig
@@ -41,12 +41,6 @@ VARIANTS = {"default": StudyOptions(),
             "exact marginals (oracle)": StudyOptions(exact_stages=("marginals",)),
             "exact marginals and pairs (oracle)": StudyOptions(exact_stages=("marginals", "correlation"))}
 STEPS = ("real latent", "fitted latent R", "candidates' Pearson", "synthetic Pearson", "real Pearson")
-
-
-def normal_scores_correlation(frame: pd.DataFrame) -> np.ndarray:
-    """The correlation of each column's mid-ranks through the normal quantile, shape (d, d)."""
-    scores = stats.norm.ppf((frame.rank().to_numpy() - 0.5) / len(frame))
-    return np.corrcoef(scores.T)
 
 
 class Capture:
@@ -72,7 +66,7 @@ def trace(name: str, seeds: range, above: float, capture: Capture) -> list[str]:
     frame = pd.read_csv(DATA_DIR / f"{name}.csv")
     bounds = {str(c): [float(frame[c].min()), float(frame[c].max())] for c in frame}
     real = frame.corr().to_numpy()
-    latent_real = normal_scores_correlation(frame)
+    latent_real = score_correlation(frame.to_numpy(dtype=float))
     pairs = [(i, j) for i, j in zip(*np.triu_indices(len(real), 1)) if abs(real[i, j]) > above]
     rows = []
     for label, study in VARIANTS.items():
