@@ -469,7 +469,8 @@ def evaluate(args: argparse.Namespace) -> int:
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
     synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-")
-    formats = {"real table": (csv_format, "--"), "synthetic table": (synth_format, "--synth-")}  # and their options
+    # each file: its path, label, format and the prefix of the options its errors name
+    files = ((args.real, "real table", csv_format, "--"), (args.synth, "synthetic table", synth_format, "--synth-"))
     text_columns = schema_text_columns(content) if content is not None else ()
     declared = content if content is not None else bounds_schema(bounds or {})  # as the release reads them
     nullable, times = nullable_numeric_columns(declared), declared_time_columns(bounds, content)
@@ -480,12 +481,12 @@ def evaluate(args: argparse.Namespace) -> int:
         bounds, content = without_column(bounds, unit), without_column(content, unit)
         from synthdp.reader.table import csv_header
 
-        for path, label in ((args.real, "real table"), (args.synth, "synthetic table")):
-            if unit not in csv_header(path, label, *formats[label]):
+        for path, label, file_format, options in files:
+            if unit not in csv_header(path, label, file_format, options):
                 raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
     as_text = (*text_columns, *(() if unit is None else (unit,)))
-    real = _read_table(args.real, "real table", csv_format, as_text, nullable, times)
-    synth = _read_table(args.synth, "synthetic table", synth_format, as_text, nullable, times, options="--synth-")
+    real, synth = (_read_table(path, label, file_format, as_text, nullable, times, options)
+                   for path, label, file_format, options in files)
     units = None
     if unit is not None:
         units, real, synth = _unit_counts(unit, real, synth)
