@@ -16,11 +16,14 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cases import CASES, CHECKSUMS, available, run_case  # noqa: E402
+from cases import CASES, CHECKSUMS, available, blas_mismatch, run_case  # noqa: E402
 
 
 def main() -> int:
     check = "--check" in sys.argv
+    if blas_mismatch():
+        print(f"cannot {'check' if check else 'record'} here: {blas_mismatch()} (OPENBLAS_CORETYPE)")
+        return 2
     stored = json.loads(CHECKSUMS.read_text()) if check else {}
     digests, failed = {}, []
     with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
