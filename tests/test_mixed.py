@@ -177,7 +177,9 @@ def test_mixed_candidates_are_valid_one_hot_vectors(schema):
 # ------------------------------------------------------------------------ end to end
 def test_fit_and_sample_return_declared_levels_and_bounded_numbers():
     frame = mixed_frame(400, 6)
-    synth = SmoothSynthesizer(epsilon=4.0, seed=7, n_candidates=2000).fit(frame, schema=SCHEMA)
+    # delta > 0: under Laplace noise the release leaves the numeric moments that summary() reads to
+    # the histograms (test_a_pure_epsilon_mixed_release_holds_its_cells_and_says_what_it_left_out)
+    synth = SmoothSynthesizer(epsilon=4.0, delta=1e-6, seed=7, n_candidates=2000).fit(frame, schema=SCHEMA)
     synthetic = synth.sample(300)
     assert list(synthetic.columns) == NAMES
     assert set(synthetic.sex) <= {"F", "M"} and set(synthetic.job) <= {"a", "b", "c", "other"}
@@ -603,7 +605,8 @@ def test_a_mostly_numeric_mixed_table_solves_its_lp_with_dense_columns():
     frame = pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(6)})
     frame["g"] = rng.choice(["a", "b"], n)
     schema = {"columns": {**{f"x{j}": [-4, 4] for j in range(6)}, "g": {"type": "binary", "levels": ["a", "b"]}}}
-    dense = SmoothSynthesizer(seed=2, n_candidates=500).fit(frame, schema=schema)
+    # delta > 0: under Laplace noise the numeric moments are left to the histograms (mixed_numeric_moments)
+    dense = SmoothSynthesizer(delta=1e-6, seed=2, n_candidates=500).fit(frame, schema=schema)
     levels = [f"l{k}" for k in range(12)]
     wide = pd.DataFrame({name: rng.choice(levels, n) for name in ("p", "q", "r")})
     wide["x"] = rng.normal(size=n)
@@ -857,3 +860,82 @@ def test_the_candidates_are_drawn_on_one_blas_thread_whatever_the_ambient_limit(
             fit(SynthConfig(epsilon=1, delta=1e-10, seed=5), frame, schema=SCHEMA)
     assert seen == [{1}, {1}] or not threadpool_info()  # no BLAS found: nothing to limit
     assert np.array_equal(drawn[0], drawn[1])
+
+
+# ------------------------------------------------------------- Laplace noise: the cells only
+def test_the_basis_leaves_out_the_numeric_moments_and_means_per_level_on_request(schema):
+    full = basis_indices(schema, 2)
+    d = schema.d_numeric
+    numeric_part, indicator_part = full[:, :d].any(axis=1), full[:, d:].any(axis=1)
+    assert (numeric_part & ~indicator_part).any() and (numeric_part & indicator_part).any()  # both kinds held
+    no_means = basis_indices(schema, 2, numeric_moments=(True, False))
+    cells = basis_indices(schema, 2, numeric_moments=(False, False))
+    assert not (no_means[:, :d].any(axis=1) & no_means[:, d:].any(axis=1)).any()
+    assert np.array_equal(no_means[~no_means[:, d:].any(axis=1)], full[numeric_part & ~indicator_part])
+    assert not cells[:, :d].any()
+    assert np.array_equal(cells, full[~numeric_part])  # the cells themselves unchanged, in order
+    assert groups_count(schema, cells) < groups_count(schema, no_means) < groups_count(schema, full)
+
+
+def test_only_laplace_noise_leaves_numeric_moments_to_the_histograms_and_pairs():
+    """Under Gaussian noise, or for a summary, the basis keeps everything; under Laplace noise the
+    means per level go, and the own moments too wherever the histograms hold the numeric columns."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import mixed_numeric_moments
+
+    gaussian, laplace = SynthConfig(epsilon=1.0, delta=1e-10), SynthConfig(epsilon=1.0)
+    assert mixed_numeric_moments(gaussian, 6) == (True, True)
+    assert mixed_numeric_moments(laplace, 6, synthesize=False) == (True, True)
+    assert mixed_numeric_moments(laplace, 0) == (True, True)
+    assert mixed_numeric_moments(laplace, 6) == (False, False)
+    assert mixed_numeric_moments(SynthConfig(epsilon=1.0, delta=1e-10, noise="laplace"), 6) == (False, False)
+
+
+def test_histograms_get_a_groups_noise_where_the_moments_hold_only_cells():
+    """Where the moments hold only the cells (G groups), each of the d histograms gets at least the
+    noise of one group: a share of at least (1 - correlation) d / (d + G); never below the default,
+    never where the user sets the share or the moments hold the numeric columns too."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import MIXED_MARGINALS_SHARE, make_plan, mixed_shares
+
+    config = SynthConfig(epsilon=1.0)
+    few_cells = mixed_shares(config, 5000, 22, 1.0, cell_groups=1)
+    assert few_cells["marginals"] == pytest.approx((1 - few_cells["correlation"]) * 22 / 23)
+    assert mixed_shares(config, 5000, 6, 1.0, cell_groups=75)["marginals"] == MIXED_MARGINALS_SHARE
+    assert mixed_shares(config, 5000, 22, 1.0)["marginals"] == MIXED_MARGINALS_SHARE
+    assert mixed_shares(SynthConfig(epsilon=1.0, marginals_share=0.3), 5000, 22, 1.0, cell_groups=1)["marginals"] == 0.3
+    plan = make_plan(config, 5000, 30, bounds_are_public=True, mixed_basis=(3, 1), numeric_columns=22,
+                     numeric_moments=(False, False))
+    assert plan.budget.share("marginals") == pytest.approx(few_cells["marginals"])
+    held = make_plan(config, 5000, 30, bounds_are_public=True, mixed_basis=(300, 250), numeric_columns=22)
+    assert held.budget.share("marginals") == MIXED_MARGINALS_SHARE
+
+
+def test_a_pure_epsilon_mixed_release_holds_its_cells_and_says_what_it_left_out():
+    """At pure epsilon a mixed table whose numeric pairs are released keeps only the cells in its
+    moments (G = the categorical tables), states it in the report, and still samples every column:
+    a strong numeric pair (r = .9, 20 000 rows; its released correlation has noise sd ~.03 at
+    epsilon = 1) keeps at least half its strength (a false failure needs an error of over 10 sd)."""
+    rng = np.random.default_rng(12)
+    n = 20_000
+    x = rng.normal(size=n)
+    y = 0.9 * x + np.sqrt(1 - 0.81) * rng.normal(size=n)
+    frame = pd.DataFrame({"x": x, "y": y, "g": np.where(x + rng.normal(size=n) > 0, "b", "a"),
+                          "h": rng.choice(["u", "v", "w"], n)})
+    spec = {"columns": {"x": [-5, 5], "y": [-5, 5], "g": {"type": "binary", "levels": ["a", "b"]},
+                        "h": {"type": "categorical", "levels": ["u", "v", "w"]}}}
+    synth = SmoothSynthesizer(epsilon=1.0, seed=4).fit(frame, schema=spec)
+    release = synth.release_
+    assert not release.basis_indices[:, :2].any()
+    assert groups_count(release.schema, release.basis_indices) == 3  # g, h and g x h
+    stages = {event["stage"]: event for event in synth.privacy_report()["privacy"]["stages"]}
+    assert stages["moments"]["sensitivity"] == pytest.approx(2 * 3 / n)
+    assert "own moments and means per level left out" in stages["moments"]["released"]
+    assert {"marginals", "correlation"} <= set(stages)
+    assert not release.plan.lp_fits_pairs  # the copula carries the pairs, as for a numeric table
+    synthetic = synth.sample()
+    assert set(synthetic.h) <= {"u", "v", "w", "other"} and synthetic.x.between(-5, 5).all()
+    assert synthetic.x.corr(synthetic.y) > 0.45
+    with pytest.raises(SynthDPError, match="holds no moments of the numeric columns"):
+        synth.summary()
+    assert synth.marginal_summary().marginal(["g", "h"]).shape[0] > 0  # the cells are there

@@ -262,7 +262,8 @@ def test_a_design_study_can_leave_the_value_blocks_out(schema):
 
     frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
                           "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
-    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=300)
+    # Gaussian noise: under Laplace noise the means per level are left out (mixed_numeric_moments)
+    config = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=300)
     with_blocks = fit(config, frame, schema=SCHEMA).release
     without = fit(config, frame, schema=SCHEMA, study=StudyOptions(value_blocks=False)).release
     summary_only = fit(config, frame, schema=SCHEMA, synthesize=False).release  # its marginals: the table's columns
@@ -279,7 +280,7 @@ def test_a_design_study_can_leave_the_binned_blocks_out():
     from synthdp.pipeline.run import StudyOptions, fit
 
     frame, content = scored_table()
-    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=400)
+    config = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=400)
     product = fit(config, frame, schema=content).release
     before = fit(config, frame, schema=content, study=StudyOptions(binned_blocks=False)).release
     assert [c.binned for c in product.schema.value_blocks] == [False, True]
@@ -297,7 +298,7 @@ def test_binned_blocks_that_would_outgrow_the_candidates_are_left_out():
     frame, content = scored_table()
     schema = Schema.from_dict(content, NAMES)
     assert len(basis_indices(schema, 2)) > 60 > len(basis_indices(schema.without_binned_blocks(), 2))
-    release = fit(SynthConfig(epsilon=1.0, seed=3, n_candidates=60), frame, schema=content).release
+    release = fit(SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=60), frame, schema=content).release
     assert [c.binned for c in release.schema.value_blocks] == [False]
 
 
@@ -309,10 +310,11 @@ def test_a_schema_object_keeps_its_value_blocks_only_where_they_serve(schema):
 
     frame = pd.DataFrame({"grade": [1, 2, 3, 2] * 50, "score": np.linspace(0, 1, 200),
                           "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
-    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=300)
+    # Gaussian noise: under Laplace noise the means per level are left out (mixed_numeric_moments)
+    config = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=300)
     assert schema.value_blocks != ()
     assert fit(config, frame, schema=schema).release.schema == schema
-    degree_one = SynthConfig(epsilon=1.0, seed=3, n_candidates=300, marginal_degree=1)
+    degree_one = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=300, marginal_degree=1)
     for release, degree in ((fit(config, frame, schema=schema, synthesize=False).release, 2),
                             (fit(degree_one, frame, schema=schema).release, 1)):
         assert release.schema == Schema.from_dict(SCHEMA, NAMES, value_blocks=False)
@@ -352,7 +354,7 @@ def test_a_summary_written_before_binned_blocks_still_loads():
     from synthdp.pipeline.run import StudyOptions, fit
 
     frame, content = scored_table()
-    config = SynthConfig(epsilon=1.0, seed=3, n_candidates=400)
+    config = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=400)
     for binned in (False, True):
         model = fit(config, frame, schema=content, study=StudyOptions(binned_blocks=binned))
         summary = marginal_summary(model, {})

@@ -158,6 +158,7 @@ class Plan:
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
     tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
     pairs_as_matrix: bool = False  # pairs released above CORRELATION_NOISE_LIMIT: denoised as a matrix (pairs_denoising)
+    numeric_moments: tuple[bool, bool] = (True, True)  # a mixed table's numeric moments, means per level (mixed_numeric_moments)
     pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
 
     def after_test(self, found: bool) -> Plan:
@@ -177,9 +178,10 @@ class Plan:
     @property
     def lp_fits_pairs(self) -> bool:
         """Whether the LP fits the pairs' product moments beside the pairs release: a mixed table's
-        basis (every moment of degree <= 2) or ``favour="relationships"``; otherwise they are left
-        to the pairs release (``skipped_pairs``) and the copula alone carries the pairs."""
-        return self.candidates == "mixed" or self.pair_moments
+        basis (every moment of degree <= 2, unless :func:`mixed_numeric_moments` leaves them out) or
+        ``favour="relationships"``; otherwise they are left to the pairs release (``skipped_pairs``)
+        and the copula alone carries the pairs."""
+        return (self.candidates == "mixed" and self.numeric_moments[0]) or self.pair_moments
 
     @property
     def moments_within_limit(self) -> bool:
@@ -201,6 +203,7 @@ class Plan:
         out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
         out.pop("pairs_as_matrix")  # the report's "pairs" entry says how they were denoised
         out.pop("pairs_test")  # the report's "pairs" entry says how the test went
+        out.pop("numeric_moments")  # the moments stage's description says what they hold
         if self.tilt_candidates <= self.n_candidates:
             out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
@@ -210,7 +213,8 @@ class Plan:
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
-              neighbours: Neighbours = ROWS, pairs_test: bool = False) -> Plan:
+              neighbours: Neighbours = ROWS, pairs_test: bool = False,
+              numeric_moments: tuple[bool, bool] = (True, True)) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -222,7 +226,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
     and its LP matrix is sparse, with at most G non-zeros per candidate; its
     ``numeric_columns`` continuous and integer columns get one-way histograms
-    (:func:`mixed_shares`).
+    (:func:`mixed_shares`); ``numeric_moments``, what that basis holds of them
+    (:func:`mixed_numeric_moments`).
 
     By unit (``neighbours``), n is the released noisy count after contribution bounding:
     every noise the rules compare is calibrated to the unit sensitivities, and the paper's
@@ -281,7 +286,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     candidate_shares = {
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours),
-        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours),
+        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
+                              mixed_basis[1] if mixed_basis is not None and not any(numeric_moments) else None),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -333,6 +339,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         neighbours=neighbours,
         pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
         pairs_test=test,
+        numeric_moments=numeric_moments if kind == "mixed" else (True, True),
     )
 
 
@@ -566,11 +573,12 @@ MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 
 
 def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
-                 neighbours: Neighbours = ROWS) -> dict[str, float]:
+                 neighbours: Neighbours = ROWS, cell_groups: int | None = None) -> dict[str, float]:
     """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave).
 
     A mixed table's moments hold its binary and categorical columns' one-way and two-way
-    cells, the numeric columns' moments of degree <= 2 and their means per level; its
+    cells, the numeric columns' moments of degree <= 2 and their means per level (under Laplace
+    noise not always: :func:`mixed_numeric_moments`); its
     continuous and integer columns also get one-way histograms (:class:`CellLayout`), from
     which the candidates draw their values. Their share is the user's ``marginals_share``,
     else MIXED_MARGINALS_SHARE: a histogram's sensitivity is small (one cell per column per
@@ -586,7 +594,17 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     CORRELATION_NOISE_LIMIT (a strong pair of 0.5 then stands four noise sd above 0), else
     0.3 if that share meets the limit itself, else none. The smallest share rather than
     the numeric tables' 0.3: here the moments also hold every categorical cell, which pay
-    for what the pairs take. Public n, d and budget only.
+    for what the pairs take.
+
+    ``cell_groups``: the moments' G where they hold only the cells (under Laplace noise:
+    :func:`mixed_numeric_moments`), so that the histograms alone carry each numeric column.
+    Under basic composition a stage's noise scale is its l1 sensitivity over its epsilon, and
+    a histogram costs what a group of cells costs (2/n); the histograms then get at least
+    the share that gives every one of their d tables the same noise as each of the G
+    groups, (1 - correlation) d / (d + G): on adult (d = 6, G = 75) 0.067, below 0.2, which
+    stays; on PKS with its sex column (d = 22, G = 1) 0.96, where 0.2 left each histogram
+    five times the noise of independent one-way histograms (docs/decisions.md#laplace-cells).
+    Public n, d, G and budget only.
     """
     if numeric_columns == 0:
         return {}
@@ -604,6 +622,9 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
                 correlation = quiet[0]
             elif pair_noise(MIXED_CORRELATION_SHARES[-1]) <= CORRELATION_NOISE_LIMIT:
                 correlation = MIXED_CORRELATION_SHARES[-1]
+    if config.marginals_share is None and cell_groups is not None:
+        equal_noise = (1 - correlation) * numeric_columns / (numeric_columns + cell_groups)
+        marginals = max(marginals, equal_noise)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
     return {"marginals": marginals, "correlation": correlation}
@@ -659,6 +680,37 @@ def _column_unit(domain: Domain, column: int, values: np.ndarray) -> np.ndarray:
     rows = np.tile((domain.lower + domain.upper) / 2, (len(values), 1))
     rows[:, column] = values
     return domain.to_unit(rows)[:, column]
+
+
+def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize: bool = True) -> tuple[bool, bool]:
+    """Whether a mixed table's moments hold (its numeric columns' own moments of degree <= 2, their
+    means per level): :func:`synthdp.stats.mixed_basis.basis_indices`' ``numeric_moments``.
+
+    Under Gaussian noise both, and in a release that only feeds a summary. Under Laplace noise the
+    moments' sensitivity is 2G/n in l1 (:func:`synthdp.stats.mixed_basis.basis_groups`): each of
+    the G groups adds its whole share to every moment's noise (under Gaussian noise, which
+    grows as sqrt(G), far less), so the moments of a synthesizing release hold only the cells
+    of the one-way and 2-way tables, as a numeric table at pure epsilon leaves its columns'
+    shapes to the histograms and their pairs to the pairs release:
+
+    * the own moments go where the numeric columns have histograms (every numeric column's
+      shape, its mean and variance among them); the pairs release, where the plan makes one,
+      holds their pairs, as a numeric table leaves its pair products to it
+      (``Plan.skipped_pairs``), and where it makes none the columns are drawn independently,
+      as a numeric table's are: these moments would then carry a correlation only where the
+      pairs release would have been made;
+    * the means per level go: at Laplace noise they join few columns to the copula, for a
+      group each (27 of adult's 129, one per numeric column and categorical column).
+
+    The histograms then get at least the share that gives each of them a group's noise
+    (:func:`mixed_shares`' ``cell_groups``). adult at epsilon = 1: G 129 -> 75, the mean 2-way
+    TV over all pairs .089 -> .073 (12 held-out seeds), below independent one-way histograms
+    (.083); other mixed tables in docs/decisions.md#laplace-cells. Public: the configuration
+    and the numeric columns.
+    """
+    if config.noise_kind != "laplace" or not synthesize or numeric_columns == 0:
+        return True, True
+    return False, False  # a synthesizing mixed table's numeric columns always have histograms (SynthConfig)
 
 
 def _composition(config: SynthConfig) -> str:

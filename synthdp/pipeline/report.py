@@ -119,6 +119,10 @@ def smooth_summary(model: FittedModel, report: dict) -> Summary:
         if d == 0:
             raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
         numeric = ~indices[:, d:].any(axis=1)
+        if not numeric.any():  # synthdp.pipeline.plan.mixed_numeric_moments
+            raise SynthDPError("this release holds no moments of the numeric columns (under Laplace noise a mixed "
+                               "table leaves them to its histograms and pairs release): sample a table, or fit with "
+                               "synthesize=False (synthdp summarize) for a summary")
         indices, moments = indices[numeric, :d], moments[numeric]
     return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness, report=report)
 

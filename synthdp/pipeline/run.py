@@ -45,7 +45,7 @@ from synthdp.domain.schema import (
 )
 from synthdp.domain.units import synthetic_units
 from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
-from synthdp.pipeline.plan import Plan, cell_layout, make_plan
+from synthdp.pipeline.plan import Plan, cell_layout, make_plan, mixed_numeric_moments
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, rearranged
@@ -239,6 +239,12 @@ class StudyOptions:
         release is differentially private only if it bounds the true sensitivity; the
         per-value Laplace calibration (Laplace noise with delta > 0) ignores it, as it ignores
         the derived one. Numeric tables only.
+    laplace_cells : bool
+        Under Laplace noise, leave a mixed table's numeric means per level and own moments out of
+        its moments where the histograms hold the numeric columns, and give the histograms at
+        least a group's noise each (True, the product: :func:`synthdp.pipeline.plan.mixed_numeric_moments`,
+        :func:`synthdp.pipeline.plan.mixed_shares`), or hold both as under Gaussian noise (False,
+        before). Changes the release.
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
@@ -271,6 +277,7 @@ class StudyOptions:
     pairs_test: bool = False
     tilt_without_pairs: bool = True
     pair_fdr: float | None = PAIR_FDR
+    laplace_cells: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -423,15 +430,17 @@ def fit(
     run_release: Callable[[StageTracker], Release]
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
-        indices = basis_indices(schema, config.marginal_degree, block_means=not (study or PRODUCT).binned_blocks)
+        held = mixed_numeric_moments(config, schema.d_numeric, synthesize) if (study or PRODUCT).laplace_cells else (True, True)
+        block_means = not (study or PRODUCT).binned_blocks
+        indices = basis_indices(schema, config.marginal_degree, block_means, held)
         if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
             # the binned blocks' tables would hold more moments than the LP has candidates: without them
             schema = schema.without_binned_blocks()
-            indices = basis_indices(schema, config.marginal_degree)
+            indices = basis_indices(schema, config.marginal_degree, block_means, held)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                          mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
-                         neighbours=neighbours)
-        run_release = partial(release_mixed, table, schema, plan, config, ledger, noise, study=study)
+                         neighbours=neighbours, numeric_moments=held)
+        run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
         missing = () if bounds_from_data else tuple(
@@ -748,13 +757,13 @@ def pair_score_maker(plan: Plan, study: StudyOptions) -> Callable[[Marginals], S
                                                 options.matrix_means)
 
 
-def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: SynthConfig,
+def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan: Plan, config: SynthConfig,
                   ledger: PrivacyLedger, noise: NoiseSampler, stages: StageTracker,
                   study: StudyOptions | None = None) -> Release:
     """The release of a mixed table: grouped moments of its encoded rows, and the noisy row counts.
 
-    The moments are those of :func:`synthdp.stats.mixed_basis.basis_indices` at
-    ``config.marginal_degree``, released with the grouped sensitivity of
+    The moments are those of ``indices`` (:func:`synthdp.stats.mixed_basis.basis_indices` at
+    ``config.marginal_degree``, as the plan was made for), released with the grouped sensitivity of
     :func:`synthdp.stats.mixed_basis.basis_groups` (2G/n in l1). The clip-count share of
     epsilon is split evenly between the count of rows with a clipped numeric value and the
     count of rows with an "other" level, for the kinds of columns the table has.
@@ -768,7 +777,6 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
         raise SynthDPError("StudyOptions.moments_sensitivity applies to numeric tables only")
     layout = cell_layout(schema.numeric, plan, schema.nullable_numeric) if plan.marginal_bins else None
     with stages.stage("moments"):
-        indices = basis_indices(schema, config.marginal_degree, block_means=not study.binned_blocks)
         moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.declared) else None}
@@ -783,7 +791,8 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
             moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
             + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else "")
             + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels"
-               + (", in place of their means per level)" if study.binned_blocks else ")") if tabled else ""),
+               + (", in place of their means per level)" if study.binned_blocks else ")") if tabled else "")
+            + _numeric_moments_note(plan.numeric_moments),
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups, neighbours=plan.neighbours)
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
@@ -812,6 +821,16 @@ def release_mixed(table: PrivateTable, schema: Schema, plan: Plan, config: Synth
                    noisy_histograms=histograms, histogram_noise_sd=histogram_noise_sd, noisy_scores=noisy_scores,
                    scores_noise_sd=scores_noise_sd, noisy_rows_clipped=noisy.get("clip_count"), schema=schema,
                    noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
+
+
+def _numeric_moments_note(held: tuple[bool, bool]) -> str:
+    """What the moments stage's description adds where :func:`mixed_numeric_moments` left numeric moments out."""
+    left = [what for what, kept in zip(("own moments", "means per level"), held) if not kept]
+    if not left:
+        return ""
+    return (f" (the numeric columns' {' and '.join(left)} left out: under Laplace noise every group adds to "
+            "every moment's noise" + ("; the histograms hold their shapes, the pairs release (if any) their pairs"
+                                      if not held[0] else "") + ")")
 
 
 # ---------------------------------------------------------- post-processing

@@ -105,6 +105,16 @@ def moment_gaussian(indices: np.ndarray, moments: np.ndarray) -> tuple[np.ndarra
     return mean, (vectors * np.maximum(eigenvalues, 1e-6)) @ vectors.T
 
 
+def histogram_gaussian(marginals: Marginals) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and (diagonal) covariance of the unit values under the released histograms, by quadrature
+    over the copula's marginals (:data:`LATENT_GRID` quantiles): :func:`moment_gaussian` for a release
+    whose moments leave the numeric columns to the histograms. Post-processing."""
+    d = marginals.noisy_counts.shape[0]
+    grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID
+    values = marginals.quantiles(np.repeat(grid[:, None], d, axis=1))
+    return values.mean(axis=0), np.diag(np.maximum(values.var(axis=0), 1e-6))
+
+
 def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
                         rng: np.random.Generator) -> np.ndarray:
     """``count`` draws from N(center, covariance), clipped into [-1, 1]^d, shape (count, d)."""
@@ -148,7 +158,10 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     drawn: dict[str, np.ndarray] = {}
     joined: dict[str, JoinedColumn] = {}
     if d:
-        center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
+        if numeric_rows.any() or marginals is None:
+            center, covariance = moment_gaussian(indices[numeric_rows, :d], moments[numeric_rows])
+        else:  # the numeric moments left to the histograms (synthdp.pipeline.plan.mixed_numeric_moments)
+            center, covariance = histogram_gaussian(marginals)
         if marginals is None:
             parts.append(gaussian_candidates(center, covariance, count, rng))
         else:
