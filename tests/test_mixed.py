@@ -126,9 +126,10 @@ def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_colum
     assert len(indices) == d * (d + 3) // 2 + cells + d * sum(widths)
 
 
-def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema):
+@pytest.mark.parametrize("held", [(True, True), (False, False)])  # (False, False): the cells only, as under Laplace noise
+def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema, held):
     """Replacing one row moves the moment vector by <= 2G/n (l1) and 2 sqrt(G)/n (l2): checked exhaustively."""
-    indices = basis_indices(schema, 2)
+    indices = basis_indices(schema, 2, numeric_moments=held)
     groups = groups_count(schema, indices)
     basis = ChebyshevBasis(indices)
     rows = []  # every corner of the numeric box with every level combination
