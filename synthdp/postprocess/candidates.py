@@ -105,13 +105,19 @@ def moment_gaussian(indices: np.ndarray, moments: np.ndarray) -> tuple[np.ndarra
     return mean, (vectors * np.maximum(eigenvalues, 1e-6)) @ vectors.T
 
 
-def histogram_gaussian(marginals: Marginals) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and (diagonal) covariance of the unit values under the released histograms, by quadrature
-    over the copula's marginals (:data:`LATENT_GRID` quantiles): :func:`moment_gaussian` for a release
-    whose moments leave the numeric columns to the histograms. Post-processing."""
-    d = marginals.noisy_counts.shape[0]
+def marginal_quadrature(marginals: Marginals) -> tuple[np.ndarray, np.ndarray]:
+    """The LATENT_GRID mid-point probabilities, shape (LATENT_GRID,), and every numeric column's
+    quantile at each under the copula's marginals, shape (LATENT_GRID, d): a quadrature of the
+    released histograms. Post-processing."""
     grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID
-    values = marginals.quantiles(np.repeat(grid[:, None], d, axis=1))
+    return grid, marginals.quantiles(np.repeat(grid[:, None], marginals.noisy_counts.shape[0], axis=1))
+
+
+def histogram_gaussian(marginals: Marginals) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and (diagonal) covariance of the unit values under the released histograms
+    (:func:`marginal_quadrature`): :func:`moment_gaussian` for a release whose moments leave the
+    numeric columns to the histograms. Post-processing."""
+    values = marginal_quadrature(marginals)[1]
     return values.mean(axis=0), np.diag(np.maximum(values.var(axis=0), 1e-6))
 
 
@@ -403,9 +409,8 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     join_ratio = JOIN_RATIO if join_ratio is None else join_ratio
     moment = _moment_lookup(indices, moments)
 
-    grid = (np.arange(LATENT_GRID) + 0.5) / LATENT_GRID  # symmetric: z[::-1] = -z
-    z = special.ndtri(grid)
-    numeric = marginals.quantiles(np.repeat(grid[:, None], d, axis=1))
+    grid, numeric = marginal_quadrature(marginals)
+    z = special.ndtri(grid)  # symmetric: z[::-1] = -z
     numeric -= numeric.mean(axis=0)
     variances = (numeric**2).mean(axis=0)
 
