@@ -21,6 +21,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 import candidate_kinds  # noqa: E402
 import defaults_vs_table3  # noqa: E402
 import invented_pairs  # noqa: E402
+import laplace_cells  # noqa: E402
 import pairs_test_power  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
@@ -72,3 +73,12 @@ def test_invented_pairs_runs(tmp_path):
     invented_pairs.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "2000x6", "--out", str(out)])
     text = out.read_text()
     assert "| 2000 × 6 | independent | 1 of 1 |" in text and "default (rate 0.1)" in text
+
+
+def test_laplace_cells_runs(tmp_path):
+    out = tmp_path / "laplace_cells.md"
+    laplace_cells.main(["--seeds", "2", "--epsilons", "1", "--tables", "counts", "--out", str(out)])
+    text = out.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| counts | 1 |")]
+    assert [row.split(" | ")[2] for row in rows] == ["product", "before", "independent"]
+    assert "± " in rows[0]  # the paired difference and its standard error
