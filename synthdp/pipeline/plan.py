@@ -158,7 +158,7 @@ class Plan:
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
     tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
     pairs_as_matrix: bool = False  # pairs released above CORRELATION_NOISE_LIMIT: denoised as a matrix (pairs_denoising)
-    numeric_moments: tuple[bool, bool] = (True, True)  # a mixed table's numeric moments, means per level (mixed_numeric_moments)
+    numeric_moments: bool = True  # a mixed table's moments hold its numeric columns' moments and means per level (mixed_numeric_moments)
     pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
 
     def after_test(self, found: bool) -> Plan:
@@ -181,7 +181,7 @@ class Plan:
         basis (every moment of degree <= 2, unless :func:`mixed_numeric_moments` leaves them out) or
         ``favour="relationships"``; otherwise they are left to the pairs release (``skipped_pairs``)
         and the copula alone carries the pairs."""
-        return (self.candidates == "mixed" and self.numeric_moments[0]) or self.pair_moments
+        return (self.candidates == "mixed" and self.numeric_moments) or self.pair_moments
 
     @property
     def moments_within_limit(self) -> bool:
@@ -214,7 +214,7 @@ class Plan:
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
-              numeric_moments: tuple[bool, bool] = (True, True)) -> Plan:
+              numeric_moments: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -226,8 +226,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
     and its LP matrix is sparse, with at most G non-zeros per candidate; its
     ``numeric_columns`` continuous and integer columns get one-way histograms
-    (:func:`mixed_shares`); ``numeric_moments``, what that basis holds of them
-    (:func:`mixed_numeric_moments`).
+    (:func:`mixed_shares`); ``numeric_moments``, whether that basis holds their moments and
+    means per level (:func:`mixed_numeric_moments`).
 
     By unit (``neighbours``), n is the released noisy count after contribution bounding:
     every noise the rules compare is calibrated to the unit sensitivities, and the paper's
@@ -287,7 +287,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours),
         "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
-                              mixed_basis[1] if mixed_basis is not None and not any(numeric_moments) else None),
+                              mixed_basis[1] if mixed_basis is not None and not numeric_moments else None),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = Budget(
@@ -339,7 +339,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         neighbours=neighbours,
         pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
         pairs_test=test,
-        numeric_moments=numeric_moments if kind == "mixed" else (True, True),
+        numeric_moments=numeric_moments or kind != "mixed",
     )
 
 
@@ -682,9 +682,10 @@ def _column_unit(domain: Domain, column: int, values: np.ndarray) -> np.ndarray:
     return domain.to_unit(rows)[:, column]
 
 
-def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize: bool = True) -> tuple[bool, bool]:
-    """Whether a mixed table's moments hold (its numeric columns' own moments of degree <= 2, their
-    means per level): :func:`synthdp.stats.mixed_basis.basis_indices`' ``numeric_moments``.
+def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize: bool = True) -> bool:
+    """Whether a mixed table's moments hold its numeric columns' own moments of degree <= 2 and their
+    means per level (:func:`synthdp.stats.mixed_basis.basis_indices`' ``numeric_moments``), or only
+    the cells.
 
     Under Gaussian noise both, and in a release that only feeds a summary. Under Laplace noise the
     moments' sensitivity is 2G/n in l1 (:func:`synthdp.stats.mixed_basis.basis_groups`): each of
@@ -710,9 +711,8 @@ def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize:
     (.083); other mixed tables in docs/decisions.md#laplace-cells. Public: the configuration
     and the numeric columns.
     """
-    if config.noise_kind != "laplace" or not synthesize or numeric_columns == 0:
-        return True, True
-    return False, False  # a synthesizing mixed table's numeric columns always have histograms (SynthConfig)
+    # a synthesizing mixed table's numeric columns always have histograms (SynthConfig refuses a share of 0)
+    return config.noise_kind != "laplace" or not synthesize or numeric_columns == 0
 
 
 def _composition(config: SynthConfig) -> str:

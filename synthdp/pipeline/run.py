@@ -430,7 +430,7 @@ def fit(
     run_release: Callable[[StageTracker], Release]
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
-        held = mixed_numeric_moments(config, schema.d_numeric, synthesize) if (study or PRODUCT).laplace_cells else (True, True)
+        held = mixed_numeric_moments(config, schema.d_numeric, synthesize) or not (study or PRODUCT).laplace_cells
         block_means = not (study or PRODUCT).binned_blocks
         indices = basis_indices(schema, config.marginal_degree, block_means, held)
         if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
@@ -823,14 +823,12 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                    noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
 
 
-def _numeric_moments_note(held: tuple[bool, bool]) -> str:
+def _numeric_moments_note(held: bool) -> str:
     """What the moments stage's description adds where :func:`mixed_numeric_moments` left numeric moments out."""
-    left = [what for what, kept in zip(("own moments", "means per level"), held) if not kept]
-    if not left:
+    if held:
         return ""
-    return (f" (the numeric columns' {' and '.join(left)} left out: under Laplace noise every group adds to "
-            "every moment's noise" + ("; the histograms hold their shapes, the pairs release (if any) their pairs"
-                                      if not held[0] else "") + ")")
+    return (" (the numeric columns' own moments and means per level left out: under Laplace noise every group "
+            "adds to every moment's noise; the histograms hold their shapes, the pairs release (if any) their pairs)")
 
 
 # ---------------------------------------------------------- post-processing

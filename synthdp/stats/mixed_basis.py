@@ -18,18 +18,18 @@ from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_in
 
 
 def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE,
-                  block_means: bool = False, numeric_moments: tuple[bool, bool] = (True, True)) -> np.ndarray:
+                  block_means: bool = False, numeric_moments: bool = True) -> np.ndarray:
     """The released multi-indices of a mixed table, shape (R, D).
 
     * every Chebyshev product of total degree <= 2 of the numeric coordinates (the moment
-      candidates need all of them), unless ``numeric_moments[0]`` is False;
+      candidates need all of them), unless ``numeric_moments`` is False;
     * every product of one numeric coordinate (degree 1) and one indicator (column
       means per level), except for a numeric column with a value block (at marginal degree
       >= 2): its 2-way tables with the same columns hold its dependence on them, finer than a
       mean per level (a mean per level is a weighted sum of a value block's cells, and within
       a bin's width of a binned block's), for the same sensitivity groups;
       ``block_means=True`` keeps them (a design study's variant, before the binned blocks);
-      none where ``numeric_moments[1]`` is False;
+      none where ``numeric_moments`` is False;
     * every product of indicators of at most ``marginal_degree`` distinct binary or
       categorical columns: the cells of all marginals of that order (a binary column's
       first level excluded: it is 1 minus its indicator);
@@ -44,8 +44,8 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
       sensitivity group (a row has one value, in one bin, and one level), so it adds 2/n to
       the l1 sensitivity whatever its size.
 
-    ``numeric_moments`` = (own moments, means per level): the plan leaves either out under
-    Laplace noise (:func:`synthdp.pipeline.plan.mixed_numeric_moments`).
+    ``numeric_moments`` False leaves out both (the cells only): the plan's choice under Laplace
+    noise (:func:`synthdp.pipeline.plan.mixed_numeric_moments`).
 
     Degree <= 1 per indicator and at most one indicator per column in a product: z^2 = z
     and, within a block, z_a z_b = 0.
@@ -54,8 +54,7 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
         raise SynthDPError("marginal_degree must be an integer >= 1")
     D, d = schema.n_coordinates, schema.d_numeric
     rows: list[np.ndarray] = []
-    own, means = numeric_moments
-    if d and own:
+    if d and numeric_moments:
         numeric = lowest_degree_indices(d, count_indices_up_to_degree(d, 2))
         rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
     blocks = [range(schema.block_slice(c.name).start, schema.block_slice(c.name).stop) for c in schema.categorical]
@@ -68,7 +67,7 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
                 continue
             for coordinates in itertools.product(*chosen):
                 rows.append(_index(D, coordinates))
-                if size == 1 and not values and means:  # the numeric means of this level
+                if size == 1 and not values and numeric_moments:  # the numeric means of this level
                     rows.extend(_index(D, coordinates + (j,)) for j in range(d) if j not in tabled)
     return np.array(rows, dtype=np.int64).reshape(len(rows), D)
 
