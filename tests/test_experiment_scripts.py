@@ -23,6 +23,7 @@ import defaults_vs_table3  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import pairs_test_power  # noqa: E402
+import quiet_clip  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
 
@@ -73,6 +74,16 @@ def test_invented_pairs_runs(tmp_path):
     invented_pairs.main(["--seeds", "1", "--levels", "1,1e-10", "--shapes", "2000x6", "--out", str(out)])
     text = out.read_text()
     assert "| 2000 × 6 | independent | 1 of 1 |" in text and "default (rate 0.1)" in text
+
+
+def test_quiet_clip_runs(tmp_path):
+    """CTG at (1, 1e-10), where the rule lowers the bound: both variants run, and the table states the two bounds."""
+    out = tmp_path / "quiet_clip.md"
+    quiet_clip.main(["--rounds", "2", "--tables", "ctg", "--out", str(out)])
+    text = out.read_text()
+    assert "### ctg at (1, 1e-10): C² 22.21 against 32.65" in text
+    strong = next(line for line in text.splitlines() if line.startswith("| strong-pair ratio |"))
+    assert "± " in strong and "n/a" not in strong
 
 
 def test_laplace_cells_runs(tmp_path):

@@ -4,7 +4,7 @@ Fast checks only: no peer runs, and synthdp fits on a 40-row table only (the cac
 """
 
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -218,7 +218,7 @@ def test_all_exact_hands_on_the_exact_moments_pairs_and_histograms():
     from synthdp.postprocess.copula import Marginals
     from synthdp.stats.chebyshev import ChebyshevBasis
     from synthdp.stats.histograms import cell_counts
-    from synthdp.stats.scores import ScoreMap, default_clip_norm_sq, score_products
+    from synthdp.stats.scores import ScoreMap, score_products
 
     dataset = correlated_dataset()
     model = fit_toy(design_choices.STUDIES["oracle"]["all exact"])
@@ -228,7 +228,7 @@ def test_all_exact_hands_on_the_exact_moments_pairs_and_histograms():
                                atol=1e-12)
     np.testing.assert_array_equal(release.noisy_histograms, cell_counts(points, release.plan.marginal_bins))
     marginals = Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd)
-    score_map = ScoreMap(marginals.probabilities(), default_clip_norm_sq(3))
+    score_map = ScoreMap(marginals.probabilities(), release.plan.pairs_clip_norm_sq)  # the plan's bound
     np.testing.assert_allclose(release.noisy_scores, score_products(points, score_map) / len(points), atol=1e-12)
 
 
@@ -237,10 +237,11 @@ def test_a_pairs_threshold_variant_changes_the_candidates_not_the_release():
 
     variant = design_choices.STUDIES["pairs"]["pairs from 3 noise sd"]
     assert variant.study.candidate_options().pair_threshold == 3.0
-    # the pairs at 0.3 (the toy's own rule gives them 0.5, whose noise both thresholds clear alike)
+    # the pairs at 0.3 and the default norm bound (the toy's own rule gives them 0.5, and the lowered
+    # bound a noise of half the limit, which both thresholds clear alike)
     share = {"correlation_share": 0.3}
-    default = fit_toy(design_choices.Variant(share))
-    strict = fit_toy(design_choices.Variant(share, variant.study))
+    default = fit_toy(design_choices.Variant(share, design_choices.StudyOptions(quiet_clip=False)))
+    strict = fit_toy(design_choices.Variant(share, replace(variant.study, quiet_clip=False)))
     for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):  # post-processing only
         np.testing.assert_array_equal(getattr(strict.release, name), getattr(default.release, name))
     assert not np.array_equal(strict.support_points, default.support_points)

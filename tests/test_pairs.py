@@ -247,6 +247,77 @@ def test_weak_pairs_get_half_the_budget_and_a_users_share_is_kept():
     assert make_plan(replace(config, correlation_share=0.3), 2126, 20, True).budget.share("correlation") == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize("n, d, epsilon, lowered", [
+    (2126, 20, 1.0, True),  # CTG's size at (1, 1e-10): 0.184 at the default bound, 0.5 of the budget
+    (5875, 20, 1.0, False),  # PKS's: 0.086, under the margin already
+    (1993, 100, 5.2, True),  # CRM's at (5.2, 1e-10): the bound stops at d
+    (569, 30, 1.0, False),  # WDBC's at (1, 1e-10): no pairs released
+    (300, 20, 1.0, False),  # above the limit with favour="relationships": denoised as a matrix, own bound
+])
+def test_the_pairs_norm_bound_is_lowered_to_the_margin_and_never_below_d(n, d, epsilon, lowered):
+    """pairs_clip_norm_sq: where the pairs read pair by pair have noise above half the limit at the
+    default bound d + 2 sqrt(2d), the bound falls until the noise (proportional to it) is at the
+    margin, or to d; elsewhere it stays; 0 without pairs. The noise the release gets at the plan's
+    bound is the one the rule aimed at."""
+    from synthdp.pipeline.plan import pair_noise_sd, pairs_clip_norm_sq
+    from synthdp.privacy.sensitivity import score_products_sensitivity
+
+    config = SynthConfig(epsilon=epsilon, delta=1e-10, favour="relationships" if n == 300 else "smooth")
+    plan = make_plan(config, n, d, True)
+    budget = plan.budget
+    margin = CORRELATION_NOISE_LIMIT / 2
+    if budget.share("correlation") == 0:
+        assert plan.pairs_clip_norm_sq == 0.0 and not lowered
+        return
+    at_default = pair_noise_sd(n, d, budget.remaining_epsilon, 1e-10, budget.composition, budget.share("correlation"))
+    released = budget.stage("correlation").noise_sd(*score_products_sensitivity(n, d, plan.pairs_clip_norm_sq))
+    assert (plan.pairs_clip_norm_sq < default_clip_norm_sq(d)) == lowered
+    assert plan.pairs_clip_norm_sq >= d
+    if lowered:
+        assert margin < at_default <= CORRELATION_NOISE_LIMIT
+        assert released == pytest.approx(margin) or (plan.pairs_clip_norm_sq == d and released > margin)
+    else:
+        assert released == pytest.approx(at_default)
+    before = make_plan(config, n, d, True, quiet_clip=False)
+    assert before.pairs_clip_norm_sq == pytest.approx(default_clip_norm_sq(d))
+    assert replace(before, pairs_clip_norm_sq=plan.pairs_clip_norm_sq) == plan  # nothing else moves
+    assert pairs_clip_norm_sq(n, d, budget, quiet=False) == pytest.approx(default_clip_norm_sq(d))
+
+
+def test_a_lowered_norm_bound_is_what_the_release_and_its_model_use(monkeypatch):
+    """End to end at CTG's size (2126 x 20 at (1, 1e-10)): the release's noise sd on a correlation is
+    the margin, the ledger's correlation stage and the report's pairs entry state the plan's bound,
+    and the copula's model of the release (latent_correlation) scores with the same bound."""
+    import synthdp.postprocess.candidates as candidates
+
+    seen = []
+    original = candidates.latent_correlation
+    monkeypatch.setattr(candidates, "latent_correlation",
+                        lambda score_map, *args, **kwargs: seen.append(score_map.clip_norm_sq)
+                        or original(score_map, *args, **kwargs))
+    truth = np.eye(20)
+    truth[0, 1] = truth[1, 0] = 0.8
+    z = np.random.default_rng(11).multivariate_normal(np.zeros(20), truth, size=2126)
+    frame = pd.DataFrame(2 * special.ndtr(z) - 1, columns=[f"c{j}" for j in range(20)])
+    bounds = {name: [-1.0, 1.0] for name in frame.columns}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=3).fit(frame, bounds=bounds)
+    release = synth.release_
+    clip = release.plan.pairs_clip_norm_sq
+    assert d_lowered(clip, 20) and seen == [clip]
+    assert release.scores_noise_sd == pytest.approx(CORRELATION_NOISE_LIMIT / 2)
+    report = synth.privacy_report()
+    stage = next(stage for stage in report["privacy"]["stages"] if stage["stage"] == "correlation")
+    assert stage["released"].endswith(f"squared norm {clip:.4g}")
+    assert report["pairs"]["noise_sd"] == pytest.approx(CORRELATION_NOISE_LIMIT / 2) and "lowered" in report["pairs"]["note"]
+
+
+def d_lowered(clip: float, d: int) -> bool:
+    """Whether ``clip`` is a lowered bound: within [d, d + 2 sqrt(2d))."""
+    return d <= clip < default_clip_norm_sq(d)
+
+
 def test_a_release_keeps_a_strong_correlation_and_adds_none():
     """End to end at (1, 1e-10) on 6000 rows: the strong pair (Pearson 0.70 in the data) keeps
     its strength in the synthetic table and the independent pairs stay independent. Seeded;

@@ -158,6 +158,7 @@ class Plan:
     neighbours: Neighbours = ROWS  # the neighbouring relation (by unit, n is the released noisy count)
     tilt_candidates: int = 0  # candidates the tilt weighs (mixed tables, TILT_CANDIDATES_PER_MOMENT); 0: n_candidates
     pairs_as_matrix: bool = False  # pairs released above CORRELATION_NOISE_LIMIT: denoised as a matrix (pairs_denoising)
+    pairs_clip_norm_sq: float = 0.0  # C^2 of the pairs release read pair by pair (pairs_clip_norm_sq); 0: no pairs
     numeric_moments: bool = True  # a mixed table's moments hold its numeric columns' moments and means per level (mixed_numeric_moments)
     pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
 
@@ -202,6 +203,7 @@ class Plan:
         out.pop("neighbours")  # the report states it under "privacy"
         out.pop("pair_moments")  # follows from config.favour and the report's "pairs" entry
         out.pop("pairs_as_matrix")  # the report's "pairs" entry says how they were denoised
+        out.pop("pairs_clip_norm_sq")  # the correlation stage's description states the bound
         out.pop("pairs_test")  # the report's "pairs" entry says how the test went
         out.pop("numeric_moments")  # the moments stage's description says what they hold
         if self.tilt_candidates <= self.n_candidates:
@@ -214,7 +216,7 @@ class Plan:
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
-              numeric_moments: bool = True) -> Plan:
+              numeric_moments: bool = True, quiet_clip: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -237,6 +239,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
 
     ``pairs_test`` True plans the pairs test where :func:`pairs_test_planned` says so (a design
     study's alternative, not the product: :class:`synthdp.pipeline.run.StudyOptions`).
+    ``quiet_clip`` False keeps the default norm bound of the pairs read pair by pair where
+    :func:`pairs_clip_norm_sq` would tighten it (a design study's alternative: before).
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
@@ -338,6 +342,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         pair_moments=pair_moments,
         neighbours=neighbours,
         pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
+        pairs_clip_norm_sq=pairs_clip_norm_sq(n, numeric_columns if kind == "mixed" else d, budget, neighbours,
+                                              quiet_clip) if kind in ("copula", "mixed") else 0.0,
         pairs_test=test,
         numeric_moments=numeric_moments or kind != "mixed",
     )
@@ -409,6 +415,39 @@ def pairs_denoising(n: int, d: int, budget: Budget, neighbours: Neighbours = ROW
     share = budget.share("correlation")
     return share > 0 and d > 1 and denoised_as_matrix(
         pair_noise_sd(n, d, budget.remaining_epsilon, budget.delta, budget.composition, share, neighbours))
+
+
+def pairs_clip_norm_sq(n: int, d: int, budget: Budget, neighbours: Neighbours = ROWS, quiet: bool = True) -> float:
+    """C^2, the bound on a row's squared score norm, of a pairs release read pair by pair: the
+    default bound (:func:`synthdp.stats.scores.default_clip_norm_sq`, d + 2 sqrt(2 d)) lowered just
+    enough that the noise on a correlation is CORRELATION_NOISE_LIMIT / 2 (a strong pair of 0.5
+    then stands four noise sd out: the margin of the pairs' shares, :func:`copula_shares` and
+    :func:`mixed_shares`), and never below d. 0 where the budget releases no pairs.
+
+    Derivation. The release adds noise of sd proportional to C^2 (its sensitivity, sqrt(2) C^2 / n
+    in l2, (d / sqrt(2) + 1) C^2 / n in l1: :func:`synthdp.privacy.sensitivity.score_products_sensitivity`)
+    to sum_rows min(1, C^2 / ||s||^2) s_i s_j / n, so the signal-to-noise ratio of every entry
+    is that of E[min(1 / C^2, 1 / ||s||^2) s_i s_j], which grows as C^2 falls; what a lower bound
+    costs is the radial information of the rows it shrinks (the copula's model of the release,
+    :func:`synthdp.postprocess.pairs.model_means`, applies the same clip, so it is no bias), and a
+    model of the clip that is only as good as the copula is. ||s||^2 is about chi-square with d
+    degrees of freedom (more spread where columns are related): the default bound shrinks a few
+    per cent of the rows, d about half of them. So the bound moves only where the noise needs it:
+    where the default leaves the noise at most the margin, it stays (the pairs already stand out);
+    above it, the noise falls in proportion to C^2 down to the margin or to C^2 = d, whichever
+    comes first (below d the rows' radial information goes, the regime of
+    :func:`synthdp.stats.scores.matrix_clip_norm_sq`, which pairs denoised as a matrix keep).
+    ``quiet`` False: the default bound always (before). Public: n, d and the budget.
+    """
+    if budget.share("correlation") <= 0 or d < 2:
+        return 0.0
+    default = default_clip_norm_sq(d)
+    noise = pair_noise_sd(n, d, budget.remaining_epsilon, budget.delta, budget.composition,
+                          budget.share("correlation"), neighbours)
+    margin = CORRELATION_NOISE_LIMIT / 2
+    if not quiet or noise <= margin or denoised_as_matrix(noise):
+        return default
+    return max(float(d), default * margin / noise)  # the noise sd is proportional to C^2
 
 
 MOMENT_NOISE_LIMIT = 0.1  # largest noise sd on a Chebyshev moment worth half the budget
@@ -546,8 +585,12 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
                              f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that "
                              "bound); caveat: on tables with skewed columns held in few histogram cells, columns that "
                              "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
+        lowered = 0 < plan.pairs_clip_norm_sq < default_clip_norm_sq(plan.d) - 1e-9
+        bound = (f"; each row's scores clipped to squared norm {plan.pairs_clip_norm_sq:.4g}, lowered from the "
+                 "default d + 2 sqrt(2d) so that the noise is half the limit (docs/relationships.md#how-synthdp-keeps-the-pairs)"
+                 if lowered else "")
         return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
-                "note": (f"released; a score correlation is kept from {THRESHOLD:g} noise sd where the "
+                "note": (f"released{bound}; a score correlation is kept from {THRESHOLD:g} noise sd where the "
                          f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it, and a "
                          "column's pairs into a block of strongly related columns where its relation to the "
                          "block as a whole is selected"

@@ -245,6 +245,10 @@ class StudyOptions:
         least a group's noise each (True, the product: :func:`synthdp.pipeline.plan.mixed_numeric_moments`,
         :func:`synthdp.pipeline.plan.mixed_shares`), or hold both as under Gaussian noise (False,
         before). Changes the release.
+    quiet_clip : bool
+        Lower the pairs' norm bound where their noise is above half the limit, down to d
+        (True, the product: :func:`synthdp.pipeline.plan.pairs_clip_norm_sq`), or keep the default
+        bound (False, before). Changes the release.
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
@@ -278,6 +282,7 @@ class StudyOptions:
     tilt_without_pairs: bool = True
     pair_fdr: float | None = PAIR_FDR
     laplace_cells: bool = True
+    quiet_clip: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -439,7 +444,7 @@ def fit(
             indices = basis_indices(schema, config.marginal_degree, block_means, held)
         plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                          mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
-                         neighbours=neighbours, numeric_moments=held)
+                         neighbours=neighbours, numeric_moments=held, quiet_clip=(study or PRODUCT).quiet_clip)
         run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
@@ -450,7 +455,8 @@ def fit(
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
         plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
                          bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
-                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is not None and study.pairs_test)
+                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is not None and study.pairs_test,
+                         quiet_clip=(study or PRODUCT).quiet_clip)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
@@ -754,7 +760,7 @@ def pair_score_maker(plan: Plan, study: StudyOptions) -> Callable[[Marginals], S
     """:func:`pair_score_map`'s map of any marginals (the pairs test re-noises them: score_offset)."""
     options = study.candidate_options()
     return lambda marginals: marginal_score_map(marginals, plan.pairs_as_matrix, options.matrix_scores,
-                                                options.matrix_means)
+                                                options.matrix_means, plan.pairs_clip_norm_sq)
 
 
 def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan: Plan, config: SynthConfig,

@@ -934,7 +934,8 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
     boxes = None
     if options.pair_entropy:
         boxes = entropy_boxes(release.plan.lp_fits_pairs) if options.pair_boxes is None else options.pair_boxes
-    return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores, options.matrix_means),
+    return latent_correlation(marginal_score_map(marginals, as_matrix, options.matrix_scores, options.matrix_means,
+                                                 release.plan.pairs_clip_norm_sq),
                               release.noisy_scores, release.scores_noise_sd, rng, threshold=options.pair_threshold,
                               fdr=options.pair_fdr, noise=release.plan.noise,
                               nearest=options.nearest, spectral=spectral_pairs(release, options),

@@ -85,12 +85,14 @@ ENTROPY_MEMORY = 10  # the values its non-monotone line search compares with
 
 
 def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
-                       matrix_scores: bool | tuple[int, float] = True, matrix_means: bool | float = False) -> ScoreMap:
+                       matrix_scores: bool | tuple[int, float] = True, matrix_means: bool | float = False,
+                       clip_norm_sq: float = 0.0) -> ScoreMap:
     """The map the pairs release scores with: the copula's marginals (the released histograms as
     post-processing reads them) and a public norm bound.
 
     Pairs read one by one (``as_matrix`` False): the step scores of the histograms' cells and
-    :func:`synthdp.stats.scores.default_clip_norm_sq`. Pairs denoised as a matrix (their noise
+    the plan's norm bound ``clip_norm_sq`` (:func:`synthdp.pipeline.plan.pairs_clip_norm_sq`; 0:
+    :func:`synthdp.stats.scores.default_clip_norm_sq`). Pairs denoised as a matrix (their noise
     above CORRELATION_NOISE_LIMIT, :func:`denoised_as_matrix`; the plan's ``pairs_as_matrix``):
     the cells refined to at least MATRIX_SCORE_BINS bins (:meth:`ScoreMap.refined`) and
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
@@ -109,7 +111,7 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
     """
     d = marginals.noisy_counts.shape[0]
     if not as_matrix or matrix_scores is False:
-        return ScoreMap(marginals.probabilities(), default_clip_norm_sq(d), marginals.layout)
+        return ScoreMap(marginals.probabilities(), clip_norm_sq or default_clip_norm_sq(d), marginals.layout)
     bins, share = (MATRIX_SCORE_BINS, MATRIX_CLIP_SHARE) if matrix_scores is True else matrix_scores
     clip = matrix_clip_norm_sq(d, share)
     mean_share = MATRIX_MEAN_SHARE if matrix_means is True else float(matrix_means)
