@@ -438,6 +438,7 @@ def pairs_clip_norm_sq(n: int, d: int, budget: Budget, neighbours: Neighbours = 
     comes first (below d the rows' radial information goes, the regime of
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, which pairs denoised as a matrix keep).
     ``quiet`` False: the default bound always (before). Public: n, d and the budget.
+    Measured: docs/decisions.md#quiet-clip.
     """
     if budget.share("correlation") <= 0 or d < 2:
         return 0.0
