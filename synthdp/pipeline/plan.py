@@ -422,7 +422,9 @@ def pairs_clip_norm_sq(n: int, d: int, budget: Budget, neighbours: Neighbours = 
     default bound (:func:`synthdp.stats.scores.default_clip_norm_sq`, d + 2 sqrt(2 d)) lowered just
     enough that the noise on a correlation is CORRELATION_NOISE_LIMIT / 2 (a strong pair of 0.5
     then stands four noise sd out: the margin of the pairs' shares, :func:`copula_shares` and
-    :func:`mixed_shares`), and never below d. 0 where the budget releases no pairs.
+    :func:`mixed_shares`), and never below d. 0 where the budget releases no pairs; the default
+    bound where they are denoised as a matrix (:func:`pairs_denoising`), which scores with its own
+    (:func:`synthdp.stats.scores.matrix_clip_norm_sq`).
 
     Derivation. The release adds noise of sd proportional to C^2 (its sensitivity, sqrt(2) C^2 / n
     in l2, (d / sqrt(2) + 1) C^2 / n in l1: :func:`synthdp.privacy.sensitivity.score_products_sensitivity`)
