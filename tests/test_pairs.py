@@ -452,7 +452,8 @@ def test_the_matrix_score_map_models_its_release_and_recovers_the_latent_correla
     means = score_products(points, score_map) / len(points)
     fitted = latent_correlation(score_map, means, noise_sd=1e-4, rng=np.random.default_rng(2), as_matrix=False)
     np.testing.assert_allclose(fitted, truth, atol=0.05)
-    # many cells are searched column by column, few counted edge by edge: the same cells either way
+    # many cells are searched column by column in Phi(z), few counted edge by edge in z against the
+    # edges' normal quantiles: the same cells either way
     from synthdp.postprocess import pairs
 
     draws = np.random.default_rng(6).standard_normal((5000, 3))
