@@ -343,7 +343,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         neighbours=neighbours,
         pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
         pairs_clip_norm_sq=pairs_clip_norm_sq(n, numeric_columns if kind == "mixed" else d, budget, neighbours,
-                                              quiet_clip) if kind in ("copula", "mixed") else 0.0,
+                                              quiet_clip),
         pairs_test=test,
         numeric_moments=numeric_moments or kind != "mixed",
     )

@@ -126,8 +126,10 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
 
     Monte Carlo over ``normal_draws`` (K, d) independent standard normal values: z = L e
     with L L^T = ``correlation``; each z_j falls in the cell c of column j whose probability
-    interval holds Phi(z_j) (exactly the cell of the candidate x_j = F_j^{-1}(Phi(z_j))), gets
-    its score s_j(c), and the score vector is shrunk onto ||s||^2 <= C^2 as in the release.
+    interval holds Phi(z_j) (the cell of the candidate x_j = F_j^{-1}(Phi(z_j)); where the cells
+    are counted in z against the edges' normal quantiles, the same cell unless z_j lies within
+    rounding of an edge), gets its score s_j(c), and the score vector is shrunk onto
+    ||s||^2 <= C^2 as in the release.
     A nullable column's missing cell (the last, score 0) takes the top of the probability
     interval: an approximation, since the candidates' missingness comes from its indicator,
     drawn apart from the copula.
@@ -137,27 +139,24 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     z = normal_draws @ root.T
     table = score_map.cell_scores()
     upper = np.cumsum(score_map.probabilities, axis=1)
-    if upper.shape[1] <= SEARCH_CELLS:
-        # Phi(z) >= p where z >= Phi^{-1}(p): the cells counted in z against the edges' normal
-        # quantiles, without Phi over every draw (half of this function's time on CTG)
-        u, upper = z, special.ndtri(upper)
-    else:
-        u = special.ndtr(z)
     # each value's cell: the number of its column's cumulative edges at or below it (searchsorted's
     # "right" count, edge by edge over all columns at once: 2x faster than one search per column),
     # counted in the smallest integer type that holds it (one byte: 4x faster than int64 on CTG)
     if upper.shape[1] <= SEARCH_CELLS:
-        cells = np.zeros(u.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
+        # Phi(z) >= p where z >= Phi^{-1}(p): counted in z against the edges' normal quantiles,
+        # without Phi over every draw (half of this function's time on CTG)
+        edges = special.ndtri(upper)
+        cells = np.zeros(z.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
         for edge in range(upper.shape[1]):
-            cells += u >= upper[:, edge]
+            cells += z >= edges[:, edge]
     else:  # the finer cells of pairs denoised as a matrix: one binary search per column (the same count)
-        columns = np.ascontiguousarray(u.T)
+        columns = np.ascontiguousarray(special.ndtr(z).T)
         cells = np.empty(columns.shape, dtype=np.int64)
         for j, values in enumerate(columns):
             cells[j] = np.searchsorted(upper[j], values, side="right")
         cells = np.ascontiguousarray(cells.T)  # rows of draws, as the count gives them (the same sums, bit for bit)
     np.minimum(cells, table.shape[1] - 1, out=cells)
-    scores = table[np.arange(u.shape[1]), cells]
+    scores = table[np.arange(z.shape[1]), cells]
     norm_sq = np.einsum("ij,ij->i", scores, scores)
     scores *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
     if centred:
