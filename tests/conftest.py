@@ -1,12 +1,6 @@
-import os
-
-# Before numpy loads OpenBLAS: the same BLAS kernels on every x86-64 machine, so that seeded
-# releases agree to the bit across machines (tests/golden; AVX-512 kernels change the last bits).
-os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
-
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pandas as pd
+import pytest
 
 
 @pytest.fixture

@@ -1,9 +1,11 @@
-"""Seeded releases whose bytes must not change when code moves without changing behaviour.
+"""Seeded releases whose results must not change when code moves without changing behaviour.
 
-Each case is a ``synthdp`` command line run in process with ``--seed``; its outputs (the CSV
-or summary, and the privacy report without its timings) are hashed. ``record.py`` writes the
-hashes to ``checksums.json``; ``tests/test_golden.py`` compares a fresh run with them. A case
-whose input table is not found (no ``data/`` in the checkout) is skipped.
+Each case is a ``synthdp`` command line run in process with ``--seed``. What it records and how a
+fresh run is compared with the record is in ``compare.py`` (four tiers: the release's numbers,
+the report, the synthetic table's statistics, and the files' bytes where the environment is the
+recorded one); why, in ``README.md``. ``record.py`` writes ``records.json``;
+``tests/test_golden.py`` runs the cases in a process with ``PINNED_ENV`` and compares. A case whose
+input table is not found (no ``data/`` in the checkout) is skipped.
 
 Re-record only on purpose, when a change is meant to change a release, and say so in its
 commit: ``python tests/golden/record.py``.
@@ -13,21 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-import os
+import platform
+import sys
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-# The checksums were recorded with OpenBLAS's Haswell kernels: its AVX-512 ones (chosen by default
-# on such a CPU) round differently in the last bits, which the LP and the tilt carry into other
-# rows. Set before numpy is loaded (record.py imports this module first; pytest: tests/conftest.py).
-BLAS_CORE = "Haswell"
-os.environ.setdefault("OPENBLAS_CORETYPE", BLAS_CORE)
-
-import pandas as pd  # noqa: E402
+import pandas as pd
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"
-CHECKSUMS = Path(__file__).with_name("checksums.json")
+RECORDS = Path(__file__).with_name("records.json")
 
 SEED = ["--seed", "11", "--quiet"]
 EPS_DELTA = ["--epsilon", "1", "--delta", "1e-10"]
@@ -66,14 +64,52 @@ CASES: dict[str, tuple[str, list[str], str, str]] = {
 }
 
 
-def blas_mismatch() -> str | None:
-    """Why this process cannot reproduce the checksums' BLAS arithmetic, or None when it can."""
+# ---------------------------------------------------------------------- the environment
+# The byte tier needs the arithmetic of the recording: the library versions tests/constraints.txt
+# pins, and these kernels, set before numpy loads in the process that runs the cases
+# (record.py's ``--run``): OpenBLAS's Haswell kernels, numpy's dispatch capped at X86_V3 (AVX2 + FMA,
+# Haswell's level) so that an AVX-512 machine computes what an AVX2 one does, and one BLAS thread
+# so that the core count does not reorder a reduction.
+BLAS_CORE = "Haswell"
+LIBRARIES = ("numpy", "scipy", "pandas", "highspy", "opendp", "scikit-learn", "pyarrow", "dask", "distributed",
+             "cvxpy", "threadpoolctl")
+
+
+def pinned_env() -> dict[str, str]:
+    """Environment variables for the process that runs the cases (computed where numpy is loaded:
+    the names of numpy's dispatch targets above X86_V3 depend on its version)."""
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return {"OPENBLAS_NUM_THREADS": "1"}  # other kernels than the recording's: the byte tier cannot apply
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_dispatch__
+    above = [f for f in __cpu_dispatch__ if f == "X86_V4" or f.startswith(("AVX512", "AVX10"))]
+    return {"OPENBLAS_CORETYPE": BLAS_CORE, "NPY_DISABLE_CPU_FEATURES": " ".join(above), "OPENBLAS_NUM_THREADS": "1"}
+
+
+def environment() -> dict[str, Any]:
+    """What this process computes with: the byte tier applies where it equals the recording's."""
     from threadpoolctl import threadpool_info
 
-    cores = {info.get("architecture") for info in threadpool_info() if info.get("internal_api") == "openblas"}
-    if cores and cores != {BLAS_CORE}:
-        return f"OpenBLAS runs its {', '.join(sorted(map(str, cores)))} kernels, the checksums need {BLAS_CORE}"
-    return None
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+    except ImportError:  # numpy 1.x
+        from numpy.core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    versions = {}
+    for library in LIBRARIES:
+        try:
+            versions[library] = metadata.version(library)
+        except metadata.PackageNotFoundError:
+            versions[library] = None
+    blas = sorted({f"{info.get('internal_api')} {info.get('version')} {info.get('architecture')} "
+                   f"threads={info.get('num_threads')}" for info in threadpool_info()
+                   if info.get("user_api") == "blas"})
+    return {"python": f"{sys.version_info.major}.{sys.version_info.minor}", "machine": platform.machine().lower(),
+            "numpy_simd": [f for f in __cpu_dispatch__ if __cpu_features__[f]], "blas": blas,
+            "libraries": versions}
+
 
 
 def table_path(table: str) -> Path:
@@ -86,48 +122,30 @@ def _bounds(frame: pd.DataFrame) -> dict:
     return {str(c): [float(frame[c].min()), float(frame[c].max())] for c in frame.columns}
 
 
-def _strip_timings(value):
+def strip_timings(value: Any) -> Any:
     """``value`` without any ``timings_seconds`` entry (at any depth): the clock is not the release."""
     if isinstance(value, dict):
-        return {key: _strip_timings(item) for key, item in value.items() if key != "timings_seconds"}
+        return {key: strip_timings(item) for key, item in value.items() if key != "timings_seconds"}
     if isinstance(value, list):
-        return [_strip_timings(item) for item in value]
-    return value
-
-
-REPORT_DIGITS = 10  # significant digits of the report's numbers in its digest (_rounded)
-
-
-def _rounded(value):
-    """``value`` with every float at REPORT_DIGITS significant digits: the LP's objective, summed by
-    the solver and BLAS, differs in its last bits from one machine or library build to another
-    (pks_pure's by 53 ulps, 5e-15 relative, with the synthetic table identical), and the report
-    states it; the release itself is the CSV's or summary's exact bytes."""
-    if isinstance(value, dict):
-        return {key: _rounded(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_rounded(item) for item in value]
-    if isinstance(value, float) and math.isfinite(value):
-        return float(f"{value:.{REPORT_DIGITS}g}")
+        return [strip_timings(item) for item in value]
     return value
 
 
 def _digest(path: Path) -> str:
-    """sha256 of a CSV's bytes, of a summary without its timings, or of a report without its
-    timings and with its numbers at REPORT_DIGITS significant digits."""
+    """sha256 of a CSV's bytes, or of a report or summary without its timings."""
     if path.suffix == ".json":
-        document = _strip_timings(json.loads(path.read_text()))
-        if path.name == "report.json":
-            document = _rounded(document)
-        content = json.dumps(document, sort_keys=False).encode()
+        content = json.dumps(strip_timings(json.loads(path.read_text())), sort_keys=False).encode()
     else:
         content = path.read_bytes()
     return hashlib.sha256(content).hexdigest()
 
 
-def run_case(name: str, workdir: Path) -> dict[str, str]:
-    """Run one case in ``workdir``; return {output name: sha256 of its bytes}."""
+def run_case(name: str, workdir: Path) -> dict[str, Any]:
+    """Run one case in ``workdir``; return its record (compare.py's four tiers)."""
+    from compare import document_view, fingerprint, table_statistics
+
     from synthdp.cli import main
+    from synthdp.pipeline import run
 
     table, extra, command, given = CASES[name]
     source = table_path(table)
@@ -137,7 +155,7 @@ def run_case(name: str, workdir: Path) -> dict[str, str]:
     if table == "clinic":
         args += ["--bounds", str(REPO / "synthdp" / "datasets" / "clinic_bounds.json")]
     elif given in ("csv", "parquet", "half-bounds"):
-        frame = pd.read_csv(source)
+        frame = pd.read_csv(source, float_precision="round_trip")  # the nearest floats, with any pandas
         bounds = _bounds(frame)
         if given == "half-bounds":
             bounds = {key: value for i, (key, value) in enumerate(bounds.items()) if i % 2 == 0}
@@ -158,11 +176,28 @@ def run_case(name: str, workdir: Path) -> dict[str, str]:
     argv = [command.split("+")[0], inp, "-o", str(out), "--report", str(workdir / "report.json")] + args + extra + SEED
     if command == "generate+summary":
         argv += ["--summary-out", str(workdir / "summary.json")]
-    code = main(argv)
-    if code != 0:
-        raise RuntimeError(f"case {name} exited {code}")
-    names = [out.name, "report.json"] + (["summary.json"] if command == "generate+summary" else [])
-    return {file: _digest(workdir / file) for file in names}
+    fitted: list[Any] = []
+    fit = run.fit
+
+    def recording_fit(*fit_args: Any, **fit_kwargs: Any) -> Any:  # the release, as post-processing receives it
+        fitted.append(fit(*fit_args, **fit_kwargs))
+        return fitted[-1]
+
+    run.fit = recording_fit
+    try:
+        code = main(argv)
+    finally:
+        run.fit = fit
+    if code != 0 or len(fitted) != 1:
+        raise RuntimeError(f"case {name} exited {code} after {len(fitted)} fits")
+    files = [out.name, "report.json"] + (["summary.json"] if command == "generate+summary" else [])
+    documents = {file: document_view(strip_timings(json.loads((workdir / file).read_text())))
+                 for file in files if file.endswith(".json")}
+    tables = {}
+    if out.suffix == ".csv":
+        tables[out.name] = table_statistics(pd.read_csv(out, keep_default_na=False, na_values=[""]))
+    return {"release": fingerprint(fitted[0].release), "documents": documents, "tables": tables,
+            "bytes": {file: _digest(workdir / file) for file in files}}
 
 
 def available(name: str) -> bool:
