@@ -19,6 +19,9 @@ columns in original units.
 * :func:`binned_peer` -- a peer marginal-based synthesizer (smartnoise-synth's MST or AIM,
   or OpenDP's dp.mbi MST or AIM) on equal-width bins of the public bounds, decoded
   uniformly within bins.
+* :func:`dpmm_peer` -- SAS's dpmm (MST, AIM or PrivBayes) on the raw table: dpmm discretises
+  numeric columns itself with DP PrivTree inside the public bounds (its share taken out of the
+  same total budget), categorical columns on their public levels (``experiments/peers/run_dpmm.py``).
 
 DP Gaussian: sensitivities (replace-one neighbours, n public, rows in [-1, 1]^d)
 ---------------------------------------------------------------------------------
@@ -86,6 +89,9 @@ __all__ = [
     "binned_peer",
     "coded_peer",
     "peer_python",
+    "DPMM_PEERS",
+    "dpmm_peer",
+    "dpmm_python",
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -108,10 +114,19 @@ LABELS = {
     "smartnoise-aim": "smartnoise-synth AIM",
     "opendp-mst": "OpenDP dp.mbi MST",
     "opendp-aim": "OpenDP dp.mbi AIM",
+    "dpmm-mst": "dpmm MST (PrivTree bins)",
+    "dpmm-aim": "dpmm AIM (PrivTree bins)",
+    "dpmm-privbayes": "dpmm PrivBayes (PrivTree bins)",
 }
 
 #: Default seconds before a peer run is killed (MST takes 50-80 s on CTG and ~6 min on CRM here).
 PEER_TIMEOUTS = {"smartnoise-mst": 900.0, "opendp-mst": 900.0, "smartnoise-aim": 240.0, "opendp-aim": 240.0}
+PEER_TIMEOUTS.update({"dpmm-mst": 900.0, "dpmm-aim": 900.0, "dpmm-privbayes": 900.0})
+
+#: dpmm peer name -> algorithm of ``experiments/peers/run_dpmm.py`` (own virtualenv, see :func:`dpmm_python`).
+DPMM_PEERS = {"dpmm-mst": "mst", "dpmm-aim": "aim", "dpmm-privbayes": "privbayes"}
+RUN_DPMM = HERE / "peers" / "run_dpmm.py"
+DPMM_VENV = ("SYNTHDP_PEERS_DPMM_VENV", "/opt/peers-venv-dpmm")
 
 
 class PeerUnavailable(RuntimeError):
@@ -439,7 +454,210 @@ def coded_peer(
     return synthetic_codes.astype(int), info
 
 
+def dpmm_python() -> Path:
+    """The Python interpreter of dpmm's virtualenv (``$SYNTHDP_PEERS_DPMM_VENV``, default /opt/peers-venv-dpmm)."""
+    variable, default = DPMM_VENV
+    return Path(os.environ.get(variable, default)) / "bin" / "python"
+
+
+def _dpmm_domain(frame: pd.DataFrame, bounds_or_schema) -> list[tuple]:
+    """Per column: ``("numeric", lo, hi, integer)`` or ``("levels", CategoricalColumn)``, from PUBLIC input only.
+
+    ``bounds_or_schema`` is a bounds mapping (``{column: [lo, hi]}`` or ``{column: {"bounds": [lo, hi],
+    "type": "integer"}}``, as :attr:`common.Dataset.bounds`), a pair ``(lower, upper)``, or a schema
+    mapping ``{"columns": {column: {"type": ..., "bounds" | "levels": ...}}}`` (continuous, integer,
+    binary, categorical; a categorical column gets synthdp's "other" level, as synthdp codes it).
+    """
+    columns = list(frame.columns)
+    if isinstance(bounds_or_schema, Mapping) and isinstance(bounds_or_schema.get("columns"), Mapping) \
+            and "columns" not in columns:
+        from synthdp.domain.schema import LEVEL_TYPES, Schema
+
+        specs = bounds_or_schema["columns"]
+        missing = [c for c in columns if c not in specs]
+        if missing:
+            raise ValueError(f"schema has no entry for column '{missing[0]}'")
+        schema = None
+        out = []
+        for c in columns:
+            spec = specs[c]
+            kind = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"
+            if isinstance(spec, Mapping) and spec.get("nullable"):
+                raise ValueError(f"column '{c}' is nullable: dpmm_peer takes tables without missing values")
+            if kind in LEVEL_TYPES:
+                schema = schema or Schema.from_dict(bounds_or_schema, columns)
+                out.append(("levels", schema.column(c)))
+            elif kind in ("continuous", "integer"):
+                lo, hi = (float(b) for b in (spec["bounds"] if isinstance(spec, Mapping) else spec))
+                out.append(("numeric", lo, hi, kind == "integer"))
+            else:
+                raise ValueError(f"column '{c}' has type '{kind}'; dpmm_peer takes continuous, integer, "
+                                 "binary and categorical columns")
+        return out
+    if isinstance(bounds_or_schema, Mapping):
+        integer = {c for c, spec in bounds_or_schema.items()
+                   if isinstance(spec, Mapping) and spec.get("type") == "integer"}
+        plain = {c: (spec["bounds"] if isinstance(spec, Mapping) else spec) for c, spec in bounds_or_schema.items()}
+        lower, upper = _bounds_arrays(frame, plain)
+    else:
+        integer = set()
+        lower, upper = _bounds_arrays(frame, bounds_or_schema)
+    return [("numeric", float(lo), float(hi), c in integer) for c, lo, hi in zip(columns, lower, upper)]
+
+
+def dpmm_peer(
+    name: str,
+    frame: pd.DataFrame,
+    bounds_or_schema,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator | None = None,
+    *,
+    unit: str = "add-remove",
+    timeout: float | None = None,
+    rows: int | None = None,
+    proc_share: float = 0.1,
+    bins: int | str = "auto",
+    privbayes_selection: str = "published",
+    aim_rounds: int | None = None,
+) -> pd.DataFrame:
+    """Run SAS's dpmm (MST, AIM or PrivBayes, with DP PrivTree discretisation) on a table.
+
+    The numeric columns go to dpmm as raw values with their PUBLIC bounds (dpmm discretises them
+    with PrivTree inside the bounds; it reads no bounds from the data and spends nothing on them);
+    categorical/binary columns as integer codes 0..L-1 of their public levels (synthdp's "other"
+    level included for a categorical column), declared as the categories. Columns go under neutral
+    names. The subprocess is ``experiments/peers/run_dpmm.py`` in dpmm's virtualenv
+    (:func:`dpmm_python`); see its docstring for the budget split, the privacy unit and the caveats.
+
+    Parameters
+    ----------
+    name : str
+        ``"dpmm-mst"``, ``"dpmm-aim"`` or ``"dpmm-privbayes"``.
+    frame : DataFrame
+        The real table, without missing values.
+    bounds_or_schema : mapping or (lower, upper)
+        Public bounds (as :func:`dp_gaussian`; ``{"bounds": [lo, hi], "type": "integer"}`` entries
+        allowed) or a schema mapping ``{"columns": {...}}`` with continuous, integer, binary and
+        categorical columns (levels public).
+    epsilon, delta : float
+        The TOTAL budget (PrivTree's share included); delta > 0.
+    rng : numpy.random.Generator, optional
+        Draws the seed of dpmm's non-noise randomness (its noise comes from OpenDP, not seeded).
+    unit : {"add-remove", "replace-one"}
+        Privacy unit: dpmm's native add/remove, or synthdp's replace-one (PrivTree at half its
+        epsilon, the models at a quarter of their zCDP rho; see run_dpmm.py).
+    timeout : float, optional
+        Seconds before the subprocess is killed (raises :class:`PeerTimeout`).
+    rows : int, optional
+        Synthetic rows (default n).
+    proc_share : float, default 0.1
+        Share of epsilon for PrivTree (dpmm's own default ratio is proc_epsilon 0.1 : epsilon 1).
+    bins : int or "auto"
+        PrivTree's maximum bins per numeric column; "auto" is dpmm's default (from n and epsilon).
+    privbayes_selection : {"published", "sound"}
+        "published" runs dpmm's PrivBayes as shipped (its structure selection is NOT DP as
+        calibrated, see run_dpmm.py); "sound" recalibrates it to sensitivity 1.
+    aim_rounds : int, optional
+        AIM's rounds (dpmm's default 16 d).
+
+    Returns
+    -------
+    DataFrame
+        The synthetic table with ``frame``'s columns; numeric columns in original units (integer
+        ones rounded and cast back to the real dtype), categorical columns as their levels (cast back
+        to the real dtype where every value allows it). ``result.attrs["peer"]`` holds run_dpmm's
+        info (versions, the budget actually passed, PrivTree's bins, notes, ``fit_seconds``,
+        ``sample_seconds``) plus ``wall_seconds``, ``cpu_seconds`` and ``command``.
+    """
+    if name not in DPMM_PEERS:
+        raise ValueError(f"unknown dpmm peer '{name}'; choose from {sorted(DPMM_PEERS)}")
+    if unit not in ("add-remove", "replace-one"):
+        raise ValueError("unit must be 'add-remove' or 'replace-one'")
+    if not (epsilon > 0 and 0 < delta < 1):
+        raise ValueError("need epsilon > 0 and 0 < delta < 1 (dpmm's models are zCDP mechanisms)")
+    if privbayes_selection not in ("published", "sound"):
+        raise ValueError("privbayes_selection must be 'published' or 'sound'")
+    if len(frame) == 0 or frame.isna().to_numpy().any():
+        raise ValueError("the table must have rows and no missing values")
+    python = dpmm_python()
+    if not python.exists():
+        raise PeerUnavailable(f"{python} not found: install the peers with `bash experiments/peers/install.sh`")
+    rng = np.random.default_rng() if rng is None else rng
+    rows = len(frame) if rows is None else int(rows)
+    specs = _dpmm_domain(frame, bounds_or_schema)
+    neutral = [f"c{j}" for j in range(frame.shape[1])]
+    data, domain = {}, {}
+    for column, key, spec in zip(frame.columns, neutral, specs):
+        if spec[0] == "numeric":
+            _, lo, hi, _ = spec
+            data[key] = frame[column].to_numpy(dtype=float)
+            domain[key] = {"lower": lo, "upper": hi}
+        else:
+            levels = spec[1]
+            data[key] = levels.level_codes(frame[column])
+            domain[key] = {"categories": [str(code) for code in range(len(levels.all_levels))]}
+    with tempfile.TemporaryDirectory(prefix="synthdp_dpmm_") as tmp:
+        tmp_path = Path(tmp)
+        data_path, domain_path = tmp_path / "data.csv", tmp_path / "domain.json"
+        out_path, info_path = tmp_path / "out.csv", tmp_path / "info.json"
+        pd.DataFrame(data, columns=neutral).to_csv(data_path, index=False)
+        domain_path.write_text(json.dumps({"columns": domain}))
+        command = [str(python), str(RUN_DPMM), "--algorithm", DPMM_PEERS[name],
+                   "--data", str(data_path), "--domain", str(domain_path),
+                   "--epsilon", repr(float(epsilon)), "--delta", repr(float(delta)), "--unit", unit,
+                   "--rows", str(rows), "--seed", str(int(rng.integers(0, 2**31 - 1))),
+                   "--proc-share", repr(float(proc_share)), "--bins", str(bins),
+                   "--privbayes-selection", privbayes_selection,
+                   "--out", str(out_path), "--info", str(info_path)]
+        if aim_rounds is not None:
+            command += ["--aim-rounds", str(int(aim_rounds))]
+        env = dict(os.environ, PYTHONWARNINGS="ignore")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as error:
+            raise PeerTimeout(f"{name} did not finish within {timeout:.0f} s", time.perf_counter() - start) from error
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode != 0:
+            raise PeerFailed(f"{name} exited with {done.returncode}: {done.stderr.strip()[-3000:]}")
+        categorical = [key for key, spec in zip(neutral, specs) if spec[0] == "levels"]
+        synthetic = pd.read_csv(out_path, dtype={key: str for key in categorical})
+        info = json.loads(info_path.read_text())
+    if list(synthetic.columns) != neutral or len(synthetic) != rows:
+        raise PeerFailed(f"{name} returned columns {list(synthetic.columns)} and {len(synthetic)} rows")
+    result = {}
+    for column, key, spec in zip(frame.columns, neutral, specs):
+        if spec[0] == "numeric":
+            _, lo, hi, integer = spec
+            values = np.clip(synthetic[key].to_numpy(dtype=float), lo, hi)
+            if integer or frame[column].dtype.kind in "iu":
+                values = np.rint(values)
+            series = pd.Series(values)
+        else:
+            levels = np.asarray(spec[1].all_levels, dtype=object)
+            series = pd.Series(levels[synthetic[key].astype(int).to_numpy()], dtype=object)
+        try:
+            series = series.astype(frame[column].dtype)
+        except (TypeError, ValueError):  # e.g. "other" in a column of integer codes: keep the levels as text
+            pass
+        result[column] = series
+    out = pd.DataFrame(result, columns=frame.columns)
+    info.update({
+        "peer": name,
+        "wall_seconds": wall,
+        "cpu_seconds": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "command": " ".join(command),
+    })
+    out.attrs["peer"] = info
+    return out
+
+
 if __name__ == "__main__":  # a quick availability check
     for peer in PEERS:
         print(f"{peer}: {peer_python(peer)} {'found' if peer_python(peer).exists() else 'MISSING'}")
+    for peer in DPMM_PEERS:
+        print(f"{peer}: {dpmm_python()} {'found' if dpmm_python().exists() else 'MISSING'}")
     sys.exit(0)
