@@ -395,12 +395,14 @@ def test_grouped_means_sensitivity_holds_and_is_attained_on_extreme_rows():
 
 @pytest.mark.parametrize("degrees, power", [((1,), 1), ((1, 2), 1), ((1, 2), 2), ((1, 2, 3), 2), (tuple(range(1, 9)), 1)])
 def test_the_stored_spread_table_holds_what_the_computation_gives(degrees, power):
-    """privacy/spread_table.json saves each process the grid search; it must be the same bound."""
+    """privacy/spread_table.json saves each process the grid search; it must be the same bound, up to
+    the last bits in which numpy's cos and sums differ between builds and CPUs (1e-16 relative: the
+    bound's own slack, the grid's Lipschitz term, is above 1e-4 of it)."""
     from synthdp.privacy.sensitivity import _spread_table, compute_univariate_spread, univariate_spread
 
     key = f"{','.join(map(str, degrees))}|{power}"
     assert key in _spread_table()
-    assert univariate_spread(degrees, power) == compute_univariate_spread(degrees, power)
+    assert univariate_spread(degrees, power) == pytest.approx(compute_univariate_spread(degrees, power), rel=1e-12)
 
 
 def test_mixed_score_products_sensitivity_holds_with_missing_and_value_cells():
