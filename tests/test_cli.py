@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from synthdp.cli import main
+from synthdp.reader.table import EXACT_FLOATS
 
 PLANTED = 98765.4321  # a distinctive private value that must never be printed
 
@@ -306,7 +307,7 @@ def test_the_csv_writer_reads_back_as_the_same_table(tmp_path):
         "a,b": np.arange(10.0),
     })
     write_csv(frame, tmp_path / "o.csv")
-    back = pd.read_csv(tmp_path / "o.csv", float_precision="round_trip")  # correctly rounded with any pandas
+    back = pd.read_csv(tmp_path / "o.csv", **EXACT_FLOATS)  # correctly rounded with any pandas
     assert list(back.columns) == list(frame.columns)
     np.testing.assert_array_equal(back["x"].to_numpy(), frame["x"].to_numpy())  # exact, bit for bit
     assert back["n"].isna().tolist() == frame["n"].isna().tolist()
@@ -319,5 +320,5 @@ def test_a_float_column_of_whole_numbers_reads_back_as_floats(tmp_path):
 
     frame = pd.DataFrame({"grid": [151.0, 152.0, 149.0], "x": [0.5, 0.25, 1.0]})
     write_csv(frame, tmp_path / "o.csv")
-    back = pd.read_csv(tmp_path / "o.csv", float_precision="round_trip")  # correctly rounded with any pandas
+    back = pd.read_csv(tmp_path / "o.csv", **EXACT_FLOATS)  # correctly rounded with any pandas
     assert back.dtypes.to_dict() == frame.dtypes.to_dict() and back.equals(frame)

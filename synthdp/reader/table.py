@@ -618,13 +618,13 @@ def _default_chunk_rows(d: int) -> int:
 # pandas before 3 parses floats with a converter that is not correctly rounded (on CTG, 4 766 of
 # 42 520 values one ulp off, some of them moved across a histogram edge and so changed a release):
 # its round-trip converter is; pandas 3's default one is.
-_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+EXACT_FLOATS = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
 
 
 def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dict:
     """pandas.read_csv's keywords for the file's separator, encoding and decimal mark (and the
     ``as_text`` columns, dates, read as text); every value parsed to the float nearest to it."""
-    options = {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal, **_ROUND_TRIP}
+    options = {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal, **EXACT_FLOATS}
     return {**options, "dtype": {name: str for name in as_text}} if as_text else options
 
 

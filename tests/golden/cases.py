@@ -146,6 +146,7 @@ def run_case(name: str, workdir: Path) -> dict[str, Any]:
 
     from synthdp.cli import main
     from synthdp.pipeline import run
+    from synthdp.reader.table import EXACT_FLOATS
 
     table, extra, command, given = CASES[name]
     source = table_path(table)
@@ -155,7 +156,7 @@ def run_case(name: str, workdir: Path) -> dict[str, Any]:
     if table == "clinic":
         args += ["--bounds", str(REPO / "synthdp" / "datasets" / "clinic_bounds.json")]
     elif given in ("csv", "parquet", "half-bounds"):
-        frame = pd.read_csv(source, float_precision="round_trip")  # the nearest floats, with any pandas
+        frame = pd.read_csv(source, **EXACT_FLOATS)  # the nearest floats, with any pandas
         bounds = _bounds(frame)
         if given == "half-bounds":
             bounds = {key: value for i, (key, value) in enumerate(bounds.items()) if i % 2 == 0}
