@@ -75,6 +75,22 @@ class PairsTestResult:
 
 
 @dataclass(frozen=True)
+class SelectedPairs:
+    """The selected pairs' release (:func:`synthdp.privacy.release.release_pair_selection` and
+    :func:`synthdp.privacy.release.release_selected_pairs`).
+
+    ``pairs`` (int, shape (k, 2), i < j) are the pairs the exponential mechanism chose, in the
+    order chosen; ``noisy_means`` (shape (k,)) their noisy means of sgn(s_i) sgn(s_j), the signs of
+    the rows' normal scores through the released histograms; ``noise_sd`` the sd of each one's
+    noise (public: from the calibration).
+    """
+
+    pairs: np.ndarray
+    noisy_means: np.ndarray
+    noise_sd: float
+
+
+@dataclass(frozen=True)
 class Release:
     """The noisy statistics of one run: all that post-processing may read.
 
@@ -124,6 +140,9 @@ class Release:
     pairs_test : PairsTestResult or None
         Where the plan tests whether to release the pairs (``Plan.pairs_test``): the test's
         noisy statistic and outcome; ``plan`` is then the plan after the test.
+    selected_pairs : SelectedPairs or None
+        Where the plan selects the pairs worth measuring (``Plan.selected_pairs``; few rows for
+        the columns): the pairs chosen and their noisy sign products.
     """
 
     domain: Domain
@@ -143,3 +162,4 @@ class Release:
     cell_layout: CellLayout | None = None
     units: UnitsRelease | None = None
     pairs_test: PairsTestResult | None = None
+    selected_pairs: SelectedPairs | None = None

@@ -32,8 +32,8 @@ P[T > c] at level beta = alpha / (4 K) (K thresholds; the complement's bounds ar
 these, so there are 4 K bounds in all). The audit fails if, for some event and direction,
 lower(P[E | D]) > e^eps upper(P[E | D']) + delta. If the mechanism is (eps, delta)-DP this
 needs at least one of the 4 K bounds to be wrong, so (Bonferroni) an audit of a correct
-mechanism fails with probability at most alpha = 1e-4 over the noise; for the 22 audits
-of this file together, at most 2.2e-3. (The seeds are fixed, so the suite is deterministic:
+mechanism fails with probability at most alpha = 1e-4 over the noise; for the 29 audits
+of this file together, at most 2.9e-3. (The seeds are fixed, so the suite is deterministic:
 a failing seed would be one of those rare draws, or a real bug.)
 
 The audit reports ``epsilon_lower_bound`` = max over events of
@@ -51,6 +51,12 @@ one number (``release_pairs_test``, the largest eigenvalue of those products abo
 histograms (``release_marginals``) of a mixed table's numeric columns, with one cell per
 integer value in one column and bins and atoms in the other; their sensitivity is also checked,
 attained, in test_privacy.py.
+
+The selected pairs (few rows for the columns: ``release_pair_selection``, the exponential
+mechanism that chooses the pairs worth measuring, audited as one pure epsilon_1 pick with the
+chosen pair's index as T; ``release_selected_pairs``, the chosen pairs' means of sign products)
+are audited on three sign columns whose row 0 flips one sign, which moves two scores by their
+sensitivity in opposite directions.
 
 By unit (--privacy-unit): the moments, the one-way histograms, the pairs release, private PCA
 (Gaussian, two iterations) and the units release (weighted row count and contributions histogram) on add-one-unit neighbours read
@@ -181,6 +187,10 @@ class Recording:
         self.scales.append(sigma)
         self.outputs.append(self.inner.gaussian(values, sigma * self.factor))
         return self.outputs[-1]
+
+    def noisy_max(self, scores, scale):
+        self.scales.append(scale)
+        return self.inner.noisy_max(scores, scale * self.factor)
 
 
 class Exact:
@@ -700,6 +710,79 @@ class Audit:
     min_calibrated_bound: float  # the calibrated audit must see at least this epsilon (power check)
 
 
+SIGN_ROWS = 40  # rows of the selected pairs' audits
+
+
+def sign_tables(first_signs, second_signs, background: list[tuple[tuple[int, ...], int]]):
+    """Replace-one neighbours of SIGN_ROWS rows of three columns given by their signs (a value of -0.5
+    or +0.5 in [-1, 1], below or above every column's released median under SIGN_MAP): the
+    ``background`` rows (sign pattern, count) and row 0 with ``first_signs`` in D, ``second_signs``
+    in D'. Returns the sums of sgn_i sgn_j (np.triu_indices(3) order) for D and D'."""
+    from synthdp.stats.scores import ScoreMap
+
+    sign_map = ScoreMap(np.tile([0.25, 0.25, 0.25, 0.25], (3, 1)), 0.0, signs=True)
+    rows = [signs for signs, count in background for _ in range(count)]
+    assert len(rows) == SIGN_ROWS - 1
+    domain = Domain.from_bounds({name: [-1.0, 1.0] for name in "abc"}, list("abc"))
+    sums = []
+    for first in (first_signs, second_signs):
+        frame = pd.DataFrame(0.5 * np.array([first, *rows], dtype=float), columns=list("abc"))
+        sums.append(PrivateTable(frame).row_sums(SumRequest(domain, score_map=sign_map))["score_products"])
+    return sums
+
+
+def pair_selection_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_pair_selection (the exponential mechanism that chooses the pairs worth measuring), one
+    pick among the three pairs of three columns, epsilon_1 = ``epsilon`` (pure; k picks compose to
+    k epsilon_1^2 / 8 in zCDP, the bounded-range bound, which this does not audit).
+
+    Row 0 moves from (+, +, +) to (+, +, -): q_01 stays, q_02 and q_12 fall by 2/n, the scores'
+    l-infinity sensitivity; with q_02 = .5 and q_12 = -.3 in D (the background's signs), |q_02|
+    falls and |q_12| rises by 2/n, the worst case of the exponential mechanism (one score up, one
+    down), and the pick of (1, 2), rare under D, has its largest probability ratio. T is the
+    chosen pair's index (0: (0, 1), 1: (0, 2), 2: (1, 2)); the events are T > 0.5 and T > 1.5
+    (and their complements).
+    """
+    from synthdp.privacy.release import release_pair_selection
+
+    background = [((1, 1, 1), 11), ((1, 1, -1), 8), ((1, -1, 1), 18), ((1, -1, -1), 2)]
+    sums = sign_tables((1, 1, 1), (1, 1, -1), background)
+    upper = np.triu_indices(3)
+    off = upper[0] < upper[1]
+    exact = [np.abs(values[off] / SIGN_ROWS) for values in sums]
+    assert np.allclose(exact[0], [0.0, 0.5, 0.3]) and np.abs(exact[0] - exact[1]).max() == pytest.approx(2 / SIGN_ROWS)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget(epsilon, 0.0)
+    samples = []
+    for total in sums:
+        picks = [release_pair_selection(total, 3, 1, budget, SIGN_ROWS, PrivacyLedger(epsilon, delta), noise)[0]
+                 for _ in range(size)]
+        samples.append(np.array([{(0, 1): 0, (0, 2): 1, (1, 2): 2}[tuple(int(v) for v in pick)] for pick in picks]))
+    return samples[0], samples[1], np.array([0.5, 1.5])
+
+
+def selected_pairs_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_selected_pairs (the measurement of the chosen pairs) of one pair, (0, 2): row 0 moves
+    from (+, +, +) to (+, +, -), so its mean of sgn_0 sgn_2 falls by 2/n, the declared L2 (and L1)
+    sensitivity of one mean, attained."""
+    from synthdp.privacy.release import release_selected_pairs
+
+    background = [((1, 1, 1), 11), ((1, 1, -1), 8), ((1, -1, 1), 18), ((1, -1, -1), 2)]
+    sums = sign_tables((1, 1, 1), (1, 1, -1), background)
+    pairs = np.array([[0, 2]])
+    exact = []
+    for total in sums:
+        matrix = np.zeros((3, 3))
+        matrix[np.triu_indices(3)] = total / SIGN_ROWS
+        exact.append(matrix[pairs[:, 0], pairs[:, 1]])
+    assert np.abs(exact[0] - exact[1]).sum() == pytest.approx(2 / SIGN_ROWS)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_selected_pairs(total, 3, pairs, budget, SIGN_ROWS, PrivacyLedger(epsilon, delta),
+                                                noise)[0] for _ in range(size)]) for total in sums]
+    return _statistics(samples, exact, noise_kind)
+
+
 AUDITS = {
     "moments-laplace": Audit(moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "moments-gaussian": Audit(moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
@@ -734,6 +817,11 @@ AUDITS = {
     "pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2), 1.0, 1e-2, "gaussian", 6_000, 0.3),
     # the pairs test's one number (Gaussian only: it is planned with delta > 0)
     "pairs-test-gaussian": Audit(pairs_test_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    # the selected pairs: the exponential mechanism's pick (the pick of (1, 2) under D has probability
+    # .12 against .27 under D', a ratio of 2.2 of the e^1 the calibration allows), and the chosen pair's mean
+    "pair-selection": Audit(pair_selection_samples, 1.0, 0.0, "choice", 20_000, 0.6),
+    "selected-pairs-gaussian": Audit(selected_pairs_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    "selected-pairs-laplace": Audit(selected_pairs_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     # by unit (--privacy-unit): a unit of K rows added, the sums over the public (noisy) n
     "unit-moments-laplace": Audit(unit_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "unit-moments-gaussian": Audit(unit_moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),

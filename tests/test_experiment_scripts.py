@@ -24,6 +24,7 @@ import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import pairs_test_power  # noqa: E402
 import quiet_clip  # noqa: E402
+import selected_pairs  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
 
@@ -82,6 +83,16 @@ def test_quiet_clip_runs(tmp_path):
     quiet_clip.main(["--rounds", "2", "--tables", "ctg", "--out", str(out)])
     text = out.read_text()
     assert "### ctg at (1, 1e-10): C² 22.21 against 32.65" in text
+    strong = next(line for line in text.splitlines() if line.startswith("| strong-pair ratio |"))
+    assert "± " in strong and "n/a" not in strong
+
+
+def test_selected_pairs_runs(tmp_path):
+    """iris (numeric columns) at (3.9, 1e-10), inside its band: the product selects pairs, before it none."""
+    out = tmp_path / "selected_pairs.md"
+    selected_pairs.main(["--rounds", "2", "--tables", "iris", "--out", str(out)])
+    text = out.read_text()
+    assert "### iris (150 × 4) at (3.9, 1e-10): 4 of 6 pairs selected" in text
     strong = next(line for line in text.splitlines() if line.startswith("| strong-pair ratio |"))
     assert "± " in strong and "n/a" not in strong
 

@@ -60,7 +60,7 @@ def test_both_outcomes_spend_the_same_budget_and_release_the_histograms_first_at
         assert with_pairs.share(stage) == without.share(stage) > 0
     keep = 1 - PAIRS_TEST_SHARE
     favour = make_plan(replace(config, favour="relationships"), n, d, True).budget
-    default = make_plan(config, n, d, True).budget
+    default = make_plan(config, n, d, True, select_pairs=False).budget  # the study is of the product without selected pairs
     for tested, untested in ((with_pairs, favour), (without, default)):
         for stage in ("moments", "correlation"):
             assert tested.share(stage) == pytest.approx(keep * untested.share(stage))
@@ -96,12 +96,12 @@ def _block_table(n: int, d: int, block: int, loading: float, seed: int) -> tuple
 
 
 def test_a_block_is_found_and_released_and_independent_columns_are_not():
-    """At (1, 1e-10), where the default releases no pairs. 2500 rows, 30 normal columns, a block of
+    """At (1, 1e-10), where no pair read one by one stands out. 2500 rows, 30 normal columns, a block of
     15 on one factor (loading .9): the statistic stands far above its line (6.5-7.8 noise edges
     over data seeds 0-9, of which the histograms' offset .7-1.0; its noise sd 0.31, the line 1.41:
     a miss would take 15 noise sd), the pairs are released, denoised as a matrix, and the block's
     mean |r| comes out above .3 (.42-.87 in tests/test_pairs.py's favour test on such tables;
-    independent columns without the test, as the product releases them). 569 independent normal
+    independent columns without the test, as the product released them before it selected pairs). 569 independent normal
     columns (WDBC's size): the statistic less the offset was -.7 to .0 over seeds 0-9 (the offset, what the histograms' noise alone adds, .4-.8),
     so a release there would take a draw 4.6 noise sd above the mean (probability below 1e-5);
     nothing is released and the histograms get the pairs' share, pooled. Both runs spend the whole
@@ -125,7 +125,8 @@ def test_a_block_is_found_and_released_and_independent_columns_are_not():
             assert stages == ["clip_count", "marginals", "pairs_test", "correlation", "moments"]
             correlation = np.abs(model_sample(model).corr().to_numpy())
             assert float(np.mean(correlation[:15, :15][np.triu_indices(15, 1)])) > 0.3
-            before = fit(config, frame, bounds=bounds)  # the product
+            before = fit(config, frame, bounds=bounds, study=StudyOptions(select_pairs=False))  # the product without
+            # the selected pairs (tests/test_pairs.py: the product keeps this block through them)
             assert before.release.pairs_test is None and before.release.noisy_scores is None
             correlation = np.abs(model_sample(before).corr().to_numpy())
             assert float(np.mean(correlation[:15, :15][np.triu_indices(15, 1)])) < 0.15

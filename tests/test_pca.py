@@ -27,6 +27,10 @@ class RecordingNoise(NoiseSampler):
         self.scales.append(sigma)
         return np.array(values, dtype=float)
 
+    def noisy_max(self, scores, scale):
+        self.scales.append(scale)
+        return int(np.argmax(scores))
+
 
 def orthonormal(d: int, k: int, rng: np.random.Generator) -> np.ndarray:
     return np.linalg.qr(rng.standard_normal((d, k)))[0]

@@ -161,6 +161,8 @@ class Plan:
     pairs_clip_norm_sq: float = 0.0  # C^2 of the pairs release read pair by pair (pairs_clip_norm_sq); 0: no pairs
     numeric_moments: bool = True  # a mixed table's moments hold its numeric columns' moments and means per level (mixed_numeric_moments)
     pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
+    selected_pairs: int = 0  # k pairs chosen privately and measured (selected_pair_count); 0: none selected
+    noisy_moments: bool = False  # copula: the moments are noise at any share the histograms leave them (moments_are_noise)
 
     def after_test(self, found: bool) -> Plan:
         """The plan once the pairs test has run: this one if it found a block of related columns,
@@ -194,6 +196,12 @@ class Plan:
         return moments_within_limit(self.budget.stage("moments"), self.n_basis, self.n, self.neighbours)
 
     @property
+    def selects_pairs(self) -> bool:
+        """Whether the pairs worth measuring are chosen privately and only they are measured
+        (:func:`selected_pair_count`), rather than all of them."""
+        return self.selected_pairs > 0
+
+    @property
     def releases_pairs(self) -> bool:
         """Copula or mixed candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
         return self.candidates in ("copula", "mixed") and self.budget.share("correlation") > 0
@@ -206,6 +214,9 @@ class Plan:
         out.pop("pairs_clip_norm_sq")  # the correlation stage's description states the bound
         out.pop("pairs_test")  # the report's "pairs" entry says how the test went
         out.pop("numeric_moments")  # the moments stage's description says what they hold
+        if not self.selected_pairs:
+            out.pop("selected_pairs")
+        out.pop("noisy_moments")  # follows from the budget's shares
         if self.tilt_candidates <= self.n_candidates:
             out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
@@ -216,7 +227,7 @@ class Plan:
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
-              numeric_moments: bool = True, quiet_clip: bool = True) -> Plan:
+              numeric_moments: bool = True, quiet_clip: bool = True, select_pairs: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -241,6 +252,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     study's alternative, not the product: :class:`synthdp.pipeline.run.StudyOptions`).
     ``quiet_clip`` False keeps the default norm bound of the pairs read pair by pair where
     :func:`pairs_clip_norm_sq` would tighten it (a design study's alternative: before).
+    ``select_pairs`` False releases no pairs where :func:`copula_shares` would select them (a
+    design study's alternative: before).
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
@@ -289,19 +302,20 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
     candidate_shares = {
         "pca": {"pca": config.pca_share},
-        "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours),
+        "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours,
+                                select=select_pairs and not pairs_test),
         "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
                               mixed_basis[1] if mixed_basis is not None and not numeric_moments else None),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
-    budget = Budget(
-        bounds=bounds,
-        clip_count=clip_count,
-        remaining_epsilon=config.epsilon - bounds - clip_count,
-        delta=config.delta,
-        composition=_composition(config),
-        shares=(("moments", 1 - sum(candidate_shares.values())), *candidate_shares.items()),
-    )
+    budget = _budget(config, bounds, clip_count, candidate_shares)
+    selected = 0
+    if SELECTION in candidate_shares:  # few rows for d: the pairs worth measuring, chosen privately
+        selected = selected_pair_count(n, d, budget.stage("correlation"), neighbours)
+        if selected == 0:  # not even one pair's noise within the limit: no pairs
+            candidate_shares = {stage: share for stage, share in copula_shares(
+                config, n, d, n_basis, budget.remaining_epsilon, neighbours, select=False).items() if share > 0}
+            budget = _budget(config, bounds, clip_count, candidate_shares)
     test = None
     if kind == "copula" and pairs_test and pairs_test_planned(config, n, d, budget.remaining_epsilon, neighbours):
         with_pairs = copula_shares(replace(config, favour="relationships"), n, d, n_basis, budget.remaining_epsilon,
@@ -309,7 +323,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         budget, without = tested_budgets(budget, with_pairs, candidate_shares.get("marginals", 0.0))
         test = PairsTest(PAIRS_TEST_SHARE, without)
     skipped_pairs, pair_moments = 0, False
-    if kind == "copula" and budget.share("correlation") > 0:
+    if kind == "copula" and budget.share("correlation") > 0 and not selected:
         if config.favour == "relationships" and not denoised_as_matrix(
                 pair_noise_sd(n, d, budget.remaining_epsilon, config.delta, _composition(config),
                               budget.share("correlation"), neighbours)):
@@ -341,12 +355,62 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         skipped_pairs=skipped_pairs,
         pair_moments=pair_moments,
         neighbours=neighbours,
-        pairs_as_matrix=pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget, neighbours),
-        pairs_clip_norm_sq=pairs_clip_norm_sq(n, numeric_columns if kind == "mixed" else d, budget, neighbours,
-                                              quiet_clip),
+        pairs_as_matrix=not selected and pairs_denoising(n, numeric_columns if kind == "mixed" else d, budget,
+                                                         neighbours),
+        pairs_clip_norm_sq=0.0 if selected else pairs_clip_norm_sq(n, numeric_columns if kind == "mixed" else d,
+                                                                   budget, neighbours, quiet_clip),
         pairs_test=test,
         numeric_moments=numeric_moments or kind != "mixed",
+        selected_pairs=selected,
+        noisy_moments=kind == "copula" and moments_are_noise(config, n, n_basis, budget.remaining_epsilon, neighbours),
     )
+
+
+def _budget(config: SynthConfig, bounds: float, clip_count: float, shares: dict[str, float]) -> Budget:
+    """The budget of these candidate shares, the moments taking the rest: Gaussian stages in GDP,
+    or, with the pairs' selection (exponential mechanisms), in zCDP (:class:`Budget`)."""
+    composition = _composition(config)
+    if SELECTION in shares and composition == "gdp":
+        composition = "zcdp"
+    return Budget(bounds=bounds, clip_count=clip_count, remaining_epsilon=config.epsilon - bounds - clip_count,
+                  delta=config.delta, composition=composition,
+                  shares=(("moments", 1 - sum(shares.values())), *shares.items()))
+
+
+SELECTION = "pair selection"  # the stage that chooses the pairs worth measuring
+SELECTION_SHARE = 1 / 3  # its part of the pairs' share; the measurement of the chosen pairs takes the rest
+# The selected pairs' share, taken from the other stages in proportion: under Gaussian composition
+# their noise grows by 1 / sqrt(1 - 0.15), 8 %, which the smooth queries and column shapes follow;
+# 0.3, the share of pairs read one by one, cost pima's smooth queries 25 % (docs/decisions.md#selected-pairs)
+SELECTED_PAIRS_SHARE = 0.15
+
+
+def selected_pair_count(n: float, d: int, measurement: StageBudget, neighbours: Neighbours = ROWS) -> int:
+    """k, the number of pairs the selection chooses and measures: the most pairs (at most
+    d (d - 1) / 2) whose noise, each, is within CORRELATION_NOISE_LIMIT in correlation units at
+    ``measurement``'s budget.
+
+    Each measured pair is the mean of sgn(s_i) sgn(s_j) over the rows, q = (2 / pi) arcsin(r) for
+    a Gaussian copula with the columns cut at their medians, so near independence a noise sd
+    sigma_q on q is pi / 2 sigma_q on r; sigma_q is that of k means of functions in [-1, 1]
+    (:meth:`synthdp.privacy.budget.StageBudget.means_noise_sd`), growing with k. The limit is the
+    pairs' own (a correlation of 0.5 at two noise sd: :func:`copula_shares`), so the budget buys
+    as many pairs as it can measure as well as the pairs read one by one are measured; 0 where
+    not even one pair can be (then no pairs). Public: n, d, the budget and the neighbours.
+    """
+    def within(k: int) -> bool:
+        return math.pi / 2 * measurement.means_noise_sd(k, n, neighbours) <= CORRELATION_NOISE_LIMIT
+
+    low, high = 0, d * (d - 1) // 2
+    if high == 0 or not within(1):
+        return 0
+    while low < high:  # the largest k within the limit (the noise grows with k)
+        middle = (low + high + 1) // 2
+        if within(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neighbours: Neighbours = ROWS) -> bool:
@@ -468,8 +532,19 @@ def moments_within_limit(stage: StageBudget, n_basis: int, n: float, neighbours:
     return stage.means_noise_sd(n_basis, n, neighbours) <= MOMENT_NOISE_LIMIT
 
 
+def moments_are_noise(config: SynthConfig, n: int, n_basis: int, epsilon: float,
+                      neighbours: Neighbours = ROWS) -> bool:
+    """Whether the R moments' noise is above MOMENT_NOISE_LIMIT even at the share the histograms
+    alone leave them (1 - MARGINALS_ONLY_SHARE): where :func:`copula_shares` gives them only
+    NOISY_MOMENTS_SHARE, and the LP's optimum is blended, not tilted, toward them
+    (:func:`synthdp.pipeline.run.tilts`). Public: n, R and the budget."""
+    stage = Budget(0.0, 0.0, epsilon, config.delta, _composition(config),
+                   (("moments", 1 - MARGINALS_ONLY_SHARE),)).stage("moments")
+    return not moments_within_limit(stage, n_basis, n, neighbours)
+
+
 def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: float,
-                  neighbours: Neighbours = ROWS) -> dict[str, float]:
+                  neighbours: Neighbours = ROWS, select: bool = True) -> dict[str, float]:
     """Budget shares of the copula's histograms and products (of what bounds and clip count leave).
 
     Shares the user set are kept. Otherwise:
@@ -494,6 +569,18 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       mean and second moment, which the histograms estimate too). Measured, with the cell
       the rule does not capture: docs/decisions.md#copula-shares.
 
+    * where the pairs' noise at 0.3 is above the limit, no share or ``favour`` asks for all of
+      them, the noise is Gaussian, and the moments are not noise (:func:`moments_are_noise`: the
+      rows can afford more than the one-way histograms), the pairs worth measuring are chosen
+      privately and only they are measured (``select``; :func:`selected_pair_count`): they take
+      SELECTED_PAIRS_SHARE (0.15) from the shares the other stages have without them, in
+      proportion (as the pairs test takes its share), SELECTION_SHARE of it for the choice (stage
+      SELECTION) and the rest for the measurement ("correlation"). Under Gaussian composition
+      the others' noise then grows by 1 / sqrt(0.85), 8 %; under Laplace noise by 1 / 0.85, 18 %,
+      for fewer pairs (the measurement's noise grows as k, not sqrt(k)). Where the moments are
+      noise, every share taken from the histograms costs the column shapes and the smooth
+      queries more than the few pairs it buys give (docs/decisions.md#selected-pairs);
+
     The decision uses only public n, d, R and the budget. The moments' noise it compares
     with the limit is that of any R functions with values in [-1, 1]
     (:meth:`StageBudget.means_noise_sd`: per value for Laplace noise with delta > 0), the
@@ -516,6 +603,12 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
             correlation = WEAK_PAIRS_SHARE
         elif not released and config.favour == "relationships" and spike_can_show(pair_noise, d):
             correlation = share  # released all the same, denoised as a matrix
+        elif (not released and config.favour != "relationships" and select and d > 1 and config.marginals_share is None
+              and _composition(config) == "gdp" and not moments_are_noise(config, n, n_basis, epsilon, neighbours)):
+            # the pairs worth measuring, chosen privately: their share taken from the others in proportion
+            others, share = copula_shares(config, n, d, n_basis, epsilon, neighbours, select=False), SELECTED_PAIRS_SHARE
+            return {"marginals": others["marginals"] * (1 - share), SELECTION: SELECTION_SHARE * share,
+                    "correlation": (1 - SELECTION_SHARE) * share}
     marginals = config.marginals_share
     if marginals is None:
         marginals = COPULA_SHARES["marginals"] if correlation else MARGINALS_ONLY_SHARE
@@ -576,6 +669,17 @@ def pairs_entry(plan: Plan, released_noise_sd: float | None, test: PairsTestResu
 def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
     """:func:`pairs_entry` without the test."""
     limit = CORRELATION_NOISE_LIMIT
+    if released_noise_sd is not None and plan.selects_pairs:
+        pairs = plan.d * (plan.d - 1) // 2
+        return {"released": True, "noise_sd": math.pi / 2 * released_noise_sd, "noise_limit": limit,
+                "denoised": "selected pairs", "selected": plan.selected_pairs,
+                "note": (f"{plan.selected_pairs} of the {pairs} pairs chosen privately (exponential mechanism, stage "
+                         f"'{SELECTION}') and measured, each with noise sd {math.pi / 2 * released_noise_sd:.3g} on a "
+                         "correlation (at independence), the most pairs within the limit: a pair of all of them "
+                         "would have too much noise for any to stand out. A measured pair is kept from "
+                         f"{THRESHOLD:g} noise sd where the Benjamini-Hochberg procedure at false discovery rate "
+                         f"{PAIR_FDR:g} selects it; the pairs not measured follow the kept ones through the Gaussian "
+                         "model of largest entropy (docs/relationships.md#selected-pairs)")}
     if released_noise_sd is not None and plan.budget.share("correlation") > 0:
         if plan.pairs_as_matrix:  # the noise at the default norm bound, the one the limit is for
             budget = plan.budget

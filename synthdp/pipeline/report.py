@@ -32,6 +32,7 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
                     "neighbouring": plan.neighbours.describe(), **privacy_unit(release)},
         "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
         **({} if (pairs := pairs_entry(plan, release.scores_noise_sd if release.noisy_scores is not None
+                                       else release.selected_pairs.noise_sd if release.selected_pairs is not None
                                        else None, release.pairs_test)) is None else {"pairs": pairs}),
         **({} if release.schema is None else {"schema": {
             **release.schema.to_dict(),

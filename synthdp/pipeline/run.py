@@ -45,7 +45,7 @@ from synthdp.domain.schema import (
 )
 from synthdp.domain.units import synthetic_units
 from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
-from synthdp.pipeline.plan import Plan, cell_layout, make_plan, mixed_numeric_moments
+from synthdp.pipeline.plan import SELECTION, Plan, cell_layout, make_plan, mixed_numeric_moments
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, rearranged
@@ -71,6 +71,7 @@ from synthdp.postprocess.pairs import (
     score_offset,
 )
 from synthdp.postprocess.sampling import clean_weights, sample_rows
+from synthdp.postprocess.selected_pairs import independent_sign_products, quadrant_score_map
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import (
@@ -88,22 +89,24 @@ from synthdp.privacy.release import (
     release_levels,
     release_marginals,
     release_moments,
+    release_pair_selection,
     release_pairs_test,
     release_pca,
     release_row_count,
     release_score_products,
+    release_selected_pairs,
     release_units,
 )
 from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity
 from synthdp.reader.table import PrivateTable, domain_from_data
 from synthdp.reader.units import UnitBound
-from synthdp.released import PairsTestResult, Release, UnitsRelease
+from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
-from synthdp.stats.scores import ScoreMap, split_statistic
+from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -249,6 +252,14 @@ class StudyOptions:
         Lower the pairs' norm bound where their noise is above half the limit, down to d
         (True, the product: :func:`synthdp.pipeline.plan.pairs_clip_norm_sq`), or keep the default
         bound (False, before). Changes the release.
+    select_pairs : bool
+        Where no pair would stand out of a release of all of them, choose the pairs worth
+        measuring privately and measure only those (True, the product:
+        :func:`synthdp.pipeline.plan.selected_pair_count`), or release no pairs there (False,
+        before). Changes the release.
+    blend_noisy_pairs : bool
+        With a pairs release and the moments' noise above the limit, blend the LP's optimum with
+        the candidates (True, the product: :func:`tilts`) or tilt it (False, before).
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
@@ -283,6 +294,8 @@ class StudyOptions:
     pair_fdr: float | None = PAIR_FDR
     laplace_cells: bool = True
     quiet_clip: bool = True
+    select_pairs: bool = True
+    blend_noisy_pairs: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -456,7 +469,7 @@ def fit(
         plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
                          bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
                          synthesize=synthesize, neighbours=neighbours, pairs_test=study is not None and study.pairs_test,
-                         quiet_clip=(study or PRODUCT).quiet_clip)
+                         quiet_clip=(study or PRODUCT).quiet_clip, select_pairs=(study or PRODUCT).select_pairs)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
@@ -620,7 +633,7 @@ def release_numeric(
         moments = sums["moments"] / plan.n
         if plan.pairs_test is None:
             noisy_moments = release_numeric_moments(moments, indices, plan, ledger, noise, study)
-    pca = histograms = noisy_scores = test = None
+    pca = histograms = noisy_scores = test = selected = None
     histogram_noise_sd = scores_noise_sd = 0.0
     if pca_wanted:
         with stages.stage("private PCA"):
@@ -643,6 +656,9 @@ def release_numeric(
                 indices, moments = indices[keep], moments[keep]
             with stages.stage("moments"):
                 noisy_moments = release_numeric_moments(moments, indices, plan, ledger, noise, study)
+        elif plan.selects_pairs:
+            selected = release_pair_choice(table, domain, histograms, histogram_noise_sd, layout, plan, ledger, noise,
+                                           stages, study)
         elif plan.releases_pairs:
             noisy_scores, scores_noise_sd = release_pairs(table, domain, histograms, histogram_noise_sd, layout, plan,
                                                           ledger, noise, stages, study)
@@ -651,7 +667,7 @@ def release_numeric(
     moment_noise_sd = noise_standard_deviation(plan.noise, 1.0) * scales
     return Release(domain, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca, histograms,
                    histogram_noise_sd, noisy_scores, scores_noise_sd, noisy_rows_clipped, cell_layout=layout,
-                   pairs_test=test)
+                   pairs_test=test, selected_pairs=selected)
 
 
 def release_numeric_moments(moments: np.ndarray, indices: np.ndarray, plan: Plan, ledger: PrivacyLedger,
@@ -680,6 +696,27 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
         score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
         pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
         return release_scores(pair_sums, score_map, plan, ledger, noise, study)
+
+
+def release_pair_choice(table: PrivateTable, domain: Domain, histograms: np.ndarray, histogram_noise_sd: float,
+                        layout: CellLayout, plan: Plan, ledger: PrivacyLedger, noise: NoiseSampler,
+                        stages: StageTracker, study: StudyOptions) -> SelectedPairs:
+    """The selected pairs' release (``Plan.selected_pairs``): one pass over the rows for the sums of
+    sgn(s_i) sgn(s_j) over every pair, the signs of the rows' normal scores through the released
+    histograms (:func:`quadrant_score_map`; public when the pass runs), then the choice of the
+    pairs worth measuring (:func:`synthdp.privacy.release.release_pair_selection`) and, from the
+    same sums, the noisy means of the chosen ones (:func:`synthdp.privacy.release.release_selected_pairs`).
+    Adaptive composition: each release's share and input are public when it runs."""
+    with stages.stage("correlation"):
+        score_map = quadrant_score_map(pair_marginals(histograms, histogram_noise_sd, layout, plan, study))
+        sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        pairs = release_pair_selection(sums, plan.d, plan.selected_pairs, plan.budget.stage(SELECTION), plan.n,
+                                       ledger, noise, plan.neighbours, independent_sign_products(score_map))
+        means, noise_sd = release_selected_pairs(sums, plan.d, pairs, plan.budget.stage("correlation"), plan.n, ledger,
+                                                 noise, plan.neighbours)
+        if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+            means = pair_matrix(sums / plan.n, plan.d)[pairs[:, 0], pairs[:, 1]]
+        return SelectedPairs(pairs, means, noise_sd)
 
 
 def release_scores(pair_sums: np.ndarray, score_map: ScoreMap, plan: Plan, ledger: PrivacyLedger,
@@ -1017,10 +1054,15 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
     rather than blended with the uniform distribution (``config.blend``).
 
     * Mixed tables (whose LP also holds the numeric histograms' cells, :func:`mixed_design`),
-      and copula candidates with a pairs release: the candidates then carry the measured
+      and copula candidates with a pairs release where the moments are not noise
+      (:func:`synthdp.pipeline.plan.moments_are_noise`): the candidates then carry the measured
       dependence between columns, which the optimum's R + 1 points would replace by their own
       (on three columns, two independent, the blended optimum showed correlations up to 0.6
-      between them).
+      between them). With a pairs release where the moments are noise (a small table, its
+      pairs selected or denoised as a matrix, the moments at NOISY_MOMENTS_SHARE) the blend, as
+      without pairs (below): a tilt within one sd of such moments fits their noise; on WDBC at
+      (1, 1e-10) with the pairs, smooth-query error 20-45 % above the blend's
+      (docs/decisions.md#selected-pairs).
     * Copula candidates without a pairs release, where the moments keep their share
       (:meth:`Plan.moments_within_limit`): the copula's columns are then independent, and the
       tilt keeps them so except where the moments, fitted within ``config.tilt`` noise sd,
@@ -1038,7 +1080,9 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
     """
     if config.spread != 0 or config.tilt <= 0:
         return False
-    if plan.releases_pairs or plan.candidates == "mixed":
+    if plan.candidates == "mixed":
+        return True
+    if plan.releases_pairs and (not plan.noisy_moments or not (study or PRODUCT).blend_noisy_pairs):
         return True
     return plan.candidates == "copula" and (study or PRODUCT).tilt_without_pairs and plan.moments_within_limit
 

@@ -43,6 +43,7 @@ from synthdp.postprocess.copula import (
     nearest_correlation,
 )
 from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
+from synthdp.postprocess.selected_pairs import quadrant_score_map, selected_latent_correlation
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.summaries.marginal import MarginalSummary
@@ -987,6 +988,10 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     correlation = np.eye(release.plan.d)
     if release.noisy_scores is not None:
         correlation = _pair_correlation(release, marginals, rng, options)
+    elif release.selected_pairs is not None:
+        correlation = selected_latent_correlation(quadrant_score_map(marginals), release.selected_pairs,
+                                                  release.plan.d, release.plan.noise, options.pair_threshold,
+                                                  options.pair_fdr)
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 

@@ -134,13 +134,17 @@ class Marginals:
         return out
 
 
-def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, iterations: int = 100) -> np.ndarray:
+def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, iterations: int = 100,
+                        held: np.ndarray | None = None) -> np.ndarray:
     """The correlation matrix nearest ``matrix`` (Frobenius norm) with eigenvalues at least ``floor``, shape (d, d).
 
     Higham's (2002) alternating projections with Dykstra's correction, between the matrices
     with eigenvalues at least ``floor`` and those with unit diagonal; a final eigenvalue
     clip and rescaling make the result exactly a correlation matrix; with ``iterations=0``
     that clip is all there is, and lands further away (docs/decisions.md#nearest-correlation).
+    ``held`` (a symmetric boolean mask): the entries the second set also fixes at ``matrix``'s
+    values (Higham's H-weighted variant with infinite weights), so that the others give way to
+    them where the matrix can be completed; where it cannot, the iterations end near.
     """
     unit_diagonal, correction = matrix.copy(), np.zeros_like(matrix)
     for _ in range(iterations):
@@ -150,6 +154,8 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
         correction = definite - start
         unit_diagonal = definite.copy()
         np.fill_diagonal(unit_diagonal, 1.0)
+        if held is not None:
+            unit_diagonal[held] = matrix[held]
         if np.abs(unit_diagonal - definite).max() < 1e-7:
             break
     eigenvalues, vectors = np.linalg.eigh(unit_diagonal)

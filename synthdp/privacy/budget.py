@@ -11,6 +11,8 @@ from synthdp.privacy.noise import (
     gdp_mu,
     laplace_scale,
     noise_standard_deviation,
+    zcdp_epsilon,
+    zcdp_rho,
 )
 from synthdp.privacy.sensitivity import ROWS, Neighbours, bounded_means_sensitivity, per_value_sensitivity
 
@@ -22,7 +24,10 @@ class StageBudget:
     ``mu`` is set for Gaussian noise: the stage's Gaussian-DP parameter, which the ledger
     composes exactly with the other Gaussian stages; ``epsilon`` and ``delta`` are then what
     the stage alone would cost at the run's delta. Otherwise the stage spends
-    (``epsilon``, ``delta``) under basic composition.
+    (``epsilon``, ``delta``) under basic composition. Under zero-concentrated composition
+    (:class:`Budget`'s "zcdp") ``mu`` stands for the stage's rho = mu^2 / 2: a Gaussian release of
+    sensitivity / sigma = mu is exactly that rho-zCDP, and a stage of exponential mechanisms
+    spends it (:func:`synthdp.privacy.release.release_pair_selection`).
     """
 
     epsilon: float
@@ -71,6 +76,11 @@ class StageBudget:
         """Standard deviation of the noise on each mean of :meth:`means_noise_scale`."""
         return noise_standard_deviation(self.noise_kind, self.means_noise_scale(count, n, neighbours))
 
+    @property
+    def rho(self) -> float:
+        """The zCDP rho of a stage with a mu (mu^2 / 2); 0 without one."""
+        return 0.0 if self.mu is None else self.mu**2 / 2
+
     def part(self, fraction: float) -> StageBudget:
         """A fraction of this budget for a sub-release (mu composes in squares, so sqrt)."""
         if self.mu is None:
@@ -87,15 +97,20 @@ class Budget:
     rest, ``remaining_epsilon`` with all of delta, is shared by the stages of ``shares``
     (pairs of stage name and share, summing to 1). With Gaussian noise
     (``composition = "gdp"``) stage s gets mu_s = sqrt(share_s) mu, where mu-GDP is exactly
-    (remaining_epsilon, delta)-DP, so the stages together spend exactly that; otherwise it
-    gets share_s (remaining_epsilon, delta) by basic composition.
+    (remaining_epsilon, delta)-DP, so the stages together spend exactly that. Where a stage
+    is not Gaussian but has a zCDP guarantee (the exponential mechanisms of the pairs'
+    selection), ``composition = "zcdp"``: rho-zCDP is (remaining_epsilon, delta)-DP
+    (:func:`synthdp.privacy.noise.zcdp_rho`; 0.0132 at (1, 1e-10), where mu-GDP allows the
+    Gaussian stages mu^2 / 2 = 0.0140), and stage s gets rho_s = share_s rho, carried as
+    mu_s = sqrt(2 rho_s). Otherwise (``"basic"``) it gets share_s (remaining_epsilon, delta)
+    by basic composition.
     """
 
     bounds: float  # epsilon for DP estimates of missing bounds
     clip_count: float
     remaining_epsilon: float
     delta: float
-    composition: str  # "gdp" or "basic"
+    composition: str  # "gdp", "zcdp" or "basic"
     shares: tuple[tuple[str, float], ...]
 
     def share(self, stage: str) -> float:
@@ -106,6 +121,9 @@ class Budget:
         if self.composition == "gdp":
             mu = math.sqrt(share) * gdp_mu(self.remaining_epsilon, self.delta)
             return StageBudget(gdp_epsilon(mu, self.delta), self.delta, mu)
+        if self.composition == "zcdp":
+            rho = share * zcdp_rho(self.remaining_epsilon, self.delta)
+            return StageBudget(zcdp_epsilon(rho, self.delta), self.delta, math.sqrt(2 * rho))
         return StageBudget(self.remaining_epsilon * share, self.delta * share)
 
     def to_dict(self) -> dict:

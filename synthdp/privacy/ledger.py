@@ -8,6 +8,11 @@ Two kinds of event compose into the totals:
   sqrt(sum mu_i^2)-GDP, which is converted once into epsilon at the delta left over by the
   other events. Splitting one Gaussian budget over k stages this way costs each stage a
   factor sqrt(k) in noise, against about k under basic composition.
+* Exponential mechanisms (the pairs' selection) carry rho, their zero-concentrated DP
+  parameter (Bun & Steinke 2016; (2 Delta / scale)^2 / 8 each, bounded range: Cesar & Rogers
+  2021). Where one is recorded, every Gaussian release counts as the rho-zCDP it is exactly
+  (mu^2 / 2), the rhos add, adaptively too, and their sum is converted once into epsilon at the
+  delta the basic events leave (Canonne, Kamath & Steinke 2020).
 
 A stage that would overdraw the budget is refused before it touches the data.
 """
@@ -18,7 +23,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from synthdp.errors import SynthDPError
-from synthdp.privacy.noise import gdp_epsilon
+from synthdp.privacy.noise import gdp_epsilon, zcdp_epsilon
 
 _SLACK = 1e-9  # relative tolerance for float round-off in budget sums
 
@@ -48,6 +53,9 @@ class PrivacyEvent:
     mu : float or None
         Gaussian-DP parameter of a Gaussian release (its l2 sensitivity over sigma,
         combined over its iterations); None for other mechanisms.
+    rho : float or None
+        zCDP parameter of a non-Gaussian release that has one (the exponential mechanisms of
+        the pairs' selection), composed with the Gaussian ones as zCDP; None for others.
     """
 
     stage: str
@@ -59,6 +67,7 @@ class PrivacyEvent:
     delta: float
     released: str
     mu: float | None = None
+    rho: float | None = None
 
 
 class PrivacyLedger:
@@ -83,15 +92,24 @@ class PrivacyLedger:
         """mu of all Gaussian events together (0 if there are none)."""
         return math.sqrt(sum(e.mu**2 for e in self.events if e.mu is not None))
 
+    @property
+    def concentrated(self) -> bool:
+        """Whether the Gaussian events compose as zCDP with an exponential mechanism's rho."""
+        return any(e.rho is not None for e in self.events)
+
     def _totals(self, events: list[PrivacyEvent]) -> tuple[float, float]:
-        basic = [e for e in events if e.mu is None]
+        basic = [e for e in events if e.mu is None and e.rho is None]
         epsilon, delta = sum(e.epsilon for e in basic), sum(e.delta for e in basic)
         mus = [e.mu for e in events if e.mu is not None]
-        if mus:  # the Gaussian events get all the delta the others leave
+        rhos = [e.rho for e in events if e.rho is not None]
+        if mus or rhos:  # the Gaussian (and zCDP) events get all the delta the others leave
             gaussian_delta = self.delta - delta
             if gaussian_delta <= 0:
                 return math.inf, self.delta
-            epsilon += gdp_epsilon(math.sqrt(sum(mu**2 for mu in mus)), gaussian_delta)
+            if rhos:
+                epsilon += zcdp_epsilon(sum(rhos) + sum(mu**2 / 2 for mu in mus), gaussian_delta)
+            else:
+                epsilon += gdp_epsilon(math.sqrt(sum(mu**2 for mu in mus)), gaussian_delta)
             delta = self.delta
         return epsilon, delta
 
@@ -107,6 +125,18 @@ class PrivacyLedger:
         (found,) = [e for e in self.events if e.stage == stage]
         return found
 
+    def _composition_text(self) -> str:
+        if self.concentrated:
+            rho = sum(e.rho for e in self.events if e.rho is not None) + self.gaussian_mu**2 / 2
+            return ("Gaussian and exponential-mechanism stages: zero-concentrated DP, rho = the sum of the "
+                    f"stages' rho (mu^2 / 2 for a Gaussian one) = {rho:.6g}, converted to epsilon at the delta the "
+                    "other stages leave; other stages: basic (sum)")
+        if not any(e.mu is not None for e in self.events):
+            return "basic (sum over stages)"
+        return ("Gaussian stages: Gaussian DP, mu = sqrt(sum of the stages' mu^2) = "
+                f"{self.gaussian_mu:.6g}, converted to epsilon at the delta the other stages "
+                "leave; other stages: basic (sum)")
+
     def add_caveat(self, text: str) -> None:
         self.caveats.append(text)
 
@@ -118,9 +148,7 @@ class PrivacyLedger:
             "delta_budget": self.delta,
             "epsilon_spent": self.spent_epsilon,
             "delta_spent": self.spent_delta,
-            "composition": ("basic (sum over stages)" if not any(e.mu is not None for e in self.events) else
-                            "Gaussian stages: Gaussian DP, mu = sqrt(sum of the stages' mu^2) = "
-                            f"{self.gaussian_mu:.6g}, converted to epsilon at the delta the other stages "
-                            "leave; other stages: basic (sum)"),
-            "stages": [asdict(e) for e in self.events],
+            "composition": self._composition_text(),
+            "stages": [{key: value for key, value in asdict(e).items() if key != "rho" or value is not None}
+                       for e in self.events],
         }

@@ -23,6 +23,7 @@ and ``--seed`` runs are reproducible; it is not private against anyone who knows
 
 from __future__ import annotations
 
+import functools
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -133,6 +134,80 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return _brentq(excess, 0.0, high) * (1 + 1e-9) if excess(0.0) > 0 else 0.0
 
 
+def zcdp_delta(rho: float, epsilon: float) -> float:
+    """The delta at which rho-zCDP is (epsilon, delta)-DP: Canonne, Kamath & Steinke (2020,
+    Corollary 13), the infimum over alpha > 1 of
+
+        exp((alpha - 1) (alpha rho - epsilon)) / (alpha - 1) * (1 - 1 / alpha)^alpha,
+
+    each alpha a valid bound (from the Renyi divergence of order alpha, alpha rho), so an
+    approximate minimiser errs on the private side. Its log is convex in alpha on the range
+    searched; golden-section search on log(alpha - 1), then the best point seen.
+    """
+    if rho <= 0:
+        return 0.0
+
+    def log_delta(alpha: float) -> float:
+        return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1 / alpha)
+
+    low, high = math.log(1e-9), math.log(max(2.0, 4.0 * (epsilon + 1.0) / rho))
+    golden = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = high - golden * (high - low), low + golden * (high - low)
+    fa, fb = log_delta(1 + math.exp(a)), log_delta(1 + math.exp(b))
+    best = min(fa, fb)
+    for _ in range(200):
+        if fa <= fb:
+            high, b, fb = b, a, fa
+            a = high - golden * (high - low)
+            fa = log_delta(1 + math.exp(a))
+        else:
+            low, a, fa = a, b, fb
+            b = low + golden * (high - low)
+            fb = log_delta(1 + math.exp(b))
+        best = min(best, fa, fb)
+        if high - low < 1e-10:
+            break
+    return min(1.0, math.exp(best))
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """The smallest epsilon (to 1e-9 relative, rounded up) at which rho-zCDP is (epsilon, delta)-DP
+    (:func:`zcdp_delta`)."""
+    if rho <= 0:
+        return 0.0
+    low, high = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1.0  # Bun & Steinke's bound is above it
+    while zcdp_delta(rho, high) > delta:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if zcdp_delta(rho, middle) > delta:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return high * (1 + 1e-9)
+
+
+@functools.lru_cache(maxsize=256)
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest rho (to 1e-9 relative, rounded down) such that rho-zCDP is (epsilon, delta)-DP:
+    zcdp_delta(rho, epsilon) <= delta, increasing in rho (:func:`zcdp_delta`). At (1, 1e-10):
+    0.013243, the rho of OpenDP's conversion (and smartnoise-synth's)."""
+    low, high = 0.0, epsilon
+    while zcdp_delta(high, epsilon) <= delta:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if zcdp_delta(middle, epsilon) <= delta:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return low * (1 - 4e-9)  # so that zcdp_epsilon, rounded up, stays within the ledger's slack
+
+
 def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     """Per-mechanism eps0 such that ``count`` eps0-DP mechanisms are (epsilon, delta)-DP."""
     basic = epsilon / count
@@ -169,6 +244,13 @@ class NoiseSampler(ABC):
     @abstractmethod
     def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray: ...
 
+    @abstractmethod
+    def noisy_max(self, scores: np.ndarray, scale: float) -> int:
+        """The index of the largest of ``scores`` + independent Gumbel(``scale``) noise: the
+        exponential mechanism with weights exp(score / scale) (report noisy max; McSherry & Talwar
+        2007, the Gumbel-max form). For scores of l-infinity sensitivity Delta it is
+        (2 Delta / scale)-DP and, bounded range, (2 Delta / scale)^2 / 8-zCDP (Cesar & Rogers 2021)."""
+
 
 class OpenDPNoise(NoiseSampler):
     """OpenDP's floating-point-safe Laplace and Gaussian samplers.
@@ -184,7 +266,7 @@ class OpenDPNoise(NoiseSampler):
         from opendp import domains, measurements, metrics, mod
 
         mod.enable_features("contrib")
-        self._measurements, self._metrics = measurements, metrics
+        self._measurements, self._metrics, self._domains = measurements, metrics, domains
         self._domain = domains.vector_domain(domains.atom_domain(T=float, nan=False))
 
     def laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
@@ -195,6 +277,17 @@ class OpenDPNoise(NoiseSampler):
         measurement = self._measurements.make_gaussian(self._domain, self._metrics.l2_distance(T=float),
                                                        scale=float(sigma))
         return self._apply(measurement, values)
+
+    def noisy_max(self, scores: np.ndarray, scale: float) -> int:
+        import warnings
+
+        domain = self._domains.vector_domain(self._domains.atom_domain(T=float, nan=False))
+        metric = self._metrics.linf_distance(T=float)
+        with warnings.catch_warnings():  # deprecated from OpenDP 0.14 for make_noisy_max, the same Gumbel noise
+            warnings.simplefilter("ignore", DeprecationWarning)
+            measurement = self._measurements.make_report_noisy_max_gumbel(domain, metric, scale=float(scale),
+                                                                          optimize="max")
+        return int(measurement([float(v) for v in np.asarray(scores, dtype=float).ravel()]))
 
     @staticmethod
     def _apply(measurement, values: np.ndarray) -> np.ndarray:
@@ -219,3 +312,7 @@ class SeededNoise(NoiseSampler):
     def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray:
         values = np.asarray(values, dtype=float)
         return values + self._rng.normal(0.0, sigma, size=values.shape)
+
+    def noisy_max(self, scores: np.ndarray, scale: float) -> int:
+        scores = np.asarray(scores, dtype=float).ravel()
+        return int(np.argmax(scores + self._rng.gumbel(0.0, scale, size=scores.shape)))

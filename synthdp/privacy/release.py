@@ -41,6 +41,7 @@ from synthdp.privacy.sensitivity import (
     histogram_sensitivity,
     moments_sensitivity,
     per_value_sensitivity,
+    quadrant_scores_sensitivity,
     row_count_sensitivity,
     score_products_sensitivity,
     top_eigenvalue_sensitivity,
@@ -251,6 +252,80 @@ def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, 
                 + f", each row's scores clipped to squared norm {clip_norm_sq:.4g}")
     return _release(score_products_sum / n, "correlation", released,
                     *score_products_sensitivity(n, d, clip_norm_sq, neighbours, mean_weight), budget, ledger, noise)
+
+
+def selection_scale(budget: StageBudget, picks: int, sensitivity: float) -> tuple[float, float]:
+    """The Gumbel scale of each of ``picks`` exponential mechanisms of a selection stage, and the
+    epsilon of each: k mechanisms of epsilon_1 = 2 Delta / scale (Delta the scores' l-infinity
+    sensitivity) spend k epsilon_1^2 / 8 in zCDP (bounded range, Cesar & Rogers 2021), the stage's
+    rho = mu^2 / 2 under zero-concentrated composition, so epsilon_1 = 2 mu / sqrt(k); under basic
+    composition (pure epsilon, or Laplace noise) k epsilon_1 = the stage's epsilon."""
+    if budget.mu is not None:
+        per_pick = 2.0 * budget.mu / math.sqrt(picks)
+    else:
+        per_pick = budget.epsilon / picks
+    return 2.0 * sensitivity / per_pick, per_pick
+
+
+def release_pair_selection(quadrant_sums: np.ndarray, d: int, picks: int, budget: StageBudget, n: float,
+                           ledger: PrivacyLedger, noise: NoiseSampler, neighbours: Neighbours = ROWS,
+                           centre: np.ndarray | None = None) -> np.ndarray:
+    """The pairs worth measuring: ``picks`` pairs i < j chosen one after another by the exponential
+    mechanism on |q_ij - c_ij|, q_ij = (1/n) sum_rows sgn(s_i) sgn(s_j), the rows' signs through
+    the released histograms (``quadrant_sums``: the sums over the rows for i <= j in
+    ``np.triu_indices(d)`` order, :func:`synthdp.stats.scores.score_products` of a sign map), and
+    c (``centre``, shape (d, d), public: the released histograms' product of mean signs, what
+    columns without dependence would give; 0 by default). Returns an int array (picks, 2) of the
+    pairs, in the order chosen.
+
+    Each pick is report noisy max with Gumbel noise of scale 2 Delta / epsilon_1 over the pairs
+    not yet chosen (:meth:`synthdp.privacy.noise.NoiseSampler.noisy_max`), Delta the scores'
+    l-infinity sensitivity, 2/n (by unit K/n; derived in
+    :func:`synthdp.privacy.sensitivity.quadrant_scores_sensitivity`), epsilon_1 from
+    :func:`selection_scale`. Only the chosen indices are released. The ledger records the stage
+    with its rho under zero-concentrated composition (the Gaussian stages then compose as zCDP
+    too: :class:`synthdp.privacy.ledger.PrivacyLedger`), else its epsilon.
+    """
+    upper = np.triu_indices(d)
+    off = upper[0] < upper[1]
+    first, second = upper[0][off], upper[1][off]
+    scores = np.asarray(quadrant_sums, dtype=float)[off] / n
+    if centre is not None:
+        scores = scores - np.asarray(centre, dtype=float)[first, second]
+    scores = np.abs(scores)
+    sensitivity = quadrant_scores_sensitivity(n, neighbours)
+    scale, per_pick = selection_scale(budget, picks, sensitivity)
+    released = (f"{picks} of the {len(scores)} pairs of columns, chosen one after another by the exponential "
+                "mechanism on how far how often a row's two values fall on the same side of their released "
+                "medians is from what columns without dependence give")
+    mechanism = f"exponential mechanism (report noisy max, Gumbel noise), {picks} picks of epsilon {per_pick:.4g}"
+    ledger.record(PrivacyEvent("pair selection", mechanism, sensitivity, "l-infinity per score", scale,
+                               budget.epsilon, budget.delta if budget.mu is not None else 0.0, released,
+                               rho=budget.rho if budget.mu is not None else None))
+    available = np.arange(len(scores))
+    picked: list[int] = []
+    for _ in range(picks):
+        pick = int(available[noise.noisy_max(scores[available], scale)])
+        picked.append(pick)
+        available = available[available != pick]
+    chosen = np.asarray(picked, dtype=np.int64)
+    return np.stack([first[chosen], second[chosen]], axis=1)
+
+
+def release_selected_pairs(quadrant_sums: np.ndarray, d: int, pairs: np.ndarray, budget: StageBudget, n: float,
+                           ledger: PrivacyLedger, noise: NoiseSampler, neighbours: Neighbours = ROWS
+                           ) -> tuple[np.ndarray, float]:
+    """Noisy means q_ij of sgn(s_i) sgn(s_j) of the selected ``pairs`` (from the same sums as
+    :func:`release_pair_selection`, after it: the pairs are public when this runs), and their
+    noise sd. k means of functions with values in [-1, 1]: L1 2k/n, L2 2 sqrt(k)/n (by unit
+    K k/n, K sqrt(k)/n; :func:`synthdp.privacy.sensitivity.bounded_means_sensitivity`), through
+    :func:`release_bounded_means`."""
+    matrix = pair_matrix(np.asarray(quadrant_sums, dtype=float) / n, d)
+    means = matrix[pairs[:, 0], pairs[:, 1]]
+    released = (f"means of sgn(s_i) sgn(s_j) of the {len(pairs)} selected pairs: how often a row's two values fall on "
+                "the same side of their released medians, less how often on opposite sides")
+    noisy = release_bounded_means(means, "correlation", released, budget, n, ledger, noise, neighbours=neighbours)
+    return noisy, budget.means_noise_sd(len(pairs), n, neighbours)
 
 
 def pairs_test_statistic(score_products_sum: np.ndarray, n: float, d: int) -> float:

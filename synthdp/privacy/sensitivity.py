@@ -232,6 +232,20 @@ def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
     return ((d / math.sqrt(2.0) + 1.0) * clip_norm_sq + 2 * math.sqrt(d * c2 * clip_norm_sq)) / n, l2
 
 
+def quadrant_scores_sensitivity(n: float, neighbours: Neighbours = ROWS) -> float:
+    """l-infinity sensitivity of the pairs' selection scores |q_ij - c_ij|, q_ij = (1/n) sum_rows
+    sgn(s_i) sgn(s_j) over the pairs i < j (:func:`synthdp.privacy.release.release_pair_selection`).
+
+    The signs go through the released histograms (a public map: :class:`synthdp.stats.scores.ScoreMap`
+    with ``signs``), so a row's product sgn(s_i) sgn(s_j) is a fixed function of that row with
+    values in [-1, 1]. Replacing one row moves q_ij by at most 2/n, and |q_ij - c_ij| (c public,
+    1-Lipschitz in q) by at most as much, for every pair at once: each score moves by 2/n, the l-infinity bound the
+    exponential mechanism needs. By unit: K rows added or removed move the sum by at most K,
+    q_ij by K/n (n the released noisy count). Attained: a row at (+, +) replaced by one at (+, -).
+    """
+    return per_value_sensitivity(n, neighbours)
+
+
 def top_eigenvalue_sensitivity(n: float, clip_norm_sq: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
     """L1 (= L2) sensitivity of T(S) = lambda_max(S) - kappa tr(S) / d, 0 <= kappa <= d, of
     S = (1/n) sum_rows s s^T with scores ||s||^2 <= C^2: the pairs test's statistic

@@ -258,7 +258,8 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
     sums = dict(counts)
     if int(counts["rows"]) == 0 or cells.shape[1] == 0:
         return RowSums(sums)
-    table = score_map.cell_scores()  # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]
+    # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]; with signs, unclipped
+    table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
     d, rows = cells.shape
     offsets = np.arange(d) * table.shape[1]
     scores = np.empty((rows, d))  # in rows, as ScoreMap.scores has them
@@ -266,6 +267,8 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
     for start in range(0, rows, step):  # row by row, so block by block (in cache)
         block = scores[start : start + step]
         np.take(table.reshape(-1), cells[:, start : start + step].T + offsets, out=block)
+        if score_map.signs:
+            continue
         norm_sq = np.einsum("ij,ij->i", block, block)  # ScoreMap.clipped_scores
         block *= np.sqrt(np.minimum(1.0, score_map.clip_norm_sq / np.maximum(norm_sq, 1e-300)))[:, None]
     sums["score_products"] = clipped_score_statistic(scores, score_map.mean_weight)

@@ -82,12 +82,18 @@ class ScoreMap:
         release carries the scores' means beside their products (a design study's choice where the
         pairs are denoised as a matrix, c^2 = MATRIX_MEAN_SHARE x C^2; docs/decisions.md#score-means).
         0: the products only (the product).
+    signs : bool
+        Each score replaced by its cell's sign (:meth:`cell_signs`: -1 below the released median,
+        +1 above, 0 for the cell that holds it) and no norm clip: the statistic is then the sums
+        of sgn_i sgn_j of the selected pairs (:func:`synthdp.privacy.release.release_pair_selection`);
+        every product lies in [-1, 1] whatever d. ``clip_norm_sq`` is not used.
     """
 
     probabilities: np.ndarray
     clip_norm_sq: float
     layout: CellLayout | None = None
     mean_weight: float = 0.0
+    signs: bool = False
 
     @property
     def cells(self) -> CellLayout:
@@ -104,6 +110,20 @@ class ScoreMap:
             p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
         middle = np.cumsum(p, axis=1) - p / 2
         return np.where(values, special.ndtri(np.clip(middle, U_FLOOR, 1.0 - U_FLOOR)), 0.0)
+
+    def cell_signs(self) -> np.ndarray:
+        """Each cell's sign, shape (d, M): -1 where all of the cell lies below the column's released
+        median (its cumulative probability at most 1/2), +1 above (the probability before it at
+        least 1/2), 0 for the cell that holds the median, and for a missing cell and padding. In
+        refined cells (:meth:`refined`) the median's cell is a sliver of a bin, so a continuous
+        column's signs split its rows in halves; an integer column's median value signs 0."""
+        layout = self.cells
+        values = layout.exists() & ~layout.missing_cells()
+        p = np.where(values, self.probabilities, 0.0)
+        p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
+        after = np.cumsum(p, axis=1)
+        before = after - p
+        return np.where(values, np.where(after <= 0.5, -1.0, np.where(before >= 0.5, 1.0, 0.0)), 0.0)
 
     def refined(self, min_bins: int) -> ScoreMap:
         """The same distributions in finer cells: each of B bins split into k = ceil(min_bins / B)
@@ -135,7 +155,7 @@ class ScoreMap:
             else:
                 cells = layout.column_cells(j)
                 probabilities[j, :cells] = row[:cells]
-        return ScoreMap(probabilities, self.clip_norm_sq, fine, self.mean_weight)
+        return ScoreMap(probabilities, self.clip_norm_sq, fine, self.mean_weight, self.signs)
 
     def scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
         """The normal scores s_j(x_j) of unit points, shape (rows, d), before the norm clip
@@ -145,7 +165,9 @@ class ScoreMap:
         return np.take_along_axis(table.T, cells, axis=0)
 
     def clipped_scores(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
-        """The score vectors shrunk onto ||s||^2 <= C^2, shape (rows, d)."""
+        """The score vectors shrunk onto ||s||^2 <= C^2, shape (rows, d); their signs with ``signs``."""
+        if self.signs:
+            return np.take_along_axis(self.cell_signs().T, self.cells.cells(points, missing), axis=0)
         scores = self.scores(points, missing)
         norm_sq = np.einsum("ij,ij->i", scores, scores)
         shrink = np.sqrt(np.minimum(1.0, self.clip_norm_sq / np.maximum(norm_sq, 1e-300)))
