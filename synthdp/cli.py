@@ -1,7 +1,9 @@
 """Command line: ``synthdp generate`` (a synthetic table), ``synthdp summarize`` (a summary),
 and ``synthdp evaluate`` (the utility of a synthetic table against the real one).
 
-    synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json
+    synthdp generate INPUT.csv -o OUTPUT.csv --epsilon 1 --bounds BOUNDS.json [--model-out MODEL]
+    synthdp fit INPUT.csv -o MODEL --epsilon 1 --bounds BOUNDS.json   (a model file: sample from it later)
+    synthdp sample MODEL -n 10000 -o OUTPUT.csv [--where "age >= 60"] [--seed S]
     synthdp summarize INPUT.csv -o SUMMARY.json --epsilon 1 --bounds BOUNDS.json
     synthdp evaluate --real INPUT.csv --synth OUTPUT.csv --bounds BOUNDS.json (or --schema SCHEMA.json)
         [--target COLUMN] [--json] [--html REPORT.html [--privacy-report REPORT.json]]
@@ -76,6 +78,24 @@ examples:
   synthdp generate data.csv -o synthetic.csv --epsilon 1 --bounds bounds.json --report report.json
   synthdp generate data.csv -o synthetic.csv --config configs/paper_eps_delta.toml --bounds bounds.json
   synthdp generate data.csv -o synthetic.csv --bounds bounds.json --summary-out summary.json
+"""
+
+FIT_DESCRIPTION = """\
+synthdp fit spends the privacy budget once, as synthdp generate does, and writes the fitted
+model instead of rows: the distribution over the support points, the columns' domains or schema,
+the decoders and the privacy report. No raw value is in it, and it is safe to load (no pickle).
+synthdp sample draws any number of rows from it later, as often as needed, under conditions,
+spending nothing more and reading no data. generate --model-out writes it beside the rows.
+"""
+
+SAMPLE_DESCRIPTION = """\
+synthdp sample draws rows from a model file (synthdp fit, or generate --model-out): any number,
+streamed to the CSV chunk by chunk with a progress bar, in memory bounded by a chunk. It spends
+no privacy budget and reads no data: the model is the release. --where draws from the fitted
+distribution restricted to a condition (an error if it has no mass, a warning when few support
+points hold it); --seed makes the draws reproducible (the same rows as
+SmoothSynthesizer.load(MODEL).sample(N, condition=..., seed=S)). The output is written to a
+temporary file and renamed into place at the end; it may not be the model file.
 """
 
 SUMMARIZE_DESCRIPTION = """\
@@ -161,7 +181,8 @@ example (draft, edit with public knowledge, release):
 """
 
 # Options that are not SynthConfig fields.
-RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "quiet", "sep", "encoding", "decimal"}
+RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
+            "encoding", "decimal"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -184,6 +205,26 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
     out.add_argument("--summary-out", metavar="SUMMARY.json",
                      help="also write the summary of this same release (see synthdp summarize); no extra budget")
+    out.add_argument("--model-out", metavar="MODEL",
+                     help="also write the fitted model, to sample more rows later (synthdp sample); no extra budget")
+    fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
+                                      description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
+                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_release_options(fit_command, "generate", "MODEL", "where to write the model file")
+    sample_command = commands.add_parser(
+        "sample", help="draw rows from a model file (no budget, no data)", description=SAMPLE_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sample_command.add_argument("model", metavar="MODEL", help="a model file (synthdp fit, or generate --model-out)")
+    sample_command.add_argument("-n", "--rows", required=True, metavar="N", help="rows to draw")
+    sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the rows")
+    sample_command.add_argument("--where", metavar="EXPR",
+                                help="draw from the fitted distribution restricted to this condition, an expression "
+                                     "over the columns in pandas query syntax, e.g. \"sex == 'Female' and age >= 60\" "
+                                     "(names with spaces or dashes in backticks)")
+    sample_command.add_argument("--seed", type=int, metavar="S",
+                                help="seed of the draws: the same rows as SmoothSynthesizer.load(MODEL).sample(N, "
+                                     "seed=S) (public randomness: the model is private either way)")
+    sample_command.add_argument("--quiet", action="store_true", help="no progress bar")
     summ = commands.add_parser("summarize", help="write a differentially private summary for answering smooth queries",
                                description=SUMMARIZE_DESCRIPTION, epilog=SUMMARIZE_EPILOG,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -323,8 +364,8 @@ def _value_type(name: str) -> type | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    command = {"generate": generate, "summarize": summarize, "evaluate": evaluate, "marginal": marginal_command,
-               "schema": schema_command}[args.command]
+    command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
+               "evaluate": evaluate, "marginal": marginal_command, "schema": schema_command}[args.command]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -360,11 +401,53 @@ def generate(args: argparse.Namespace) -> int:
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), lambda path: write_csv(synthetic, path))]
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
+    if run["model_out"]:
+        outputs.append((Path(run["model_out"]), synth.save))
     _write_outputs(outputs + _report_output(report, run))
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(report),
               file=sys.stderr)
+    return 0
+
+
+def fit_command(args: argparse.Namespace) -> int:
+    """Spend the budget once and write the fitted model (and the report): synthdp sample draws from it."""
+    synth, run = _fit(args, synthesize=True)
+    report = synth.privacy_report()
+    _write_outputs([(Path(args.output), synth.save)] + _report_output(report, run))
+    if not run["quiet"]:
+        print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
+              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(report), file=sys.stderr)
+    return 0
+
+
+def sample_command(args: argparse.Namespace) -> int:
+    """Draw rows from a model file, streamed to the CSV chunk by chunk: no budget, no data."""
+    from synthdp.pipeline import model as model_file
+
+    rows = _int_or_word(args.rows, None, "--rows")
+    if rows is None or rows < 1:
+        raise SynthDPError("--rows must be an integer >= 1")
+    _check_outputs({"--output": args.output}, {"the model file": args.model})
+    import numpy as np
+    from tqdm import tqdm
+
+    model = model_file.load(args.model)
+    if args.where is not None:
+        model = model_file.where(model, args.where)
+    rng = np.random.default_rng(args.seed)
+
+    def write(path: Path) -> None:
+        with open(path, "wb") as handle, tqdm(total=rows, unit="rows", disable=args.quiet, leave=False,
+                                              desc="sample") as bar:
+            for index, frame in enumerate(model_file.draw_chunks(model, rows, rng)):
+                _write_csv_rows(frame, handle, header=index == 0)
+                bar.update(len(frame))
+
+    _write_outputs([(Path(args.output), write)])
+    if not args.quiet:
+        print(f"synthdp: wrote {rows} rows to {args.output} (no budget spent: drawn from the model)", file=sys.stderr)
     return 0
 
 
@@ -585,7 +668,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     if "n_basis" in options:
         options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
     config = SynthConfig(**options)
-    outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"]}
+    outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"],
+               "--model-out": run["model_out"]}
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
                              "the schema file": run["schema"], "the config file": args.config})
     from synthdp.domain.box import load_bounds_file
@@ -617,6 +701,14 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     date columns). A float column whose values are all whole numbers is written by pandas,
     which keeps their ".0".
     """
+    with open(path, "wb") as handle:
+        _write_csv_rows(frame, handle, header=True)
+
+
+def _write_csv_rows(frame: pd.DataFrame, handle, header: bool) -> None:
+    """Append ``frame``'s rows (and, with ``header``, its header) to an open binary file, as
+    :func:`write_csv` writes them; chunk by chunk, a whole-number float column of one chunk is
+    written by pandas (its ".0" kept), the others by pyarrow where installed."""
     import numpy as np
 
     try:
@@ -624,19 +716,17 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
         import pyarrow.csv as pa_csv
     except ImportError:
         pa = None
-    # pyarrow writes a whole float as "151", which reads back as an integer column: pandas
-    # writes "151.0"; a float column of whole numbers (a grid's midpoints, say) goes the slow way
     whole = [bool(np.all(np.mod(values[~np.isnan(values)], 1) == 0))
              for values in (frame[name].to_numpy(dtype=float) for name in frame.select_dtypes(include="float"))]
     if pa is None or any(whole):
-        frame.to_csv(path, index=False)
+        handle.write(frame.to_csv(index=False, header=header).encode("utf-8"))
         return
-    header = io.StringIO()
-    csv.writer(header, lineterminator="\n").writerow([str(name) for name in frame.columns])
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    with open(path, "wb") as handle:
-        handle.write(header.getvalue().encode("utf-8"))
-        pa_csv.write_csv(table, handle, pa_csv.WriteOptions(include_header=False))
+    if header:
+        line = io.StringIO()
+        csv.writer(line, lineterminator="\n").writerow([str(name) for name in frame.columns])
+        handle.write(line.getvalue().encode("utf-8"))
+    pa_csv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), handle,
+                     pa_csv.WriteOptions(include_header=False))
 
 
 def _text(content: str) -> Callable[[Path], object]:

@@ -11,13 +11,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
 from synthdp.pipeline import run
 from synthdp.summaries.marginal import MarginalSummary
@@ -48,6 +51,7 @@ class SmoothSynthesizer:
     """
 
     progress: bool  # the one parameter the face reads itself; the others go to SynthConfig
+    sampling_model_: model_file.SamplingModel  # set by load(): a model file's distribution, no fit
 
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(_DEFAULTS))
@@ -135,14 +139,57 @@ class SmoothSynthesizer:
         return self
 
     # --------------------------------------------------------------- sample
-    def sample(self, n_rows: int | None = None) -> pd.DataFrame:
+    def sample(self, n_rows: int | None = None, *, condition: str | None = None,
+               seed: int | None = None) -> pd.DataFrame:
         """Draw ``n_rows`` synthetic rows (default: as many as the input had).
 
         Spends no privacy budget and never reads the data: it samples the fitted distribution.
         The fit is left as it is; successive calls draw new rows from the fit's public random
         generator (with a seed, the sequence of calls is reproducible).
+
+        Parameters
+        ----------
+        n_rows : int, optional
+            Rows to draw (default: the fit's n).
+        condition : str, optional
+            Rows from the fitted distribution restricted to this event, an expression over the
+            columns in pandas ``query`` syntax, e.g. ``"sex == 'Female' and age >= 60"``
+            (:func:`synthdp.pipeline.model.where`: an error if it has no mass, a warning if
+            few support points hold it).
+        seed : int, optional
+            Draw from ``numpy.random.default_rng(seed)`` instead of the fit's generator: the same
+            rows from this fit and from its model file loaded anywhere (:meth:`save`). Public
+            randomness: the rows' privacy does not depend on it.
         """
-        return run.sample(self._model(), n_rows)
+        model = self._sampling_model()
+        if condition is not None:
+            model = model_file.where(model, condition)
+        return model_file.draw(model, model.rows if n_rows is None else n_rows, self._sampling_rng(seed))
+
+    def sample_from_conditions(self, known: pd.DataFrame, *, seed: int | None = None) -> pd.DataFrame:
+        """One synthetic row per row of ``known``, a partial DataFrame of given values (missing cells
+        for the columns to draw), from the fitted distribution restricted to the given values
+        (:func:`synthdp.pipeline.model.given`), as SDV's ``sample_remaining_columns``. A continuous
+        column can be given only where it declares its decimals; give ranges with ``condition``."""
+        if not isinstance(known, pd.DataFrame):
+            raise SynthDPError("sample_from_conditions takes a DataFrame of given values")
+        return model_file.given(self._sampling_model(), known, self._sampling_rng(seed))
+
+    def save(self, path: str | Path) -> None:
+        """Write the fitted model to ``path``: the fitted distribution, the columns' domains or schema,
+        the decoders and the privacy report, no raw value and no pickle (:mod:`synthdp.pipeline.model`);
+        :meth:`load` reads it back, in any process, to sample the same rows under a seed."""
+        model_file.save(self._sampling_model(with_report=True), path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> SmoothSynthesizer:
+        """A synthesizer that samples from a model file written by :meth:`save` (or ``synthdp fit``);
+        it reads no data and cannot be fitted again (its parameters are the fit's)."""
+        model = model_file.load(path)
+        config = model.report.get("parameters", {}).get("config", {})
+        synth = cls(**{name: value for name, value in config.items() if name in _DEFAULTS})
+        synth.sampling_model_ = model
+        return synth
 
     @property
     def theory_rows(self) -> int:
@@ -171,13 +218,32 @@ class SmoothSynthesizer:
         """Everything about the release a user may see: budget per stage, sizes, LP, timings.
 
         ``output``: a synthetic table sampled from this fit, described in the report's
-        ``output`` entry (its rows and distinct rows); None leaves that entry empty.
+        ``output`` entry (its rows and distinct rows); None leaves that entry empty. A model
+        loaded from a file gives the report it was saved with.
         """
+        if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
+            report = dict(self.sampling_model_.report)
+            return {**report, "output": reporting.describe_output(output)} if output is not None else report
         model = self._model()
         return reporting.privacy_report(model, None if output is None else reporting.describe_output(output))
 
     def _model(self) -> run.FittedModel:
         model = getattr(self, "model_", None)
         if model is None:
+            if getattr(self, "sampling_model_", None) is not None:
+                raise SynthDPError("a model loaded from a file samples rows only: summaries need the fit "
+                                   "(synthdp summarize, or fit in this process)")
             raise SynthDPError("call fit() before sample(), summary() or privacy_report()")
         return model
+
+    def _sampling_model(self, with_report: bool = False) -> model_file.SamplingModel:
+        """The fitted distribution to sample: this fit's, or the loaded model file's."""
+        if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
+            return self.sampling_model_
+        return run.sampling_model(self._model(), self.privacy_report() if with_report else None)
+
+    def _sampling_rng(self, seed: int | None) -> np.random.Generator:
+        if seed is not None:
+            return np.random.default_rng(seed)
+        model = getattr(self, "model_", None)
+        return model.rng if model is not None else np.random.default_rng()

@@ -32,7 +32,6 @@ import scipy.sparse as sp
 
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
-from synthdp.domain.decode import decode
 from synthdp.domain.schema import (
     Schema,
     bounds_schema,
@@ -43,8 +42,8 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
-from synthdp.domain.units import synthetic_units
 from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.pipeline.model import SamplingModel, draw
 from synthdp.pipeline.plan import SELECTION, Plan, cell_layout, make_plan, mixed_numeric_moments
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
@@ -70,7 +69,7 @@ from synthdp.postprocess.pairs import (
     marginal_score_map,
     score_offset,
 )
-from synthdp.postprocess.sampling import clean_weights, sample_rows
+from synthdp.postprocess.sampling import clean_weights
 from synthdp.postprocess.selected_pairs import independent_sign_products, quadrant_score_map
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
@@ -108,7 +107,6 @@ from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
-MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one sample() call
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
 DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its bounds and levels were read from "
                 "the data and are not protected, so the release is NOT differentially private (replace them with "
@@ -1087,25 +1085,22 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
     return plan.candidates == "copula" and (study or PRODUCT).tilt_without_pairs and plan.moments_within_limit
 
 
-def sample(model: FittedModel, n_rows: int | None = None) -> pd.DataFrame:
-    """Draw ``n_rows`` synthetic rows (default: as many as the input had) from the fitted distribution.
-
-    Post-processing only: reads the support and its weights, draws from ``model.rng``.
-    """
+def sampling_model(model: FittedModel, report: dict | None = None) -> SamplingModel:
+    """What sampling needs of a fit (:class:`synthdp.pipeline.model.SamplingModel`): its support and
+    weights, the decoders, the privacy unit's public shape, the default rows, and ``report`` (the
+    privacy report, for a model file). Public: nothing here reads the data."""
     if model.lp is None or model.support_points is None or model.support_weights is None:
         raise SynthDPError("fitted with synthesize=False (summary only): fit again with synthesize=True to sample rows")
-    plan = model.release.plan
-    n_rows = plan.n if n_rows is None else n_rows
-    if not (isinstance(n_rows, (int, np.integer)) and n_rows >= 1):
-        raise SynthDPError("the number of rows to sample must be an integer >= 1")
-    if n_rows * plan.d > MAX_OUTPUT_VALUES:
-        raise SynthDPError(f"{n_rows} rows x {plan.d} columns is over the output bound of "
-                           f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches)")
-    points = sample_rows(model.support_points, model.support_weights, int(n_rows), model.rng)
-    schema = model.release.schema
-    frame = decode(points, model.release.domain) if schema is None else schema.decode(points)
-    units = model.release.units
-    if units is not None:  # synthetic identifiers in the unit column's place (post-processing)
-        frame.insert(min(units.position, frame.shape[1]), units.column,
-                     synthetic_units(len(frame), units.noisy_contributions, units.max_rows, model.rng))
-    return frame
+    release = model.release
+    return SamplingModel(model.support_points, model.support_weights, release.domain, release.schema, release.units,
+                         release.plan.n, report or {})
+
+
+def sample(model: FittedModel, n_rows: int | None = None, rng: np.random.Generator | None = None) -> pd.DataFrame:
+    """Draw ``n_rows`` synthetic rows (default: as many as the input had) from the fitted distribution.
+
+    Post-processing only: reads the support and its weights, draws from ``rng`` (default the fit's
+    public generator, ``model.rng``) through :func:`synthdp.pipeline.model.draw`.
+    """
+    kept = sampling_model(model)
+    return draw(kept, kept.rows if n_rows is None else n_rows, model.rng if rng is None else rng)

@@ -1,0 +1,352 @@
+"""A fitted model kept: sample from it later, any number of rows, under conditions, in another process.
+
+What a release fitted (the support points and their weights, the columns' domains or schema, the
+privacy unit's public shape) is itself differentially private: sampling from it spends no budget
+and reads no data. :class:`SamplingModel` holds exactly that, and the privacy report.
+
+File format (``FORMAT``, ``FORMAT_VERSION`` 1): a zip archive of
+
+* ``model.json``: ``{"format", "format_version", "synthdp_version", "rows", "columns", "domain",
+  "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
+  descriptions of the columns (every field, so that decoding is the fit's to the bit), ``arrays``
+  the name, shape, dtype and sha256 of each array member;
+* one ``.npy`` member per array: ``support_points`` (float64, (S, D): unit or encoded
+  coordinates), ``support_weights`` (float64, (S,), summing to 1), and with a privacy unit
+  ``unit_contributions`` (float64, the released contributions histogram).
+
+No pickle: the document is JSON, the arrays are read with ``numpy.load(allow_pickle=False)``.
+A file of another format or version, a truncated or an edited one (an array whose bytes do not
+match their sha256, a document that does not parse or lacks a field) is refused with one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import os
+import tempfile
+import warnings
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from synthdp._version import __version__
+from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.domain.schema import CategoricalColumn, Schema
+from synthdp.domain.units import synthetic_units
+from synthdp.errors import SynthDPError
+from synthdp.postprocess.sampling import clean_weights
+from synthdp.released import UnitsRelease
+
+FORMAT = "synthdp-model"
+FORMAT_VERSION = 1
+CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
+MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
+MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
+
+
+@dataclass(frozen=True)
+class SamplingModel:
+    """A fitted distribution over public support points, and how to decode them.
+
+    Attributes
+    ----------
+    points : array, shape (S, D)
+        The support points, in unit coordinates (numeric tables) or the schema's encoded ones.
+    weights : array, shape (S,)
+        Their probabilities (non-negative, summing to 1).
+    domain : Domain
+        The numeric columns' domains (of a mixed table, its schema's numeric part).
+    schema : Schema or None
+        A mixed table's schema (its levels and encoding); None for a numeric table.
+    units : UnitsRelease or None
+        With a privacy unit, the unit column's name and place and the released contributions
+        histogram, from which synthetic identifiers are drawn.
+    rows : int
+        The rows a sample has by default (the fit's n).
+    report : dict
+        The fit's privacy report.
+    """
+
+    points: np.ndarray
+    weights: np.ndarray
+    domain: Domain
+    schema: Schema | None
+    units: UnitsRelease | None
+    rows: int
+    report: dict
+
+    @property
+    def names(self) -> list[str]:
+        """The sampled table's columns, in order (the unit column in its place)."""
+        names = list(self.schema.names) if self.schema is not None else self.domain.names
+        if self.units is not None:
+            names.insert(min(self.units.position, len(names)), self.units.column)
+        return names
+
+    def decode(self, points: np.ndarray) -> pd.DataFrame:
+        """Points back to the table's columns, units and levels (without the unit column)."""
+        return self.schema.decode(points) if self.schema is not None else _decode_numeric(points, self.domain)
+
+    def chunk_rows(self) -> int:
+        """Rows drawn at a time: CHUNK_VALUES over the points' width (at least 1 000)."""
+        return max(1_000, CHUNK_VALUES // max(1, self.points.shape[1]))
+
+
+def _decode_numeric(points: np.ndarray, domain: Domain) -> pd.DataFrame:
+    from synthdp.domain.decode import decode
+
+    return decode(points, domain)
+
+
+# ---------------------------------------------------------------------- sampling
+def draw_chunks(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> Iterator[pd.DataFrame]:
+    """``n_rows`` rows from the model, in chunks of :meth:`SamplingModel.chunk_rows` (the last shorter),
+    each drawn with ``rng`` in turn: the same rows however they are consumed. With a privacy unit,
+    each chunk gets its own synthetic units (no unit spans two chunks; a chunk's identifiers are
+    prefixed with its number from the second chunk on). Post-processing only."""
+    _check_rows(n_rows)
+    chunk = model.chunk_rows()
+    weights = clean_weights(model.weights)
+    for index, start in enumerate(range(0, n_rows, chunk)):
+        count = min(chunk, n_rows - start)
+        chosen = rng.choice(len(model.points), size=count, p=weights)
+        frame = model.decode(model.points[chosen])
+        if model.units is not None:  # synthetic identifiers in the unit column's place
+            units = synthetic_units(len(frame), model.units.noisy_contributions, model.units.max_rows, rng)
+            if index:
+                units = f"c{index + 1}-" + units
+            frame.insert(min(model.units.position, frame.shape[1]), model.units.column, units.to_numpy())
+        yield frame
+
+
+def draw(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> pd.DataFrame:
+    """``n_rows`` rows in memory (:func:`draw_chunks`, concatenated); at most MAX_OUTPUT_VALUES values."""
+    _check_rows(n_rows)
+    if n_rows * len(model.names) > MAX_OUTPUT_VALUES:
+        raise SynthDPError(f"{n_rows} rows x {len(model.names)} columns is over the output bound of "
+                           f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches), or write them "
+                           "to a file with synthdp sample")
+    chunks = list(draw_chunks(model, n_rows, rng))
+    return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
+
+
+def _check_rows(n_rows: Any) -> None:
+    if not (isinstance(n_rows, (int, np.integer)) and not isinstance(n_rows, bool) and n_rows >= 1):
+        raise SynthDPError("the number of rows to sample must be an integer >= 1")
+
+
+def where(model: SamplingModel, condition: str) -> SamplingModel:
+    """The model restricted to the support points whose decoded row satisfies ``condition``, an
+    expression over the columns in pandas ``query`` syntax (``"sex == 'Female' and age >= 60"``;
+    a name with a space or a dash in backticks), their weights renormalised: the fitted
+    distribution conditioned on the event. A condition without mass is an error; one whose mass
+    lies on fewer than MIN_EFFECTIVE_POINTS effective support points (1 / sum p^2) a warning, since
+    the rows then repeat those few points. The unit column cannot be conditioned on (its
+    identifiers are drawn after the rows). Post-processing only."""
+    if not isinstance(condition, str) or not condition.strip():
+        raise SynthDPError("the condition must be a non-empty expression over the columns")
+    support = model.decode(model.points)
+    try:
+        mask = support.eval(condition, engine="python")
+    except Exception as error:  # pandas' parser errors: they name the expression's tokens, not data
+        raise SynthDPError(f"the condition is not an expression over the columns ({type(error).__name__}: "
+                           f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
+    if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
+        raise SynthDPError("the condition must be true or false for each row (e.g. \"age >= 60\")")
+    keep = mask.to_numpy(dtype=bool)
+    mass = float(model.weights[keep].sum())
+    if not mass > 0:
+        raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)")
+    weights = np.where(keep, model.weights, 0.0) / mass
+    effective = 1.0 / float(np.sum(weights**2))
+    if effective < MIN_EFFECTIVE_POINTS:
+        warnings.warn(f"the condition holds {mass:.3g} of the fitted distribution, on {effective:.0f} effective support "
+                      "points: the rows will repeat these few points", UserWarning, stacklevel=2)
+    kept = np.flatnonzero(keep)
+    return replace(model, points=model.points[kept], weights=weights[kept])
+
+
+def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """One row for each row of ``known`` (a partial DataFrame of given values, missing cells for
+    the columns to draw): drawn from the fitted distribution restricted to the support points whose
+    decoded values equal the given ones (compared as text, so 1 and "1" are one level), in
+    ``known``'s order, with the given values as given. A continuous column can be given only where
+    it declares its decimals (then compared at them); otherwise a value has no mass: give a range
+    with :func:`where` instead."""
+    unknown = [name for name in known.columns if name not in model.names]
+    if unknown:
+        raise SynthDPError(f"column '{unknown[0]}' of the given values is not a column of the model")
+    if model.units is not None and model.units.column in known.columns:
+        raise SynthDPError(f"the unit column '{model.units.column}' cannot be given: its identifiers are drawn")
+    for name in known.columns:
+        if known[name].notna().any() and _decimals(model, name) == -1:
+            raise SynthDPError(f"continuous column '{name}' declares no decimals, so a given value of it has no mass: "
+                               "declare its decimals, or give a range with a condition (e.g. \"x >= 1 and x < 2\")")
+    support = model.decode(model.points)
+    text = {name: _comparable(support[name], _decimals(model, name)) for name in known.columns}
+    out = []
+    pattern = known.notna()
+    for index in range(len(known)):
+        row = known.iloc[index]
+        keep = np.ones(len(support), dtype=bool)
+        for name in known.columns[pattern.iloc[index].to_numpy()]:
+            value = _comparable(pd.Series([row[name]]), _decimals(model, name)).iloc[0]
+            keep &= (text[name] == value).to_numpy()
+        mass = float(model.weights[keep].sum())
+        if not mass > 0:
+            raise SynthDPError(f"given row {index} has no mass under the fitted distribution (no support point has "
+                               "those values; give ranges with a condition instead)")
+        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass), 1, rng)
+        for name in known.columns[pattern.iloc[index].to_numpy()]:
+            drawn[name] = drawn[name].astype(object)
+            drawn.loc[0, name] = row[name]
+        out.append(drawn)
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=model.names)
+
+
+def _decimals(model: SamplingModel, name: str) -> int | None:
+    """How a column's values compare: None as text (levels, integers, dates), k for k decimals;
+    a continuous column without declared decimals cannot be given (-1)."""
+    numeric = {column.name: column for column in model.domain.columns}
+    column = numeric.get(name)
+    if column is None or column.integer or column.temporal:
+        return None
+    decimals = getattr(column, "decimals", None)
+    return -1 if decimals is None else int(decimals)
+
+
+def _comparable(values: pd.Series, decimals: int | None) -> pd.Series:
+    if decimals is None:
+        return values.astype("string")
+    return pd.Series(np.round(values.to_numpy(dtype=float), decimals), index=values.index).astype("string")
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).strip().splitlines() or [""])[0][:200]
+
+
+# ---------------------------------------------------------------------- the file
+def save(model: SamplingModel, path: str | Path) -> None:
+    """Write ``model`` to ``path`` (:data:`FORMAT`), atomically: a temporary file beside it, then a rename."""
+    path = Path(path)
+    arrays = {"support_points": np.ascontiguousarray(model.points, dtype=np.float64),
+              "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
+    if model.units is not None:
+        arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
+    members, manifest = {}, {}
+    for name, array in arrays.items():
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        members[f"{name}.npy"] = buffer.getvalue()
+        manifest[name] = {"shape": list(array.shape), "dtype": str(array.dtype),
+                          "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
+    document = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "synthdp_version": __version__, "rows": int(model.rows),
+        "columns": model.names, "domain": _domain_document(model.domain),
+        "schema": None if model.schema is None else _schema_document(model.schema),
+        "units": None if model.units is None else {
+            "column": model.units.column, "position": int(model.units.position), "max_rows": int(model.units.max_rows),
+            "noisy_rows": float(model.units.noisy_rows)},
+        "arrays": manifest, "privacy_report": model.report,
+    }
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("model.json", json.dumps(document, default=_json_default, indent=1))
+            for member, content in members.items():
+                archive.writestr(member, content)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def load(path: str | Path) -> SamplingModel:
+    """Read a model file written by :func:`save`; any problem is a one-line :class:`SynthDPError`."""
+    path = Path(path)
+    if not path.exists():
+        raise SynthDPError(f"model file '{path}' does not exist")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            document = json.loads(archive.read("model.json"))
+            if not isinstance(document, dict) or document.get("format") != FORMAT:
+                raise SynthDPError(f"'{path}' is not a synthdp model file")
+            if document.get("format_version") != FORMAT_VERSION:
+                raise SynthDPError(f"model file '{path}' has format version {document.get('format_version')!r}; this "
+                                   f"synthdp ({__version__}) reads version {FORMAT_VERSION}: fit the model again")
+            arrays = {}
+            for name, spec in document["arrays"].items():
+                content = archive.read(f"{name}.npy")
+                if hashlib.sha256(content).hexdigest() != spec["sha256"]:
+                    raise SynthDPError(f"model file '{path}' is damaged or was edited (its {name} does not match "
+                                       "its checksum)")
+                array = np.load(io.BytesIO(content), allow_pickle=False)
+                if list(array.shape) != spec["shape"] or str(array.dtype) != spec["dtype"]:
+                    raise SynthDPError(f"model file '{path}' is damaged or was edited (its {name} has another shape)")
+                arrays[name] = array
+            return _model(document, arrays, path)
+    except SynthDPError:
+        raise
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError):
+        raise SynthDPError(f"model file '{path}' is damaged, truncated or not a synthdp model file") from None
+
+
+def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> SamplingModel:
+    domain = _domain_from(document["domain"])
+    schema = None if document["schema"] is None else _schema_from(document["schema"])
+    units = None
+    if document["units"] is not None:
+        spec = document["units"]
+        units = UnitsRelease(str(spec["column"]), int(spec["position"]), int(spec["max_rows"]),
+                             float(spec["noisy_rows"]), arrays["unit_contributions"])
+    points, weights = arrays["support_points"], arrays["support_weights"]
+    width = schema.n_coordinates if schema is not None else domain.d
+    if points.ndim != 2 or points.shape[1] != width or weights.shape != (len(points),) \
+            or not np.all(np.isfinite(points)) or not np.all(weights >= 0) or not math.isclose(weights.sum(), 1.0,
+                                                                                                  rel_tol=1e-6):
+        raise SynthDPError(f"model file '{path}' is damaged or was edited (its support does not fit its columns)")
+    model = SamplingModel(points, weights, domain, schema, units, int(document["rows"]), document["privacy_report"])
+    if model.names != list(document["columns"]):
+        raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
+    return model
+
+
+def _domain_document(domain: Domain) -> dict:
+    return {"source": domain.source, "columns": [dataclasses.asdict(column) for column in domain.columns]}
+
+
+def _domain_from(document: dict) -> Domain:
+    fields = {field.name for field in dataclasses.fields(ColumnDomain)}
+    return Domain(tuple(ColumnDomain(**{key: value for key, value in column.items() if key in fields})
+                        for column in document["columns"]), str(document["source"]))
+
+
+def _schema_document(schema: Schema) -> dict:
+    return {"names": list(schema.names), "numeric": _domain_document(schema.numeric),
+            "categorical": [{**dataclasses.asdict(column), "levels": list(column.levels)} for column in schema.categorical],
+            "other_label": schema.other_label}
+
+
+def _schema_from(document: dict) -> Schema:
+    categorical = tuple(CategoricalColumn(**{**column, "levels": tuple(column["levels"])})
+                        for column in document["categorical"])
+    return Schema(tuple(document["names"]), _domain_from(document["numeric"]), categorical, document["other_label"])
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"cannot serialise {type(value).__name__}")
