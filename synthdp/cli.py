@@ -182,7 +182,7 @@ example (draft, edit with public knowledge, release):
 
 # Options that are not SynthConfig fields.
 RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
-            "encoding", "decimal"}
+            "encoding", "decimal", "budget_file", "lifetime_epsilon", "lifetime_delta"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -306,6 +306,15 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
+    lifetime = command.add_argument_group(
+        "the table's budget across releases", "a budget file keeps what the releases of one table spent and refuses, "
+        "before reading the data, a release that would take it past the table's lifetime budget")
+    lifetime.add_argument("--budget-file", metavar="BUDGET.json",
+                          help="the table's budget file: read, checked, charged with this release's epsilon and delta")
+    lifetime.add_argument("--lifetime-epsilon", type=float, metavar="E",
+                          help="the table's lifetime epsilon: declared by the budget file's first use")
+    lifetime.add_argument("--lifetime-delta", type=float, metavar="D",
+                          help="the table's lifetime delta (default 0): declared by the budget file's first use")
     _add_csv_options(command, "the input")
     groups = {group: command.add_argument_group("privacy budget" if group == "budget" else group) for group in GROUPS}
     bounds = groups["bounds"]
@@ -372,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 return command(args)
             finally:
+                _release_reservation(args)
                 for warning in caught:
                     print(f"synthdp: warning: {warning.message}", file=sys.stderr)
     except SynthDPError as error:
@@ -389,6 +399,16 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _release_reservation(args: argparse.Namespace) -> None:
+    """A release reserved in a budget file but not charged (it failed before its outputs were
+    renamed into place): its reservation is dropped, since nothing of it is out."""
+    reservation = getattr(args, "reservation", None)
+    if reservation is not None and not getattr(args, "charged", False):
+        from synthdp.privacy import lifetime
+
+        lifetime.cancel(reservation)
+
+
 def generate(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=True)
     rows = run["rows"]
@@ -396,14 +416,14 @@ def generate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     synthetic = synth.sample(n_rows)
     sampling_seconds = time.perf_counter() - start
-    report = synth.privacy_report(synthetic)
+    report = _with_budget_file(synth.privacy_report(synthetic), args)
     report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), lambda path: write_csv(synthetic, path))]
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
         outputs.append((Path(run["model_out"]), synth.save))
-    _write_outputs(outputs + _report_output(report, run))
+    _write_outputs(outputs + _report_output(report, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(report),
@@ -414,8 +434,8 @@ def generate(args: argparse.Namespace) -> int:
 def fit_command(args: argparse.Namespace) -> int:
     """Spend the budget once and write the fitted model (and the report): synthdp sample draws from it."""
     synth, run = _fit(args, synthesize=True)
-    report = synth.privacy_report()
-    _write_outputs([(Path(args.output), synth.save)] + _report_output(report, run))
+    report = _with_budget_file(synth.privacy_report(), args)
+    _write_outputs([(Path(args.output), synth.save)] + _report_output(report, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
               f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(report), file=sys.stderr)
@@ -453,8 +473,8 @@ def sample_command(args: argparse.Namespace) -> int:
 
 def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
-    report = synth.privacy_report()
-    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(report, run))
+    report = _with_budget_file(synth.privacy_report(), args)
+    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(report, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
               + _budget_note(report), file=sys.stderr)
@@ -680,8 +700,29 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     schema = load_schema_file(run["schema"]) if run["schema"] else None
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"])
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
+    if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
+        from synthdp.privacy import lifetime
+
+        for flag, path in outputs.items():
+            if path and _same_file(Path(path), Path(run["budget_file"])):
+                raise SynthDPError(f"{flag} '{path}' is the budget file: choose another output path (nothing was "
+                                   "written)")
+        args.reservation = lifetime.reserve(run["budget_file"], args.command, config.epsilon, config.delta,
+                                            run["lifetime_epsilon"], run["lifetime_delta"])
+    elif run["lifetime_epsilon"] is not None or run["lifetime_delta"] is not None:
+        raise SynthDPError("--lifetime-epsilon and --lifetime-delta declare a --budget-file's budget: give the file")
     return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
                      csv_format=csv_format), run
+
+
+def _with_budget_file(report: dict, args: argparse.Namespace) -> dict:
+    """The report with the table's budget across releases (``privacy.budget_file``), where a budget file is kept."""
+    reservation = getattr(args, "reservation", None)
+    if reservation is None:
+        return report
+    from synthdp.privacy import lifetime
+
+    return {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
 
 
 def _report_output(report: dict, run: dict) -> list:
@@ -739,18 +780,25 @@ def _budget_note(report: dict) -> str:
             + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
 
 
-def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None:
+def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], args: argparse.Namespace | None = None) -> None:
     """Write each output to a temporary file beside it, then rename them all into place.
 
     Nothing is renamed before every output has been written, so a failure leaves no
-    partial output (and the temporary files are removed).
+    partial output (and the temporary files are removed). With a budget file, the release is
+    charged there after the writes and before the renames: what reaches its readers is charged.
     """
+    reservation = None if args is None else getattr(args, "reservation", None)
     with ExitStack() as cleanup:
         pending = []
         for final, write in outputs:
             temporary = _temporary(final, cleanup)
             write(temporary)
             pending.append((temporary, final))
+        if args is not None and reservation is not None:
+            from synthdp.privacy import lifetime
+
+            lifetime.charge(reservation)
+            args.charged = True
         for temporary, final in pending:
             os.replace(temporary, final)
 

@@ -1,0 +1,200 @@
+"""A table's privacy budget across releases: a budget file that every release of the table charges.
+
+Each ``generate``, ``fit`` or ``summarize`` spends (epsilon, delta) again; releases of one table
+compose (basic composition: their epsilons and deltas add). A budget file keeps the total for a
+table and refuses a release that would take it past the table's lifetime budget, before the
+release reads the data. It is JSON (``FORMAT``, version 1):
+
+    {"format": "synthdp-budget", "format_version": 1,
+     "lifetime": {"epsilon": E, "delta": D},
+     "releases": [{"id", "command", "epsilon", "delta", "state": "pending" | "spent", "started",
+                   "finished", "host", "pid"}, ...]}
+
+A release is *reserved* before the data is read (``pending``, counted against the lifetime
+budget), and marked ``spent`` once its outputs are written to their temporary files and before
+they are renamed into place, so a release that reaches its readers is always charged. A run
+that fails releases its reservation; a run killed before it was charged leaves a ``pending``
+entry whose process is gone, which the next use of the file (on the same host) drops, since
+nothing of that run was renamed into place. A pending entry of another host is kept (its process
+cannot be checked): it stays counted until removed by hand. Every read-modify-write holds an
+exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces the file atomically, so two
+commands on one table never both pass the check on the same remainder: the second waits for the
+lock, then sees the first's reservation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import socket
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from synthdp.errors import SynthDPError
+
+FORMAT = "synthdp-budget"
+FORMAT_VERSION = 1
+_SLACK = 1e-9  # relative tolerance for float sums of budgets
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A release's place in a budget file: charge it with :func:`charge`, or :func:`cancel` it."""
+
+    path: Path
+    id: str
+    epsilon: float
+    delta: float
+    lifetime: tuple[float, float]
+    spent_before: tuple[float, float]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    lock = path.with_name(path.name + ".lock")
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # waits while another command holds it
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _read(path: Path) -> dict | None:
+    if not path.exists():
+        return None
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise SynthDPError(f"budget file '{path}' is not valid JSON: restore it (it is the table's record)") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise SynthDPError(f"'{path}' is not a synthdp budget file")
+    if document.get("format_version") != FORMAT_VERSION:
+        raise SynthDPError(f"budget file '{path}' has format version {document.get('format_version')!r}; this synthdp "
+                           f"reads version {FORMAT_VERSION}")
+    try:
+        lifetime = document["lifetime"]
+        float(lifetime["epsilon"]), float(lifetime["delta"])
+        for release in document["releases"]:
+            float(release["epsilon"]), float(release["delta"]), str(release["state"]), str(release["id"])
+    except (KeyError, TypeError, ValueError):
+        raise SynthDPError(f"budget file '{path}' lacks a field or has one of the wrong type: restore it") from None
+    return document
+
+
+def _write(path: Path, document: dict) -> None:
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    with os.fdopen(handle, "w") as out:
+        out.write(json.dumps(document, indent=1) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(name, path)
+
+
+def _alive(release: dict) -> bool:
+    """Whether a pending release's process may still run: on another host, assume so."""
+    if release.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(release["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, KeyError, TypeError, ValueError):
+        return True
+    return True
+
+
+def _totals(document: dict) -> tuple[float, float]:
+    releases = document["releases"]
+    return sum(float(r["epsilon"]) for r in releases), sum(float(r["delta"]) for r in releases)
+
+
+def reserve(path: str | Path, command: str, epsilon: float, delta: float,
+            lifetime_epsilon: float | None = None, lifetime_delta: float | None = None) -> Reservation:
+    """Reserve (``epsilon``, ``delta``) for a release in the budget file ``path``, before any data is
+    read; refuse, with one line and nothing written, a release that would take the table past its
+    lifetime budget. The file's first use creates it and needs ``lifetime_epsilon`` (and
+    ``lifetime_delta`` for delta > 0; default 0); a later use may repeat them (they must agree) or
+    leave them out. Dead pending entries of this host are dropped first (module docstring)."""
+    path = Path(path)
+    if not path.parent.exists() and str(path.parent) not in ("", "."):
+        raise SynthDPError(f"budget file folder '{path.parent}' does not exist")
+    for name, value in (("--lifetime-epsilon", lifetime_epsilon), ("--lifetime-delta", lifetime_delta)):
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            raise SynthDPError(f"{name} must be a number >= 0")
+    with _locked(path):
+        document = _read(path)
+        if document is None:
+            if lifetime_epsilon is None:
+                raise SynthDPError(f"budget file '{path}' does not exist: its first use declares the table's lifetime "
+                                   "budget with --lifetime-epsilon E (and --lifetime-delta D for delta > 0)")
+            document = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                        "lifetime": {"epsilon": float(lifetime_epsilon), "delta": float(lifetime_delta or 0.0)},
+                        "releases": []}
+        lifetime = (float(document["lifetime"]["epsilon"]), float(document["lifetime"]["delta"]))
+        if (lifetime_epsilon is not None and not math.isclose(lifetime_epsilon, lifetime[0], rel_tol=1e-12)) or (
+                lifetime_delta is not None and not math.isclose(lifetime_delta, lifetime[1], rel_tol=1e-12)):
+            raise SynthDPError(f"budget file '{path}' declares a lifetime budget of epsilon {lifetime[0]:g}, delta "
+                               f"{lifetime[1]:g}: it cannot be changed by a later release")
+        document["releases"] = [r for r in document["releases"] if r["state"] == "spent" or _alive(r)]
+        spent = _totals(document)
+        if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK) + 1e-300:
+            raise SynthDPError(
+                f"the table's budget would be exceeded: epsilon {spent[0]:.4g} + {epsilon:.4g} of {lifetime[0]:.4g}, "
+                f"delta {spent[1]:.3g} + {delta:.3g} of {lifetime[1]:.3g} (budget file '{path}'); nothing was read or "
+                "written")
+        identifier = uuid.uuid4().hex
+        document["releases"].append({"id": identifier, "command": command, "epsilon": float(epsilon),
+                                     "delta": float(delta), "state": "pending", "started": _now(), "finished": None,
+                                     "host": socket.gethostname(), "pid": os.getpid()})
+        _write(path, document)
+    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent)
+
+
+def charge(reservation: Reservation) -> None:
+    """Mark the reserved release spent: called once its outputs are written, before they are renamed
+    into place. Raises if the reservation is gone (the file was edited meanwhile): then no output
+    may be renamed."""
+    with _locked(reservation.path):
+        document = _read(reservation.path)
+        found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
+        if document is None or not found:
+            raise SynthDPError(f"budget file '{reservation.path}' lost this release's reservation; no output was "
+                               "written")
+        found[0]["state"], found[0]["finished"] = "spent", _now()
+        _write(reservation.path, document)
+
+
+def cancel(reservation: Reservation) -> None:
+    """Drop the reservation of a release that failed before it was charged (nothing of it is out)."""
+    with _locked(reservation.path):
+        document = _read(reservation.path)
+        if document is None:
+            return
+        document["releases"] = [r for r in document["releases"]
+                                if not (r["id"] == reservation.id and r["state"] == "pending")]
+        _write(reservation.path, document)
+
+
+def summary(reservation: Reservation) -> dict:
+    """The report's ``budget_file`` entry: the lifetime budget, what earlier releases spent, this one,
+    and the total after it (basic composition across releases)."""
+    return {"path": str(reservation.path), "lifetime": {"epsilon": reservation.lifetime[0],
+                                                         "delta": reservation.lifetime[1]},
+            "spent_before": {"epsilon": reservation.spent_before[0], "delta": reservation.spent_before[1]},
+            "this_release": {"epsilon": reservation.epsilon, "delta": reservation.delta},
+            "spent_after": {"epsilon": reservation.spent_before[0] + reservation.epsilon,
+                            "delta": reservation.spent_before[1] + reservation.delta},
+            "composition": "basic across releases: their epsilons and deltas add"}
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

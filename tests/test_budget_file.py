@@ -1,0 +1,142 @@
+"""A table's budget across releases: --budget-file, --lifetime-epsilon, --lifetime-delta.
+
+Every release of a table spends its (epsilon, delta) again; the budget file adds them up (basic
+composition) and refuses, before the data is read, a release that would take the table past its
+lifetime budget. Concurrent commands and killed ones: synthdp/privacy/lifetime.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from synthdp.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CLINIC = str(ROOT / "synthdp" / "datasets" / "clinic.csv")
+BOUNDS = str(ROOT / "synthdp" / "datasets" / "clinic_bounds.json")
+
+
+def _release(tmp_path, budget, name, *extra, command="generate"):
+    out = tmp_path / f"{name}.{'synthdp' if command == 'fit' else 'json' if command == 'summarize' else 'csv'}"
+    code = main([command, CLINIC, "-o", str(out), "--bounds", BOUNDS, "--budget-file", str(budget), "--quiet",
+                 *extra])
+    return code, out
+
+
+def _document(budget):
+    return json.loads(Path(budget).read_text())
+
+
+def test_releases_add_up_and_the_one_past_the_lifetime_budget_is_refused(tmp_path, capsys):
+    budget = tmp_path / "clinic.budget.json"
+    report = tmp_path / "r.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.4", "--lifetime-epsilon", "1")[0] == 0
+    code, _ = _release(tmp_path, budget, "b", "--epsilon", "0.3", "--report", str(report), command="summarize")
+    assert code == 0
+    entry = json.loads(report.read_text())["privacy"]["budget_file"]
+    assert entry["spent_before"]["epsilon"] == pytest.approx(0.4) and entry["spent_after"]["epsilon"] == pytest.approx(0.7)
+    assert _release(tmp_path, budget, "c", "--epsilon", "0.3", command="fit")[0] == 0  # exactly the rest
+    code, out = _release(tmp_path, budget, "d", "--epsilon", "0.01")
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "budget would be exceeded" in err and err.count("\n") == 1
+    document = _document(budget)
+    assert [r["state"] for r in document["releases"]] == ["spent"] * 3
+    assert [r["command"] for r in document["releases"]] == ["generate", "summarize", "fit"]
+    assert sum(r["epsilon"] for r in document["releases"]) == pytest.approx(1.0)
+
+
+def test_refused_before_the_data_is_read(tmp_path, capsys):
+    """The input does not exist: a refusal that came after reading it would name the file instead."""
+    budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "1", "--lifetime-epsilon", "1")[0] == 0
+    capsys.readouterr()
+    assert main(["generate", str(tmp_path / "absent.csv"), "-o", str(tmp_path / "x.csv"), "--bounds", BOUNDS,
+                 "--epsilon", "0.5", "--budget-file", str(budget), "--quiet"]) == 2
+    assert "budget would be exceeded" in capsys.readouterr().err
+
+
+def test_the_first_use_declares_the_lifetime_budget_and_later_ones_cannot_change_it(tmp_path, capsys):
+    budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.1")[0] == 2
+    assert "--lifetime-epsilon" in capsys.readouterr().err and not budget.exists()
+    assert _release(tmp_path, budget, "b", "--epsilon", "0.1", "--lifetime-epsilon", "1")[0] == 0
+    assert _release(tmp_path, budget, "c", "--epsilon", "0.1", "--lifetime-epsilon", "2")[0] == 2
+    assert "cannot be changed" in capsys.readouterr().err
+    # delta is budgeted too: a lifetime delta of 0 refuses any delta
+    assert _release(tmp_path, budget, "d", "--epsilon", "0.1", "--delta", "1e-10")[0] == 2
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "e.csv"), "--bounds", BOUNDS, "--lifetime-epsilon", "1",
+                 "--quiet"]) == 2  # a lifetime without a file
+    assert main(["generate", CLINIC, "-o", str(budget), "--bounds", BOUNDS, "--budget-file", str(budget),
+                 "--quiet"]) == 2  # the file is not an output
+    assert len(_document(budget)["releases"]) == 1
+
+
+def test_a_failed_release_is_not_charged(tmp_path):
+    budget = tmp_path / "b.json"
+    bad_bounds = tmp_path / "bad.json"
+    bad_bounds.write_text(json.dumps({"age": [0, 120]}))  # columns without bounds: the fit fails after the reservation
+    code = main(["generate", CLINIC, "-o", str(tmp_path / "x.csv"), "--bounds", str(bad_bounds), "--epsilon", "1",
+                 "--budget-file", str(budget), "--lifetime-epsilon", "1", "--quiet"])
+    assert code == 2 and _document(budget)["releases"] == []
+    assert _release(tmp_path, budget, "a", "--epsilon", "1")[0] == 0  # the whole budget is still there
+
+
+RUN = """
+import sys, time
+from synthdp import synthesizer
+from synthdp.cli import main
+if sys.argv[-1] == "slow":  # holds its reservation for a while, as a long fit does
+    fit = synthesizer.SmoothSynthesizer.fit
+    def slow(self, *args, **kwargs):
+        time.sleep(float(sys.argv[-2]))
+        return fit(self, *args, **kwargs)
+    synthesizer.SmoothSynthesizer.fit = slow
+sys.exit(main(sys.argv[1:-2]))
+"""
+
+
+def _spawn(tmp_path, budget, name, epsilon, sleep=0.0):
+    command = [sys.executable, "-c", RUN, "generate", CLINIC, "-o", str(tmp_path / f"{name}.csv"), "--bounds", BOUNDS,
+               "--epsilon", str(epsilon), "--budget-file", str(budget), "--lifetime-epsilon", "1", "--quiet",
+               str(sleep), "slow" if sleep else "fast"]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def test_concurrent_releases_never_exceed_the_lifetime_budget(tmp_path):
+    """Four commands at once, 0.4 each, on a lifetime budget of 1: two pass, two are refused (each
+    reserved under the file's lock, with the others' reservations counted), the total is 0.8."""
+    budget = tmp_path / "b.json"
+    processes = [_spawn(tmp_path, budget, f"p{i}", 0.4, sleep=1.0) for i in range(4)]
+    codes = [process.wait(timeout=120) for process in processes]
+    assert sorted(codes) == [0, 0, 2, 2]
+    document = _document(budget)
+    assert [r["state"] for r in document["releases"]] == ["spent", "spent"]
+    assert sum(r["epsilon"] for r in document["releases"]) == pytest.approx(0.8)
+    assert sum((tmp_path / f"p{i}.csv").exists() for i in range(4)) == 2
+
+
+def test_a_killed_release_is_not_charged_and_its_reservation_is_not_lost(tmp_path):
+    """A command killed during its fit (before it was charged, so nothing of it was renamed into
+    place) leaves a pending entry whose process is gone; the next command drops it and finds the
+    whole budget."""
+    budget = tmp_path / "b.json"
+    process = _spawn(tmp_path, budget, "killed", 1.0, sleep=60.0)
+    deadline = time.time() + 60
+    while time.time() < deadline and not (budget.exists() and _document(budget)["releases"]):
+        time.sleep(0.05)
+    assert _document(budget)["releases"][0]["state"] == "pending"
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    assert not (tmp_path / "killed.csv").exists()
+    assert _release(tmp_path, budget, "after", "--epsilon", "1")[0] == 0
+    document = _document(budget)
+    assert [(r["state"], r["epsilon"]) for r in document["releases"]] == [("spent", 1.0)]
