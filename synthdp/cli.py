@@ -182,7 +182,7 @@ example (draft, edit with public knowledge, release):
 
 # Options that are not SynthConfig fields.
 RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
-            "encoding", "decimal", "budget_file", "lifetime_epsilon", "lifetime_delta"}
+            "encoding", "decimal", "budget_file", "lifetime_epsilon", "lifetime_delta", "copies"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -207,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write the summary of this same release (see synthdp summarize); no extra budget")
     out.add_argument("--model-out", metavar="MODEL",
                      help="also write the fitted model, to sample more rows later (synthdp sample); no extra budget")
+    out.add_argument("--copies", metavar="M",
+                     help="also write M copies of the release that carry its uncertainty (OUTPUT.1.csv ... OUTPUT.M.csv, "
+                          "and OUTPUT.reference.csv), for synthdp.infer's intervals; no extra budget")
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
                                       description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -419,6 +422,20 @@ def generate(args: argparse.Namespace) -> int:
     report = _with_budget_file(synth.privacy_report(synthetic), args)
     report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), lambda path: write_csv(synthetic, path))]
+    if run["copies"] is not None:
+        count = _int_or_word(run["copies"], None, "--copies")
+        copies = synth.sample_copies(count, n_rows, progress=not run["quiet"])
+        from synthdp.evaluation.inference import copy_paths
+
+        paths = copy_paths(Path(args.output), count)
+        outputs += [(path, _csv_writer(table)) for path, table in zip(paths, [*copies.tables, copies.reference])]
+        report["copies"] = {"count": count, "files": [str(path) for path in paths],
+                            "seconds_per_copy": round(copies.seconds_per_copy, 4),
+                            "method": "parametric bootstrap of the release: each copy draws a population of n rows "
+                                      "from the fitted distribution, runs the release's mechanism on it again (fresh "
+                                      "noise of the same scale), fits and samples it; the last file is a sample of "
+                                      "20 n rows of the fitted distribution itself (synthdp.infer's reference)",
+                            "budget": "none: post-processing of this release, no data read"}
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
@@ -690,6 +707,13 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     config = SynthConfig(**options)
     outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"],
                "--model-out": run["model_out"]}
+    if run["copies"] is not None:
+        from synthdp.evaluation.inference import copy_paths
+
+        count = _int_or_word(run["copies"], None, "--copies")
+        if count is None or count < 2:
+            raise SynthDPError("--copies must be an integer >= 2")
+        outputs.update({f"copy {k + 1}": str(path) for k, path in enumerate(copy_paths(Path(args.output), count))})
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
                              "the schema file": run["schema"], "the config file": args.config})
     from synthdp.domain.box import load_bounds_file
@@ -768,6 +792,10 @@ def _write_csv_rows(frame: pd.DataFrame, handle, header: bool) -> None:
         handle.write(line.getvalue().encode("utf-8"))
     pa_csv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), handle,
                      pa_csv.WriteOptions(include_header=False))
+
+
+def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], object]:
+    return lambda path: write_csv(frame, path)
 
 
 def _text(content: str) -> Callable[[Path], object]:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(EXPERIMENTS))
 
 import candidate_kinds  # noqa: E402
 import defaults_vs_table3  # noqa: E402
+import infer_coverage  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import pairs_test_power  # noqa: E402
@@ -95,6 +96,14 @@ def test_selected_pairs_runs(tmp_path):
     assert "### iris (150 × 4) at (3.9, 1e-10): 4 of 6 pairs selected" in text
     strong = next(line for line in text.splitlines() if line.startswith("| strong-pair ratio |"))
     assert "± " in strong and "n/a" not in strong
+
+
+def test_coverage_runs(tmp_path):
+    """PKS, samples of 500 rows, two releases with two copies each: the table has a row per statistic."""
+    out = tmp_path / "coverage.md"
+    infer_coverage.main(["--tables", "pks", "--rows", "500", "--releases", "2", "--copies", "2", "--out", str(out)])
+    text = out.read_text()
+    assert "### pks, samples of 500 rows" in text and "| mean age |" in text and "| ols motor_UPDRS~age |" in text
 
 
 def test_laplace_cells_runs(tmp_path):

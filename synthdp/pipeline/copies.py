@@ -1,0 +1,66 @@
+"""Copies of a release that carry its uncertainty: a parametric bootstrap of the whole mechanism.
+
+A statistic computed on one synthetic table has three sources of error: the real table is a
+sample of its population, the release adds noise, and the synthesis (candidates, LP, sampling)
+adds its own. synthdp knows the mechanism exactly and its fit estimates the population, so it
+can simulate all three, as post-processing of the one release (Neunhoeffer, Sheldon & Smith,
+*Bootstrap-based, general-purpose statistical inference from differentially private releases*;
+Ferrando, Wang & Sheldon, *Parametric bootstrap for differentially private confidence
+intervals*): each copy
+
+1. draws a population table of the release's n rows from the fitted distribution (the
+   estimate of the population);
+2. runs the release's mechanism on it, with the same plan, shares and calibration: the same
+   statistics, fresh noise of the same scale (public randomness: nothing private is read);
+3. fits and samples it as the release was fitted and sampled.
+
+So the copies' statistic varies as the release's does around the truth (the bootstrap
+principle), and their mean departs from the fitted distribution's as the release's departs from
+the truth: :func:`synthdp.infer` turns both into an estimate corrected for that bias, a standard
+error and an interval. No copy reads the data or spends budget: the input of each is a sample
+of the fitted distribution.
+
+Not for a release by privacy unit yet (its population would need synthetic units' rows).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from synthdp.errors import SynthDPError
+from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
+from synthdp.pipeline import run
+from synthdp.pipeline.model import draw
+
+
+def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng: np.random.Generator,
+                   progress: bool = False) -> Copies:
+    """``copies`` synthetic tables of ``n_rows`` rows (default the release's n), each from a refit of
+    the mechanism on a population drawn from the fitted distribution (module docstring), with the
+    reference sample and the seconds per copy. ``rng``: public randomness for the populations, the
+    noise and the sampling."""
+    if not (isinstance(copies, (int, np.integer)) and copies >= 2):
+        raise SynthDPError("copies must be an integer >= 2 (a standard error needs at least two)")
+    release = fitted.release
+    if release.units is not None:
+        raise SynthDPError("copies of a release by privacy unit are not available yet: its population would need "
+                           "synthetic units")
+    model = run.sampling_model(fitted)
+    config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
+    bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
+    reference = draw(model, REFERENCE_FACTOR * release.plan.n, rng)
+    out: list[pd.DataFrame] = []
+    start = time.perf_counter()
+    for _ in range(copies):
+        population = draw(model, release.plan.n, rng)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
+            refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
+                            progress=progress)
+        out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
+    return Copies(out, reference, (time.perf_counter() - start) / copies)

@@ -1,0 +1,124 @@
+"""Copies of a release and synthdp.infer: the combining rules, that copies read nothing but the
+release, and a small coverage check (the full coverage study is an experiment)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from synthdp import SmoothSynthesizer, infer
+from synthdp.errors import SynthDPError
+from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
+
+
+def _copies(reference_value: float, copy_values: list[float]) -> Copies:
+    table = lambda value: pd.DataFrame({"x": [value, value]})  # a table whose mean is ``value``
+    return Copies([table(v) for v in copy_values], table(reference_value), 0.0)
+
+
+def test_the_combining_rules_on_known_values():
+    """estimate = 2 theta_0 - mean(theta_i); se = sd(theta_i) sqrt(1 + 1/m); interval estimate +- z se."""
+    values = [1.0, 2.0, 4.0, 5.0]
+    result = infer(_copies(3.5, values), lambda frame: frame["x"].mean(), level=0.9)
+    row = result.iloc[0]
+    se = np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
+    assert row["estimate"] == pytest.approx(2 * 3.5 - 3.0) and row["std_error"] == pytest.approx(se)
+    z = stats.norm.ppf(0.95)
+    assert row["lower"] == pytest.approx(4.0 - z * se) and row["upper"] == pytest.approx(4.0 + z * se)
+    assert row["naive"] == pytest.approx(3.5)
+
+
+def test_a_statistic_may_be_a_series_or_a_frame():
+    frames = [pd.DataFrame({"g": ["a", "a", "b"], "y": [1.0, 3.0, 5.0 + k], "z": [0.0, 1.0, 2.0 * k]})
+              for k in range(4)]
+    copies = Copies(frames[1:], frames[0], 0.0)
+    by_group = infer(copies, lambda frame: frame.groupby("g")["y"].mean())
+    assert list(by_group.index) == ["a", "b"] and by_group.loc["a", "std_error"] == pytest.approx(0.0)
+    matrix = infer(copies, lambda frame: frame[["y", "z"]].corr())
+    assert len(matrix) == 4 and {"estimate", "std_error", "lower", "upper"} <= set(matrix.columns)
+
+
+def test_bad_arguments_are_one_line():
+    with pytest.raises(SynthDPError, match="level"):
+        infer(_copies(1.0, [1.0, 2.0]), lambda frame: frame["x"].mean(), level=1.5)
+    with pytest.raises(SynthDPError, match="at least two copies"):
+        infer(_copies(1.0, [1.0]), lambda frame: frame["x"].mean())
+    with pytest.raises(SynthDPError, match="sample_copies"):
+        infer([pd.DataFrame({"x": [1.0]})] * 3, lambda frame: frame["x"].mean())
+
+
+def _population(rows: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=rows)
+    return pd.DataFrame({"a": 5 + 2 * a, "b": 10 + 0.6 * a + 0.8 * rng.normal(size=rows), "c": rng.uniform(0, 1, rows)})
+
+
+BOUNDS = {"a": [-5.0, 15.0], "b": [4.0, 16.0], "c": [0.0, 1.0]}
+
+
+def test_copies_read_nothing_but_the_release(tmp_path):
+    """Fitted from a CSV file that is then deleted, the release still makes copies (their input is a
+    sample of the fitted distribution), spends nothing more, and the copies and reference have the
+    release's columns and sizes."""
+    path = tmp_path / "table.csv"
+    _population(1500, 1).to_csv(path, index=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(str(path), bounds=BOUNDS)
+        before = synth.privacy_report()["privacy"]
+        path.unlink()
+        copies = synth.sample_copies(3, 400, seed=4)
+    assert len(copies) == 3 and all(list(table.columns) == ["a", "b", "c"] and len(table) == 400 for table in copies)
+    assert len(copies.reference) == REFERENCE_FACTOR * 1500 and copies.seconds_per_copy > 0
+    assert synth.privacy_report()["privacy"] == before
+    with pytest.raises(SynthDPError, match="at least two"):
+        synth.sample_copies(1)
+
+
+def test_intervals_cover_where_the_usual_ones_do_not():
+    """A generated population (3 columns), 20 samples of 2 000 rows, each released at (1, 1e-10) with
+    6 copies: the intervals of the two column means cover the population's in at least 70 % of the
+    40 cases, and the usual interval on the synthetic table in fewer. Seeded: deterministic. Were
+    the true coverage 0.9, 40 cases below 70 % would happen with probability 5e-4 (binomial, the
+    cases taken as independent). When this was written: 35 of 40, the usual interval 18."""
+    population = _population(200_000, 0)
+    truth = population[["a", "b"]].mean()
+    rng = np.random.default_rng(7)
+    ours = usual = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(20):
+            sample = population.sample(2000, random_state=int(rng.integers(2**31)))
+            synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=int(rng.integers(2**31))).fit(sample, bounds=BOUNDS)
+            table = synth.sample()
+            result = infer(synth.sample_copies(6, seed=int(rng.integers(2**31))), lambda frame: frame[["a", "b"]].mean())
+            ours += int(((result["lower"] <= truth) & (truth <= result["upper"])).sum())
+            usual += int((abs(table[["a", "b"]].mean() - truth) <= 1.96 * table[["a", "b"]].std() / np.sqrt(2000)).sum())
+    assert ours >= 28 and usual < ours
+
+
+def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
+    from pathlib import Path
+
+    from synthdp.cli import main
+    from synthdp.evaluation.inference import load_copies
+
+    root = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
+    out, report = tmp_path / "out.csv", tmp_path / "report.json"
+    assert main(["generate", str(root / "clinic.csv"), "-o", str(out), "--epsilon", "1", "--delta", "1e-10",
+                 "--bounds", str(root / "clinic_bounds.json"), "--copies", "3", "--report", str(report), "--seed", "2",
+                 "--quiet"]) == 0
+    copies = load_copies(out)
+    assert len(copies) == 3 and len(copies.reference) == REFERENCE_FACTOR * 600
+    entry = __import__("json").loads(report.read_text())["copies"]
+    assert entry["count"] == 3 and "no data read" in entry["budget"] and entry["seconds_per_copy"] > 0
+    result = infer(copies, lambda frame: frame["age"].mean())
+    assert result.iloc[0]["lower"] < result.iloc[0]["upper"]
+    assert main(["generate", str(root / "clinic.csv"), "-o", str(tmp_path / "x.csv"), "--bounds",
+                 str(root / "clinic_bounds.json"), "--copies", "1", "--quiet"]) == 2
+    with pytest.raises(SynthDPError, match="no copies"):
+        load_copies(tmp_path / "x.csv")
