@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import json
 import math
@@ -364,10 +365,16 @@ def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, opti
         raise SynthDPError(f"{options[2:]}{error}") from None
 
 
+@functools.cache
+def _config_hints() -> dict:
+    """SynthConfig's resolved type hints, once: resolving them per field cost each command 0.1 s."""
+    return get_type_hints(SynthConfig)
+
+
 def _value_type(name: str) -> type | None:
     """int, float or str for a field of one such type (None aside); None for choices and for
     an integer-or-word field such as n_basis (parsed by :func:`_int_or_word`)."""
-    hint = get_type_hints(SynthConfig)[name]
+    hint = _config_hints()[name]
     parts = [part for part in (get_args(hint) or (hint,)) if part is not type(None)]
     if len(parts) == 1 and parts[0] in (int, float, str):
         return parts[0]
