@@ -596,6 +596,15 @@ def evaluate(args: argparse.Namespace) -> int:
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal)
     synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-")
+    inferred = False
+    if bounds is None and content is None:  # no types given: inferred from the real table (not private)
+        from synthdp.evaluation.column_types import infer_schema, inference_note, needs_schema
+        from synthdp.reader.table import read_csv_frame
+
+        guess = infer_schema(read_csv_frame(args.real, "real table", csv_format))
+        if needs_schema(guess):  # text, binary, code or date columns, or missing cells: compared as typed
+            content, inferred = guess, True
+            print(f"synthdp: note: {inference_note(guess)}", file=sys.stderr)
     # each file: its path, label, format and the prefix of the options its errors name
     files = ((args.real, "real table", csv_format, "--"), (args.synth, "synthetic table", synth_format, "--synth-"))
     text_columns = schema_text_columns(content) if content is not None else ()
@@ -617,7 +626,8 @@ def evaluate(args: argparse.Namespace) -> int:
     units = None
     if unit is not None:
         units, real, synth = _unit_counts(unit, real, synth)
-    schema = (Schema.from_dict(content, [str(c) for c in real.columns], f"schema file '{args.schema}'")
+    origin = "the inferred schema" if inferred else f"schema file '{args.schema}'"
+    schema = (Schema.from_dict(content, [str(c) for c in real.columns], origin)
               if content is not None else None)
     missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
                for name in real.columns if name in synth.columns and (real[name].isna().any() or synth[name].isna().any())}
@@ -771,7 +781,8 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     quotes every text value), and missing cells are empty: ``pandas.read_csv`` reads back the
     same table, with the same column types (a test checks it on numeric, mixed, nullable and
     date columns). A float column whose values are all whole numbers is written by pandas,
-    which keeps their ".0".
+    which keeps their ".0". A column that declares k decimals (:data:`synthdp.domain.decode.DECIMALS`)
+    is written with exactly k, as the input was (``43.0``; its values are already rounded to k).
     """
     with open(path, "wb") as handle:
         _write_csv_rows(frame, handle, header=True)
@@ -783,22 +794,33 @@ def _write_csv_rows(frame: pd.DataFrame, handle, header: bool) -> None:
     written by pandas (its ".0" kept), the others by pyarrow where installed."""
     import numpy as np
 
+    from synthdp.domain.decode import DECIMALS
+
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
     except ImportError:
         pa = None
+    decimals = {name: k for name, k in frame.attrs.get(DECIMALS, {}).items()
+                if name in frame.columns and frame[name].dtype.kind == "f"}
     whole = [bool(np.all(np.mod(values[~np.isnan(values)], 1) == 0))
-             for values in (frame[name].to_numpy(dtype=float) for name in frame.select_dtypes(include="float"))]
+             for values in (frame[name].to_numpy(dtype=float) for name in frame.select_dtypes(include="float")
+                            if name not in decimals)]
     if pa is None or any(whole):
+        if decimals:  # k decimals as text ("-0.0" written "0.0"); missing cells stay empty
+            frame = frame.assign(**{name: [None if value != value else f"{value + 0.0:.{k}f}"
+                                           for value in frame[name].tolist()] for name, k in decimals.items()})
         handle.write(frame.to_csv(index=False, header=header).encode("utf-8"))
         return
     if header:
         line = io.StringIO()
         csv.writer(line, lineterminator="\n").writerow([str(name) for name in frame.columns])
         handle.write(line.getvalue().encode("utf-8"))
-    pa_csv.write_csv(pa.Table.from_pandas(frame, preserve_index=False), handle,
-                     pa_csv.WriteOptions(include_header=False))
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for name, k in decimals.items():  # a decimal type of scale k writes exactly k decimals, unquoted
+        position = table.column_names.index(name)
+        table = table.set_column(position, name, table[name].cast(pa.decimal128(38, k), safe=False))
+    pa_csv.write_csv(table, handle, pa_csv.WriteOptions(include_header=False))
 
 
 def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], object]:

@@ -197,7 +197,9 @@ def test_bad_input_is_a_one_line_error(case, tables, tmp_path, capsys):
 def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, capsys):
     real = _write(tmp_path, pd.DataFrame({"age": [30.0, 40.0], "income": ["98765.4321", "high"]}), "real.csv")
     synth = _write(tmp_path, _synth(), "synth.csv")
-    code, out, err = run(["evaluate", "--real", real, "--synth", synth], capsys)
+    bounds = tmp_path / "bounds.json"  # declared numeric: a text value is an error (without types, inferred)
+    bounds.write_text(json.dumps({"age": [0, 100], "income": [0, 1e6]}))
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds], capsys)
     assert code == 2 and out == ""
     assert err.strip().startswith(f"synthdp: error: real table '{real}': column 'income' is not numeric (")
     assert "a text column needs a schema" in err and len(err.strip().splitlines()) == 1

@@ -9,6 +9,11 @@ A bounds file is JSON: ``{"column": [lo, hi], ...}``, or with an explicit type,
 is metadata too, so it comes from the bounds file, never from the data. A ``"date"`` or
 ``"datetime"`` column has ISO bounds (``["2019-01-01", "2023-12-31"]``) and is modelled as
 days or seconds since 1970-01-01 (:mod:`synthdp.domain.dates`).
+
+A continuous column may also declare its precision, ``{"bmi": {"bounds": [15, 50], "decimals": 1}}``:
+the number of decimals its values are written with, public metadata like the bounds. The
+release works on the unrounded values; decoding rounds synthetic values to that many decimals
+(:func:`synthdp.domain.decode.decode`). An integer column has 0 decimals already.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from synthdp.errors import SynthDPError
 
 COLUMN_TYPES = ("continuous", "integer") + TIME_TYPES
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
+#: Most decimals a column may declare: float64 holds 15 to 17 significant digits.
+MAX_DECIMALS = 15
+DECIMALS_HELP = f"an integer from 0 to {MAX_DECIMALS}, the number of decimals its values are written with"
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,7 @@ class ColumnDomain:
     integer: bool = False
     source: str = "public"  # "public", "DP estimate" or "data (NOT private)"
     temporal: str | None = None  # "date" (days since 1970-01-01, integer) or "datetime" (seconds since then)
+    decimals: int | None = None  # the precision of a continuous column's values (public metadata); None: any
 
     @property
     def type(self) -> str:
@@ -60,6 +69,26 @@ class ColumnDomain:
             raise SynthDPError(f"column '{self.name}': a date column is integer-valued, a datetime column is not")
         if self.temporal == "datetime" and math.ceil(self.lower) > math.floor(self.upper):
             raise SynthDPError(f"datetime column '{self.name}' has no whole second inside its bounds")
+        if self.decimals is not None:
+            self._check_decimals()
+
+    def _check_decimals(self) -> None:
+        decimals = self.decimals
+        if not (isinstance(decimals, (int, np.integer)) and not isinstance(decimals, bool)
+                and 0 <= decimals <= MAX_DECIMALS):
+            raise SynthDPError(f"column '{self.name}' has \"decimals\": expected {DECIMALS_HELP}")
+        if self.temporal is not None:
+            raise SynthDPError(f"{self.temporal} column '{self.name}' has \"decimals\": a date is written in whole "
+                               "days and a datetime in whole seconds (declare decimals for continuous columns)")
+        if self.integer and decimals != 0:
+            raise SynthDPError(f"integer column '{self.name}' has \"decimals\": {decimals}: an integer column has "
+                               "0 decimals (declare it continuous for values with decimals)")
+        if max(abs(self.lower), abs(self.upper)) * 10.0**decimals > MAX_EXACT_INTEGER:
+            raise SynthDPError(f"column '{self.name}' has \"decimals\": {decimals}, too many for its bounds "
+                               f"(float64 holds no {decimals} decimals beyond 2^53 / 10^{decimals})")
+        low, high = decimal_grid(self.lower, self.upper, int(decimals))
+        if low > high:
+            raise SynthDPError(f"column '{self.name}' has no value with {decimals} decimals inside its bounds")
 
 
 @dataclass(frozen=True)
@@ -101,7 +130,8 @@ class Domain:
             "source": self.source,
             "columns": {
                 c.name: {"bounds": [format_bound(c.lower, c.temporal), format_bound(c.upper, c.temporal)]
-                         if c.temporal else [c.lower, c.upper], "type": c.type, "source": c.source}
+                         if c.temporal else [c.lower, c.upper], "type": c.type, "source": c.source,
+                         **({} if c.decimals is None else {"decimals": int(c.decimals)})}
                 for c in self.columns
             },
         }
@@ -150,10 +180,34 @@ def time_columns(columns: Mapping[str, object] | Domain | None) -> dict[str, str
     return {column.name: column.temporal for column in columns.columns if column.temporal}
 
 
+def decimal_grid(lower: float, upper: float, decimals: int) -> tuple[int, int]:
+    """The first and last multiples of 10^-decimals inside [lower, upper], as integers (the
+    multiples' numerators: k stands for k / 10^decimals); first > last when there is none."""
+    scale = 10.0**decimals
+    first, last = round(lower * scale), round(upper * scale)
+    if first / scale < lower:  # round-off of lower * scale: the grid value must lie inside
+        first += 1
+    if last / scale > upper:
+        last -= 1
+    return first, last
+
+
+def _decimals(name: str, spec: Mapping) -> int | None:
+    """The ``"decimals"`` of a column spec (None when absent); a bad value is a one-line error."""
+    if "decimals" not in spec:
+        return None
+    value = spec["decimals"]
+    if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DECIMALS):
+        raise SynthDPError(f"column '{name}' has \"decimals\": expected {DECIMALS_HELP}")
+    return value
+
+
 def _parse_column(name: str, spec: object) -> ColumnDomain:
     column_type = "continuous"
+    decimals = None
     if isinstance(spec, Mapping):
         column_type = spec.get("type", "continuous")
+        decimals = _decimals(name, spec)
         spec = spec.get("bounds")
     if column_type not in COLUMN_TYPES:
         raise SynthDPError(f"column '{name}' has type '{column_type}'; expected one of {COLUMN_TYPES}")
@@ -161,12 +215,13 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         raise SynthDPError(f"bounds for column '{name}' must be a pair [lo, hi]")
     if column_type in TIME_TYPES:
         lower, upper = (parse_bound(name, column_type, value) for value in spec)
-        return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type)
+        return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type,
+                            decimals=decimals)
     try:
         lower, upper = float(spec[0]), float(spec[1])
     except (TypeError, ValueError):
         raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
-    return ColumnDomain(name, lower, upper, integer=column_type == "integer")
+    return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals)
 
 
 def read_json_file(path: str | Path, label: str) -> object:

@@ -21,6 +21,9 @@ TIME_TYPES = ("date", "datetime")
 EPOCH = dt.datetime(1970, 1, 1)
 SECONDS_PER_DAY = 86_400
 EXAMPLES = {"date": "2021-03-04", "datetime": "2021-03-04T05:06:07"}
+#: Patterns of the ISO text that schema drafting and evaluation's type inference read as a date or a datetime.
+ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+ISO_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
 
 
 def parse_bound(name: str, kind: str, value: object) -> float:

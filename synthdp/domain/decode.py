@@ -7,8 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import Domain
+from synthdp.domain.box import ColumnDomain, Domain, decimal_grid
 from synthdp.domain.dates import format_values
+
+#: Key of ``DataFrame.attrs`` under which :func:`decode` leaves ``{column: decimals}`` for the
+#: continuous columns that declare 1 or more decimals: a CSV writer writes them with exactly that
+#: many (``43.0``, not ``43``); a frame that has lost its attrs is written as before, still exact.
+DECIMALS = "synthdp.decimals"
 
 
 def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
@@ -16,15 +21,41 @@ def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
 
     Integer columns are rounded and kept inside [ceil(lo), floor(hi)]; their dtype is int64.
     Date and datetime columns are rounded the same way to whole days or seconds and written as
-    ISO text ("2021-03-04", "2021-03-04T05:06:07").
+    ISO text ("2021-03-04", "2021-03-04T05:06:07"). A continuous column that declares
+    ``"decimals": k`` is rounded to k decimals (:func:`round_to_decimals`; with k = 0 it is
+    written as whole numbers, dtype int64, like an integer column); the others are floats as
+    the release drew them.
     """
     values = domain.from_unit(points)
     columns = {}
     for j, column in enumerate(domain.columns):
-        if column.integer or column.temporal:
+        if column.integer or column.temporal or column.decimals == 0:
             rounded = np.clip(np.round(values[:, j]), math.ceil(column.lower), math.floor(column.upper))
             columns[column.name] = (format_values(rounded, column.temporal) if column.temporal
                                     else rounded.astype(np.int64))
+        elif column.decimals is not None:
+            columns[column.name] = round_to_decimals(values[:, j], column)
         else:
             columns[column.name] = values[:, j]
-    return pd.DataFrame(columns, columns=domain.names)
+    frame = pd.DataFrame(columns, columns=domain.names)
+    declared = {column.name: int(column.decimals) for column in domain.columns
+                if column.decimals and not column.integer and not column.temporal}
+    if declared:
+        frame.attrs[DECIMALS] = declared
+    return frame
+
+
+def round_to_decimals(values: np.ndarray, column: ColumnDomain) -> np.ndarray:
+    """``values`` of a continuous column rounded to its ``decimals`` k, inside its bounds.
+
+    Rounding is half to even, as numpy's (and as integer columns are rounded): on the grid of
+    multiples of 10^-k, a value halfway between two of them goes to the one whose last digit is
+    even. A value that rounding would put outside the bounds (bounds that are not themselves
+    multiples of 10^-k) is clipped to the nearest multiple inside them. Each result is the
+    float closest to its k-decimal number, so it prints with at most k decimals.
+    """
+    decimals = int(column.decimals or 0)
+    scale = 10.0**decimals
+    first, last = decimal_grid(column.lower, column.upper, decimals)
+    steps = np.clip(np.round(np.asarray(values, dtype=float) * scale), first, last)
+    return steps / scale

@@ -8,7 +8,12 @@ A schema file is JSON::
                  "workclass": {"type": "categorical", "levels": ["Private", "State-gov"]}},
      "other_label": "other"}
 
-Types, bounds and levels are metadata: they come from the schema, never from the data.
+Types, bounds and levels are metadata: they come from the schema, never from the data. A
+continuous column may declare ``"decimals": k``, the precision its values are written with
+(synthetic values are rounded to it, :func:`synthdp.domain.decode.decode`). Levels may be
+numbers, ``{"type": "binary", "levels": [0, 1]}``: values then match them as numbers (1, "1" and
+"1.0" are the level 1) and decode to numbers (int64 for integer levels), so that 0/1 codes are
+written back as the input had them.
 
 Encoding (the coordinates the release works on, numeric columns first, then the blocks):
 
@@ -110,12 +115,18 @@ class CategoricalColumn:
     nullable: bool = False
     indicator_of: str | None = None
     values_of: str | None = None
+    numbers: tuple[int | float, ...] | None = None  # the levels as numbers, when the schema gives numbers
 
     def __post_init__(self) -> None:
         if self.binary and len(self.levels) != 2:
             raise SynthDPError(f"binary column '{self.name}' needs exactly 2 levels")
         if len(set(self.all_levels)) != len(self.all_levels):
             raise SynthDPError(f"column '{self.name}' lists a level twice (or one named like other_label)")
+        if self.numbers is not None:
+            object.__setattr__(self, "numbers", tuple(self.numbers))  # a list, from a JSON document
+            if len(self.numbers) != len(self.levels) or len({float(number) for number in self.numbers}) != len(
+                    self.numbers):
+                raise SynthDPError(f"column '{self.name}' lists a level twice (1 and 1.0 are the same number)")
 
     @property
     def all_levels(self) -> tuple[str, ...]:
@@ -160,13 +171,17 @@ class CategoricalColumn:
     def level_codes(self, values: pd.Series) -> np.ndarray:
         """Index of each value in ``all_levels``, shape (n,); its coordinate is the index minus ``self.binary``.
 
-        Values are compared as text (so 1 and "1" are the same level). In a categorical
-        column a value outside the levels, or missing, is "other"; in a binary column it is
-        an error.
+        Values are compared as text (so 1 and "1" are the same level), or, for levels the schema
+        gives as numbers (``numbers``), as numbers (so 1, "1" and "1.0" are the level 1). In a
+        categorical column a value outside the levels, or missing, is "other"; in a binary column
+        it is an error.
         """
-        lookup = {level: code for code, level in enumerate(self.levels)}
-        text = values.astype("string").fillna("\x00missing")
-        codes = text.map(lambda value: lookup.get(value, -1)).to_numpy(dtype=np.int64, copy=True)
+        if self.numbers is not None:
+            codes = _number_codes(values, self.numbers)
+        else:
+            lookup = {level: code for code, level in enumerate(self.levels)}
+            text = values.astype("string").fillna("\x00missing")
+            codes = text.map(lambda value: lookup.get(value, -1)).to_numpy(dtype=np.int64, copy=True)
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
                                "value); declare it categorical to map such values to 'other', or "
@@ -175,6 +190,44 @@ class CategoricalColumn:
         if self.nullable:
             codes[values.isna().to_numpy()] = len(self.all_levels) - 1
         return codes
+
+
+def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarray:
+    """Index of each value among ``numbers`` (-1 where it is none of them, or not a number), shape (n,)."""
+    if pd.api.types.is_bool_dtype(values):
+        values = values.astype(float)
+    if not pd.api.types.is_numeric_dtype(values):
+        text = values.astype("string").str.strip()
+        values = pd.to_numeric(text, errors="coerce")
+        comma = values.isna() & text.str.contains(",", regex=False).fillna(False)
+        if comma.any():  # "1,0" from a file with a decimal comma: text columns are read as written
+            values = values.astype(float)
+            values[comma] = pd.to_numeric(text[comma].str.replace(",", ".", regex=False), errors="coerce")
+    lookup = {float(number): code for code, number in enumerate(numbers)}
+    return values.astype(float).map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+
+
+def level_numbers(levels: Sequence) -> tuple[int | float, ...] | None:
+    """The levels as numbers when every one is a (finite) JSON number, else None (levels as text)."""
+    if levels and all(isinstance(level, (int, float)) and not isinstance(level, bool) and math.isfinite(level)
+                      for level in levels):
+        return tuple(levels)
+    return None
+
+
+def _decode_numbers(column: CategoricalColumn, choice: np.ndarray) -> np.ndarray | pd.arrays.IntegerArray | None:
+    """A column with numeric levels decoded to numbers, written back as the input had them: int64
+    for integer levels (Int64 with missing cells), else float64 (NaN in missing cells). None when a
+    row took the "other" level, which is not a number (the column is then decoded as text)."""
+    numbers = column.numbers or ()
+    missing = (choice == len(column.all_levels) - 1) if column.nullable else np.zeros(len(choice), dtype=bool)
+    if ((choice >= len(numbers)) & ~missing).any():
+        return None
+    integers = all(isinstance(number, int) for number in numbers)
+    values = np.array(numbers, dtype=np.int64 if integers else float)[np.where(missing, 0, choice)]
+    if not missing.any():
+        return values
+    return pd.arrays.IntegerArray(values, missing) if integers else np.where(missing, np.nan, values)
 
 
 @dataclass(frozen=True)
@@ -268,8 +321,11 @@ class Schema:
     def decode(self, points: np.ndarray) -> pd.DataFrame:
         """Encoded points, shape (m, D), back to the table's columns, units and levels.
 
-        Numeric columns as :func:`synthdp.domain.decode.decode`; a categorical block decodes to the
-        level of its largest indicator, a binary indicator to its second level when > 1/2.
+        Numeric columns as :func:`synthdp.domain.decode.decode` (rounded to their declared
+        ``"decimals"``); a categorical block decodes to the level of its largest indicator, a binary
+        indicator to its second level when > 1/2. Levels the schema gives as numbers decode to
+        numbers (``[0, 1]`` to int64 0 and 1, ``[0.0, 1.0]`` to floats), so that a 0/1 column is
+        written back as the input had it; as text where a row takes the "other" level.
         """
         frame = decode(points[:, : self.d_numeric], self.numeric)
         columns = {name: frame[name] for name in frame.columns}
@@ -287,11 +343,17 @@ class Schema:
                     values = values.astype(float)
                 columns[column.indicator_of] = values.mask(missing)  # dates: ISO text, missing cells empty
                 continue
+            numbers = None if column.numbers is None else _decode_numbers(column, choice)
+            if numbers is not None:
+                columns[column.name] = numbers
+                continue
             decoded = np.array(column.all_levels, dtype=object)[choice]
             if column.nullable:
                 decoded[choice == len(column.all_levels) - 1] = None
             columns[column.name] = decoded
-        return pd.DataFrame(columns, columns=list(self.names))
+        result = pd.DataFrame(columns, columns=list(self.names))
+        result.attrs.update(frame.attrs)  # the numeric columns' declared decimals, for the CSV writer
+        return result
 
     def to_dict(self) -> dict:
         """The schema as JSON types (the format of the schema file, plus bound sources)."""
@@ -303,7 +365,8 @@ class Schema:
                 columns[name] = numeric[name]
             else:
                 column = self.column(name)
-                columns[name] = {"type": "binary" if column.binary else "categorical", "levels": list(column.levels)}
+                columns[name] = {"type": "binary" if column.binary else "categorical",
+                                 "levels": list(column.levels if column.numbers is None else column.numbers)}
             if name in nullable:
                 columns[name] = {**columns[name], "nullable": True}
         return {"columns": columns, "other_label": self.other_label}
@@ -340,16 +403,19 @@ class Schema:
                 raise SynthDPError(f"{origin}: column '{name}' has type '{column_type}'; expected one of "
                                    f"{COLUMN_TYPES + LEVEL_TYPES}")
             if column_type in LEVEL_TYPES:
+                if "decimals" in spec:
+                    raise SynthDPError(f"{origin}: {column_type} column '{name}' has \"decimals\", which is for "
+                                       "continuous columns (its values are its levels)")
                 levels = spec.get("levels")
                 if levels == DISCOVER:
                     raise SynthDPError(f"{origin}: the levels of column '{name}' are to be discovered: give them, "
                                        "or a share of the budget to discover them (levels_share, with delta > 0)")
-                if not (isinstance(levels, list) and all(isinstance(level, (str, int)) for level in levels)):
-                    raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings")
+                if not (isinstance(levels, list) and all(isinstance(level, (str, int, float)) for level in levels)):
+                    raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings (or numbers)")
                 try:  # a nullable binary column needs a third cell for its missing values: a categorical block
                     categorical.append(CategoricalColumn(name, tuple(str(level) for level in levels),
                                                          spec["type"] == "binary" and not nullable, other_label,
-                                                         nullable=bool(nullable)))
+                                                         nullable=bool(nullable), numbers=level_numbers(levels)))
                 except SynthDPError as error:
                     raise SynthDPError(f"{origin}: {error}") from None
             else:

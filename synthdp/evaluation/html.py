@@ -2,7 +2,8 @@
 
 The page shows, for a data owner deciding whether to publish a release: each column's
 distribution in the real and the synthetic table (a histogram over the bins of a numeric column,
-a bar chart over the levels of a categorical one), the two correlation matrices of the numeric
+with ISO dates on the axis of a date or datetime column, a bar chart over the levels of a
+categorical one), the two correlation matrices of the numeric
 columns side by side, the worst-case smooth-query error against the kernel width sigma, the
 tables of the text report and, when given, the privacy report of the release.
 
@@ -29,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
+from synthdp.domain.dates import EPOCH, SECONDS_PER_DAY
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.mixed import cell_labels, distribution, numeric_schema, pearson
@@ -45,6 +47,8 @@ MAX_LEVELS_SHOWN = 30
 WORST_PAIRS = 10
 
 MATPLOTLIB_MISSING = "the HTML report needs matplotlib (pip install matplotlib)"
+
+EPOCH_TIMESTAMP = pd.Timestamp(EPOCH)  # day 0 of a date column, second 0 of a datetime column
 
 REAL_COLOUR, SYNTH_COLOUR = "#4c72b0", "#dd8452"
 
@@ -86,8 +90,49 @@ def _png(figure, canvas_class) -> str:
 
 
 def _column_chart(mpl, name: str, labels: list[str], real: np.ndarray, synth: np.ndarray, numeric: bool,
-                  bounds: tuple[float, float] | None, title: str) -> str:
-    Figure, canvas = mpl
+                  bounds: tuple[float, float] | None, title: str, temporal: str | None = None) -> str:
+    figure = _column_figure(mpl, labels, real, synth, numeric, bounds, title, temporal)
+    return _png(figure, mpl[1])
+
+
+#: Calendar steps for the ticks of a date or datetime axis, finest first: (pandas frequency, days per step).
+TIME_STEPS = (("1min", 1 / 1440), ("5min", 5 / 1440), ("15min", 15 / 1440), ("1h", 1 / 24), ("3h", 3 / 24),
+              ("6h", 6 / 24), ("12h", 0.5), ("1D", 1), ("2D", 2), ("7D", 7), ("14D", 14), ("1MS", 30.4),
+              ("2MS", 60.9), ("3MS", 91.3), ("6MS", 182.6), ("1YS", 365.2), ("2YS", 730.5), ("5YS", 1826),
+              ("10YS", 3652), ("20YS", 7305), ("50YS", 18262), ("100YS", 36525))
+MAX_TIME_TICKS = 5
+
+
+def time_ticks(lower: float, upper: float, kind: str, most: int = MAX_TIME_TICKS) -> tuple[list[float], list[str]]:
+    """Tick positions and ISO labels for a date axis (days since 1970-01-01) or a datetime axis
+    (seconds since then) from ``lower`` to ``upper``: calendar-aligned (years, months, days,
+    hours, minutes), at most ``most`` of them, labelled ``2021-03-01`` (or ``2021-03-01T06:00`` for
+    ticks within a day); the two ends when no calendar step fits."""
+    per_day = 1.0 if kind == "date" else float(SECONDS_PER_DAY)
+    start = EPOCH_TIMESTAMP + pd.to_timedelta(lower / per_day, unit="D")
+    end = EPOCH_TIMESTAMP + pd.to_timedelta(upper / per_day, unit="D")
+    span = (upper - lower) / per_day
+    for frequency, days in TIME_STEPS:
+        if (kind == "date" and days < 1) or span / days > 4 * most:
+            continue  # a date axis has no ticks within a day; too many ticks are not tried
+        stamps = pd.date_range(start.ceil("min"), end, freq=frequency)
+        if 2 <= len(stamps) <= most:
+            break
+    else:
+        stamps = pd.DatetimeIndex([start.round("s"), end.round("s")])
+    positions = [(stamp - EPOCH_TIMESTAMP) / pd.Timedelta(days=1) * per_day for stamp in stamps]
+    if kind == "date" or all(stamp == stamp.normalize() for stamp in stamps):
+        form = "%Y-%m-%d"
+    else:
+        form = "%Y-%m-%dT%H:%M" if all(stamp.second == 0 for stamp in stamps) else "%Y-%m-%dT%H:%M:%S"
+    return positions, [stamp.strftime(form) for stamp in stamps]
+
+
+def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, numeric: bool,
+                   bounds: tuple[float, float] | None, title: str, temporal: str | None = None):
+    """The chart of one column (a matplotlib Figure): a histogram over the bins of a numeric column,
+    with ISO dates on the axis of a date or datetime column, or bars over the levels."""
+    Figure = mpl[0]
     if numeric:
         assert bounds is not None
         figure = Figure(figsize=(3.8, 2.6), layout="constrained")
@@ -97,7 +142,11 @@ def _column_chart(mpl, name: str, labels: list[str], real: np.ndarray, synth: np
                             label="real"),
                    axes.stairs(synth, edges, color=SYNTH_COLOUR, linewidth=2, label="synthetic")]
         axes.set_xlim(edges[0], edges[-1])
-        axes.locator_params(axis="x", nbins=5)  # long tick labels (1e-5 steps) must not overlap
+        if temporal:  # days or seconds since 1970-01-01: drawn as dates, not as day numbers
+            ticks, tick_labels = time_ticks(bounds[0], bounds[1], temporal)
+            axes.set_xticks(ticks, tick_labels, rotation=30, ha="right")
+        else:
+            axes.locator_params(axis="x", nbins=5)  # long tick labels (1e-5 steps) must not overlap
         axes.set_ylabel("share of rows")
     else:
         order = np.argsort(-np.maximum(real, synth), kind="stable")
@@ -114,7 +163,7 @@ def _column_chart(mpl, name: str, labels: list[str], real: np.ndarray, synth: np
     axes.set_title(title, fontsize=10)
     axes.tick_params(labelsize=8)
     axes.legend(handles=handles, fontsize=8, frameon=False)
-    return _png(figure, canvas)
+    return figure
 
 
 def _short(label: str, width: int = 24) -> str:
@@ -219,7 +268,9 @@ def _schema_of(report: Mapping, real: pd.DataFrame, schema: Schema | Mapping | N
     queries = report.get("smooth_queries")
     if not queries:
         raise SynthDPError("the report has no bounds for its numeric columns: pass the schema")
-    return numeric_schema({name: column["bounds"] for name, column in queries["normalisation"].items()})
+    normalisation = queries["normalisation"]
+    return numeric_schema({name: column["bounds"] for name, column in normalisation.items()},
+                          {name: column["type"] for name, column in normalisation.items() if column.get("type")})
 
 
 def _summary_section(report: Mapping) -> str:
@@ -258,6 +309,7 @@ def _columns_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, d
     tv, ks = report["tv"], report["ks"] or {"per_column": {}}
     bins = tv["bins"]
     bounds = {column.name: (column.lower, column.upper) for column in described.numeric.columns}
+    temporal = {column.name: column.temporal for column in described.numeric.columns if column.temporal}
     figures, rows = [], []
     for name in described.names:
         numeric = name in bounds
@@ -267,9 +319,12 @@ def _columns_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, d
         if name in ks["per_column"]:
             title += f", KS {ks['per_column'][name]:.3f}"
         uri = _column_chart(mpl, name, cell_labels(described, name, bins), p_real, p_synth, numeric,
-                            bounds.get(name), title)
+                            bounds.get(name), title, temporal.get(name))
         kind = "histogram" if numeric else "bar chart"
-        figures.append(_image(uri, f"{name}: {kind} of the real and the synthetic table", name, column=name))
+        alt = f"{name}: {kind} of the real and the synthetic table"
+        if name in temporal:
+            alt += f" ({temporal[name]}s; axis ticks {', '.join(time_ticks(*bounds[name], temporal[name])[1])})"
+        figures.append(_image(uri, alt, name, column=name))
         rows.append([name, "numeric" if numeric else "categorical", tv["per_column"][name],
                      ks["per_column"].get(name)])
     legend = (f'<p class="legend"><span style="background:{REAL_COLOUR}"></span>real table'

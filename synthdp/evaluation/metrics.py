@@ -37,7 +37,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import parse_bounds
+from synthdp.domain.box import ColumnDomain, parse_bounds
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.mixed import (
@@ -456,14 +456,22 @@ def model_accuracy(
 
 
 # ------------------------------------------------------------------ the report
+def _time_type(column: ColumnDomain) -> dict:
+    """``{"type": "date"}`` (or datetime) for a date or datetime column, whose bounds are days or
+    seconds since 1970-01-01 (the HTML page draws them as dates); nothing for the others."""
+    return {"type": column.temporal} if column.temporal else {}
+
+
 def _normalisation(real: pd.DataFrame, values: np.ndarray, bounds: Mapping | None) -> dict[str, dict]:
-    """Per column: the interval mapped onto [-1, 1] and where it came from."""
+    """Per column: the interval mapped onto [-1, 1], where it came from and, for a date or datetime
+    column, its ``type``."""
     names = [str(c) for c in real.columns]
     given = parse_bounds(bounds, names) if bounds is not None else {}
     result = {}
     for j, name in enumerate(names):
         if name in given:
-            result[name] = {"bounds": [given[name].lower, given[name].upper], "source": FROM_BOUNDS}
+            result[name] = {"bounds": [given[name].lower, given[name].upper], "source": FROM_BOUNDS,
+                            **_time_type(given[name])}
             continue
         lower, upper = float(values[:, j].min()), float(values[:, j].max())
         if lower == upper:  # constant in the real table: an interval centred on its value
@@ -567,8 +575,8 @@ def utility_report(
             normalisation = _normalisation(real, real_values, bounds)
         else:
             given = {column.name: column for column in described.numeric.columns}
-            normalisation = {name: {"bounds": [given[name].lower, given[name].upper], "source": FROM_SCHEMA}
-                             for name in numeric}
+            normalisation = {name: {"bounds": [given[name].lower, given[name].upper], "source": FROM_SCHEMA,
+                                    **_time_type(given[name])} for name in numeric}
         lower = [column["bounds"][0] for column in normalisation.values()]
         upper = [column["bounds"][1] for column in normalisation.values()]
         queries = gaussian_kernel_queries(len(numeric), int(n_queries), np.random.default_rng(seed), int(n_kernels))

@@ -72,9 +72,12 @@ def pearson(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(scaled.T @ scaled, -1.0, 1.0), constant
 
 
-def numeric_schema(intervals: Mapping[str, Sequence[float]]) -> Schema:
-    """The schema of a numeric table: ``{column: [lower, upper]}``, in table order."""
-    columns = tuple(ColumnDomain(str(name), float(lower), float(upper)) for name, (lower, upper) in intervals.items())
+def numeric_schema(intervals: Mapping[str, Sequence[float]], types: Mapping[str, str] | None = None) -> Schema:
+    """The schema of a numeric table: ``{column: [lower, upper]}``, in table order; ``types`` names
+    the date and datetime columns (``{column: "date"}``), whose bounds are days or seconds."""
+    types = types or {}
+    columns = tuple(ColumnDomain(str(name), float(lower), float(upper), integer=types.get(name) == "date",
+                                 temporal=types.get(name)) for name, (lower, upper) in intervals.items())
     return Schema(tuple(column.name for column in columns), Domain(columns, source="public"), ())
 
 

@@ -7,11 +7,16 @@ schema still holding it is marked NOT differentially private
 (:data:`synthdp.pipeline.run.DRAFT_SCHEMA`). The user replaces the bounds and levels with public
 knowledge and then deletes the entry.
 
-Types: a numeric column whose values are all integers is ``integer``, any other numeric column
-``continuous``; a text column of ISO dates (times) is ``date`` (``datetime``), its bounds whole
-years or months; a text column with 2 distinct values is ``binary``, with more ``categorical``
-(levels sorted), and with more than ``max_levels`` its levels are left to DP discovery
-(``"levels": "discover"``). A column with missing cells gets ``"nullable": true``.
+Types: a column with exactly 2 distinct values is ``binary``: text levels for a text column,
+numbers for a numeric one (0/1 codes: ``"levels": [0, 1]``, or ``[0.0, 1.0]`` when the values
+were read as floats, so that the synthetic table writes them back as the input had them). Any
+other numeric column whose values are all integers is ``integer``, any other ``continuous``, with
+``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
+any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
+``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
+distinct values is ``categorical`` (levels sorted), and with more than ``max_levels`` its levels
+are left to DP discovery (``"levels": "discover"``). A column with missing cells gets
+``"nullable": true``.
 
 Notes and errors name columns, never a value (the values are in the draft file only).
 """
@@ -24,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
+from synthdp.domain.dates import ISO_DATE, ISO_DATETIME
 from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY
 from synthdp.errors import SynthDPError
 from synthdp.reader.table import check_column_names, check_row_count
@@ -35,6 +41,9 @@ DRAFT_ENTRY = {
     "note": "bounds and levels were read from the data: they are NOT protected. Replace them with public "
             "knowledge, then delete this entry.",
 }
+#: Most decimals a draft declares: a continuous column whose values use more (a float that was
+#: never rounded, a ratio) gets no "decimals" entry, and its synthetic values are not rounded.
+MAX_DRAFT_DECIMALS = 6
 NICE_MANTISSAS = (1, 2, 5)
 STEPS_PER_WIDTH = 20  # the step is the largest round number <= width / 20: between width/50 and width/20
 
@@ -81,8 +90,6 @@ def round_bounds(lower: float, upper: float, integer: bool = False) -> tuple[flo
     return multiple(low_k), multiple(high_k)
 
 
-ISO_DATE = r"\d{4}-\d{2}-\d{2}"
-ISO_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
 
 
 def _time_spec(series: pd.Series) -> dict | None:
@@ -131,6 +138,8 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         series = frame[column]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             spec = _numeric_spec(name, series, notes)
+            if spec["type"] == "binary":
+                all_levels.update(str(level) for level in spec["levels"])
         elif (time_spec := _time_spec(series)) is not None:
             spec = time_spec
         else:
@@ -162,7 +171,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
 
 
 def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
-    """The type and rounded bounds of a numeric column, from its finite values."""
+    """The type and rounded bounds (or levels) of a numeric column, from its finite values."""
     values = series.to_numpy(dtype=float)
     finite = values[np.isfinite(values)]
     if len(finite) == 0:
@@ -170,11 +179,43 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     if len(finite) < len(values) - int(np.isnan(values).sum()):
         notes.append(f"column '{name}' has infinite values, which releases refuse: clean them before a release")
     integer = bool(np.all(finite == np.round(finite))) and float(np.abs(finite).max()) < MAX_EXACT_INTEGER
+    distinct = np.unique(finite)
+    if len(distinct) == 2 and len(finite) == len(values) - int(np.isnan(values).sum()):
+        return {"type": "binary", "levels": _levels(distinct, series, integer)}
     try:
         lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
     except SynthDPError:
         raise SynthDPError(f"column '{name}' has a range too wide for bounds: rescale it") from None
-    return {"type": "integer" if integer else "continuous", "bounds": [_number(lower), _number(upper)]}
+    spec: dict = {"type": "integer" if integer else "continuous", "bounds": [_number(lower), _number(upper)]}
+    decimals = None if integer else used_decimals(finite)
+    if decimals is not None:
+        spec["decimals"] = decimals
+    return spec
+
+
+def _levels(distinct: np.ndarray, series: pd.Series, integer: bool) -> list[int | float]:
+    """The two values of a binary numeric column as its levels: ints where the column holds integers
+    (read as integers, or as floats only because of missing cells), else floats (``1.0`` read from
+    "1.0" stays 1.0, so the synthetic table writes it back so)."""
+    as_integers = integer and (pd.api.types.is_integer_dtype(series) or bool(series.isna().any()))
+    return [int(value) if as_integers else float(value) for value in distinct]
+
+
+def used_decimals(values: np.ndarray, most: int = MAX_DRAFT_DECIMALS) -> int | None:
+    """The fewest decimals k <= ``most`` that write every one of ``values`` (finite floats) exactly,
+    that is the most decimals any value uses; None when some value needs more than ``most``.
+
+    A value read from "30.7" is the float nearest to 30.7, which is 307 / 10: a value uses k
+    decimals when it is the float nearest to its multiple of 10^-k.
+    """
+    values = np.asarray(values, dtype=float)
+    for decimals in range(most + 1):
+        scale = 10.0**decimals
+        if float(np.abs(values).max(initial=0.0)) * scale > MAX_EXACT_INTEGER:
+            return None  # float64 holds no more decimals at this magnitude
+        if np.array_equal(np.round(values * scale) / scale, values):
+            return decimals
+    return None
 
 
 def _number(value: float) -> int | float:
