@@ -99,6 +99,18 @@ SmoothSynthesizer.load(MODEL).sample(N, condition=..., seed=S)). The output is w
 temporary file and renamed into place at the end; it may not be the model file.
 """
 
+INFER_DESCRIPTION = """\
+synthdp infer reads the copies that synthdp generate --copies M -o OUTPUT.csv wrote and prints,
+for each statistic asked for, its estimate, standard error and interval (synthdp.infer: the
+parametric bootstrap's rules; docs/inference.md says which and why), and the value on the fitted
+distribution before the bias correction (naive). It reads no data and spends no budget: the
+copies are post-processing of the one release. For any other statistic, use synthdp.infer in
+Python with a function of a DataFrame.
+
+  synthdp infer out.csv --mean age bmi --share smoker=1 --group-mean bmi smoker \\
+      --corr age bmi --ols bmi age smoker
+"""
+
 SUMMARIZE_DESCRIPTION = """\
 synthdp summarize releases only the noisy Chebyshev moments of the data and writes them, with
 the bounds, the parameters and the privacy report, as a JSON summary. Smooth queries are then
@@ -275,6 +287,24 @@ def build_parser() -> argparse.ArgumentParser:
                               "character, or 'tab' (default ',')")
     synth_format.add_argument("--synth-encoding", metavar="NAME", help="text encoding of the --synth table (default utf-8)")
     synth_format.add_argument("--synth-decimal", metavar="CHAR", help="decimal mark of the --synth table (default '.')")
+    infer_command = commands.add_parser(
+        "infer", help="intervals for common statistics from a release's copies (generate --copies)",
+        description=INFER_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    infer_command.add_argument("copies", metavar="OUTPUT.csv",
+                               help="the -o of synthdp generate --copies M: reads OUTPUT.1.csv ... OUTPUT.M.csv and "
+                                    "OUTPUT.reference.csv")
+    infer_command.add_argument("--mean", action="extend", nargs="+", default=[], metavar="COL",
+                               help="the mean of each column")
+    infer_command.add_argument("--share", action="append", default=[], metavar="COL=VALUE",
+                               help="the share of rows whose COL is VALUE")
+    infer_command.add_argument("--group-mean", action="append", nargs=2, default=[], metavar=("COL", "BY"),
+                               help="the mean of COL within each value of BY")
+    infer_command.add_argument("--corr", action="append", nargs=2, default=[], metavar=("A", "B"),
+                               help="Pearson's correlation of A and B")
+    infer_command.add_argument("--ols", action="append", nargs="+", default=[], metavar="Y X",
+                               help="least-squares coefficients of Y on the predictors X ... and an intercept")
+    infer_command.add_argument("--level", type=float, default=0.95, help="two-sided coverage (default 0.95)")
+    infer_command.add_argument("-o", "--output", metavar="RESULT.csv", help="write CSV here instead of printing")
     marginal_command = commands.add_parser(
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
@@ -384,7 +414,7 @@ def _value_type(name: str) -> type | None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
-               "evaluate": evaluate, "marginal": marginal_command, "schema": schema_command}[args.command]
+               "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command}[args.command]
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -536,6 +566,29 @@ def _schema_json(content: dict) -> str:
     columns = [f"    {json.dumps(name)}: {json.dumps(spec)}" for name, spec in content["columns"].items()]
     lines.insert(1, '  "columns": {\n' + ",\n".join(columns) + "\n  }")
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def infer_command(args: argparse.Namespace) -> int:
+    """Estimates, standard errors and intervals of common statistics from a release's copies."""
+    from synthdp.evaluation.inference import common_statistics, copy_files, infer, load_copies
+
+    shares = []
+    for share in args.share:
+        name, equals, value = share.partition("=")
+        if not equals or not name:
+            raise SynthDPError(f"--share takes COL=VALUE; got '{share}'")
+        shares.append((name, value))
+    statistic = common_statistics(args.mean, shares, [tuple(g) for g in args.group_mean],
+                                  [tuple(c) for c in args.corr], args.ols)
+    if args.output:
+        _check_outputs({"--output": args.output},
+                       {f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)})
+    result = infer(load_copies(args.copies), statistic, level=args.level)
+    if args.output:
+        _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))])
+    else:
+        sys.stdout.write(result.to_string(float_format=lambda v: f"{v:.6g}") + "\n")
+    return 0
 
 
 def marginal_command(args: argparse.Namespace) -> int:

@@ -122,3 +122,57 @@ def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
                  str(root / "clinic_bounds.json"), "--copies", "1", "--quiet"]) == 2
     with pytest.raises(SynthDPError, match="no copies"):
         load_copies(tmp_path / "x.csv")
+
+
+def test_the_common_statistics_on_a_known_table():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 5.0, 7.0], "g": [2, 10, 2, 10],
+                          "s": ["a", "b", "b", "b"]})
+    statistic = synthdp_common(means=["x"], proportions=[("s", "b"), ("g", "10")], group_means=[("x", "g")],
+                               correlations=[("x", "y")], ols=[("y", "x")])
+    values = statistic(frame)
+    assert values["mean x"] == 2.5 and values["share s == b"] == 0.75 and values["share g == 10"] == 0.5
+    assert list(values.filter(like="|").index) == ["mean x | g == 2", "mean x | g == 10"]  # by value, not text
+    assert values["mean x | g == 10"] == 3.0 and values["corr x ~ y"] == pytest.approx(1.0)
+    assert values["ols y ~ x"] == pytest.approx(2.0) and values["ols y ~ (intercept)"] == pytest.approx(-1.0)
+    with pytest.raises(SynthDPError, match="column 'nope' is not in the table"):
+        synthdp_common(means=["nope"])(frame)
+    with pytest.raises(SynthDPError, match="column 's' is not numeric"):
+        synthdp_common(means=["s"])(frame)
+    with pytest.raises(SynthDPError, match="no statistic"):
+        synthdp_common()
+    with pytest.raises(SynthDPError, match="at least one predictor"):
+        synthdp_common(ols=[("y",)])
+
+
+def synthdp_common(**kwargs):
+    from synthdp.evaluation.inference import common_statistics
+
+    return common_statistics(**kwargs)
+
+
+def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
+    from synthdp.cli import main
+    from synthdp.evaluation.inference import load_copies
+
+    rng = np.random.default_rng(0)
+    out = tmp_path / "out.csv"
+    for name in ["out.1.csv", "out.2.csv", "out.3.csv", "out.reference.csv"]:
+        x = rng.normal(size=50)
+        pd.DataFrame({"x": x, "y": 2 * x + rng.normal(size=50), "g": rng.integers(0, 2, 50)}).to_csv(
+            tmp_path / name, index=False)
+    assert main(["infer", str(out), "--mean", "x", "y", "--share", "g=1", "--corr", "x", "y", "--ols", "y", "x",
+                 "--group-mean", "y", "g", "--level", "0.9", "-o", str(tmp_path / "result.csv")]) == 0
+    written = pd.read_csv(tmp_path / "result.csv", index_col="statistic")
+    expected = infer(load_copies(out), synthdp_common(means=["x", "y"], proportions=[("g", "1")], correlations=[("x", "y")],
+                                                      ols=[("y", "x")], group_means=[("y", "g")]), level=0.9)
+    assert list(written.index) == list(expected.index)
+    np.testing.assert_allclose(written.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    assert main(["infer", str(out), "--corr", "x", "y"]) == 0
+    assert "corr x ~ y" in capsys.readouterr().out
+    # one line naming the problem, and the result file is never written over an input
+    assert main(["infer", str(out), "--share", "g"]) == 2
+    assert main(["infer", str(out), "--mean", "zz"]) == 2
+    assert main(["infer", str(out), "--mean", "x", "-o", str(tmp_path / "out.1.csv")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert error[0].startswith("synthdp: error: --share takes COL=VALUE") and "column 'zz'" in error[1]
+    assert len(error) == 3 and pd.read_csv(tmp_path / "out.1.csv").shape == (50, 3)

@@ -426,3 +426,65 @@ def test_both_kinds_of_summary_share_one_file_api(tmp_path, clinic_like):
     (tmp_path / "other.json").write_text('{"format": "something else"}')
     with pytest.raises(SynthDPError, match="not a synthdp summary"):
         load_summary(tmp_path / "other.json")
+
+
+# ---------------------------------------------------------------- intervals
+
+
+def _release_summaries(frame, bounds, runs: int, **options):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seeded runs' warning
+        return [SmoothSynthesizer(epsilon=1.0, seed=1000 + s, **options).fit(frame, bounds, synthesize=False).summary()
+                for s in range(runs)]
+
+
+@pytest.mark.parametrize("options", [{"delta": 1e-6}, {"delta": 0.0}], ids=["gaussian", "laplace"])
+def test_answer_intervals_cover_the_tables_value_at_their_level(clinic_like, options):
+    """300 releases: the 95 % interval of an in-span query (a mean) and of one outside the span (a
+    kernel) must each cover the table's own value in 270-299 of them. For a random seed, the count
+    of a 95 % interval is Binomial(300, 0.95) or above (the kernel's approximation term is
+    conservative), below 270 with probability 3e-5; 300 would mean a needlessly wide interval
+    for the mean (probability 2e-7 at exact coverage)."""
+    frame, bounds = clinic_like
+    mean_age = lambda rows: rows["age"]
+    kernel = lambda rows: np.exp(-(((rows["weight"] - 70) / 15) ** 2))
+    truth = np.array([frame["age"].mean(), kernel(frame).mean()])
+    covered = np.zeros(2, dtype=int)
+    for summary in _release_summaries(frame, bounds, 300, **options):
+        interval = summary.answer_interval(lambda rows: np.column_stack([mean_age(rows), kernel(rows)]))
+        assert interval["estimate"].to_numpy() == pytest.approx(summary.answer(
+            lambda rows: np.column_stack([mean_age(rows), kernel(rows)])), rel=1e-12)
+        covered += (interval["lower"].to_numpy() <= truth) & (truth <= interval["upper"].to_numpy())
+    assert 270 <= covered[0] < 300, covered
+    assert covered[1] >= 270, covered
+
+
+def test_answer_interval_terms(clinic_like):
+    frame, bounds = clinic_like
+    gaussian_summary, = _release_summaries(frame, bounds, 1, delta=1e-6)
+    sigma = next(s for s in gaussian_summary.report["privacy"]["stages"] if s["stage"] == "moments")["noise_scale"]
+    interval = gaussian_summary.answer_interval(lambda rows: rows["age"], level=0.9)
+    _, c = gaussian_summary.coefficients(lambda rows: rows["age"])
+    assert interval["std_error"].iloc[0] == pytest.approx(sigma * np.linalg.norm(c), rel=1e-12)
+    assert interval["noise_half_width"].iloc[0] == pytest.approx(1.6448536 * sigma * np.linalg.norm(c), rel=1e-6)
+    assert interval["approximation_error"].iloc[0] < 1e-9  # a mean is in the released span
+    # A query outside the span: its approximation term is at least its misfit at any point of the box.
+    outside = lambda rows: ((rows["weight"] - 30) / 120) ** 6
+    row = gaussian_summary.answer_interval(outside).iloc[0]
+    c0, c = gaussian_summary.coefficients(outside)
+    corner = np.ones((1, 3))  # the box's upper corner in [-1, 1] coordinates
+    at_corner = outside(pd.DataFrame(gaussian_summary.domain.from_unit(corner), columns=gaussian_summary.domain.names))
+    misfit = abs(float(at_corner.iloc[0]) - c0 - ChebyshevBasis(gaussian_summary.basis_indices).evaluate(corner)[0] @ c)
+    assert row["approximation_error"] >= misfit * (1 - 1e-9) and misfit > 1e-3
+
+
+def test_answer_interval_needs_the_release_report(clinic_like):
+    frame, bounds = clinic_like
+    summary = exact_summary(frame[["weight", "score"]], {k: bounds[k] for k in ("weight", "score")}, tensor_indices(2, 3))
+    with pytest.raises(SynthDPError, match="no privacy report with a moments stage"):
+        summary.answer_interval(lambda rows: rows["weight"])
+    released, = _release_summaries(frame, bounds, 1)
+    with pytest.raises(SynthDPError, match="level"):
+        released.answer_interval(lambda rows: rows["age"], level=1.0)

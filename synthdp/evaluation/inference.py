@@ -23,7 +23,7 @@ coefficients) works; the result has one row per element. Post-processing of rele
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,13 +123,109 @@ def copy_paths(output: Path, count: int) -> list[Path]:
         output.with_name(f"{stem}.reference{suffix}")]
 
 
+def copy_files(output: str | Path) -> list[Path]:
+    """The files of the copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, in order:
+    OUTPUT.1.csv ... OUTPUT.M.csv, then OUTPUT.reference.csv. An error if there are not at least
+    two copies and the reference."""
+    output = Path(output)
+    suffix = output.suffix or ".csv"
+    paths = sorted(output.parent.glob(f"{output.stem}.*{suffix}"))
+    numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
+    reference = output.with_name(f"{output.stem}.reference{suffix}")
+    if len(numbered) < 2 or not reference.exists():
+        raise SynthDPError(f"no copies of '{output}' found (synthdp generate --copies M -o {output.name} writes them)")
+    return [p for _, p in numbered] + [reference]
+
+
 def load_copies(output: str | Path, **read_csv: Any) -> Copies:
     """The copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, as :func:`infer` takes them
     (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes)."""
-    output = Path(output)
-    paths = sorted(output.parent.glob(f"{output.stem}.*{output.suffix or '.csv'}"))
-    numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
-    reference = output.with_name(f"{output.stem}.reference{output.suffix or '.csv'}")
-    if len(numbered) < 2 or not reference.exists():
-        raise SynthDPError(f"no copies of '{output}' found (synthdp generate --copies M -o {output.name} writes them)")
-    return Copies([pd.read_csv(p, **read_csv) for _, p in numbered], pd.read_csv(reference, **read_csv), float("nan"))
+    *numbered, reference = copy_files(output)
+    return Copies([pd.read_csv(p, **read_csv) for p in numbered], pd.read_csv(reference, **read_csv), float("nan"))
+
+
+def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),
+                      group_means: Sequence[tuple[str, str]] = (), correlations: Sequence[tuple[str, str]] = (),
+                      ols: Sequence[Sequence[str]] = ()) -> Callable[[pd.DataFrame], pd.Series]:
+    """The statistics ``synthdp infer`` offers, as one function of a DataFrame for :func:`infer`.
+
+    Parameters
+    ----------
+    means : column names
+        Each column's mean (``"mean COL"``).
+    proportions : (column, value) pairs
+        The share of rows whose column equals the value, compared as text (``"share COL == VALUE"``).
+    group_means : (column, by) pairs
+        The mean of the column within each value of ``by`` (``"mean COL | BY == LEVEL"``); a level
+        absent from a copy gives that copy no value (it is left out of the standard error).
+    correlations : (column, column) pairs
+        Pearson's correlation (``"corr A ~ B"``).
+    ols : sequences (target, predictor, ...)
+        Ordinary least-squares coefficients of the target on the predictors and an intercept
+        (``"ols Y ~ X"``, ``"ols Y ~ (intercept)"``).
+
+    Returns
+    -------
+    callable
+        statistic(frame) -> Series, one element per statistic, named as above. Raises
+        :class:`~synthdp.errors.SynthDPError` naming a column that is missing or not numeric.
+    """
+    if not (means or proportions or group_means or correlations or ols):
+        raise SynthDPError("no statistic asked for: give a mean, share, group mean, correlation or OLS model "
+                           "(synthdp infer: --mean, --share, --group-mean, --corr, --ols)")
+    for model in ols:
+        if len(model) < 2:
+            raise SynthDPError("an OLS model takes a target and at least one predictor (synthdp infer: --ols Y X [X ...])")
+
+    def numeric(frame: pd.DataFrame, name: str) -> pd.Series:
+        if name not in frame.columns:
+            raise SynthDPError(f"column '{name}' is not in the table")
+        values = pd.to_numeric(frame[name], errors="coerce")
+        if values.isna().sum() > frame[name].isna().sum():
+            raise SynthDPError(f"column '{name}' is not numeric")
+        return values.astype(float)
+
+    def column(frame: pd.DataFrame, name: str) -> pd.Series:
+        if name not in frame.columns:
+            raise SynthDPError(f"column '{name}' is not in the table")
+        return frame[name]
+
+    def statistic(frame: pd.DataFrame) -> pd.Series:
+        values: dict[str, float] = {}
+        for name in means:
+            values[f"mean {name}"] = numeric(frame, name).mean()
+        for name, level in proportions:
+            values[f"share {name} == {level}"] = float(_equals(column(frame, name), str(level)).mean())
+        for name, by in group_means:
+            groups = numeric(frame, name).groupby(column(frame, by)).mean()  # sorted by value: 2 before 10
+            values.update({f"mean {name} | {by} == {_level_text(level)}": value for level, value in groups.items()})
+        for first, second in correlations:
+            values[f"corr {first} ~ {second}"] = numeric(frame, first).corr(numeric(frame, second))
+        for target, *predictors in ols:
+            y = numeric(frame, target)
+            x = pd.concat([numeric(frame, p) for p in predictors], axis=1)
+            keep = y.notna() & x.notna().all(axis=1)
+            design = np.column_stack([np.ones(int(keep.sum())), x[keep].to_numpy()])
+            beta = np.linalg.lstsq(design, y[keep].to_numpy(), rcond=None)[0]
+            values[f"ols {target} ~ (intercept)"] = beta[0]
+            values.update({f"ols {target} ~ {p}": b for p, b in zip(predictors, beta[1:])})
+        return pd.Series(values, dtype=float)
+
+    return statistic
+
+
+def _equals(values: pd.Series, level: str) -> pd.Series:
+    """Rows equal to ``level``: as numbers when both are numbers (``1`` matches 1.0), else as text."""
+    if pd.api.types.is_numeric_dtype(values):
+        try:
+            return values == float(level)
+        except ValueError:
+            pass
+    return values.astype(str) == level
+
+
+def _level_text(level: Any) -> str:
+    """A group's level as the CSV wrote it: 3.0 read back from a column with a missing cell is 3."""
+    if isinstance(level, (float, np.floating)) and float(level).is_integer():
+        return str(int(level))
+    return str(level)

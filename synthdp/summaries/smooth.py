@@ -421,13 +421,127 @@ class Summary(SummaryFile):
         c0 = values.mean(axis=0)
         return (float(c0) if values.ndim == 1 else c0), scale * raw
 
+    def answer_interval(self, f: Query, level: float = 0.95, check_points: int = 2**14) -> pd.DataFrame:
+        """Answer a smooth query with an interval that covers the table's value.
+
+        The table's value is q_f(D) = (1/n) sum_i f(x_i) over its rows (clipped into the bounds).
+        With p(x) = c0 + sum_r c_r phi_r(x) the polynomial the summary uses for f
+        (:meth:`coefficients`), b_r(D) the exact moments and eta_r = b_hat_r - b_r their noise,
+
+            answer(f) - q_f(D) = sum_r c_r eta_r - (1/n) sum_i (f - p)(x_i),
+
+        two terms this method bounds separately:
+
+        * **noise**: eta is the moments stage's noise, read from the summary's privacy report:
+          independent Gaussian(0, sigma^2) or Laplace(b) values (every calibration synthdp uses,
+          by row or by unit). Gaussian: sum_r c_r eta_r ~ N(0, sigma^2 ||c||^2), so the noise
+          half-width is z sigma ||c||_2 (``std_error`` = sigma ||c||_2). Laplace: its ``level``
+          quantile of |sum_r c_r eta_r| is taken from 2^16 draws of the noise (public
+          randomness, seeded by ``seed``: about 1 % relative error at level 0.95);
+          ``std_error`` = b sqrt(2) ||c||_2.
+        * **approximation**: |(1/n) sum_i (f - p)(x_i)| <= sup over the box of |f - p|, estimated by
+          the largest |f - p| on the quadrature nodes, ``check_points`` more scrambled Sobol'
+          points of the box and its vertices (all 2^d of them, or ``check_points`` at random). An estimate of the sup-norm, not a proof of it: a query with a spike
+          between the points (a kernel far narrower than the box / ``check_points`` ^ (1/d)) can
+          exceed it. It is 0, to rounding, for every f in the span of the released basis.
+
+        The interval is answer +- (noise half-width + approximation error): it covers q_f(D) with
+        probability at least ``level`` over the noise, whatever the table, when the approximation
+        error is the sup-norm. It is about the table the summary was made of, not its population
+        (add the sampling error, sd(f) / sqrt(n), for that).
+
+        Parameters
+        ----------
+        f : callable
+            A scalar query, as in :meth:`answer` (one value per row, shape (N,)), or k queries
+            (shape (N, k)).
+        level : float, default 0.95
+            Coverage probability over the noise, in (0, 1).
+        check_points : int, default 16384
+            Extra points of the box on which |f - p| is checked (and at most as many vertices),
+            rounded up to a power of 2.
+
+        Returns
+        -------
+        DataFrame, one row per query (index 0..k-1)
+            ``estimate`` (the answer), ``std_error`` (of the noise term), ``noise_half_width``,
+            ``approximation_error``, ``lower``, ``upper``.
+
+        Raises
+        ------
+        SynthDPError
+            The summary has no privacy report with its moments stage (a summary built by hand),
+            or ``level`` is not in (0, 1).
+        """
+        if not (isinstance(level, (int, float)) and 0 < level < 1):
+            raise SynthDPError("level must be a number in (0, 1)")
+        _require(_is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
+        mechanism, scale = self._moment_noise()
+        c0, c = self.coefficients(f)
+        c = c.reshape(self.n_basis, -1)
+        c0 = np.atleast_1d(np.asarray(c0, dtype=float))
+        estimate = c0 + c.T @ self.noisy_moments
+        norm = np.sqrt((c**2).sum(axis=0))
+        if mechanism == "Gaussian":
+            from scipy.stats import norm as normal
+
+            std_error = scale * norm
+            half = normal.ppf(0.5 + level / 2) * std_error
+        else:
+            std_error = scale * np.sqrt(2.0) * norm
+            rng = np.random.default_rng(self.seed)
+            chunk = max(64, min(2**16, 2**22 // self.n_basis))  # bounded memory whatever R
+            draws = np.concatenate([np.abs(rng.laplace(0.0, scale, (chunk, self.n_basis)) @ c)
+                                    for _ in range(-(-2**16 // chunk))])
+            half = np.quantile(draws, level, axis=0)
+        approximation = self._residual_sup(f, c0, c, check_points)
+        return pd.DataFrame({"estimate": estimate, "std_error": std_error, "noise_half_width": half,
+                             "approximation_error": approximation, "lower": estimate - half - approximation,
+                             "upper": estimate + half + approximation})
+
+    def _moment_noise(self) -> tuple[str, float]:
+        """("Gaussian" or "Laplace", sigma or b) of each released moment, from the privacy report."""
+        stages = ((self.report or {}).get("privacy") or {}).get("stages") or []
+        stage = next((s for s in stages if isinstance(s, Mapping) and s.get("stage") == "moments"), None)
+        if stage is None:
+            raise SynthDPError("this summary has no privacy report with a moments stage, so the noise of its moments is "
+                               "unknown: intervals need a summary written by synthdp (summarize, or generate --summary-out)")
+        mechanism, scale = str(stage.get("mechanism", "")), stage.get("noise_scale")
+        if not (isinstance(scale, (int, float)) and scale >= 0 and math.isfinite(scale)):
+            raise SynthDPError("the summary's privacy report has no valid noise_scale for its moments stage")
+        for name in ("Gaussian", "Laplace"):
+            if mechanism.startswith(name):
+                return name, float(scale)
+        raise SynthDPError("the summary's moments stage has an unknown mechanism; intervals know Gaussian and Laplace")
+
+    def _residual_sup(self, f: Query, c0: np.ndarray, c: np.ndarray, check_points: int) -> np.ndarray:
+        """max |f - p| over the quadrature nodes, ``check_points`` Sobol' points and the vertices of the box, per query."""
+        from scipy.stats import qmc
+
+        log2 = max(0, math.ceil(math.log2(check_points)))
+        u = qmc.Sobol(self.d, scramble=True, seed=self.seed + 1).random_base2(log2)
+        if self.d <= log2:  # every vertex of the box (a polynomial's misfit is often largest there)
+            vertices = 1.0 - 2.0 * ((np.arange(2**self.d)[:, None] >> np.arange(self.d)) & 1)
+        else:  # as many vertices, drawn at random (public randomness)
+            vertices = np.random.default_rng(self.seed + 1).choice([-1.0, 1.0], size=(2**log2, self.d))
+        basis = ChebyshevBasis(self.basis_indices)
+        worst = np.zeros(c.shape[1])
+        for unit in (self._rule.nodes, 2.0 * u - 1.0, vertices.astype(float)):
+            values = self._evaluate_at(f, self.domain.from_unit(unit)).reshape(len(unit), -1)
+            residual = values - c0 - basis.evaluate(unit) @ c
+            worst = np.maximum(worst, np.abs(residual).max(axis=0))
+        return worst
+
     def _evaluate(self, f: Query) -> np.ndarray:
-        result = f(pd.DataFrame(self._node_values, columns=self.domain.names, copy=False))
+        return self._evaluate_at(f, self._node_values)
+
+    def _evaluate_at(self, f: Query, points: np.ndarray) -> np.ndarray:
+        result = f(pd.DataFrame(points, columns=self.domain.names, copy=False))
         try:
             values = np.asarray(result, dtype=float)
         except (TypeError, ValueError):
             raise SynthDPError("the query must return numbers") from None
-        n_nodes = len(self._node_values)
+        n_nodes = len(points)
         if values.ndim not in (1, 2) or values.shape[0] != n_nodes:
             raise SynthDPError(
                 f"the query must return one value per row of its input, shape ({n_nodes},) or ({n_nodes}, k); "
