@@ -274,17 +274,24 @@ def score_table(name: str, real: pd.DataFrame, synthetic: pd.DataFrame, fit_kwar
 
 
 def run_table(name: str, epsilon: float, delta: float, rounds: int, args: argparse.Namespace,
-              quality: SDMetricsBatch | None = None, method: str = SYNTHDP) -> list[dict]:
-    """``rounds`` releases of synthdp (its default, or ``method``'s options) on table ``name`` and their scores."""
-    real, fit_kwargs, content = load_table(name, args.data_dir)
+              quality: SDMetricsBatch | None = None, method: str = SYNTHDP, *, table: tuple | None = None,
+              options: dict | None = None, scorer=score_table) -> list[dict]:
+    """``rounds`` releases of synthdp (its default, or ``method``'s options) on table ``name`` and their scores.
+
+    Other scripts pass the ``table`` (``(real, fit_kwargs, content)``, else :func:`load_table`'s), the
+    estimator's ``options`` (else ``SYNTHDP_OPTIONS[method]``) and a ``scorer`` with
+    :func:`score_table`'s signature.
+    """
+    real, fit_kwargs, content = load_table(name, args.data_dir) if table is None else table
+    options = SYNTHDP_OPTIONS[method] if options is None else options
     runs = []
     for round_ in range(rounds):
         seed = None if args.seed is None else args.seed + round_
         start = time.perf_counter()
         synthetic = SmoothSynthesizer(epsilon=epsilon, delta=delta, seed=seed,
-                                      **SYNTHDP_OPTIONS[method]).fit(real, **fit_kwargs).sample()
+                                      **options).fit(real, **fit_kwargs).sample()
         fit_seconds = time.perf_counter() - start
-        run = {"round": round_, "fit_seconds": fit_seconds, **score_table(name, real, synthetic, fit_kwargs, round_)}
+        run = {"round": round_, "fit_seconds": fit_seconds, **scorer(name, real, synthetic, fit_kwargs, round_)}
         if quality is not None:
             run["sdmetrics"] = quality.add(real, synthetic, content, round_, keep=False)
         total = time.perf_counter() - start
@@ -302,9 +309,10 @@ def _atomic_write(path: Path, write) -> None:
     temporary.replace(path)
 
 
-def peer_stem(method: str, epsilon: float, delta: float, round_: int) -> str:
-    """The cache name of one peer run (its table is ``{stem}.csv.gz``, its record ``{stem}.json``)."""
-    return f"{method}_eps{epsilon:g}_delta{delta:g}_{PEER_UNIT}_bins{PEER_BINS}_r{round_}"
+def peer_stem(method: str, epsilon: float, delta: float, round_: int, tag: str = f"bins{PEER_BINS}") -> str:
+    """The cache name of one peer run (its table is ``{stem}.csv.gz``, its record ``{stem}.json``);
+    ``tag`` names how the peer sees the columns (default: the 16 equal-width bins)."""
+    return f"{method}_eps{epsilon:g}_delta{delta:g}_{PEER_UNIT}_{tag}_r{round_}"
 
 
 def _mixed_codes(real: pd.DataFrame, content: dict) -> tuple[np.ndarray, list[int], Schema]:
@@ -332,7 +340,10 @@ def _mixed_decode(codes: np.ndarray, real: pd.DataFrame, content: dict, schema: 
     for j, name in enumerate(real.columns):
         spec = content["columns"][name]
         if spec["type"] in ("binary", "categorical"):
-            columns[name] = np.asarray(schema.column(name).all_levels, dtype=object)[codes[:, j]]
+            levels = np.asarray(schema.column(name).all_levels, dtype=object)
+            if schema.column(name).nullable:  # its last level holds the missing cells: decoded as missing
+                levels[-1] = None
+            columns[name] = levels[codes[:, j]]
             continue
         lower, upper = (float(b) for b in spec["bounds"])
         values = np.minimum(lower + (codes[:, j] + rng.uniform(0.0, 1.0, len(codes))) * (upper - lower) / PEER_BINS,
@@ -346,23 +357,41 @@ def _read_table(path: Path, content: dict | None) -> pd.DataFrame:
     if content is None:
         return pd.read_csv(path)
     categorical = [name for name, spec in content["columns"].items() if spec["type"] in ("binary", "categorical")]
-    return pd.read_csv(path, dtype={name: str for name in categorical}, keep_default_na=False)
+    nullable = {name: [""] for name, spec in content["columns"].items() if spec.get("nullable")}
+    return pd.read_csv(path, dtype={name: str for name in categorical}, keep_default_na=False, na_values=nullable)
+
+
+def generate_peer(method: str, real: pd.DataFrame, fit_kwargs: dict, content: dict | None, epsilon: float,
+                  delta: float, rng: np.random.Generator, timeout: float) -> tuple[pd.DataFrame, dict]:
+    """A peer's synthetic table and info: numeric tables on 16 bins of their bounds, mixed ones coded."""
+    if content is None:
+        synthetic = binned_peer(method, real, fit_kwargs["bounds"], epsilon, delta, bins=PEER_BINS, rng=rng,
+                                unit=PEER_UNIT, timeout=timeout)
+        return synthetic, dict(synthetic.attrs.pop("peer", {}))
+    codes, sizes, schema = _mixed_codes(real, content)
+    synthetic_codes, info = coded_peer(method, codes, sizes, epsilon, delta, rng=rng, unit=PEER_UNIT,
+                                       timeout=timeout)
+    info["sizes"] = sizes
+    return _mixed_decode(synthetic_codes, real, content, schema, rng), info
 
 
 def peer_run(method: str, name: str, real: pd.DataFrame, fit_kwargs: dict, content: dict | None, round_: int,
-             args: argparse.Namespace) -> tuple[pd.DataFrame | None, dict]:
+             args: argparse.Namespace, *, generate=generate_peer, tag: str = f"bins{PEER_BINS}",
+             timeout: float | None = None) -> tuple[pd.DataFrame | None, dict]:
     """One run of a peer on a table: from the cache, or run now (and cached).
 
     Returns the synthetic table (None when there is none) and the run's record: ``status``
     ("ok", "timeout", "failed", "unavailable" or "not cached"), ``message``, the peer's ``info``
-    (versions, rho, ``wall_seconds``, ...) and, for a timeout, the ``timeout`` in force.
+    (versions, rho, ``wall_seconds``, ...) and, for a timeout, the ``timeout`` in force. Other
+    scripts pass their own ``generate`` (:func:`generate_peer`'s signature), the cache name's
+    ``tag`` (:func:`peer_stem`) and the ``timeout`` (else ``args.peer_timeouts[method]``).
     """
     epsilon, delta = PEER_SETTING
     folder = args.cache_dir / name
-    stem = peer_stem(method, epsilon, delta, round_)
+    stem = peer_stem(method, epsilon, delta, round_, tag)
     record_path, table_path = folder / f"{stem}.json", folder / f"{stem}.csv.gz"
     record = read_json(record_path)
-    timeout = args.peer_timeouts[method]
+    timeout = args.peer_timeouts[method] if timeout is None else timeout
     if record is not None:
         if record["status"] == "ok" and table_path.exists():
             return _read_table(table_path, content), record
@@ -373,20 +402,12 @@ def peer_run(method: str, name: str, real: pd.DataFrame, fit_kwargs: dict, conte
         return None, {"status": "not cached", "message": "no cached run (--peer-cache-only)"}
     rng = np.random.default_rng([POST_SEED, round_, zlib.crc32(name.encode()), zlib.crc32(method.encode())])
     base = {"method": method, "table": name, "epsilon": epsilon, "delta": delta, "unit": PEER_UNIT,
-            "bins": PEER_BINS, "round": round_, "date": time.strftime("%Y-%m-%d %H:%M")}
+            "bins": PEER_BINS if tag == f"bins{PEER_BINS}" else tag, "round": round_,
+            "date": time.strftime("%Y-%m-%d %H:%M")}
     log(f"{name}/{method} round {round_}: running (timeout {timeout:g} s)")
     start = time.perf_counter()
     try:
-        if content is None:
-            synthetic = binned_peer(method, real, fit_kwargs["bounds"], epsilon, delta, bins=PEER_BINS, rng=rng,
-                                    unit=PEER_UNIT, timeout=timeout)
-            info = dict(synthetic.attrs.pop("peer", {}))
-        else:
-            codes, sizes, schema = _mixed_codes(real, content)
-            synthetic_codes, info = coded_peer(method, codes, sizes, epsilon, delta, rng=rng, unit=PEER_UNIT,
-                                               timeout=timeout)
-            synthetic = _mixed_decode(synthetic_codes, real, content, schema, rng)
-            info["sizes"] = sizes
+        synthetic, info = generate(method, real, fit_kwargs, content, epsilon, delta, rng, timeout)
     except PeerUnavailable as error:
         return None, {**base, "status": "unavailable", "message": str(error)}
     except (PeerTimeout, PeerFailed) as error:
@@ -404,44 +425,55 @@ def peer_run(method: str, name: str, real: pd.DataFrame, fit_kwargs: dict, conte
     return _read_table(table_path, content), record
 
 
+def peer_entry(method: str, name: str) -> dict:
+    """The (empty) results of a peer on a table, which :func:`add_peer_run` fills round by round."""
+    epsilon, delta = PEER_SETTING
+    return {"table": name, "method": method, "epsilon": epsilon, "delta": delta,
+            "setting": setting_label(epsilon, delta), "status": "ok", "message": "", "runs": [], "records": []}
+
+
+def add_peer_run(entry: dict, table: tuple, round_: int, args: argparse.Namespace, quality: SDMetricsBatch | None,
+                 *, run=peer_run, scorer=score_table) -> None:
+    """Round ``round_`` of ``entry``'s peer on its table (``(real, fit_kwargs, content)``): cached or run now
+    (``run``: :func:`peer_run`'s signature), scored (``scorer``: :func:`score_table`'s) and added to the entry.
+    A timeout or failure stops the peer on that table: ``entry["status"]`` says why, and later rounds do nothing."""
+    if entry["status"] != "ok":  # a timeout or failure stops this peer on this table
+        return
+    method, name = entry["method"], entry["table"]
+    real, fit_kwargs, content = table
+    synthetic, record = run(method, name, real, fit_kwargs, content, round_, args)
+    entry["records"].append({key: value for key, value in record.items() if key != "info"}
+                            | {"info": {key: value for key, value in record.get("info", {}).items()
+                                        if key != "command"}})
+    if synthetic is None and record["status"] == "not cached" and entry["runs"]:
+        entry["status"] = "done"  # fewer cached rounds than asked: use those, say nothing
+        return
+    if synthetic is None:
+        entry["status"], entry["message"] = record["status"], record.get("message", "")
+        entry["failed_round"] = round_
+        entry["failed_seconds"] = record.get("seconds")
+        return
+    start = time.perf_counter()
+    scored = {"round": round_, **scorer(name, real, synthetic, fit_kwargs, round_)}
+    if quality is not None:
+        scored["sdmetrics"] = quality.add(real, synthetic, content, round_, keep=True)
+    info = record.get("info", {})
+    scored.update({"seconds": info.get("wall_seconds"), "fit_seconds": info.get("fit_seconds"),
+                   "score_seconds": time.perf_counter() - start})
+    entry["runs"].append(scored)
+    log(f"{name}/{method} round {round_}: scored; strong-pair ratio {scored['strong_ratio']}, "
+        f"shapes {scored['column_shapes']:.3f}, pair trends {scored['pair_trends']:.3f}")
+
+
 def run_peers(args: argparse.Namespace, quality: SDMetricsBatch | None) -> list[dict]:
     """Every requested peer on every table, round by round (MST before AIM within a round)."""
-    epsilon, delta = PEER_SETTING
     peers = [method for method in args.methods if method in PEER_METHODS]
     tables = {name: load_table(name, args.data_dir) for name in args.datasets}
-    entries = {(method, name): {"table": name, "method": method, "epsilon": epsilon, "delta": delta,
-                                "setting": setting_label(epsilon, delta), "status": "ok", "message": "", "runs": [],
-                                "records": []}
-               for method in peers for name in args.datasets}
+    entries = {(method, name): peer_entry(method, name) for method in peers for name in args.datasets}
     for round_ in range(args.peer_rounds):
         for method in peers:
             for name in args.datasets:
-                entry = entries[method, name]
-                if entry["status"] != "ok":  # a timeout or failure stops this peer on this table
-                    continue
-                real, fit_kwargs, content = tables[name]
-                synthetic, record = peer_run(method, name, real, fit_kwargs, content, round_, args)
-                entry["records"].append({key: value for key, value in record.items() if key != "info"}
-                                        | {"info": {key: value for key, value in record.get("info", {}).items()
-                                                    if key != "command"}})
-                if synthetic is None and record["status"] == "not cached" and entry["runs"]:
-                    entry["status"] = "done"  # fewer cached rounds than asked: use those, say nothing
-                    continue
-                if synthetic is None:
-                    entry["status"], entry["message"] = record["status"], record.get("message", "")
-                    entry["failed_round"] = round_
-                    entry["failed_seconds"] = record.get("seconds")
-                    continue
-                start = time.perf_counter()
-                run = {"round": round_, **score_table(name, real, synthetic, fit_kwargs, round_)}
-                if quality is not None:
-                    run["sdmetrics"] = quality.add(real, synthetic, content, round_, keep=True)
-                info = record.get("info", {})
-                run.update({"seconds": info.get("wall_seconds"), "fit_seconds": info.get("fit_seconds"),
-                            "score_seconds": time.perf_counter() - start})
-                entry["runs"].append(run)
-                log(f"{name}/{method} round {round_}: scored; strong-pair ratio {run['strong_ratio']}, "
-                    f"shapes {run['column_shapes']:.3f}, pair trends {run['pair_trends']:.3f}")
+                add_peer_run(entries[method, name], tables[name], round_, args, quality)
     return list(entries.values())
 
 
