@@ -94,11 +94,11 @@ made (docs/decisions.md#score-means). The default (no pairs on such tables) is t
 tied columns (kept pairs of |r| >= 0.5 that stand 4 noise sd out, three or more connected) from the
 block as a whole: it keeps them only where the column's pooled relation to the block is selected at
 the false discovery rate, and gives the members it has no kept pair with the block's reading
-(:func:`synthdp.postprocess.pairs.block_edges_pooled`); since stop 41, under Laplace noise, a
-column not selected also keeps no pair with the columns selected for the block. The
-alternatives: that under Gaussian noise too (``StudyOptions(extend_blocks="always")``), pairs
-into the tied members only (stop 40, ``"never"``), and every selected pair as released and
-nothing else (before). The column "invented pairs" counts what it is for.
+(:func:`synthdp.postprocess.pairs.block_edges_pooled`); since 2026-11-28 (commit d4409c8), under
+Laplace noise, a column not selected also keeps no pair with the columns selected for the block.
+The alternatives: that under Gaussian noise too (``StudyOptions(extend_blocks="always")``), pairs
+into the tied members only (``"never"``, the rule until that commit), and every selected pair as
+released and nothing else (before). The column "invented pairs" counts what it is for.
 
 ``--study sensitivity``: the noise of the moments. The default calibrates it to their derived
 sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`: a column's T_1 and T_2 cannot both
@@ -249,7 +249,7 @@ STUDIES = {
     "block-edges": {"default (pairs into a block read from the block as a whole)": Variant(),
                     "the columns selected count as members under either noise": Variant(
                         study=StudyOptions(extend_blocks="always")),
-                    "pairs into the tied members only (stop 40)": Variant(study=StudyOptions(extend_blocks="never")),
+                    "pairs into the tied members only (until 2026-11-28)": Variant(study=StudyOptions(extend_blocks="never")),
                     "every selected pair as released (before)": Variant(study=StudyOptions(block_edges=False))},
     "quiet-clip": {"default (the pairs' norm bound lowered to half the noise limit, not below d)": Variant(),
                    "the default bound d + 2 sqrt(2d) (before)": Variant(study=StudyOptions(quiet_clip=False))},

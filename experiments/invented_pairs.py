@@ -3,17 +3,18 @@
     python experiments/invented_pairs.py [--seeds 4] [--levels 1,1e-10 1,0] [--shapes 2000x6 ...] [--out FILE]
 
 Where the pairs' noise on a correlation is within the pair-by-pair limit, the default keeps a
-pair whose released score correlation reaches 2 noise sd and, since stop 39, only where the
-Benjamini–Hochberg procedure at false discovery rate ``PAIR_FDR`` (0.1) also selects it
-(:func:`synthdp.postprocess.pairs.false_discovery_keep`). Before, every pair from 2 sd was kept:
+pair whose released score correlation reaches 2 noise sd and, since 2026-11-27 (commits f1414ac
+and ff87c0f), only where the Benjamini–Hochberg procedure at false discovery rate ``PAIR_FDR``
+(0.1) also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`). Before, every pair from 2 sd was kept:
 4.6 % of the unrelated pairs under Gaussian noise (5.9 % under Laplace noise) then entered the
 copula at their noisy value, at least 2 noise sd (about .4–.5 in correlation units near the
 limit), and the correlation matrix built around them moved others. This script measures both
-rules (and rates 0.05 and 0.2, and, since stop 40, the default without reading a column's pairs
-into a block of tied columns from the block as a whole, ``StudyOptions(block_edges=False)``:
-:func:`synthdp.postprocess.pairs.block_edges_pooled`; since stop 41, with only the tied members
-read so, ``StudyOptions(extend_blocks="never")``: the default reads so, under Laplace noise, the
-columns selected for a block too) on generated Gaussian-copula tables of several sizes, with
+rules (and rates 0.05 and 0.2, and, since 2026-11-27 (commit a3b0a2a), the default without
+reading a column's pairs into a block of tied columns from the block as a whole,
+``StudyOptions(block_edges=False)``: :func:`synthdp.postprocess.pairs.block_edges_pooled`; since
+2026-11-28 (commit d4409c8), with only the tied members read so,
+``StudyOptions(extend_blocks="never")``: the default reads so, under Laplace noise, the columns
+selected for a block too) on generated Gaussian-copula tables of several sizes, with
 independent columns, one block, two blocks and a weak block (the tables of
 ``pairs_test_power.py``: every third column log-normal), for
 
@@ -43,7 +44,7 @@ from synthdp.pipeline.run import StudyOptions, fit, sample
 SHAPES = ((2000, 6), (4000, 12), (6000, 20), (20000, 20), (10000, 40))
 VARIANTS = {"default (rate 0.1)": StudyOptions(), "every pair from 2 sd (before)": StudyOptions(pair_fdr=None),
             "rate 0.05": StudyOptions(pair_fdr=0.05), "rate 0.2": StudyOptions(pair_fdr=0.2),
-            "pairs into the tied members only (stop 40)": StudyOptions(extend_blocks="never"),
+            "pairs into the tied members only (until 2026-11-28)": StudyOptions(extend_blocks="never"),
             "edges into blocks as selected (before)": StudyOptions(block_edges=False)}
 
 

@@ -829,7 +829,8 @@ def test_a_column_not_selected_for_a_block_keeps_no_pair_with_a_column_selected_
     moves with the block in the copula, so that pair would tie 12 to every member: it is
     dropped, while the pair of the two selected columns 10 and 11 stays, and so does one that
     stands out as far as a tie must (column 12 with 11 at .4, 8 noise sd, beyond the Laplace
-    tie line of 6.85). Without ``extend`` (Gaussian noise; stop 40) the false pair stays.
+    tie line of 6.85). Without ``extend`` (Gaussian noise; any noise before commit d4409c8 of
+    2026-11-28) the false pair stays.
     Seeded noise, drawn once: 12's pooled z is about 0, 10's and 11's about 19."""
     from synthdp.postprocess.pairs import block_edges_pooled
 
@@ -888,8 +889,9 @@ def test_at_pure_epsilon_a_block_does_not_carry_a_laplace_outlier_to_every_membe
     """End to end at ε = 1 (Laplace noise), pairs read one by one: 20 000 rows, a block of 10
     columns on one factor (loading .9) beside 10 independent ones, every third column log-normal.
     Some true members stand under the block's tie line and are selected for it; a Laplace value
-    5-8 noise sd out between one of them and an independent column was kept (stop 40: 17 pairs
-    of real |r| < .1 above |r| = .3 at these seeds, StudyOptions(extend_blocks="never")) and tied
+    5-8 noise sd out between one of them and an independent column was kept before commit d4409c8
+    of 2026-11-28 (17 pairs of real |r| < .1 above |r| = .3 at these seeds,
+    StudyOptions(extend_blocks="never")) and tied
     that column to every member. Now a column not selected for the block keeps no pair with the
     columns selected for it either: 3 remain, the block keeping its strength. Seeded, so
     deterministic; the bounds (10 and 6 invented, .85) leave room for another machine's last bits."""

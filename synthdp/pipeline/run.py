@@ -207,8 +207,9 @@ class StudyOptions:
     extend_blocks : {"laplace", "always", "never"}
         With ``block_edges``: where the columns selected for a block count as its members for the
         columns not selected, which then keep no pair with them either: under Laplace noise
-        ("laplace", the product), under either noise ("always"), or nowhere ("never", stop 40's
-        rule) (:func:`synthdp.postprocess.pairs.latent_correlation`). Post-processing.
+        ("laplace", the product), under either noise ("always"), or nowhere ("never", the rule
+        before commit d4409c8 of 2026-11-28) (:func:`synthdp.postprocess.pairs.latent_correlation`).
+        Post-processing.
     pair_entropy : bool or (float, float)
         Pairs read one by one: replace the fixed point's latent correlation by the one of largest
         entropy within a box of noise sd around each pair (True, the product: the plan's boxes,

@@ -886,8 +886,8 @@ class CandidateOptions:
         product), or as selected one by one (False, before).
     extend_blocks : {"laplace", "always", "never"}
         There, where the columns selected for a block count as members for the columns not
-        selected: under Laplace noise (the product), under either noise, or nowhere (stop 40's
-        rule) (:func:`synthdp.postprocess.pairs.latent_correlation`).
+        selected: under Laplace noise (the product), under either noise, or nowhere (the rule
+        before commit d4409c8 of 2026-11-28) (:func:`synthdp.postprocess.pairs.latent_correlation`).
     pair_entropy : bool
         Pairs read one by one: replace the fixed point's matrix by the correlation matrix of
         largest entropy near it (:func:`synthdp.postprocess.pairs.max_entropy_correlation`; True,

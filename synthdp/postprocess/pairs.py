@@ -551,7 +551,8 @@ def latent_correlation(
     extend_blocks : {"laplace", "always", "never"}
         With ``block_edges``: where the columns selected for a block count as members for those
         not selected (:func:`block_edges_pooled`'s ``extend``): under Laplace noise ("laplace",
-        the product), under either noise, or nowhere (stop 40's rule; design studies).
+        the product), under either noise, or nowhere (the rule before commit d4409c8 of
+        2026-11-28; design studies).
 
     The released score correlations M_ij / sqrt(M_ii M_jj) and the model's G_ij(R) /
     sqrt(G_ii(R) G_jj(R)), G(R) = :func:`model_means` (R), are compared in correlation units.
