@@ -1,7 +1,7 @@
 """Do synthdp.infer's intervals cover? The real table as the population, samples of n rows drawn
 from it, each released once, its copies, and the 95 % intervals of what analysts compute.
 
-    python experiments/infer_coverage.py [--tables pks ctg] [--rows 2000 5000] [--releases 200] [--copies 20]
+    python experiments/infer_coverage.py [--tables pks ctg] [--rows 2000 5000] [--releases 200] [--copies 20] [--workers 2]
 
 For each table (its min/max bounds taken as public, :data:`common.BOUNDS_NOTE`) and sample size n:
 ``--releases`` samples of n rows drawn with replacement from the table (the population: its rows
@@ -19,6 +19,8 @@ Writes experiments/results/infer_coverage.md (``--out``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
 import time
 import warnings
 from pathlib import Path
@@ -31,6 +33,7 @@ from scipy import stats
 from synthdp import SmoothSynthesizer, infer
 
 OUT = RESULTS_DIR / "infer_coverage.md"
+CACHE = RESULTS_DIR / "cache" / "infer_coverage"
 # per table: three columns for the means, a pair for the correlation, a target and two predictors for OLS
 SPECS = {"pks": (["age", "motor_UPDRS", "HNR"], ("motor_UPDRS", "total_UPDRS"), ("motor_UPDRS", ["age", "HNR"])),
          "ctg": (["LB", "ASTV", "Mean"], ("Mode", "Mean"), ("Mean", ["LB", "ASTV"]))}
@@ -67,31 +70,84 @@ def usual_se(frame: pd.DataFrame, spec) -> pd.Series:
     return pd.Series(out)
 
 
-def run(name: str, n: int, releases: int, copies: int, seed: int) -> pd.DataFrame:
+def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]) -> pd.DataFrame:
+    """One sample of n rows, its release, its copies and the three intervals of every statistic:
+    covered or not, and the width of ours over the real sample's."""
     dataset = load_dataset(name)
     spec = SPECS[name]
     truth = statistics(dataset.frame, spec)
+    sample = dataset.frame.sample(n, replace=True, random_state=seeds[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=seeds[1]).fit(sample, bounds=dataset.bounds)
+        table = synth.sample(seed=seeds[2])
+        kept = synth.sample_copies(copies, seed=seeds[3])
+    ours = infer(kept, lambda frame: statistics(frame, spec))
+    naive, naive_se = statistics(table, spec), usual_se(table, spec)
+    real, real_se = statistics(sample, spec), usual_se(sample, spec)
+    return pd.DataFrame({
+        "ours": (ours["lower"] <= truth) & (truth <= ours["upper"]),
+        "naive": (naive - truth).abs() <= Z * naive_se,
+        "real": (real - truth).abs() <= Z * real_se,
+        "width": (ours["upper"] - ours["lower"]) / (2 * Z * real_se),
+        "seconds_per_copy": kept.seconds_per_copy}).rename_axis("statistic").reset_index()
+
+
+def _one(task: tuple) -> pd.DataFrame:
+    return one_release(*task)
+
+
+def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int = 1) -> pd.DataFrame:
+    """Every release of one cell, its rows cached one file per release under CACHE (resumable),
+    averaged per statistic."""
     rng = np.random.default_rng([seed, n])
-    rows = []
-    for _ in range(releases):
-        sample = dataset.frame.sample(n, replace=True, random_state=int(rng.integers(2**31)))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=int(rng.integers(2**31))).fit(
-                sample, bounds=dataset.bounds)
-            table = synth.sample()
-            kept = synth.sample_copies(copies, seed=int(rng.integers(2**31)))
-        ours = infer(kept, lambda frame: statistics(frame, spec))
-        naive, naive_se = statistics(table, spec), usual_se(table, spec)
-        real, real_se = statistics(sample, spec), usual_se(sample, spec)
-        rows.append(pd.DataFrame({
-            "ours": (ours["lower"] <= truth) & (truth <= ours["upper"]),
-            "naive": (naive - truth).abs() <= Z * naive_se,
-            "real": (real - truth).abs() <= Z * real_se,
-            "width": (ours["upper"] - ours["lower"]) / (2 * Z * real_se),
-            "seconds_per_copy": kept.seconds_per_copy}))
+    seeds = [tuple(int(v) for v in rng.integers(2**31, size=4)) for _ in range(releases)]
+    folder = CACHE / f"{name}_n{n}_copies{copies}_seed{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"release_{k:04d}.csv" for k in range(releases)]
+    todo = [k for k, path in enumerate(paths) if not path.exists()]
+    log(f"{name} n={n}: {releases - len(todo)} releases cached, {len(todo)} to run")
+    tasks = [(name, n, copies, seeds[k]) for k in todo]
+    done = 0
+    with multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else contextlib.nullcontext() as pool:
+        results = pool.imap(_one, tasks) if pool is not None else map(_one, tasks)
+        for k, frame in zip(todo, results):
+            frame.to_csv(paths[k], index=False)
+            done += 1
+            if done % 10 == 0:
+                log(f"{name} n={n}: {done} of {len(todo)}")
+    frames = [pd.read_csv(path) for path in paths]
     log(f"{name} n={n}: done")
-    return pd.concat(rows).groupby(level=0).mean()
+    return pd.concat(frames).groupby("statistic", sort=False).mean()
+
+
+def plot(cells: dict[str, pd.DataFrame], releases: int, path: Path) -> None:
+    """Coverage of each statistic, ours against the naive and the real-sample intervals, with the
+    binomial band around .95."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(cells), figsize=(5.5 * len(cells), 3.6), sharey=True, squeeze=False)
+    band = 2 * np.sqrt(0.95 * 0.05 / releases)
+    for axis, (title, result) in zip(axes[0], cells.items()):
+        y = np.arange(len(result))
+        axis.axvspan(0.95 - band, 0.95 + band, color="0.9", label="0.95 ± 2 s.e.")
+        axis.axvline(0.95, color="0.5", lw=0.8)
+        for column, marker, label in (("ours", "o", "synthdp.infer"), ("naive", "x", "usual, on the synthetic table"),
+                                      ("real", "s", "usual, on the real sample")):
+            axis.scatter(result[column], y, marker=marker, label=label, zorder=3)
+        axis.set_yticks(y, result.index)
+        axis.set_xlim(0, 1.02)
+        axis.set_xlabel("coverage of nominal 95 % intervals")
+        axis.set_title(title)
+    axes[0][0].invert_yaxis()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -101,13 +157,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--releases", type=int, default=200)
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--workers", type=int, default=1, help="releases run at once (processes)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     sections = []
+    cells = {}
     for name in args.tables:
         for n in args.rows:
-            result = run(name, n, args.releases, args.copies, args.seed)
+            result = run(name, n, args.releases, args.copies, args.seed, args.workers)
+            cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real |",
                      "|---|---:|---:|---:|---:|"]
@@ -122,7 +181,10 @@ def main(argv: list[str] | None = None) -> None:
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.releases} releases per cell at (1, 1e-10), "
         f"{args.copies} copies each; a coverage of .95 is known to ± {se:.3f} (one standard error). The table is the "
         "population; its min/max bounds taken as public. OLS: heteroscedasticity-robust (HC1) standard errors for "
-        "the naive and real-sample intervals.\n\n" + "\n".join(sections))
+        "the naive and real-sample intervals. Per release: one file under "
+        "experiments/results/cache/infer_coverage/ (git ignores it; a rerun reuses them).\n\n"
+        f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections))
+    plot(cells, args.releases, args.out.with_suffix(".png"))
     print(f"wrote {args.out}")
 
 

@@ -271,6 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_command.add_argument("--privacy-unit", metavar="COLUMN",
                                   help="the column that identifies a person (a release with --privacy-unit): left "
                                        "out of the scores; people and rows per person compared instead")
+    evaluate_command.add_argument("--copies", action="store_true",
+                                  help="also check the intervals of the copies that generate --copies wrote beside "
+                                       "--synth (SYNTH.1.csv ..., SYNTH.reference.csv): does each numeric column's "
+                                       "mean and correlation interval hold the real table's value?")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
     evaluate_command.add_argument("--html", metavar="REPORT.html",
                                   help="also write the report as one self-contained HTML page with charts "
@@ -625,10 +629,15 @@ def evaluate(args: argparse.Namespace) -> int:
         raise SynthDPError("--seed must be an integer in [0, 2^32)")
     if args.privacy_report and not args.html:
         raise SynthDPError("--privacy-report goes with --html (the page shows it)")
+    copy_inputs = {}
+    if args.copies:
+        from synthdp.evaluation.inference import copy_files
+
+        copy_inputs = {f"the copy '{path.name}'": str(path) for path in copy_files(args.synth)}
     if args.html:
         _check_outputs({"--html": args.html}, {"the real table": args.real, "the synthetic table": args.synth,
                                                "the bounds file": args.bounds, "the schema file": args.schema,
-                                               "the privacy report": args.privacy_report})
+                                               "the privacy report": args.privacy_report, **copy_inputs})
         try:
             import matplotlib  # noqa: F401  (optional: only the page needs it)
         except ImportError:
@@ -690,6 +699,11 @@ def evaluate(args: argparse.Namespace) -> int:
             raise SynthDPError("fewer than 2 rows without missing cells in the nullable columns: nothing to compare")
     report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed,
                             schema=schema, sdmetrics=not args.no_sdmetrics)
+    if args.copies:
+        from synthdp.evaluation.inference import check_against_real, load_copies
+
+        copies = load_copies(args.synth)
+        report["intervals"] = check_against_real(real, copies, report["columns"]["numeric"])
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
                                     "nullable numeric cells are present" if nullable else ""}, **report}

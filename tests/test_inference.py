@@ -21,13 +21,13 @@ def _copies(reference_value: float, copy_values: list[float]) -> Copies:
 
 
 def test_the_combining_rules_on_known_values():
-    """estimate = 2 theta_0 - mean(theta_i); se = sd(theta_i) sqrt(1 + 1/m); interval estimate +- z se."""
+    """estimate = 2 theta_0 - mean(theta_i); se = sd(theta_i) sqrt(1 + 1/m); interval estimate +- t_{m-1} se."""
     values = [1.0, 2.0, 4.0, 5.0]
     result = infer(_copies(3.5, values), lambda frame: frame["x"].mean(), level=0.9)
     row = result.iloc[0]
     se = np.std(values, ddof=1) * np.sqrt(1 + 1 / 4)
     assert row["estimate"] == pytest.approx(2 * 3.5 - 3.0) and row["std_error"] == pytest.approx(se)
-    z = stats.norm.ppf(0.95)
+    z = stats.t.ppf(0.95, df=3)
     assert row["lower"] == pytest.approx(4.0 - z * se) and row["upper"] == pytest.approx(4.0 + z * se)
     assert row["naive"] == pytest.approx(3.5)
 
@@ -176,3 +176,39 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     error = capsys.readouterr().err.strip().splitlines()
     assert error[0].startswith("synthdp: error: --share takes COL=VALUE") and "column 'zz'" in error[1]
     assert len(error) == 3 and pd.read_csv(tmp_path / "out.1.csv").shape == (50, 3)
+
+
+def test_evaluate_checks_the_copies_intervals_against_the_real_table(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from synthdp.cli import main
+
+    root = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
+    real, bounds, out = root / "clinic.csv", root / "clinic_bounds.json", tmp_path / "out.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["generate", str(real), "-o", str(out), "--bounds", str(bounds), "--copies", "4", "--seed", "3",
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--json",
+                 "--no-sdmetrics", "--queries", "50"]) == 0
+    intervals = json.loads(capsys.readouterr().out)["intervals"]
+    assert intervals["copies"] == 4 and intervals["checked"] == 5 + 10  # five means, ten correlations
+    frame = pd.read_csv(real)
+    means = {row["statistic"]: row for row in intervals["statistics"] if row["statistic"].startswith("mean ")}
+    assert means["mean bmi"]["real"] == pytest.approx(frame["bmi"].mean())
+    for row in intervals["statistics"]:
+        assert row["holds"] == (row["lower"] <= row["real"] <= row["upper"])
+    assert intervals["held"] == sum(row["holds"] for row in intervals["statistics"])
+    page = tmp_path / "page.html"
+    assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--html",
+                 str(page), "--no-sdmetrics", "--queries", "50"]) == 0
+    assert "intervals from 4 copies" in capsys.readouterr().out
+    assert '<section id="intervals">' in page.read_text()
+    # no copies beside the table: one line, nothing written; the page never overwrites a copy
+    assert main(["evaluate", "--real", str(real), "--synth", str(real), "--bounds", str(bounds), "--copies"]) == 2
+    assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--html",
+                 str(tmp_path / "out.2.csv")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert "no copies of" in error[0] and "the copy 'out.2.csv'" in error[1] and len(error) == 2

@@ -402,6 +402,49 @@ def _model_section(report: Mapping) -> str:
             f"{_text(model['model'])}</p>" + _table(["train on", "test on", model["metric"]], rows, numeric_from=2))
 
 
+def _intervals_section(intervals: Mapping | None, mpl) -> str:
+    """The copies' intervals against the real table's values (evaluate --copies), with a chart."""
+    if intervals is None:
+        return ""
+    rows = intervals["statistics"]
+    parts = [f"<h2>Intervals from the copies</h2><p>{intervals['held']} of {intervals['checked']} "
+             f"{intervals['level']:.0%} intervals from {intervals['copies']} copies of the release "
+             "(<code>synthdp.infer</code>) hold the real table's value. They are for the population the "
+             "real table came from; a statistic the release did not model (a pair it measured nothing of) is "
+             "where they miss.</p>"]
+    chart = _intervals_chart(mpl, rows)
+    if chart is not None:
+        parts.append(_image(chart, "intervals against the real values",
+                            "each interval scaled to [-1, 1] around its estimate; the dot is the real table's value"))
+    parts.append(_table(["statistic", "real", "estimate", "lower", "upper", "holds"],
+                        [[row["statistic"], row["real"], row["estimate"], row["lower"], row["upper"],
+                          "yes" if row["holds"] else "NO"] for row in rows]))
+    return "".join(parts)
+
+
+def _intervals_chart(mpl, rows: list) -> str | None:
+    Figure, canvas = mpl
+    shown = [row for row in rows if math.isfinite(row["real"]) and row["upper"] > row["lower"]]
+    if not shown:
+        return None
+    half = np.array([(row["upper"] - row["lower"]) / 2 for row in shown])
+    centre = np.array([(row["upper"] + row["lower"]) / 2 for row in shown])
+    scaled = (np.array([row["real"] for row in shown]) - centre) / half
+    figure = Figure(figsize=(7.2, 1.0 + 0.22 * len(shown)), layout="constrained")
+    axes = figure.subplots()
+    y = np.arange(len(shown))
+    axes.hlines(y, -1, 1, color="0.6", lw=3)
+    inside = np.abs(scaled) <= 1
+    axes.plot(np.clip(scaled[inside], -3, 3), y[inside], "o", color="tab:blue", label="real value, inside")
+    axes.plot(np.clip(scaled[~inside], -3, 3), y[~inside], "x", color="tab:red", label="real value, outside")
+    axes.set_yticks(y, [_short(row["statistic"], 32) for row in shown], fontsize=7)
+    axes.invert_yaxis()
+    axes.set_xlim(-3.2, 3.2)
+    axes.set_xlabel("real value in its interval (-1: lower end, 1: upper end; beyond 3 at 3)", fontsize=8)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _png(figure, canvas)
+
+
 def _privacy_section(privacy_report: Mapping | None) -> str:
     if privacy_report is None:
         return ""
@@ -471,6 +514,7 @@ def render_html(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, *, sch
             "correlations": _correlation_section(report, real, synth, mpl),
             "smooth-queries": _queries_section(report, mpl),
             "model": _model_section(report),
+            "intervals": _intervals_section(report.get("intervals"), mpl),
             "privacy": _privacy_section(privacy_report),
         }
     body = [f"<h1>{_text(title)}</h1>",

@@ -702,7 +702,21 @@ def format_report(report: dict) -> str:
                                       queries["relative"])
         ])
     lines += _format_sdmetrics(report.get("sdmetrics"))
+    lines += _format_intervals(report.get("intervals"))
     return "\n".join(lines) + "\n"
+
+
+def _format_intervals(intervals: dict | None) -> list[str]:
+    """The check of the copies' intervals against the real table (evaluate --copies)."""
+    if intervals is None:
+        return []
+    lines = ["", f"intervals from {intervals['copies']} copies ({intervals['level']:.0%}, synthdp.infer): "
+                 f"{intervals['held']} of {intervals['checked']} hold the real table's value"]
+    lines += _table(["statistic", "real", "estimate", "lower", "upper", "holds"], [
+        [row["statistic"], _number(row["real"]), _number(row["estimate"]), _number(row["lower"]),
+         _number(row["upper"]), "yes" if row["holds"] else "NO"] for row in intervals["statistics"]
+    ], text_columns=1)
+    return lines
 
 
 #: Pairs listed by the text report, the worst first.
