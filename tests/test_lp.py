@@ -360,10 +360,29 @@ def test_a_tilt_at_its_cap_is_accepted_only_within_its_slack(monkeypatch):
     assert loose.status.startswith("tilt within its tolerances: every fit within")
     monkeypatch.setattr(lp, "TILT_FIT_SLACK", 0.0)
     strict = tilt_weights(slicer(design), 400, target, optimum, tolerance)
-    assert strict.status.startswith("tilt stopped") and "x its box" in strict.status
+    assert strict.status.startswith("tilt stopped after 1 iterations with its largest fit")
+    assert "mixed with the l1 optimum at share" in strict.status
     largest = float(strict.status.split("largest fit ")[1].split(" x")[0])
-    assert largest == pytest.approx(np.max(np.abs(design @ strict.weights - target) / tolerance), abs=0.006)
     assert largest > 1
+    # the fallback: a distribution within every box, as close to the stopped tilt as the segment allows
+    assert_distribution(strict.weights, 400)
+    box = np.maximum(tolerance, np.abs(design @ optimum.weights - target))
+    assert np.all(np.abs(design @ strict.weights - target) <= box * (1 + 1e-9))
+    share = float(strict.status.split("share ")[1].split(",")[0])
+    assert 0 < share <= 1
+
+
+def test_the_optimum_share_is_the_least_that_fits_every_box():
+    from synthdp.postprocess.lp import optimum_share
+
+    box = np.array([1.0, 1.0, 2.0])
+    assert optimum_share(np.array([0.5, -0.9, 1.0]), np.zeros(3), box) == 0.0  # the tilt fits already
+    # row 0: 3 -> 0 enters the box at a = 2/3; row 1: -2 -> 1 at a = 1/3; row 2 fits throughout
+    share = optimum_share(np.array([3.0, -2.0, 0.0]), np.array([0.0, 1.0, 2.0]), box)
+    assert share == pytest.approx(2 / 3, rel=1e-6)
+    mixed = (1 - share) * np.array([3.0, -2.0, 0.0]) + share * np.array([0.0, 1.0, 2.0])
+    assert np.all(np.abs(mixed) <= box * (1 + 1e-9))
+    assert optimum_share(np.array([5.0]), np.array([1.0]), np.array([1.0])) == pytest.approx(1.0)
 
 
 def test_tilt_widens_a_box_no_distribution_meets_to_the_l1_optimum_residuals():

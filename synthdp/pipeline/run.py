@@ -42,14 +42,13 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
-from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.model import SamplingModel, draw
 from synthdp.pipeline.plan import SELECTION, Plan, cell_layout, make_plan, mixed_numeric_moments
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, rearranged
 from synthdp.postprocess.lp import (
-    TILT_FIT_SLACK,
     LPSolution,
     blend_with_uniform,
     candidate_columns,
@@ -938,11 +937,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
         with stages.stage("LP tilt"):
             optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
-        if solution.status.startswith("tilt stopped"):
-            warnings.warn(f"the LP's tilt stopped before its optimum (the report's lp.status): its fit misses some "
-                          f"moments by more than {1 + TILT_FIT_SLACK:g} x its tolerance ({config.tilt:g} noise sd, or the "
-                          "l1 fit's own miss where larger); the release is as private as ever "
-                          "(docs/performance.md)", ConvergenceWarning, stacklevel=2)
+        # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)

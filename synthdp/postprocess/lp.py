@@ -438,8 +438,10 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     ``status``: "optimal" when L-BFGS-B converged; when it stopped at TILT_MAX_ITERATIONS
     with every row's fit within (1 + TILT_FIT_SLACK) x its box t_r (5 % of a noise sd over
     the tolerance of one sd: no test on the released moments could tell the two apart),
-    "tilt within its tolerances: ..."; otherwise "tilt stopped: ..." with the largest
-    |fit_r| / t_r, on which the pipeline warns.
+    "tilt within its tolerances: ..."; otherwise the tilt is mixed with the l1 optimum u* (which
+    fits every box) at the least share that brings every row within its box
+    (:func:`optimum_share`), and the status says "tilt stopped after ...; mixed with the l1
+    optimum at share a ...": a solution within the tolerances either way, and the report says which.
     """
     from scipy import optimize
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -517,9 +519,32 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
         status = "optimal"
     elif excess <= 1.0 + TILT_FIT_SLACK:
         status = f"tilt within its tolerances: every fit within {excess:.3f} x its box after {result.nit} iterations"
-    else:
-        status = f"tilt stopped: {result.message}; largest fit {excess:.2f} x its box"
+    else:  # fall back within the box: toward the l1 optimum, which fits it
+        share = optimum_share(fit(weights) - target, fit(optimum) - target, box)
+        weights = (1.0 - share) * weights + share * optimum
+        residual = np.abs(fit(weights) - target)
+        status = (f"tilt stopped after {result.nit} iterations with its largest fit {excess:.2f} x its box; mixed "
+                  f"with the l1 optimum at share {share:.3g}, the least that brings every fit within its box")
     return LPSolution(weights, float(residual.sum()), status, solution.solver + " + tilt", time.perf_counter() - start)
+
+
+def optimum_share(tilted: np.ndarray, optimum: np.ndarray, box: np.ndarray) -> float:
+    """The least a in [0, 1] with |(1 - a) e_t + a e*| <= box on every row, for the residuals e_t of a
+    tilt and e* of the l1 optimum (|e*| <= box by the box's construction, so a = 1 always fits).
+
+    The fit is linear in a, so each row allows an interval [a_r, 1]: a_r = 0 where the tilt fits
+    the row, else the point where the line from e_t to e* enters the box, (|e_t| - box) /
+    |e_t - e*|. The mixture (1 - a) u_t + a u* is a distribution that fits every row within
+    its box and keeps as much of the tilt (of the candidates' model) as the segment allows.
+    """
+    tilted, optimum, box = (np.asarray(v, dtype=float) for v in (tilted, optimum, box))
+    limit = box * (1.0 + 1e-12)
+    outside = np.abs(tilted) > limit
+    if not outside.any():
+        return 0.0
+    gap = np.abs(tilted[outside] - optimum[outside])
+    needed = np.divide(np.abs(tilted[outside]) - limit[outside], gap, out=np.ones(int(outside.sum())), where=gap > 0)
+    return float(np.clip(needed.max() * (1.0 + 1e-9), 0.0, 1.0))
 
 
 def _dual_scale(row_sums: tuple[np.ndarray, np.ndarray, int]) -> np.ndarray:
