@@ -152,7 +152,7 @@ class SynthConfig:
         docs/decisions.md#blend-not-on-mixed-tables).
     marginal_degree : int
         Mixed tables (a schema with binary or categorical columns): the release holds every
-        marginal cell of up to this many of those columns (:meth:`synthdp.stats.mixed_basis.basis_indices`).
+        marginal cell of up to this many of those columns (:func:`synthdp.stats.mixed_basis.basis_indices`).
     max_lp_entries : int
         Memory bound on the LP matrix entries held at once: W is kept whole up to it, and
         column generation's master LP (R x its candidate columns) must fit it; the spread

@@ -50,7 +50,7 @@ moment is that cell's frequency, and because a row has at most one non-zero indi
 block, which keeps the sensitivity of a whole marginal table at 2/n
 (:func:`synthdp.stats.mixed_basis.basis_groups`). Indicators lie in [0, 1], inside [-1, 1],
 so the Chebyshev machinery (:class:`synthdp.stats.chebyshev.ChebyshevBasis`, T_1(z) = z)
-evaluates these products unchanged and every |phi_r| <= 1 still holds.
+evaluates these products unchanged and every ``|phi_r| <= 1`` still holds.
 
 This module holds public metadata and pure maps; it never imports the private table.
 """

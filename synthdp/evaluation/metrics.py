@@ -21,12 +21,12 @@ Natural targets of the benchmark data (the repository's ``data/``, see data/READ
   the features is easy; drop one from both tables to predict from the voice measures alone.
 * ``adult.csv``: ``income`` (``<=50K`` / ``>50K``), classification. Its categorical features
   (and a categorical target) are taken when the schema is given (``configs/adult_schema.json``).
+* ``crm.csv`` (goal ``ViolentCrimesPerPop``), ``ctg.csv`` (``CLASS``, ``NSP``) and
+  ``wdbc.csv`` (diagnosis) had their natural targets dropped, so they have none.
 
 With a schema (:class:`synthdp.domain.schema.Schema`), the tables may hold binary and categorical
 columns: :mod:`synthdp.evaluation.mixed` compares every column and every pair of columns by
 total-variation distance, and the numeric metrics run on the numeric columns.
-* ``crm.csv`` (goal ``ViolentCrimesPerPop``), ``ctg.csv`` (``CLASS``, ``NSP``) and
-  ``wdbc.csv`` (diagnosis) had their natural targets dropped, so they have none.
 """
 
 from __future__ import annotations
@@ -233,10 +233,10 @@ def _abs_pair_correlations(real: pd.DataFrame, synth: pd.DataFrame) -> tuple[np.
 def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STRONG_R) -> dict:
     """How much of the strong pairwise correlation the synthetic table keeps: the strong-pair ratio.
 
-    Over the pairs of distinct columns whose real |Pearson r| exceeds ``threshold``, the mean
-    |r| of the synthetic table divided by the mean |r| of the real one (same pairs): 1 when the
+    Over the pairs of distinct columns whose real ``|Pearson r|`` exceeds ``threshold``, the mean
+    ``|r|`` of the synthetic table divided by the mean ``|r|`` of the real one (same pairs): 1 when the
     synthetic table keeps their strength, about 0 when its columns are independent. It counts
-    strength only: a pair whose synthetic r has the wrong sign still counts its |r| (the
+    strength only: a pair whose synthetic r has the wrong sign still counts its ``|r|`` (the
     correlation error, :func:`correlation_error`, sees the sign). A constant column's
     correlations are 0, as there.
 
@@ -261,8 +261,8 @@ def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STR
 def invented_pairs(real: pd.DataFrame, synth: pd.DataFrame, weak: float = WEAK_R, shown: float = INVENTED_R) -> dict:
     """Correlations the synthetic table shows that the real one does not have.
 
-    Over the pairs of distinct columns whose real |Pearson r| is below ``weak``, how many have
-    a synthetic |r| above ``shown``, and the largest synthetic |r| among them: 0 and about the
+    Over the pairs of distinct columns whose real ``|Pearson r|`` is below ``weak``, how many have
+    a synthetic ``|r|`` above ``shown``, and the largest synthetic ``|r|`` among them: 0 and about the
     sampling noise (1 / sqrt(rows)) when the synthetic table invents no relationship. The
     strong-pair ratio (:func:`strong_pairs`) does not see these; a pandas user reading
     ``df.corr()`` does.

@@ -7,13 +7,13 @@ A mixed table (numeric, binary and categorical columns, described by a
   categorical column (a value outside the levels, or missing, counts as its "other" level) and
   :data:`BINS` equal-width bins of the bounds for a numeric column (values outside are put in
   the edge bins). The **total-variation distance** of two distributions p and q over the same
-  cells is TV = (1/2) sum_cells |p - q|: 0 for the same distribution, 1 for disjoint supports,
+  cells is TV = ``(1/2) sum_cells |p - q|``: 0 for the same distribution, 1 for disjoint supports,
   and the largest difference, over every set of cells, between the shares of rows the two
   tables put in that set.
 * **a pair of columns**: the same distance over the product cells (levels or bins of both).
   SDMetrics' pair scores are reported beside it (:func:`pair_scores`): its *contingency
   similarity* 1 - TV for a pair with a binary or categorical column (a numeric one binned), and
-  its *correlation similarity* 1 - |r_real - r_synth| / 2 for a pair of numeric columns
+  its *correlation similarity* ``1 - |r_real - r_synth| / 2`` for a pair of numeric columns
   (Pearson r, 0 for a constant column), both in [0, 1], 1 the best.
 
 :func:`sdmetrics_quality` runs SDMetrics' own QualityReport when the optional package is
@@ -187,7 +187,7 @@ def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: i
     dict
         ``tv``: ``pairs``, ``mean``, ``worst`` (the largest TV) and ``worst_pair``;
         ``contingency``: the same summary of 1 - TV over the pairs with a binary or categorical
-        column (``worst``: the smallest similarity); ``correlation``: of 1 - |r_real - r_synth| / 2
+        column (``worst``: the smallest similarity); ``correlation``: of ``1 - |r_real - r_synth| / 2``
         over the pairs of numeric columns; ``per_pair``: one entry per pair, in schema order,
         with ``columns``, ``tv``, ``metric`` ("contingency" or "correlation") and ``similarity``.
     """

@@ -1,0 +1,1 @@
+"""The private side: budget split, sensitivities, noise, the ledger, and the release of every noisy statistic."""

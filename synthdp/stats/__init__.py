@@ -1,0 +1,1 @@
+"""Sums over rows without noise (Chebyshev moments, histograms, grids, scores): what the release adds noise to."""

@@ -20,7 +20,7 @@ column's first level is 1 - z.
   right for every database. Here the estimate is data-dependent instead: the released
   sub-cells bound the cell (Frechet bounds: at most min_i P(S - i), at least
   P(S - i) + P(S - j) - P(S - i - j) and 0), and inside those bounds it takes the
-  Kirkwood superposition exp(sum over proper subsets T of (-1)^(|S| - |T| + 1) log P(T)),
+  Kirkwood superposition ``exp(sum over proper subsets T of (-1)^(|S| - |T| + 1) log P(T))``,
   the independence-of-higher-interactions guess (the midpoint when a sub-cell is <= 0).
   Post-processing of the release: no budget. Measured (experiments/adult_marginals.py):
   docs/decisions.md#marginal-estimate.

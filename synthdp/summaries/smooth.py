@@ -248,6 +248,8 @@ class Summary(SummaryFile):
         Scrambling seed of the Sobol' points (public randomness: answers are
         deterministic). Evaluation option: not saved.
 
+    Notes
+    -----
     Change an evaluation option with ``dataclasses.replace(summary, damping="jackson")``.
 
     Examples
@@ -426,7 +428,7 @@ class Summary(SummaryFile):
 
         The table's value is q_f(D) = (1/n) sum_i f(x_i) over its rows (clipped into the bounds).
         With p(x) = c0 + sum_r c_r phi_r(x) the polynomial the summary uses for f
-        (:meth:`coefficients`), b_r(D) the exact moments and eta_r = b_hat_r - b_r their noise,
+        (:meth:`coefficients`), b_r(D) the exact moments and eta_r = b_hat_r - b_r their noise::
 
             answer(f) - q_f(D) = sum_r c_r eta_r - (1/n) sum_i (f - p)(x_i),
 
@@ -436,11 +438,11 @@ class Summary(SummaryFile):
           independent Gaussian(0, sigma^2) or Laplace(b) values (every calibration synthdp uses,
           by row or by unit). Gaussian: sum_r c_r eta_r ~ N(0, sigma^2 ||c||^2), so the noise
           half-width is z sigma ||c||_2 (``std_error`` = sigma ||c||_2). Laplace: its ``level``
-          quantile of |sum_r c_r eta_r| is taken from 2^16 draws of the noise (public
+          quantile of ``|sum_r c_r eta_r|`` is taken from 2^16 draws of the noise (public
           randomness, seeded by ``seed``: about 1 % relative error at level 0.95);
           ``std_error`` = b sqrt(2) ||c||_2.
-        * **approximation**: |(1/n) sum_i (f - p)(x_i)| <= sup over the box of |f - p|, estimated by
-          the largest |f - p| on the quadrature nodes, ``check_points`` more scrambled Sobol'
+        * **approximation**: ``|(1/n) sum_i (f - p)(x_i)|`` <= sup over the box of ``|f - p|``, estimated by
+          the largest ``|f - p|`` on the quadrature nodes, ``check_points`` more scrambled Sobol'
           points of the box and its vertices (all 2^d of them, or ``check_points`` at random). An estimate of the sup-norm, not a proof of it: a query with a spike
           between the points (a kernel far narrower than the box / ``check_points`` ^ (1/d)) can
           exceed it. It is 0, to rounding, for every f in the span of the released basis.
@@ -458,7 +460,7 @@ class Summary(SummaryFile):
         level : float, default 0.95
             Coverage probability over the noise, in (0, 1).
         check_points : int, default 16384
-            Extra points of the box on which |f - p| is checked (and at most as many vertices),
+            Extra points of the box on which ``|f - p|`` is checked (and at most as many vertices),
             rounded up to a power of 2.
 
         Returns
