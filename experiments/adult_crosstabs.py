@@ -11,7 +11,7 @@ A probe for issue 18's next step (docs/relationships.md#where-it-stops), NOT a p
 * **default**: synthdp's default at (1, 1e-10), seeds 0 .. SEEDS - 1 (seeded noise);
 * **before**: the same seeds with a joined categorical column's levels ordered and correlated
   from the thresholded deviations (``StudyOptions(ordinal_levels="thresholded")``, the rule
-  before docs/decisions.md#level-order);
+  before docs/decisions/level-order.md);
 * **oracle**: the same release and candidates, with the LP and its tilt also fitting every
   numeric column x categorical column table (the numeric column in ``--bins`` bins at the
   quantiles of its released histogram, public; the categorical column in its levels), whose

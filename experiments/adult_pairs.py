@@ -22,7 +22,7 @@ Seeds: the default seeds start at 100. adult's design choices made before 2026-1
 which turned out favourable to the default (mean 2-way TV .0529 there against .0552 at seeds 100-111
 and .0574 at 6-11; unseeded releases .0562): a variant chosen because it won on seeds 0-5 carries
 their luck. ``--first-seed 0 --seeds 6`` gives those seeds back; new choices should be confirmed on
-seeds they were not chosen on (docs/decisions.md#held-out-seeds).
+seeds they were not chosen on (docs/decisions/held-out-seeds.md).
 """
 
 from __future__ import annotations

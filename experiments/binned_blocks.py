@@ -6,12 +6,12 @@ An integer column of more than MAX_VALUE_BLOCK (32) and at most MAX_BINNED_BLOCK
 gets a binned value block (at most BLOCK_BINS = 16 bins of equal width), and every numeric column
 with a block releases its 2-way tables with the categorical columns in place of its means per
 level; the LP and the tilt fit a value block's table only where its dependence stands out of
-the noise (docs/decisions.md#binned-blocks). Variants: the default; every table fitted
+the noise (docs/decisions/binned-blocks.md). Variants: the default; every table fitted
 (``StudyOptions(block_gate=False)``); before (``StudyOptions(binned_blocks=False,
 block_gate=False)``: such a column had its means per level only, the release and the fit of
 the previous product byte for byte). For each table, at (1, 1e-10) and epsilon = 1, seeded fits
 of every variant (seeds FIRST_SEED .. FIRST_SEED + SEEDS - 1, the same for both: reproducible,
-NOT private; adult's design choices were made on seeds 0-5, docs/decisions.md#held-out-seeds),
+NOT private; adult's design choices were made on seeds 0-5, docs/decisions/held-out-seeds.md),
 scored by the mean 2-way total-variation distance (:func:`synthdp.evaluation.mixed.pair_scores`,
 numeric columns in 16 equal-width bins of their bounds) over all pairs and by kind of pair, and
 the fit's seconds (median; the machine's load moves them):
@@ -154,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
             "The tables and the protocol: experiments/binned_blocks.py's docstring. Mean 2-way TV (numeric columns "
             f"in 16 equal-width bins of their bounds) over the seeds from {args.first_seed}, by kind of pair, each "
             "seed's mean over all pairs, and the fit's median seconds; 0 the best. "
-            "docs/decisions.md#binned-blocks.\n\n"
+            "docs/decisions/binned-blocks.md.\n\n"
             "| table | setting | variant | " + " | ".join(KINDS) + " | all, per seed | fit s |\n"
             "|---|---|---|" + "---:|" * len(KINDS) + "---|---:|\n" + "\n".join(lines) + "\n")
     args.out.write_text(text)

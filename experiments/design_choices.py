@@ -88,7 +88,7 @@ products of the rows' normal scores (the product); the alternatives also release
 beside them, with weight c^2 = 0.125 or 0.25 of the norm bound C^2
 (``StudyOptions(matrix_means=...)``), and fit the copula's model to covariances: without them, a
 skewed column's finer scores do not average 0 and the products hold m m^T, a block no dependence
-made (docs/decisions.md#score-means). The default (no pairs on such tables) is the first row.
+made (docs/decisions/score-means.md). The default (no pairs on such tables) is the first row.
 
 ``--study block-edges``: pairs read one by one. The default reads a column's pairs into a block of
 tied columns (kept pairs of |r| >= 0.5 that stand 4 noise sd out, three or more connected) from the

@@ -4,7 +4,7 @@
 
 Under Laplace noise a mixed table's moments leave out its numeric columns' means per level, and
 their own moments of degree <= 2 where the histograms and the pairs release hold them
-(:func:`synthdp.pipeline.plan.mixed_numeric_moments`; docs/decisions.md#laplace-cells): each of the
+(:func:`synthdp.pipeline.plan.mixed_numeric_moments`; docs/decisions/laplace-cells.md): each of the
 G sensitivity groups adds its whole share to every moment's Laplace noise. For each table and
 pure epsilon, seeded fits (seeds FIRST_SEED .. FIRST_SEED + SEEDS - 1, the same for every variant:
 reproducible, NOT private) of

@@ -157,7 +157,7 @@ SWEEP = {"step scores, C² = d + 2√(2d) (before)": False, "step scores, C² = 
 
 def sweep(seeds: int) -> list[str]:
     """The strong pairs' trend of ``--favour relationships`` on WDBC and CRM at (1, 1e-10) under
-    each setting of SWEEP (paired seeds 0 .. seeds - 1): docs/decisions.md#matrix-scores."""
+    each setting of SWEEP (paired seeds 0 .. seeds - 1): docs/decisions/matrix-scores.md."""
     lines = []
     for name in END_TO_END:
         dataset = load_dataset(name)
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> None:
                  "\\|r - r̃\\| / 2 over the real pairs with \\|r\\| > 0.5). Where the pairs are denoised as a "
                  "matrix the rows are scored in finer cells (each bin split until there are at least that many) "
                  "and shrunk onto \\|\\|s\\|\\|² ≤ C² (`StudyOptions(matrix_scores=(bins, share))`; "
-                 "docs/decisions.md#matrix-scores).\n\n| table | setting | pair trend, strong pairs |\n|---|---|---:|\n"
+                 "docs/decisions/matrix-scores.md).\n\n| table | setting | pair trend, strong pairs |\n|---|---|---:|\n"
                  + "\n".join(sweep(args.seeds)) + "\n")
     args.out.write_text(text)
     print(text)

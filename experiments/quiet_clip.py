@@ -6,7 +6,7 @@ A pairs release read pair by pair shrinks each row's normal scores onto ||s||^2 
 noise is proportional to C^2. Where the default bound d + 2 sqrt(2d) leaves the noise on a
 correlation above CORRELATION_NOISE_LIMIT / 2 (0.125), the product lowers the bound until the
 noise is at that margin, never below d (:func:`synthdp.pipeline.plan.pairs_clip_norm_sq`;
-docs/decisions.md#quiet-clip); ``StudyOptions(quiet_clip=False)`` keeps the default bound
+docs/decisions/quiet-clip.md); ``StudyOptions(quiet_clip=False)`` keeps the default bound
 (before). The rule depends only on n, d and the budget, so each table is run at a privacy
 level where it applies (at (1, 1e-10) only CTG among the benchmark tables): CTG at (1, 1e-10),
 PKS at (0.38, 1e-10), WDBC at (6.5, 1e-10), CRM at (5.2, 1e-10) (where the bound stops at d),

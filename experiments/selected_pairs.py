@@ -5,7 +5,7 @@
 Where no pair of a release of all of them would stand out of its noise, the noise is Gaussian and
 the moments are not noise, the product chooses the pairs worth measuring with the exponential
 mechanism and measures only those (:func:`synthdp.pipeline.plan.selected_pair_count`,
-docs/decisions.md#selected-pairs); ``StudyOptions(select_pairs=False, blend_noisy_pairs=False)``
+docs/decisions/selected-pairs.md); ``StudyOptions(select_pairs=False, blend_noisy_pairs=False)``
 releases no pairs there (before). The rule depends only on n, d and the budget, and holds for a
 band of epsilon on each table (below it the moments are noise, above it the pairs are read one
 by one), so each table runs at an epsilon inside its band, with delta = 1e-10: the six small

@@ -4,7 +4,7 @@
 
 The categorical candidates of a mixed table grow along a Chow-Liu tree of the released 2-way
 tables; an edge needs its table's dependence to stand EDGE_Z (3) standard deviations above
-that of noise alone (:func:`synthdp.postprocess.candidates.table_dependence`; docs/decisions.md#tree-edges).
+that of noise alone (:func:`synthdp.postprocess.candidates.table_dependence`; docs/decisions/tree-edges.md).
 Before, every table could be an edge (``StudyOptions(tree_edges=False)``). For each table, at
 (1, 1e-10) and epsilon = 1, seeded fits (seeds 0 .. SEEDS - 1: reproducible, NOT private) of
 both variants, scored by the mean 2-way total-variation distance over all pairs of columns
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             f"{generated_by(command_line('tree_edges.py', argv))}; {(time.perf_counter() - start) / 60:.1f} min. "
             "The tables and the protocol: experiments/tree_edges.py's docstring. Mean 2-way TV over all pairs "
             "of columns (numeric columns in 16 equal-width bins of their bounds), mean over the seeds and each "
-            "seed; 0 the best. docs/decisions.md#tree-edges.\n\n"
+            "seed; 0 the best. docs/decisions/tree-edges.md.\n\n"
             "| table | setting | tree edges | mean 2-way TV | per seed |\n|---|---|---|---:|---|\n"
             + "\n".join(lines) + "\n")
     args.out.write_text(text)

@@ -139,7 +139,7 @@ class SynthConfig:
         rows for many columns) it releases them all the same, at a share of 0.3, denoised as a
         matrix (blocks of related columns survive noise that single pairs do not; the rows
         scored in finer cells and shrunk onto ||s||^2 <= d/2 for it), unless no correlation
-        matrix could stand out of that noise. Measured: docs/decisions.md#favour and
+        matrix could stand out of that noise. Measured: docs/decisions/favour.md and
         #matrix-scores.
     blend : float
         Where the tilt does not apply (no pairs release and the moments at a tenth of the
@@ -149,7 +149,7 @@ class SynthConfig:
         noise (default 0.5; 0 keeps the optimal vertex). Not applied with ``spread`` > 0,
         which spreads the mass by a second LP instead, nor to mixed tables, whose thousands of
         marginal cells share the tolerance and let single cells drift (measured:
-        docs/decisions.md#blend-not-on-mixed-tables).
+        docs/decisions/blend-not-on-mixed-tables.md).
     marginal_degree : int
         Mixed tables (a schema with binary or categorical columns): the release holds every
         marginal cell of up to this many of those columns (:func:`synthdp.stats.mixed_basis.basis_indices`).

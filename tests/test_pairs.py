@@ -756,7 +756,7 @@ def test_scores_means_keep_independent_skewed_columns_independent_when_denoised_
     skewed column (its rows crowd into the low end of their bins): the products' means alone then
     hold m m^T, a block no dependence made, which the matrix denoising reads as one. With the scores'
     means released beside the products (StudyOptions(matrix_means=True), a design study's choice,
-    not the product: docs/decisions.md#score-means) the model compares covariances. On 1000 rows of
+    not the product: docs/decisions/score-means.md) the model compares covariances. On 1000 rows of
     48 independent columns, every third log-normal, under favour="relationships" with the pairs'
     statistic exact (StudyOptions.exact_stages, NOT private: the mechanism alone), the synthetic
     table's largest |r| stays at sampling noise (sd of r about .032: .2 is 6 sd, false failure

@@ -23,7 +23,7 @@ Encoding (the coordinates the release works on, numeric columns first, then the 
   ``other_label``, which every value outside the levels (or missing) maps to. The "other"
   level is always there, so its cell is released like any other; as the all-zero vector of
   an L-wide block it would be 1 minus the L others, with the noise of all of them
-  (measured: docs/decisions.md#schema-other-level). A binary column has no room for it, so
+  (measured: docs/decisions/schema-other-level.md). A binary column has no room for it, so
   a value outside its two levels is an input error (declare the column categorical to map
   such values to "other").
 
@@ -79,15 +79,15 @@ VALUES_SUFFIX = " (values)"  # the internal categorical column of an integer col
 #: Most values an integer column may have for a value block (its 2-way tables with the categorical
 #: columns): a column of so few values is read as codes (grades, ratings, levels of schooling, months,
 #: hours of the day), and each of its tables costs one sensitivity group whatever its size, but adds
-#: values x levels rows to the LP. docs/decisions.md#value-blocks.
+#: values x levels rows to the LP. docs/decisions/value-blocks.md.
 MAX_VALUE_BLOCK = 32
 #: Most values an integer column may have for a binned value block (BLOCK_BINS bins of consecutive
 #: values): a count or a scale whose values spread over its bounds (ages, hours a week, percentages,
 #: years), not a money amount, whose equal-width bins would hold nearly every row in one.
-#: docs/decisions.md#binned-blocks.
+#: docs/decisions/binned-blocks.md.
 MAX_BINNED_BLOCK = 128
 #: Most bins of a binned value block: as many as the copula's histograms may have
-#: (synthdp.pipeline.plan.MARGINAL_BINS_RANGE's top). docs/decisions.md#binned-blocks.
+#: (synthdp.pipeline.plan.MARGINAL_BINS_RANGE's top). docs/decisions/binned-blocks.md.
 BLOCK_BINS = 16
 DRAFT_KEY = "draft"  # top-level entry of a schema drafted from the data (synthdp schema); ignored by from_dict
 

@@ -168,7 +168,7 @@ def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
     Both tables need the same column names (in any order), numeric and finite.
     """
     from scipy.stats import (
-        ks_2samp,  # imported on use: scipy.stats slows the command line's start-up (docs/decisions.md#lazy-imports)
+        ks_2samp,  # imported on use: scipy.stats slows the command line's start-up (docs/decisions/lazy-imports.md)
     )
 
     real, synth = _pair(real, synth)
@@ -434,7 +434,7 @@ def model_accuracy(
         return float(accuracy_score(y_test, model.fit(x, y).predict(x_test))), type(model).__name__
 
     # One OpenMP thread: on tables of this size the thread start-up costs more than it saves,
-    # and the scores do not change (measured: docs/decisions.md#metrics-openmp).
+    # and the scores do not change (measured: docs/decisions/metrics-openmp.md).
     with threadpool_limits(limits=1, user_api="openmp"):
         synth_score, synth_model = fit_score(x_synth, y_synth)
         real_score, real_model = fit_score(x_train, y_train)

@@ -196,7 +196,7 @@ class StudyOptions:
         only (False, the product). Not the product: the means remove the block that skewed
         columns' finer scores make without any dependence, but on tables whose skewed columns
         are related that block is aligned with theirs and carries it over the noise's edge
-        (docs/decisions.md#score-means). Changes the release.
+        (docs/decisions/score-means.md). Changes the release.
     block_edges : bool
         Pairs read one by one: read a column's pairs into a block of tied columns from the block
         as a whole, kept only where the column's pooled relation to the block is selected and the
@@ -221,7 +221,7 @@ class StudyOptions:
         private test finds one (True: :func:`synthdp.pipeline.plan.pairs_test_planned`), or release
         none there (False, the product). Not the product: on tables with skewed columns the
         test's statistic stands above its line without any dependence, and the matrix release it
-        leads to draws spurious correlations (docs/decisions.md#pairs-test). Changes the release.
+        leads to draws spurious correlations (docs/decisions/pairs-test.md). Changes the release.
     pair_fdr : float or None
         Pairs read one by one: keep a pair only where the Benjamini–Hochberg procedure at this
         false discovery rate also selects it (:data:`synthdp.postprocess.pairs.PAIR_FDR`, the
@@ -940,7 +940,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
-        # lets single cells drift (docs/decisions.md#blend-not-on-mixed-tables)
+        # lets single cells drift (docs/decisions/blend-not-on-mixed-tables.md)
         tolerance = config.blend * noise_l1
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
@@ -965,7 +965,7 @@ def rearranges(release: Release, study: StudyOptions) -> bool:
     columns (``favour="relationships"``'s pair moments, or those R beyond 2d takes on a small d
     or a large n; mixed tables' cells and means per level) is fitted by the weights themselves,
     which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
-    Measured: docs/decisions.md#rearranged.
+    Measured: docs/decisions/rearranged.md.
     """
     one_way = bool(np.all(np.count_nonzero(release.basis_indices, axis=1) <= 1))
     return study.rearrange and release.plan.candidates == "copula" and one_way
@@ -1056,7 +1056,7 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
       pairs selected or denoised as a matrix, the moments at NOISY_MOMENTS_SHARE) the blend, as
       without pairs (below): a tilt within one sd of such moments fits their noise; on WDBC at
       (1, 1e-10) with the pairs, smooth-query error 20-45 % above the blend's
-      (docs/decisions.md#selected-pairs).
+      (docs/decisions/selected-pairs.md).
     * Copula candidates without a pairs release, where the moments keep their share
       (:meth:`Plan.moments_within_limit`): the copula's columns are then independent, and the
       tilt keeps them so except where the moments, fitted within ``config.tilt`` noise sd,
@@ -1070,7 +1070,7 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
 
     Public: the plan's budget, n and R. ``study``: a design study's alternatives
     (``tilt_without_pairs`` False: the blend wherever no pairs are released, as before).
-    Measured: docs/decisions.md#tilt-without-pairs.
+    Measured: docs/decisions/tilt-without-pairs.md.
     """
     if config.spread != 0 or config.tilt <= 0:
         return False

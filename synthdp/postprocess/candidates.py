@@ -153,7 +153,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     depend on the numeric part only through the tree: the LP's tilt then weighs the candidates
     to the released means of each numeric column per level. Drawing each categorical column
     independently from its noisy level frequencies instead left near-deterministic pairs
-    (relationship x sex) short of candidates (measured: docs/decisions.md#mixed-tree-candidates).
+    (relationship x sex) short of candidates (measured: docs/decisions/mixed-tree-candidates.md).
     ``join_ratio``, ``ordinal_levels``: :func:`ordinal_latent`'s ``join_ratio`` (None: ``JOIN_RATIO``)
     and ``levels``; ``noise_kind`` ("gaussian" or "laplace"): the moments' noise, which
     :func:`tree_levels` simulates to tell a table's dependence from its noise; ``edge_z``: its
@@ -272,7 +272,7 @@ def binary_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cent
     sd of 0 gives 0, and the whole matrix is projected onto the correlation matrices. The
     numeric values and the binary levels are then drawn together, so that income, sex or any
     binary column keeps its dependence on every numeric column, which the tree over the
-    binary and categorical columns cannot carry (docs/decisions.md#binary-latent). Binary
+    binary and categorical columns cannot carry (docs/decisions/binary-latent.md). Binary
     columns that are nullable, and a nullable numeric column's missing indicator, stay with
     the tree, and so do all but the MAX_JOINED_BINARIES binary columns most correlated with a
     numeric one.
@@ -391,7 +391,7 @@ def ordinal_latent(schema: Schema, indices: np.ndarray, moments: np.ndarray, cen
     binary or categorical column, its latent correlation is the same normalisation of the
     covariance of their scores over the released 2-way cells. The joined columns become roots
     of the tree (:func:`tree_levels`), from which the other categorical columns grow; nullable
-    columns and missing indicators stay with the tree (measured: docs/decisions.md#ordinal-latent
+    columns and missing indicators stay with the tree (measured: docs/decisions/ordinal-latent.md
     and #level-order).
 
     Returns
@@ -743,7 +743,7 @@ def quiet_block_tables(schema: Schema, indices: np.ndarray, moments: np.ndarray,
     (:func:`synthdp.pipeline.run.mixed_design`): what it holds beyond the two columns' one-way
     tables is mostly noise, which its bins x levels cells would otherwise impose on the weights
     (an integer column of 100 values independent of three categorical columns: 2-way TV .0737
-    fitted against .0652 before the binned blocks, one seed; docs/decisions.md#binned-blocks).
+    fitted against .0652 before the binned blocks, one seed; docs/decisions/binned-blocks.md).
     Post-processing of released values.
     """
     summary = MarginalSummary(schema, indices, moments)

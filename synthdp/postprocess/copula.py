@@ -76,7 +76,7 @@ class Marginals:
         with probability 2.3 % (Gaussian) or 3 % (Laplace), whereas a kept spurious atom puts
         rows on the corners of the domain, where the data may have none. The cost is on a
         column whose real atom holds fewer rows than the threshold. Measured against keeping
-        every atom, and against 3 sd: docs/decisions.md#copula-atoms. The cells of an integer
+        every atom, and against 3 sd: docs/decisions/copula-atoms.md. The cells of an integer
         column's values are not thresholded: the projection alone decides them, as it does
         the bins.
 
@@ -141,7 +141,7 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
     Higham's (2002) alternating projections with Dykstra's correction, between the matrices
     with eigenvalues at least ``floor`` and those with unit diagonal; a final eigenvalue
     clip and rescaling make the result exactly a correlation matrix; with ``iterations=0``
-    that clip is all there is, and lands further away (docs/decisions.md#nearest-correlation).
+    that clip is all there is, and lands further away (docs/decisions/nearest-correlation.md).
     ``held`` (a symmetric boolean mask): the entries the second set also fixes at ``matrix``'s
     values (Higham's H-weighted variant with infinite weights), so that the others give way to
     them where the matrix can be completed; where it cannot, the iterations end near.
@@ -187,7 +187,7 @@ def rearranged(points: np.ndarray, weights: np.ndarray) -> np.ndarray:
     distribution function, the same ranks as the copula's draws (their dependence). Where
     every row of the LP is a one-way moment or cell, the fit to the release is the tilt's.
     Post-processing of public values; the values stay candidate values (an integer column
-    stays on its integers). Measured: docs/decisions.md#rearranged.
+    stays on its integers). Measured: docs/decisions/rearranged.md.
 
     Parameters
     ----------

@@ -13,11 +13,11 @@ chunk by chunk, so W is never needed whole (C up to 1e6, R up to 1e3). An optima
 needs at most R + 1 candidates, so the master stays small, and the pricing proves the
 master's optimum within a tolerance of the whole LP's (:func:`solve_l1_fit_columns`).
 Measured against HiGHS's dual simplex and PDLP on the whole LP:
-docs/decisions.md#lp-column-generation.
+docs/decisions/lp-column-generation.md.
 :func:`solve_l1_fit` passes the whole LP to HiGHS (what column generation is tested
 against); :func:`solve_l1_fit_cvxpy` states it in cvxpy's equality form, the reference the
 tests cross-check, not the pipeline's solver: cvxpy's model building costs time and memory.
-Measured: docs/decisions.md#lp-cvxpy-forms.
+Measured: docs/decisions/lp-cvxpy-forms.md.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
     method : {"choose", "simplex", "ipm"}
         HiGHS's ``solver`` option. "ipm" (interior point, then crossover to a vertex) is
         what mixed tables use: on their large sparse LPs it reaches the dual simplex's
-        optimum much faster. Measured: docs/decisions.md#lp-ipm-mixed.
+        optimum much faster. Measured: docs/decisions/lp-ipm-mixed.md.
     """
     start = time.perf_counter()
     matrix, rhs, cost = equality_form(design, target)
@@ -393,7 +393,7 @@ def column_tilt_weights(columns: ColumnSource, n_candidates: int, target: np.nda
     all the rows instead couples the columns through the candidates' dependence: a factor that
     moves column j moves every column correlated with it, whose own multipliers then settle
     elsewhere in their boxes, so the columns' fitted moments err together (measured:
-    docs/decisions.md#column-tilts). For :func:`synthdp.postprocess.copula.rearranged`, which
+    docs/decisions/column-tilts.md). For :func:`synthdp.postprocess.copula.rearranged`, which
     keeps only the weights' one-way marginals. A column with no row keeps uniform weights.
     """
     weights = np.full((n_candidates, d), 1.0 / n_candidates)

@@ -19,17 +19,17 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    the rule before, halved them and collapsed every pair to 0 when one column had a tiny
    variance) and drops those noise could explain; the false discovery rate keeps the 4.6 % of
    unrelated pairs that noise alone pushes past 2 sd from entering the copula as strong
-   correlations where few pairs are related (docs/decisions.md#pair-fdr); and a column's pairs
+   correlations where few pairs are related (docs/decisions/pair-fdr.md); and a column's pairs
    into a block of tied columns are read from the block as a whole (:func:`block_edges_pooled`):
    kept only where its pooled relation to the block is selected, the members it has no kept
    pair with then at the block's reading, so that one false pair into a block of near-copies
-   does not correlate the column with all of them (docs/decisions.md#block-edges);
+   does not correlate the column with all of them (docs/decisions/block-edges.md);
 3. the kept pairs follow R <- nearest(R + difference), ITERATIONS (13) times: the step scores'
    attenuation and the clip are undone, and each step is projected onto the correlation
    matrices. With exact statistics this reaches the copula's correlation (PKS: strong pairs
    at 1.00 of their normal-score correlation); with noise, the targets no correlation matrix
    attains keep pulling, so the number of steps is a measured choice
-   (docs/decisions.md#pairs-threshold);
+   (docs/decisions/pairs-threshold.md);
 4. the result is replaced by the correlation matrix of largest entropy (largest determinant)
    within a box around it (:func:`max_entropy_correlation`, :func:`entropy_boxes`): FREE_BOX (1)
    noise sd for the pairs not kept, KEPT_BOX (0.1) for the kept ones where the copula alone
@@ -37,9 +37,9 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    step 3 leaves the eigenvalues the noise pushed below 0 at the floor: near-exact linear
    relations the data do not have, which a regression fitted to the synthetic rows reads as
    signal (PKS: motor_UPDRS 95 % explained by the voice measures, 17 % in the data). The least
-   committal matrix the release allows has none (docs/decisions.md#pair-entropy).
+   committal matrix the release allows has none (docs/decisions/pair-entropy.md).
 
-Measured against the alternatives: docs/relationships.md and docs/decisions.md.
+Measured against the alternatives: docs/relationships.md and docs/decisions/README.md.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ MODEL_VALUES = 4_000_000  # draws x d held at once
 PAIR_VARIANCES = ("released", "model")  # latent_correlation's variances: the product first
 VARIANCE_FLOOR = 2.0  # noise sd below which a column's released score variance is floored
 SEARCH_CELLS = 32  # cells per column above which model_means searches instead of counting edge by edge
-ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions.md)
+ITERATIONS = 13  # fixed-point steps from the released means to the latent correlation (measured: docs/decisions/pairs-threshold.md)
 KEPT_BOX = 0.1  # noise sd a kept pair may move for entropy: adds at most 1 % of its noise variance to its error
 FREE_BOX = 1.0  # noise sd a pair not kept may move for entropy: the tilt's tolerance for a moment
 ENTROPY_TOLERANCE = 1e-7  # largest projected-gradient step at which max_entropy_correlation stops
@@ -98,7 +98,7 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, both for a larger signal-to-noise ratio
     where the noise is what limits (WDBC at (1, 1e-10): the largest eigenvalue of the score
     products from 0.8-0.9 to 2.2 times the edge of the noise's, above the 1 a block of pairs needs
-    to show; measured: docs/decisions.md#matrix-scores). ``matrix_scores`` (design studies):
+    to show; measured: docs/decisions/matrix-scores.md). ``matrix_scores`` (design studies):
     False keeps the step scores there too, a pair (bins, clip share) sets those two.
     ``matrix_means`` (design studies; False, the product): also release the scores' means
     beside their products (weight c, c^2 = MATRIX_MEAN_SHARE x C^2 for True, that share for a
@@ -106,7 +106,7 @@ def marginal_score_map(marginals: Marginals, as_matrix: bool = False,
     column's rows crowd into one end of their bins, where the finer scores do not average 0, and
     the products' means alone hold m m^T, a block between skewed columns that no dependence made;
     but where a table's skewed columns are related, that block lies along theirs and lifts it over
-    the noise's edge, so removing it loses real blocks too (docs/decisions.md#score-means).
+    the noise's edge, so removing it loses real blocks too (docs/decisions/score-means.md).
     Public: the release, d and the plan.
     """
     d = marginals.noisy_counts.shape[0]
@@ -353,7 +353,7 @@ def entropy_boxes(lp_fits_pairs: bool) -> tuple[float, float]:
     LP also fits the pairs' product moments (mixed tables, ``--favour relationships``), it is
     fixed: the tilt then already moves each pair's moment up to one noise sd towards the
     candidates', and the two together cost strong pairs (pks_sex: strong-pair ratio -.036 with
-    the kept box, -.004 without; docs/decisions.md#pair-entropy). Public: the plan.
+    the kept box, -.004 without; docs/decisions/pair-entropy.md). Public: the plan.
     """
     return (0.0 if lp_fits_pairs else KEPT_BOX), FREE_BOX
 
@@ -432,11 +432,11 @@ def block_edges_pooled(kept: np.ndarray, values: np.ndarray, noise: np.ndarray, 
     showed as 6.5 unrelated correlations above .3 per release there. Under Gaussian noise a
     false pair lies near its line, and ``extend`` cost more real pairs than it removed false ones
     (CTG's strong-pair ratio .851 → .777): there only the tied members' pairs are read from the
-    block (docs/decisions.md#block-edges).
+    block (docs/decisions/block-edges.md).
 
     Returns the kept pairs and their values (``values`` where nothing was pooled). Without
     ``fdr`` or without a block, as given. Post-processing of released values and their public
-    noise sd (docs/decisions.md#block-edges).
+    noise sd (docs/decisions/block-edges.md).
     """
     values = values.copy()
     if fdr is None or not kept.any():
@@ -647,7 +647,7 @@ def released_correlations(released: np.ndarray, noise_sd: float) -> tuple[np.nda
     1.5 where the copula's is 0.93), and dividing the released means by the copula's variances
     (the rule before) misread every correlation with such a column: PKS's strong pairs came out
     at .94 of their latent correlation on average, .84 on a bad draw
-    (docs/decisions.md#pair-variances). The noise of M_ij in these units is noise_sd / sqrt(v_i v_j)
+    (docs/decisions/pair-variances.md). The noise of M_ij in these units is noise_sd / sqrt(v_i v_j)
     (that of the variances themselves left out: it scales a pair's correlation, it does not
     make one appear).
     """

@@ -27,7 +27,7 @@ one would have. Post-processing of that release, here:
    its kept neighbours force (on a chain i - j - l of strong pairs, r_il at least
    2 r_ij r_jl - 1) and may move a noise sd toward what they imply; left free, such pairs
    took every value the chains implied, and on CRM 89 pairs of real |r| < .1 came out above .3
-   (docs/decisions.md#selected-pairs).
+   (docs/decisions/selected-pairs.md).
 """
 
 from __future__ import annotations

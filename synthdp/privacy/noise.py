@@ -255,14 +255,14 @@ class NoiseSampler(ABC):
 class OpenDPNoise(NoiseSampler):
     """OpenDP's floating-point-safe Laplace and Gaussian samplers.
 
-    Measured: docs/decisions.md#opendp-noise.
+    Measured: docs/decisions/opendp-noise.md.
     """
 
     name = "opendp"
     private = True
 
     def __init__(self) -> None:
-        # opendp's modules, not opendp.prelude: the prelude also loads scikit-learn (docs/decisions.md#lazy-imports)
+        # opendp's modules, not opendp.prelude: the prelude also loads scikit-learn (docs/decisions/lazy-imports.md)
         from opendp import domains, measurements, metrics, mod
 
         mod.enable_features("contrib")

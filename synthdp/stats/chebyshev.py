@@ -6,7 +6,7 @@ the three-term recurrence T_{k+1} = 2x T_k - T_{k-1} on the columns the basis us
 product runs only over the non-zero degrees of r, so a basis of R functions on n points costs
 O(n * (u * g + R * s)) for u used columns, maximal degree g and at most s non-zero degrees
 per multi-index. benchmarks/run.py measures it against the naive cos(r arccos x).
-Measured: docs/decisions.md#chebyshev-evaluation.
+Measured: docs/decisions/chebyshev-evaluation.md.
 
 Every |phi_r| <= 1 on [-1, 1]^d; the moment sensitivity in :mod:`synthdp.privacy.sensitivity` rests on it.
 The constant phi_0 = 1 is never part of an index set here: its moment is exactly 1.
@@ -229,7 +229,7 @@ class ChebyshevBasis:
         Per block of rows, one matrix product of the prefix products with the Chebyshev table
         (BLAS) instead of the (rows, R) values of :meth:`evaluate`. The products are small,
         so BLAS runs on one thread: a thread pool's synchronisation costs more than it saves on
-        them. Measured: docs/decisions.md#chebyshev-moments.
+        them. Measured: docs/decisions/chebyshev-moments.md.
         """
         from threadpoolctl import threadpool_limits
 

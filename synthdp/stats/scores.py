@@ -58,7 +58,7 @@ def matrix_clip_norm_sq(d: int, share: float = MATRIX_CLIP_SHARE) -> float:
     to that limit. The cost is bias, which the copula's model of the release
     (:func:`synthdp.postprocess.pairs.model_means`, which applies the same clip) undoes; where
     the noise is small enough to read pairs one by one the bias matters more than the noise,
-    and :func:`default_clip_norm_sq` stays. Measured: docs/decisions.md#matrix-scores.
+    and :func:`default_clip_norm_sq` stays. Measured: docs/decisions/matrix-scores.md.
     """
     return share * d
 
@@ -80,7 +80,7 @@ class ScoreMap:
         c >= 0: where positive, the statistic (:func:`score_products`) also holds the sums of
         c s_j, the products of the clipped scores with a constant coordinate c, so that the
         release carries the scores' means beside their products (a design study's choice where the
-        pairs are denoised as a matrix, c^2 = MATRIX_MEAN_SHARE x C^2; docs/decisions.md#score-means).
+        pairs are denoised as a matrix, c^2 = MATRIX_MEAN_SHARE x C^2; docs/decisions/score-means.md).
         0: the products only (the product).
     signs : bool
         Each score replaced by its cell's sign (:meth:`cell_signs`: -1 below the released median,

@@ -23,7 +23,7 @@ column's first level is 1 - z.
   Kirkwood superposition ``exp(sum over proper subsets T of (-1)^(|S| - |T| + 1) log P(T))``,
   the independence-of-higher-interactions guess (the midpoint when a sub-cell is <= 0).
   Post-processing of the release: no budget. Measured (experiments/adult_marginals.py):
-  docs/decisions.md#marginal-estimate.
+  docs/decisions/marginal-estimate.md.
 
 Errors are absolute differences of cell fractions (:func:`marginal_errors`). This module
 never imports the private table: it reads tables you pass it and released moments.
@@ -159,7 +159,7 @@ class MarginalSummary(SummaryFile):
         sub-cells (module docstring). ``clip`` (default) sets negative cells to 0: most
         cells of a wide marginal are empty and the noise makes half of them negative.
         The clipped table is not rescaled to sum to 1: that would move every large cell by
-        the positive noise of all the small ones. Measured: docs/decisions.md#marginal-clip.
+        the positive noise of all the small ones. Measured: docs/decisions/marginal-clip.md.
         ``clip=False`` gives the unbiased raw answers.
         """
         columns = _distinct(columns)

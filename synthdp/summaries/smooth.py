@@ -32,7 +32,7 @@ it multiplies middle degrees by up to ~2 (more noise); and on a Gaussian (sigma 
 variable) its L-infinity error at t = 8 is 0.31 against 7e-4 for the truncated series
 (exact to 1e-15 from t = 32). On the paper's benchmark queries it was less accurate than
 the truncated series in every setting and width but one. Measured:
-docs/decisions.md#summary-damping. Truncation keeps Jackson's rate up to the Lebesgue
+docs/decisions/summary-damping.md. Truncation keeps Jackson's rate up to the Lebesgue
 constant, a (log t)^d factor, and the trivial coefficient bound above.
 
 Quadrature (the expectations over theta), on N nodes shared by every query of a summary:
@@ -45,7 +45,7 @@ Quadrature (the expectations over theta), on N nodes shared by every query of a 
   ``seed``) with theta = pi u. In theta the Chebyshev weight is uniform, so this is plain
   quasi-Monte Carlo on a smooth integrand; its error does not grow with d the way a product
   rule's does. tests/test_summary.py checks it on a quadratic; measured against an exact
-  reference on the benchmark summaries: docs/decisions.md#summary-quadrature. The answers
+  reference on the benchmark summaries: docs/decisions/summary-quadrature.md. The answers
   are deterministic for a given ``seed``; answering again with other seeds estimates the
   quadrature error.
 
@@ -151,7 +151,7 @@ class _TensorRule:
     def project(self, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """(1/N) sum_j values_j phi_r(x_j) for each r: (N,) or (N, k) -> (R,) or (R, k)."""
         from scipy.fft import (
-            dctn,  # imported on use: scipy.fft and scipy.stats slow the CLI's start-up (docs/decisions.md#lazy-imports)
+            dctn,  # imported on use: scipy.fft and scipy.stats slow the CLI's start-up (docs/decisions/lazy-imports.md)
         )
 
         M, d = self.per_axis, self.d
