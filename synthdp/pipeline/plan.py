@@ -88,7 +88,7 @@ def paper_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
 #: A mixed table's tilt weighs at least this many candidates per released moment (the l1 fit
 #: keeps its C): the tilt reweights a sample of the candidate model toward R box constraints,
 #: and with C barely above R (adult: 10 000 candidates for 6 844 moments) it stays near the
-#: l1 fit's vertex. docs/decisions.md#tilt-candidates.
+#: l1 fit's vertex. docs/decisions/tilt-candidates.md.
 TILT_CANDIDATES_PER_MOMENT = 3
 
 MAX_AUTO_N_BASIS = 400  # largest automatic R above the 2d floor: the LP's cost grows as about R^2.5
@@ -106,14 +106,14 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     d degree-1 moments first and the d squares T_2(x_i) next, so R >= 2d holds both for
     every column. The paper's R is derived for one query class and is often below 2d
     (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d:
-    docs/decisions.md#auto-n-basis.
+    docs/decisions/auto-n-basis.md.
 
     The paper's R grows with n without limit (1 447 for 4 million rows of 10 columns), and
     the l1 fit's cost grows about as R^2.5 (column generation on that table: 11 s at R = 400,
     23 minutes at 1 447), while at such n each moment's noise is far below the error of the
     synthetic rows themselves. The cap binds only from about 10^5 rows (d = 20) or 3 x 10^5
     (d = 10) on, never on the benchmark tables; what it costs in accuracy where it binds is
-    measured in docs/decisions.md#auto-n-basis-cap (experiments/large_n_basis.py). An
+    measured in docs/decisions/auto-n-basis-cap.md (experiments/large_n_basis.py). An
     explicit ``n_basis`` is not capped.
     """
     return max(min(paper_n_basis(n, d, smoothness, delta), MAX_AUTO_N_BASIS), 2 * d)
@@ -381,7 +381,7 @@ SELECTION = "pair selection"  # the stage that chooses the pairs worth measuring
 SELECTION_SHARE = 1 / 3  # its part of the pairs' share; the measurement of the chosen pairs takes the rest
 # The selected pairs' share, taken from the other stages in proportion: under Gaussian composition
 # their noise grows by 1 / sqrt(1 - 0.15), 8 %, which the smooth queries and column shapes follow;
-# 0.3, the share of pairs read one by one, cost pima's smooth queries 25 % (docs/decisions.md#selected-pairs)
+# 0.3, the share of pairs read one by one, cost pima's smooth queries 25 % (docs/decisions/selected-pairs.md)
 SELECTED_PAIRS_SHARE = 0.15
 
 
@@ -422,7 +422,7 @@ def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neig
     ``StudyOptions(pairs_test=True)``): on tables with skewed columns the statistic stands above
     its line without any dependence (the refined scores' means are off under the true
     distribution), and the matrix release then draws spurious correlations
-    (docs/decisions.md#pairs-test).
+    (docs/decisions/pairs-test.md).
 
     The test releases T = lambda_max(S) - kappa tr(S) / d of the matrix S of the means of the
     products of normal scores (kappa the Marchenko-Pastur edge) (:func:`synthdp.privacy.release.release_pairs_test`), and the pairs follow
@@ -431,7 +431,7 @@ def pairs_test_planned(config: SynthConfig, n: int, d: int, epsilon: float, neig
     (:func:`synthdp.postprocess.pairs.block_stands_out`): the strongest block's direction is
     then recovered with at least half its weight. Whether a table's columns come in such blocks
     (WDBC's size measures, CRM's) is private, and releasing the pairs where they do not costs the
-    smooth queries for nothing (docs/decisions.md#pairs-test), hence a test rather than a rule.
+    smooth queries for nothing (docs/decisions/pairs-test.md), hence a test rather than a rule.
 
     Planned with Gaussian noise only (delta > 0): the histograms, released before the test at
     the share both outcomes give them, get the rest of theirs as a second release pooled with
@@ -504,7 +504,7 @@ def pairs_clip_norm_sq(n: int, d: int, budget: Budget, neighbours: Neighbours = 
     comes first (below d the rows' radial information goes, the regime of
     :func:`synthdp.stats.scores.matrix_clip_norm_sq`, which pairs denoised as a matrix keep).
     ``quiet`` False: the default bound always (before). Public: n, d and the budget.
-    Measured: docs/decisions.md#quiet-clip.
+    Measured: docs/decisions/quiet-clip.md.
     """
     if budget.share("correlation") <= 0 or d < 2:
         return 0.0
@@ -561,13 +561,13 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       table's pairs are given, :func:`mixed_shares`), the pairs get WEAK_PAIRS_SHARE (0.5)
       instead: the pair-by-pair threshold then drops fewer of the strong pairs it should
       keep (CTG at (1, 1e-10): noise 0.237 at 0.3, 0.184 at 0.5; measured:
-      docs/decisions.md#copula-shares);
+      docs/decisions/copula-shares.md);
     * the histograms get 0.3 beside the products, else 0.5, unless the R moments' noise
       at the share this leaves them would exceed MOMENT_NOISE_LIMIT: then the moments keep
       only NOISY_MOMENTS_SHARE and the histograms take the rest. Noise of that size swamps
       what the moments add to the histograms (with R = 2d they are just each column's
       mean and second moment, which the histograms estimate too). Measured, with the cell
-      the rule does not capture: docs/decisions.md#copula-shares.
+      the rule does not capture: docs/decisions/copula-shares.md.
 
     * where the pairs' noise at 0.3 is above the limit, no share or ``favour`` asks for all of
       them, the noise is Gaussian, and the moments are not noise (:func:`moments_are_noise`: the
@@ -579,7 +579,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       the others' noise then grows by 1 / sqrt(0.85), 8 %; under Laplace noise by 1 / 0.85, 18 %,
       for fewer pairs (the measurement's noise grows as k, not sqrt(k)). Where the moments are
       noise, every share taken from the histograms costs the column shapes and the smooth
-      queries more than the few pairs it buys give (docs/decisions.md#selected-pairs);
+      queries more than the few pairs it buys give (docs/decisions/selected-pairs.md);
 
     The decision uses only public n, d, R and the budget. The moments' noise it compares
     with the limit is that of any R functions with values in [-1, 1]
@@ -587,7 +587,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
     scale at which the limit was measured. The release calibrates the moments to their
     derived sensitivity (:func:`synthdp.privacy.sensitivity.moments_sensitivity`), which is
     lower; judged on that lower noise, the rule would give some tables half the budget for
-    the moments, which cost them (docs/decisions.md#copula-shares).
+    the moments, which cost them (docs/decisions/copula-shares.md).
     """
     def stage_budget(stage: str, share: float) -> StageBudget:
         return Budget(0.0, 0.0, epsilon, config.delta, _composition(config), ((stage, share),)).stage(stage)
@@ -702,7 +702,7 @@ def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
                          "column's pairs into a block of strongly related columns where its relation to the "
                          "block as a whole is selected"
                          + (", and, under Laplace noise, its pairs with the columns selected for the block as well"
-                            if plan.noise == "laplace" else "") + " (docs/decisions.md#block-edges)")}
+                            if plan.noise == "laplace" else "") + " (docs/decisions/block-edges.md)")}
     share = COPULA_SHARES["correlation"]
     budget = plan.budget
     noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,
@@ -736,7 +736,7 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     have, while raising the moments' noise by 12 % under Gaussian composition (sd as
     1 / sqrt(share)) and 25 % under basic composition (sd as 1 / share). Adult at
     (1, 1e-10): counts noise 48 against 155 for the categorical cells; at epsilon = 1: 89
-    against 469. No numeric column: no histograms (docs/decisions.md#mixed-shares).
+    against 469. No numeric column: no histograms (docs/decisions/mixed-shares.md).
 
     The pairs of numeric columns (the means of products of normal scores, as for numeric
     tables: :func:`copula_shares`) get the user's ``correlation_share``, else the smallest
@@ -753,7 +753,7 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     the share that gives every one of their d tables the same noise as each of the G
     groups, (1 - correlation) d / (d + G): on adult (d = 6, G = 75) 0.067, below 0.2, which
     stays; on PKS with its sex column (d = 22, G = 1) 0.96, where 0.2 left each histogram
-    five times the noise of independent one-way histograms (docs/decisions.md#laplace-cells).
+    five times the noise of independent one-way histograms (docs/decisions/laplace-cells.md).
     Public n, d, G and budget only.
     """
     if numeric_columns == 0:
@@ -788,7 +788,7 @@ def auto_marginal_bins(n: int, d: int, budget: StageBudget, neighbours: Neighbou
 
     Each cell should hold on average at least twice the standard deviation of its noise, so
     B + 2 cells (the bins and the two atoms) <= n / (2 sd), within MARGINAL_BINS_RANGE.
-    Measured: docs/decisions.md#marginal-bins. The noise sd of a count follows from
+    Measured: docs/decisions/marginal-bins.md. The noise sd of a count follows from
     the histograms' sensitivity and the public budget.
     """
     noise_sd = budget.noise_sd(*histogram_sensitivity(d, neighbours))
@@ -858,7 +858,7 @@ def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize:
     The histograms then get at least the share that gives each of them a group's noise
     (:func:`mixed_shares`' ``cell_groups``). adult at epsilon = 1: G 129 -> 75, the mean 2-way
     TV over all pairs .089 -> .073 (12 held-out seeds), below independent one-way histograms
-    (.083); other mixed tables in docs/decisions.md#laplace-cells. Public: the configuration
+    (.083); other mixed tables in docs/decisions/laplace-cells.md. Public: the configuration
     and the numeric columns.
     """
     # a synthesizing mixed table's numeric columns always have histograms (SynthConfig refuses a share of 0)
