@@ -2,7 +2,7 @@
 
     python experiments/adult_crosstabs.py [--seeds 3] [--bins 8] [--share 0.15]
 
-A probe for issue 18's next step (docs/relationships.md#where-it-stops), NOT a private release:
+A probe for issue 18's next step (docs/relationships-mixed.md#where-it-stops-on-mixed-tables), NOT a private release:
 
 * **peers**: the 2-way TV by kind of pair (:func:`synthdp.evaluation.mixed.pair_scores`, numeric
   columns in 16 equal-width bins of the schema's bounds) of the cached peer runs of

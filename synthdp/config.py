@@ -128,7 +128,7 @@ class SynthConfig:
         within the optimum's own residual where that is larger
         (:func:`synthdp.postprocess.lp.tilt_weights`, :func:`synthdp.pipeline.run.tilts`).
         Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
-        docs/relationships.md.
+        docs/relationships-design.md.
     favour : "smooth" or "relationships"
         Numeric tables: "smooth" (default) releases the pairs only where a strong one stands
         out of their noise pair by pair, leaves the pair moments x_i x_j to that release and

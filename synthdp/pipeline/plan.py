@@ -334,7 +334,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
             _check_lp_memory(config, n_basis, n_candidates, d, kind)
         else:
             # the pairs release measures every pair's dependence: the moments release keeps its
-            # budget for the rest (docs/relationships.md#moments-and-pairs)
+            # budget for the rest (docs/relationships-design.md#how-synthdp-keeps-the-pairs)
             skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
     return Plan(
         mode=config.mode,
@@ -556,7 +556,7 @@ def copula_shares(config: SynthConfig, n: int, d: int, n_basis: int, epsilon: fl
       noise on a correlation: at 0.25 a correlation of 0.5, the usual line for a strong one,
       stands two noise standard deviations above 0, the threshold at which
       :func:`synthdp.postprocess.pairs.latent_correlation` keeps it; noisier pairs would
-      keep none (docs/relationships.md). Where 0.3 leaves that noise above half the limit
+      keep none (docs/relationships-design.md). Where 0.3 leaves that noise above half the limit
       (a strong pair then stands fewer than four noise sd above 0, the margin a mixed
       table's pairs are given, :func:`mixed_shares`), the pairs get WEAK_PAIRS_SHARE (0.5)
       instead: the pair-by-pair threshold then drops fewer of the strong pairs it should

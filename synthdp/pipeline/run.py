@@ -934,7 +934,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)
     elif tilt_tolerance is not None:
-        # keep the copula's released pairs as far as the moments allow (docs/relationships.md)
+        # keep the copula's released pairs as far as the moments allow (docs/relationships-design.md)
         with stages.stage("LP tilt"):
             optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
         # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
@@ -946,7 +946,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                                    solution.objective + tolerance)
     weights = clean_weights(solution.weights)
     if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
-        # the copula's ranks, the tilt's one-way marginals (docs/relationships.md)
+        # the copula's ranks, the tilt's one-way marginals (docs/relationships-design.md)
         if (study or PRODUCT).column_tilts:  # each column's marginal tilted on its own rows
             with stages.stage("LP tilt"):
                 row_columns = np.argmax(release.basis_indices != 0, axis=1)

@@ -39,7 +39,7 @@ scores Z, from which a candidate is x_j = F_j^{-1}(Phi(z_j)). Post-processing on
    signal (PKS: motor_UPDRS 95 % explained by the voice measures, 17 % in the data). The least
    committal matrix the release allows has none (docs/decisions/pair-entropy.md).
 
-Measured against the alternatives: docs/relationships.md and docs/decisions/README.md.
+Measured against the alternatives: docs/relationships-design.md and docs/decisions/README.md.
 """
 
 from __future__ import annotations

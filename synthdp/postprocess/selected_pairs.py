@@ -1,7 +1,7 @@
 """The model of the selected pairs: the copula's latent correlation from the pairs chosen and measured.
 
 Where a table has few rows for its columns, no single pair stands out of the noise of a release
-of all d (d - 1) / 2 pairs (docs/relationships.md). The plan then buys fewer, better measured
+of all d (d - 1) / 2 pairs (docs/relationships-few-rows.md). The plan then buys fewer, better measured
 pairs (:func:`synthdp.pipeline.plan.selected_pair_count`): the exponential mechanism chooses the
 k pairs whose rows most often fall on the same (or on opposite) sides of their columns' released
 medians (:func:`synthdp.privacy.release.release_pair_selection`), and only those k are measured

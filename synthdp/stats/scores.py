@@ -1,6 +1,6 @@
 """Normal scores of unit columns through released one-way distributions, and their products.
 
-The pairwise statistic of numeric tables (docs/relationships.md). Column j's released one-way
+The pairwise statistic of numeric tables (docs/relationships-design.md). Column j's released one-way
 histogram (:func:`synthdp.stats.histograms.cell_counts`, post-processed into cell
 probabilities) is a distribution F_j on [-1, 1]: an atom at each bound and uniform mass within
 each of B equal-width bins. A unit value x gets the normal score
