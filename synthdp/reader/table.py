@@ -10,8 +10,9 @@ read as validated chunks by one of three engines, which all hand the same per-ch
 
 * in memory (the default for a DataFrame and for CSV files up to ``STREAM_CSV_BYTES``): one chunk;
 * streaming (numpy engine; CSV files with ``chunk_rows`` or larger than ``STREAM_CSV_BYTES``,
-  and every Parquet file): pandas CSV chunks or pyarrow Parquet batches of ``chunk_rows`` rows,
-  so memory is bounded by a chunk whatever the file's size;
+  and every Parquet file): pandas CSV chunks or Parquet chunks (read row group by row group,
+  :func:`_parquet_frames`) of ``chunk_rows`` rows, so memory is bounded by a few chunks
+  whatever the file's size;
 * Dask (``engine="dask"``): dask.dataframe partitions of a CSV or Parquet file (or a Dask
   DataFrame), reduced by a tree of Dask tasks on the local threads or on the
   dask.distributed scheduler at ``scheduler``.
@@ -84,6 +85,7 @@ SCHEDULER_TIMEOUT = "10s"  # to connect to a dask.distributed scheduler
 READ_AHEAD_CHUNKS = 2  # chunks read ahead of the one being summed (measured: 2 smooths the parser's pace best)
 READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a stop
 SUM_WORKERS = WORKERS  # chunks summed at once by the streamed and blocked passes
+PARQUET_BUFFER_BYTES = 2**20  # a Parquet column chunk is read through a buffer of 1 MB (_open_parquet)
 KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
 T = TypeVar("T")
 R = TypeVar("R")
@@ -501,7 +503,9 @@ class _KeptCells:
     rows (:func:`synthdp.stats.row_sums.reuses_cells`): a streamed file is then read twice
     instead of three times. One or two bytes per value (the cells, not the values), private,
     in memory only, freed once used; past ``KEPT_CELLS_BYTES`` nothing is kept and the file
-    is read again. The products from kept cells are those from the rows, bit for bit.
+    is read again. When the row count of the pass before says the cells will not fit, none
+    are kept from the start (at 10^8 x 10, 256 MB of cells were kept, then dropped). The
+    products from kept cells are those from the rows, bit for bit.
     """
 
     def __init__(self) -> None:
@@ -510,6 +514,7 @@ class _KeptCells:
         self._dtype: np.dtype = np.dtype(np.int32)
         self._bytes = 0
         self._keeping = False
+        self._rows: int | None = None  # rows of the last complete pass (finish)
 
     def sums(self, request: SumRequest) -> RowSums | None:
         """The statistics of ``request`` from the kept cells (which are then freed), or None
@@ -528,6 +533,8 @@ class _KeptCells:
         if layout is not None:
             self._dtype = np.dtype(np.uint8 if layout.n_cells <= 2**8 else np.uint16 if layout.n_cells <= 2**16
                                    else np.int32)
+            if self._rows is not None and self._rows * layout.d * self._dtype.itemsize > KEPT_CELLS_BYTES:
+                self._keeping = False  # they would not fit (if the rows have not changed): keep none
         return self._keeping
 
     def add(self, sums: RowSums, cells: list[np.ndarray] | None) -> RowSums:
@@ -541,11 +548,13 @@ class _KeptCells:
                 self._keeping, self._chunks = False, []
         return sums
 
-    def finish(self, request: SumRequest) -> None:
-        """The pass is complete: its cells can serve the next pass (if they were all kept)."""
+    def finish(self, request: SumRequest, n_rows: int) -> None:
+        """The pass is complete, over ``n_rows`` rows: its cells can serve the next pass (if they
+        were all kept)."""
         if self._keeping:
             self._request = request
         self._keeping = False
+        self._rows = n_rows
 
 
 # ------------------------------------------------------------------------ CSV files
@@ -651,7 +660,9 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
 
     def reduce(request: SumRequest) -> RowSums:
         if request.counts_only and unit is None:  # the rows only: one column converted, none checked
-            return RowSums({"rows": np.array(_count_csv_rows(path, names, rows, csv_format, as_text))})
+            n_rows = _count_csv_rows(path, names, rows, csv_format, as_text)
+            kept.finish(request, n_rows)
+            return RowSums({"rows": np.array(n_rows)})
         from_cells = kept.sums(request)
         if from_cells is not None:
             return from_cells
@@ -660,7 +671,7 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
                 pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
                 _read_ahead(chunks) as frames:
             sums = total(kept.add(*result) for result in _in_order(chunk, _bounded_chunks(frames, unit, contributions)))
-        kept.finish(request)
+        kept.finish(request, sums.n_rows)
         return sums
 
     return columns, _Reader({"engine": "numpy", "input": "CSV file, streamed", "chunk_rows": rows}, reduce,
@@ -815,7 +826,7 @@ def _parquet_errors(path: Path) -> Iterator[None]:
 def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[str, str] | None = None,
                     text_columns: Collection[str] = (), nullable: Collection[str] = (),
                     unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
-    """Stream a Parquet file in pyarrow record batches of ``chunk_rows`` rows."""
+    """Stream a Parquet file in chunks of ``chunk_rows`` rows (:func:`_parquet_frames`)."""
     pq = _optional("pyarrow.parquet", "Parquet input")
 
     with _parquet_errors(path):
@@ -824,10 +835,10 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
     contributions = None
     if unit is not None:
         check_unit_column(unit, names)
-        with _parquet_errors(path), pq.ParquetFile(path) as parquet:
+        with _parquet_errors(path), _open_parquet(path) as parquet:
             contributions = Contributions(unit, count_units(
-                unit_values(batch.to_pandas()[unit.column], unit.column)
-                for batch in parquet.iter_batches(batch_size=rows, columns=[unit.column])), names.index(unit.column))
+                unit_values(frame[unit.column], unit.column)
+                for frame in _parquet_frames(parquet, rows, [unit.column])), names.index(unit.column))
     columns = _unit_dropped(names, unit)
 
     kept = _KeptCells()
@@ -837,21 +848,65 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
         if from_cells is not None:
             return from_cells
         with _parquet_errors(path):
-            with pq.ParquetFile(path) as parquet:
+            with _open_parquet(path) as parquet:
                 if request.counts_only and unit is None:  # the footer holds the row count: no batch is read
                     _check_parquet_footer(parquet, names, time_columns or {}, text_columns, nullable)
+                    kept.finish(request, parquet.metadata.num_rows)
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
                 chunk = _chunk_sums_and_cells(kept.start(request), columns, request, time_columns, text_columns,
                                               nullable)
-                batches = (batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows))
-                with _read_ahead(batches) as frames:
+                with _read_ahead(_parquet_frames(parquet, rows)) as frames:
                     sums = total(kept.add(*result)
                                  for result in _in_order(chunk, _bounded_chunks(frames, unit, contributions)))
-        kept.finish(request)
+        kept.finish(request, sums.n_rows)
         return sums
 
     return columns, _Reader({"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": rows}, reduce,
                             contributions)
+
+
+def _open_parquet(path: Path):
+    """The file for :func:`_parquet_frames`: column chunks read through a buffer of
+    PARQUET_BUFFER_BYTES, page by page, rather than whole (see there)."""
+    pq = _optional("pyarrow.parquet", "Parquet input")
+    return pq.ParquetFile(path, buffer_size=PARQUET_BUFFER_BYTES, pre_buffer=False)
+
+
+def _parquet_frames(parquet, rows: int, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
+    """The rows of an open Parquet file (:func:`_open_parquet`) as DataFrames of ``rows`` rows, the
+    last one shorter: the chunks ``iter_batches(batch_size=rows)`` cuts, across row groups, so
+    every chunk's sums and the release are the same to the bit. Only ``columns`` (None: all).
+
+    Memory is a few chunks whatever the file's size (benchmarks/big_files.py): each row group
+    gets a reader of its own, which is freed before the next one starts, and reads its column
+    chunks page by page through a buffer. One reader over the whole file (pyarrow 26's
+    ``iter_batches``, column chunks read whole) kept every row group it had decoded: 8.9 GB
+    for an 8.1 GB file. A chunk that spans two row groups holds the end of one and the start
+    of the next (slices of at most two batches, no copy until the DataFrame).
+    """
+    pieces: list = []  # slices of batches, ``held`` rows, not yet handed out
+    held = 0
+    for group in range(parquet.metadata.num_row_groups):
+        for batch in parquet.iter_batches(batch_size=rows, row_groups=[group], columns=columns):
+            start = 0
+            while start < batch.num_rows:
+                take = min(rows - held, batch.num_rows - start)
+                pieces.append(batch.slice(start, take))
+                held, start = held + take, start + take
+                if held == rows:
+                    held = 0
+                    yield _pieces_frame(pieces)
+    if held:
+        yield _pieces_frame(pieces)
+
+
+def _pieces_frame(pieces: list) -> pd.DataFrame:
+    """One DataFrame of the record batches ``pieces``, which it empties (the frame holds the rows then)."""
+    import pyarrow as pa
+
+    table = pa.Table.from_batches(pieces)
+    pieces.clear()
+    return table.to_pandas()
 
 
 def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None,

@@ -1,0 +1,295 @@
+"""``synthdp generate`` on big Parquet and CSV files against a floor loop that only reads them.
+
+    nice -n 5 python benchmarks/big_files.py                                   # 10^7 x 10, Parquet and CSV
+    nice -n 5 python benchmarks/big_files.py --rows 2000000 10000000 --formats parquet csv
+    python benchmarks/big_files.py --rows 200000 --out /tmp/big_files.md        # a quick check
+    git archive HEAD synthdp | tar -x -C /tmp/base                               # an earlier synthdp ...
+    nice -n 5 python benchmarks/big_files.py --baseline /tmp/base                # ... timed beside this one
+
+Does a streamed file's peak memory grow with its row count n? For each N in ``--rows`` it
+writes an N x d float64 table (``--cols``, default 10) to ``--dir`` (default: a temporary folder,
+deleted afterwards unless ``--keep``), block by block so that making it needs little memory:
+
+* the data: three latent standard-normal factors times fixed loadings, plus noise, clipped
+  to [-5, 5] (the kind of table of the issue); a seeded numpy generator, so every run writes
+  the same table;
+* Parquet: row groups of 10^6 rows (pyarrow's ParquetWriter, one ``write_table`` per group),
+  full float64 (8 bytes per value, 0.8 GB at 10^7 x 10);
+* CSV: the same rows to 5 decimals (pyarrow's CSV writer);
+* public bounds: [-5, 5] for every column (the JSON file of ``--bounds``).
+
+Then, each command in its own process under ``/usr/bin/time -v`` (wall time, peak resident
+set; with psutil, the parent also samples the child's anonymous resident memory every 0.1 s):
+
+* floor: Parquet, a loop of ``pyarrow.parquet.ParquetFile.read_row_group(i)`` summing two
+  columns; CSV, a loop over ``pandas.read_csv(chunksize=...)`` chunks of synthdp's chunk size
+  (2^22 values) summing two columns. Reading the file once is the least any pass can cost;
+* synthdp: ``synthdp generate FILE -o out.csv --epsilon 1 --bounds b.json --rows 1000 --quiet
+  --report r.json`` (``python -m synthdp.cli``; plus ``--extra``), and its report's stage times
+  and how it read the file (its ``engine`` entry: a CSV file up to 256 MB is read in memory
+  unless ``--extra "--chunk-rows 419430"`` streams it, in the chunks it would otherwise get);
+* with ``--baseline SRC``, the same command with the synthdp package of the source tree SRC
+  (``PYTHONPATH=SRC``), e.g. the last commit's, to compare before and after a change.
+
+Writes benchmarks/results/big_files.md (``--out`` elsewhere). Timings vary by about 30 % on this
+shared 2-core machine: run it with ``nice`` and nothing else heavy. Not a unit test: timings
+and memory belong in benchmarks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+RESULTS = Path(__file__).resolve().parent / "results" / "big_files.md"
+ROW_GROUP = 10**6  # rows per Parquet row group, and per block written
+FACTORS = 3
+LIMIT = 5.0  # values clipped to [-LIMIT, LIMIT], the public bounds
+SEED = 2024
+TIME = "/usr/bin/time" if Path("/usr/bin/time").exists() else shutil.which("time")
+SAMPLE_SECONDS = 0.1
+
+FLOOR_PARQUET = """
+import sys, pyarrow.parquet as pq
+total = [0.0, 0.0]
+with pq.ParquetFile(sys.argv[1]) as parquet:
+    for group in range(parquet.num_row_groups):
+        table = parquet.read_row_group(group)
+        total[0] += table.column(0).to_numpy().sum()
+        total[1] += table.column(1).to_numpy().sum()
+        del table
+print(total)
+"""
+
+FLOOR_CSV = """
+import sys, pandas as pd
+total = [0.0, 0.0]
+with pd.read_csv(sys.argv[1], chunksize=int(sys.argv[2])) as chunks:
+    for chunk in chunks:
+        total[0] += chunk.iloc[:, 0].sum()
+        total[1] += chunk.iloc[:, 1].sum()
+print(total)
+"""
+
+
+# --------------------------------------------------------------------------- data
+def blocks(rows: int, cols: int, seed: int = SEED):
+    """The table's rows, ROW_GROUP at a time: three latent factors plus noise, clipped to [-5, 5]."""
+    rng = np.random.default_rng(seed)
+    loadings = rng.normal(0.0, 1.0, (FACTORS, cols))
+    scales = rng.uniform(0.3, 1.0, cols)
+    for start in range(0, rows, ROW_GROUP):
+        size = min(ROW_GROUP, rows - start)
+        block = rng.standard_normal((size, FACTORS)) @ loadings + rng.normal(0.0, 1.0, (size, cols)) * scales
+        yield np.clip(block, -LIMIT, LIMIT, out=block)
+
+
+def names(cols: int) -> list[str]:
+    return [f"x{j}" for j in range(cols)]
+
+
+def write_parquet(path: Path, rows: int, cols: int) -> None:
+    """The table as Parquet, one row group of ROW_GROUP rows per block (float64, no dictionary)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([(name, pa.float64()) for name in names(cols)])
+    with pq.ParquetWriter(path, schema, use_dictionary=False) as writer:
+        for block in blocks(rows, cols):
+            writer.write_table(pa.Table.from_arrays([pa.array(block[:, j]) for j in range(cols)], schema=schema),
+                               row_group_size=ROW_GROUP)
+
+
+def write_csv(path: Path, rows: int, cols: int) -> None:
+    """The same rows as CSV, 5 decimals."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    schema = pa.schema([(name, pa.float64()) for name in names(cols)])
+    with pacsv.CSVWriter(path, schema) as writer:
+        for block in blocks(rows, cols):
+            rounded = np.round(block, 5)
+            writer.write_table(pa.Table.from_arrays([pa.array(rounded[:, j]) for j in range(cols)], schema=schema))
+
+
+def write_bounds(path: Path, cols: int) -> None:
+    path.write_text(json.dumps({name: [-LIMIT, LIMIT] for name in names(cols)}))
+
+
+# ------------------------------------------------------------------------ measure
+def anonymous_mb(pid: int) -> float:
+    """The resident anonymous memory (RssAnon) of a process and its children, MB (Linux; NaN if unknown)."""
+    try:
+        import psutil
+
+        processes = [psutil.Process(pid)]
+        processes += processes[0].children(recursive=True)
+    except Exception:
+        return float("nan")
+    total = 0.0
+    for process in processes:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+        except OSError:
+            continue
+        found = re.search(r"RssAnon:\s+(\d+) kB", status)
+        total += int(found.group(1)) / 1024 if found else 0.0
+    return total
+
+
+def timed(command: list[str], cwd: Path, env: dict | None = None) -> dict:
+    """Wall seconds, peak resident MB (``/usr/bin/time -v``) and peak anonymous MB (sampled) of a run."""
+    prefix = [TIME, "-v"] if TIME else []
+    start = time.perf_counter()
+    process = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               cwd=cwd, env=env)
+    peak_anonymous = [0.0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(SAMPLE_SECONDS):
+            value = anonymous_mb(process.pid)
+            if value == value:  # not NaN
+                peak_anonymous[0] = max(peak_anonymous[0], value)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = process.communicate()
+    seconds = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"failed ({process.returncode}): {shlex.join(command)}\n{stderr[-3000:]}")
+    found = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    peak = int(found.group(1)) / 1024 if found else float("nan")
+    if not TIME:  # no /usr/bin/time: the children's peak seen by this process (includes earlier children)
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mb": peak, "anonymous_mb": peak_anonymous[0] or float("nan")}
+
+
+def floor_command(path: Path, cols: int) -> list[str]:
+    if path.suffix == ".parquet":
+        return [sys.executable, "-c", FLOOR_PARQUET, str(path)]
+    return [sys.executable, "-c", FLOOR_CSV, str(path), str(max(1, 2**22 // cols))]
+
+
+def synthdp_command(path: Path, bounds: Path, workdir: Path, extra: str) -> list[str]:
+    """The measured command (run in ``workdir``, outside the repository: ``python -m`` then imports
+    the installed synthdp, or the one of PYTHONPATH)."""
+    return [sys.executable, "-m", "synthdp.cli", "generate", str(path), "-o", str(workdir / "out.csv"),
+            "--epsilon", "1", "--bounds", str(bounds), "--rows", "1000", "--quiet",
+            "--report", str(workdir / "r.json"), *shlex.split(extra)]
+
+
+def report_notes(report: Path) -> tuple[str, str]:
+    """The report's input (how the engine read the file) and stage times, as "name s, ..."."""
+    try:
+        found = json.loads(report.read_text())
+    except (OSError, ValueError):
+        return "", ""
+    engine = found.get("engine", {})
+    stages = found.get("timings_seconds", {})
+    read = str(engine.get("input", "")) if isinstance(engine, dict) else ""
+    shown = ", ".join(f"{name} {value:.1f}" for name, value in stages.items() if isinstance(value, (int, float))) \
+        if isinstance(stages, dict) else ""
+    return read, shown
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, nargs="+", default=[10**7], help="row counts N (default 10^7)")
+    parser.add_argument("--cols", type=int, default=10, help="columns d (default 10)")
+    parser.add_argument("--formats", nargs="+", choices=("parquet", "csv"), default=["parquet", "csv"])
+    parser.add_argument("--dir", type=Path, default=None, help="where the files are written (default: a temp dir)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated files (and reuse them next time)")
+    parser.add_argument("--extra", default="", help="more options for synthdp generate, e.g. '--chunk-rows 100000'")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="also run the synthdp package of this source tree (PYTHONPATH), e.g. the last commit's")
+    parser.add_argument("--skip-floor", action="store_true", help="run synthdp only")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file (default benchmarks/results/big_files.md)")
+    args = parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="synthdp_big_", dir=args.dir)) if not args.keep else \
+        (args.dir or Path(tempfile.gettempdir()) / "synthdp_big_files")
+    workdir.mkdir(parents=True, exist_ok=True)
+    bounds = workdir / f"bounds_{args.cols}.json"
+    write_bounds(bounds, args.cols)
+    rows_out: list[str] = []
+    try:
+        for rows in args.rows:
+            for kind in args.formats:
+                path = workdir / f"big_{rows}x{args.cols}.{kind}"
+                if not path.exists():
+                    print(f"writing {path} ...", flush=True)
+                    temporary = path.with_name(path.name + ".tmp")
+                    (write_parquet if kind == "parquet" else write_csv)(temporary, rows, args.cols)
+                    temporary.rename(path)
+                size = path.stat().st_size / 2**20
+                results = {}
+                if not args.skip_floor:
+                    results["floor"] = timed(floor_command(path, args.cols), workdir)
+                notes = {}
+                if args.baseline is not None:
+                    env = {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
+                    results["synthdp (baseline)"] = timed(synthdp_command(path, bounds, workdir, args.extra), workdir,
+                                                          env)
+                    notes["synthdp (baseline)"] = report_notes(workdir / "r.json")
+                results["synthdp"] = timed(synthdp_command(path, bounds, workdir, args.extra), workdir)
+                notes["synthdp"] = report_notes(workdir / "r.json")
+                for name, result in results.items():
+                    print(f"  {rows:,} {kind} {name}: {result['seconds']:.1f} s, {result['peak_mb']:.0f} MB peak, "
+                          f"{result['anonymous_mb']:.0f} MB anonymous", flush=True)
+                floor = results.get("floor")
+                for name, result in results.items():
+                    ratio = (f"{result['seconds'] / floor['seconds']:.1f}" if floor else "")
+                    read, stages = notes.get(name, ("", ""))
+                    label = f"{name}: {read}" if read else name
+                    rows_out.append(f"| {rows:,} | {kind} | {size:,.0f} | {label} | {result['seconds']:.1f} | {ratio} | "
+                                    f"{result['peak_mb']:,.0f} | {result['anonymous_mb']:,.0f} | {stages} |")
+                if not args.keep:
+                    path.unlink()
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    command = "python benchmarks/big_files.py " + shlex.join(
+        ["--rows", *map(str, args.rows), "--cols", str(args.cols), "--formats", *args.formats]
+        + (["--extra", args.extra] if args.extra else []) + (["--baseline", str(args.baseline)] if args.baseline else []))
+    lines = ["# `synthdp generate` on big files against a floor that only reads them", "",
+             f"`nice -n 5 {command}` on {time.strftime('%Y-%m-%d %H:%M')} ({platform.machine()}, "
+             f"{_cpus()} CPUs shared with other jobs; Python {platform.python_version()}). Data: three latent factors "
+             f"plus noise, clipped to ±{LIMIT:g}, float64; Parquet in row groups of {ROW_GROUP:,} rows, CSV to 5 "
+             "decimals; bounds [-5, 5] given. Floor: Parquet, `ParquetFile.read_row_group(i)` in a loop; "
+             "CSV, `pandas.read_csv(chunksize=2**22 // d)`; each summing two columns. synthdp: `synthdp generate FILE "
+             "-o out.csv --epsilon 1 --bounds b.json --rows 1000 --quiet --report r.json`"
+             + (f" `{args.extra}`" if args.extra else "") + (f"; baseline: the synthdp of `{args.baseline}`"
+                                                              if args.baseline else "") + ". Peak: maximum resident set (`/usr/bin/time -v`); "
+             "anonymous: the largest RssAnon sampled every 0.1 s.", "",
+             "| rows | format | file MB | command | wall s | / floor | peak MB | anonymous MB | stages (s) |",
+             "|---:|---|---:|---|---:|---:|---:|---:|---|", *rows_out, ""]
+    text = "\n".join(lines)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return 0
+
+
+def _cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

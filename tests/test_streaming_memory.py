@@ -1,0 +1,152 @@
+"""A streamed Parquet file is read row group by row group, in chunks of ``chunk_rows`` rows (issue: the
+memory of a streamed file grew with its size).
+
+One pyarrow reader over the whole file (``ParquetFile.iter_batches``, column chunks read whole)
+kept every row group it had decoded; the numpy engine now gives each row group a reader of its
+own that reads its column chunks through a buffer (:func:`synthdp.reader.table._parquet_frames`).
+Here: its chunks are those ``iter_batches`` cut (across row groups, so the sums and the release
+are unchanged to the bit), each row group is read by its own reader, only the asked columns
+are read, the footer's row count reads no rows, and the seeded release of a file of several
+row groups is the in-memory one, bit for bit. The memory itself is measured in
+benchmarks/big_files.py (no timings or memory measurements here).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer
+from synthdp.reader import table as table_module
+from synthdp.reader.table import PrivateTable, _open_parquet, _parquet_frames
+from synthdp.stats.row_sums import SumRequest
+
+pq = pytest.importorskip("pyarrow.parquet")
+
+N_ROWS = 3000
+BOUNDS = {"a": [-3, 3], "b": {"bounds": [0, 8], "type": "integer"}, "c": [-1, 2]}
+
+
+def sample_frame(n_rows: int = N_ROWS) -> pd.DataFrame:
+    rng = np.random.default_rng(21)
+    a = rng.normal(0, 1.2, n_rows).round(4)
+    return pd.DataFrame({"a": a, "b": rng.integers(0, 9, n_rows), "c": (0.5 * a + rng.uniform(-1, 2, n_rows)).round(4)})
+
+
+def write_groups(frame: pd.DataFrame, path, sizes: list[int], **options) -> None:
+    """``frame`` as a Parquet file with row groups of ``sizes`` rows (uneven, as appended files have)."""
+    import pyarrow as pa
+
+    assert sum(sizes) == len(frame)
+    table = pa.Table.from_pandas(frame, **options)
+    with pq.ParquetWriter(path, table.schema) as writer:
+        start = 0
+        for size in sizes:
+            writer.write_table(table.slice(start, size), row_group_size=size)
+            start += size
+    assert pq.ParquetFile(path).metadata.num_row_groups == len(sizes)
+
+
+@pytest.mark.parametrize("sizes", [[1000, 1000, 1000], [700, 50, 1, 1249, 1000], [3000]])
+@pytest.mark.parametrize("rows", [13, 400, 1000, 2999, 5000])
+def test_the_chunks_are_those_iter_batches_cuts(tmp_path, sizes, rows):
+    """Chunks of ``rows`` rows across row groups, the last one shorter: the frames of one reader
+    over the file, equal (values, dtypes, index) to a row group's reader's."""
+    frame = sample_frame()
+    frame.index = pd.Index(np.random.default_rng(3).permutation(N_ROWS), name="id")  # stored as a column
+    frame["s"] = np.where(np.arange(N_ROWS) % 7 == 0, None, "level")
+    path = tmp_path / "t.parquet"
+    write_groups(frame, path, sizes)
+    for columns in (None, ["s"], ["c", "a"]):
+        with pq.ParquetFile(path) as parquet:
+            expected = [batch.to_pandas() for batch in parquet.iter_batches(batch_size=rows, columns=columns)]
+        with _open_parquet(path) as parquet:
+            chunks = list(_parquet_frames(parquet, rows, columns))
+        assert [len(chunk) for chunk in chunks] == [len(chunk) for chunk in expected]
+        assert all(len(chunk) == rows for chunk in chunks[:-1]) and sum(map(len, chunks)) == N_ROWS
+        for chunk, wanted in zip(chunks, expected):
+            pd.testing.assert_frame_equal(chunk, wanted)
+
+
+def test_each_row_group_has_a_reader_of_its_own(tmp_path, monkeypatch):
+    """The pass reads row group after row group, each through its own reader, and the summing
+    function gets chunks of ``chunk_rows`` rows (the last one shorter)."""
+    sizes = [700, 50, 1, 1249, 1000]
+    frame = sample_frame()
+    path = tmp_path / "t.parquet"
+    write_groups(frame, path, sizes)
+    readers = []
+    original = pq.ParquetFile.iter_batches
+
+    def iter_batches(self, *args, **options):
+        readers.append(options.get("row_groups"))
+        return original(self, *args, **options)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", iter_batches)
+    chunks = []
+    original_sums = table_module._frame_sums
+    monkeypatch.setattr(table_module, "_frame_sums", lambda frame, *args: chunks.append(len(frame))
+                        or original_sums(frame, *args))
+    table = PrivateTable.open(path, chunk_rows=400)
+    domain = table_module.Domain.from_bounds(BOUNDS, ["a", "b", "c"])
+    assert table.row_sums(SumRequest(domain, column_sums=True)).n_rows == N_ROWS
+    assert readers == [[group] for group in range(len(sizes))]
+    assert chunks == [400] * 7 + [200]
+
+
+def test_the_footers_row_count_reads_no_row(tmp_path, monkeypatch):
+    path = tmp_path / "t.parquet"
+    write_groups(sample_frame(), path, [1000, 2000])
+    table = PrivateTable.open(path, chunk_rows=100)
+    monkeypatch.setattr(table_module, "_parquet_frames", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read")))
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read")))
+    assert table.row_sums(SumRequest()).n_rows == N_ROWS
+
+
+@pytest.mark.parametrize("options", [{}, {"candidates": "pca"}], ids=["copula-pairs", "pca"])
+def test_a_file_of_several_row_groups_gives_the_in_memory_release_bit_for_bit(tmp_path, monkeypatch, options):
+    """Streamed in chunks that cross the row groups, with the in-memory table summed in blocks of
+    the same rows (CHUNK_VALUES): the seeded release is the same to the bit, the pairs' products
+    from the kept cells included."""
+    frame = sample_frame()
+    path = tmp_path / "t.parquet"
+    write_groups(frame, path, [1000, 1000, 1000], preserve_index=False)
+    monkeypatch.setattr(table_module, "CHUNK_VALUES", 3 * 700)  # chunks and blocks of 700 rows of 3 columns
+    settings = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300, **options}
+    releases = []
+    for source in (frame, path):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            synth = SmoothSynthesizer(**settings).fit(source, bounds=BOUNDS)
+        releases.append(synth.release_)
+    assert synth.engine_ == {"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": 700}
+    names = ["noisy_moments", "noisy_histograms", "noisy_scores"] if not options else ["noisy_moments"]
+    for name in names:
+        assert getattr(releases[0], name) is not None, name
+        assert getattr(releases[0], name).tobytes() == getattr(releases[1], name).tobytes(), name
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_cells_that_will_not_fit_are_not_kept_at_all(tmp_path, monkeypatch, suffix):
+    """The histograms' pass keeps its cells for the pairs' pass only when the row count of the pass
+    before says they fit in KEPT_CELLS_BYTES (3 columns: one byte per value); else it keeps none
+    from the start, and the pairs' pass reads the rows again."""
+    frame = sample_frame()
+    path = tmp_path / f"t{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else write_groups(frame, path, [1000, 2000])
+    passes = []
+    original = table_module._chunk_sums_and_cells
+    monkeypatch.setattr(table_module, "_chunk_sums_and_cells", lambda counting, *args: passes.append(counting)
+                        or original(counting, *args))
+    settings = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300, "chunk_rows": 700}
+    for limit, expected in [(3 * N_ROWS, [True]), (3 * N_ROWS - 1, [False, False])]:
+        monkeypatch.setattr(table_module, "KEPT_CELLS_BYTES", limit)
+        passes.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            release = SmoothSynthesizer(**settings).fit(path, bounds=BOUNDS).release_
+        assert release.noisy_scores is not None
+        assert passes == expected  # the passes that read rows, and whether each keeps its cells
