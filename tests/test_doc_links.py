@@ -25,10 +25,6 @@ SKIP_DIRS = {ROOT / "experiments" / "results" / "cache"}
 # Broken links that cannot be fixed by changing their target alone: (linking file, target) ->
 # why. Keep it short; fix the link rather than add to it.
 ALLOWED_BROKEN: dict[tuple[str, str], str] = {
-    # the coverage study's result is not in the tree yet (a long run: 200 releases x 20 copies per
-    # table and n); experiments/README.md lists this reference as broken
-    ("docs/inference.md", "../experiments/results/infer_coverage.md"):
-        "written by python experiments/infer_coverage.py, not run yet",
     # the whole-command audit's page and script were being written beside this test; the result
     # appears when python experiments/e2e_audit.py has run (about 25 minutes)
     ("docs/privacy-audit.md", "../experiments/results/e2e_audit.md"):
