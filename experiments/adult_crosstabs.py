@@ -38,15 +38,22 @@ import scipy.sparse as sp
 from adult_pairs import pair_tvs_by_kind
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
-from synthdp.config import SynthConfig
-from synthdp.domain.schema import Schema
-from synthdp.pipeline.plan import _composition
-from synthdp.pipeline.run import StudyOptions, fit, mixed_design, sample
-from synthdp.postprocess.candidates import copula_marginals, make_candidates
-from synthdp.postprocess.lp import solve_l1_fit, tilt_weights
-from synthdp.postprocess.sampling import clean_weights
-from synthdp.privacy.budget import Budget
-from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp import SynthConfig
+from synthdp.study import (
+    Budget,
+    ChebyshevBasis,
+    Schema,
+    StudyOptions,
+    clean_weights,
+    composition,
+    copula_marginals,
+    fit,
+    make_candidates,
+    mixed_design,
+    sample,
+    solve_l1_fit,
+    tilt_weights,
+)
 
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
 PEER_CACHE = RESULTS_DIR / "cache" / "relationships" / "adult"
@@ -69,7 +76,7 @@ def oracle_table(real: pd.DataFrame, model, bins: int, share: float, seed: int) 
     edges_unit = copula_marginals(release).quantiles(probabilities)  # public: the released histograms' quantiles
     columns = [column for column in schema.categorical if not column.internal]
     tables = [(j, column) for j in range(d) for column in columns]
-    budget = Budget(0.0, 0.0, config.epsilon, config.delta, _composition(config), (("tables", share),))
+    budget = Budget(0.0, 0.0, config.epsilon, config.delta, composition(config), (("tables", share),))
     sd = budget.stage("tables").noise_sd(2.0 * len(tables), float(np.sqrt(2.0 * len(tables))))
     noise = np.random.default_rng([seed, 7])
     rows, targets = [], []

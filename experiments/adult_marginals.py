@@ -46,9 +46,17 @@ import numpy as np
 import pandas as pd
 
 from synthdp import SmoothSynthesizer
-from synthdp.domain.schema import Schema
-from synthdp.evaluation.queries import SIGMAS, answer_queries, gaussian_kernel_queries, to_unit, worst_case_errors
-from synthdp.summaries.marginal import column_sets, marginal, marginal_errors
+from synthdp.study import (
+    SIGMAS,
+    Schema,
+    answer_queries,
+    column_sets,
+    gaussian_kernel_queries,
+    marginal,
+    marginal_errors,
+    to_unit,
+    worst_case_errors,
+)
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "adult.csv"

@@ -37,11 +37,8 @@ import numpy as np
 import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
-import synthdp.postprocess.candidates as candidates
-from synthdp.config import SynthConfig
-from synthdp.domain.schema import Schema
-from synthdp.evaluation.mixed import BINS, column_tv, distribution, pair_scores
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import BINS, JOIN_RATIO, Schema, StudyOptions, column_tv, distribution, fit, pair_scores, sample
 
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
 OUT = RESULTS_DIR / "adult_pairs.md"
@@ -127,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     frame = pd.read_csv(DATA_DIR / "adult.csv")
     spec = json.loads(SCHEMA.read_text())
-    default = getattr(candidates, "JOIN_RATIO", None)
+    default = JOIN_RATIO
     rows = []
     for epsilon, delta in ((1.0, 1e-10), (1.0, 0.0)):
         for variant in args.variants:

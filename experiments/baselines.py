@@ -74,7 +74,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthdp.privacy.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, laplace_scale
+from synthdp.study import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, laplace_scale
 
 __all__ = [
     "PEERS",
@@ -471,7 +471,7 @@ def _dpmm_domain(frame: pd.DataFrame, bounds_or_schema) -> list[tuple]:
     columns = list(frame.columns)
     if isinstance(bounds_or_schema, Mapping) and isinstance(bounds_or_schema.get("columns"), Mapping) \
             and "columns" not in columns:
-        from synthdp.domain.schema import LEVEL_TYPES, Schema
+        from synthdp.study import LEVEL_TYPES, Schema
 
         specs = bounds_or_schema["columns"]
         missing = [c for c in columns if c not in specs]

@@ -25,7 +25,7 @@ import numpy as np
 from common import DATASETS, QUERY_SEED, RESULTS_DIR, load_dataset, query_set, true_answers
 
 from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
+from synthdp.study import SIGMAS, answer_queries, worst_case_errors
 
 KINDS = ("copula", "pca", "hypercube", "moments")
 

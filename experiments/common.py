@@ -36,7 +36,7 @@ import pandas as pd
 from scipy import special, stats
 
 import synthdp
-from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
+from synthdp.study import SIGMAS, KernelQueries, answer_queries, gaussian_kernel_queries, to_unit
 
 HERE = Path(__file__).resolve().parent
 DATA_DIR = HERE.parent / "data"  # the repository's data/

@@ -63,7 +63,7 @@ from common import (
 from published import PAPER_TABLES
 
 from synthdp import SmoothSynthesizer
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
+from synthdp.study import SIGMAS, answer_queries, worst_case_errors
 
 DEFAULT_OUT = RESULTS_DIR / "defaults_vs_table3.md"
 PAPER_TABLE3 = PAPER_TABLES[3]

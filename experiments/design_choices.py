@@ -165,15 +165,25 @@ from common import (
     true_answers,
 )
 
-from synthdp import SynthDPError
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import correlation_error, invented_pairs, ks_distances, strong_pairs
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
-from synthdp.pipeline.plan import make_plan, paper_n_basis
-from synthdp.pipeline.report import privacy_report
-from synthdp.pipeline.run import FittedModel, StudyOptions, fit, sample
-from synthdp.postprocess.copula import nearest_correlation
-from synthdp.privacy.sensitivity import bounded_means_sensitivity
+from synthdp import SynthConfig, SynthDPError
+from synthdp.study import (
+    SIGMAS,
+    FittedModel,
+    StudyOptions,
+    answer_queries,
+    bounded_means_sensitivity,
+    correlation_error,
+    fit,
+    invented_pairs,
+    ks_distances,
+    make_plan,
+    nearest_correlation,
+    paper_n_basis,
+    privacy_report,
+    sample,
+    strong_pairs,
+    worst_case_errors,
+)
 
 LEVELS = ("0.25,0", "1,0", "0.25,1e-10", "1,1e-10")
 

@@ -75,7 +75,7 @@ from harness import (  # noqa: E402
 from published import PAPER_TABLES, published_table  # noqa: E402
 from report import FULL_QUERIES, crossing, estimate_seconds, mean_errors  # noqa: E402
 
-from synthdp.evaluation.queries import SIGMAS  # noqa: E402
+from synthdp.study import SIGMAS  # noqa: E402
 
 EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 DELTAS = (0.0, 1e-10)

@@ -68,11 +68,18 @@ from baselines import (
 from common import HERE, RESULTS_DIR, Dataset, Record, cpu_now, log, read_json, write_json
 
 import synthdp
-from synthdp import SmoothSynthesizer, SynthDPError
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import correlation_error, distinct_rows, ks_distances, model_accuracy
-from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, worst_case_errors
-from synthdp.pipeline.plan import paper_n_basis
+from synthdp import SmoothSynthesizer, SynthConfig, SynthDPError
+from synthdp.study import (
+    SIGMAS,
+    KernelQueries,
+    answer_queries,
+    correlation_error,
+    distinct_rows,
+    ks_distances,
+    model_accuracy,
+    paper_n_basis,
+    worst_case_errors,
+)
 
 CACHE_DIR = RESULTS_DIR / "cache"
 CONFIGS = HERE.parent / "configs"

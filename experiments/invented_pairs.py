@@ -37,9 +37,8 @@ import numpy as np
 from common import RESULTS_DIR, command_line, generated_by, log
 from pairs_test_power import generated_table, generated_tables_parser, sweep
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import invented_pairs, strong_pairs
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import StudyOptions, fit, invented_pairs, sample, strong_pairs
 
 SHAPES = ((2000, 6), (4000, 12), (6000, 20), (20000, 20), (10000, 40))
 VARIANTS = {"default (rate 0.1)": StudyOptions(), "every pair from 2 sd (before)": StudyOptions(pair_fdr=None),

@@ -44,11 +44,8 @@ from binned_blocks import independent_table as nothing_table
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 from relationships import load_table
 
-from synthdp.config import SynthConfig
-from synthdp.domain.schema import Schema
-from synthdp.evaluation.metrics import strong_pairs
-from synthdp.pipeline.run import StudyOptions, fit, sample
-from synthdp.stats.mixed_basis import groups_count
+from synthdp import SynthConfig
+from synthdp.study import Schema, StudyOptions, fit, groups_count, sample, strong_pairs
 
 OUT = RESULTS_DIR / "laplace_cells.md"
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"

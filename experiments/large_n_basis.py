@@ -49,9 +49,15 @@ from common import (
 )
 
 from synthdp import SmoothSynthesizer, SynthConfig
-from synthdp.evaluation.metrics import correlation_error, strong_pairs
-from synthdp.evaluation.queries import answer_queries, worst_case_errors
-from synthdp.pipeline.plan import MAX_AUTO_N_BASIS, auto_n_basis, paper_n_basis
+from synthdp.study import (
+    MAX_AUTO_N_BASIS,
+    answer_queries,
+    auto_n_basis,
+    correlation_error,
+    paper_n_basis,
+    strong_pairs,
+    worst_case_errors,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 

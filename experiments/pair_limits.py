@@ -68,13 +68,21 @@ from common import (
     true_answers,
 )
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import ks_distances, strong_pairs
-from synthdp.evaluation.queries import SIGMAS, answer_queries
-from synthdp.pipeline.plan import _composition, pair_noise_sd
-from synthdp.pipeline.run import StudyOptions, fit, sample
-from synthdp.postprocess.copula import nearest_correlation
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, spectral_denoise
+from synthdp import SynthConfig
+from synthdp.study import (
+    CORRELATION_NOISE_LIMIT,
+    SIGMAS,
+    StudyOptions,
+    answer_queries,
+    composition,
+    fit,
+    ks_distances,
+    nearest_correlation,
+    pair_noise_sd,
+    sample,
+    spectral_denoise,
+    strong_pairs,
+)
 
 OUT = RESULTS_DIR / "pair_limits.md"
 TABLES = ("wdbc", "crm", "ctg", "pks")
@@ -84,7 +92,7 @@ STRONG = 0.5
 
 def pair_noise(n: int, d: int, share: float) -> float:
     """The noise sd the package adds to each released score correlation at this share of (1, 1e-10)."""
-    return float(pair_noise_sd(n, d, EPSILON, DELTA, _composition(SynthConfig(epsilon=EPSILON, delta=DELTA)), share))
+    return float(pair_noise_sd(n, d, EPSILON, DELTA, composition(SynthConfig(epsilon=EPSILON, delta=DELTA)), share))
 
 
 def noisy(correlation: np.ndarray, sd: float, rng: np.random.Generator) -> np.ndarray:

@@ -38,9 +38,8 @@ import numpy as np
 import pandas as pd
 from common import RESULTS_DIR, command_line, generated_by, log
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import strong_pairs
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import StudyOptions, fit, sample, strong_pairs
 
 SHAPES = ((300, 10), (569, 30), (1000, 50), (2000, 100), (2500, 30), (4000, 60))
 STRUCTURES = ("independent", "one block", "two blocks", "weak block")

@@ -105,7 +105,7 @@ from report import (  # noqa: E402
     plot_errors,
 )
 
-from synthdp.evaluation.queries import SIGMAS  # noqa: E402
+from synthdp.study import SIGMAS  # noqa: E402
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

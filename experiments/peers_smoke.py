@@ -79,7 +79,7 @@ from common import (  # noqa: E402
     write_json,
 )
 
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
+from synthdp.study import SIGMAS, answer_queries, worst_case_errors  # noqa: E402
 
 DEFAULT_OUT = RESULTS_DIR / "peers_smoke.md"
 DATASETS = ("ctg", "pks", "wdbc", "crm")

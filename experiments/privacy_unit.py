@@ -81,8 +81,7 @@ from harness import worst_errors
 from relationships import SDMetricsBatch, mean_se
 
 from synthdp import SmoothSynthesizer
-from synthdp.evaluation.metrics import utility_report
-from synthdp.evaluation.queries import SIGMAS
+from synthdp.study import SIGMAS, utility_report
 
 SCRIPT = "privacy_unit.py"
 UNIT = "subject#"

@@ -48,11 +48,20 @@ from common import (
 )
 from laplace_cells import tables as mixed_tables
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.metrics import correlation_error, invented_pairs, ks_distances, strong_pairs
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
-from synthdp.pipeline.run import StudyOptions, fit, sample
-from synthdp.stats.scores import default_clip_norm_sq
+from synthdp import SynthConfig
+from synthdp.study import (
+    SIGMAS,
+    StudyOptions,
+    answer_queries,
+    correlation_error,
+    default_clip_norm_sq,
+    fit,
+    invented_pairs,
+    ks_distances,
+    sample,
+    strong_pairs,
+    worst_case_errors,
+)
 
 OUT = RESULTS_DIR / "quiet_clip.md"
 LEVELS = {"ctg": 1.0, "pks": 0.38, "wdbc": 6.5, "crm": 5.2, "discrete-grid": 0.154, "heavy-tails": 0.031,

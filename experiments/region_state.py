@@ -25,10 +25,8 @@ import numpy as np
 import pandas as pd
 from common import RESULTS_DIR, command_line, generated_by, log
 
-from synthdp.config import SynthConfig
-from synthdp.domain.schema import Schema
-from synthdp.evaluation.mixed import pair_scores
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import Schema, StudyOptions, fit, pair_scores, sample
 
 OUT = RESULTS_DIR / "region_state.md"
 SETTINGS = ((1.0, 0.0), (4.0, 0.0), (1.0, 1e-10))

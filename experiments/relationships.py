@@ -126,8 +126,7 @@ from common import (
 )
 
 from synthdp import SmoothSynthesizer
-from synthdp.domain.schema import Schema
-from synthdp.evaluation.metrics import STRONG_R, model_accuracy, utility_report
+from synthdp.study import STRONG_R, Schema, model_accuracy, utility_report
 
 SCRIPT = "relationships.py"
 TABLES = (*DATASETS, "adult", "pks_sex")

@@ -12,7 +12,7 @@ import numpy as np
 from common import fmt
 from harness import LABELS, PEER_METHODS
 
-from synthdp.evaluation.queries import SIGMAS
+from synthdp.study import SIGMAS
 
 #: Error keys of ``synthdp.evaluation.queries.WorstCaseErrors`` and how the tables name them.
 ERROR_KINDS = (("relative", "**rel**"), ("absolute_scaled", "abs f/Σα"), ("absolute", "abs raw f"))

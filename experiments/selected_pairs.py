@@ -34,9 +34,8 @@ import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, Dataset, command_line, generated_by, log, query_set, true_answers
 from quiet_clip import numeric_scores
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.queries import SIGMAS, answer_queries, worst_case_errors
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import SIGMAS, StudyOptions, answer_queries, fit, sample, worst_case_errors
 
 OUT = RESULTS_DIR / "selected_pairs.md"
 LEVELS = {"pima": 1.0, "energy": 1.2, "yacht": 2.6, "glass": 4.0, "iris": 3.9, "heart_cleveland": 4.0,

@@ -120,10 +120,7 @@ from relationships import (
 )
 
 from synthdp import SmoothSynthesizer
-from synthdp.domain.schema import MISSING_LABEL, Schema
-from synthdp.evaluation.metrics import STRONG_R
-from synthdp.evaluation.mixed import numeric_schema
-from synthdp.evaluation.queries import SIGMAS
+from synthdp.study import MISSING_LABEL, SIGMAS, STRONG_R, Schema, numeric_schema
 
 SCRIPT = "small_tables.py"
 CONFIGS = DATA_DIR.parent / "configs"

@@ -74,7 +74,7 @@ def child(mode: str, path: Path, columns: int, n_basis: int) -> None:
     import pandas as pd
 
     from synthdp import SmoothSynthesizer
-    from synthdp.reader.table import CHUNK_VALUES
+    from synthdp.study import CHUNK_VALUES
 
     baseline_mb = peak_rss_mb()
     options = {"engine": "dask"} if mode == "dask" else {"chunk_rows": CHUNK_VALUES // columns} if mode == "stream" else {}

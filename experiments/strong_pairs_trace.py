@@ -32,9 +32,8 @@ import numpy as np
 import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log, score_correlation
 
-import synthdp.postprocess.candidates as candidates
-from synthdp.config import SynthConfig
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import StudyOptions, candidates_module, fit, sample
 
 OUT = RESULTS_DIR / "strong_pairs_trace.md"
 VARIANTS = {"default": StudyOptions(),
@@ -49,7 +48,7 @@ class Capture:
     def __init__(self) -> None:
         self.latent: np.ndarray | None = None
         self.points: np.ndarray | None = None
-        pair_correlation, copula_candidates = candidates._pair_correlation, candidates.copula_candidates
+        pair_correlation, copula_candidates = candidates_module._pair_correlation, candidates_module.copula_candidates
 
         def latent(*args, **kwargs):
             self.latent = pair_correlation(*args, **kwargs)
@@ -59,7 +58,7 @@ class Capture:
             self.points = copula_candidates(*args, **kwargs)
             return self.points
 
-        candidates._pair_correlation, candidates.copula_candidates = latent, points
+        candidates_module._pair_correlation, candidates_module.copula_candidates = latent, points
 
 
 def trace(name: str, seeds: range, above: float, capture: Capture) -> list[str]:

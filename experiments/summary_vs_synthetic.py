@@ -66,10 +66,16 @@ from common import (
     write_json,
 )
 
-import synthdp
 from synthdp import SmoothSynthesizer, Summary
-from synthdp.evaluation.queries import SIGMAS, KernelQueries, answer_queries, to_unit, worst_case_errors
-from synthdp.stats.chebyshev import ChebyshevBasis
+from synthdp.study import (
+    DEFAULT_NODES,
+    SIGMAS,
+    ChebyshevBasis,
+    KernelQueries,
+    answer_queries,
+    to_unit,
+    worst_case_errors,
+)
 
 DEFAULT_OUT = RESULTS_DIR / "summary_vs_synthetic.md"
 PKS_DIMS = (2, 5, 10, 20)
@@ -284,7 +290,7 @@ def markdown(results: list[dict], args: argparse.Namespace, total: float, comman
         f"{args.queries} random queries per setting, the same for every method (sums of 10 Gaussian kernels, "
         "docs/mechanism.md §5; the paper uses 10 000, fewer here because each summary answer costs 8192 evaluations "
         "of f), worst case over the queries, averaged over rounds. Errors are for f / Σα (queries in [0, 1]) and relative. Summaries use the "
-        f"default quadrature ({synthdp.summaries.smooth.DEFAULT_NODES} nodes: Gauss–Chebyshev product rule for d = 2, "
+        f"default quadrature ({DEFAULT_NODES} nodes: Gauss–Chebyshev product rule for d = 2, "
         "scrambled Sobol' points otherwise) and the default `damping=\"none\"` unless stated.",
         "",
         "Bounds: each column's min and max in the data, *taken as public*; a real release passes public bounds.",

@@ -31,9 +31,8 @@ import numpy as np
 import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
-from synthdp.config import SynthConfig
-from synthdp.evaluation.mixed import pair_scores
-from synthdp.pipeline.run import StudyOptions, fit, sample
+from synthdp import SynthConfig
+from synthdp.study import StudyOptions, fit, pair_scores, sample
 
 OUT = RESULTS_DIR / "tree_edges.md"
 SCHEMA = DATA_DIR.parent / "configs" / "adult_schema.json"
