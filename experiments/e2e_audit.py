@@ -121,6 +121,7 @@ def _one_column(canary: float) -> str:
 
 SUMMARY = ("summary.json",)
 GENERATE = ("synthetic.csv", "report.json", "summary.json")
+FIT = ("model.model",)
 
 
 def _summarize(*extra: str) -> tuple[str, ...]:
@@ -204,6 +205,14 @@ def modes() -> dict[str, Mode]:
              _generate("--bounds", "{dir}/bounds.json", "--epsilon", "2", "--delta", "1e-3", "--n-basis", "2",
                        "--privacy-unit", "id", "--max-rows-per-unit", str(UNIT_ROWS)),
              GENERATE, 2.0, 1e-3, {"bounds.json": BOX}, neighbours="add or remove one person"),
+        Mode("fit-pure-2", "fit (the model file) at pure epsilon of 1000 rows with the degree-1 moments only "
+             "(--n-basis 2); canary: opposite corners", _large(corner), _large(opposite),
+             ("fit", "{in}", "-o", "{dir}/model.model", "--quiet", "--bounds", "{dir}/bounds.json", "--epsilon", "2",
+              "--n-basis", "2"), FIT, 2.0, 0.0, {"bounds.json": BOX}),
+        Mode("fit-gaussian-2", "fit (the model file) at (epsilon, delta) of 1000 rows with the degree-1 moments only "
+             "(--n-basis 2); canary: opposite corners", _large(corner), _large(opposite),
+             ("fit", "{in}", "-o", "{dir}/model.model", "--quiet", "--bounds", "{dir}/bounds.json", "--epsilon", "2",
+              "--delta", "1e-3", "--n-basis", "2"), FIT, 2.0, 1e-3, {"bounds.json": BOX}),
         Mode("generate-mixed", "generate, a mixed table with a schema and missing cells; canary: (1, 'c') "
              "against a missing x with 'a'",
              _csv({"x": [*BASE_X, 1.0], "group": [*CATEGORIES, "c"]}),
@@ -354,6 +363,8 @@ def features(outputs: dict[str, Path]) -> dict[str, float]:
     for name, path in outputs.items():
         if path.suffix == ".json":
             _flatten(json.loads(path.read_text()), name, found)
+        elif path.suffix == ".model":
+            _model_features(path, name, found)
         else:
             frame = pd.read_csv(path)
             for column in frame.columns:
@@ -373,6 +384,29 @@ def features(outputs: dict[str, Path]) -> dict[str, float]:
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)  # of each numeric column of a synthetic CSV
 MAX_LEVEL_FEATURES = 50  # a text column with more distinct values (identifiers) gives no level shares
+def _model_features(path: Path, name: str, found: dict[str, float]) -> None:
+    """A model file (synthdp fit): its JSON part as any JSON output, and of its support points (one
+    array of points, one of weights) the distribution they hold: per column the weighted mean,
+    standard deviation and QUANTILES, and the number of points with weight."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        _flatten(json.loads(archive.read("model.json")), f"{name}.json", found)
+        points = np.load(io.BytesIO(archive.read("support_points.npy")), allow_pickle=False)
+        weights = np.load(io.BytesIO(archive.read("support_weights.npy")), allow_pickle=False)
+    weights = np.clip(weights, 0.0, None) / max(float(np.clip(weights, 0.0, None).sum()), 1e-300)
+    found[f"{name}:support"] = float((weights > 0).sum())
+    for j in range(points.shape[1]):
+        values = points[:, j]
+        order = np.argsort(values, kind="stable")
+        cumulative = np.cumsum(weights[order])
+        mean = float(weights @ values)
+        found[f"{name}:{j}:mean"] = mean
+        found[f"{name}:{j}:sd"] = float(np.sqrt(max(weights @ (values - mean) ** 2, 0.0)))
+        for q in QUANTILES:
+            found[f"{name}:{j}:q{q:g}"] = float(values[order][min(np.searchsorted(cumulative, q), len(values) - 1)])
+
+
 SKIPPED_KEYS = ("timings_seconds", "budget_file", "output", "path", "input", "config")
 
 

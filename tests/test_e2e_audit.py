@@ -77,6 +77,27 @@ def test_the_distinguisher_reads_every_output_number(tmp_path):
                      "synthetic.csv:g=v": 1 / 3, "synthetic.csv:id:missing": 0.0}
 
 
+def test_a_model_file_gives_its_json_and_its_weighted_distribution(tmp_path):
+    """A model file (synthdp fit): its JSON's numbers, and per column of its support points the
+    weighted mean, sd and quantiles, on a three-point model with known answers."""
+    import io
+    import zipfile
+
+    path = tmp_path / "m.model"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("model.json", json.dumps({"rows": 3, "format": "synthdp-model"}))
+        for name, array in (("support_points.npy", np.array([[0.0], [1.0], [2.0]])),
+                            ("support_weights.npy", np.array([0.5, 0.25, 0.25]))):
+            buffer = io.BytesIO()
+            np.save(buffer, array)
+            archive.writestr(name, buffer.getvalue())
+    found = e2e_audit.features({"m.model": path})
+    assert found["m.model.json.rows"] == 3 and found["m.model.json.format=synthdp-model"] == 1.0
+    assert found["m.model:support"] == 3 and found["m.model:0:mean"] == pytest.approx(0.75)
+    assert found["m.model:0:sd"] == pytest.approx(np.sqrt(0.6875))
+    assert found["m.model:0:q0.5"] == 0.0 and found["m.model:0:q0.75"] == 1.0 and found["m.model:0:q0.95"] == 2.0
+
+
 def test_the_lower_bound_is_clopper_pearsons():
     """All hits on one side and none on the other: the bound is log(p_lower / q_upper) with the
     exact one-sided bounds (1 - (beta/2)^(1/n) for q)."""
