@@ -26,6 +26,23 @@ ISO_DATE = r"\d{4}-\d{2}-\d{2}"
 ISO_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
 
 
+def iso_text_times(text):
+    """("date", values) or ("datetime", values) when every value of ``text`` (a pandas Series of
+    strings) is ISO text of that kind (:data:`ISO_DATE`, :data:`ISO_DATETIME`: no time zone) and a
+    real calendar time (not 2021-02-30); else None. ``values`` are the parsed times. For schema
+    drafting and evaluation's type inference, which read the data (not private)."""
+    import pandas as pd  # on use: the CLI imports this module at start-up
+
+    if text.str.fullmatch(ISO_DATE).all():
+        kind = "date"
+    elif text.str.fullmatch(ISO_DATETIME).all():
+        kind = "datetime"
+    else:
+        return None
+    values = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    return None if values.isna().any() else (kind, values)
+
+
 def parse_bound(name: str, kind: str, value: object) -> float:
     """One ISO bound of a ``kind`` column as days (date) or seconds (datetime) since 1970-01-01.
 

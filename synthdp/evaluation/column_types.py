@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
-from synthdp.domain.dates import ISO_DATE, ISO_DATETIME, SECONDS_PER_DAY, format_bound
+from synthdp.domain.dates import SECONDS_PER_DAY, format_bound, iso_text_times
 from synthdp.domain.schema import DEFAULT_OTHER_LABEL, LEVEL_TYPES
 from synthdp.errors import SynthDPError
 
@@ -165,17 +165,10 @@ def _numbers(values: np.ndarray, whole: bool) -> list[int | float]:
 
 
 def _text_time_spec(text: pd.Series) -> dict | None:
-    """A date or datetime spec when every value is ISO text without a time zone, else None."""
-    if text.str.fullmatch(ISO_DATE).all():
-        kind = "date"
-    elif text.str.fullmatch(ISO_DATETIME).all():
-        kind = "datetime"
-    else:
-        return None
-    parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
-    if parsed.isna().any() or isinstance(parsed.dtype, pd.DatetimeTZDtype):
-        return None  # not a calendar date (2021-02-30): levels
-    return _time_spec(parsed, kind)
+    """A date or datetime spec when every value is ISO text without a time zone and a calendar
+    time, else None (then levels)."""
+    times = iso_text_times(text)
+    return None if times is None else _time_spec(times[1], times[0])
 
 
 def _time_spec(parsed: pd.Series, kind: str | None) -> dict:

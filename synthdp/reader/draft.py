@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
-from synthdp.domain.dates import ISO_DATE, ISO_DATETIME
+from synthdp.domain.dates import iso_text_times
 from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY
 from synthdp.errors import SynthDPError
 from synthdp.reader.table import check_column_names, check_row_count
@@ -98,15 +98,10 @@ def _time_spec(series: pd.Series) -> dict | None:
     text = series.dropna().astype(str).str.strip()
     if text.empty:
         return None
-    if text.str.fullmatch(ISO_DATE).all():
-        kind = "date"
-    elif text.str.fullmatch(ISO_DATETIME).all():
-        kind = "datetime"
-    else:
+    times = iso_text_times(text)
+    if times is None:
         return None
-    values = pd.to_datetime(text, format="ISO8601", errors="coerce")
-    if values.isna().any():
-        return None
+    kind, values = times
     lower, upper = values.min(), values.max()
     if (upper - lower).days >= 3 * 365:
         start, end = pd.Timestamp(lower.year, 1, 1), pd.Timestamp(upper.year + 1, 1, 1) - pd.Timedelta(days=1)
