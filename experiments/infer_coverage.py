@@ -97,12 +97,13 @@ def _one(task: tuple) -> pd.DataFrame:
     return one_release(*task)
 
 
-def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int = 1) -> pd.DataFrame:
-    """Every release of one cell, its rows cached one file per release under CACHE (resumable),
+def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int = 1,
+        cache: Path = CACHE) -> pd.DataFrame:
+    """Every release of one cell, its rows cached one file per release under ``cache`` (resumable),
     averaged per statistic."""
     rng = np.random.default_rng([seed, n])
     seeds = [tuple(int(v) for v in rng.integers(2**31, size=4)) for _ in range(releases)]
-    folder = CACHE / f"{name}_n{n}_copies{copies}_seed{seed}"
+    folder = cache / f"{name}_n{n}_copies{copies}_seed{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"release_{k:04d}.csv" for k in range(releases)]
     todo = [k for k, path in enumerate(paths) if not path.exists()]
@@ -159,6 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--workers", type=int, default=1, help="releases run at once (processes)")
+    parser.add_argument("--cache-dir", type=Path, default=CACHE, help="the per-release files (default: "
+                        "experiments/results/cache/infer_coverage, git-ignored)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -169,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     releases = dict(zip(args.rows, args.releases * len(args.rows) if len(args.releases) == 1 else args.releases))
     for name in args.tables:
         for n in args.rows:
-            result = run(name, n, releases[n], args.copies, args.seed, args.workers)
+            result = run(name, n, releases[n], args.copies, args.seed, args.workers, args.cache_dir)
             cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows ({releases[n]} releases)", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real |",
@@ -188,7 +191,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{args.copies} copies each; a coverage of .95 is known to ± {se:.3f} or better (one standard error). The table is the "
         "population; its min/max bounds taken as public. OLS: heteroscedasticity-robust (HC1) standard errors for "
         "the naive and real-sample intervals. Per release: one file under "
-        "experiments/results/cache/infer_coverage/ (git ignores it; a rerun reuses them).\n\n"
+        "experiments/results/cache/infer_coverage/ unless --cache-dir says otherwise (git ignores it; a rerun "
+        "reuses them).\n\n"
         f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections))
     plot(cells, fewest, args.out.with_suffix(".png"))
     print(f"wrote {args.out}")

@@ -101,7 +101,8 @@ def test_selected_pairs_runs(tmp_path):
 def test_coverage_runs(tmp_path):
     """PKS, samples of 500 rows, two releases with two copies each: the table has a row per statistic."""
     out = tmp_path / "coverage.md"
-    infer_coverage.main(["--tables", "pks", "--rows", "500", "--releases", "2", "--copies", "2", "--out", str(out)])
+    infer_coverage.main(["--tables", "pks", "--rows", "500", "--releases", "2", "--copies", "2", "--out", str(out),
+                         "--cache-dir", str(tmp_path / "cache")])  # not the repository's: each run releases again
     text = out.read_text()
     assert "### pks, samples of 500 rows" in text and "| mean age |" in text and "| ols motor_UPDRS~age |" in text
 
