@@ -416,7 +416,10 @@ class Summary(SummaryFile):
             c_r for each released multi-index, in the order of ``basis_indices``
             (damped by mu_r when ``damping="jackson"``); answer(f) = c0 + c . b_hat.
         """
-        values = self._evaluate(f)
+        return self._coefficients_of(self._evaluate(f))
+
+    def _coefficients_of(self, values: np.ndarray) -> tuple[float | np.ndarray, np.ndarray]:
+        """:meth:`coefficients` from f's values at the nodes, shape (N,) or (N, k)."""
         indices = self.basis_indices
         raw = self._rule.project(values, indices)
         scale = (2.0 ** _support_sizes(indices) * self._damping_factors).reshape((-1,) + (1,) * (values.ndim - 1))
@@ -479,7 +482,8 @@ class Summary(SummaryFile):
             raise SynthDPError("level must be a number in (0, 1)")
         _require(_is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
         mechanism, scale = self._moment_noise()
-        c0, c = self.coefficients(f)
+        at_nodes = self._evaluate(f)
+        c0, c = self._coefficients_of(at_nodes)
         c = c.reshape(self.n_basis, -1)
         c0 = np.atleast_1d(np.asarray(c0, dtype=float))
         estimate = c0 + c.T @ self.noisy_moments
@@ -496,7 +500,7 @@ class Summary(SummaryFile):
             draws = np.concatenate([np.abs(rng.laplace(0.0, scale, (chunk, self.n_basis)) @ c)
                                     for _ in range(-(-2**16 // chunk))])
             half = np.quantile(draws, level, axis=0)
-        approximation = self._residual_sup(f, c0, c, check_points)
+        approximation = self._residual_sup(f, at_nodes, c0, c, check_points)
         return pd.DataFrame({"estimate": estimate, "std_error": std_error, "noise_half_width": half,
                              "approximation_error": approximation, "lower": estimate - half - approximation,
                              "upper": estimate + half + approximation})
@@ -516,8 +520,10 @@ class Summary(SummaryFile):
                 return name, float(scale)
         raise SynthDPError("the summary's moments stage has an unknown mechanism; intervals know Gaussian and Laplace")
 
-    def _residual_sup(self, f: Query, c0: np.ndarray, c: np.ndarray, check_points: int) -> np.ndarray:
-        """max |f - p| over the quadrature nodes, ``check_points`` Sobol' points and the vertices of the box, per query."""
+    def _residual_sup(self, f: Query, at_nodes: np.ndarray, c0: np.ndarray, c: np.ndarray,
+                      check_points: int) -> np.ndarray:
+        """max |f - p| over the quadrature nodes (where f's values are ``at_nodes``), ``check_points``
+        Sobol' points and the vertices of the box, per query."""
         from scipy.stats import qmc
 
         log2 = max(0, math.ceil(math.log2(check_points)))
@@ -528,8 +534,10 @@ class Summary(SummaryFile):
             vertices = np.random.default_rng(self.seed + 1).choice([-1.0, 1.0], size=(2**log2, self.d))
         basis = ChebyshevBasis(self.basis_indices)
         worst = np.zeros(c.shape[1])
-        for unit in (self._rule.nodes, 2.0 * u - 1.0, vertices.astype(float)):
-            values = self._evaluate_at(f, self.domain.from_unit(unit)).reshape(len(unit), -1)
+        for unit, values in ((self._rule.nodes, at_nodes), (2.0 * u - 1.0, None), (vertices.astype(float), None)):
+            if values is None:
+                values = self._evaluate_at(f, self.domain.from_unit(unit))
+            values = values.reshape(len(unit), -1)
             residual = values - c0 - basis.evaluate(unit) @ c
             worst = np.maximum(worst, np.abs(residual).max(axis=0))
         return worst
