@@ -457,26 +457,17 @@ def run_mode(mode: Mode, runs: int, broken: str | None = None, workers: int = 1)
 
 
 # ----------------------------------------------------------------------------- the distinguisher
-def clopper_pearson_lower(successes: int, trials: int, beta: float) -> float:
-    return 0.0 if successes == 0 else float(stats.beta.ppf(beta, successes, trials - successes + 1))
-
-
-def clopper_pearson_upper(successes: int, trials: int, beta: float) -> float:
-    return 1.0 if successes == trials else float(stats.beta.ppf(1 - beta, successes + 1, trials - successes))
-
-
 def epsilon_lower_bound(first_hits: int, first_trials: int, second_hits: int, second_trials: int, delta: float,
                         beta: float = BETA) -> float:
     """log((p_lower - delta) / q_upper): a lower bound on epsilon with probability >= 1 - beta, where
     p = P[event | D] and q = P[event | D'] (one-sided Clopper-Pearson bounds at beta / 2 each)."""
-    lower = clopper_pearson_lower(first_hits, first_trials, beta / 2) - delta
-    upper = clopper_pearson_upper(second_hits, second_trials, beta / 2)
-    return math.log(lower / upper) if lower > 0 else -math.inf
+    return float(epsilon_lower_bounds(np.array([first_hits]), first_trials, np.array([second_hits]), second_trials,
+                                      delta, beta)[0])
 
 
-def _epsilon_lower_bounds(first_hits: np.ndarray, first_trials: int, second_hits: np.ndarray, second_trials: int,
-                          delta: float, beta: float) -> np.ndarray:
-    """:func:`epsilon_lower_bound` for arrays of hit counts at once."""
+def epsilon_lower_bounds(first_hits: np.ndarray, first_trials: int, second_hits: np.ndarray, second_trials: int,
+                         delta: float, beta: float = BETA) -> np.ndarray:
+    """:func:`epsilon_lower_bound` for arrays of hit counts at once (every threshold of a fit)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         lower = np.where(first_hits == 0, 0.0,
                          stats.beta.ppf(beta / 2, first_hits, first_trials - first_hits + 1)) - delta
@@ -552,7 +543,7 @@ class Distinguisher:
             values = np.unique(np.concatenate([a, b]))
             hits_a = len(a) - np.searchsorted(a, values, side="left")  # runs with statistic >= each value
             hits_b = len(b) - np.searchsorted(b, values, side="left")
-            bounds = _epsilon_lower_bounds(hits_a, len(a), hits_b, len(b), delta, beta)
+            bounds = epsilon_lower_bounds(hits_a, len(a), hits_b, len(b), delta, beta)
             i = int(np.argmax(bounds))
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), float(values[i] if i == 0 else (values[i - 1] + values[i]) / 2), sign)
