@@ -179,18 +179,17 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
         if len(model) < 2:
             raise SynthDPError("an OLS model takes a target and at least one predictor (synthdp infer: --ols Y X [X ...])")
 
-    def numeric(frame: pd.DataFrame, name: str) -> pd.Series:
-        if name not in frame.columns:
-            raise SynthDPError(f"column '{name}' is not in the table")
-        values = pd.to_numeric(frame[name], errors="coerce")
-        if values.isna().sum() > frame[name].isna().sum():
-            raise SynthDPError(f"column '{name}' is not numeric")
-        return values.astype(float)
-
     def column(frame: pd.DataFrame, name: str) -> pd.Series:
         if name not in frame.columns:
             raise SynthDPError(f"column '{name}' is not in the table")
         return frame[name]
+
+    def numeric(frame: pd.DataFrame, name: str) -> pd.Series:
+        given = column(frame, name)
+        values = pd.to_numeric(given, errors="coerce")
+        if values.isna().sum() > given.isna().sum():
+            raise SynthDPError(f"column '{name}' is not numeric")
+        return values.astype(float)
 
     def statistic(frame: pd.DataFrame) -> pd.Series:
         values: dict[str, float] = {}
