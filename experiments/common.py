@@ -225,6 +225,18 @@ RECORD_REASON = ("their synthetic tables are not cached on this machine; the pee
                  "are unchanged")
 
 
+def paired_row(label: str, product: np.ndarray, before: np.ndarray, digits: int = 3) -> str:
+    """A table row of paired scores over rounds (NaN: no value that round): the two means and the
+    mean paired difference with its standard error, or n/a where the product has no value at all
+    (a strong-pair ratio without a real pair above 0.5)."""
+    if np.isnan(product).all():
+        return f"| {label} | n/a | n/a | no real pair above 0.5 |"
+    diff = product - before
+    se = np.nanstd(diff, ddof=1) / np.sqrt(np.sum(~np.isnan(diff)))
+    return (f"| {label} | {np.nanmean(product):.{digits}f} | {np.nanmean(before):.{digits}f} | "
+            f"{np.nanmean(diff):+.{digits}f} ± {se:.{digits}f} |")
+
+
 def add_peers_from_record(parser: argparse.ArgumentParser, committed: str) -> None:
     """The ``--peers-from-record [JSON]`` option, the same in every script with peers.
 

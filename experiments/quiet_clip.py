@@ -42,6 +42,7 @@ from common import (
     generated_by,
     load_dataset,
     log,
+    paired_row,
     query_set,
     shaped_dataset,
     true_answers,
@@ -126,15 +127,8 @@ def section(name: str, names: list[str], scores: np.ndarray, bounds: dict, d: in
              f"{bounds['before']:.2f} (d = {d}, default d + 2√(2d) = {default_clip_norm_sq(d):.2f})", "",
              "| score | product | before | difference ± se |", "|---|---:|---:|---:|"]
     for k, label in enumerate(names):
-        product, before = scores[:, 0, k], scores[:, 1, k]
-        if np.isnan(product).all():
-            lines.append(f"| {label} | n/a | n/a | no real pair above 0.5 |")
-            continue
-        diff = product - before
-        se = np.nanstd(diff, ddof=1) / math.sqrt(np.sum(~np.isnan(diff)))
         digits = 4 if label.startswith("σ") or label == "2-way TV" else 3
-        lines.append(f"| {label} | {np.nanmean(product):.{digits}f} | {np.nanmean(before):.{digits}f} | "
-                     f"{np.nanmean(diff):+.{digits}f} ± {se:.{digits}f} |")
+        lines.append(paired_row(label, scores[:, 0, k], scores[:, 1, k], digits))
     return "\n".join(lines) + "\n"
 
 

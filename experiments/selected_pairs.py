@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import DATA_DIR, RESULTS_DIR, Dataset, command_line, generated_by, log, query_set, true_answers
+from common import DATA_DIR, RESULTS_DIR, Dataset, command_line, generated_by, log, paired_row, query_set, true_answers
 from quiet_clip import numeric_scores
 
 from synthdp import SynthConfig
@@ -82,15 +82,7 @@ def section(name: str, scores: np.ndarray, k: int, n: int, d: int) -> str:
     lines = [f"### {name} ({n} × {d}) at ({LEVELS[name]:g}, {DELTA:g}): {k} of {d * (d - 1) // 2} pairs selected",
              "", "| score | product | before | difference ± se |", "|---|---:|---:|---:|"]
     for j, label in enumerate(NAMES):
-        product, before = scores[:, 0, j], scores[:, 1, j]
-        if np.isnan(product).all():
-            lines.append(f"| {label} | n/a | n/a | no real pair above 0.5 |")
-            continue
-        diff = product - before
-        se = np.nanstd(diff, ddof=1) / np.sqrt(np.sum(~np.isnan(diff)))
-        digits = 4 if label.startswith("σ") else 3
-        lines.append(f"| {label} | {np.nanmean(product):.{digits}f} | {np.nanmean(before):.{digits}f} | "
-                     f"{np.nanmean(diff):+.{digits}f} ± {se:.{digits}f} |")
+        lines.append(paired_row(label, scores[:, 0, j], scores[:, 1, j], 4 if label.startswith("σ") else 3))
     ratios = np.nanmean(scores[:, 0, 4:], axis=0) / np.nanmean(scores[:, 1, 4:], axis=0)
     lines.append(f"\nSmooth queries, product over before: {' '.join(f'{r:.2f}' for r in ratios)} (σ = 2 … 10).")
     return "\n".join(lines) + "\n"
