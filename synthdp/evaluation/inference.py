@@ -143,7 +143,15 @@ def load_copies(output: str | Path, **read_csv: Any) -> Copies:
     """The copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, as :func:`infer` takes them
     (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes)."""
     *numbered, reference = copy_files(output)
-    return Copies([pd.read_csv(p, **read_csv) for p in numbered], pd.read_csv(reference, **read_csv), float("nan"))
+
+    def read(path: Path) -> pd.DataFrame:
+        try:
+            return pd.read_csv(path, **read_csv)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):  # the message may quote content
+            raise SynthDPError(f"copy '{path}' is not a CSV table with a header row: write the copies again "
+                               "(synthdp generate --copies)") from None
+
+    return Copies([read(path) for path in numbered], read(reference), float("nan"))
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),
