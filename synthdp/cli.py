@@ -586,7 +586,8 @@ def infer_command(args: argparse.Namespace) -> int:
                                   [tuple(c) for c in args.corr], args.ols)
     if args.output:
         _check_outputs({"--output": args.output},
-                       {f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)})
+                       {"the synthetic table": args.copies,
+                        **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}})
     result = infer(load_copies(args.copies), statistic, level=args.level)
     if args.output:
         _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))])

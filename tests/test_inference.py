@@ -176,6 +176,9 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     error = capsys.readouterr().err.strip().splitlines()
     assert error[0].startswith("synthdp: error: --share takes COL=VALUE") and "column 'zz'" in error[1]
     assert len(error) == 3 and pd.read_csv(tmp_path / "out.1.csv").shape == (50, 3)
+    out.write_text("x\n1\n")  # the release's own table is not overwritten either
+    assert main(["infer", str(out), "--mean", "x", "-o", str(out)]) == 2
+    assert "is the synthetic table" in capsys.readouterr().err and out.read_text() == "x\n1\n"
     (tmp_path / "out.2.csv").write_text("")  # a damaged copy: one line, not a traceback
     assert main(["infer", str(out), "--mean", "x"]) == 2
     assert capsys.readouterr().err.strip() == (f"synthdp: error: copy '{tmp_path / 'out.2.csv'}' is not a CSV table "
