@@ -84,7 +84,7 @@ from scipy import stats
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import MAX_VALUE_BLOCK, Schema
-from synthdp.pipeline.plan import cell_layout, make_plan
+from synthdp.pipeline.plan import make_plan
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.noise import SeededNoise
@@ -102,6 +102,7 @@ from synthdp.privacy.sensitivity import Neighbours
 from synthdp.reader.table import PrivateTable
 from synthdp.reader.units import UnitBound
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
+from synthdp.stats.histograms import CellLayout
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.row_sums import SumRequest
 
@@ -321,7 +322,7 @@ def value_block_samples(epsilon: float, delta: float, noise_kind: str, size: int
 
 def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
     """release_marginals on a mixed table's numeric histograms: an integer column of five values
-    (one cell per value, the layout of synthdp.pipeline.plan.cell_layout) and a continuous column
+    (one cell per value, the layout of synthdp.stats.histograms.CellLayout.for_domain) and a continuous column
     (bins and atoms), counted by the reader (PrivateTable.encoded_moments).
 
     Row 0 moves from (0, 0.0) to (4, 1.0): one value cell and one atom lose a row, two others
@@ -334,7 +335,7 @@ def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int,
     config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
     plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
                      numeric_columns=schema.d_numeric, synthesize=True)
-    layout = cell_layout(schema.numeric, plan)
+    layout = CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells)
     assert layout.values[0] is not None and layout.values[1] is None  # value cells, then bins and atoms
     rng = np.random.default_rng(0)
     shared = pd.DataFrame({"k": rng.integers(0, 5, N_ROWS), "x": rng.uniform(0.2, 0.8, N_ROWS),
@@ -657,8 +658,6 @@ def unit_histograms_samples(epsilon: float, delta: float, noise_kind: str, size:
     The added unit's UNIT_K + 1 rows at the corner (1, 1), bounded to UNIT_K, add UNIT_K to the
     upper atom of each column: the declared K d (l1) and K sqrt(d) (l2), attained.
     """
-    from synthdp.stats.histograms import CellLayout
-
     layout = CellLayout(4, (None, None), (False, False))
     first, second, domain = unit_tables(np.tile(corner([1, 1]), (UNIT_K + 1, 1)))
     exact = [table.row_sums(SumRequest(domain, cell_layout=layout))["cell_counts"] for table in (first, second)]

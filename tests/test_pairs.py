@@ -896,7 +896,7 @@ def test_at_pure_epsilon_a_block_does_not_carry_a_laplace_outlier_to_every_membe
     columns selected for it either: 3 remain, the block keeping its strength. Seeded, so
     deterministic; the bounds (10 and 6 invented, .85) leave room for another machine's last bits."""
     from synthdp.evaluation.metrics import invented_pairs, strong_pairs
-    from synthdp.pipeline.plan import pairs_entry
+    from synthdp.pipeline.report import pairs_entry
     from synthdp.pipeline.run import StudyOptions, fit, sample
 
     frame, bounds = _one_block_table(20_000, 20, seed=1)

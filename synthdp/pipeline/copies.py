@@ -54,6 +54,8 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     reference = draw(model, REFERENCE_FACTOR * release.plan.n, rng)
+    # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
+    planned = release if release.plan.pairs_test is None else None
     out: list[pd.DataFrame] = []
     start = time.perf_counter()
     for _ in range(copies):
@@ -61,6 +63,6 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
             refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
-                            progress=progress)
+                            progress=progress, planned=planned)
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
     return Copies(out, reference, (time.perf_counter() - start) / copies)

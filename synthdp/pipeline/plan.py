@@ -14,25 +14,25 @@ Appendix A.5's basis size (practical mode), with K in place of sigma^2:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from synthdp.config import SynthConfig
-from synthdp.domain.box import Domain
+from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
-from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, PAIR_FDR, SPIKE_RATIO, THRESHOLD, denoised_as_matrix
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, SPIKE_RATIO, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
-from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
-from synthdp.stats.scores import MATRIX_CLIP_SHARE, default_clip_norm_sq
+from synthdp.stats.histograms import MAX_VALUE_CELLS
+from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.scores import default_clip_norm_sq
 
 if TYPE_CHECKING:  # a type only
-    from synthdp.released import PairsTestResult
+    pass
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
@@ -163,6 +163,17 @@ class Plan:
     pairs_test: PairsTest | None = None  # the pairs released only if a private test finds a block (pairs_test_planned)
     selected_pairs: int = 0  # k pairs chosen privately and measured (selected_pair_count); 0: none selected
     noisy_moments: bool = False  # copula: the moments are noise at any share the histograms leave them (moments_are_noise)
+    numeric_columns: int = 0  # a mixed table's continuous and integer columns, which get one-way histograms
+
+    # Read by the stages, never recomputed: set by :func:`_derived` whenever a plan is made or changed
+    tilted_candidates: int = 0  # candidates drawn: the tilt's, of which the l1 fit uses the first n_candidates
+    lp_fits_pairs: bool = False  # the LP fits the pairs' product moments beside the pairs release (_derived)
+    moments_within_limit: bool = False  # each moment's noise at most MOMENT_NOISE_LIMIT (_derived)
+    selects_pairs: bool = False  # the pairs worth measuring chosen privately, only they measured (selected_pair_count)
+    releases_pairs: bool = False  # copula or mixed candidates with a share for the pairs release
+    value_cells: int = 0  # most cells an integer column may count value by value (value_cells_limit)
+    pair_noise_at_share: float = 0.0  # copula: the pairs' noise sd on a correlation at their share (pair_noise_sd)
+    pair_noise_at_default: float = 0.0  # copula: the same at COPULA_SHARES' 0.3, what the report says they would have
 
     def after_test(self, found: bool) -> Plan:
         """The plan once the pairs test has run: this one if it found a block of related columns,
@@ -170,41 +181,8 @@ class Plan:
         basis's pair products no longer left to them). Unchanged without a test."""
         if self.pairs_test is None or found:
             return self
-        return replace(self, budget=self.pairs_test.without_pairs, pairs_as_matrix=False,
-                       n_basis=self.n_basis + self.skipped_pairs, skipped_pairs=0)
-
-    @property
-    def tilted_candidates(self) -> int:
-        """How many candidates are drawn: the tilt's, of which the l1 fit uses the first ``n_candidates``."""
-        return max(self.n_candidates, self.tilt_candidates)
-
-    @property
-    def lp_fits_pairs(self) -> bool:
-        """Whether the LP fits the pairs' product moments beside the pairs release: a mixed table's
-        basis (every moment of degree <= 2, unless :func:`mixed_numeric_moments` leaves them out) or
-        ``favour="relationships"``; otherwise they are left to the pairs release (``skipped_pairs``)
-        and the copula alone carries the pairs."""
-        return (self.candidates == "mixed" and self.numeric_moments) or self.pair_moments
-
-    @property
-    def moments_within_limit(self) -> bool:
-        """Whether the noise sd on each of the R moments (that of any R functions with values in
-        [-1, 1], the scale of :func:`copula_shares`' rule) is at most MOMENT_NOISE_LIMIT: the
-        moments then carry signal worth fitting closely. Public: the budget, n and R."""
-        if self.budget.share("moments") <= 0:
-            return False
-        return moments_within_limit(self.budget.stage("moments"), self.n_basis, self.n, self.neighbours)
-
-    @property
-    def selects_pairs(self) -> bool:
-        """Whether the pairs worth measuring are chosen privately and only they are measured
-        (:func:`selected_pair_count`), rather than all of them."""
-        return self.selected_pairs > 0
-
-    @property
-    def releases_pairs(self) -> bool:
-        """Copula or mixed candidates with a share for the pairs release (:mod:`synthdp.stats.scores`)."""
-        return self.candidates in ("copula", "mixed") and self.budget.share("correlation") > 0
+        return _derived(replace(self, budget=self.pairs_test.without_pairs, pairs_as_matrix=False,
+                                n_basis=self.n_basis + self.skipped_pairs, skipped_pairs=0))
 
     def to_dict(self) -> dict:
         out = asdict(self)
@@ -217,11 +195,67 @@ class Plan:
         if not self.selected_pairs:
             out.pop("selected_pairs")
         out.pop("noisy_moments")  # follows from the budget's shares
+        out.pop("numeric_columns")  # the schema's
+        for derived in DERIVED_FIELDS:  # follow from the fields above
+            out.pop(derived)
         if self.tilt_candidates <= self.n_candidates:
             out.pop("tilt_candidates")  # the l1 fit's candidates: C
         out.update(out.pop("theory"), budget=self.budget.to_dict())
         out.update(R=self.n_basis, C=self.n_candidates, K=self.smoothness)  # the paper's letters
         return out
+
+
+DERIVED_FIELDS = ("tilted_candidates", "lp_fits_pairs", "moments_within_limit", "selects_pairs", "releases_pairs",
+                  "value_cells", "pair_noise_at_share", "pair_noise_at_default")
+
+
+def _derived(plan: Plan) -> Plan:
+    """``plan`` with the fields that follow from the others set, so that the stages read them
+    instead of entering this module again:
+
+    * ``tilted_candidates``: how many candidates are drawn, the tilt's, of which the l1 fit uses
+      the first ``n_candidates``;
+    * ``lp_fits_pairs``: whether the LP fits the pairs' product moments beside the pairs
+      release: a mixed table's basis (every moment of degree <= 2, unless
+      :func:`mixed_numeric_moments` leaves them out) or ``favour="relationships"``; otherwise
+      they are left to the pairs release (``skipped_pairs``) and the copula alone carries them;
+    * ``moments_within_limit``: whether the noise sd on each of the R moments (that of any R
+      functions with values in [-1, 1], the scale of :func:`copula_shares`' rule) is at most
+      MOMENT_NOISE_LIMIT: the moments then carry signal worth fitting closely;
+    * ``selects_pairs``: whether the pairs worth measuring are chosen privately and only they
+      are measured (:func:`selected_pair_count`), rather than all of them;
+    * ``releases_pairs``: copula or mixed candidates with a share for the pairs release
+      (:mod:`synthdp.stats.scores`);
+    * ``value_cells``: :func:`value_cells_limit`;
+    * ``pair_noise_at_share`` and ``pair_noise_at_default``: a numeric table's pairs' noise sd on
+      a correlation (:func:`pair_noise_sd`, at the default norm bound) at the plan's share for
+      them and at COPULA_SHARES' 0.3, for the report's ``pairs`` entry
+      (:func:`synthdp.pipeline.report.pairs_entry`); 0 for other kinds.
+
+    Public: the plan's budget and sizes.
+    """
+    histogram_columns = plan.d if plan.candidates != "mixed" else plan.numeric_columns
+    budget = plan.budget
+
+    def pair_noise(share: float) -> float:
+        if plan.candidates != "copula" or plan.d < 2:
+            return 0.0
+        return pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,
+                             plan.neighbours)
+
+    return replace(
+        plan,
+        tilted_candidates=max(plan.n_candidates, plan.tilt_candidates),
+        lp_fits_pairs=(plan.candidates == "mixed" and plan.numeric_moments) or plan.pair_moments,
+        moments_within_limit=plan.budget.share("moments") > 0 and moments_within_limit(
+            plan.budget.stage("moments"), plan.n_basis, plan.n, plan.neighbours),
+        selects_pairs=plan.selected_pairs > 0,
+        releases_pairs=plan.candidates in ("copula", "mixed") and plan.budget.share("correlation") > 0,
+        value_cells=value_cells_limit(plan.n, histogram_columns, plan.marginal_bins, plan.budget, plan.neighbours)
+        if plan.budget.share("marginals") > 0 else 0,
+        pair_noise_at_share=pair_noise(budget.share("correlation")) if budget.share("correlation") > 0 else 0.0,
+        pair_noise_at_default=pair_noise(COPULA_SHARES["correlation"]),
+    )
 
 
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
@@ -336,7 +370,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
             # the pairs release measures every pair's dependence: the moments release keeps its
             # budget for the rest (docs/relationships-design.md#how-synthdp-keeps-the-pairs)
             skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
-    return Plan(
+    return _derived(Plan(
         mode=config.mode,
         n=n,
         d=d,
@@ -363,7 +397,33 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         numeric_moments=numeric_moments or kind != "mixed",
         selected_pairs=selected,
         noisy_moments=kind == "copula" and moments_are_noise(config, n, n_basis, budget.remaining_epsilon, neighbours),
-    )
+        numeric_columns=numeric_columns if kind == "mixed" else 0,
+    ))
+
+
+def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: bool = True,
+                    neighbours: Neighbours = ROWS, block_means: bool = False, laplace_cells: bool = True,
+                    quiet_clip: bool = True) -> tuple[Plan, Schema, np.ndarray]:
+    """The plan of a mixed table (binary or categorical columns), with the basis it fixes.
+
+    Returns the plan (:func:`make_plan` with ``mixed_basis``), the schema it holds (without its
+    binned value blocks where their tables would hold more moments than the LP has candidates)
+    and the basis's indices (:func:`synthdp.stats.mixed_basis.basis_indices`): whether the basis
+    holds the numeric columns' own moments and means per level is :func:`mixed_numeric_moments`'
+    decision (always, with ``laplace_cells`` False: a design study's alternative, before), and
+    ``block_means`` asks for the binned blocks' means (a design study's alternative). Public:
+    the configuration, the schema and n (or its noisy count).
+    """
+    held = mixed_numeric_moments(config, schema.d_numeric, synthesize) or not laplace_cells
+    indices = basis_indices(schema, config.marginal_degree, block_means, held)
+    if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
+        # the binned blocks' tables would hold more moments than the LP has candidates: without them
+        schema = schema.without_binned_blocks()
+        indices = basis_indices(schema, config.marginal_degree, block_means, held)
+    plan = make_plan(config, n, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
+                     mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
+                     neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip)
+    return plan, schema, indices
 
 
 def _budget(config: SynthConfig, bounds: float, clip_count: float, shares: dict[str, float]) -> Budget:
@@ -642,82 +702,6 @@ def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str
     return stage.noise_sd(*score_products_sensitivity(n, d, default_clip_norm_sq(d), neighbours))
 
 
-def pairs_entry(plan: Plan, released_noise_sd: float | None, test: PairsTestResult | None = None) -> dict | None:
-    """The report's ``pairs`` entry of a numeric table's copula: whether the pairs were released,
-    their noise sd on a correlation (at the default's share of 0.3 when they were not), the
-    limit, and what to do about it; with a pairs test (``test``), its released statistic, line
-    and outcome. Public: the calibration's numbers and the test's released value only. None for
-    other kinds.
-    """
-    if plan.candidates != "copula" or plan.d < 2:
-        return None
-    entry = _pairs_entry(plan, released_noise_sd)
-    if test is not None:
-        entry["test"] = {
-            "statistic": test.statistic, "histograms_offset": test.offset, "threshold": test.threshold,
-            "noise_sd": test.noise_sd, "found": test.found, "share": plan.pairs_test.share if plan.pairs_test is not None else None,
-            "note": ("a private test of whether a block of related columns stands out of the pairs' noise: the "
-                     "largest eigenvalue of the normal scores' product matrix above the bulk edge, in units "
-                     "of the pairs' noise edge (sd sqrt(d)), released with noise of the sd given here; the pairs "
-                     "are released where, less what the histograms' noise alone adds to it (histograms_offset, "
-                     f"estimated from the release), it reaches {test.threshold:.3g} (the strongest block's direction then "
-                     "comes back with at least half its weight), else their share goes to the histograms and "
-                     "moments (docs/relationships.md#pairs-test)")}
-    return entry
-
-
-def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
-    """:func:`pairs_entry` without the test."""
-    limit = CORRELATION_NOISE_LIMIT
-    if released_noise_sd is not None and plan.selects_pairs:
-        pairs = plan.d * (plan.d - 1) // 2
-        return {"released": True, "noise_sd": math.pi / 2 * released_noise_sd, "noise_limit": limit,
-                "denoised": "selected pairs", "selected": plan.selected_pairs,
-                "note": (f"{plan.selected_pairs} of the {pairs} pairs chosen privately (exponential mechanism, stage "
-                         f"'{SELECTION}') and measured, each with noise sd {math.pi / 2 * released_noise_sd:.3g} on a "
-                         "correlation (at independence), the most pairs within the limit: a pair of all of them "
-                         "would have too much noise for any to stand out. A measured pair is kept from "
-                         f"{THRESHOLD:g} noise sd where the Benjamini-Hochberg procedure at false discovery rate "
-                         f"{PAIR_FDR:g} selects it; the pairs not measured follow the kept ones through the Gaussian "
-                         "model of largest entropy (docs/relationships.md#selected-pairs)")}
-    if released_noise_sd is not None and plan.budget.share("correlation") > 0:
-        if plan.pairs_as_matrix:  # the noise at the default norm bound, the one the limit is for
-            budget = plan.budget
-            nominal = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition,
-                                    budget.share("correlation"), plan.neighbours)
-            return {"released": True, "noise_sd": nominal, "noise_limit": limit, "denoised": "as a matrix",
-                    "note": ("released with noise above the limit (the pairs test found a block of related "
-                             "columns, or favour='relationships' or a correlation_share set where n is small for "
-                             "d): denoised as a matrix, the rows scored in finer cells "
-                             f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that "
-                             "bound); caveat: on tables with skewed columns held in few histogram cells, columns that "
-                             "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
-        lowered = 0 < plan.pairs_clip_norm_sq < default_clip_norm_sq(plan.d) - 1e-9
-        bound = (f"; each row's scores clipped to squared norm {plan.pairs_clip_norm_sq:.4g}, lowered from the "
-                 "default d + 2 sqrt(2d) so that the noise is half the limit (docs/relationships.md#how-synthdp-keeps-the-pairs)"
-                 if lowered else "")
-        return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
-                "note": (f"released{bound}; a score correlation is kept from {THRESHOLD:g} noise sd where the "
-                         f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it, and a "
-                         "column's pairs into a block of strongly related columns where its relation to the "
-                         "block as a whole is selected"
-                         + (", and, under Laplace noise, its pairs with the columns selected for the block as well"
-                            if plan.noise == "laplace" else "") + " (docs/decisions/block-edges.md)")}
-    share = COPULA_SHARES["correlation"]
-    budget = plan.budget
-    noise = pair_noise_sd(plan.n, plan.d, budget.remaining_epsilon, budget.delta, budget.composition, share,
-                          plan.neighbours)
-    return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
-            "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
-                    f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it)"
-                    + (" and the pairs test found no block of related columns standing out of it" if plan.pairs_test
-                       else "") + ", so the synthetic columns are "
-                    "drawn independently and the moments carry what dependence they can; favour='relationships' "
-                    "(--favour relationships) or correlation_share (--correlation-share) releases them anyway, "
-                    "denoised as a matrix (docs/relationships.md#where-it-stops)"
-            if noise > limit else "not released (correlation_share = 0)"}
-
-
 MIXED_MARGINALS_SHARE = 0.2
 MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 
@@ -796,40 +780,20 @@ def auto_marginal_bins(n: int, d: int, budget: StageBudget, neighbours: Neighbou
     return int(np.clip(math.floor(n / (2 * noise_sd)) - 2, low, high))
 
 
-def cell_layout(domain: Domain, plan: Plan, nullable: Sequence[str] = ()) -> CellLayout:
-    """The cells of the one-way histograms of ``domain``'s columns (public: bounds, types, n, budget).
-
-    A continuous column, or an integer (or date) column with many values, gets the plan's B
-    equal-width bins and an atom at each bound. An integer column with k integer values
+def value_cells_limit(n: int, d: int, marginal_bins: int, budget: Budget, neighbours: Neighbours = ROWS) -> int:
+    """The most integer values a column's one-way histogram counts one cell each
+    (:meth:`synthdp.stats.histograms.CellLayout.for_domain`): an integer column with k values
     inside its bounds gets one cell per value when k <= MAX_VALUE_CELLS and
 
         k <= max(B + 2, n / (2 sd)),
 
-    sd the noise of a count: with at most B + 2 values, value cells are the bins' cells made
-    exact; beyond, the rule of :func:`auto_marginal_bins` (each cell should hold on average
-    at least twice its noise) with k cells in place of B + 2. A spike on one value (40 hours
-    a week, an education level) then stays on its value instead of being spread over a bin.
-    The histograms' sensitivity does not change: a row still lies in one cell per column.
-    A column named in ``nullable`` gets a last cell for its missing cells.
-    """
-    sd = plan.budget.stage("marginals").noise_sd(*histogram_sensitivity(domain.d, plan.neighbours))
-    widest = min(MAX_VALUE_CELLS, max(plan.marginal_bins + 2, math.floor(plan.n / (2 * sd)) if sd > 0 else MAX_VALUE_CELLS))
-    values: list[np.ndarray | None] = []
-    for j, column in enumerate(domain.columns):
-        low, high = math.ceil(column.lower), math.floor(column.upper)
-        if column.integer and high - low + 1 <= widest:
-            integers = np.arange(low, high + 1, dtype=float)
-            values.append(_column_unit(domain, j, integers))
-        else:
-            values.append(None)
-    return CellLayout(plan.marginal_bins, tuple(values), tuple(column.name in nullable for column in domain.columns))
-
-
-def _column_unit(domain: Domain, column: int, values: np.ndarray) -> np.ndarray:
-    """Column ``column``'s values mapped onto [-1, 1] as :meth:`Domain.to_unit` maps them."""
-    rows = np.tile((domain.lower + domain.upper) / 2, (len(values), 1))
-    rows[:, column] = values
-    return domain.to_unit(rows)[:, column]
+    sd the noise of a count of the histograms of ``d`` columns: with at most B + 2 values,
+    value cells are the bins' cells made exact; beyond, the rule of :func:`auto_marginal_bins`
+    (each cell should hold on average at least twice its noise) with k cells in place of
+    B + 2. A spike on one value (40 hours a week, an education level) then stays on its value
+    instead of being spread over a bin. Public: n, d, B and the budget."""
+    sd = budget.stage("marginals").noise_sd(*histogram_sensitivity(d, neighbours))
+    return min(MAX_VALUE_CELLS, max(marginal_bins + 2, math.floor(n / (2 * sd)) if sd > 0 else MAX_VALUE_CELLS))
 
 
 def mixed_numeric_moments(config: SynthConfig, numeric_columns: int, synthesize: bool = True) -> bool:

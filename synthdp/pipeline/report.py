@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
 from synthdp.domain.units import contribution_bins
 from synthdp.errors import SynthDPError
-from synthdp.pipeline.plan import pairs_entry
+from synthdp.pipeline.plan import COPULA_SHARES, SELECTION, Plan
 from synthdp.pipeline.run import FittedModel
-from synthdp.released import Release
+from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, PAIR_FDR, THRESHOLD
+from synthdp.released import PairsTestResult, Release
+from synthdp.stats.scores import MATRIX_CLIP_SHARE, default_clip_norm_sq
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -134,3 +138,75 @@ def marginal_summary(model: FittedModel, report: dict) -> MarginalSummary:
     if release.schema is None:
         raise SynthDPError("marginal_summary() needs a fit with a schema that has binary or categorical columns")
     return MarginalSummary(release.schema, release.basis_indices, release.noisy_moments, report)
+
+
+def pairs_entry(plan: Plan, released_noise_sd: float | None, test: PairsTestResult | None = None) -> dict | None:
+    """The report's ``pairs`` entry of a numeric table's copula: whether the pairs were released,
+    their noise sd on a correlation (at the default's share of 0.3 when they were not), the
+    limit, and what to do about it; with a pairs test (``test``), its released statistic, line
+    and outcome. Public: the calibration's numbers and the test's released value only. None for
+    other kinds.
+    """
+    if plan.candidates != "copula" or plan.d < 2:
+        return None
+    entry = _pairs_entry(plan, released_noise_sd)
+    if test is not None:
+        entry["test"] = {
+            "statistic": test.statistic, "histograms_offset": test.offset, "threshold": test.threshold,
+            "noise_sd": test.noise_sd, "found": test.found, "share": plan.pairs_test.share if plan.pairs_test is not None else None,
+            "note": ("a private test of whether a block of related columns stands out of the pairs' noise: the "
+                     "largest eigenvalue of the normal scores' product matrix above the bulk edge, in units "
+                     "of the pairs' noise edge (sd sqrt(d)), released with noise of the sd given here; the pairs "
+                     "are released where, less what the histograms' noise alone adds to it (histograms_offset, "
+                     f"estimated from the release), it reaches {test.threshold:.3g} (the strongest block's direction then "
+                     "comes back with at least half its weight), else their share goes to the histograms and "
+                     "moments (docs/relationships.md#pairs-test)")}
+    return entry
+
+
+def _pairs_entry(plan: Plan, released_noise_sd: float | None) -> dict:
+    """:func:`pairs_entry` without the test."""
+    limit = CORRELATION_NOISE_LIMIT
+    if released_noise_sd is not None and plan.selects_pairs:
+        pairs = plan.d * (plan.d - 1) // 2
+        return {"released": True, "noise_sd": math.pi / 2 * released_noise_sd, "noise_limit": limit,
+                "denoised": "selected pairs", "selected": plan.selected_pairs,
+                "note": (f"{plan.selected_pairs} of the {pairs} pairs chosen privately (exponential mechanism, stage "
+                         f"'{SELECTION}') and measured, each with noise sd {math.pi / 2 * released_noise_sd:.3g} on a "
+                         "correlation (at independence), the most pairs within the limit: a pair of all of them "
+                         "would have too much noise for any to stand out. A measured pair is kept from "
+                         f"{THRESHOLD:g} noise sd where the Benjamini-Hochberg procedure at false discovery rate "
+                         f"{PAIR_FDR:g} selects it; the pairs not measured follow the kept ones through the Gaussian "
+                         "model of largest entropy (docs/relationships.md#selected-pairs)")}
+    if released_noise_sd is not None and plan.budget.share("correlation") > 0:
+        if plan.pairs_as_matrix:  # the noise at the default norm bound, the one the limit is for
+            nominal = plan.pair_noise_at_share
+            return {"released": True, "noise_sd": nominal, "noise_limit": limit, "denoised": "as a matrix",
+                    "note": ("released with noise above the limit (the pairs test found a block of related "
+                             "columns, or favour='relationships' or a correlation_share set where n is small for "
+                             "d): denoised as a matrix, the rows scored in finer cells "
+                             f"and shrunk onto ||s||^2 <= {MATRIX_CLIP_SHARE:g} d (noise sd {released_noise_sd:.4g} at that "
+                             "bound); caveat: on tables with skewed columns held in few histogram cells, columns that "
+                             "have no dependence can come out correlated (docs/relationships.md#where-it-stops)")}
+        lowered = 0 < plan.pairs_clip_norm_sq < default_clip_norm_sq(plan.d) - 1e-9
+        bound = (f"; each row's scores clipped to squared norm {plan.pairs_clip_norm_sq:.4g}, lowered from the "
+                 "default d + 2 sqrt(2d) so that the noise is half the limit (docs/relationships.md#how-synthdp-keeps-the-pairs)"
+                 if lowered else "")
+        return {"released": True, "noise_sd": released_noise_sd, "noise_limit": limit, "denoised": "pair by pair",
+                "note": (f"released{bound}; a score correlation is kept from {THRESHOLD:g} noise sd where the "
+                         f"Benjamini-Hochberg procedure at false discovery rate {PAIR_FDR:g} selects it, and a "
+                         "column's pairs into a block of strongly related columns where its relation to the "
+                         "block as a whole is selected"
+                         + (", and, under Laplace noise, its pairs with the columns selected for the block as well"
+                            if plan.noise == "laplace" else "") + " (docs/decisions/block-edges.md)")}
+    share = COPULA_SHARES["correlation"]
+    noise = plan.pair_noise_at_default
+    return {"released": False, "noise_sd": noise, "noise_limit": limit, "denoised": None,
+            "note": f"not released: at a share of {share} their noise sd on a correlation would be above the "
+                    f"limit (no strong pair, |r| > 0.5, stands 2 sd out of it)"
+                    + (" and the pairs test found no block of related columns standing out of it" if plan.pairs_test
+                       else "") + ", so the synthetic columns are "
+                    "drawn independently and the moments carry what dependence they can; favour='relationships' "
+                    "(--favour relationships) or correlation_share (--correlation-share) releases them anyway, "
+                    "denoised as a matrix (docs/relationships.md#where-it-stops)"
+            if noise > limit else "not released (correlation_share = 0)"}

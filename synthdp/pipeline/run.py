@@ -44,7 +44,7 @@ from synthdp.domain.schema import (
 )
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.model import SamplingModel, draw
-from synthdp.pipeline.plan import SELECTION, Plan, cell_layout, make_plan, mixed_numeric_moments
+from synthdp.pipeline.plan import SELECTION, Plan, make_mixed_plan, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, rearranged
@@ -102,7 +102,7 @@ from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelea
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.mixed_basis import groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
@@ -401,12 +401,16 @@ def fit(
     progress: bool = False,
     study: StudyOptions | None = None,
     csv_format: CsvFormat | None = None,
+    planned: Release | None = None,
 ) -> FittedModel:
     """Spend the budget of ``config`` on ``data`` and fit the synthetic distribution.
 
     The arguments are those of :meth:`synthdp.SmoothSynthesizer.fit`; ``progress`` shows a
     progress bar on stderr; ``study`` holds the alternatives of a design study
     (:class:`StudyOptions`; None is the product); ``csv_format`` says how a CSV input is written.
+    ``planned``: a release whose plan (and mixed basis) this fit reuses instead of making its own
+    (:func:`synthdp.pipeline.copies.release_copies`: a copy runs the release's mechanism on a
+    population of the release's n rows, and ``data`` must be that).
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
@@ -446,16 +450,13 @@ def fit(
     run_release: Callable[[StageTracker], Release]
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
-        held = mixed_numeric_moments(config, schema.d_numeric, synthesize) or not (study or PRODUCT).laplace_cells
-        block_means = not (study or PRODUCT).binned_blocks
-        indices = basis_indices(schema, config.marginal_degree, block_means, held)
-        if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
-            # the binned blocks' tables would hold more moments than the LP has candidates: without them
-            schema = schema.without_binned_blocks()
-            indices = basis_indices(schema, config.marginal_degree, block_means, held)
-        plan = make_plan(config, n_rows, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
-                         mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
-                         neighbours=neighbours, numeric_moments=held, quiet_clip=(study or PRODUCT).quiet_clip)
+        if planned is not None:
+            plan, indices = planned.plan, planned.basis_indices
+        else:
+            plan, schema, indices = make_mixed_plan(config, schema, n_rows, synthesize, neighbours,
+                                                    block_means=not (study or PRODUCT).binned_blocks,
+                                                    laplace_cells=(study or PRODUCT).laplace_cells,
+                                                    quiet_clip=(study or PRODUCT).quiet_clip)
         run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
@@ -464,10 +465,11 @@ def fit(
         scan = table.row_sums(SumRequest(histogram_columns=missing, data_range=bounds_from_data))
         if bounds_from_data:
             known_columns = {column.name: column for column in domain_from_data(table.column_names, scan).columns}
-        plan = make_plan(config, scan.n_rows if public_n is None else public_n, table.d,
-                         bounds_are_public=not bounds_from_data, estimated_bounds=table.d - len(known_columns),
-                         synthesize=synthesize, neighbours=neighbours, pairs_test=study is not None and study.pairs_test,
-                         quiet_clip=(study or PRODUCT).quiet_clip, select_pairs=(study or PRODUCT).select_pairs)
+        plan = planned.plan if planned is not None else make_plan(
+            config, scan.n_rows if public_n is None else public_n, table.d, bounds_are_public=not bounds_from_data,
+            estimated_bounds=table.d - len(known_columns), synthesize=synthesize, neighbours=neighbours,
+            pairs_test=study is not None and study.pairs_test, quiet_clip=(study or PRODUCT).quiet_clip,
+            select_pairs=(study or PRODUCT).select_pairs)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds, engine = time.perf_counter() - scan_start, table.engine
@@ -621,7 +623,7 @@ def release_numeric(
             if plan.skipped_pairs and plan.pairs_test is None:  # with a test, dropped once it has passed
                 indices = indices[~pair_product_rows(indices)]
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
-        layout = cell_layout(domain, plan) if copula_wanted else None
+        layout = CellLayout.for_domain(domain, plan.marginal_bins, plan.value_cells) if copula_wanted else None
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
                                          column_sums=pca_wanted, second_moment=pca_wanted, cell_layout=layout))
         noisy_rows_clipped = None
@@ -816,7 +818,8 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
     study = PRODUCT if study is None else study
     if study.moments_sensitivity is not None:
         raise SynthDPError("StudyOptions.moments_sensitivity applies to numeric tables only")
-    layout = cell_layout(schema.numeric, plan, schema.nullable_numeric) if plan.marginal_bins else None
+    layout = (CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells, schema.nullable_numeric)
+              if plan.marginal_bins else None)
     with stages.stage("moments"):
         moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n)
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,

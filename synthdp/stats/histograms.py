@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from synthdp.domain.box import Domain
 
 EDGES = np.concatenate([-(2.0 ** (np.arange(-64, 129)[::-1] / 2)), [0.0], 2.0 ** (np.arange(-64, 129) / 2)])
 
@@ -180,6 +186,29 @@ class CellLayout:
     def bins(cls, d: int, n_bins: int) -> CellLayout:
         """Every column in ``n_bins`` bins and two atoms, none nullable."""
         return cls(n_bins, (None,) * d, (False,) * d)
+
+    @classmethod
+    def for_domain(cls, domain: Domain, n_bins: int, value_cells: int, nullable: Sequence[str] = ()) -> CellLayout:
+        """The cells of the one-way histograms of ``domain``'s columns (public: bounds, types and
+        the plan's sizes).
+
+        A continuous column, or an integer (or date) column with many values, gets ``n_bins``
+        equal-width bins and an atom at each bound. An integer column with k integer values
+        inside its bounds gets one cell per value when k <= ``value_cells``
+        (:func:`synthdp.pipeline.plan.value_cells_limit`). The histograms' sensitivity does not
+        change: a row still lies in one cell per column. A column named in ``nullable`` gets a
+        last cell for its missing cells.
+        """
+        values: list[np.ndarray | None] = []
+        for j, column in enumerate(domain.columns):
+            low, high = math.ceil(column.lower), math.floor(column.upper)
+            if column.integer and high - low + 1 <= value_cells:
+                rows = np.tile((domain.lower + domain.upper) / 2, (high - low + 1, 1))
+                rows[:, j] = np.arange(low, high + 1, dtype=float)
+                values.append(domain.to_unit(rows)[:, j])  # the integers mapped onto [-1, 1] as the domain maps them
+            else:
+                values.append(None)
+        return cls(n_bins, tuple(values), tuple(column.name in nullable for column in domain.columns))
 
     @classmethod
     def given(cls, layout: CellLayout | None, cell_array: np.ndarray) -> CellLayout:
