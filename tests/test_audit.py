@@ -93,6 +93,7 @@ from synthdp.privacy.release import (
     CLIPPED_ROWS,
     UNITS_COUNT_WEIGHT,
     release_bounded_means,
+    release_level_cells,
     release_marginals,
     release_moments,
     release_row_count,
@@ -103,7 +104,7 @@ from synthdp.reader.table import PrivateTable
 from synthdp.reader.units import UnitBound
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.mixed_basis import basis_indices, groups_count, one_way_cells
 from synthdp.stats.row_sums import SumRequest
 
 ALPHA = 1e-4  # false-failure probability of one audit of a correct mechanism
@@ -281,6 +282,34 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
     samples = [np.array([release_bounded_means(moments, "moments", "cells", budget, plan.n,
                                                PrivacyLedger(epsilon, delta), noise, groups=groups)
                          for _ in range(size)]) for moments in exact]
+    return _statistics(samples, exact, plan.noise)
+
+
+def level_cells_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_level_cells (a mixed table's one-way cells, released apart where its moments are noise).
+
+    Row 0 moves from levels (a, x) to (b, y) of two categorical columns: four cells move by 1/n,
+    attaining the declared L1 2k/n and L2 sqrt(2k)/n (k = 2).
+    """
+    schema = Schema.from_dict({"columns": {"u": {"type": "categorical", "levels": ["a", "b"]},
+                                           "v": {"type": "categorical", "levels": ["x", "y"]}}}, ["u", "v"])
+    indices = basis_indices(schema, 2)
+    rows = one_way_cells(schema, indices)
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False,
+                     mixed_basis=(len(indices), groups_count(schema, indices)))
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"u": rng.choice(["a", "b", "c"], N_ROWS), "v": rng.choice(["x", "y"], N_ROWS)})
+    exact = []
+    for row in (("a", "x"), ("b", "y")):
+        frame = shared.copy()
+        frame.iloc[0] = row
+        exact.append(ChebyshevBasis(indices).moments(PrivateTable(frame, ["u", "v"]).encoded_points(schema)[0])[rows])
+    assert np.isclose(np.abs(exact[0] - exact[1]).sum(), 4 / N_ROWS)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = plan.budget.stage("moments")  # all of (epsilon, delta): no other stage
+    samples = [np.array([release_level_cells(cells, 2, budget, plan.n, PrivacyLedger(epsilon, delta), noise)
+                         for _ in range(size)]) for cells in exact]
     return _statistics(samples, exact, plan.noise)
 
 
@@ -788,6 +817,9 @@ AUDITS = {
     # six released cells move (by 1/n each), so the likelihood ratio is a sum of six Laplace terms and its
     # extreme events are rarer than for one moment: the calibrated audit sees 0.51 (1.37 halved)
     "mixed-moments-laplace": Audit(mixed_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
+    # the one-way cells of two categorical columns, released apart (four cells move by 1/n)
+    "level-cells-laplace": Audit(level_cells_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
+    "level-cells-gaussian": Audit(level_cells_samples, 1.0, 1e-2, "gaussian", 20_000, 0.35),
     # an integer column's value block: its one-way cells and its 2-way table with a categorical column
     "value-block-laplace": Audit(value_block_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
     # (four cells move by 1/n: the calibrated Gaussian audit sees 0.38 at seed 11, against 0.4-0.5 for one moment)

@@ -941,3 +941,79 @@ def test_a_pure_epsilon_mixed_release_holds_its_cells_and_says_what_it_left_out(
     with pytest.raises(SynthDPError, match="holds no moments of the numeric columns"):
         synth.summary()
     assert synth.marginal_summary().marginal(["g", "h"]).shape[0] > 0  # the cells are there
+
+
+def test_level_cells_apart_where_the_moments_are_noise():
+    """Where a mixed table's moments are noise at the share left to them (G groups' noise sd
+    above MOMENT_NOISE_LIMIT), the moments keep NOISY_MOMENTS_SHARE and the one-way tables of
+    every column take the rest but the pairs', in proportion to their columns; not on a large
+    table, not where the moments are the one-way cells alone (G = k), not with a marginals_share."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import (
+        LEVEL_CELLS,
+        MIXED_MARGINALS_SHARE,
+        MOMENT_NOISE_LIMIT,
+        NOISY_MOMENTS_SHARE,
+        mixed_shares,
+    )
+    from synthdp.privacy.budget import Budget
+
+    config = SynthConfig(epsilon=1.0, delta=1e-10)
+    small = mixed_shares(config, 303, 5, 1.0, groups=112, level_columns=11)  # heart_cleveland's shape
+    one_way = 1 - NOISY_MOMENTS_SHARE - small["correlation"]
+    assert math.isclose(small["marginals"], one_way * 5 / 16) and math.isclose(small[LEVEL_CELLS], one_way * 11 / 16)
+    moments = Budget(0.0, 0.0, 1.0, 1e-10, "gdp", (("moments", 0.8),)).stage("moments")
+    assert moments.means_noise_sd(112, 303) > MOMENT_NOISE_LIMIT  # why: the cells would be noise
+    large = mixed_shares(config, 32561, 6, 1.0, groups=126, level_columns=9)  # adult's shape
+    assert LEVEL_CELLS not in large and large["marginals"] == MIXED_MARGINALS_SHARE
+    assert LEVEL_CELLS not in mixed_shares(config, 303, 5, 1.0, groups=11, level_columns=11)  # G = k
+    assert LEVEL_CELLS not in mixed_shares(SynthConfig(epsilon=1.0, delta=1e-10, marginals_share=0.3), 303, 5, 1.0,
+                                           groups=112, level_columns=11)
+    only_levels = mixed_shares(SynthConfig(epsilon=1.0, delta=0.0), 300, 0, 1.0, groups=40, level_columns=8)
+    assert set(only_levels) == {"marginals", LEVEL_CELLS, "correlation"} and only_levels["marginals"] == 0.0
+
+
+def test_level_cell_estimates_are_distributions():
+    """The one-way cells released apart are made each column's distribution: a categorical
+    column's cells projected onto the simplex (an "other" lifted by noise goes back to 0), a
+    binary column's indicator clipped into [0, 1]; the other moments unchanged."""
+    from synthdp.postprocess.copula import level_cell_estimates, simplex_projection
+    from synthdp.stats.mixed_basis import one_way_cells
+
+    schema = Schema.from_dict({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "categorical", "levels": ["p", "q", "r"]},
+                                           "s": {"type": "binary", "levels": ["no", "yes"]}}}, ["x", "c", "s"])
+    indices = basis_indices(schema, 2)
+    rows = one_way_cells(schema, indices)
+    rng = np.random.default_rng(7)
+    noisy = rng.normal(0.3, 0.4, len(indices))
+    out = level_cell_estimates(schema, indices, noisy, rows)
+    cells = np.flatnonzero(rows & indices[:, schema.block_slice("c")].any(axis=1))
+    binary = np.flatnonzero(rows & indices[:, schema.block_slice("s")].any(axis=1))
+    assert len(cells) == 4 and len(binary) == 1  # p, q, r and "other"; one indicator
+    assert np.isclose(out[cells].sum(), 1.0) and (out[cells] >= 0).all()
+    assert np.allclose(out[cells], simplex_projection(noisy[cells]))
+    assert 0.0 <= out[binary[0]] <= 1.0
+    assert np.array_equal(out[~rows], noisy[~rows])
+    assert np.allclose(simplex_projection(np.array([0.5, 0.3, 0.2])), [0.5, 0.3, 0.2])  # already one: unchanged
+    assert np.allclose(simplex_projection(np.array([0.9, 0.4, -0.1])), [0.75, 0.25, 0.0])
+
+
+def test_a_small_mixed_table_releases_its_level_cells_apart():
+    """End to end on heart_cleveland (303 rows, 9 coded columns, 2 nullable) at (1, 1e-10): the
+    report names the stage with its mechanism, sensitivity and budget; the stages spend the
+    budget."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    frame = pd.read_csv(data / "heart_cleveland.csv")
+    content = json.loads((Path(__file__).resolve().parents[1] / "configs" / "heart_cleveland_schema.json").read_text())
+    with pytest.warns(Warning):
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=3).fit(frame, schema=content)
+    stages = {stage["stage"]: stage for stage in synth.ledger_.to_dict()["stages"]}
+    cells = stages["level cells"]
+    k = len(synth.release_.schema.categorical)  # the coded columns and the schema's own blocks
+    assert k >= 9 and cells["mechanism"] == "Gaussian" and cells["sensitivity_norm"] == "l2"
+    assert math.isclose(cells["sensitivity"], math.sqrt(2 * k) / 303)
+    assert "released apart" in stages["moments"]["released"]
+    total = synth.release_.plan.budget
+    assert math.isclose(total.share("moments"), 0.1) and total.share("level cells") > total.share("marginals")
+    assert synth.ledger_.to_dict()["epsilon_spent"] <= 1.0 + 1e-9

@@ -438,3 +438,42 @@ def test_mixed_score_products_sensitivity_holds_with_missing_and_value_cells():
         change = (sums[0] - sums[1]) / n
         worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
     assert 0 < worst_l1 <= l1 * (1 + 1e-12) and 0 < worst_l2 <= l2 * (1 + 1e-12)
+
+
+def test_level_cells_sensitivity_holds_and_is_attained_on_extreme_rows():
+    """The one-way cells of k binary and categorical columns (released apart where a mixed
+    table's moments are noise) move by at most 2k/n (l1) and sqrt(2k)/n (l2) when one row
+    changes: every column's level changed attains both; an 'other' value, a missing cell and a
+    binary column's first level (no indicator) stay within them."""
+    from synthdp.domain.schema import Schema
+    from synthdp.privacy.sensitivity import level_cells_sensitivity
+    from synthdp.stats.mixed_basis import basis_indices, one_way_cells
+
+    content = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                           "c": {"type": "categorical", "levels": ["p", "q", "r"], "nullable": True},
+                           "s": {"type": "binary", "levels": ["no", "yes"]},
+                           "t": {"type": "categorical", "levels": ["u", "v"]}}}
+    rng = np.random.default_rng(5)
+    n = 40
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, n), "c": rng.choice(["p", "q", "r"], n),
+                          "s": rng.choice(["no", "yes"], n), "t": rng.choice(["u", "v"], n)})
+    schema = Schema.from_dict(content, list(frame.columns))
+    indices = basis_indices(schema, 2)
+    rows = one_way_cells(schema, indices)
+    k = len(schema.categorical)
+    l1, l2 = level_cells_sensitivity(k, n)
+    assert (l1, l2) == (2 * k / n, math.sqrt(2 * k) / n)
+    seen = []
+    for first_row, second_row in (((0.0, "p", "no", "u"), (1.0, "q", "yes", "v")),  # every level changes
+                                  ((0.5, "zzz", "yes", "u"), (0.5, None, "no", "v")),  # other -> missing
+                                  ((0.5, "r", "no", "u"), (0.5, "r", "no", "u"))):  # the same row
+        cells = []
+        for row in (first_row, second_row):
+            changed = frame.copy()
+            changed.loc[0] = row
+            cells.append(PrivateTable(changed, ["c", "s", "t"]).encoded_moments(schema, indices)[0][rows])
+        difference = cells[0] - cells[1]
+        assert np.abs(difference).sum() <= l1 + 1e-12 and np.linalg.norm(difference) <= l2 + 1e-12
+        seen.append((np.abs(difference).sum(), np.linalg.norm(difference)))
+    # attained, but for the binary column, whose one indicator moves one cell only (k - 1 columns by 2, one by 1)
+    assert np.isclose(seen[0][0], (2 * (k - 1) + 1) / n) and np.isclose(seen[0][1], math.sqrt(2 * (k - 1) + 1) / n)

@@ -261,7 +261,8 @@ def _derived(plan: Plan) -> Plan:
 def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, estimated_bounds: int = 0,
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
-              numeric_moments: bool = True, quiet_clip: bool = True, select_pairs: bool = True) -> Plan:
+              numeric_moments: bool = True, quiet_clip: bool = True, select_pairs: bool = True,
+              level_columns: int = 0) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -274,7 +275,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     and its LP matrix is sparse, with at most G non-zeros per candidate; its
     ``numeric_columns`` continuous and integer columns get one-way histograms
     (:func:`mixed_shares`); ``numeric_moments``, whether that basis holds their moments and
-    means per level (:func:`mixed_numeric_moments`).
+    means per level (:func:`mixed_numeric_moments`); ``level_columns``, its binary and categorical
+    columns, whose one-way cells :func:`mixed_shares` may release apart.
 
     By unit (``neighbours``), n is the released noisy count after contribution bounding:
     every noise the rules compare is calibrated to the unit sensitivities, and the paper's
@@ -339,7 +341,9 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours,
                                 select=select_pairs and not pairs_test),
         "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
-                              mixed_basis[1] if mixed_basis is not None and not numeric_moments else None),
+                              mixed_basis[1] if mixed_basis is not None and not numeric_moments else None,
+                              groups=mixed_basis[1] if mixed_basis is not None else None,
+                              level_columns=level_columns),
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = _budget(config, bounds, clip_count, candidate_shares)
@@ -422,7 +426,8 @@ def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: boo
         indices = basis_indices(schema, config.marginal_degree, block_means, held)
     plan = make_plan(config, n, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                      mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
-                     neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip)
+                     neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip,
+                     level_columns=len(schema.categorical))
     return plan, schema, indices
 
 
@@ -703,11 +708,13 @@ def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str
 
 
 MIXED_MARGINALS_SHARE = 0.2
+LEVEL_CELLS = "level cells"  # the stage of a mixed table's one-way categorical cells, where its moments are noise
 MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
 
 
 def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
-                 neighbours: Neighbours = ROWS, cell_groups: int | None = None) -> dict[str, float]:
+                 neighbours: Neighbours = ROWS, cell_groups: int | None = None, groups: int | None = None,
+                 level_columns: int = 0) -> dict[str, float]:
     """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave).
 
     A mixed table's moments hold its binary and categorical columns' one-way and two-way
@@ -738,11 +745,26 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     groups, (1 - correlation) d / (d + G): on adult (d = 6, G = 75) 0.067, below 0.2, which
     stays; on PKS with its sex column (d = 22, G = 1) 0.96, where 0.2 left each histogram
     five times the noise of independent one-way histograms (docs/decisions/laplace-cells.md).
-    Public n, d, G and budget only.
+
+    ``groups`` (the moments' G) and ``level_columns`` (k, the binary and categorical columns):
+    where the moments' noise at the share left to them, that of G groups' means
+    (:meth:`synthdp.privacy.budget.StageBudget.means_noise_sd`), is above MOMENT_NOISE_LIMIT, the
+    rule of a numeric table's moments (:func:`copula_shares`) applies: noise of that size swamps
+    every cell, the categorical columns' one-way cells among them, so the moments keep only
+    NOISY_MOMENTS_SHARE and the one-way tables of every column take the rest but the pairs':
+    the numeric histograms ("marginals") and the k columns' one-way cells, released apart
+    (stage LEVEL_CELLS, :func:`synthdp.privacy.release.release_level_cells`), in proportion to their
+    columns (each one-way table then has the same noise, under either composition: a table's
+    sensitivity is the same, one cell off and one on). A table of a few hundred rows and a
+    dozen such columns (heart_cleveland at (1, 1e-10): G = 112, cells' noise sd 0.47) is there;
+    adult (noise sd 0.004) is far from it. Not with a ``marginals_share`` set. Measured:
+    docs/decisions/level-cells.md. Public n, d, G, k and budget only.
     """
-    if numeric_columns == 0:
+    if numeric_columns == 0 and not level_columns:
         return {}
     marginals = MIXED_MARGINALS_SHARE if config.marginals_share is None else config.marginals_share
+    if numeric_columns == 0:
+        marginals = 0.0
     correlation = config.correlation_share
     if correlation is None:
         correlation = 0.0
@@ -756,11 +778,22 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
                 correlation = quiet[0]
             elif pair_noise(MIXED_CORRELATION_SHARES[-1]) <= CORRELATION_NOISE_LIMIT:
                 correlation = MIXED_CORRELATION_SHARES[-1]
-    if config.marginals_share is None and cell_groups is not None:
+    if config.marginals_share is None and cell_groups is not None and numeric_columns:
         equal_noise = (1 - correlation) * numeric_columns / (numeric_columns + cell_groups)
         marginals = max(marginals, equal_noise)
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
+    # (G = k: the moments are the one-way cells and nothing else, already their own release)
+    if config.marginals_share is None and groups is not None and groups > level_columns > 0:
+        moments = Budget(0.0, 0.0, epsilon, config.delta, _composition(config),
+                         (("moments", 1 - marginals - correlation),)).stage("moments")
+        if moments.means_noise_sd(groups, n, neighbours) > MOMENT_NOISE_LIMIT:  # the cells are noise
+            one_way = 1 - NOISY_MOMENTS_SHARE - correlation
+            tables = numeric_columns + level_columns
+            return {"marginals": one_way * numeric_columns / tables, LEVEL_CELLS: one_way * level_columns / tables,
+                    "correlation": correlation}
+    if numeric_columns == 0:
+        return {}
     return {"marginals": marginals, "correlation": correlation}
 
 

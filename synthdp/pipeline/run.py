@@ -44,10 +44,10 @@ from synthdp.domain.schema import (
 )
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.model import SamplingModel, draw
-from synthdp.pipeline.plan import SELECTION, Plan, make_mixed_plan, make_plan
+from synthdp.pipeline.plan import LEVEL_CELLS, SELECTION, Plan, make_mixed_plan, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
-from synthdp.postprocess.copula import Marginals, rearranged
+from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
 from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
@@ -84,6 +84,7 @@ from synthdp.privacy.release import (
     OTHER_ROWS,
     release_bounded_means,
     release_domain,
+    release_level_cells,
     release_levels,
     release_marginals,
     release_moments,
@@ -102,7 +103,7 @@ from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelea
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import groups_count
+from synthdp.stats.mixed_basis import groups_count, one_way_cells
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
@@ -828,21 +829,36 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise,
                                           plan.neighbours)
                  for stage, (count, released) in wanted.items()}
-        groups = groups_count(schema, indices)
+        # where the moments are noise, the categorical columns' one-way cells are released apart (mixed_shares)
+        apart = one_way_cells(schema, indices) if plan.budget.share(LEVEL_CELLS) > 0 else np.zeros(len(indices), bool)
+        rest = ~apart
+        groups = groups_count(schema, indices[rest])
         tabled = [str(column.values_of) + (" in bins" if column.binned else "") for column in schema.value_blocks
                   if indices[:, schema.block_slice(column.name)].any()]  # none at marginal degree 1
-        noisy_moments = release_bounded_means(
-            moments, "moments", f"{len(indices)} moments of the encoded rows in {groups} sensitivity groups"
-            + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))" if schema.nullable else "")
+        noisy_moments = np.empty(len(indices))
+        noisy_moments[rest] = release_bounded_means(
+            moments[rest], "moments", f"{int(rest.sum())} moments of the encoded rows in {groups} sensitivity groups"
+            + (" (the one-way cells of the binary and categorical columns released apart)" if apart.any() else "")
+            + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))"
+               if schema.nullable and not apart.any() else "")
             + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels"
                + (", in place of their means per level)" if study.binned_blocks else ")") if tabled else "")
             + _numeric_moments_note(plan.numeric_moments),
             plan.budget.stage("moments"), plan.n, ledger, noise, groups=groups, neighbours=plan.neighbours)
+        scale = ledger.event("moments").noise_scale
+        moment_noise_sd = np.full(len(indices), noise_standard_deviation(plan.noise, scale))
+        moment_noise_l1 = expected_l1_norm(plan.noise, scale, int(rest.sum()))
+        if apart.any():
+            level_columns = sum(bool(indices[apart][:, schema.block_slice(column.name)].any())
+                                for column in schema.categorical)
+            noisy_moments[apart] = release_level_cells(moments[apart], level_columns,
+                                                       plan.budget.stage(LEVEL_CELLS), plan.n, ledger, noise,
+                                                       plan.neighbours)
+            cell_scale = ledger.event(LEVEL_CELLS).noise_scale
+            moment_noise_sd[apart] = noise_standard_deviation(plan.noise, cell_scale)
+            moment_noise_l1 += expected_l1_norm(plan.noise, cell_scale, int(apart.sum()))
         if "moments" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
             noisy_moments = moments.copy()
-        scale = ledger.event("moments").noise_scale
-        moment_noise_l1 = expected_l1_norm(plan.noise, scale, len(noisy_moments))
-        moment_noise_sd = np.full(len(noisy_moments), noise_standard_deviation(plan.noise, scale))
     histograms, histogram_noise_sd = None, 0.0
     noisy_scores, scores_noise_sd = None, 0.0
     if layout is not None and histogram_counts is not None:
@@ -888,6 +904,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     plan = release.plan
+    if plan.budget.share(LEVEL_CELLS) > 0 and release.schema is not None:
+        # the one-way cells released apart, made each column's distribution (as its histogram would be)
+        release = replace(release, noisy_moments=level_cell_estimates(
+            release.schema, release.basis_indices, release.noisy_moments,
+            one_way_cells(release.schema, release.basis_indices)))
     with stages.stage("candidates"), threadpool_limits(1, user_api="blas"):
         # one BLAS thread: the draws then do not depend on the machine's cores (nor on a limit another
         # step left in place): adult's seeded candidates differed between one thread and two

@@ -17,11 +17,15 @@ Everything here is post-processing of released statistics.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import special
 
 from synthdp.stats.histograms import CellLayout, bin_edges
+
+if TYPE_CHECKING:
+    from synthdp.domain.schema import Schema
 
 EIGENVALUE_FLOOR = 1e-3  # keeps the noisy correlation matrix positive definite
 ATOM_THRESHOLD = 2.0  # noise standard deviations an atom's noisy count must reach to be kept
@@ -132,6 +136,42 @@ class Marginals:
             value = edges[bin_index] + np.clip(within, 0.0, 1.0) * (edges[bin_index + 1] - edges[bin_index])
             out[:, column] = np.where(cell == 0, -1.0, np.where(cell == layout.n_bins + 1, 1.0, value))
         return out
+
+
+def simplex_projection(values: np.ndarray, total: float = 1.0) -> np.ndarray:
+    """The Euclidean projection of ``values`` (shape (m,)) onto {p >= 0, sum p = total}: one
+    threshold subtracted from every entry, those below it set to 0, as :meth:`Marginals.probabilities`
+    projects a histogram's noisy counts (merely clipping the negative ones would keep the positive
+    noise of the empty cells)."""
+    ordered = -np.sort(-values)
+    thresholds = (np.cumsum(ordered) - total) / np.arange(1, len(values) + 1)
+    active = int(np.sum(ordered - thresholds > 0))
+    return np.maximum(values - thresholds[active - 1], 0.0)
+
+
+def level_cell_estimates(schema: Schema, indices: np.ndarray, noisy_moments: np.ndarray,
+                         rows: np.ndarray) -> np.ndarray:
+    """``noisy_moments`` with the released one-way cells of each binary and categorical column
+    (the ``rows`` of ``indices`` so marked, released apart:
+    :func:`synthdp.privacy.release.release_level_cells`) made a distribution, as the numeric
+    columns' histograms are (:meth:`Marginals.probabilities`): a categorical column's cells, one
+    per level with "other" (and "missing"), projected onto the simplex
+    (:func:`simplex_projection`), so that an empty level such as "other" that noise alone
+    lifted goes back to 0; a binary column's one indicator clipped into [0, 1]. Post-processing
+    of the release; the other moments are returned as they are."""
+    out = np.asarray(noisy_moments, dtype=float).copy()
+    for column in schema.categorical:
+        block = schema.block_slice(column.name)
+        mine = np.flatnonzero(rows & indices[:, block].any(axis=1))
+        if not len(mine):
+            continue
+        if column.binary or column.width == 1:
+            out[mine] = np.clip(out[mine], 0.0, 1.0)
+        elif len(mine) == column.width:  # every level's cell
+            out[mine] = simplex_projection(out[mine])
+        else:
+            out[mine] = np.clip(out[mine], 0.0, 1.0)
+    return out
 
 
 def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, iterations: int = 100,

@@ -39,6 +39,7 @@ from synthdp.privacy.sensitivity import (
     bounded_means_sensitivity,
     grouped_means_sensitivity,
     histogram_sensitivity,
+    level_cells_sensitivity,
     moments_sensitivity,
     per_value_sensitivity,
     quadrant_scores_sensitivity,
@@ -206,6 +207,23 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
         sensitivity = (bounded_means_sensitivity(R, n, neighbours) if groups is None
                        else grouped_means_sensitivity(groups, n, neighbours))
     return _release(means, stage, released, *sensitivity, budget, ledger, noise)
+
+
+def release_level_cells(cells: np.ndarray, k: int, budget: StageBudget, n: float, ledger: PrivacyLedger,
+                        noise: NoiseSampler, neighbours: Neighbours = ROWS, stage: str = "level cells") -> np.ndarray:
+    """Noisy one-way cells of k binary or categorical columns: ``cells``, the means over the rows
+    of each column's level indicators (a mixed table's basis rows of one indicator,
+    :func:`synthdp.stats.mixed_basis.basis_indices`), released apart from the other moments
+    where those are noise (:func:`synthdp.pipeline.plan.mixed_shares`).
+
+    Sensitivity: L1 2k/n, L2 sqrt(2k)/n (by unit K k/n, K sqrt(k)/n), derived in
+    :func:`synthdp.privacy.sensitivity.level_cells_sensitivity`: a column's one-way cells are its
+    histogram. Gaussian noise for a Gaussian-DP budget, else Laplace.
+    """
+    l1, l2 = level_cells_sensitivity(k, n, neighbours)
+    return _release(np.asarray(cells, dtype=float), stage,
+                    f"one-way cells of {k} binary or categorical column(s) ({len(cells)} cells)",
+                    l1, l2, budget, ledger, noise)
 
 
 def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger,

@@ -176,6 +176,24 @@ def histogram_sensitivity(d: int, neighbours: Neighbours = ROWS) -> tuple[float,
     return 2.0 * d, math.sqrt(2.0 * d)
 
 
+def level_cells_sensitivity(k: int, n: float, neighbours: Neighbours = ROWS) -> tuple[float, float]:
+    """L1 and L2 sensitivity of the one-way cells of k binary or categorical columns, released as
+    means over n rows (:func:`synthdp.privacy.release.release_level_cells`).
+
+    A row has at most one non-zero indicator per column (its level; a binary column, and a
+    nullable column's missing indicator, have one coordinate, 1 for the second level).
+    Replacing the row moves, in each column, at most one indicator from 1 to 0 and one from 0
+    to 1, each mean by 1/n: L1 2k/n, L2 sqrt(2k)/n, attained when every column's level
+    changes (to and from levels with an indicator). That is :func:`histogram_sensitivity` of
+    k columns over n: a column's one-way cells are its histogram.
+
+    By unit: one row adds 1/n to at most one cell of each column; K rows, all in the same
+    cells at worst: L1 K k/n, L2 K sqrt(k)/n.
+    """
+    l1, l2 = histogram_sensitivity(k, neighbours)
+    return l1 / n, l2 / n
+
+
 def score_products_sensitivity(n: float, d: int, clip_norm_sq: float,
                                neighbours: Neighbours = ROWS, mean_weight: float = 0.0) -> tuple[float, float]:
     """L1 and L2 sensitivity of the means of s_i s_j, i <= j (and of c s_j), of score vectors with ||s||^2 <= C^2.

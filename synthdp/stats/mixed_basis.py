@@ -92,6 +92,15 @@ def basis_groups(schema: Schema, indices: np.ndarray) -> np.ndarray:
     return np.unique(signature, axis=0, return_inverse=True)[1].reshape(-1)
 
 
+def one_way_cells(schema: Schema, indices: np.ndarray) -> np.ndarray:
+    """Which multi-indices are one-way cells of a binary or categorical column (one indicator,
+    no numeric part), shape (R,) bool: the rows :func:`synthdp.privacy.release.release_level_cells`
+    releases apart where a mixed table's moments are noise."""
+    indices = np.asarray(indices)
+    numeric = indices[:, : schema.d_numeric].any(axis=1)
+    return ~numeric & (np.count_nonzero(indices[:, schema.d_numeric:], axis=1) == 1)
+
+
 def groups_count(schema: Schema, indices: np.ndarray) -> int:
     """G, the number of sensitivity groups of ``indices`` (see :func:`basis_groups`)."""
     return int(basis_groups(schema, indices).max()) + 1
