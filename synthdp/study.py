@@ -16,7 +16,7 @@ The groups:
   :mod:`synthdp.pipeline.report`): ``make_plan``, ``paper_n_basis``, ``auto_n_basis``,
   ``MAX_AUTO_N_BASIS``, ``pair_noise_sd``, ``composition``, ``plan_budget``, ``Budget``,
   ``privacy_report``, ``bounded_means_sensitivity``, ``NoiseSampler``, ``OpenDPNoise``,
-  ``analytic_gaussian_sigma``, ``laplace_scale``, ``PrivacyLedger``: sizes and budget shares
+  ``analytic_gaussian_sigma``, ``gdp_mu``, ``laplace_scale``, ``PrivacyLedger``: sizes and budget shares
   from public inputs, the noise samplers and scales, the ledger and the report.
 * **The release's statistics** (:mod:`synthdp.stats`, :mod:`synthdp.summaries`):
   ``ChebyshevBasis``, ``groups_count``, ``default_clip_norm_sq``, ``DEFAULT_NODES``,
@@ -64,7 +64,7 @@ from synthdp.pipeline.plan import MAX_AUTO_N_BASIS, auto_n_basis, make_plan, pai
 from synthdp.privacy.budget import Budget
 from synthdp.pipeline.report import privacy_report
 from synthdp.privacy.sensitivity import bounded_means_sensitivity
-from synthdp.privacy.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, laplace_scale
+from synthdp.privacy.noise import NoiseSampler, OpenDPNoise, analytic_gaussian_sigma, gdp_mu, laplace_scale
 from synthdp.privacy.ledger import PrivacyLedger
 
 # the release's statistics: the basis, the sensitivity groups, the scores' clip, summaries and marginals
@@ -196,7 +196,7 @@ __all__ = [
     "StudyOptions", "fit", "sample", "FittedModel", "mixed_design",
     # the plan, the budget and the noise
     "make_plan", "paper_n_basis", "auto_n_basis", "MAX_AUTO_N_BASIS", "pair_noise_sd", "composition", "plan_budget",
-    "Budget", "privacy_report", "bounded_means_sensitivity", "NoiseSampler", "OpenDPNoise", "analytic_gaussian_sigma",
+    "Budget", "privacy_report", "bounded_means_sensitivity", "NoiseSampler", "OpenDPNoise", "analytic_gaussian_sigma", "gdp_mu",
     "laplace_scale", "PrivacyLedger",
     # the release's statistics
     "ChebyshevBasis", "groups_count", "default_clip_norm_sq", "DEFAULT_NODES", "column_sets", "marginal",
