@@ -394,3 +394,63 @@ def test_tilt_widens_a_box_no_distribution_meets_to_the_l1_optimum_residuals():
     assert_distribution(tilted.weights, 200)
     residual = np.abs(design @ optimum.weights - target)
     assert np.all(np.abs(design @ tilted.weights - target) <= np.maximum(1e-3, residual) * (1 + 1e-3) + 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_column_generation_on_sparse_columns_matches_dense_columns(seed):
+    """A mixed table's sparse W: priced and added to the master sparse, the same optimum as with
+    dense columns and as the whole LP's interior point."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(seed)
+    design = (rng.random((30, 3000)) < 0.1) * rng.uniform(0.5, 1.0, (30, 3000))  # indicator-like rows
+    target = design.mean(axis=1) + rng.normal(0, 0.05, 30)
+    by_column = sp.csc_matrix(design)
+    sparse = solve_l1_fit_columns(lambda start, stop: by_column[:, start:stop], 3000, target, chunk=700, initial=31,
+                                  batch=31)
+    dense = solve_l1_fit_columns(slicer(design), 3000, target, chunk=700, initial=31, batch=31)
+    whole = solve_l1_fit(by_column, target, method="ipm")
+    assert sparse.objective == pytest.approx(dense.objective, abs=1e-6)
+    assert sparse.objective == pytest.approx(whole.objective, abs=1e-6)
+    assert sparse.objective == pytest.approx(np.abs(design @ sparse.weights - target).sum(), abs=1e-8)
+    assert_distribution(sparse.weights, 3000)
+
+
+def test_column_generation_pays_where_its_first_round_holds_at_most_a_quarter_of_the_candidates():
+    from synthdp.postprocess.lp import COLUMN_GENERATION_SHARE, column_generation_pays, minimum_working_columns
+
+    assert column_generation_pays(972, 10_000)  # heart_cleveland's LP
+    assert not column_generation_pays(7_309, 10_000)  # adult's: its masters would be nearly the whole LP
+    assert column_generation_pays(100, 10_000)  # the 256-column floor of a batch
+    edge = 1249  # 2 (R + 1) = 2 500 = a quarter of 10 000
+    assert minimum_working_columns(edge) == COLUMN_GENERATION_SHARE * 10_000
+    assert column_generation_pays(edge, 10_000) and not column_generation_pays(edge + 1, 10_000)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_certified_stop_is_within_the_slack_and_no_further_from_uniform_than_the_optimum(seed):
+    """certified_stop (mixed tables): L-BFGS-B stops at the first iterate that fits every row
+    within (1 + TILT_FIT_SLACK) x its box and whose KL from uniform is at most the dual's value
+    (a lower bound on the optimum's KL): its weights are then no further from uniform than the
+    converged tilt's, in fewer iterations."""
+    from synthdp.postprocess.lp import TILT_FIT_SLACK, TILT_MAX_ITERATIONS
+
+    rng = np.random.default_rng(seed)
+    design = (rng.random((40, 2000)) < 0.1).astype(float)  # cells of a noisy table
+    target = design.mean(axis=1) + rng.normal(0, 0.05, 40)
+    tolerance = np.full(40, 0.02)
+    optimum = solve_l1_fit(design, target)
+    converged = tilt_weights(slicer(design), 2000, target, optimum, tolerance)
+    early = tilt_weights(slicer(design), 2000, target, optimum, tolerance, certified_stop=True)
+    assert converged.status == "optimal"
+    assert early.status.startswith("tilt within its tolerances and no further from uniform than its optimum")
+    assert_distribution(early.weights, 2000)
+    box = np.maximum(tolerance, np.abs(design @ np.clip(optimum.weights, 0, None) - target))
+    assert np.all(np.abs(design @ early.weights - target) <= (1 + TILT_FIT_SLACK) * box)
+
+    def divergence(weights: np.ndarray) -> float:
+        return float(weights @ np.log(weights * 2000))
+
+    assert divergence(early.weights) <= divergence(converged.weights) + 1e-9
+    iterations = int(early.status.split(" after ")[1].split(" ")[0])
+    assert 0 < iterations < TILT_MAX_ITERATIONS

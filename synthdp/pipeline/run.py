@@ -52,6 +52,7 @@ from synthdp.postprocess.lp import (
     LPSolution,
     blend_with_uniform,
     candidate_columns,
+    column_generation_pays,
     column_tilt_weights,
     precision_weighted,
     solve_l1_fit,
@@ -944,7 +945,12 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan, study) else None
     with stages.stage("LP fit"):
         if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
-            solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
+            if column_generation_pays(len(target), plan.n_candidates):  # a master much smaller than the LP
+                by_column = design[:, : plan.n_candidates].tocsc()
+                solution = solve_l1_fit_columns(lambda start, stop: by_column[:, start:stop], plan.n_candidates,
+                                                target, close_enough=tilt_tolerance)
+            else:
+                solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
             if plan.n_candidates < design.shape[1]:  # the others at weight 0: the same fit, feasible for the tilt
                 solution = replace(
                     solution, weights=np.concatenate([solution.weights, np.zeros(design.shape[1] - plan.n_candidates)]))
@@ -960,7 +966,9 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     elif tilt_tolerance is not None:
         # keep the copula's released pairs as far as the moments allow (docs/relationships-design.md)
         with stages.stage("LP tilt"):
-            optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance)
+            # mixed tables: stopped once within its tolerances and no further from uniform than its optimum
+            optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance,
+                                                       certified_stop=plan.candidates == "mixed")
         # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
     elif config.blend > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them

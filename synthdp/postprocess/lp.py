@@ -89,8 +89,9 @@ def solve_l1_fit(design: np.ndarray, target: np.ndarray, time_limit: float | Non
         Seconds before HiGHS gives up.
     method : {"choose", "simplex", "ipm"}
         HiGHS's ``solver`` option. "ipm" (interior point, then crossover to a vertex) is
-        what mixed tables use: on their large sparse LPs it reaches the dual simplex's
-        optimum much faster. Measured: docs/decisions/lp-ipm-mixed.md.
+        what mixed tables use where column generation does not pay (:func:`column_generation_pays`):
+        on their large sparse LPs it reaches the dual simplex's optimum much faster. Measured:
+        docs/decisions/lp-ipm-mixed.md.
     """
     start = time.perf_counter()
     matrix, rhs, cost = equality_form(design, target)
@@ -134,6 +135,24 @@ def candidate_columns(basis: ChebyshevBasis, candidates: np.ndarray, max_entries
 def minimum_working_columns(n_basis: int) -> int:
     """Columns column generation holds after its first round: the first master plus one batch."""
     return 2 * _default_batch(n_basis)
+
+
+COLUMN_GENERATION_SHARE = 0.25  # largest share of the C candidates column generation may hold after its first round
+
+
+def column_generation_pays(n_rows: int, n_candidates: int) -> bool:
+    """Whether a sparse LP of ``n_rows`` rows over ``n_candidates`` candidates is solved by column
+    generation (:func:`solve_l1_fit_columns`) rather than HiGHS's interior point on the whole LP
+    (:func:`solve_l1_fit` with ``method="ipm"``).
+
+    Column generation gains by solving masters much smaller than the LP: after its first round it
+    holds :func:`minimum_working_columns` (2 (R + 1)) columns, and an optimal vertex needs at most
+    R + 1. Where that is at most COLUMN_GENERATION_SHARE of the C candidates, the masters stay small;
+    where it is not (adult: R = 7 309 rows, C = 10 000), every master is nearly the whole LP and its
+    dual simplex is the slow way to solve it. Public: the LP's rows (the released moments it keeps
+    and the histograms' cells) and C. Measured: docs/decisions/mixed-lp-speed.md.
+    """
+    return minimum_working_columns(n_rows) <= COLUMN_GENERATION_SHARE * n_candidates
 
 
 def _default_batch(n_basis: int) -> int:
@@ -183,7 +202,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     Parameters
     ----------
     columns : callable
-        ``columns(start, stop)`` -> W[:, start:stop], shape (R, stop - start).
+        ``columns(start, stop)`` -> W[:, start:stop], shape (R, stop - start), an array or a sparse
+        matrix (a mixed table's W, priced and added to the master sparse).
     n_candidates : int
         C.
     target : array, shape (R,)
@@ -257,21 +277,28 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
 
 def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals: np.ndarray, in_master: np.ndarray,
                                  chunk: int, batch: int, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
-    """Indices and W columns of up to ``batch`` candidates outside the master with rc < -tolerance."""
+    """Indices and W columns of up to ``batch`` candidates outside the master with rc < -tolerance
+    (the columns sparse where ``columns`` gives sparse blocks)."""
     moment_duals, simplex_dual = duals[:-1], duals[-1]
     best_index = np.zeros(0, dtype=np.int64)
     best_cost = np.zeros(0)
-    best_columns = np.zeros((len(moment_duals), 0))
+    best_columns: np.ndarray | sp.csc_matrix = np.zeros((len(moment_duals), 0))
     for low in range(0, n_candidates, chunk):
         block = columns(low, min(low + chunk, n_candidates))
-        reduced = -(moment_duals @ block) - simplex_dual
+        if sp.issparse(block):
+            reduced = -np.asarray(block.T @ moment_duals).ravel() - simplex_dual
+        else:
+            reduced = -(moment_duals @ block) - simplex_dual
         reduced[in_master[low : low + block.shape[1]]] = np.inf
         candidates = np.flatnonzero(reduced < -tolerance)
         if len(candidates) == 0:
             continue
         best_index = np.concatenate([best_index, low + candidates])
         best_cost = np.concatenate([best_cost, reduced[candidates]])
-        best_columns = np.concatenate([best_columns, block[:, candidates]], axis=1)
+        if sp.issparse(block):
+            best_columns = sp.hstack([sp.csc_matrix(best_columns), sp.csc_matrix(block)[:, candidates]], format="csc")
+        else:
+            best_columns = np.concatenate([best_columns, block[:, candidates]], axis=1)
         if len(best_index) > batch:
             keep = np.argpartition(best_cost, batch)[:batch]
             best_index, best_cost, best_columns = best_index[keep], best_cost[keep], best_columns[:, keep]
@@ -279,11 +306,14 @@ def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals
 
 
 def _add_candidate_columns(highs, design_columns: np.ndarray) -> None:
-    """Append candidate columns (W[:, c], 1) with cost 0 and bounds [0, inf) to the master."""
+    """Append candidate columns (W[:, c], 1) with cost 0 and bounds [0, inf) to the master (dense or sparse)."""
     import highspy
 
     R, count = design_columns.shape
-    block = sp.csc_matrix(np.vstack([design_columns, np.ones((1, count))]))
+    if sp.issparse(design_columns):
+        block = sp.vstack([sp.csc_matrix(design_columns), sp.csc_matrix(np.ones((1, count)))], format="csc")
+    else:
+        block = sp.csc_matrix(np.vstack([design_columns, np.ones((1, count))]))
     highs.addCols(count, np.zeros(count), np.zeros(count), np.full(count, highspy.kHighsInf),
                   block.nnz, block.indptr.astype(np.int32), block.indices.astype(np.int32), block.data)
 
@@ -411,7 +441,7 @@ def column_tilt_weights(columns: ColumnSource, n_candidates: int, target: np.nda
 
 
 def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
-                 tolerance: np.ndarray) -> LPSolution:
+                 tolerance: np.ndarray, certified_stop: bool = False) -> LPSolution:
     """The distribution over the candidates closest to uniform (in entropy) whose fit stays in a box.
 
     The candidates are a sample of the private candidate model (the copula), so the uniform
@@ -442,6 +472,17 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     fits every box) at the least share that brings every row within its box
     (:func:`optimum_share`), and the status says "tilt stopped after ...; mixed with the l1
     optimum at share a ...": a solution within the tolerances either way, and the report says which.
+
+    With ``certified_stop`` (mixed tables), L-BFGS-B also stops at the first iterate lambda_k whose
+    weights u_k (a) fit every row within (1 + TILT_FIT_SLACK) x its box, the fit a stop at the cap
+    is accepted with, and (b) are no further from uniform than the box's optimum u_opt:
+    KL(u_k) <= D(lambda_k), the dual's value at lambda_k (weak duality: D(lambda) <= KL(u_opt) for
+    every lambda), that is lambda_k . (W u_k - b_hat) + sum_r t_r |lambda_r| <= 0. Such a u_k meets
+    both of the tilt's aims as well as the optimum does, up to the slack; the iterations after it
+    tighten the fit within that slack and move away from uniform. Status "tilt within its
+    tolerances and no further from uniform than its optimum: ...". Where many boxes bind (a mixed
+    table's noisy cells) the dual crawls to its iteration cap long after it meets (a) and (b).
+    Measured: docs/decisions/mixed-lp-speed.md.
     """
     from scipy import optimize
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -494,18 +535,35 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
 
     scale = _dual_scale(row_sums)
 
+    last: dict[str, np.ndarray] = {}  # the latest evaluation, for certified_stop's test of the iterate
+
     def dual(x: np.ndarray) -> tuple[float, np.ndarray]:
         lam = scale * (x[:R] - x[R:])
         weights, top, total = tilted(lam)
         fitted = fit(weights)
         value = top + np.log(total / n_candidates) - target @ lam + (scale * box) @ (x[:R] + x[R:])
+        if certified_stop:
+            last.update(x=x.copy(), lam=lam, fitted=fitted)
         return value, np.concatenate([scale * (fitted - target + box), scale * (target - fitted + box)])
+
+    certified: list[float] = []
+
+    def stop_when_certified(intermediate_result: optimize.OptimizeResult) -> None:
+        x = intermediate_result.x
+        if "x" not in last or not np.array_equal(last["x"], x):
+            dual(x)
+        lam, error = last["lam"], last["fitted"] - target
+        excess = _excess(np.abs(error), box)
+        if excess <= 1.0 + TILT_FIT_SLACK and lam @ error + box @ np.abs(lam) <= 0.0:
+            certified.append(excess)
+            raise StopIteration
 
     # small products, many of them: BLAS threads cost more than they save (0.8 s against 0.05 s on PKS)
     try:
         with threadpool_limits(1, user_api="blas"):
             result = optimize.minimize(dual, np.zeros(2 * R), jac=True, method="L-BFGS-B",
                                        bounds=[(0.0, None)] * (2 * R),
+                                       callback=stop_when_certified if certified_stop else None,
                                        options={"maxiter": TILT_MAX_ITERATIONS,
                                                 "gtol": 1e-3 * float((scale * box).min()), "ftol": 1e-12})
         weights = tilted(scale * (result.x[:R] - result.x[R:]))[0]
@@ -513,10 +571,12 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     finally:
         if pool is not None:
             pool.shutdown()
-    excess = float(np.max(np.divide(residual, box, out=np.full(R, np.inf), where=box > 0)[residual > 0],
-                          initial=0.0))  # a row with a zero box counts only if it misses
+    excess = _excess(residual, box)
     if result.success:
         status = "optimal"
+    elif certified:
+        status = (f"tilt within its tolerances and no further from uniform than its optimum: every fit within "
+                  f"{excess:.3f} x its box after {result.nit} iterations")
     elif excess <= 1.0 + TILT_FIT_SLACK:
         status = f"tilt within its tolerances: every fit within {excess:.3f} x its box after {result.nit} iterations"
     else:  # fall back within the box: toward the l1 optimum, which fits it
@@ -526,6 +586,12 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
         status = (f"tilt stopped after {result.nit} iterations with its largest fit {excess:.2f} x its box; mixed "
                   f"with the l1 optimum at share {share:.3g}, the least that brings every fit within its box")
     return LPSolution(weights, float(residual.sum()), status, solution.solver + " + tilt", time.perf_counter() - start)
+
+
+def _excess(residual: np.ndarray, box: np.ndarray) -> float:
+    """The largest |residual_r| / box_r; a row with a zero box counts only if it misses (then inf)."""
+    return float(np.max(np.divide(residual, box, out=np.full(len(box), np.inf), where=box > 0)[residual > 0],
+                        initial=0.0))
 
 
 def optimum_share(tilted: np.ndarray, optimum: np.ndarray, box: np.ndarray) -> float:
