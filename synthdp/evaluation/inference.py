@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from synthdp.errors import SynthDPError
 
@@ -112,6 +111,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     m = values.shape[1]
     estimate = 2 * own - values.mean(axis=1)
     se = values.std(axis=1, ddof=1) * np.sqrt(1 + 1 / m)
+    from scipy import stats  # here, not at import: scipy.stats alone takes 0.3 s, and every command imports this module
+
     z = stats.t.ppf(0.5 + level / 2, df=m - 1)
     return pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                          "upper": estimate + z * se, "naive": own})

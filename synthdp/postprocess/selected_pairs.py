@@ -92,7 +92,7 @@ def sign_thresholds(score_map: ScoreMap) -> tuple[np.ndarray, np.ndarray]:
             np.clip(special.ndtri(1.0 - above), -LATENT_LIMIT, LATENT_LIMIT))
 
 
-def bivariate_normal_cdf(h: np.ndarray, k: np.ndarray, r: np.ndarray) -> np.ndarray:
+def bivariate_normal_cdf(h: np.ndarray | float, k: np.ndarray | float, r: np.ndarray | float) -> np.ndarray:
     """P(X <= h, Y <= k) for standard normals of correlation r (|r| < 1), elementwise, by Owen's T
     function: Phi2 = (Phi(h) + Phi(k)) / 2 - T(h, a_h) - T(k, a_k) - beta, a_h = (k - r h) /
     (h sqrt(1 - r^2)), a_k likewise, beta = 1/2 where h k < 0 or (h k = 0 and h + k < 0), else 0
