@@ -217,6 +217,80 @@ def test_options_are_checked_when_fitting(frame):
             synth.fit(frame, bounds_from_data=True)
 
 
+def test_a_dask_partition_is_summed_in_blocks_of_a_streamed_chunk(frame, monkeypatch):
+    """A Dask partition is validated and summed block by block (so a worker holds one block's
+    temporaries, not the partition's), the blocks' sums added in order: the whole partition's sums
+    up to the order of summation; a partition of one block is still summed in one call, to the bit."""
+    from synthdp.reader import table as table_module
+
+    names = list(frame.columns)
+    request = every_request(names)
+    whole = table_module._frame_sums(frame, names, request)
+    calls = []
+    original = table_module._frame_sums
+    monkeypatch.setattr(table_module, "_frame_sums", lambda part, *args: calls.append(len(part)) or original(part, *args))
+    blocked = table_module._partition_sums(frame, CHUNK_ROWS, names, request)
+    assert calls == [CHUNK_ROWS] * 3 + [N_ROWS - 3 * CHUNK_ROWS]
+    assert blocked.values.keys() == whole.values.keys() and blocked.n_rows == N_ROWS
+    for name, value in whole.values.items():
+        np.testing.assert_allclose(blocked[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
+    calls.clear()
+    single = table_module._partition_sums(frame, N_ROWS, names, request)
+    assert calls == [N_ROWS]
+    for name, value in whole.values.items():
+        np.testing.assert_array_equal(single[name], value, err_msg=name)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_the_dask_engine_in_small_blocks_gives_the_numpy_release(frame, tmp_path, monkeypatch, suffix):
+    """With blocks far smaller than its partitions, the Dask engine's sums are the in-memory ones
+    and its seeded release (moments, histograms, pairs: three passes) the numpy engine's, to 1e-12."""
+    from synthdp.reader import table as table_module
+
+    path = write(frame, tmp_path, suffix)
+    request = every_request(list(frame.columns))
+    expected = PrivateTable(frame).row_sums(request)
+    options = {"candidates": "copula", "correlation_share": 0.3, "epsilon": 8.0, "n_candidates": 300, "seed": 5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = SmoothSynthesizer(**options).fit(frame, bounds=BOUNDS).release_
+    blocks = []
+    original = table_module._frame_sums
+    monkeypatch.setattr(table_module, "_frame_sums",
+                        lambda part, *args, **kwargs: blocks.append(len(part)) or original(part, *args, **kwargs))
+    monkeypatch.setattr(table_module, "CHUNK_VALUES", 3 * 100)  # blocks of 100 rows of the 3 columns
+    table = PrivateTable.open(path, "dask", CHUNK_ROWS if suffix == ".csv" else None)
+    sums = table.row_sums(request)
+    assert blocks and max(blocks) <= 100 and sum(blocks) == N_ROWS
+    for name, value in expected.values.items():
+        np.testing.assert_allclose(sums[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        release = SmoothSynthesizer(engine="dask", **options).fit(path, bounds=BOUNDS).release_
+    assert release.noisy_scores is not None and release.noisy_histograms is not None
+    assert release.domain == reference.domain
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores", "noisy_rows_clipped"):
+        np.testing.assert_allclose(getattr(release, name), getattr(reference, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+def test_the_dask_engine_makes_a_partition_of_each_large_parquet_row_group(frame, tmp_path, monkeypatch):
+    """Parquet row groups larger than DASK_BLOCK_BYTES are partitions of their own (dask's default
+    put 256 MiB of them together), with the in-memory sums."""
+    from synthdp.reader import table as table_module
+
+    path = write(frame, tmp_path, ".parquet")  # row groups of CHUNK_ROWS rows
+    request = every_request(list(frame.columns))
+    expected = PrivateTable(frame).row_sums(request)
+    parts = []
+    original = table_module._partition_sums
+    monkeypatch.setattr(table_module, "_partition_sums", lambda part, *args: parts.append(len(part)) or original(part, *args))
+    monkeypatch.setattr(table_module, "DASK_BLOCK_BYTES", 1000)  # bytes: less than a row group
+    sums = PrivateTable.open(path, "dask").row_sums(request)
+    assert sorted(parts) == sorted([CHUNK_ROWS] * 3 + [N_ROWS - 3 * CHUNK_ROWS])
+    for name, value in expected.values.items():
+        np.testing.assert_allclose(sums[name], value, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
 def test_dask_engine_on_a_local_cluster(frame, tmp_path):
     """The CI test of dask.distributed: one in-process worker, a few seconds."""
     distributed = pytest.importorskip("distributed")

@@ -177,6 +177,29 @@ def test_every_engine_keeps_the_same_rows(tmp_path):
         np.testing.assert_allclose(sums["moments"], expected["moments"], rtol=1e-12)
 
 
+def test_dask_partitions_summed_in_blocks_keep_the_same_rows(monkeypatch):
+    """Dask partitions summed in blocks of 4 rows: each unit's running count goes from block to
+    block and from partition to partition, so the kept rows, and the sums, are the in-memory ones."""
+    dd = pytest.importorskip("dask.dataframe")
+    from synthdp.reader import table as table_module
+
+    rng = np.random.default_rng(5)
+    frame = _base(rng, units=12)
+    request = SumRequest(Domain.from_bounds(BOUNDS, ["a", "b"]), lowest_degree_indices(2, 5))
+    bound = UnitBound("person", K, 11)
+    expected = PrivateTable.open(frame, unit=bound).row_sums(request)
+    blocks = []
+    original = table_module.bounded_frame
+    monkeypatch.setattr(table_module, "bounded_frame",
+                        lambda part, *args: blocks.append(len(part)) or original(part, *args))
+    monkeypatch.setattr(table_module, "CHUNK_VALUES", 3 * 4)  # blocks of 4 rows of the 3 columns
+    table = PrivateTable.open(dd.from_pandas(frame, npartitions=3), unit=bound)
+    sums = table.row_sums(request)
+    assert max(blocks) <= 4 and sum(blocks) == len(frame)
+    assert sums.n_rows == expected.n_rows < len(frame)
+    np.testing.assert_allclose(sums["moments"], expected["moments"], rtol=1e-12)
+
+
 @pytest.fixture
 def subjects():
     rng = np.random.default_rng(4)

@@ -14,8 +14,10 @@ read as validated chunks by one of three engines, which all hand the same per-ch
   :func:`_parquet_frames`) of ``chunk_rows`` rows, so memory is bounded by a few chunks
   whatever the file's size;
 * Dask (``engine="dask"``): dask.dataframe partitions of a CSV or Parquet file (or a Dask
-  DataFrame), reduced by a tree of Dask tasks on the local threads or on the
-  dask.distributed scheduler at ``scheduler``.
+  DataFrame; a file's partitions of about DASK_BLOCK_BYTES, a Parquet one's at least a row
+  group), each summed in blocks of the streamed chunks' size (:func:`_partition_sums`), reduced
+  by a tree of Dask tasks on the local threads or on the dask.distributed scheduler at
+  ``scheduler``.
 
 A run makes two or three passes (row count, histograms or ranges first; then the sums with the
 domain; then the pairs' products): files and Dask inputs are read again rather than held in
@@ -86,6 +88,7 @@ READ_AHEAD_CHUNKS = 2  # chunks read ahead of the one being summed (measured: 2 
 READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a stop
 SUM_WORKERS = WORKERS  # chunks summed at once by the streamed and blocked passes
 PARQUET_BUFFER_BYTES = 2**20  # a Parquet column chunk is read through a buffer of 1 MB (_open_parquet)
+DASK_BLOCK_BYTES = "64MB"  # a Dask partition of a file: CSV bytes, or Parquet row groups (at least one) up to it
 KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
 T = TypeVar("T")
 R = TypeVar("R")
@@ -956,18 +959,23 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
                       csv_format: CsvFormat = DEFAULT_CSV, time_columns: Mapping[str, str] | None = None,
                       text_columns: Collection[str] = (), nullable: Collection[str] = (),
                       unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
-    """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file."""
+    """dask.dataframe partitions of a CSV file (``chunk_rows`` sets the block size) or a Parquet file.
+
+    Partitions of about DASK_BLOCK_BYTES: a Parquet file's are its row groups, those smaller than
+    that put together (dask's own default, 256 MiB, made partitions of three 10**6-row groups of
+    the 10**7 x 10 file of benchmarks/big_files.py: each worker peaked at 1.2 GB, against 0.7 GB).
+    """
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
-            frame = dd.read_parquet(path)
+            frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES)
         return _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable, unit)
     label = "input file"
     with _csv_errors(path, label, csv_format):
         check_column_names(_csv_header(path, label, csv_format))
         # A block of about chunk_rows rows: the bytes per row of the file's start, times chunk_rows.
-        blocksize = "64MB" if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
+        blocksize = DASK_BLOCK_BYTES if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
         frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True,
@@ -1015,12 +1023,14 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
 
     def reduce(request: SumRequest) -> RowSums:
         parts = frame.to_delayed()
+        rows = _default_chunk_rows(len(names))  # a partition is summed in blocks of the numpy engine's chunks
         if unit is None:
-            partial = [dask.delayed(_frame_sums)(part, columns, request, time_columns, text_columns, nullable)
+            partial = [dask.delayed(_partition_sums)(part, rows, columns, request, time_columns, text_columns,
+                                                     nullable)
                        for part in parts]
         else:
-            partial = [dask.delayed(_bounded_frame_sums)(part, unit.column, contributions, start, columns, request,
-                                                         time_columns, text_columns, nullable)
+            partial = [dask.delayed(_bounded_frame_sums)(part, rows, unit.column, contributions, start, columns,
+                                                         request, time_columns, text_columns, nullable)
                        for part, start in zip(parts, starts)]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
@@ -1036,12 +1046,46 @@ def _partition_units(part: pd.Series, name: str) -> dict[str, int]:
     return count_units([unit_values(part, name)])
 
 
-def _bounded_frame_sums(part: pd.DataFrame, column: str, contributions: Contributions, start: np.ndarray,
-                        names: list[str], request: SumRequest, time_columns: Mapping[str, str] | None,
-                        text_columns: Collection[str], nullable: Collection[str]) -> RowSums:
-    """A Dask partition's sums over its kept rows (``start``: each unit's rows in the partitions before it)."""
-    frame = bounded_frame(part, column, contributions, start.copy())
-    return _frame_sums(frame, names, request, time_columns, text_columns, nullable)
+def _row_blocks(frame: pd.DataFrame, rows: int) -> Iterator[pd.DataFrame]:
+    """The rows of ``frame`` in order, ``rows`` at a time (the last block shorter): slices, no copy;
+    a frame of at most ``rows`` rows (an empty one too) is its only block."""
+    if len(frame) <= rows:
+        yield frame
+        return
+    for start in range(0, len(frame), rows):
+        yield frame.iloc[start : start + rows]
+
+
+def _partition_sums(part: pd.DataFrame, rows: int, names: list[str], request: SumRequest,
+                    time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
+                    nullable: Collection[str] = ()) -> RowSums:
+    """A Dask partition's sums, block by block of ``rows`` rows (the numpy engine's chunk, 2^22 values).
+
+    Each block is validated and summed by :func:`_frame_sums`, as a streamed chunk, and the blocks'
+    sums are added in the partition's order (:func:`synthdp.stats.row_sums.total`, as the streamed
+    chunks'), so a worker holds the partition and one block's temporaries (its float copy, its
+    cells, its scores) rather than the whole partition's, whatever the partition's size (a
+    Parquet partition is at least one row group, of whatever size its writer chose). A partition
+    of at most one block is summed in one call, as before; a larger one gets the sums of its
+    blocks, equal to the whole partition's up to the order of summation. The first block at fault
+    decides an error.
+    """
+    return total(_frame_sums(block, names, request, time_columns, text_columns, nullable)
+                 for block in _row_blocks(part, rows))
+
+
+def _bounded_frame_sums(part: pd.DataFrame, rows: int, column: str, contributions: Contributions,
+                        start: np.ndarray, names: list[str], request: SumRequest,
+                        time_columns: Mapping[str, str] | None, text_columns: Collection[str],
+                        nullable: Collection[str]) -> RowSums:
+    """A Dask partition's sums over its kept rows (``start``: each unit's rows in the partitions before it),
+    block by block of ``rows`` rows as :func:`_partition_sums`: the running count of each unit's rows
+    goes from block to block in the partition's order, as from chunk to chunk in a streamed file
+    (:func:`_bounded_chunks`), so the kept rows are those of the whole partition."""
+    seen = start.copy()
+    return total(_frame_sums(bounded_frame(block, column, contributions, seen), names, request, time_columns,
+                             text_columns, nullable)
+                 for block in _row_blocks(part, rows))
 
 
 @contextmanager
