@@ -44,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import generated_by
 
 from synthdp import SmoothSynthesizer
 from synthdp.study import (
@@ -152,9 +153,9 @@ def write_results(args, epsilons, marginals: pd.DataFrame, smooth: pd.DataFrame,
     lines = [
         "# Mixed tables on adult: marginal and smooth-query errors against epsilon",
         "",
-        f"`python experiments/adult_marginals.py --epsilons {' '.join(f'{e:g}' for e in epsilons)} "
-        f"--rounds {args.rounds} --queries {args.queries} --seed {args.seed}"
-        + (" --with-degree-3" if args.with_degree_3 else "") + "`; n = 32561, pure epsilon-DP, "
+        generated_by(f"python experiments/adult_marginals.py --epsilons {' '.join(f'{e:g}' for e in epsilons)} "
+                     f"--rounds {args.rounds} --queries {args.queries} --seed {args.seed}"
+                     + (" --with-degree-3" if args.with_degree_3 else "")) + "; n = 32561, pure epsilon-DP, "
         "defaults (marginal degree 2), real OpenDP noise; mean over rounds. Errors are absolute differences of "
         "cell fractions over every cell of every marginal of the 9 categorical columns "
         f"(2-way: 36 marginals, {int(marginals[marginals.k == 2].cells.iloc[0])} cells; "

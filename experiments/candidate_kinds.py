@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from common import DATASETS, QUERY_SEED, RESULTS_DIR, load_dataset, query_set, true_answers
+from common import DATASETS, QUERY_SEED, RESULTS_DIR, generated_by, load_dataset, query_set, true_answers
 
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.study import SIGMAS, answer_queries, worst_case_errors
@@ -84,10 +84,11 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out_dir / f"candidate_kinds_{tag}.md"
     out.write_text(
         f"# Candidate kinds at (ε, δ) = ({args.epsilon:g}, {args.delta:g}), spread {args.spread:g}\n\n"
-        f"`python experiments/candidate_kinds.py --epsilon {args.epsilon:g} --delta {args.delta:g} --spread {args.spread:g} "
-        f"--rounds {args.rounds} --queries {args.queries}`; real private noise (OpenDP), {args.rounds} rounds, "
+        + generated_by(f"python experiments/candidate_kinds.py --epsilon {args.epsilon:g} --delta {args.delta:g} "
+                       f"--spread {args.spread:g} --rounds {args.rounds} --queries {args.queries}")
+        + f"; real private noise (OpenDP), {args.rounds} rounds, "
         f"{args.queries} queries, bounds = column min/max taken as public; mean worst-case relative error "
-        f"over rounds; {time.perf_counter() - start:.0f} s in all on a shared 2-core machine.\n\n"
+        f"over rounds; {time.perf_counter() - start:.0f} s in all.\n\n"
         + "\n".join(header + rows) + "\n")
     print(f"wrote {out}")
 

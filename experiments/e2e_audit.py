@@ -622,12 +622,12 @@ def halved_noise_power(runs: int, repeats: int = 1000, seed: int = 0) -> np.ndar
 
 # ----------------------------------------------------------------------------- the report
 def render(results: list[tuple[str, str, AuditResult]], runs: int, command: str) -> str:
-    from synthdp import __version__
+    from common import generated_by  # imported where used, as the synthdp imports of this script are
 
     lines = [
         "# End-to-end privacy audit",
         "",
-        f"Made by `{command}` (synthdp {__version__}, {time.strftime('%Y-%m-%d')}). Each command ran "
+        f"{generated_by(command)}. Each command ran "
         f"{runs} times on each of two neighbouring tables with OpenDP's noise; a third of the runs trained "
         "the distinguisher (it reads only the outputs), the rest give the lower bound on epsilon at "
         f"confidence 1 - {BETA:g} (Clopper-Pearson). The product must stay at or below its claimed "

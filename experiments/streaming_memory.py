@@ -118,12 +118,15 @@ def main() -> None:
         output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
         results.append(json.loads(output.strip().splitlines()[-1]))
         print(f"{mode}: {results[-1]['seconds']:.1f} s, peak {results[-1]['peak_mb']:.0f} MB", file=sys.stderr)
+    from common import generated_by  # in the parent only: a child's baseline memory is synthdp's own
+
     reference = np.array(results[0]["moments"])
+    command = " ".join(["python", "experiments/streaming_memory.py", "--rows", str(args.rows), "--columns",
+                        str(args.columns)])
     lines = [
         f"# Peak memory and wall time: {args.rows:,} rows x {args.columns} columns ({size_mb:.0f} MB CSV)",
         "",
-        f"`{' '.join(['python', 'experiments/streaming_memory.py', '--rows', str(args.rows), '--columns', str(args.columns)])}`"
-        f" — summary release (R = {args.n_basis} moments, seeded), each path in a fresh process on a",
+        f"{generated_by(command)} — summary release (R = {args.n_basis} moments, seeded), each path in a fresh process on a",
         "2-core machine shared with other jobs. Peak = `VmHWM` of the process (the baseline is the",
         "peak after importing synthdp and its libraries, before reading the table).",
         "",
