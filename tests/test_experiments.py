@@ -286,10 +286,8 @@ def test_without_the_pairs_release_the_moments_measure_the_pair_products():
 # ----------------------------------------------------------------------------- the index and the results' provenance
 README = EXPERIMENTS / "README.md"
 RESULTS = EXPERIMENTS / "results"
-# Results files that may still name no commit. small_tables.md was being re-rendered by another
-# engineer when this test was written (its script writes common.generated_by, so a re-render names
-# one); remove it from here once that re-render has settled and experiments/README.md quotes its commit.
-NO_COMMIT_YET = {"small_tables.md"}
+# Results files that may still name no commit: none (every script writes common.generated_by).
+NO_COMMIT_YET: set[str] = set()
 COMMIT = re.compile(r"\bcommit ([0-9a-f]{7,40})\b")
 
 
@@ -326,8 +324,8 @@ def test_each_results_file_names_its_command_date_and_commit_and_the_index_quote
     assert any(commit.group(1) in row for row in rows), f"experiments/README.md's row lacks commit {commit.group(1)}"
 
 
-def test_the_allow_list_of_results_without_a_commit_stays_short():
-    assert NO_COMMIT_YET <= {"small_tables.md"}
+def test_the_allow_list_of_results_without_a_commit_stays_empty():
+    assert NO_COMMIT_YET == set()
 
 
 def test_generated_by_names_the_date_the_commit_and_whether_the_tree_had_changes(monkeypatch):
