@@ -1,14 +1,16 @@
 """Do synthdp.infer's intervals cover? The real table as the population, samples of n rows drawn
 from it, each released once, its copies, and the 95 % intervals of what analysts compute.
 
-    python experiments/infer_coverage.py [--tables pks ctg] [--rows 2000 5000] [--releases 200] [--copies 20] [--workers 2]
+    python experiments/infer_coverage.py [--tables pks ctg pima energy] [--rows 2000 5000] [--releases 200] [--copies 20] [--workers 2]
 
 For each table (its min/max bounds taken as public, :data:`common.BOUNDS_NOTE`) and sample size n:
 ``--releases`` samples of n rows drawn with replacement from the table (the population: its rows
 i.i.d., whatever n against its size), each
-released by the default at (1, 1e-10) (seeded: reproducible, NOT private), ``--copies`` copies
+released by the default at (1, ``--delta``, 1e-10 unless given; 0: pure epsilon-DP) (seeded: reproducible, NOT private), ``--copies`` copies
 (:meth:`synthdp.SmoothSynthesizer.sample_copies`), and :func:`synthdp.infer`'s 95 % intervals of:
-each of three columns' mean, one correlation, and the OLS coefficients of one column on two others.
+each of three columns' mean, one correlation, and the OLS coefficients of one column on two others;
+on pima also the share of a 0/1 column (values above 0.5), a group mean and logistic regression coefficients
+(robust standard errors).
 Each is scored by whether it covers the population's value; beside it the usual interval computed
 on the release's synthetic table as if it were real (naive), and the same usual interval on the
 real sample (it covers about 95 %, and its width is the yardstick: ``width`` is ours over it).
@@ -35,27 +37,66 @@ from synthdp.study import gdp_mu
 
 OUT = RESULTS_DIR / "infer_coverage.md"
 CACHE = RESULTS_DIR / "cache" / "infer_coverage"
-# per table: three columns for the means, a pair for the correlation, a target and two predictors for OLS
+# per table: three columns for the means, a pair for the correlation, a target and two predictors for OLS;
+# optionally (EXTRAS) a binary column's share, a group mean (column, binary group column) and a logistic
+# regression (binary target, two predictors)
 SPECS = {"pks": (["age", "motor_UPDRS", "HNR"], ("motor_UPDRS", "total_UPDRS"), ("motor_UPDRS", ["age", "HNR"])),
-         "ctg": (["LB", "ASTV", "Mean"], ("Mode", "Mean"), ("Mean", ["LB", "ASTV"]))}
+         "ctg": (["LB", "ASTV", "Mean"], ("Mode", "Mean"), ("Mean", ["LB", "ASTV"])),
+         "pima": (["glucose", "bmi", "age"], ("pregnancies", "age"), ("glucose", ["bmi", "age"])),
+         "energy": (["heating_load", "cooling_load", "surface_area"], ("overall_height", "heating_load"),
+                    ("heating_load", ["overall_height", "glazing_area"]))}
+EXTRAS = {"pima": {"share": "outcome", "group_mean": ("glucose", "outcome"), "logistic": ("outcome", ["glucose", "bmi"])}}
 Z = stats.norm.ppf(0.975)
 RAN: list[int] = []  # releases run (not read from the cache) in this invocation, per cell
 
 
-def statistics(frame: pd.DataFrame, spec) -> pd.Series:
-    """The statistics of one table, as a Series (means, the correlation, the OLS coefficients)."""
+def statistics(frame: pd.DataFrame, spec, extras: dict | None = None) -> pd.Series:
+    """The statistics of one table, as a Series (means, the correlation, the OLS coefficients, and the
+    ``extras``: a binary column's share, a group mean, logistic coefficients)."""
     means, pair, (target, predictors) = spec
     values = {f"mean {c}": frame[c].mean() for c in means}
     values[f"corr {pair[0]}~{pair[1]}"] = frame[pair[0]].corr(frame[pair[1]])
     x = np.column_stack([np.ones(len(frame)), frame[predictors].to_numpy(float)])
     beta = np.linalg.lstsq(x, frame[target].to_numpy(float), rcond=None)[0]
     values.update({f"ols {target}~{p}": b for p, b in zip(predictors, beta[1:])})
+    extras = extras or {}
+    if "share" in extras:
+        values[f"share {extras['share']}=1"] = float((frame[extras["share"]] > 0.5).mean())
+    if "group_mean" in extras:
+        column, group = extras["group_mean"]
+        values[f"mean {column} given {group}=1"] = float(frame.loc[frame[group] > 0.5, column].mean())
+    if "logistic" in extras:
+        outcome, inputs = extras["logistic"]
+        coefficients, _ = logistic_fit(frame, outcome, inputs)
+        values.update({f"logit {outcome}~{p}": b for p, b in zip(inputs, coefficients[1:])})
     return pd.Series(values)
 
 
-def usual_se(frame: pd.DataFrame, spec) -> pd.Series:
+def logistic_fit(frame: pd.DataFrame, outcome: str, inputs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Logistic regression of a 0/1 column by Newton's method (IRLS; a 1e-8 ridge against separation):
+    the coefficients (intercept first) and their robust (sandwich, HC0) standard errors."""
+    x = np.column_stack([np.ones(len(frame)), frame[inputs].to_numpy(float)])
+    scale = np.maximum(np.abs(x).max(axis=0), 1e-12)  # inputs on a unit scale for the iterations
+    z, y = x / scale, (frame[outcome].to_numpy(float) > 0.5).astype(float)
+    beta = np.zeros(z.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-np.clip(z @ beta, -30, 30)))
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + 1e-8 * np.eye(z.shape[1])
+        step = np.linalg.solve(hessian, z.T @ (y - p))
+        beta += step
+        if np.abs(step).max() < 1e-10:
+            break
+    p = 1 / (1 + np.exp(-np.clip(z @ beta, -30, 30)))
+    bread = np.linalg.inv((z * (p * (1 - p))[:, None]).T @ z + 1e-8 * np.eye(z.shape[1]))
+    meat = (z * ((y - p) ** 2)[:, None]).T @ z
+    se = np.sqrt(np.diag(bread @ meat @ bread))
+    return beta / scale, se / scale
+
+
+def usual_se(frame: pd.DataFrame, spec, extras: dict | None = None) -> pd.Series:
     """The usual standard errors of :func:`statistics` on a table taken as a real sample: s/sqrt(n), Fisher's
-    z for the correlation, and heteroscedasticity-robust (HC1) ones for the OLS coefficients."""
+    z for the correlation, heteroscedasticity-robust (HC1) ones for the OLS coefficients, sqrt(p (1 - p) / n)
+    for a share, s_g / sqrt(n_g) for a group mean, and robust (HC0) ones for the logistic coefficients."""
     means, pair, (target, predictors) = spec
     n = len(frame)
     out = {f"mean {c}": frame[c].std() / np.sqrt(n) for c in means}
@@ -69,36 +110,52 @@ def usual_se(frame: pd.DataFrame, spec) -> pd.Series:
     meat = (x * residual[:, None] ** 2).T @ x
     cov = bread @ meat @ bread * n / (n - x.shape[1])
     out.update({f"ols {target}~{p}": np.sqrt(cov[k + 1, k + 1]) for k, p in enumerate(predictors)})
+    extras = extras or {}
+    if "share" in extras:
+        share = float((frame[extras["share"]] > 0.5).mean())
+        out[f"share {extras['share']}=1"] = np.sqrt(share * (1 - share) / n)
+    if "group_mean" in extras:
+        column, group = extras["group_mean"]
+        values = frame.loc[frame[group] > 0.5, column]
+        out[f"mean {column} given {group}=1"] = values.std() / np.sqrt(max(len(values), 1))
+    if "logistic" in extras:
+        outcome, inputs = extras["logistic"]
+        _, se = logistic_fit(frame, outcome, inputs)
+        out.update({f"logit {outcome}~{p}": value for p, value in zip(inputs, se[1:])})
     return pd.Series(out)
 
 
-def mean_width_floor(name: str, column: str, n: int) -> float:
-    """The narrowest a mean's interval can be against the real sample's, at (1, 1e-10): were the d
-    column means the whole release (Gaussian noise, all of the budget in one release, l2 sensitivity
-    2 sqrt(d) / n on [-1, 1], :func:`synthdp.privacy.noise.gdp_mu`), the interval would still be
+def mean_width_floor(name: str, column: str, n: int, delta: float = 1e-10) -> float:
+    """The narrowest a mean's interval can be against the real sample's, at (1, ``delta``): were the d
+    column means the whole release (all of the budget in one release on [-1, 1]: Gaussian noise of l2
+    sensitivity 2 sqrt(d) / n, :func:`synthdp.privacy.noise.gdp_mu`; at delta = 0 Laplace noise of l1
+    sensitivity 2 d / n, sd sqrt(2) 2 d / n), the interval would still be
     sqrt(1 + (noise sd / sampling sd)^2) times as wide, the sampling sd the population's over sqrt(n).
     Any release of every column's distribution, synthdp's among them, spends its budget on more."""
     dataset = load_dataset(name)
     low, high = dataset.bounds[column]
-    noise = 2 * np.sqrt(dataset.frame.shape[1]) / (n * gdp_mu(1.0, 1e-10)) * (high - low) / 2
+    d = dataset.frame.shape[1]
+    unit = np.sqrt(2) * 2 * d / n if delta == 0 else 2 * np.sqrt(d) / (n * gdp_mu(1.0, delta))
+    noise = unit * (high - low) / 2
     return float(np.sqrt(1 + (noise / (dataset.frame[column].std() / np.sqrt(n))) ** 2))
 
 
-def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]) -> pd.DataFrame:
+def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int],
+                delta: float = 1e-10) -> pd.DataFrame:
     """One sample of n rows, its release, its copies and the three intervals of every statistic:
     covered or not, and the width of ours over the real sample's."""
     dataset = load_dataset(name)
-    spec = SPECS[name]
-    truth = statistics(dataset.frame, spec)
+    spec, extras = SPECS[name], EXTRAS.get(name)
+    truth = statistics(dataset.frame, spec, extras)
     sample = dataset.frame.sample(n, replace=True, random_state=seeds[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=seeds[1]).fit(sample, bounds=dataset.bounds)
+        synth = SmoothSynthesizer(epsilon=1.0, delta=delta, seed=seeds[1]).fit(sample, bounds=dataset.bounds)
         table = synth.sample(seed=seeds[2])
         kept = synth.sample_copies(copies, seed=seeds[3])
-    ours = infer(kept, lambda frame: statistics(frame, spec))
-    naive, naive_se = statistics(table, spec), usual_se(table, spec)
-    real, real_se = statistics(sample, spec), usual_se(sample, spec)
+    ours = infer(kept, lambda frame: statistics(frame, spec, extras))
+    naive, naive_se = statistics(table, spec, extras), usual_se(table, spec, extras)
+    real, real_se = statistics(sample, spec, extras), usual_se(sample, spec, extras)
     return pd.DataFrame({
         "ours": (ours["lower"] <= truth) & (truth <= ours["upper"]),
         "naive": (naive - truth).abs() <= Z * naive_se,
@@ -112,18 +169,18 @@ def _one(task: tuple) -> pd.DataFrame:
 
 
 def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int = 1,
-        cache: Path = CACHE) -> pd.DataFrame:
+        cache: Path = CACHE, delta: float = 1e-10) -> pd.DataFrame:
     """Every release of one cell, its rows cached one file per release under ``cache`` (resumable),
     averaged per statistic."""
     rng = np.random.default_rng([seed, n])
     seeds = [tuple(int(v) for v in rng.integers(2**31, size=4)) for _ in range(releases)]
-    folder = cache / f"{name}_n{n}_copies{copies}_seed{seed}"
+    folder = cache / (f"{name}_n{n}_copies{copies}_seed{seed}" + ("" if delta == 1e-10 else f"_delta{delta:g}"))
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / f"release_{k:04d}.csv" for k in range(releases)]
     todo = [k for k, path in enumerate(paths) if not path.exists()]
     log(f"{name} n={n}: {releases - len(todo)} releases cached, {len(todo)} to run")
     RAN.append(len(todo))
-    tasks = [(name, n, copies, seeds[k]) for k in todo]
+    tasks = [(name, n, copies, seeds[k], delta) for k in todo]
     done = 0
     with multiprocessing.get_context("spawn").Pool(workers) if workers > 1 else contextlib.nullcontext() as pool:
         results = pool.imap(_one, tasks) if pool is not None else map(_one, tasks)
@@ -174,6 +231,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="releases per cell: one number, or one per --rows value")
     parser.add_argument("--copies", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--delta", type=float, default=1e-10, help="the release's delta at epsilon = 1 (0: pure "
+                        "epsilon-DP; default 1e-10)")
     parser.add_argument("--workers", type=int, default=1, help="releases run at once (processes)")
     parser.add_argument("--cache-dir", type=Path, default=CACHE, help="the per-release files (default: "
                         "experiments/results/cache/infer_coverage, git-ignored)")
@@ -187,14 +246,14 @@ def main(argv: list[str] | None = None) -> None:
     releases = dict(zip(args.rows, args.releases * len(args.rows) if len(args.releases) == 1 else args.releases))
     for name in args.tables:
         for n in args.rows:
-            result = run(name, n, releases[n], args.copies, args.seed, args.workers, args.cache_dir)
+            result = run(name, n, releases[n], args.copies, args.seed, args.workers, args.cache_dir, args.delta)
             cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows ({releases[n]} releases)", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real "
                      "| width floor |", "|---|---:|---:|---:|---:|---:|"]
             for statistic, row in result.iterrows():
-                floor = (f"{mean_width_floor(name, statistic[len('mean '):], n):.2f}" if statistic.startswith("mean ")
-                         else "")
+                plain_mean = statistic.startswith("mean ") and " given " not in statistic  # a column's mean, not a group's
+                floor = f"{mean_width_floor(name, statistic[len('mean '):], n, args.delta):.2f}" if plain_mean else ""
                 lines.append(f"| {statistic} | {row['ours']:.3f} | {row['naive']:.3f} | {row['real']:.3f} | "
                              f"{row['width']:.2f} | {floor} |")
             lines.append(f"\nSeconds per copy: {result['seconds_per_copy'].mean():.2f}.")
@@ -205,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
         "# Coverage of synthdp.infer's 95 % intervals\n\n" + generated_by(command_line("infer_coverage.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min"
         + ("" if sum(RAN) else " (every release read from the per-release cache)") + f". {', '.join(map(str, sorted(set(releases.values()))))} "
-        "releases per cell at (1, 1e-10), "
+        f"releases per cell at (1, {args.delta:g}), "
         f"{args.copies} copies each; a coverage of .95 is known to ± {se:.3f} or better (one standard error). The table is the "
         "population; its min/max bounds taken as public. OLS: heteroscedasticity-robust (HC1) standard errors for "
         "the naive and real-sample intervals. Width floor (means): the width over the real sample's that an "
