@@ -22,15 +22,22 @@ _EXPORTS = {
     "PrivacyLeakWarning": "synthdp.errors",
     "TestingSeedWarning": "synthdp.errors",
     "ConvergenceWarning": "synthdp.errors",
+    "InferenceWarning": "synthdp.errors",
     "infer": "synthdp.evaluation.inference",
 }
 
-__all__ = ["ConvergenceWarning", "MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig",
+__all__ = ["ConvergenceWarning", "InferenceWarning", "MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig",
            "SynthDPError", "TestingSeedWarning", "__version__", "infer", "load_summary"]
 
 if TYPE_CHECKING:
     from synthdp.config import SynthConfig
-    from synthdp.errors import ConvergenceWarning, PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+    from synthdp.errors import (
+        ConvergenceWarning,
+        InferenceWarning,
+        PrivacyLeakWarning,
+        SynthDPError,
+        TestingSeedWarning,
+    )
     from synthdp.evaluation.inference import infer
     from synthdp.summaries.base import load_summary
     from synthdp.summaries.marginal import MarginalSummary

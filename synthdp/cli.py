@@ -476,7 +476,13 @@ def generate(args: argparse.Namespace) -> int:
                                       "from the fitted distribution, runs the release's mechanism on it again (fresh "
                                       "noise of the same scale), fits and samples it; the last file is a sample of "
                                       "20 n rows of the fitted distribution itself (synthdp.infer's reference)",
-                            "budget": "none: post-processing of this release, no data read"}
+                            "budget": "none: post-processing of this release, no data read",
+                            "measures_dependence": copies.dependence}
+        if not copies.dependence:
+            from synthdp.evaluation.inference import NO_DEPENDENCE
+
+            report["copies"]["note"] = NO_DEPENDENCE
+            print(f"synthdp: warning: {NO_DEPENDENCE}", file=sys.stderr)
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:

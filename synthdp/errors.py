@@ -22,3 +22,9 @@ class TestingSeedWarning(UserWarning):
 class ConvergenceWarning(UserWarning):
     """A post-processing solver stopped before its optimum (scikit-learn's name for the same news):
     the output is as private as ever, and a little less accurate than it could be."""
+
+
+class InferenceWarning(UserWarning):
+    """An interval of :func:`synthdp.infer` that cannot mean what it says: the release did not
+    measure what the statistic depends on (e.g. no dependence between columns), so its copies
+    show no uncertainty about it."""

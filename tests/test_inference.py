@@ -219,3 +219,32 @@ def test_evaluate_checks_the_copies_intervals_against_the_real_table(tmp_path, c
                  str(tmp_path / "out.2.csv")]) == 2
     error = capsys.readouterr().err.strip().splitlines()
     assert "no copies of" in error[0] and "the copy 'out.2.csv'" in error[1] and len(error) == 2
+
+
+def test_infer_warns_where_the_release_measured_no_dependence():
+    """A release that measured no dependence between columns (pure epsilon on a few hundred rows:
+    no pairs release, moments of one column each) has copies whose columns are independent too:
+    infer says so (InferenceWarning) rather than hand out intervals of a correlation centred on 0;
+    a release that measured its pairs does not warn."""
+    from synthdp import InferenceWarning
+    from synthdp.pipeline.copies import measures_dependence
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=400)
+    frame = pd.DataFrame({"a": x, "b": x + 0.3 * rng.normal(size=400), "c": rng.normal(size=400)})
+    bounds = {"a": [-4, 4], "b": [-5, 5], "c": [-4, 4]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pure = SmoothSynthesizer(epsilon=1.0, delta=0.0, seed=1).fit(frame, bounds=bounds)
+        kept = pure.sample_copies(2, 50, seed=2)
+    assert not measures_dependence(pure.release_) and not kept.dependence
+    with pytest.warns(InferenceWarning, match="no dependence between columns"):
+        infer(kept, lambda table: table["a"].corr(table["b"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rich = SmoothSynthesizer(epsilon=8.0, delta=1e-6, seed=1).fit(frame, bounds=bounds)
+        kept = rich.sample_copies(2, 50, seed=2)
+    assert kept.dependence
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InferenceWarning)
+        infer(kept, lambda table: table["a"].mean())

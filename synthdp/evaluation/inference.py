@@ -25,6 +25,7 @@ coefficients) works; the result has one row per element. Post-processing of rele
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +34,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.errors import SynthDPError
+from synthdp.errors import InferenceWarning, SynthDPError
 
 REFERENCE_FACTOR = 20  # the reference sample has this many times the release's n rows (its own noise 1/20 of a copy's)
+NO_DEPENDENCE = (
+    "the release measured no dependence between columns (no pairs release, no moment of two columns: at this "
+    "n and budget its columns are drawn independently), and so do its copies: intervals of correlations, "
+    "regressions, group means or any statistic of two or more columns are centred on independence and do not "
+    "cover the data's values; intervals of one column's statistics are valid (docs/inference.md)")
 
 
 @dataclass(frozen=True)
@@ -52,11 +58,17 @@ class Copies:
         statistic on it is the fitted distribution's, to within 1/20 of a copy's sampling noise.
     seconds_per_copy : float
         The time each copy took (the release's post-processing, and the statistics of its population).
+    dependence : bool
+        Whether the release measured any dependence between columns (a pairs release, selected
+        pairs, or a moment of two or more columns). Where it measured none, every copy's columns
+        are independent too: :func:`infer` then warns (NO_DEPENDENCE) that intervals of
+        correlations, regressions and group statistics say nothing about the data.
     """
 
     tables: list[pd.DataFrame]
     reference: pd.DataFrame
     seconds_per_copy: float
+    dependence: bool = True
 
     def __len__(self) -> int:
         return len(self.tables)
@@ -102,6 +114,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     """
     if not 0 < level < 1:
         raise SynthDPError("level must be in (0, 1), e.g. 0.95")
+    if not getattr(copies, "dependence", True):
+        warnings.warn(NO_DEPENDENCE, InferenceWarning, stacklevel=2)
     tables = list(getattr(copies, "tables", []))
     reference = getattr(copies, "reference", None)
     if len(tables) < 2 or reference is None:

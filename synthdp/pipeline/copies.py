@@ -65,4 +65,13 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
             refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
                             progress=progress, planned=planned)
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
-    return Copies(out, reference, (time.perf_counter() - start) / copies)
+    return Copies(out, reference, (time.perf_counter() - start) / copies, measures_dependence(release))
+
+
+def measures_dependence(release: run.Release) -> bool:
+    """Whether the release measured any dependence between columns: a pairs release, selected
+    pairs, or a released moment of two or more columns (a pair product, a mixed table's 2-way
+    cell or mean per level). Without one the fitted columns are independent, and so are the
+    copies' (:data:`synthdp.evaluation.inference.NO_DEPENDENCE`). Public: the release's plan and basis."""
+    several = np.count_nonzero(release.basis_indices, axis=1) >= 2
+    return bool(release.plan.releases_pairs or release.plan.selects_pairs or several.any())
