@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,9 +29,6 @@ from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_in
 from synthdp.stats.histograms import MAX_VALUE_CELLS
 from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.scores import default_clip_norm_sq
-
-if TYPE_CHECKING:  # a type only
-    pass
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
 
