@@ -257,18 +257,16 @@ def moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, fa
     return _statistics(samples, exact, plan.noise)
 
 
-def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
-    """release_bounded_means with groups (mixed tables): every 1- and 2-way cell of two categorical columns.
-
-    Row 0 moves from levels (a, x) to (b, y): each of the G = 3 groups (the two one-way
-    tables and the two-way table) moves by exactly 2/n in l1, attaining the declared 2G/n.
-    """
+def _two_coded_columns(epsilon: float, delta: float, noise_kind: str):
+    """Two categorical columns u (levels a, b; "c" other) and v (x, y) of N_ROWS rows, their basis of
+    every 1- and 2-way cell, a plan whose moments stage holds all of (epsilon, delta), and the exact
+    moments of the two neighbouring tables, row 0 at levels (a, x) and at (b, y)."""
     schema = Schema.from_dict({"columns": {"u": {"type": "categorical", "levels": ["a", "b"]},
                                            "v": {"type": "categorical", "levels": ["x", "y"]}}}, ["u", "v"])
     indices = basis_indices(schema, 2)
-    groups = groups_count(schema, indices)
     config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
-    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False, mixed_basis=(len(indices), groups))
+    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False,
+                     mixed_basis=(len(indices), groups_count(schema, indices)))
     rng = np.random.default_rng(0)
     shared = pd.DataFrame({"u": rng.choice(["a", "b", "c"], N_ROWS), "v": rng.choice(["x", "y"], N_ROWS)})
     exact = []
@@ -276,6 +274,17 @@ def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: i
         frame = shared.copy()
         frame.iloc[0] = row
         exact.append(ChebyshevBasis(indices).moments(PrivateTable(frame, ["u", "v"]).encoded_points(schema)[0]))
+    return schema, indices, plan, exact
+
+
+def mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_bounded_means with groups (mixed tables): every 1- and 2-way cell of two categorical columns.
+
+    Row 0 moves from levels (a, x) to (b, y): each of the G = 3 groups (the two one-way
+    tables and the two-way table) moves by exactly 2/n in l1, attaining the declared 2G/n.
+    """
+    schema, indices, plan, exact = _two_coded_columns(epsilon, delta, noise_kind)
+    groups = groups_count(schema, indices)
     assert np.isclose(np.abs(exact[0] - exact[1]).sum(), 2 * groups / N_ROWS)  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
     budget = plan.budget.stage("moments")  # all of (epsilon, delta): no other stage
@@ -291,20 +300,8 @@ def level_cells_samples(epsilon: float, delta: float, noise_kind: str, size: int
     Row 0 moves from levels (a, x) to (b, y) of two categorical columns: four cells move by 1/n,
     attaining the declared L1 2k/n and L2 sqrt(2k)/n (k = 2).
     """
-    schema = Schema.from_dict({"columns": {"u": {"type": "categorical", "levels": ["a", "b"]},
-                                           "v": {"type": "categorical", "levels": ["x", "y"]}}}, ["u", "v"])
-    indices = basis_indices(schema, 2)
-    rows = one_way_cells(schema, indices)
-    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
-    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, synthesize=False,
-                     mixed_basis=(len(indices), groups_count(schema, indices)))
-    rng = np.random.default_rng(0)
-    shared = pd.DataFrame({"u": rng.choice(["a", "b", "c"], N_ROWS), "v": rng.choice(["x", "y"], N_ROWS)})
-    exact = []
-    for row in (("a", "x"), ("b", "y")):
-        frame = shared.copy()
-        frame.iloc[0] = row
-        exact.append(ChebyshevBasis(indices).moments(PrivateTable(frame, ["u", "v"]).encoded_points(schema)[0])[rows])
+    schema, indices, plan, moments = _two_coded_columns(epsilon, delta, noise_kind)
+    exact = [values[one_way_cells(schema, indices)] for values in moments]
     assert np.isclose(np.abs(exact[0] - exact[1]).sum(), 4 / N_ROWS)  # full sensitivity
     noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
     budget = plan.budget.stage("moments")  # all of (epsilon, delta): no other stage
