@@ -94,12 +94,7 @@ class Marginals:
         excluded = -(self.n_rows + np.abs(counts).sum() + 1.0)
         weak_atoms = layout.bound_atoms() & (counts < self.atom_threshold * self.noise_sd)
         counts[weak_atoms | ~layout.exists()] = excluded
-        ordered = -np.sort(-counts, axis=1)
-        cells = np.arange(1, counts.shape[1] + 1)
-        thresholds = (np.cumsum(ordered, axis=1) - self.n_rows) / cells
-        active = np.sum(ordered - thresholds > 0, axis=1)  # cells above the threshold
-        threshold = thresholds[np.arange(len(counts)), active - 1]
-        return np.maximum(counts - threshold[:, None], 0.0) / self.n_rows
+        return np.array([simplex_projection(row, self.n_rows) for row in counts]).reshape(counts.shape) / self.n_rows
 
     def value_probabilities(self) -> np.ndarray:
         """:meth:`probabilities` given that the value is not missing, shape (d, M): a nullable
@@ -165,11 +160,9 @@ def level_cell_estimates(schema: Schema, indices: np.ndarray, noisy_moments: np.
         mine = np.flatnonzero(rows & indices[:, block].any(axis=1))
         if not len(mine):
             continue
-        if column.binary or column.width == 1:
-            out[mine] = np.clip(out[mine], 0.0, 1.0)
-        elif len(mine) == column.width:  # every level's cell
+        if not column.binary and column.width > 1 and len(mine) == column.width:  # every level's cell
             out[mine] = simplex_projection(out[mine])
-        else:
+        else:  # a binary column's one indicator
             out[mine] = np.clip(out[mine], 0.0, 1.0)
     return out
 
