@@ -7,6 +7,8 @@
     nice -n 5 python benchmarks/big_files.py --baseline /tmp/base                # ... timed beside this one
     nice -n 5 python benchmarks/big_files.py --rows 2000000 10000000 --formats parquet --dask-workers 2 \
         --check-dask --baseline /tmp/base --out benchmarks/results/big_files_dask.md       # the Dask engine
+    nice -n 10 python benchmarks/big_files.py --rows 100000000 --formats csv --dir /tmp/bf --keep \
+        --commit HEAD --out benchmarks/results/big_files_1e8_csv.md                       # a commit's synthdp
 
 Does a streamed file's peak memory grow with its row count n? For each N in ``--rows`` it
 writes an N x d float64 table (``--cols``, default 10) to ``--dir`` (default: a temporary folder,
@@ -32,6 +34,10 @@ set; with psutil, the parent also samples the child's anonymous resident memory 
   unless ``--extra "--chunk-rows 419430"`` streams it, in the chunks it would otherwise get);
 * with ``--baseline SRC``, the same command with the synthdp package of the source tree SRC
   (``PYTHONPATH=SRC``), e.g. the last commit's, to compare before and after a change;
+* with ``--commit REV``, "synthdp" is the package of that commit of this repository
+  (``git archive REV synthdp`` into a temporary folder, ``PYTHONPATH``), so that edits to the
+  working tree during a long run change nothing; without it, the installed synthdp. The results
+  name the commit (and say so if the working tree's synthdp/ differs from it);
 * with ``--dask-workers W``, the synthdp commands run ``--engine dask`` on a local multi-process
   dask.distributed cluster started for each command: a scheduler and W workers
   (``python -m distributed.cli.dask_scheduler`` / ``dask_worker --no-nanny --nthreads T
@@ -45,7 +51,8 @@ set; with psutil, the parent also samples the child's anonymous resident memory 
   differences of what they release (noisy moments, clipped rows, one-way histograms, pairs'
   products: three passes over the file; the issue asks for 1e-12).
 
-Writes benchmarks/results/big_files.md (``--out`` elsewhere). Timings vary by about 30 % on this
+Writes benchmarks/results/big_files.md (``--out`` elsewhere): the command (with its ``nice``), the
+date, the synthdp commit, then the table. Timings vary by about 30 % on this
 shared 2-core machine: run it with ``nice`` and nothing else heavy. Not a unit test: timings
 and memory belong in benchmarks.
 """
@@ -70,6 +77,7 @@ from pathlib import Path
 import numpy as np
 
 RESULTS = Path(__file__).resolve().parent / "results" / "big_files.md"
+REPOSITORY = Path(__file__).resolve().parent.parent
 ROW_GROUP = 10**6  # rows per Parquet row group, and per block written
 FACTORS = 3
 LIMIT = 5.0  # values clipped to [-LIMIT, LIMIT], the public bounds
@@ -307,18 +315,21 @@ def synthdp_command(path: Path, bounds: Path, workdir: Path, extra: str) -> list
             "--report", str(workdir / "r.json"), *shlex.split(extra)]
 
 
-def report_notes(report: Path) -> tuple[str, str]:
-    """The report's input (how the engine read the file) and stage times, as "name s, ..."."""
+def report_notes(report: Path) -> tuple[str, str, str]:
+    """The report's input (how the engine read the file), stage times, as "name s, ...", and the
+    LP's status (the tilt's, where it stopped)."""
     try:
         found = json.loads(report.read_text())
     except (OSError, ValueError):
-        return "", ""
+        return "", "", ""
     engine = found.get("engine", {})
     stages = found.get("timings_seconds", {})
     read = str(engine.get("input", "")) if isinstance(engine, dict) else ""
     shown = ", ".join(f"{name} {value:.1f}" for name, value in stages.items() if isinstance(value, (int, float))) \
         if isinstance(stages, dict) else ""
-    return read, shown
+    lp = found.get("lp", {})
+    status = str(lp.get("status", "")) if isinstance(lp, dict) else ""
+    return read, shown, status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -331,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--extra", default="", help="more options for synthdp generate, e.g. '--chunk-rows 100000'")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="also run the synthdp package of this source tree (PYTHONPATH), e.g. the last commit's")
+    parser.add_argument("--commit", default=None,
+                        help="run the synthdp of this commit (git archive into a temp dir), not the installed one")
     parser.add_argument("--skip-floor", action="store_true", help="run synthdp only")
     parser.add_argument("--dask-workers", type=int, default=0,
                         help="run synthdp with --engine dask on a local cluster of this many worker processes")
@@ -344,8 +357,18 @@ def main(argv: list[str] | None = None) -> int:
     workdir.mkdir(parents=True, exist_ok=True)
     bounds = workdir / f"bounds_{args.cols}.json"
     write_bounds(bounds, args.cols)
+    source = Path(tempfile.mkdtemp(prefix="synthdp_src_")) if args.commit else None
+    env = None
+    if source is not None:
+        archive = subprocess.run(["git", "-C", str(REPOSITORY), "archive", args.commit, "synthdp"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+        env = {**os.environ, "PYTHONPATH": str(source)}
+    measured = synthdp_version(workdir, env, args.commit)
+    print(f"synthdp: {measured}", flush=True)
     rows_out: list[str] = []
     checks: list[str] = []
+    statuses: list[str] = []
     try:
         for rows in args.rows:
             for kind in args.formats:
@@ -362,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
                 notes = {}
                 runs = [("synthdp (baseline)", {**os.environ, "PYTHONPATH": str(args.baseline.resolve())})] \
                     if args.baseline is not None else []
-                runs.append(("synthdp", None))
+                runs.append(("synthdp", env))
                 for name, env in runs:
                     results[name] = run_synthdp(args, path, bounds, workdir, env)
                     notes[name] = report_notes(workdir / "r.json")
@@ -372,13 +395,15 @@ def main(argv: list[str] | None = None) -> int:
                 floor = results.get("floor")
                 for name, result in results.items():
                     ratio = (f"{result['seconds'] / floor['seconds']:.1f}" if floor else "")
-                    read, stages = notes.get(name, ("", ""))
+                    read, stages, status = notes.get(name, ("", "", ""))
+                    if status:
+                        statuses.append(f"* {rows:,} rows, {kind}, {name}: {status}")
                     label = f"{name}: {read}" if read else name
                     rows_out.append(f"| {rows:,} | {kind} | {size:,.0f} | {label} | {result['seconds']:.1f} | {ratio} | "
                                     f"{result['peak_mb']:,.0f} | {result['anonymous_mb']:,.0f} | "
                                     f"{worker_cell(result)} | {stages} |")
                 if args.check_dask and args.dask_workers:
-                    found = check_dask(args, path, bounds, workdir)
+                    found = check_dask(args, path, bounds, workdir, env)
                     print(f"  {rows:,} {kind} numpy vs Dask: {found}", flush=True)
                     checks.append(f"* {rows:,} rows, {kind}: " + ", ".join(
                         f"{name} {value:.1e}" if isinstance(value, float) else f"{name}: {value}"
@@ -388,14 +413,20 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    command = "python benchmarks/big_files.py " + shlex.join(
+        if source is not None:
+            shutil.rmtree(source, ignore_errors=True)
+    command = f"nice -n {os.nice(0)} python benchmarks/big_files.py " + shlex.join(
         ["--rows", *map(str, args.rows), "--cols", str(args.cols), "--formats", *args.formats]
         + (["--extra", args.extra] if args.extra else []) + (["--baseline", str(args.baseline)] if args.baseline else [])
         + (["--dask-workers", str(args.dask_workers), "--dask-threads", str(args.dask_threads)]
-           if args.dask_workers else []) + (["--check-dask"] if args.check_dask and args.dask_workers else []))
+           if args.dask_workers else []) + (["--check-dask"] if args.check_dask and args.dask_workers else [])
+        + (["--commit", args.commit] if args.commit else []) + (["--skip-floor"] if args.skip_floor else [])
+        + (["--dir", str(args.dir)] if args.dir else []) + (["--keep"] if args.keep else [])
+        + (["--out", _shown_path(args.out)] if args.out != RESULTS else []))
     lines = ["# `synthdp generate` on big files against a floor that only reads them", "",
-             f"`nice -n 5 {command}` on {time.strftime('%Y-%m-%d %H:%M')} ({platform.machine()}, "
-             f"{_cpus()} CPUs shared with other jobs; Python {platform.python_version()}). Data: three latent factors "
+             f"`{command}` on {time.strftime('%Y-%m-%d %H:%M')} ({platform.machine()}, "
+             f"{_cpus()} CPUs shared with other jobs; Python {platform.python_version()}), synthdp {measured}.", "",
+             "Data: three latent factors "
              f"plus noise, clipped to ±{LIMIT:g}, float64; Parquet in row groups of {ROW_GROUP:,} rows, CSV to 5 "
              "decimals; bounds [-5, 5] given. Floor: Parquet, `ParquetFile.read_row_group(i)` in a loop; "
              "CSV, `pandas.read_csv(chunksize=2**22 // d)`; each summing two columns. synthdp: `synthdp generate FILE "
@@ -409,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
                 "worker's peak resident set (VmHWM) / peak sampled RssAnon, MB." if args.dask_workers else ""), "",
              "| rows | format | file MB | command | wall s | / floor | peak MB | anonymous MB | workers MB | stages (s) |",
              "|---:|---|---:|---|---:|---:|---:|---:|---|---|", *rows_out, ""]
+    if statuses:
+        lines += ["The LP's status in each report (`lp.status`):", "", *statuses, ""]
     if checks:
         lines += ["The same seeded fit (`SmoothSynthesizer(seed=1).fit(FILE, bounds=...)`, epsilon 1) through the "
                   "numpy engine and the Dask engine (the same cluster set-up): largest absolute differences of the "
@@ -431,14 +464,42 @@ def run_synthdp(args, path: Path, bounds: Path, workdir: Path, env: dict | None)
     return result
 
 
-def check_dask(args, path: Path, bounds: Path, workdir: Path) -> dict:
+def check_dask(args, path: Path, bounds: Path, workdir: Path, env: dict | None = None) -> dict:
     """The numpy and Dask engines' seeded releases of ``path``: their largest differences."""
-    with dask_cluster(args.dask_workers, args.dask_threads, workdir) as (address, _):
+    with dask_cluster(args.dask_workers, args.dask_threads, workdir, env) as (address, _):
         done = subprocess.run([sys.executable, "-c", CHECK_DASK, str(path), str(bounds), address], cwd=workdir,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"the numpy / Dask check failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def synthdp_version(workdir: Path, env: dict | None, commit: str | None) -> str:
+    """Which synthdp the commands import: the commit of ``--commit``, else the installed package's
+    commit (git), flagged where its synthdp/ differs from that commit."""
+    def git(*words: str, where: Path = REPOSITORY) -> str:
+        done = subprocess.run(["git", "-C", str(where), *words], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    if commit:
+        return f"commit {git('rev-parse', '--short', commit)} (`git archive {commit} synthdp`)"
+    found = subprocess.run([sys.executable, "-c", "import synthdp, os; print(os.path.dirname(synthdp.__file__))"],
+                           cwd=workdir, env=env, capture_output=True, text=True).stdout.strip()
+    if not found:
+        return "(not importable)"
+    package = Path(found)
+    head = git("rev-parse", "--short", "HEAD", where=package)
+    if not head:
+        return f"from {package} (not in a git repository)"
+    changed = git("status", "--porcelain", "--", ".", where=package)
+    return f"commit {head}" + (" with uncommitted changes to synthdp/" if changed else "") + f" ({package})"
+
+
+def _shown_path(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPOSITORY))
+    except ValueError:
+        return str(path)
 
 
 def worker_text(result: dict) -> str:
