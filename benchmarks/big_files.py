@@ -365,6 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
         env = {**os.environ, "PYTHONPATH": str(source)}
     measured = synthdp_version(workdir, env, args.commit)
+    load_start = _load()
     print(f"synthdp: {measured}", flush=True)
     rows_out: list[str] = []
     checks: list[str] = []
@@ -425,7 +426,8 @@ def main(argv: list[str] | None = None) -> int:
         + (["--out", _shown_path(args.out)] if args.out != RESULTS else []))
     lines = ["# `synthdp generate` on big files against a floor that only reads them", "",
              f"`{command}` on {time.strftime('%Y-%m-%d %H:%M')} ({platform.machine()}, "
-             f"{_cpus()} CPUs shared with other jobs; Python {platform.python_version()}), synthdp {measured}.", "",
+             f"{_cpus()} CPUs shared with other jobs, load average {load_start} at the start and {_load()} at the "
+             f"end; Python {platform.python_version()}), synthdp {measured}.", "",
              "Data: three latent factors "
              f"plus noise, clipped to ±{LIMIT:g}, float64; Parquet in row groups of {ROW_GROUP:,} rows, CSV to 5 "
              "decimals; bounds [-5, 5] given. Floor: Parquet, `ParquetFile.read_row_group(i)` in a loop; "
@@ -508,6 +510,11 @@ def worker_text(result: dict) -> str:
 
 def worker_cell(result: dict) -> str:
     return ", ".join(f"{peak:,.0f} / {anonymous:,.0f}" for peak, anonymous in result.get("workers", []))
+
+
+def _load() -> str:
+    """The machine's load average over the last minute (what else ran beside the benchmark)."""
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "?"
 
 
 def _cpus() -> int:
