@@ -248,3 +248,33 @@ def test_infer_warns_where_the_release_measured_no_dependence():
     with warnings.catch_warnings():
         warnings.simplefilter("error", InferenceWarning)
         infer(kept, lambda table: table["a"].mean())
+
+
+def test_the_copies_keep_every_measured_pair_at_its_noisy_reading():
+    """A pair the release's threshold sets to independence (here a and c, generated independent, and
+    the weak pair a ~ b) enters the copies' fitted distribution at its noisy reading (INFERENCE: no
+    threshold, no false-discovery control), so its noise is in the copies; the strong pair is the
+    same either way up to the completion. The synthetic table's own model is the product's."""
+    from synthdp.pipeline.copies import INFERENCE, inference_fit
+    from synthdp.pipeline.run import PRODUCT
+    from synthdp.study import copula_marginals, pair_correlation
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=3000)
+    frame = pd.DataFrame({"a": x, "b": 0.05 * x + rng.normal(size=3000), "c": rng.normal(size=3000),
+                          "d": x + 0.3 * rng.normal(size=3000)})
+    bounds = {"a": [-4, 4], "b": [-5, 5], "c": [-4, 4], "d": [-5, 5]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=1).fit(frame, bounds=bounds)
+    release = synth.release_
+    assert release.noisy_scores is not None  # the pairs are released, one by one
+    marginals = copula_marginals(release)
+    product = pair_correlation(release, marginals, np.random.default_rng(0), PRODUCT.candidate_options())
+    inference = pair_correlation(release, marginals, np.random.default_rng(0), INFERENCE.candidate_options())
+    dropped = np.abs(product[np.triu_indices(4, 1)]) < 1e-9
+    assert dropped.sum() >= 2  # the threshold dropped the independent pairs
+    assert np.all(np.abs(inference[np.triu_indices(4, 1)][dropped]) > 1e-6)  # kept at their noisy reading
+    assert abs(product[0, 3]) > 0.8 and abs(inference[0, 3] - product[0, 3]) < 0.05
+    refit = inference_fit(synth._model(), np.random.default_rng(1))
+    assert refit.release is release and refit.support_points is not synth._model().support_points

@@ -20,6 +20,16 @@ the truth: :func:`synthdp.infer` turns both into an estimate corrected for that 
 error and an interval. No copy reads the data or spends budget: the input of each is a sample
 of the fitted distribution.
 
+The fitted distribution the copies start from, and each copy's own fit, keep every pair the
+release measured at its noisy reading (:data:`INFERENCE`: no threshold, no false-discovery
+control), where the synthetic table the release hands out keeps a pair only where it stands out
+of its noise. A threshold sets a weak dependence to 0 in the fitted distribution and in every
+copy alike, so the copies' spread says nothing of its uncertainty and the bias correction sees
+no bias: a bootstrap fails at a threshold, as for any estimator that sets small values to 0. At
+its noisy reading, the pair's noise is in the copies. Measured on CTG (n = 2 000, 40 releases,
+docs/inference.md): the coverage of an OLS coefficient of a pair below the threshold rose from
+.475 to .85, its interval twice as wide.
+
 Not for a release by privacy unit yet (its population would need synthetic units' rows).
 """
 
@@ -36,6 +46,12 @@ from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
 from synthdp.pipeline import run
 from synthdp.pipeline.model import draw
+from synthdp.pipeline.progress import StageTracker
+
+#: The post-processing of the copies' fitted distribution and of each copy: every measured pair at
+#: its noisy reading (a pair read one by one or a selected pair is kept from 0 noise sd, without the
+#: false discovery control), the rest as the product (module docstring).
+INFERENCE = run.StudyOptions(pair_threshold=0.0, pair_fdr=None)
 
 
 def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng: np.random.Generator,
@@ -50,7 +66,7 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     if release.units is not None:
         raise SynthDPError("copies of a release by privacy unit are not available yet: its population would need "
                            "synthetic units")
-    model = run.sampling_model(fitted)
+    model = run.sampling_model(inference_fit(fitted, rng))
     config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     reference = draw(model, REFERENCE_FACTOR * release.plan.n, rng)
@@ -63,9 +79,27 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
             refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
-                            progress=progress, planned=planned)
+                            progress=progress, planned=planned, study=INFERENCE)
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
     return Copies(out, reference, (time.perf_counter() - start) / copies, measures_dependence(release))
+
+
+def inference_fit(fitted: run.FittedModel, rng: np.random.Generator) -> run.FittedModel:
+    """The release's fitted distribution as the copies start from it: its release post-processed
+    again with :data:`INFERENCE` (every measured pair at its noisy reading) where it measured pairs,
+    else ``fitted`` itself (nothing would change but the draws). Post-processing: no data read.
+    ``rng``: public randomness for the candidates."""
+    release = fitted.release
+    if release.noisy_scores is None and release.selected_pairs is None:
+        return fitted
+    stages = StageTracker([], quiet=True)
+    try:
+        solution, points, weights, blend_share, rearranged = run.fit_distribution(release, fitted.config, rng, stages,
+                                                                                  INFERENCE)
+    finally:
+        stages.close()
+    return replace(fitted, lp=solution, support_points=points, support_weights=weights, blend_share=blend_share,
+                   rearranged=rearranged)
 
 
 def measures_dependence(release: run.Release) -> bool:
