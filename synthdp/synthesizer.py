@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from synthdp.config import CsvFormat, SynthConfig
-from synthdp.domain.schema import Schema
+from synthdp.domain.box import load_bounds_file
+from synthdp.domain.schema import Schema, load_schema_file
 from synthdp.errors import SynthDPError
 from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
@@ -98,10 +99,10 @@ class SmoothSynthesizer:
     def fit(
         self,
         data: Any,
-        bounds: Mapping[str, object] | None = None,
+        bounds: Mapping[str, object] | str | Path | None = None,
         bounds_from_data: bool = False,
         synthesize: bool = True,
-        schema: Mapping | Schema | None = None,
+        schema: Mapping | Schema | str | Path | None = None,
         csv_format: CsvFormat | None = None,
     ) -> SmoothSynthesizer:
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
@@ -111,9 +112,10 @@ class SmoothSynthesizer:
         data : DataFrame, str or Path, dask DataFrame, or PrivateTable
             Numeric table, one row per individual: in memory, the path of a CSV or Parquet
             file (read by the configured engine, streamed when large), or a Dask DataFrame.
-        bounds : mapping, optional
+        bounds : mapping, str or Path, optional
             Public bounds ``{column: [lo, hi]}`` (or ``{column: {"bounds": [lo, hi],
-            "type": "integer"}}``) for every column. Values outside are clipped.
+            "type": "integer"}}``) for every column, or the path of a bounds JSON file holding
+            them. Values outside are clipped.
         bounds_from_data : bool
             Read the bounds from the data instead. The release is then NOT differentially
             private, and the report says so.
@@ -121,8 +123,8 @@ class SmoothSynthesizer:
             False releases only what :meth:`summary` needs: no candidates, no private PCA,
             no LP, and :meth:`sample` is unavailable. The PCA share of the budget then goes
             to the moments; the report's ``parameters.budget`` shows the split.
-        schema : mapping or Schema, optional
-            The content of a schema file (:mod:`synthdp.domain.schema`): the type, bounds or
+        schema : mapping, Schema, str or Path, optional
+            A schema file's path or content (:mod:`synthdp.domain.schema`): the type, bounds or
             levels of every column, instead of ``bounds``. Needed for binary and categorical
             columns; with those, the release holds every marginal cell of up to
             ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
@@ -130,6 +132,10 @@ class SmoothSynthesizer:
             Separator, encoding and decimal mark when ``data`` is the path of a CSV file
             (default: ``,``, UTF-8, ``.``), e.g. ``CsvFormat(sep=";", decimal=",")``.
         """
+        if isinstance(bounds, (str, Path)):  # a bounds file, as the command line takes it
+            bounds = load_bounds_file(bounds)
+        if isinstance(schema, (str, Path)):
+            schema = load_schema_file(schema)
         model = run.fit(self.config, data, bounds, bounds_from_data, synthesize, schema,
                         progress=bool(self.progress), csv_format=csv_format)
         self.model_ = model

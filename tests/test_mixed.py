@@ -206,6 +206,25 @@ def test_a_schema_without_levels_is_a_bounds_file(clinic_like):
     pd.testing.assert_frame_equal(by_schema, by_bounds)
 
 
+def test_a_schema_or_bounds_file_path_is_read_as_its_content(tmp_path):
+    """fit takes the path of a schema or bounds file, as the command line does: the same release
+    (seeded) as its content; a missing file is a one-line error naming it."""
+    import json
+
+    frame = mixed_frame(300, 3)
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    by_path = SmoothSynthesizer(seed=4, n_candidates=1000).fit(frame, schema=tmp_path / "schema.json").sample()
+    by_content = SmoothSynthesizer(seed=4, n_candidates=1000).fit(frame, schema=SCHEMA).sample()
+    pd.testing.assert_frame_equal(by_path, by_content)
+    numeric = frame[["age", "score"]]
+    bounds = {"age": [18, 90], "score": [0, 1]}
+    (tmp_path / "bounds.json").write_text(json.dumps(bounds))
+    by_path = SmoothSynthesizer(seed=4).fit(numeric, bounds=str(tmp_path / "bounds.json")).sample()
+    pd.testing.assert_frame_equal(by_path, SmoothSynthesizer(seed=4).fit(numeric, bounds=bounds).sample())
+    with pytest.raises(SynthDPError, match="schema file '.*nowhere.json' does not exist"):
+        SmoothSynthesizer(seed=4).fit(frame, schema=tmp_path / "nowhere.json")
+
+
 def test_schema_and_bounds_together_are_refused():
     with pytest.raises(SynthDPError, match="either a schema or bounds"):
         SmoothSynthesizer(seed=0).fit(mixed_frame(50, 8), bounds={"age": [0, 1]}, schema=SCHEMA)
