@@ -10,7 +10,8 @@ released by the default at (1, ``--delta``, 1e-10 unless given; 0: pure epsilon-
 (:meth:`synthdp.SmoothSynthesizer.sample_copies`), and :func:`synthdp.infer`'s 95 % intervals of:
 each of three columns' mean, one correlation, and the OLS coefficients of one column on two others;
 on pima also the share of a 0/1 column (values above 0.5), a group mean and logistic regression coefficients
-(robust standard errors).
+(robust standard errors); adult, a mixed table released with configs/adult_schema.json, adds the same three
+on indicators of its levels (male: sex = Male; high_income: income = >50K).
 Each is scored by whether it covers the population's value; beside it the usual interval computed
 on the release's synthetic table as if it were real (naive), and the same usual interval on the
 real sample (it covers about 95 %, and its width is the yardstick: ``width`` is ours over it).
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import multiprocessing
 import time
 import warnings
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import RESULTS_DIR, command_line, generated_by, load_dataset, log
+from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, load_dataset, log
 from scipy import stats
 
 from synthdp import SmoothSynthesizer, infer
@@ -45,7 +47,22 @@ SPECS = {"pks": (["age", "motor_UPDRS", "HNR"], ("motor_UPDRS", "total_UPDRS"), 
          "pima": (["glucose", "bmi", "age"], ("pregnancies", "age"), ("glucose", ["bmi", "age"])),
          "energy": (["heating_load", "cooling_load", "surface_area"], ("overall_height", "heating_load"),
                     ("heating_load", ["overall_height", "glazing_area"]))}
-EXTRAS = {"pima": {"share": "outcome", "group_mean": ("glucose", "outcome"), "logistic": ("outcome", ["glucose", "bmi"])}}
+EXTRAS = {"pima": {"share": "outcome", "group_mean": ("glucose", "outcome"), "logistic": ("outcome", ["glucose", "bmi"])},
+          "adult": {"share": "male", "group_mean": ("hours-per-week", "male"),
+                    "logistic": ("high_income", ["age", "education-num"])}}
+# A mixed table (released with its schema): its statistics read 0/1 indicators of two of its levels,
+# added to every table (the real sample's, the synthetic ones) before the statistics are taken.
+SPECS["adult"] = (["age", "hours-per-week", "education-num"], ("age", "hours-per-week"),
+                  ("hours-per-week", ["age", "education-num"]))
+SCHEMAS = {"adult": Path(__file__).resolve().parent.parent / "configs" / "adult_schema.json"}
+INDICATORS = {"adult": {"male": ("sex", "Male"), "high_income": ("income", ">50K")}}
+
+
+def indicators(name: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with the table's 0/1 indicator columns (:data:`INDICATORS`) added."""
+    extra = {new: (frame[column].astype(str) == level).astype(float)
+             for new, (column, level) in INDICATORS.get(name, {}).items()}
+    return frame.assign(**extra) if extra else frame
 Z = stats.norm.ppf(0.975)
 RAN: list[int] = []  # releases run (not read from the cache) in this invocation, per cell
 
@@ -132,6 +149,8 @@ def mean_width_floor(name: str, column: str, n: int, delta: float = 1e-10) -> fl
     sensitivity 2 d / n, sd sqrt(2) 2 d / n), the interval would still be
     sqrt(1 + (noise sd / sampling sd)^2) times as wide, the sampling sd the population's over sqrt(n).
     Any release of every column's distribution, synthdp's among them, spends its budget on more."""
+    if name in SCHEMAS:  # a mixed table: its release is not d means on [-1, 1]
+        return float("nan")
     dataset = load_dataset(name)
     low, high = dataset.bounds[column]
     d = dataset.frame.shape[1]
@@ -144,16 +163,21 @@ def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]
                 delta: float = 1e-10) -> pd.DataFrame:
     """One sample of n rows, its release, its copies and the three intervals of every statistic:
     covered or not, and the width of ours over the real sample's."""
-    dataset = load_dataset(name)
     spec, extras = SPECS[name], EXTRAS.get(name)
-    truth = statistics(dataset.frame, spec, extras)
-    sample = dataset.frame.sample(n, replace=True, random_state=seeds[0])
+    if name in SCHEMAS:  # a mixed table: its schema gives its bounds and levels
+        frame, given = pd.read_csv(DATA_DIR / f"{name}.csv"), {"schema": json.loads(SCHEMAS[name].read_text())}
+    else:
+        dataset = load_dataset(name)
+        frame, given = dataset.frame, {"bounds": dataset.bounds}
+    truth = statistics(indicators(name, frame), spec, extras)
+    sample = frame.sample(n, replace=True, random_state=seeds[0])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        synth = SmoothSynthesizer(epsilon=1.0, delta=delta, seed=seeds[1]).fit(sample, bounds=dataset.bounds)
-        table = synth.sample(seed=seeds[2])
+        synth = SmoothSynthesizer(epsilon=1.0, delta=delta, seed=seeds[1]).fit(sample, **given)
+        table = indicators(name, synth.sample(seed=seeds[2]))
         kept = synth.sample_copies(copies, seed=seeds[3])
-    ours = infer(kept, lambda frame: statistics(frame, spec, extras))
+    ours = infer(kept, lambda frame: statistics(indicators(name, frame), spec, extras))
+    sample = indicators(name, sample)
     naive, naive_se = statistics(table, spec, extras), usual_se(table, spec, extras)
     real, real_se = statistics(sample, spec, extras), usual_se(sample, spec, extras)
     return pd.DataFrame({
@@ -253,7 +277,8 @@ def main(argv: list[str] | None = None) -> None:
                      "| width floor |", "|---|---:|---:|---:|---:|---:|"]
             for statistic, row in result.iterrows():
                 plain_mean = statistic.startswith("mean ") and " given " not in statistic  # a column's mean, not a group's
-                floor = f"{mean_width_floor(name, statistic[len('mean '):], n, args.delta):.2f}" if plain_mean else ""
+                value = mean_width_floor(name, statistic[len('mean '):], n, args.delta) if plain_mean else float("nan")
+                floor = "" if np.isnan(value) else f"{value:.2f}"
                 lines.append(f"| {statistic} | {row['ours']:.3f} | {row['naive']:.3f} | {row['real']:.3f} | "
                              f"{row['width']:.2f} | {floor} |")
             lines.append(f"\nSeconds per copy: {result['seconds_per_copy'].mean():.2f}.")
