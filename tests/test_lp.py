@@ -344,9 +344,11 @@ def test_the_tilt_does_not_depend_on_how_its_rows_are_scaled():
     np.testing.assert_allclose(scaled.weights, plain.weights, rtol=1e-9, atol=0)
 
 
-def test_a_tilt_at_its_cap_is_accepted_only_within_its_slack(monkeypatch):
+@pytest.mark.parametrize("newton", [True, False])
+def test_a_tilt_at_its_cap_is_accepted_only_within_its_slack(monkeypatch, newton):
     """Stopped at its iteration cap, the tilt reports "within its tolerances" (no warning in the
-    pipeline) when every fit is within (1 + TILT_FIT_SLACK) x its box, else "tilt stopped"."""
+    pipeline) when every fit is within (1 + TILT_FIT_SLACK) x its box, else "tilt stopped"; by
+    either solver (Newton's method on a dense W, L-BFGS-B beyond TILT_NEWTON_ROWS rows), each named."""
     from synthdp.postprocess import lp
 
     rng = np.random.default_rng(25)
@@ -354,13 +356,16 @@ def test_a_tilt_at_its_cap_is_accepted_only_within_its_slack(monkeypatch):
     target = design[:, :4] @ np.array([0.4, 0.3, 0.2, 0.1])
     optimum = solve_l1_fit(design, target)
     tolerance = np.full(6, 0.02)
-    monkeypatch.setattr(lp, "TILT_MAX_ITERATIONS", 1)
+    if not newton:
+        monkeypatch.setattr(lp, "TILT_NEWTON_ROWS", 0)
+    monkeypatch.setattr(lp, "TILT_NEWTON_ITERATIONS" if newton else "TILT_MAX_ITERATIONS", 1)
     monkeypatch.setattr(lp, "TILT_FIT_SLACK", 1e9)
     loose = tilt_weights(slicer(design), 400, target, optimum, tolerance)
     assert loose.status.startswith("tilt within its tolerances: every fit within")
     monkeypatch.setattr(lp, "TILT_FIT_SLACK", 0.0)
     strict = tilt_weights(slicer(design), 400, target, optimum, tolerance)
-    assert strict.status.startswith("tilt stopped after 1 iterations with its largest fit")
+    steps = "1 Newton step" if newton else "1 iterations"
+    assert strict.status.startswith(f"tilt stopped after {steps} with its largest fit")
     assert "mixed with the l1 optimum at share" in strict.status
     largest = float(strict.status.split("largest fit ")[1].split(" x")[0])
     assert largest > 1
@@ -429,10 +434,13 @@ def test_column_generation_pays_where_its_first_round_holds_at_most_a_quarter_of
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_certified_stop_is_within_the_slack_and_no_further_from_uniform_than_the_optimum(seed):
-    """certified_stop (mixed tables): L-BFGS-B stops at the first iterate that fits every row
-    within (1 + TILT_FIT_SLACK) x its box and whose KL from uniform is at most the dual's value
-    (a lower bound on the optimum's KL): its weights are then no further from uniform than the
-    converged tilt's, in fewer iterations."""
+    """certified_stop (mixed tables, here a sparse W): L-BFGS-B stops at the first iterate that fits
+    every row within (1 + TILT_FIT_SLACK) x its box and whose KL from uniform is at most the dual's
+    value (a lower bound on the optimum's KL): its weights are then no further from uniform than the
+    converged tilt's, in fewer iterations; nor than the exact optimum, Newton's method's on the same
+    cells dense (without certified_stop)."""
+    import scipy.sparse as sp
+
     from synthdp.postprocess.lp import TILT_FIT_SLACK, TILT_MAX_ITERATIONS
 
     rng = np.random.default_rng(seed)
@@ -440,9 +448,12 @@ def test_a_certified_stop_is_within_the_slack_and_no_further_from_uniform_than_t
     target = design.mean(axis=1) + rng.normal(0, 0.05, 40)
     tolerance = np.full(40, 0.02)
     optimum = solve_l1_fit(design, target)
-    converged = tilt_weights(slicer(design), 2000, target, optimum, tolerance)
-    early = tilt_weights(slicer(design), 2000, target, optimum, tolerance, certified_stop=True)
-    assert converged.status == "optimal"
+    cells = sp.csc_matrix(design)
+    converged = tilt_weights(lambda start, stop: cells[:, start:stop], 2000, target, optimum, tolerance)
+    early = tilt_weights(lambda start, stop: cells[:, start:stop], 2000, target, optimum, tolerance,
+                         certified_stop=True)
+    exact = tilt_weights(slicer(design), 2000, target, optimum, tolerance)
+    assert converged.status == "optimal" and exact.status == "optimal"
     assert early.status.startswith("tilt within its tolerances and no further from uniform than its optimum")
     assert_distribution(early.weights, 2000)
     box = np.maximum(tolerance, np.abs(design @ np.clip(optimum.weights, 0, None) - target))
@@ -452,5 +463,6 @@ def test_a_certified_stop_is_within_the_slack_and_no_further_from_uniform_than_t
         return float(weights @ np.log(weights * 2000))
 
     assert divergence(early.weights) <= divergence(converged.weights) + 1e-9
+    assert divergence(early.weights) <= divergence(exact.weights) + 1e-9
     iterations = int(early.status.split(" after ")[1].split(" ")[0])
     assert 0 < iterations < TILT_MAX_ITERATIONS
