@@ -475,7 +475,10 @@ def generate(args: argparse.Namespace) -> int:
                             "method": "parametric bootstrap of the release: each copy draws a population of n rows "
                                       "from the fitted distribution, runs the release's mechanism on it again (fresh "
                                       "noise of the same scale), fits and samples it; the last file is a sample of "
-                                      "20 n rows of the fitted distribution itself (synthdp.infer's reference)",
+                                      "20 n rows of the fitted distribution itself (synthdp.infer's reference). That "
+                                      "distribution and each copy's fit keep every pair the release measured at its "
+                                      "noisy reading, where the synthetic table keeps only the pairs that stand out "
+                                      "of their noise",
                             "budget": "none: post-processing of this release, no data read",
                             "measures_dependence": copies.dependence}
         if not copies.dependence:
