@@ -189,7 +189,9 @@ class SmoothSynthesizer:
         Each copy draws a population of the release's n rows from the fitted distribution, runs
         the release's mechanism on it again (its plan, calibration and fresh noise of the same
         scale), fits and samples ``n_rows`` rows (default n): a parametric bootstrap of the whole
-        release (:mod:`synthdp.pipeline.copies`). Post-processing of the release: no data read, no
+        release (:mod:`synthdp.pipeline.copies`). That distribution and each copy's fit keep
+        every pair the release measured at its noisy reading (no threshold), so that a weak
+        pair's uncertainty is in the copies. Post-processing of the release: no data read, no
         budget spent. Takes about ``copies`` times the release's own fit; the report's timings do
         not change, the result's ``seconds_per_copy`` says how long each took."""
         return release_copies(self._model(), copies, n_rows, self._sampling_rng(seed), progress)
