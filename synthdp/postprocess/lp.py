@@ -963,4 +963,3 @@ def solve_l1_fit_cvxpy(design: np.ndarray, target: np.ndarray) -> LPSolution:
 
 def _l1_objective(design: np.ndarray, target: np.ndarray, weights: np.ndarray) -> float:
     return float(np.abs(design @ weights - target).sum())
-
