@@ -162,7 +162,7 @@ def level_cell_estimates(schema: Schema, indices: np.ndarray, noisy_moments: np.
             continue
         if not column.binary and column.width > 1 and len(mine) == column.width:  # every level's cell
             out[mine] = simplex_projection(out[mine])
-        else:  # a binary column's one indicator, a one-level column, or only some of a column's cells: each within [0, 1]
+        else:  # a binary column's indicator, a one-level column, or only some of a column's cells: each in [0, 1]
             out[mine] = np.clip(out[mine], 0.0, 1.0)
     return out
 
