@@ -238,9 +238,29 @@ class ChebyshevBasis:
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
             for start in range(0, len(points), step):
-                table = self._table(points[start : start + step])
-                sums = sums + _slot_products(table, self._prefix_slots).T @ table  # (prefixes, table columns)
+                table = self._table_by_rows(points[start : start + step])  # (table columns, rows)
+                sums = sums + _slot_products_by_rows(table, self._prefix_slots) @ table.T  # (prefixes, table columns)
         return np.asarray(sums)[self._moment_prefix, self._moment_last] / len(points)
+
+    def _table_by_rows(self, points: np.ndarray) -> np.ndarray:
+        """:meth:`_table` transposed, shape (used columns x (max_degree + 1), rows), each T_k(x_j) a
+        contiguous row: the same values to the bit, about 5 times as fast as the table in rows
+        (the recurrence on whole rows, in place; docs/decisions/chebyshev-moments.md).
+
+        2 x T is exact, so x T_{k-1} doubled is the rounding of 2 x T_{k-1}, as in
+        :func:`chebyshev_table`.
+        """
+        width = self.max_degree + 1
+        out = np.empty((len(self._used_columns), width, len(points)))
+        out[:, 0] = 1.0
+        if width > 1:
+            out[:, 1] = points[:, self._used_columns].T
+        for k in range(2, width):
+            step = out[:, k]
+            np.multiply(out[:, 1], out[:, k - 1], out=step)
+            step *= 2.0
+            step -= out[:, k - 2]
+        return out.reshape(-1, len(points))
 
 
 def _product_slots(factor_lists: list[list[int]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -254,6 +274,15 @@ def _product_slots(factor_lists: list[list[int]]) -> tuple[np.ndarray, list[np.n
     for k in range(len(factor_lists[order[0]])):
         slots.append(np.array([factor_lists[i][k] for i in order if len(factor_lists[i]) > k], dtype=np.int64))
     return order, slots
+
+
+def _slot_products_by_rows(table: np.ndarray, slots: list[np.ndarray]) -> np.ndarray:
+    """:func:`_slot_products` of a transposed table (one row per table column), transposed:
+    shape (lists, rows), each product a contiguous row."""
+    values = np.take(table, slots[0], axis=0)
+    for factors in slots[1:]:
+        values[: len(factors)] *= np.take(table, factors, axis=0)
+    return values
 
 
 def _slot_products(table: np.ndarray, slots: list[np.ndarray], out: np.ndarray | None = None) -> np.ndarray:
