@@ -55,6 +55,22 @@ def test_moments_are_means_and_do_not_depend_on_chunking(monkeypatch):
     np.testing.assert_allclose(cheb.evaluate(points), reference_basis(points, indices), atol=1e-12)
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_the_table_by_rows_is_the_table_transposed_to_the_bit(layout):
+    """The moments' table (one row per T_k(x_j)) and the evaluation's (one column per T_k(x_j))
+    hold the same values bit for bit, for every column layout of the points, and only the
+    columns some function uses are tabulated."""
+    rng = np.random.default_rng(3)
+    points = np.asarray(rng.uniform(-1, 1, (301, 6)), order=layout)
+    indices = basis.lowest_degree_indices(6, 80)
+    indices[:, 2] = 0  # an unused column
+    cheb = ChebyshevBasis(indices[indices.any(axis=1)])
+    by_rows = cheb._table_by_rows(points)
+    assert by_rows.shape == (5 * (cheb.max_degree + 1), 301)
+    assert by_rows.T.tobytes() == cheb._table(points).tobytes()
+    assert by_rows[1].tobytes() == points[:, 0].tobytes()  # T_1 is the column itself
+
+
 @pytest.mark.parametrize("table_entries", [basis.SPARSE_TABLE_ENTRIES, 40])  # one block; blocks of a few rows
 def test_the_sparse_design_matrix_is_the_evaluated_one_to_the_bit(monkeypatch, table_entries):
     """Mixed tables' W, built function by function where its sparsest factor is non-zero: the

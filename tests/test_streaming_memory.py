@@ -122,7 +122,8 @@ def test_a_file_of_several_row_groups_gives_the_in_memory_release_bit_for_bit(tm
             warnings.simplefilter("ignore")  # the seed's warning
             synth = SmoothSynthesizer(**settings).fit(source, bounds=BOUNDS)
         releases.append(synth.release_)
-    assert synth.engine_ == {"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": 700}
+    assert synth.engine_ == {"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": 700,
+                             **({"kept_cells": "memory"} if synth.release_.noisy_scores is not None else {})}
     names = ["noisy_moments", "noisy_histograms", "noisy_scores"] if not options else ["noisy_moments"]
     for name in names:
         assert getattr(releases[0], name) is not None, name
@@ -130,23 +131,34 @@ def test_a_file_of_several_row_groups_gives_the_in_memory_release_bit_for_bit(tm
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_cells_that_will_not_fit_are_not_kept_at_all(tmp_path, monkeypatch, suffix):
-    """The histograms' pass keeps its cells for the pairs' pass only when the row count of the pass
-    before says they fit in KEPT_CELLS_BYTES (3 columns: one byte per value); else it keeps none
-    from the start, and the pairs' pass reads the rows again."""
+def test_cells_that_will_not_fit_go_to_a_temporary_file_from_the_start(tmp_path, monkeypatch, suffix):
+    """The histograms' pass keeps its cells in memory for the pairs' pass when the row count of the
+    pass before says they fit in KEPT_CELLS_BYTES (3 columns: one byte per value); else each
+    chunk's cells go to a temporary file as they come, so memory holds no more than one chunk's,
+    and the pairs' pass still reads no rows."""
     frame = sample_frame()
     path = tmp_path / f"t{suffix}"
     frame.to_csv(path, index=False) if suffix == ".csv" else write_groups(frame, path, [1000, 2000])
-    passes = []
-    original = table_module._chunk_sums_and_cells
+    passes, held = [], []
+    original, add = table_module._chunk_sums_and_cells, table_module._KeptCells.add
     monkeypatch.setattr(table_module, "_chunk_sums_and_cells", lambda counting, *args: passes.append(counting)
                         or original(counting, *args))
+
+    def spied_add(kept, *args):
+        result = add(kept, *args)
+        held.append(sum(cells.nbytes for cells, _ in kept._chunks if cells is not None))
+        return result
+
+    monkeypatch.setattr(table_module._KeptCells, "add", spied_add)
     settings = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300, "chunk_rows": 700}
-    for limit, expected in [(3 * N_ROWS, [True]), (3 * N_ROWS - 1, [False, False])]:
+    for limit, where, most in [(3 * N_ROWS, "memory", 3 * N_ROWS), (3 * N_ROWS - 1, "temporary file", 0)]:
         monkeypatch.setattr(table_module, "KEPT_CELLS_BYTES", limit)
         passes.clear()
+        held.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the seed's warning
-            release = SmoothSynthesizer(**settings).fit(path, bounds=BOUNDS).release_
-        assert release.noisy_scores is not None
-        assert passes == expected  # the passes that read rows, and whether each keeps its cells
+            synth = SmoothSynthesizer(**settings).fit(path, bounds=BOUNDS)
+        assert synth.release_.noisy_scores is not None
+        assert passes == [True]  # one pass reads the rows (the histograms' and moments'), and keeps its cells
+        assert synth.engine_["kept_cells"] == where
+        assert max(held) == most  # in memory after each chunk: all of them, or none (each written out)

@@ -144,9 +144,11 @@ def test_pair_products_from_kept_cells_are_those_from_the_rows(mean_weight):
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
-def test_a_streamed_release_is_the_same_with_and_without_kept_cells(tmp_path, monkeypatch, suffix):
-    """The pairs' pass runs on the histograms' kept cells; with no room to keep them, the file is
-    read a third time: the seeded release is the same, bit for bit."""
+def test_a_streamed_release_is_the_same_with_cells_in_memory_on_disk_or_read_again(tmp_path, monkeypatch, suffix):
+    """The pairs' pass runs on the histograms' kept cells: in memory; past KEPT_CELLS_BYTES in a
+    temporary file (no more passes over the rows); and where that file fails (a full disk), the
+    file is read a third time. The seeded release is the same, bit for bit, and the engine entry
+    of the report says which it was."""
     pytest.importorskip("pyarrow")
     rng = np.random.default_rng(7)
     frame = pd.DataFrame({"a": rng.normal(0, 1.2, 3000).round(4), "b": rng.integers(0, 9, 3000),
@@ -158,17 +160,31 @@ def test_a_streamed_release_is_the_same_with_and_without_kept_cells(tmp_path, mo
     reads = []
     original = table_module._frame_sums
     monkeypatch.setattr(table_module, "_frame_sums", lambda *args: reads.append(args[2]) or original(*args))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the seed's warning
-        kept = SmoothSynthesizer(**options).fit(path, bounds=bounds).release_
-        passes_with_kept_cells = {id(request) for request in reads}
+    spills = []
+    temporary_file = table_module.tempfile.TemporaryFile
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    def fit(limit, opener):
         reads.clear()
-        monkeypatch.setattr(table_module, "KEPT_CELLS_BYTES", 0)
-        read_again = SmoothSynthesizer(**options).fit(path, bounds=bounds).release_
+        monkeypatch.setattr(table_module, "KEPT_CELLS_BYTES", limit)
+        monkeypatch.setattr(table_module.tempfile, "TemporaryFile", opener)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            synth = SmoothSynthesizer(**options).fit(path, bounds=bounds)
+        return synth.release_, synth.engine_["kept_cells"], len({id(request) for request in reads})
+
+    kept, where, passes = fit(2**28, temporary_file)
+    on_disk, where_on_disk, passes_on_disk = fit(0, lambda *a, **k: spills.append(1) or temporary_file(*a, **k))
+    read_again, where_read_again, passes_read_again = fit(0, full_disk)
+    assert (where, where_on_disk, where_read_again) == ("memory", "temporary file", "not kept")
+    assert spills == [1]  # one file, for every chunk
+    assert passes_on_disk == passes and passes_read_again == passes + 1  # one more pass over the rows
     assert kept.noisy_scores is not None
-    assert len({id(request) for request in reads}) == len(passes_with_kept_cells) + 1  # one more pass over the rows
-    for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):
-        assert getattr(kept, name).tobytes() == getattr(read_again, name).tobytes(), name
+    for release in (on_disk, read_again):
+        for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):
+            assert getattr(kept, name).tobytes() == getattr(release, name).tobytes(), name
 
 
 @pytest.mark.parametrize("text", [
@@ -183,13 +199,41 @@ def test_a_streamed_release_is_the_same_with_and_without_kept_cells(tmp_path, mo
     "a,b\n",  # no rows
     "\ufeffa,b\n1,2\n3,4\n",  # a byte-order mark
     "a,b\n1,2,3\n4,5,6\n",  # a first column without a name: pandas' index
+    "\na,b\n1,2\n3,4\n",  # a blank line before the header
+    " \na,b\n1,2\n",  # a line of spaces before it
+    "a,b\r1,2\r3,4\r",  # carriage returns alone
+    "a,b\r\n1,2\r\n3,4\r",  # one at the end
+    "a,b\n1,2\n3,4\n\t\n",  # a last line of a tab
+    "a;b\n1,5;2\n3;4\n",  # another separator
+    "a,b\n" + "".join(f"{i},{i % 3}\n" for i in range(40)),
 ])
-def test_a_count_only_pass_counts_the_rows_pandas_reads(tmp_path, text):
+@pytest.mark.parametrize("block", [table_module.LINE_COUNT_BLOCK, 1, 2, 5])  # sequences split between blocks
+def test_a_count_only_pass_counts_the_rows_pandas_reads(tmp_path, monkeypatch, text, block):
+    monkeypatch.setattr(table_module, "LINE_COUNT_BLOCK", block)
     path = tmp_path / "t.csv"
     path.write_bytes(text.encode())
-    expected = len(pd.read_csv(path))
+    expected = len(pd.read_csv(path, sep=";" if ";" in text else ","))
+    if ";" in text:
+        assert _count_csv_rows(path, ["a", "b"], 2, table_module.CsvFormat(sep=";"), ()) == expected
+        return
     assert _count_csv_rows(path, ["a", "b"], 2, table_module.DEFAULT_CSV, ()) == expected
     assert _count_csv_rows(path, ["a", "b"], 2, table_module.DEFAULT_CSV, ("a",)) == expected
+
+
+@pytest.mark.parametrize("text, plain", [
+    ("a,b\n1,2\n3,4\n", True), ("a,b\r\n1,2\r\n3,4", True), ("\ufeffa,b\n1,2\n", True),
+    ('a,b\n"1",2\n', False), ("a,b\n1,2\n\n", False), ("a,b\r1,2\r", False), ("", False),
+])
+def test_a_plain_csv_file_is_counted_by_its_line_breaks(tmp_path, text, plain):
+    """Line breaks are counted only where no quote, blank line, line of spaces or bare carriage
+    return can make the count differ from pandas' (else pandas counts: the test above)."""
+    path = tmp_path / "t.csv"
+    path.write_bytes(text.encode())
+    counted = table_module._count_plain_lines(path, table_module.DEFAULT_CSV)
+    assert (counted is not None) == plain
+    if plain:
+        assert counted == len(pd.read_csv(path))
+    assert table_module._count_plain_lines(path, table_module.CsvFormat(encoding="utf-16")) is None
 
 
 def test_a_streamed_csv_counts_rows_then_checks_them_in_the_next_pass(tmp_path):

@@ -496,6 +496,7 @@ def fit(
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
+        engine = table.engine  # as read: now with where a streamed file's cells were kept
         if units is not None:
             released = replace(released, units=units)
         del table, run_release  # nothing below reads them
