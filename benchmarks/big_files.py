@@ -368,6 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     load_start = _load()
     print(f"synthdp: {measured}", flush=True)
     rows_out: list[str] = []
+    seconds: dict[tuple[str, str], dict[int, float]] = {}  # (format, command) -> rows -> wall seconds
     checks: list[str] = []
     statuses: list[str] = []
     try:
@@ -395,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{result['anonymous_mb']:.0f} MB anonymous{worker_text(result)}", flush=True)
                 floor = results.get("floor")
                 for name, result in results.items():
+                    seconds.setdefault((kind, name), {})[rows] = result["seconds"]
                     ratio = (f"{result['seconds'] / floor['seconds']:.1f}" if floor else "")
                     read, stages, status = notes.get(name, ("", "", ""))
                     if status:
@@ -442,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
                 "worker's peak resident set (VmHWM) / peak sampled RssAnon, MB." if args.dask_workers else ""), "",
              "| rows | format | file MB | command | wall s | / floor | peak MB | anonymous MB | workers MB | stages (s) |",
              "|---:|---|---:|---|---:|---:|---:|---:|---|---|", *rows_out, ""]
+    lines += slope_lines(seconds)
     if statuses:
         lines += ["The LP's status in each report (`lp.status`):", "", *statuses, ""]
     if checks:
@@ -453,6 +456,32 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     return 0
+
+
+def slope_lines(seconds: dict[tuple[str, str], dict[int, float]]) -> list[str]:
+    """The cost per row: for each format measured at two or more row counts, the slope of each
+    command's wall time between the smallest and the largest (seconds per 10^8 rows), and its
+    ratio to the floor's slope in the same run (the issue's measure: fixed costs such as the LP
+    drop out)."""
+    lines = []
+    for kind in dict.fromkeys(kind for kind, _ in seconds):
+        floor = seconds.get((kind, "floor"), {})
+        if len(floor) < 2:
+            continue
+        low, high = min(floor), max(floor)
+        floor_slope = (floor[high] - floor[low]) / (high - low) * 1e8
+        for (k, name), times in seconds.items():
+            if k != kind or name == "floor" or low not in times or high not in times:
+                continue
+            slope = (times[high] - times[low]) / (high - low) * 1e8
+            lines.append(f"| {kind} | {name} | {low:,} → {high:,} | {slope:.1f} | {floor_slope:.1f} | "
+                         f"{slope / floor_slope:.1f} |")
+    if not lines:
+        return []
+    return ["Cost per row: the slope of the wall time between the two row counts, in seconds per 10^8 rows, "
+            "against the floor's in the same run:", "",
+            "| format | command | rows | s per 10^8 rows | floor's | / floor |", "|---|---|---|---:|---:|---:|",
+            *lines, ""]
 
 
 def run_synthdp(args, path: Path, bounds: Path, workdir: Path, env: dict | None) -> dict:
