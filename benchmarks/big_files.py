@@ -49,7 +49,11 @@ set; with psutil, the parent also samples the child's anonymous resident memory 
   fit (``SmoothSynthesizer(seed=1).fit(FILE, bounds=...)``: epsilon 1, as the command) through
   the numpy engine and through the Dask engine on a fresh cluster, and the largest absolute
   differences of what they release (noisy moments, clipped rows, one-way histograms, pairs'
-  products: three passes over the file; the issue asks for 1e-12).
+  products: three passes over the file; the issue asks for 1e-12);
+* with ``--check-prefix ROWS``, after the timed commands: the same seeded fit of the file's first
+  ROWS rows as a DataFrame in memory (one block) and from a file of those rows (a Parquet file
+  written from them; a CSV file of the same bytes), streamed in synthdp's chunks, and the largest
+  absolute differences of what they release.
 
 Writes benchmarks/results/big_files.md (``--out`` elsewhere): the command (with its ``nice``), the
 date, the synthdp commit, then the table. Timings vary by about 30 % on this
@@ -117,6 +121,41 @@ for name in ("noisy_moments", "noisy_rows_clipped", "noisy_histograms", "noisy_s
         a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
         found[name] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
 found["same domain"] = first.domain == second.domain
+print(json.dumps(found))
+"""
+
+CHECK_PREFIX = """
+import itertools, json, sys, warnings
+import numpy as np, pandas as pd
+from synthdp import SmoothSynthesizer
+path, bounds, rows, prefix = sys.argv[1], json.loads(open(sys.argv[2]).read()), int(sys.argv[3]), sys.argv[4]
+if path.endswith(".parquet"):
+    import pyarrow as pa, pyarrow.parquet as pq
+    batches, taken = [], 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=min(rows, 2**20)):
+        batches.append(batch.slice(0, rows - taken))
+        taken += len(batches[-1])
+        if taken >= rows:
+            break
+    table = pa.Table.from_batches(batches)
+    pq.write_table(table, prefix, row_group_size=2**18)
+    frame = table.to_pandas()
+else:
+    with open(path, "rb") as source, open(prefix, "wb") as out:
+        out.writelines(itertools.islice(source, rows + 1))  # the header and the first rows, byte for byte
+    frame = pd.read_csv(prefix, float_precision="round_trip")
+releases = []
+for source, options in ((frame, {}), (prefix, {"chunk_rows": 2**22 // frame.shape[1]})):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        releases.append(SmoothSynthesizer(seed=1, **options).fit(source, bounds=bounds))
+first, second = releases
+found = {"streamed as": second.engine_["input"]}
+for name in ("noisy_moments", "noisy_rows_clipped", "noisy_histograms", "noisy_scores"):
+    a, b = getattr(first.release_, name), getattr(second.release_, name)
+    if a is not None and b is not None:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        found[name] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
 print(json.dumps(found))
 """
 
@@ -350,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dask-threads", type=int, default=1, help="threads per Dask worker (default 1)")
     parser.add_argument("--check-dask", action="store_true",
                         help="with --dask-workers: compare the seeded release of the numpy and Dask engines")
+    parser.add_argument("--check-prefix", type=int, default=0, metavar="ROWS",
+                        help="also compare the seeded release of the file's first ROWS rows in memory and streamed")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results file (default benchmarks/results/big_files.md)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="synthdp_big_", dir=args.dir)) if not args.keep else \
@@ -370,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     rows_out: list[str] = []
     seconds: dict[tuple[str, str], dict[int, float]] = {}  # (format, command) -> rows -> wall seconds
     checks: list[str] = []
+    prefixes: list[str] = []
     statuses: list[str] = []
     try:
         for rows in args.rows:
@@ -411,6 +453,13 @@ def main(argv: list[str] | None = None) -> int:
                     checks.append(f"* {rows:,} rows, {kind}: " + ", ".join(
                         f"{name} {value:.1e}" if isinstance(value, float) else f"{name}: {value}"
                         for name, value in found.items()))
+                if args.check_prefix:
+                    found = check_prefix(args.check_prefix, path, bounds, workdir, env)
+                    print(f"  {rows:,} {kind} first {args.check_prefix:,} rows, in memory vs streamed: {found}",
+                          flush=True)
+                    prefixes.append(f"* {rows:,} rows, {kind}, its first {args.check_prefix:,} rows ("
+                                    f"{found.pop('streamed as')}): " + ", ".join(
+                                        f"{name} {value:.1e}" for name, value in found.items()))
                 if not args.keep:
                     path.unlink()
     finally:
@@ -423,6 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         + (["--extra", args.extra] if args.extra else []) + (["--baseline", str(args.baseline)] if args.baseline else [])
         + (["--dask-workers", str(args.dask_workers), "--dask-threads", str(args.dask_threads)]
            if args.dask_workers else []) + (["--check-dask"] if args.check_dask and args.dask_workers else [])
+        + (["--check-prefix", str(args.check_prefix)] if args.check_prefix else [])
         + (["--commit", args.commit] if args.commit else []) + (["--skip-floor"] if args.skip_floor else [])
         + (["--dir", str(args.dir)] if args.dir else []) + (["--keep"] if args.keep else [])
         + (["--out", _shown_path(args.out)] if args.out != RESULTS else []))
@@ -451,6 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["The same seeded fit (`SmoothSynthesizer(seed=1).fit(FILE, bounds=...)`, epsilon 1) through the "
                   "numpy engine and the Dask engine (the same cluster set-up): largest absolute differences of the "
                   "released values.", "", *checks, ""]
+    if prefixes:
+        lines += ["The same seeded fit (`SmoothSynthesizer(seed=1)`, epsilon 1) of a file's first rows as a DataFrame "
+                  "in memory (one block) and from a file of those rows, streamed in synthdp's chunks: largest "
+                  "absolute differences of the released values.", "", *prefixes, ""]
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -502,6 +556,19 @@ def check_dask(args, path: Path, bounds: Path, workdir: Path, env: dict | None =
                               capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise SystemExit(f"the numpy / Dask check failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def check_prefix(rows: int, path: Path, bounds: Path, workdir: Path, env: dict | None = None) -> dict:
+    """The seeded releases of the first ``rows`` rows of ``path`` in memory and streamed: their largest differences."""
+    prefix = workdir / f"prefix_{rows}{path.suffix}"
+    try:
+        done = subprocess.run([sys.executable, "-c", CHECK_PREFIX, str(path), str(bounds), str(rows), str(prefix)],
+                              cwd=workdir, capture_output=True, text=True, env=env)
+    finally:
+        prefix.unlink(missing_ok=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the in-memory / streamed check failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
