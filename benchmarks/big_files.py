@@ -7,8 +7,9 @@
     nice -n 5 python benchmarks/big_files.py --baseline /tmp/base                # ... timed beside this one
     nice -n 5 python benchmarks/big_files.py --rows 2000000 10000000 --formats parquet --dask-workers 2 \
         --check-dask --baseline /tmp/base --out benchmarks/results/big_files_dask.md       # the Dask engine
-    nice -n 10 python benchmarks/big_files.py --rows 100000000 --formats csv --dir /tmp/bf --keep \
-        --commit HEAD --out benchmarks/results/big_files_1e8_csv.md                       # a commit's synthdp
+    nice -n -10 python benchmarks/big_files.py --rows 10000000 100000000 --formats parquet csv \
+        --check-prefix 1000000 --dir /tmp/bf --keep --commit HEAD \
+        --out benchmarks/results/big_files_slope.md      # a commit's synthdp; the cost per row; in memory vs streamed
 
 Does a streamed file's peak memory grow with its row count n? For each N in ``--rows`` it
 writes an N x d float64 table (``--cols``, default 10) to ``--dir`` (default: a temporary folder,
@@ -56,8 +57,11 @@ set; with psutil, the parent also samples the child's anonymous resident memory 
   absolute differences of what they release.
 
 Writes benchmarks/results/big_files.md (``--out`` elsewhere): the command (with its ``nice``), the
-date, the synthdp commit, then the table. Timings vary by about 30 % on this
-shared 2-core machine: run it with ``nice`` and nothing else heavy. Not a unit test: timings
+date, the synthdp commit, then the table, and with two or more ``--rows`` the cost per row (the
+slope of each command's time between the smallest and largest N against the floor's). Timings
+vary by about 30 % on this shared 2-core machine: run it with ``nice`` and nothing else heavy;
+where the kernel groups processes by session (``/proc/sys/kernel/sched_autogroup_enabled`` is
+1), ``nice`` does not order them across sessions (docs/large-tables.md, "On timing runs here"). Not a unit test: timings
 and memory belong in benchmarks.
 """
 
