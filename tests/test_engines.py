@@ -322,23 +322,33 @@ def test_a_missing_optional_package_is_a_one_line_error(frame, tmp_path, monkeyp
         SmoothSynthesizer().fit(parquet, bounds=BOUNDS)
 
 
-def test_a_parquet_row_count_comes_from_the_footer(tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_a_parquet_row_count_comes_from_the_footer(tmp_path, monkeypatch, engine):
     """The first pass with public bounds only counts rows: the Parquet footer holds the count, so
-    no batch is parsed for it; values are still checked by the pass that sums them."""
+    no batch (no Dask partition) is parsed for it; values are still checked by the pass that sums them."""
     pq = pytest.importorskip("pyarrow.parquet")
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    from synthdp.reader import table as table_module
     from synthdp.reader.table import PrivateTable
     from synthdp.stats.row_sums import SumRequest
 
     frame = pd.DataFrame({"a": np.arange(1000.0) / 1000, "b": np.ones(1000)})
     frame.loc[500, "b"] = np.inf  # not a null: only the pass that sums the values sees it
     frame.to_parquet(tmp_path / "t.parquet", index=False)
-    table = PrivateTable.open(tmp_path / "t.parquet", chunk_rows=100)
-    original = pq.ParquetFile.iter_batches
-    monkeypatch.setattr(pq.ParquetFile, "iter_batches", lambda *a, **k: (_ for _ in ()).throw(AssertionError("parsed")))
+    table = PrivateTable.open(tmp_path / "t.parquet", engine=engine, chunk_rows=100)
+    original, partition_sums = pq.ParquetFile.iter_batches, table_module._partition_sums
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", parsed)
+    monkeypatch.setattr(table_module, "_partition_sums", parsed)
     assert table.row_sums(SumRequest()).n_rows == 1000
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", original)
+    monkeypatch.setattr(table_module, "_partition_sums", partition_sums)
     with pytest.raises(SynthDPError, match="'b'"):
-        SmoothSynthesizer(seed=1).fit(tmp_path / "t.parquet", bounds={"a": [0, 1], "b": [0, 2]})
+        SmoothSynthesizer(seed=1, engine=engine).fit(tmp_path / "t.parquet", bounds={"a": [0, 1], "b": [0, 2]})
 
 
 MIXED_SCHEMA = {"columns": {

@@ -53,7 +53,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TypeVar
 
@@ -1072,7 +1072,19 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES)
-        return _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable, unit)
+        columns, reader = _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable,
+                                       unit)
+        if unit is not None:
+            return columns, reader
+
+        def reduce(request: SumRequest) -> RowSums:
+            if not request.counts_only:
+                return reader.reduce(request)
+            with _parquet_errors(path), _open_parquet(path) as parquet:  # the footer holds the row count, as
+                _check_parquet_footer(parquet, columns, time_columns or {}, text_columns, nullable)  # streamed
+                return RowSums({"rows": np.array(parquet.metadata.num_rows)})
+
+        return columns, replace(reader, reduce=reduce)
     label = "input file"
     with _csv_errors(path, label, csv_format):
         check_column_names(_csv_header(path, label, csv_format))
