@@ -183,6 +183,72 @@ def test_column_generation_stops_once_every_residual_is_close_enough_and_the_til
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_a_fit_within_the_tolerances_comes_from_the_box_phase_in_fewer_rounds_dense_or_sparse(seed, monkeypatch):
+    """With tolerances (and R >= BOX_PHASE_ROWS, here lowered to R = 12), the box form's first phase
+    (rows b_hat +- 0.99 x the tolerances, interior point) stops at weights that fit every row within
+    the tolerances, as the tilt takes them (clipped, summed to 1), in fewer rounds than the exact
+    fit's optimum; the tilt from them is the tilt from the optimum, to the bit; sparse columns give
+    the same."""
+    import scipy.sparse as sp
+
+    from synthdp.postprocess import lp
+
+    monkeypatch.setattr(lp, "BOX_PHASE_ROWS", 12)
+
+    rng = np.random.default_rng(seed)
+    design, _ = random_problem(2 * seed + 1, R=12, C=3000)
+    target = design[:, rng.choice(3000, 40, replace=False)].mean(axis=1)
+    tolerance = np.full(12, 0.02)
+    optimum = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    by_column = sp.csc_matrix(design)
+    for source in (slicer(design), lambda start, stop: by_column[:, start:stop]):
+        within = solve_l1_fit_columns(source, 3000, target, chunk=250, initial=13, batch=13, close_enough=tolerance)
+        assert within.status == "close enough" and "stopped within the tolerances" in within.solver
+        assert int(within.solver.split("(")[1].split(" ")[0]) < int(optimum.solver.split("(")[1].split(" ")[0])
+        assert np.all(within.weights >= 0) and within.weights.sum() == pytest.approx(1.0, abs=1e-12)
+        assert np.all(np.abs(design @ within.weights - target) <= tolerance)
+        assert within.objective == pytest.approx(np.abs(design @ within.weights - target).sum(), abs=1e-12)
+        tilted = [tilt_weights(slicer(design), 3000, target, solution, tolerance).weights
+                  for solution in (optimum, within)]
+        np.testing.assert_array_equal(tilted[0], tilted[1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_where_no_fit_is_within_the_tolerances_the_l1_fit_is_the_one_without_them(seed, monkeypatch):
+    """Noisy moments no candidate mixture fits within the tolerances: the box phase's bound proves
+    it and the l1 fit is then solved from scratch, the same weights to the bit as without tolerances."""
+    from synthdp.postprocess import lp
+
+    monkeypatch.setattr(lp, "BOX_PHASE_ROWS", 12)
+    design, target = random_problem(seed, R=12, C=3000)
+    target = target + 0.5 * (seed % 3)
+    plain = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    tolerance = np.full(12, 1e-3)
+    assert plain.objective > tolerance.sum()  # no fit within them
+    tried = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13, close_enough=tolerance)
+    assert tried.status == "optimal" and tried.solver == plain.solver
+    np.testing.assert_array_equal(tried.weights, plain.weights)
+
+
+def test_below_box_phase_rows_the_tolerances_only_stop_the_l1_fit(monkeypatch):
+    """Fewer than BOX_PHASE_ROWS moment rows (the small tables): no box phase; the l1 fit's
+    masters stop at the first within the tolerances, as before it."""
+    from synthdp.postprocess import lp
+
+    rng = np.random.default_rng(0)
+    design, _ = random_problem(1, R=12, C=3000)
+    target = design[:, rng.choice(3000, 40, replace=False)].mean(axis=1)
+    called = []
+    monkeypatch.setattr(lp, "_fit_within_tolerances", lambda *args: called.append(1))
+    solution = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13,
+                                    close_enough=np.full(12, 0.1))
+    assert solution.status == "close enough" and not called
+    monkeypatch.setattr(lp, "BOX_PHASE_ROWS", 12)
+    solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13, close_enough=np.full(12, 0.1))
+    assert called
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_a_master_over_its_simplex_iteration_cap_is_solved_by_interior_point_to_the_same_optimum(seed):
     """A cap of 1 simplex iteration stops the masters' simplex, so the rounds take the cold
     interior-point fallback; the rounds after one warm-start from its crossover basis, and the

@@ -106,6 +106,8 @@ PRICING_TOLERANCE = 1e-7  # HiGHS's dual feasibility tolerance: finer reduced co
 PRICING_ENTRIES = 2_000_000  # W entries priced at once (16 MB)
 MASTER_ITERATIONS_PER_ROW = 20  # simplex iterations per master row before the interior-point fallback
 MASTER_MIN_ITERATIONS = 5_000
+BOX_FIT_MARGIN = 0.99  # the box phase's rows: b_hat +- this x the tolerances (room for HiGHS's feasibility tolerance)
+BOX_PHASE_ROWS = 256  # the box phase runs where the fit has at least this many moment rows (docs/decisions/lp-large-n.md)
 
 
 def candidate_columns(basis: ChebyshevBasis, candidates: np.ndarray, max_entries: int,
@@ -180,14 +182,21 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     to within ``tolerance`` in objective. Each round adds a candidate the master lacked,
     so the loop ends.
 
-    With ``close_enough`` the loop also ends, not necessarily at the optimum, as soon as the
-    master's solution fits every moment r to within ``close_enough[r]`` (its residual is
-    s+_r - s-_r). The tilt (:func:`tilt_weights`) needs no more: it keeps the fit in the box
-    max(tolerance_r, |residual_r|), so any solution inside its tolerances gives it the same
-    box, the tolerances themselves. At large n the l1 fit is exact (objective 0) and its last
-    rounds spend most of the time closing residuals far below the noise (4*10**6 x 10, R =
-    355: the last of four rounds took 5.6 of 10.6 s, from an l1 residual of 4e-5 to 0, with
-    tolerances of 9e-5 per moment).
+    With ``close_enough`` (the tilt's tolerances) a fit within them is all that is asked. The
+    tilt (:func:`tilt_weights`) keeps the fit in the box max(tolerance_r, |residual_r|), so any
+    solution inside its tolerances gives it the same box, the tolerances themselves, and the same
+    tilt. Where R >= BOX_PHASE_ROWS (large n: 10 columns with delta, R = 169 at n = 10**5, 355 at
+    10**6), a box phase (:func:`_fit_within_tolerances`) first looks for one by column generation
+    on the LP whose rows allow b_hat +- 0.99 ``close_enough``, where the exact fit's masters are
+    degenerate and slow: 10**7 x 10, R = 355, seeds 1-3: 1.4-1.5 s against 6.9-8.1 s for the l1
+    fit's four rounds; 10**6 x 10 with delta: 1.4-3.2 s against 21-23 s. Where it finds none (its
+    pricing bound proves that no candidate mixture fits within 0.99 x the tolerances), and below
+    BOX_PHASE_ROWS, the l1 fit is solved from scratch as without the phase, and ends, not
+    necessarily at the optimum, as soon as a master's solution fits every moment r within
+    ``close_enough[r]`` (its residual is s+_r - s-_r). The phase can give the tilt a narrower box
+    than the l1 fit would have: where the l1 optimum leaves a row outside its tolerance but
+    another mixture fits them all (10**6 x 10 with delta: seed 1, one row at 1.33 x; seed 2), the
+    box is the tolerances, as the tilt asks, not that row's l1 residual.
 
     Each master is re-solved by HiGHS's dual simplex from the previous round's basis. On an
     exact fit (objective 0, highly degenerate) that warm start can stall: 4*10**6 x 10,
@@ -228,12 +237,18 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     -------
     LPSolution
         ``weights`` of shape (C,), zero outside S; ``status`` "optimal", or "close enough"
-        when ``close_enough`` stopped the loop first. Memory: R x (chunk + 2 batch + |S|) floats.
+        when a fit within ``close_enough`` was found first (by the box phase: its weights clipped
+        at 0 and summed to 1, its rounds in ``solver``). Memory: R x (chunk + 2 batch + |S|) floats.
     """
     start = time.perf_counter()
     R = len(target)
     chunk = chunk or max(1, PRICING_ENTRIES // R)
     initial, batch = min(initial or _default_batch(R), n_candidates), batch or _default_batch(R)
+    if close_enough is not None and R >= BOX_PHASE_ROWS:
+        within = _fit_within_tolerances(columns, n_candidates, target, np.asarray(close_enough, dtype=float), chunk,
+                                        initial, batch, max_columns, tolerance, time_limit, start)
+        if within is not None:
+            return within
     working = np.arange(initial)  # candidates are i.i.d. draws (or a grid): a prefix is a fair start
     matrix, rhs, cost = equality_form(np.zeros((R, 0)), target)
     highs = highs_model(matrix, rhs, rhs, cost, time_limit)
@@ -254,8 +269,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
                 status = "close enough"
                 break
         duals = np.asarray(highs.getSolution().row_dual)
-        entering, entering_columns = _most_negative_reduced_costs(columns, n_candidates, duals, in_master, chunk,
-                                                                  batch, tolerance)
+        entering, entering_columns, _ = _most_negative_reduced_costs(columns, n_candidates, duals, in_master, chunk,
+                                                                     batch, tolerance)
         if len(entering) == 0:
             break
         held = sum(len(indices) for indices in order) + len(entering)
@@ -275,13 +290,85 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
                       f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
 
 
+def _fit_within_tolerances(columns: ColumnSource, n_candidates: int, target: np.ndarray, close_enough: np.ndarray,
+                           chunk: int, initial: int, batch: int, max_columns: int | None, tolerance: float,
+                           time_limit: float | None, start: float) -> LPSolution | None:
+    """The box phase of :func:`solve_l1_fit_columns` with ``close_enough``: column generation on the
+    fit's box form, stopped at the first master whose weights fit every row within ``close_enough``;
+    None where it finds none (the l1 fit is then solved as without the phase, from scratch).
+
+    The master's moment rows are ranged, b_hat_r +- BOX_FIT_MARGIN close_enough_r for (W u - s+ + s-)_r,
+    so its objective sum(s+ + s-) counts only what lies outside that box and is 0 at any u within
+    it: a feasibility problem with room, where the l1 fit's equality rows ask for the exact, highly
+    degenerate vertex. Each master is solved cold by HiGHS's interior point without crossover
+    (no vertex is needed: the tilt takes only its box from these weights; 1.4-1.7 s at 10**7 x 10,
+    R = 355, against 2.5-3.0 s by the dual simplex warm from the previous round). The weights are
+    taken as the tilt takes them (clipped at 0, summed to 1) and accepted only where every
+    |(W u - b_hat)_r| <= close_enough_r, so the tilt's box is then exactly the tolerances, as from
+    any fit within them. The pricing is the l1 fit's; a round whose
+    Lagrangian bound, master objective + least reduced cost (sum(u) = 1), is above ``tolerance``
+    proves no mixture of the candidates fits within the box (up to the solver's accuracy) and ends
+    the phase, as do no entering candidate, a master over ``max_columns`` or a solve without an
+    optimum. Measured: docs/decisions/lp-large-n.md.
+    """
+    import highspy
+
+    R = len(target)
+    matrix, rhs, cost = equality_form(np.zeros((R, 0)), target)
+    room = np.concatenate([BOX_FIT_MARGIN * close_enough, [0.0]])
+    highs = highs_model(matrix, rhs - room, rhs + room, cost, time_limit, method="ipm")
+    highs.setOptionValue("run_crossover", "off")
+    held = [columns(0, initial)]
+    _add_candidate_columns(highs, held[0])
+    in_master = np.zeros(n_candidates, dtype=bool)
+    in_master[:initial] = True
+    order = [np.arange(initial)]
+    rounds = 0
+    while True:
+        if time_limit is not None:
+            highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
+        highs.run()
+        rounds += 1
+        if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        solution = highs.getSolution()
+        values = np.clip(np.asarray(solution.col_value)[2 * R:], 0.0, None)
+        if not values.sum() > 0:
+            return None
+        values /= values.sum()
+        residual = -target.copy()
+        offset = 0
+        for block in held:
+            residual += block @ values[offset : offset + block.shape[1]]
+            offset += block.shape[1]
+        if np.all(np.abs(residual) <= close_enough):
+            weights = np.zeros(n_candidates)
+            weights[np.concatenate(order)] = values
+            return LPSolution(weights, float(np.abs(residual).sum()), "close enough",
+                              f"highspy column generation ({rounds} rounds, stopped within the tolerances, "
+                              f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
+        entering, entering_columns, lowest = _most_negative_reduced_costs(
+            columns, n_candidates, np.asarray(solution.row_dual), in_master, chunk, batch, tolerance)
+        bound = float(highs.getInfo().objective_function_value) + min(0.0, lowest)
+        if len(entering) == 0 or bound > tolerance:
+            return None
+        if max_columns is not None and len(values) + len(entering) > max_columns:
+            return None
+        _add_candidate_columns(highs, entering_columns)
+        held.append(entering_columns)
+        in_master[entering] = True
+        order.append(entering)
+
+
 def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals: np.ndarray, in_master: np.ndarray,
-                                 chunk: int, batch: int, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+                                 chunk: int, batch: int, tolerance: float) -> tuple[np.ndarray, np.ndarray, float]:
     """Indices and W columns of up to ``batch`` candidates outside the master with rc < -tolerance
-    (the columns sparse where ``columns`` gives sparse blocks)."""
+    (the columns sparse where ``columns`` gives sparse blocks), and the least reduced cost outside
+    the master (inf where every candidate is in it)."""
     moment_duals, simplex_dual = duals[:-1], duals[-1]
     best_index = np.zeros(0, dtype=np.int64)
     best_cost = np.zeros(0)
+    lowest = np.inf
     best_columns: np.ndarray | sp.csc_matrix = np.zeros((len(moment_duals), 0))
     for low in range(0, n_candidates, chunk):
         block = columns(low, min(low + chunk, n_candidates))
@@ -290,6 +377,7 @@ def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals
         else:
             reduced = -(moment_duals @ block) - simplex_dual
         reduced[in_master[low : low + block.shape[1]]] = np.inf
+        lowest = min(lowest, float(reduced.min(initial=np.inf)))
         candidates = np.flatnonzero(reduced < -tolerance)
         if len(candidates) == 0:
             continue
@@ -302,7 +390,7 @@ def _most_negative_reduced_costs(columns: ColumnSource, n_candidates: int, duals
         if len(best_index) > batch:
             keep = np.argpartition(best_cost, batch)[:batch]
             best_index, best_cost, best_columns = best_index[keep], best_cost[keep], best_columns[:, keep]
-    return best_index, best_columns
+    return best_index, best_columns, lowest
 
 
 def _add_candidate_columns(highs, design_columns: np.ndarray) -> None:
