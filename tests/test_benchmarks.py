@@ -31,3 +31,26 @@ def test_quick_benchmark_suite_runs_without_a_failed_configuration(tmp_path):
     assert summary["sweeps"] and all(row for row in summary["sweeps"].values())
     assert "note" not in summary["end_to_end"]
     assert (tmp_path / "summary.md").read_text().startswith("# synthdp benchmark summary")
+
+
+def test_the_big_files_benchmark_takes_the_cost_per_row_from_two_sizes(tmp_path):
+    """benchmarks/big_files.py's cost per row: the slopes of the wall time and of the data pass
+    (the report's stages that read the rows) between the smallest and largest row counts, per
+    10^8 rows, over the floor's; a format measured at one size has none."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import big_files
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    report = tmp_path / "r.json"
+    report.write_text(json.dumps({"timings_seconds": {"first pass": 1.0, "moments": 4.0, "correlation": 2.0,
+                                                      "LP fit": 9.0}}))
+    assert big_files.data_pass_seconds(report) == 7.0
+    assert big_files.data_pass_seconds(tmp_path / "missing.json") is None
+    seconds = {("csv", "floor"): {10**7: 5.0, 10**8: 50.0}, ("csv", "synthdp"): {10**7: 20.0, 10**8: 110.0},
+               ("parquet", "floor"): {10**7: 1.0}, ("parquet", "synthdp"): {10**7: 9.0}}
+    lines = big_files.slope_lines(seconds, {("csv", "synthdp"): {10**7: 8.0, 10**8: 98.0}})
+    rows = [line for line in lines if line.startswith("| csv")]
+    assert rows == ["| csv | synthdp | 10,000,000 → 100,000,000 | 50.0 | 100.0 | 2.0 | 100.0 | 2.0 |"]
+    assert not any(line.startswith("| parquet") for line in lines)
+    assert big_files.slope_lines({("csv", "floor"): {10**7: 5.0}}) == []
