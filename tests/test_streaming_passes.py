@@ -207,9 +207,7 @@ def test_a_streamed_release_is_the_same_with_cells_in_memory_on_disk_or_read_aga
     "a;b\n1,5;2\n3;4\n",  # another separator
     "a,b\n" + "".join(f"{i},{i % 3}\n" for i in range(40)),
 ])
-@pytest.mark.parametrize("block", [table_module.LINE_COUNT_BLOCK, 1, 2, 5])  # sequences split between blocks
-def test_a_count_only_pass_counts_the_rows_pandas_reads(tmp_path, monkeypatch, text, block):
-    monkeypatch.setattr(table_module, "LINE_COUNT_BLOCK", block)
+def test_a_count_only_pass_counts_the_rows_pandas_reads(tmp_path, text):
     path = tmp_path / "t.csv"
     path.write_bytes(text.encode())
     expected = len(pd.read_csv(path, sep=";" if ";" in text else ","))
@@ -218,22 +216,6 @@ def test_a_count_only_pass_counts_the_rows_pandas_reads(tmp_path, monkeypatch, t
         return
     assert _count_csv_rows(path, ["a", "b"], 2, table_module.DEFAULT_CSV, ()) == expected
     assert _count_csv_rows(path, ["a", "b"], 2, table_module.DEFAULT_CSV, ("a",)) == expected
-
-
-@pytest.mark.parametrize("text, plain", [
-    ("a,b\n1,2\n3,4\n", True), ("a,b\r\n1,2\r\n3,4", True), ("\ufeffa,b\n1,2\n", True),
-    ('a,b\n"1",2\n', False), ("a,b\n1,2\n\n", False), ("a,b\r1,2\r", False), ("", False),
-])
-def test_a_plain_csv_file_is_counted_by_its_line_breaks(tmp_path, text, plain):
-    """Line breaks are counted only where no quote, blank line, line of spaces or bare carriage
-    return can make the count differ from pandas' (else pandas counts: the test above)."""
-    path = tmp_path / "t.csv"
-    path.write_bytes(text.encode())
-    counted = table_module._count_plain_lines(path, table_module.DEFAULT_CSV)
-    assert (counted is not None) == plain
-    if plain:
-        assert counted == len(pd.read_csv(path))
-    assert table_module._count_plain_lines(path, table_module.CsvFormat(encoding="utf-16")) is None
 
 
 def test_a_streamed_csv_counts_rows_then_checks_them_in_the_next_pass(tmp_path):

@@ -474,7 +474,7 @@ def fit(
             select_pairs=(study or PRODUCT).select_pairs)
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
-    scan_seconds, engine = time.perf_counter() - scan_start, table.engine
+    scan_seconds = time.perf_counter() - scan_start
     if bounds_from_data:
         ledger.add_caveat(NOT_PRIVATE_BOUNDS)
     if draft:
@@ -496,7 +496,7 @@ def fit(
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
-        engine = table.engine  # as read: now with where a streamed file's cells were kept
+        engine = table.engine  # how the rows were read, with where a streamed file's cells were kept
         if units is not None:
             released = replace(released, units=units)
         del table, run_release  # nothing below reads them
