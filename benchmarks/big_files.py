@@ -107,6 +107,15 @@ print(total)
 
 CLUSTER_START_SECONDS = 120  # at most, for the scheduler's file and every worker
 
+# the child scripts' comparison of two releases ``first`` and ``second``: largest differences into ``found``
+COMPARE_RELEASES = """
+for name in ("noisy_moments", "noisy_rows_clipped", "noisy_histograms", "noisy_scores"):
+    a, b = getattr(first, name), getattr(second, name)
+    if a is not None and b is not None:
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        found[name] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+"""
+
 CHECK_DASK = """
 import json, sys, warnings
 import numpy as np
@@ -119,11 +128,7 @@ for engine in ({}, {"engine": "dask", "scheduler": scheduler}):
         releases.append(SmoothSynthesizer(seed=1, **engine).fit(path, bounds=bounds).release_)
 first, second = releases
 found = {}
-for name in ("noisy_moments", "noisy_rows_clipped", "noisy_histograms", "noisy_scores"):
-    a, b = getattr(first, name), getattr(second, name)
-    if a is not None and b is not None:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        found[name] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+""" + COMPARE_RELEASES + """
 found["same domain"] = first.domain == second.domain
 print(json.dumps(found))
 """
@@ -153,13 +158,9 @@ for source, options in ((frame, {}), (prefix, {"chunk_rows": 2**22 // frame.shap
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         releases.append(SmoothSynthesizer(seed=1, **options).fit(source, bounds=bounds))
-first, second = releases
-found = {"streamed as": second.engine_["input"]}
-for name in ("noisy_moments", "noisy_rows_clipped", "noisy_histograms", "noisy_scores"):
-    a, b = getattr(first.release_, name), getattr(second.release_, name)
-    if a is not None and b is not None:
-        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-        found[name] = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("inf")
+found = {"streamed as": releases[1].engine_["input"]}
+first, second = (synth.release_ for synth in releases)
+""" + COMPARE_RELEASES + """
 print(json.dumps(found))
 """
 
