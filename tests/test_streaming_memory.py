@@ -123,7 +123,8 @@ def test_a_file_of_several_row_groups_gives_the_in_memory_release_bit_for_bit(tm
             synth = SmoothSynthesizer(**settings).fit(source, bounds=BOUNDS)
         releases.append(synth.release_)
     assert synth.engine_ == {"engine": "numpy", "input": "Parquet file, streamed", "chunk_rows": 700,
-                             **({"kept_cells": "memory"} if synth.release_.noisy_scores is not None else {})}
+                             **({"kept_cells": "memory"} if synth.release_.noisy_scores is not None else {}),
+                             "kernels": "numpy (below 2,000,000 rows)"}
     names = ["noisy_moments", "noisy_histograms", "noisy_scores"] if not options else ["noisy_moments"]
     for name in names:
         assert getattr(releases[0], name) is not None, name

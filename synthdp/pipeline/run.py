@@ -101,7 +101,7 @@ from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensiti
 from synthdp.reader.table import PrivateTable, domain_from_data
 from synthdp.reader.units import UnitBound
 from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
-from synthdp.stats import grid
+from synthdp.stats import compiled, grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.mixed_basis import groups_count, one_way_cells
@@ -496,7 +496,8 @@ def fit(
     stages = StageTracker(stage_names, quiet=not progress)
     try:
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
-        engine = table.engine  # how the rows were read, with where a streamed file's cells were kept
+        # how the rows were read, with where a streamed file's cells were kept, and the kernels that summed them
+        engine = {**table.engine, "kernels": compiled.describe(plan.n)}
         if units is not None:
             released = replace(released, units=units)
         del table, run_release  # nothing below reads them
@@ -628,7 +629,8 @@ def release_numeric(
         pca_wanted, copula_wanted = plan.candidates == "pca", plan.candidates == "copula"
         layout = CellLayout.for_domain(domain, plan.marginal_bins, plan.value_cells) if copula_wanted else None
         sums = table.row_sums(SumRequest(domain, indices, plan.theory.N if plan.mode == "exact" else None,
-                                         column_sums=pca_wanted, second_moment=pca_wanted, cell_layout=layout))
+                                         column_sums=pca_wanted, second_moment=pca_wanted, cell_layout=layout,
+                                         compiled=compiled.use_compiled(plan.n)))
         noisy_rows_clipped = None
         if budget.clip_count > 0:
             noisy_rows_clipped = release_row_count(int(sums["rows_clipped"]), budget.clip_count, "clip_count",
@@ -824,7 +826,8 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
     layout = (CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells, schema.nullable_numeric)
               if plan.marginal_bins else None)
     with stages.stage("moments"):
-        moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n)
+        moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n,
+                                                                                     compiled.use_compiled(plan.n))
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
                   "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.declared) else None}
         wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}

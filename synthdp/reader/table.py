@@ -259,7 +259,7 @@ class PrivateTable:
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 
     def encoded_moments(self, schema: Schema, indices: np.ndarray, layout: CellLayout | None = None,
-                        n: float | None = None) -> tuple[np.ndarray, np.ndarray | None, int, int]:
+                        n: float | None = None, compiled: bool = False) -> tuple[np.ndarray, np.ndarray | None, int, int]:
         """Exact means over the encoded rows of the basis functions ``indices`` (shape (R,)), the
         numeric columns' rows per histogram cell of ``layout`` (shape (d_numeric, M); None without
         a layout; a nullable column's missing cells in its missing cell), and the counts of
@@ -268,10 +268,12 @@ class PrivateTable:
 
         Private: for the release mechanisms only (:mod:`synthdp.pipeline.run` hands them to
         :mod:`synthdp.privacy.release`). ``n``: the public denominator of the means (by unit the
-        released noisy count); None: the row count (public under replace-one).
+        released noisy count); None: the row count (public under replace-one). ``compiled``: as
+        :class:`synthdp.stats.row_sums.SumRequest`'s.
         """
         self._check_schema(schema)
-        sums = self.row_sums(SumRequest(basis_indices=indices, cell_layout=layout, schema=schema))
+        sums = self.row_sums(SumRequest(basis_indices=indices, cell_layout=layout, schema=schema,
+                                               compiled=compiled))
         n_rows = sums.n_rows if n is None else n
         counts = sums["cell_counts"] if layout is not None else None
         return sums["moments"] / n_rows, counts, int(sums["rows_clipped"]), int(sums["rows_other"])

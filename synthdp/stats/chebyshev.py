@@ -14,6 +14,7 @@ The constant phi_0 = 1 is never part of an index set here: its moment is exactly
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 
@@ -223,17 +224,24 @@ class ChebyshevBasis:
         """The LP matrix W with W[r, k] = phi_r(candidate k), shape (R, C)."""
         return self.evaluate(candidates).T
 
-    def moments(self, points: np.ndarray) -> np.ndarray:
+    def moments(self, points: np.ndarray, compiled: bool = False) -> np.ndarray:
         """Mean of each phi_r over the rows of ``points``, shape (R,).
 
         Per block of rows, one matrix product of the prefix products with the Chebyshev table
         (BLAS) instead of the (rows, R) values of :meth:`evaluate`. The products are small,
         so BLAS runs on one thread: a thread pool's synchronisation costs more than it saves on
-        them. Measured: docs/decisions/chebyshev-moments.md.
+        them. Measured: docs/decisions/chebyshev-moments.md. ``compiled``: only the R products
+        the basis uses, in :func:`synthdp.stats.compiled.moment_sums` (numba; large tables).
         """
         from threadpoolctl import threadpool_limits
 
         points = np.atleast_2d(np.asarray(points, dtype=float))
+        if compiled:
+            from synthdp.stats import compiled as kernels
+
+            factors, lengths = self._prefix_factors
+            return kernels.moment_sums(points, self._used_columns, self.max_degree + 1, factors, lengths,
+                                       self._moment_prefix, self._moment_last) / len(points)
         sums: np.ndarray | float = 0.0
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
@@ -241,6 +249,18 @@ class ChebyshevBasis:
                 table = self._table_by_rows(points[start : start + step])  # (table columns, rows)
                 sums = sums + _slot_products_by_rows(table, self._prefix_slots) @ table.T  # (prefixes, table columns)
         return np.asarray(sums)[self._moment_prefix, self._moment_last] / len(points)
+
+    @functools.cached_property
+    def _prefix_factors(self) -> tuple[np.ndarray, np.ndarray]:
+        """The prefixes of :meth:`moments` in their sorted order as a padded table: the flat
+        factors of prefix p, ``factors[p, :lengths[p]]``; shapes (prefixes, longest) and (prefixes,)."""
+        slots = self._prefix_slots
+        factors = np.zeros((len(slots[0]), len(slots)), dtype=np.int64)
+        lengths = np.zeros(len(slots[0]), dtype=np.int64)
+        for k, slot in enumerate(slots):
+            factors[: len(slot), k] = slot
+            lengths[: len(slot)] += 1
+        return factors, lengths
 
     def _table_by_rows(self, points: np.ndarray) -> np.ndarray:
         """:meth:`_table` transposed, shape (used columns x (max_degree + 1), rows), each T_k(x_j) a

@@ -69,6 +69,9 @@ class SumRequest:
     data_range : bool
         Also each column's min, max and whether all its values are integers (NOT private:
         for the ``bounds_from_data`` opt-out only).
+    compiled : bool
+        Sum the moments with the compiled kernels (:mod:`synthdp.stats.compiled`; the same
+        sums up to the order of additions), as decided for the table from its public row count.
     """
 
     domain: Domain | None = None
@@ -81,12 +84,13 @@ class SumRequest:
     schema: Schema | None = None
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
+    compiled: bool = False
 
     @property
     def counts_only(self) -> bool:
         """Whether the pass only counts the rows (every statistic left out)."""
         return all(value is None or value is False or (isinstance(value, tuple) and not value)
-                   for value in vars(self).values())
+                   for name, value in vars(self).items() if name != "compiled")
 
 
 @dataclass(frozen=True)
@@ -177,7 +181,7 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
             points = grid.snap(points, request.snap_cells)
         if request.basis_indices is not None:
             # moments() is the mean over the chunk's rows; times their count it is their sum.
-            sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points) * len(points)
+            sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
         if request.column_sums:
             sums["column_sums"] = points.sum(axis=0)
         if request.second_moment:
@@ -217,7 +221,7 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
         return RowSums(sums)
     numeric = points[:, : request.schema.d_numeric]
     if request.basis_indices is not None:
-        sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points) * len(points)
+        sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
     if request.cell_layout is not None:
         cells = request.cell_layout.cells_by_column(numeric, missing)
         sums["cell_counts"] = request.cell_layout.count(cells)

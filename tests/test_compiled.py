@@ -1,0 +1,143 @@
+"""The compiled kernels of large tables (synthdp.stats.compiled): the same sums as numpy's up to the
+order of additions, through every engine, chosen from the public row count alone, and never
+imported for a small table."""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from synthdp import SmoothSynthesizer
+from synthdp.stats import compiled
+from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+
+pytest.importorskip("numba")
+
+BASES = {
+    "d=10, R=355 (the large-file benchmark's)": lowest_degree_indices(10, 355),
+    "tensor, t=4": tensor_indices(3, 4),
+    "uneven factors, unused columns": np.array([[5, 0, 0, 1, 0], [0, 0, 7, 0, 0], [1, 1, 1, 1, 0], [0, 3, 0, 2, 0]]),
+    "degree one": np.eye(4, dtype=np.int64),
+}
+
+
+@pytest.mark.parametrize("indices", list(BASES.values()), ids=list(BASES))
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("rows", [1, 511, 513, 2000])  # about a block of 512 rows, and several
+def test_the_compiled_moments_are_numpys(indices, layout, rows):
+    """To 1e-12 of the largest sum: they differ only in the order of the additions (and both
+    are within 1e-11 of the cosines' definition, tests/test_basis.py)."""
+    rng = np.random.default_rng(rows)
+    points = np.asarray(rng.uniform(-1, 1, (rows, indices.shape[1])), order=layout)
+    points[0] = np.sign(points[0])  # a corner: every |phi_r| = 1 there
+    basis = ChebyshevBasis(indices)
+    expected = basis.moments(points)
+    got = basis.moments(points, compiled=True)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+def test_indicator_coordinates_of_a_mixed_basis():
+    """A mixed table's encoded rows: indicators in {-1, 1} whose products are the basis (exact
+    in both paths, so equal to the bit), beside a numeric coordinate."""
+    rng = np.random.default_rng(3)
+    points = np.column_stack([rng.uniform(-1, 1, 3000), rng.choice([-1.0, 1.0], (3000, 3))])
+    indices = np.array([[0, 1, 0, 0], [0, 0, 1, 0], [0, 1, 1, 0], [0, 1, 1, 1], [2, 1, 0, 0], [1, 0, 0, 1]])
+    basis = ChebyshevBasis(indices)
+    np.testing.assert_array_equal(basis.moments(points, compiled=True)[:4], basis.moments(points)[:4])
+    np.testing.assert_allclose(basis.moments(points, compiled=True), basis.moments(points), rtol=0, atol=1e-14)
+
+
+def test_the_kernels_are_chosen_from_the_row_count(monkeypatch):
+    assert not compiled.use_compiled(compiled.COMPILED_FROM_ROWS - 1)
+    assert compiled.use_compiled(compiled.COMPILED_FROM_ROWS)
+    assert compiled.describe(1000).startswith("numpy (below")
+    assert compiled.describe(compiled.COMPILED_FROM_ROWS) == "compiled (numba)"
+    monkeypatch.setattr(compiled, "available", lambda: False)
+    assert not compiled.use_compiled(10**9)
+    assert "numba not installed" in compiled.describe(10**9)
+
+
+@pytest.fixture()
+def frame() -> pd.DataFrame:
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=3000)
+    return pd.DataFrame({"a": x, "b": x + rng.normal(size=3000), "c": rng.uniform(-2, 2, 3000)})
+
+
+BOUNDS = {"a": [-4, 4], "b": [-5, 5], "c": [-2, 2]}
+
+
+def count_kernel_calls(monkeypatch) -> list[int]:
+    """Lower the threshold to 1 000 rows and record the rows of each call of the compiled kernel."""
+    monkeypatch.setattr(compiled, "COMPILED_FROM_ROWS", 1000)
+    calls: list[int] = []
+    original = compiled.moment_sums
+    monkeypatch.setattr(compiled, "moment_sums", lambda points, *args: calls.append(len(points)) or original(points, *args))
+    return calls
+
+
+@pytest.mark.parametrize("suffix, engine, chunk_rows",
+                         [(".csv", "numpy", 700), (".parquet", "numpy", 700), (".parquet", "dask", None)])
+def test_a_release_through_the_compiled_kernels_is_the_numpy_release(frame, tmp_path, monkeypatch, suffix, engine,
+                                                                      chunk_rows):
+    """With the threshold lowered to this table's size, every engine sums the moments with the
+    compiled kernel: the seeded release is the in-memory numpy one to 1e-12, and the report says
+    which kernels ran."""
+    pytest.importorskip("pyarrow")
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    options = {"seed": 6, "epsilon": 8.0, "n_candidates": 300, "correlation_share": 0.3}
+    path = tmp_path / f"t{suffix}"
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path, row_group_size=700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the seed's warning
+        expected = SmoothSynthesizer(**options).fit(frame, bounds=BOUNDS)
+        calls = count_kernel_calls(monkeypatch)
+        synth = SmoothSynthesizer(engine=engine, chunk_rows=chunk_rows, **options).fit(path, bounds=BOUNDS)
+    assert calls and sum(calls) == len(frame)  # every row through the kernel
+    assert expected.engine_["kernels"].startswith("numpy (below")
+    assert synth.engine_["kernels"] == "compiled (numba)"
+    for name in ("noisy_moments", "noisy_histograms", "noisy_scores"):
+        np.testing.assert_allclose(getattr(synth.release_, name), getattr(expected.release_, name), rtol=0,
+                                   atol=1e-12, err_msg=name)
+
+
+def test_a_small_table_does_not_import_numba(tmp_path):
+    """numba's import (about 0.25 s) is paid only by tables that use it."""
+    script = (
+        "import sys, warnings, numpy as np, pandas as pd\n"
+        "from synthdp import SmoothSynthesizer\n"
+        "frame = pd.DataFrame(np.random.default_rng(0).normal(size=(300, 3)), columns=list('abc'))\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    SmoothSynthesizer(seed=1).fit(frame, bounds={c: [-4, 4] for c in 'abc'}).sample(10)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_a_mixed_table_through_the_compiled_kernels(frame, tmp_path, monkeypatch):
+    """A mixed table's encoded moments (indicator blocks and their products with the numeric
+    columns) streamed through the compiled kernel: the in-memory numpy release to 1e-12."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(7)
+    mixed = frame.assign(g=rng.choice(["x", "y", "z"], len(frame)), s=rng.choice(["no", "yes"], len(frame)))
+    schema = {"columns": {**{name: {"type": "continuous", "bounds": bounds} for name, bounds in BOUNDS.items()},
+                          "g": {"type": "categorical", "levels": ["x", "y", "z"]},
+                          "s": {"type": "binary", "levels": ["no", "yes"]}}}
+    path = tmp_path / "mixed.parquet"
+    mixed.to_parquet(path, row_group_size=700)
+    options = {"seed": 8, "epsilon": 8.0, "n_candidates": 300}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = SmoothSynthesizer(**options).fit(mixed, schema=schema)
+        calls = count_kernel_calls(monkeypatch)
+        synth = SmoothSynthesizer(chunk_rows=700, **options).fit(path, schema=schema)
+    assert calls and sum(calls) == len(frame)
+    assert synth.engine_["kernels"] == "compiled (numba)"
+    np.testing.assert_allclose(synth.release_.noisy_moments, expected.release_.noisy_moments, rtol=0, atol=1e-12)
