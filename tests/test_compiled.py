@@ -11,8 +11,11 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer
-from synthdp.stats import compiled
+from synthdp.stats import compiled, row_sums
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
+from synthdp.stats.histograms import CellLayout
+from synthdp.stats.row_sums import SumRequest, cell_sums
+from synthdp.stats.scores import ScoreMap, score_products
 
 pytest.importorskip("numba")
 
@@ -141,3 +144,53 @@ def test_a_mixed_table_through_the_compiled_kernels(frame, tmp_path, monkeypatch
     assert calls and sum(calls) == len(frame)
     assert synth.engine_["kernels"] == "compiled (numba)"
     np.testing.assert_allclose(synth.release_.noisy_moments, expected.release_.noisy_moments, rtol=0, atol=1e-12)
+
+
+def value_layout() -> CellLayout:
+    """Columns in 5 bins and two atoms, one counted value by value (9 values), a nullable binned
+    one, and one of a single value."""
+    return CellLayout(5, (None, np.linspace(-1.0, 1.0, 9), None, np.array([0.25])), (False, False, True, False))
+
+
+def awkward_points(rows: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """Uniform values, with the bounds (the atoms), every bin edge and value cell's midpoint, and
+    the floats on either side of them."""
+    points = rng.uniform(-1, 1, (rows, d))
+    special = np.concatenate([[-1.0, 1.0, 0.0, 0.25], np.linspace(-1, 1, 6), np.linspace(-1, 1, 17),
+                              (np.linspace(-1, 1, 9)[1:] + np.linspace(-1, 1, 9)[:-1]) / 2])
+    special = np.concatenate([special, np.nextafter(special, 2), np.nextafter(special, -2)])
+    special = np.clip(special, -1, 1)
+    points[: len(special)] = special[:, None]
+    return points
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_the_compiled_cells_are_numpys_to_the_bit(layout):
+    rng = np.random.default_rng(9)
+    points = np.asarray(awkward_points(5000, 4, rng), order=layout)
+    cells = value_layout()
+    np.testing.assert_array_equal(cells.cells_by_column(points, compiled=True), cells.cells_by_column(points))
+    points[7, 0] = points[9, 1] = np.nan  # where a NaN goes: the binary search's cell
+    np.testing.assert_array_equal(cells.cells_by_column(points, compiled=True), cells.cells_by_column(points))
+    missing = rng.random((5000, 4)) < 0.1
+    np.testing.assert_array_equal(cells.cells_by_column(points, missing, compiled=True),
+                                  cells.cells_by_column(points, missing))
+
+
+@pytest.mark.parametrize("signs", [False, True])
+@pytest.mark.parametrize("mean_weight", [0.0, 0.5])
+def test_the_compiled_score_products_are_numpys(signs, mean_weight):
+    """From the rows and from kept cells, with and without the norm clip: the sums of
+    :func:`score_products` to 1e-12 of their size."""
+    rng = np.random.default_rng(10)
+    points = awkward_points(3000, 4, rng)
+    score_map = ScoreMap(rng.dirichlet(np.ones(9), size=4), 2.0, value_layout(), mean_weight, signs)
+    missing = rng.random((3000, 4)) < 0.1
+    missing[:, [0, 1, 3]] = False  # only the nullable column has missing cells
+    expected = score_products(points, score_map, missing)
+    request = SumRequest(score_map=score_map, schema=None, compiled=True)
+    cells = score_map.cells.cells_by_column(points, missing)
+    counts = {"rows": np.array(3000)}
+    from_rows = row_sums._score_products(points, score_map, missing, True)
+    for got in (from_rows, cell_sums(cells, counts, request)["score_products"]):
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())

@@ -699,7 +699,8 @@ def release_pairs(table: PrivateTable, domain: Domain, histograms: np.ndarray, h
     """
     with stages.stage("correlation"):
         score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
-        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map,
+                                                compiled=compiled.use_compiled(plan.n)))["score_products"]
         return release_scores(pair_sums, score_map, plan, ledger, noise, study)
 
 
@@ -714,7 +715,8 @@ def release_pair_choice(table: PrivateTable, domain: Domain, histograms: np.ndar
     Adaptive composition: each release's share and input are public when it runs."""
     with stages.stage("correlation"):
         score_map = quadrant_score_map(pair_marginals(histograms, histogram_noise_sd, layout, plan, study))
-        sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        sums = table.row_sums(SumRequest(domain, score_map=score_map,
+                                                compiled=compiled.use_compiled(plan.n)))["score_products"]
         pairs = release_pair_selection(sums, plan.d, plan.selected_pairs, plan.budget.stage(SELECTION), plan.n,
                                        ledger, noise, plan.neighbours, independent_sign_products(score_map))
         means, noise_sd = release_selected_pairs(sums, plan.d, pairs, plan.budget.stage("correlation"), plan.n, ledger,
@@ -756,7 +758,8 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
     with stages.stage("correlation"):
         marginals, build = pair_marginals(histograms, histogram_noise_sd, layout, plan, study), pair_score_maker(plan, study)
         score_map = build(marginals)
-        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+        pair_sums = table.row_sums(SumRequest(domain, score_map=score_map,
+                                                compiled=compiled.use_compiled(plan.n)))["score_products"]
         products, _ = split_statistic(pair_sums, plan.d, score_map.mean_weight)  # the test reads the products
         statistic, statistic_sd = release_pairs_test(products, plan.budget.stage("pairs_test"), plan.n, plan.d,
                                                      score_map.clip_norm_sq, ledger, noise, plan.neighbours)
@@ -875,7 +878,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         if plan.releases_pairs:  # the numeric columns' pairs, as for a numeric table
             with stages.stage("correlation"):
                 score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
-                pair_sums = table.encoded_score_products(schema, score_map)
+                pair_sums = table.encoded_score_products(schema, score_map, compiled.use_compiled(plan.n))
                 noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n,
                                                       schema.d_numeric, score_map.clip_norm_sq, ledger, noise,
                                                       plan.neighbours, score_map.mean_weight)

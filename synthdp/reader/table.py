@@ -278,14 +278,15 @@ class PrivateTable:
         counts = sums["cell_counts"] if layout is not None else None
         return sums["moments"] / n_rows, counts, int(sums["rows_clipped"]), int(sums["rows_other"])
 
-    def encoded_score_products(self, schema: Schema, score_map: ScoreMap) -> np.ndarray:
+    def encoded_score_products(self, schema: Schema, score_map: ScoreMap, compiled: bool = False) -> np.ndarray:
         """Sum over rows of the products of the numeric columns' clipped normal scores, shape
         (d (d + 1) / 2,) or (d (d + 3) / 2,) (:func:`synthdp.stats.scores.score_products`; a missing cell scores 0).
 
         Private: for the pairs release only (:func:`synthdp.privacy.release.release_score_products`).
+        ``compiled``: as :class:`synthdp.stats.row_sums.SumRequest`'s.
         """
         self._check_schema(schema)
-        return self.row_sums(SumRequest(score_map=score_map, schema=schema))["score_products"]
+        return self.row_sums(SumRequest(score_map=score_map, schema=schema, compiled=compiled))["score_products"]
 
     def _check_schema(self, schema: Schema) -> None:
         if list(schema.names) != self.all_names:

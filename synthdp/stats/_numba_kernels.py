@@ -52,3 +52,66 @@ def moment_sums(points, used, width, prefix_factors, prefix_lengths, moment_pref
                 total += products[p, i] * table[last, i]
             sums[r] += total
     return sums
+
+
+@numba.njit(nogil=True, cache=True)
+def column_cells(columns, boundaries, slopes, intercepts, tops, binned, out):  # pragma: no cover - compiled
+    """The cell of every value of ``columns`` (d, rows) into ``out`` (d, rows): the number of
+    column j's sorted ``boundaries[j, 1 : tops[j] + 1]`` at or below the value (the row's padding,
+    NaN, compares false), from an affine guess moved until it settles; the atom -1 of a
+    ``binned`` column in cell 0; a NaN in the cell the binary search gives it (:class:`CellSearch`)."""
+    d, rows = columns.shape
+    for j in range(d):
+        top = tops[j]
+        for i in range(rows):
+            x = columns[j, i]
+            if x != x:  # NaN: a binned column's last bin, a value column's last value
+                out[j, i] = top - 1 if binned[j] else top
+                continue
+            guess = min(max(x * slopes[j] + intercepts[j], 0.0), float(top))
+            c = int(guess)
+            while True:
+                if boundaries[j, c] > x:
+                    c -= 1
+                elif boundaries[j, c + 1] <= x:
+                    c += 1
+                else:
+                    break
+            if binned[j] and x == -1.0:
+                c = 0
+            out[j, i] = c
+
+
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+def score_statistic(cells, table, clip_norm_sq, signs, block):  # pragma: no cover - compiled
+    """Sums over rows of s_a s_b (a <= b, as a (d, d) upper triangle) and of s_a, shape (d, d)
+    and (d,), of the scores ``table[a, cells[a, i]]`` (d, rows), each row's vector shrunk onto
+    ||s||^2 <= ``clip_norm_sq`` unless they are ``signs`` (:func:`synthdp.stats.row_sums.cell_sums`)."""
+    d, rows = cells.shape
+    scores = np.empty((d, block))
+    products = np.zeros((d, d))
+    sums = np.zeros(d)
+    for start in range(0, rows, block):
+        m = min(block, rows - start)
+        for a in range(d):
+            for i in range(m):
+                scores[a, i] = table[a, cells[a, start + i]]
+        if not signs:
+            for i in range(m):
+                norm_sq = 0.0
+                for a in range(d):
+                    norm_sq += scores[a, i] * scores[a, i]
+                shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
+                for a in range(d):
+                    scores[a, i] *= shrink
+        for a in range(d):
+            total = 0.0
+            for i in range(m):
+                total += scores[a, i]
+            sums[a] += total
+            for b in range(a, d):
+                total = 0.0
+                for i in range(m):
+                    total += scores[a, i] * scores[b, i]
+                products[a, b] += total
+    return products, sums

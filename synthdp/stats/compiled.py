@@ -61,3 +61,27 @@ def moment_sums(points: np.ndarray, used: np.ndarray, width: int, prefix_factors
 
     return _numba_kernels.moment_sums(points, used, width, prefix_factors, prefix_lengths, moment_prefix,
                                       moment_last, BLOCK_ROWS)
+
+
+def column_cells(columns: np.ndarray, boundaries: np.ndarray, slopes: np.ndarray, intercepts: np.ndarray,
+                 tops: np.ndarray, binned: np.ndarray) -> np.ndarray:
+    """The cells of :meth:`synthdp.stats.histograms.CellSearch.cells_by_column`, the same to the bit
+    (integers: a test), shape (d, rows) int32, of ``columns`` (d, rows): column j's boundaries are
+    ``boundaries[j, 1 : tops[j] + 1]``, NaN around them; its guess ``slopes[j] x + intercepts[j]``."""
+    from synthdp.stats import _numba_kernels
+
+    out = np.empty(columns.shape, dtype=np.int32)
+    _numba_kernels.column_cells(columns, boundaries, slopes, intercepts, tops, binned, out)
+    return out
+
+
+def score_statistic(cells: np.ndarray, table: np.ndarray, clip_norm_sq: float, signs: bool,
+                    mean_weight: float) -> np.ndarray:
+    """:func:`synthdp.stats.scores.clipped_score_statistic` of the scores ``table[j, cells[j, i]]``
+    (cells (d, rows), table (d, M)), each row's shrunk onto ||s||^2 <= ``clip_norm_sq`` unless they
+    are ``signs``: the same sums up to the order of additions (a test)."""
+    from synthdp.stats import _numba_kernels
+
+    products, sums = _numba_kernels.score_statistic(cells, table, clip_norm_sq, signs, BLOCK_ROWS)
+    upper = products[np.triu_indices(len(sums))]  # scores.pair_order
+    return upper if mean_weight <= 0 else np.concatenate([upper, mean_weight * sums])

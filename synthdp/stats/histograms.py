@@ -106,16 +106,33 @@ class CellSearch:
         np.copyto(out, self.cells_by_column(points).T)
         return out
 
-    def cells_by_column(self, points: np.ndarray) -> np.ndarray:
-        """The cells of :meth:`cells`, transposed: shape (d, rows), each column's contiguous (int32)."""
+    def cells_by_column(self, points: np.ndarray, compiled: bool = False) -> np.ndarray:
+        """The cells of :meth:`cells`, transposed: shape (d, rows), each column's contiguous (int32).
+        ``compiled``: by :func:`synthdp.stats.compiled.column_cells` (numba; large tables), the same cells."""
         points = np.asarray(points, dtype=float)
         rows, d = points.shape
+        if compiled:
+            from synthdp.stats import compiled as kernels
+
+            return kernels.column_cells(points.T, *self._compiled_maps)
         columns = points.T if points.flags.f_contiguous else np.ascontiguousarray(points.T)  # (d, rows)
         out = np.empty((d, rows), dtype=np.int32)
         for j in range(d):
             for start in range(0, rows, BLOCK_VALUES):
                 self._column_block(j, columns[j, start : start + BLOCK_VALUES], out[j, start : start + BLOCK_VALUES])
         return out
+
+    @functools.cached_property
+    def _compiled_maps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The maps of :meth:`_column_block` as arrays for the compiled kernel: every column's
+        boundary table padded with NaN to the widest, and its slope, intercept, top and whether binned."""
+        tops = np.array([int(top) for _, _, _, _, top, _ in self._maps], dtype=np.int64)
+        boundaries = np.full((len(self._maps), int(tops.max(initial=0)) + 2), np.nan)
+        for j, (below, above, *_rest) in enumerate(self._maps):
+            boundaries[j, : len(below) + 1] = np.concatenate([below, above[-1:]])
+        return (boundaries, np.array([m[2] for m in self._maps], dtype=float),
+                np.array([m[3] for m in self._maps], dtype=float), tops,
+                np.array([m[5] is not None for m in self._maps]))
 
     def _column_block(self, j: int, x: np.ndarray, out: np.ndarray) -> None:
         """The cells of a block of column ``j``'s values ``x`` into ``out``."""
@@ -262,10 +279,12 @@ class CellLayout:
         column (:func:`synthdp.privacy.sensitivity.histogram_sensitivity`). Private: a sum over rows."""
         return self.count(self.cells_by_column(points, missing))
 
-    def cells_by_column(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
+    def cells_by_column(self, points: np.ndarray, missing: np.ndarray | None = None,
+                        compiled: bool = False) -> np.ndarray:
         """:meth:`cells` transposed, shape (d, rows), int32: each column's cells contiguous (what
-        :meth:`count` counts, without :meth:`cells`' copy into rows)."""
-        cells = self._search.cells_by_column(points)
+        :meth:`count` counts, without :meth:`cells`' copy into rows). ``compiled``: as
+        :meth:`CellSearch.cells_by_column`'s."""
+        cells = self._search.cells_by_column(points, compiled)
         if missing is not None:
             self._missing_cells(cells.T, missing)
         return cells

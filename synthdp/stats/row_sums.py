@@ -187,12 +187,12 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
         if request.second_moment:
             sums["second_moment"] = points.T @ points
         if request.cell_layout is not None:
-            cells = request.cell_layout.cells_by_column(points)
+            cells = request.cell_layout.cells_by_column(points, compiled=request.compiled)
             sums["cell_counts"] = request.cell_layout.count(cells)
             if kept_cells is not None:
                 kept_cells.append(cells)
         if request.score_map is not None:
-            sums["score_products"] = score_products(points, request.score_map)
+            sums["score_products"] = _score_products(points, request.score_map, None, request.compiled)
     return RowSums(sums)
 
 
@@ -223,13 +223,25 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
     if request.basis_indices is not None:
         sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
     if request.cell_layout is not None:
-        cells = request.cell_layout.cells_by_column(numeric, missing)
+        cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled)
         sums["cell_counts"] = request.cell_layout.count(cells)
         if kept_cells is not None:
             kept_cells.append(cells)
     if request.score_map is not None:
-        sums["score_products"] = score_products(numeric, request.score_map, missing)
+        sums["score_products"] = _score_products(numeric, request.score_map, missing, request.compiled)
     return RowSums(sums)
+
+
+def _score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray | None, compiled: bool) -> np.ndarray:
+    """:func:`synthdp.stats.scores.score_products`, or with ``compiled`` the same sums up to the order
+    of additions, from the map's cells (:func:`synthdp.stats.compiled.score_statistic`)."""
+    if not compiled:
+        return score_products(points, score_map, missing)
+    from synthdp.stats import compiled as kernels
+
+    cells = score_map.cells.cells_by_column(points, missing, compiled=True)
+    table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
+    return kernels.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs, score_map.mean_weight)
 
 
 def reuses_cells(request: SumRequest, earlier: SumRequest) -> bool:
@@ -255,7 +267,8 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
         The chunk's "rows", "rows_clipped" (and "rows_other") from the same pass.
 
     The score products are those of :func:`synthdp.stats.scores.score_products`, bit for bit
-    (the same operations on the same cells, in rows).
+    (the same operations on the same cells, in rows); with ``request.compiled``, up to the order
+    of additions (:func:`synthdp.stats.compiled.score_statistic`).
     """
     score_map = request.score_map
     assert score_map is not None
@@ -264,6 +277,12 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
         return RowSums(sums)
     # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]; with signs, unclipped
     table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
+    if request.compiled:
+        from synthdp.stats import compiled
+
+        sums["score_products"] = compiled.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs,
+                                                          score_map.mean_weight)
+        return RowSums(sums)
     d, rows = cells.shape
     offsets = np.arange(d) * table.shape[1]
     scores = np.empty((rows, d))  # in rows, as ScoreMap.scores has them
