@@ -82,36 +82,21 @@ def column_cells(columns, boundaries, slopes, intercepts, tops, binned, out):  #
             out[j, i] = c
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
-def score_statistic(cells, table, clip_norm_sq, signs, block):  # pragma: no cover - compiled
-    """Sums over rows of s_a s_b (a <= b, as a (d, d) upper triangle) and of s_a, shape (d, d)
-    and (d,), of the scores ``table[a, cells[a, i]]`` (d, rows), each row's vector shrunk onto
-    ||s||^2 <= ``clip_norm_sq`` unless they are ``signs`` (:func:`synthdp.stats.row_sums.cell_sums`)."""
+@numba.njit(nogil=True, cache=True)
+def clipped_scores(cells, table, clip_norm_sq, signs, out):  # pragma: no cover - compiled
+    """The scores ``table[a, cells[a, i]]`` of every row into ``out`` (d, rows), each row's vector
+    shrunk onto ||s||^2 <= ``clip_norm_sq`` unless they are ``signs``
+    (:func:`synthdp.stats.row_sums.cell_sums`); the norm summed over the columns in order."""
     d, rows = cells.shape
-    scores = np.empty((d, block))
-    products = np.zeros((d, d))
-    sums = np.zeros(d)
-    for start in range(0, rows, block):
-        m = min(block, rows - start)
+    for a in range(d):
+        for i in range(rows):
+            out[a, i] = table[a, cells[a, i]]
+    if signs:
+        return
+    for i in range(rows):
+        norm_sq = 0.0
         for a in range(d):
-            for i in range(m):
-                scores[a, i] = table[a, cells[a, start + i]]
-        if not signs:
-            for i in range(m):
-                norm_sq = 0.0
-                for a in range(d):
-                    norm_sq += scores[a, i] * scores[a, i]
-                shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
-                for a in range(d):
-                    scores[a, i] *= shrink
+            norm_sq += out[a, i] * out[a, i]
+        shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
         for a in range(d):
-            total = 0.0
-            for i in range(m):
-                total += scores[a, i]
-            sums[a] += total
-            for b in range(a, d):
-                total = 0.0
-                for i in range(m):
-                    total += scores[a, i] * scores[b, i]
-                products[a, b] += total
-    return products, sums
+            out[a, i] *= shrink

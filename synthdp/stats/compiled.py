@@ -79,9 +79,11 @@ def score_statistic(cells: np.ndarray, table: np.ndarray, clip_norm_sq: float, s
                     mean_weight: float) -> np.ndarray:
     """:func:`synthdp.stats.scores.clipped_score_statistic` of the scores ``table[j, cells[j, i]]``
     (cells (d, rows), table (d, M)), each row's shrunk onto ||s||^2 <= ``clip_norm_sq`` unless they
-    are ``signs``: the same sums up to the order of additions (a test)."""
+    are ``signs``: the scores gathered and shrunk in one compiled loop, their products one BLAS
+    product, as numpy's; the same sums up to the order of additions (a test)."""
     from synthdp.stats import _numba_kernels
 
-    products, sums = _numba_kernels.score_statistic(cells, table, clip_norm_sq, signs, BLOCK_ROWS)
-    upper = products[np.triu_indices(len(sums))]  # scores.pair_order
-    return upper if mean_weight <= 0 else np.concatenate([upper, mean_weight * sums])
+    scores = np.empty(cells.shape)
+    _numba_kernels.clipped_scores(cells, table, clip_norm_sq, signs, scores)
+    upper = (scores @ scores.T)[np.triu_indices(len(scores))]  # scores.pair_order
+    return upper if mean_weight <= 0 else np.concatenate([upper, mean_weight * scores.sum(axis=1)])
