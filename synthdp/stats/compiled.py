@@ -4,12 +4,13 @@ A large file's data pass is mostly the moments: at d = 10 and R = 355, numpy for
 product of 64 prefixes with 50 Chebyshev values per row (one BLAS product, 3 200 multiplications)
 to keep the 355 the basis uses. :func:`moment_sums` computes only those, in a compiled loop
 (numba, ``pip install synthdp[scale]``): 4 times as fast on one core (a chunk of 419 430 rows,
-0.028 against 0.114 s; docs/large-tables.md).
+0.028 against 0.114 s). The histograms' cells and the pairs' clipped scores have compiled loops
+too. Measured: docs/decisions/compiled-kernels.md.
 
 Which path a pass takes is decided once per table from its public row count
 (:func:`use_compiled`), so every engine and every chunk of one table takes the same one. The
 compiled sums equal numpy's up to the order of the additions (a test: 1e-12 relative); small
-tables keep numpy's, without importing numba (about 0.25 s) or compiling (about 1 s the first
+tables keep numpy's, without importing numba (about 0.25 s) or compiling (about 3 s the first
 time on a machine, then read from numba's cache).
 
 Private values pass through here (unit points handed down by :mod:`synthdp.stats.row_sums`);
