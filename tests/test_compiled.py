@@ -194,3 +194,30 @@ def test_the_compiled_score_products_are_numpys(signs, mean_weight):
     from_rows = row_sums._score_products(points, score_map, missing, True)
     for got in (from_rows, cell_sums(cells, counts, request)["score_products"]):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_the_compiled_clip_and_counts_are_numpys_to_the_bit(layout):
+    """Values inside, on and outside the bounds, and a NaN: the same unit points to the bit, the
+    same count of clipped rows; the cells' counts the same integers."""
+    from synthdp.domain.box import Domain
+
+    rng = np.random.default_rng(11)
+    names = ["a", "b", "c"]
+    domain = Domain.from_bounds({"a": [-3, 3], "b": [0, 8], "c": [-1.5, 2.25]}, names)
+    values = np.asarray(rng.normal(0, 3, (4000, 3)), order=layout)
+    values[:3] = domain.lower
+    values[3:6] = domain.upper
+    values[6, 1] = np.nan
+    values[7] = [-0.0, 0.0, -0.0]
+    expected, clipped = row_sums.clip_to_unit(values, domain)
+    got, clipped_compiled = row_sums.clip_to_unit(values, domain, compiled=True)
+    assert clipped_compiled == clipped > 0
+    np.testing.assert_array_equal(got, expected)
+    assert got.tobytes() == expected.tobytes()
+    in_place = values.copy(order="K")
+    row_sums.clip_to_unit(in_place, domain, out=in_place, compiled=True)
+    assert in_place.tobytes() == expected.tobytes()
+    layout_cells = value_layout()
+    cells = layout_cells.cells_by_column(awkward_points(3000, 4, rng))
+    np.testing.assert_array_equal(layout_cells.count(cells, compiled=True), layout_cells.count(cells))

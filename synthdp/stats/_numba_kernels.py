@@ -100,3 +100,39 @@ def clipped_scores(cells, table, clip_norm_sq, signs, out):  # pragma: no cover 
         shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
         for a in range(d):
             out[a, i] *= shrink
+
+
+@numba.njit(nogil=True, cache=True)
+def cell_counts(cells, counts):  # pragma: no cover - compiled
+    """Add each column's rows per cell of ``cells`` (d, rows) to ``counts`` (d, M)."""
+    d, rows = cells.shape
+    for j in range(d):
+        for i in range(rows):
+            counts[j, cells[j, i]] += 1.0
+
+
+@numba.njit(nogil=True, cache=True)
+def clip_to_unit(values, lower, upper, width, out):  # pragma: no cover - compiled
+    """:func:`synthdp.stats.row_sums.clip_to_unit`'s operations, in its order, value by value into
+    ``out`` (which may be ``values``): clip into [lower, upper], then 2 (x - lower) / width - 1
+    clipped into [-1, 1]. Returns the rows with a value changed by the clip (a NaN counts)."""
+    rows, d = values.shape
+    clipped = np.zeros(rows, dtype=np.bool_)
+    for j in range(d):
+        low, high, span = lower[j], upper[j], width[j]
+        for i in range(rows):
+            x = values[i, j]
+            unit = x
+            if unit < low:
+                unit = low
+            if unit > high:
+                unit = high
+            if unit != x:
+                clipped[i] = True
+            unit = ((unit - low) * 2.0) / span - 1.0
+            if unit < -1.0:
+                unit = -1.0
+            if unit > 1.0:
+                unit = 1.0
+            out[i, j] = unit
+    return int(clipped.sum())

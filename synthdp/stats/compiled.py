@@ -88,3 +88,21 @@ def score_statistic(cells: np.ndarray, table: np.ndarray, clip_norm_sq: float, s
     _numba_kernels.clipped_scores(cells, table, clip_norm_sq, signs, scores)
     upper = (scores @ scores.T)[np.triu_indices(len(scores))]  # scores.pair_order
     return upper if mean_weight <= 0 else np.concatenate([upper, mean_weight * scores.sum(axis=1)])
+
+
+def cell_counts(cells: np.ndarray, n_cells: int) -> np.ndarray:
+    """Rows per cell and column of ``cells`` (d, rows), shape (d, ``n_cells``): numpy's bincounts
+    exactly (integers held in float64)."""
+    from synthdp.stats import _numba_kernels
+
+    counts = np.zeros((len(cells), n_cells))
+    _numba_kernels.cell_counts(cells, counts)
+    return counts
+
+
+def clip_to_unit(values: np.ndarray, lower: np.ndarray, upper: np.ndarray, out: np.ndarray) -> int:
+    """:func:`synthdp.stats.row_sums.clip_to_unit` into ``out`` (may be ``values``), the same
+    operations in the same order, so the same points to the bit (a test); returns the rows clipped."""
+    from synthdp.stats import _numba_kernels
+
+    return _numba_kernels.clip_to_unit(values, lower, upper, upper - lower, out)

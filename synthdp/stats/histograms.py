@@ -289,8 +289,13 @@ class CellLayout:
             self._missing_cells(cells.T, missing)
         return cells
 
-    def count(self, cells: np.ndarray) -> np.ndarray:
-        """Rows per cell and column, shape (d, M), of cells shaped as :meth:`cells_by_column` gives them."""
+    def count(self, cells: np.ndarray, compiled: bool = False) -> np.ndarray:
+        """Rows per cell and column, shape (d, M), of cells shaped as :meth:`cells_by_column` gives them
+        (``compiled``: by :func:`synthdp.stats.compiled.cell_counts`, the same counts)."""
+        if compiled:
+            from synthdp.stats import compiled as kernels
+
+            return kernels.cell_counts(cells, self.n_cells)
         counts = np.zeros((self.d, self.n_cells))
         for j in range(self.d):
             counts[j] = np.bincount(cells[j], minlength=self.n_cells)

@@ -117,7 +117,8 @@ class RowSums:
 BLOCK_VALUES = 2**16  # values per block of clip_to_unit: its temporaries stay in the processor's cache
 
 
-def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = None,
+                 compiled: bool = False) -> tuple[np.ndarray, int]:
     """Rows clipped into the domain and mapped onto [-1, 1]^d.
 
     Parameters
@@ -135,11 +136,17 @@ def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = No
         operations in the same order, block by block of rows in a cached scratch block).
     rows_clipped : int
         Rows with at least one value outside the domain (private).
+
+    ``compiled``: by :func:`synthdp.stats.compiled.clip_to_unit` (large tables), the same points.
     """
     values = np.asarray(values, dtype=float)
     lower, upper = domain.lower, domain.upper
     width = upper - lower
     points = np.empty_like(values) if out is None else out  # a chunk's values are column-major: so are its points
+    if compiled:
+        from synthdp.stats import compiled as kernels
+
+        return points, kernels.clip_to_unit(values, lower, upper, points)
     rows_clipped = 0
     step = max(1, BLOCK_VALUES // max(values.shape[1], 1))
     scratch = np.empty_like(values[:step])
@@ -175,7 +182,8 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
         sums["minimum"], sums["maximum"] = values.min(axis=0), values.max(axis=0)
         sums["integer"] = np.all(values == np.round(values), axis=0)
     if request.domain is not None:
-        points, rows_clipped = clip_to_unit(values, request.domain, out=values if overwrite else None)
+        points, rows_clipped = clip_to_unit(values, request.domain, out=values if overwrite else None,
+                                            compiled=request.compiled)
         sums["rows_clipped"] = np.array(rows_clipped)
         if request.snap_cells is not None:
             points = grid.snap(points, request.snap_cells)
@@ -188,7 +196,7 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
             sums["second_moment"] = points.T @ points
         if request.cell_layout is not None:
             cells = request.cell_layout.cells_by_column(points, compiled=request.compiled)
-            sums["cell_counts"] = request.cell_layout.count(cells)
+            sums["cell_counts"] = request.cell_layout.count(cells, request.compiled)
             if kept_cells is not None:
                 kept_cells.append(cells)
         if request.score_map is not None:
@@ -224,7 +232,7 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
         sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
     if request.cell_layout is not None:
         cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled)
-        sums["cell_counts"] = request.cell_layout.count(cells)
+        sums["cell_counts"] = request.cell_layout.count(cells, request.compiled)
         if kept_cells is not None:
             kept_cells.append(cells)
     if request.score_map is not None:
