@@ -13,20 +13,20 @@ import numpy as np
 
 
 @numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
-def moment_sums(points, used, width, prefix_factors, prefix_lengths, moment_prefix, moment_last,
+def moment_sums(points, used, width, prefix_factors, prefix_lengths, group_start, group_last,
                 block):  # pragma: no cover - compiled; tests call it through synthdp.stats.compiled
-    """sum over rows of phi_r(x) for every r: :meth:`ChebyshevBasis.moments` times the rows.
+    """sum over rows of phi_r(x) for every r, the functions grouped by prefix: those of prefix p
+    are ``group_start[p]`` to ``group_start[p + 1]``, each its prefix times ``group_last[r]``.
 
     Per block of ``block`` rows: the table T_k(x_j), k < ``width``, of the ``used`` columns
-    (one row of the table per flat factor c * width + k), the products of each prefix's
-    factors, then each moment's sum of its prefix's product times its last factor.
+    (one row of the table per flat factor c * width + k), then per prefix the product of its
+    factors and the sums of that product times each of its functions' last factors, four
+    functions at a time (the product read once for four sums).
     """
     n = points.shape[0]
-    n_prefixes = prefix_factors.shape[0]
-    n_moments = moment_prefix.shape[0]
     table = np.empty((used.shape[0] * width, block))
-    products = np.empty((n_prefixes, block))
-    sums = np.zeros(n_moments)
+    product = np.empty(block)
+    sums = np.zeros(group_last.shape[0])
     for start in range(0, n, block):
         m = min(block, n - start)
         for c in range(used.shape[0]):
@@ -37,20 +37,36 @@ def moment_sums(points, used, width, prefix_factors, prefix_lengths, moment_pref
             for k in range(2, width):
                 for i in range(m):
                     table[base + k, i] = 2.0 * table[base + 1, i] * table[base + k - 1, i] - table[base + k - 2, i]
-        for p in range(n_prefixes):
+        for p in range(prefix_factors.shape[0]):
             first = prefix_factors[p, 0]
             for i in range(m):
-                products[p, i] = table[first, i]
+                product[i] = table[first, i]
             for f in range(1, prefix_lengths[p]):
                 factor = prefix_factors[p, f]
                 for i in range(m):
-                    products[p, i] *= table[factor, i]
-        for r in range(n_moments):
-            p, last = moment_prefix[r], moment_last[r]
-            total = 0.0
-            for i in range(m):
-                total += products[p, i] * table[last, i]
-            sums[r] += total
+                    product[i] *= table[factor, i]
+            r, end = group_start[p], group_start[p + 1]
+            while r + 4 <= end:
+                l0, l1, l2, l3 = group_last[r], group_last[r + 1], group_last[r + 2], group_last[r + 3]
+                s0 = s1 = s2 = s3 = 0.0
+                for i in range(m):
+                    v = product[i]
+                    s0 += v * table[l0, i]
+                    s1 += v * table[l1, i]
+                    s2 += v * table[l2, i]
+                    s3 += v * table[l3, i]
+                sums[r] += s0
+                sums[r + 1] += s1
+                sums[r + 2] += s2
+                sums[r + 3] += s3
+                r += 4
+            while r < end:
+                last = group_last[r]
+                total = 0.0
+                for i in range(m):
+                    total += product[i] * table[last, i]
+                sums[r] += total
+                r += 1
     return sums
 
 

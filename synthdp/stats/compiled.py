@@ -4,8 +4,8 @@ A large file's data pass is mostly the moments: at d = 10 and R = 355, numpy for
 product of 64 prefixes with 50 Chebyshev values per row (one BLAS product, 3 200 multiplications)
 to keep the 355 the basis uses. :func:`moment_sums` computes only those, in a compiled loop
 (numba, ``pip install synthdp[scale]``): 4 times as fast on one core (a chunk of 419 430 rows,
-0.028 against 0.114 s). The histograms' cells and the pairs' clipped scores have compiled loops
-too. Measured: docs/decisions/compiled-kernels.md.
+0.022 against 0.114 s). The clip into the domain, the histograms' cells and counts, and the
+pairs' clipped scores have compiled loops too. Measured: docs/decisions/compiled-kernels.md.
 
 Which path a pass takes is decided once per table from its public row count
 (:func:`use_compiled`), so every engine and every chunk of one table takes the same one. The
@@ -27,7 +27,7 @@ import numpy as np
 # Rows from which a table's passes use the compiled kernels: numba's import and its cached
 # kernels' load (about 0.3 s) against the 0.2 s per 10^6 rows the moments save on one core.
 COMPILED_FROM_ROWS = 2_000_000
-BLOCK_ROWS = 512  # rows per block of the kernels' tables (d = 10, R = 355: 256-1 024 alike, 4 096 1.5 x slower)
+BLOCK_ROWS = 256  # rows per block of the kernels' tables (d = 10, R = 355: 256-1 024 within 20 %, 4 096 1.5 x slower)
 
 
 @functools.cache
@@ -56,12 +56,17 @@ def moment_sums(points: np.ndarray, used: np.ndarray, width: int, prefix_factors
     The basis as :class:`synthdp.stats.chebyshev.ChebyshevBasis` lays it out: T_0..T_{width-1}
     of the ``used`` columns, flat factor c * width + k; prefix p is the product of the flat
     factors ``prefix_factors[p, :prefix_lengths[p]]``; function r is prefix ``moment_prefix[r]``
-    times factor ``moment_last[r]``.
+    times factor ``moment_last[r]``. The kernel takes the functions grouped by prefix.
     """
     from synthdp.stats import _numba_kernels
 
-    return _numba_kernels.moment_sums(points, used, width, prefix_factors, prefix_lengths, moment_prefix,
-                                      moment_last, BLOCK_ROWS)
+    order = np.argsort(moment_prefix, kind="stable")
+    group_start = np.searchsorted(moment_prefix[order], np.arange(len(prefix_factors) + 1))
+    grouped = _numba_kernels.moment_sums(points, used, width, prefix_factors, prefix_lengths, group_start,
+                                         moment_last[order], BLOCK_ROWS)
+    sums = np.empty_like(grouped)
+    sums[order] = grouped
+    return sums
 
 
 def column_cells(columns: np.ndarray, boundaries: np.ndarray, slopes: np.ndarray, intercepts: np.ndarray,
