@@ -221,3 +221,19 @@ def test_the_compiled_clip_and_counts_are_numpys_to_the_bit(layout):
     layout_cells = value_layout()
     cells = layout_cells.cells_by_column(awkward_points(3000, 4, rng))
     np.testing.assert_array_equal(layout_cells.count(cells, compiled=True), layout_cells.count(cells))
+
+
+def test_a_process_without_numba_sums_with_numpy(frame, monkeypatch):
+    """A request for the compiled kernels in a process without numba (a Dask worker, say) sums
+    with numpy: the same statistics up to the order of additions, not an import error."""
+    from synthdp.domain.box import Domain
+
+    domain = Domain.from_bounds(BOUNDS, list(frame.columns))
+    request = SumRequest(domain, lowest_degree_indices(3, 9), cell_layout=CellLayout.bins(3, 8), compiled=True)
+    values = frame.to_numpy()
+    with_numba = row_sums.chunk_sums(values.copy(), request)
+    monkeypatch.setattr(compiled, "available", lambda: False)
+    monkeypatch.setattr(compiled, "moment_sums", lambda *args: (_ for _ in ()).throw(AssertionError("compiled")))
+    without = row_sums.chunk_sums(values.copy(), request)
+    np.testing.assert_allclose(without["moments"], with_numba["moments"], rtol=1e-12)
+    np.testing.assert_array_equal(without["cell_counts"], with_numba["cell_counts"])

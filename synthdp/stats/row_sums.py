@@ -23,6 +23,7 @@ import numpy as np
 
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import Schema
+from synthdp.stats import compiled as kernels
 from synthdp.stats import grid
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.stats.histograms import CellLayout, histogram_counts
@@ -87,6 +88,12 @@ class SumRequest:
     compiled: bool = False
 
     @property
+    def compiled_here(self) -> bool:
+        """Whether this process sums with the compiled kernels: as ``compiled`` asks, where numba is
+        installed (a Dask worker without it sums with numpy: the same sums up to the order of additions)."""
+        return self.compiled and kernels.available()
+
+    @property
     def counts_only(self) -> bool:
         """Whether the pass only counts the rows (every statistic left out)."""
         return all(value is None or value is False or (isinstance(value, tuple) and not value)
@@ -144,8 +151,6 @@ def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = No
     width = upper - lower
     points = np.empty_like(values) if out is None else out  # a chunk's values are column-major: so are its points
     if compiled:
-        from synthdp.stats import compiled as kernels
-
         return points, kernels.clip_to_unit(values, lower, upper, points)
     rows_clipped = 0
     step = max(1, BLOCK_VALUES // max(values.shape[1], 1))
@@ -183,24 +188,24 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
         sums["integer"] = np.all(values == np.round(values), axis=0)
     if request.domain is not None:
         points, rows_clipped = clip_to_unit(values, request.domain, out=values if overwrite else None,
-                                            compiled=request.compiled)
+                                            compiled=request.compiled_here)
         sums["rows_clipped"] = np.array(rows_clipped)
         if request.snap_cells is not None:
             points = grid.snap(points, request.snap_cells)
         if request.basis_indices is not None:
             # moments() is the mean over the chunk's rows; times their count it is their sum.
-            sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
+            sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled_here) * len(points)
         if request.column_sums:
             sums["column_sums"] = points.sum(axis=0)
         if request.second_moment:
             sums["second_moment"] = points.T @ points
         if request.cell_layout is not None:
-            cells = request.cell_layout.cells_by_column(points, compiled=request.compiled)
-            sums["cell_counts"] = request.cell_layout.count(cells, request.compiled)
+            cells = request.cell_layout.cells_by_column(points, compiled=request.compiled_here)
+            sums["cell_counts"] = request.cell_layout.count(cells, request.compiled_here)
             if kept_cells is not None:
                 kept_cells.append(cells)
         if request.score_map is not None:
-            sums["score_products"] = _score_products(points, request.score_map, None, request.compiled)
+            sums["score_products"] = _score_products(points, request.score_map, None, request.compiled_here)
     return RowSums(sums)
 
 
@@ -229,14 +234,14 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
         return RowSums(sums)
     numeric = points[:, : request.schema.d_numeric]
     if request.basis_indices is not None:
-        sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled) * len(points)
+        sums["moments"] = ChebyshevBasis(request.basis_indices).moments(points, request.compiled_here) * len(points)
     if request.cell_layout is not None:
-        cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled)
-        sums["cell_counts"] = request.cell_layout.count(cells, request.compiled)
+        cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled_here)
+        sums["cell_counts"] = request.cell_layout.count(cells, request.compiled_here)
         if kept_cells is not None:
             kept_cells.append(cells)
     if request.score_map is not None:
-        sums["score_products"] = _score_products(numeric, request.score_map, missing, request.compiled)
+        sums["score_products"] = _score_products(numeric, request.score_map, missing, request.compiled_here)
     return RowSums(sums)
 
 
@@ -245,8 +250,6 @@ def _score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray
     of additions, from the map's cells (:func:`synthdp.stats.compiled.score_statistic`)."""
     if not compiled:
         return score_products(points, score_map, missing)
-    from synthdp.stats import compiled as kernels
-
     cells = score_map.cells.cells_by_column(points, missing, compiled=True)
     table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
     return kernels.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs, score_map.mean_weight)
@@ -275,7 +278,7 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
         The chunk's "rows", "rows_clipped" (and "rows_other") from the same pass.
 
     The score products are those of :func:`synthdp.stats.scores.score_products`, bit for bit
-    (the same operations on the same cells, in rows); with ``request.compiled``, up to the order
+    (the same operations on the same cells, in rows); with the compiled kernels, up to the order
     of additions (:func:`synthdp.stats.compiled.score_statistic`).
     """
     score_map = request.score_map
@@ -285,11 +288,9 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
         return RowSums(sums)
     # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]; with signs, unclipped
     table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
-    if request.compiled:
-        from synthdp.stats import compiled
-
-        sums["score_products"] = compiled.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs,
-                                                          score_map.mean_weight)
+    if request.compiled_here:
+        sums["score_products"] = kernels.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs,
+                                                         score_map.mean_weight)
         return RowSums(sums)
     d, rows = cells.shape
     offsets = np.arange(d) * table.shape[1]
