@@ -529,6 +529,7 @@ class _KeptCells:
         # per chunk, in the file's order: its cells (or None when they are in the spill file) and row counts
         self._chunks: list[tuple[np.ndarray | None, dict[str, np.ndarray]]] = []
         self._shapes: list[tuple[int, int]] = []  # the spilled chunks' cell shapes, in order
+        self._in_memory = 0  # chunks before this one have their cells in the spill file
         self._spill: IO[bytes] | None = None
         self._dtype: np.dtype = np.dtype(np.int32)
         self._bytes = 0
@@ -544,7 +545,7 @@ class _KeptCells:
         if self._request is None or not reuses_cells(request, self._request):
             return None
         chunks, spill, shapes = self._chunks, self._spill, self._shapes
-        self._request, self._chunks, self._spill, self._shapes = None, [], None, []
+        self._request, self._chunks, self._spill, self._shapes, self._in_memory = None, [], None, [], 0
 
         def items() -> Iterator[tuple[np.ndarray, dict[str, np.ndarray]]]:
             spilled = iter(shapes)
@@ -595,12 +596,13 @@ class _KeptCells:
         try:
             if self._spill is None:
                 self._spill = tempfile.TemporaryFile(prefix="synthdp-cells-")
-            for i, (cells, counts) in enumerate(self._chunks):
-                if cells is not None:
-                    cells.tofile(self._spill)
-                    self._shapes.append(cells.shape)
-                    self._chunks[i] = (None, counts)
-            self._bytes = 0
+            for i in range(self._in_memory, len(self._chunks)):  # the chunks since the last write, in order
+                cells, counts = self._chunks[i]
+                assert cells is not None
+                cells.tofile(self._spill)
+                self._shapes.append(cells.shape)
+                self._chunks[i] = (None, counts)
+            self._in_memory, self._bytes = len(self._chunks), 0
         except OSError:  # no room for them: the next pass reads the rows again
             self._discard()
             self._keeping = False
@@ -609,6 +611,7 @@ class _KeptCells:
         if self._spill is not None:
             self._spill.close()
         self._request, self._chunks, self._shapes, self._spill, self._bytes = None, [], [], None, 0
+        self._in_memory = 0
 
     def finish(self, request: SumRequest, n_rows: int) -> None:
         """The pass is complete, over ``n_rows`` rows: its cells can serve the next pass (if they
