@@ -322,3 +322,14 @@ def test_a_float_column_of_whole_numbers_reads_back_as_floats(tmp_path):
     write_csv(frame, tmp_path / "o.csv")
     back = pd.read_csv(tmp_path / "o.csv", **EXACT_FLOATS)  # correctly rounded with any pandas
     assert back.dtypes.to_dict() == frame.dtypes.to_dict() and back.equals(frame)
+
+
+def test_the_command_line_keeps_chunk_arrays_on_the_heap():
+    """glibc's allocator is asked to serve 32 MB chunk arrays from its heap (mallopt accepts both
+    parameters) where the C library is glibc; elsewhere nothing is asked."""
+    import platform
+
+    from synthdp.cli import keep_chunk_arrays_on_the_heap
+
+    applied = keep_chunk_arrays_on_the_heap()
+    assert applied == (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")
