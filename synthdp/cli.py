@@ -427,9 +427,9 @@ def keep_chunk_arrays_on_the_heap() -> bool:
     to HEAP_TRIM_BYTES of freed heap, so that the next chunk reuses the last one's memory: by
     default each 32 MB array is mapped and unmapped (glibc maps what is over 32 MB at the most),
     and the kernel's page faults on the fresh pages cost the 10^8 x 10 Parquet command 4.4-12.2 s
-    of system time against 2.6 s (docs/large-tables.md). For this process only (the command
-    line's: a library call leaves the user's process as it is); nothing where the C library is
-    not glibc. Returns whether it was applied."""
+    of system time against 2.6 s. For this process only (the command line's: a library call
+    leaves the user's process as it is); nothing where the C library is not glibc. Returns
+    whether it was applied. Measured: docs/decisions/chunk-heap.md."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
