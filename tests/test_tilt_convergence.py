@@ -170,3 +170,35 @@ def test_the_hessians_blocks_on_two_threads_give_the_same_weights_to_the_bit(mon
         assert tilted.status == "optimal"
         weights.append(tilted.weights)
     np.testing.assert_array_equal(weights[0], weights[1])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_tilt_first_is_the_tilt_after_a_fit_within_the_tolerances_to_the_bit(seed):
+    """Where some mixture of the candidates fits within the tolerances (large boxes here), the l1
+    fit before the tilt only certifies it, and the tilt's box is the tolerances either way: the
+    tilt without the fit (lp.tilt_first) gives the same weights, bit for bit."""
+    design, target, _, _ = copula_problem(seed, 1e-3)
+    tolerance = np.full(len(target), 0.02)
+    fitted = lp.solve_l1_fit_columns(slicer(design), design.shape[1], target, close_enough=tolerance)
+    assert fitted.status == "close enough"  # a fit within the tolerances exists
+    after_fit = tilt_weights(slicer(design), design.shape[1], target, fitted, tolerance)
+    first = lp.tilt_first(slicer(design), design.shape[1], target, tolerance)
+    assert first is not None and first.status == after_fit.status == "optimal"
+    assert first.weights.tobytes() == after_fit.weights.tobytes()
+    assert np.all(np.abs(design @ first.weights - target) <= tolerance * (1 + lp.TILT_FIT_SLACK))
+
+
+def test_the_tilt_first_gives_up_where_no_mixture_fits_and_proves_it_early(monkeypatch):
+    """Boxes no mixture of the candidates can meet (a target outside their hull in one row): the
+    tilt's dual falls below -log C, which proves the box empty, and tilt_first returns None after
+    a few Newton steps rather than its cap; the l1 fit and the usual tilt then take over."""
+    design, target, _, _ = copula_problem(1, 1e-3)
+    target = target.copy()
+    target[0] = design[0].max() + 0.5  # no candidate reaches it
+    tolerance = np.full(len(target), 0.01)
+    steps = []
+    original = lp._newton_dual
+    monkeypatch.setattr(lp, "_newton_dual", lambda *args, **kwargs: steps.append(original(*args, **kwargs)[1])
+                        or original(*args, **kwargs))
+    assert lp.tilt_first(slicer(design), design.shape[1], target, tolerance) is None
+    assert steps and steps[0] < lp.TILT_NEWTON_ITERATIONS

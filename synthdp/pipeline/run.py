@@ -49,6 +49,8 @@ from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
 from synthdp.postprocess.lp import (
+    BOX_PHASE_ROWS,
+    TILT_NEWTON_ROWS,
     LPSolution,
     blend_with_uniform,
     candidate_columns,
@@ -58,6 +60,7 @@ from synthdp.postprocess.lp import (
     solve_l1_fit,
     solve_l1_fit_columns,
     spread_weights,
+    tilt_first,
     tilt_weights,
 )
 from synthdp.postprocess.pairs import (
@@ -950,23 +953,34 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             row_sd = float(np.min(noise_sd))
     # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
     tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan, study) else None
-    with stages.stage("LP fit"):
-        if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
-            if column_generation_pays(len(target), plan.n_candidates):  # a master much smaller than the LP
-                by_column = design[:, : plan.n_candidates].tocsc()
-                solution = solve_l1_fit_columns(lambda start, stop: by_column[:, start:stop], plan.n_candidates,
-                                                target, close_enough=tilt_tolerance)
-            else:
-                solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
-            if plan.n_candidates < design.shape[1]:  # the others at weight 0: the same fit, feasible for the tilt
-                solution = replace(
-                    solution, weights=np.concatenate([solution.weights, np.zeros(design.shape[1] - plan.n_candidates)]))
-        else:  # before a tilt, a fit within its tolerances is all the tilt needs
-            solution = solve_l1_fit_columns(columns, len(candidates), target,
-                                            max_columns=config.max_lp_entries // len(target),
-                                            close_enough=tilt_tolerance)
+    tilted = None
+    if (tilt_tolerance is not None and not sparse and config.spread == 0 and plan.candidates != "mixed"
+            and BOX_PHASE_ROWS <= len(target) <= TILT_NEWTON_ROWS):
+        # large n: first the tilt with the tolerances as its box, the tilt the l1 fit's box phase would
+        # lead to wherever a mixture fits within them; the l1 fit only where it ends outside them
+        # (docs/decisions/lp-large-n.md)
+        with stages.stage("LP tilt"):
+            tilted = tilt_first(columns, len(candidates), target, tilt_tolerance)
+    if tilted is None:
+        with stages.stage("LP fit"):
+            if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
+                if column_generation_pays(len(target), plan.n_candidates):  # a master much smaller than the LP
+                    by_column = design[:, : plan.n_candidates].tocsc()
+                    solution = solve_l1_fit_columns(lambda start, stop: by_column[:, start:stop], plan.n_candidates,
+                                                    target, close_enough=tilt_tolerance)
+                else:
+                    solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
+                if plan.n_candidates < design.shape[1]:  # the others at weight 0: the same fit, feasible for the tilt
+                    padded = np.concatenate([solution.weights, np.zeros(design.shape[1] - plan.n_candidates)])
+                    solution = replace(solution, weights=padded)
+            else:  # before a tilt, a fit within its tolerances is all the tilt needs
+                solution = solve_l1_fit_columns(columns, len(candidates), target,
+                                                max_columns=config.max_lp_entries // len(target),
+                                                close_enough=tilt_tolerance)
     blend_share = 0.0
-    if config.spread > 0:
+    if tilted is not None:
+        optimum = solution = tilted
+    elif config.spread > 0:
         with stages.stage("LP spread"):  # the plan holds R x C within max_lp_entries
             tolerance = config.spread * noise_l1
             solution = spread_weights(columns(0, len(candidates)), target, solution.objective + tolerance)

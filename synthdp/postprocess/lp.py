@@ -535,6 +535,23 @@ def column_tilt_weights(columns: ColumnSource, n_candidates: int, target: np.nda
 
 def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution,
                  tolerance: np.ndarray, certified_stop: bool = False) -> LPSolution:
+    """:func:`_tilt` from the l1 fit ``solution``: always a solution within its box."""
+    tilted = _tilt(columns, n_candidates, target, solution, tolerance, certified_stop)
+    assert tilted is not None  # with an optimum the tilt falls back on it
+    return tilted
+
+
+def tilt_first(columns: ColumnSource, n_candidates: int, target: np.ndarray, tolerance: np.ndarray) -> LPSolution | None:
+    """:func:`_tilt` with the tolerances as its box, before any l1 fit: the tilt the l1 fit would
+    be followed by wherever some mixture of the candidates fits within the tolerances (the box
+    is then the tolerances: :func:`solve_l1_fit_columns`), so the same weights; None where it does
+    not end within them (Newton's method stopped, or the box proven empty), and the l1 fit must
+    run. For a dense W of at most TILT_NEWTON_ROWS rows. Measured: docs/decisions/lp-large-n.md."""
+    return _tilt(columns, n_candidates, target, None, tolerance)
+
+
+def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution | None,
+          tolerance: np.ndarray, certified_stop: bool = False) -> LPSolution | None:
     """The distribution over the candidates closest to uniform (in entropy) whose fit stays in a box.
 
     The candidates are a sample of the private candidate model (the copula), so the uniform
@@ -588,6 +605,11 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
     tighten the fit within that slack and move away from uniform. Status "tilt within its
     tolerances and no further from uniform than its optimum: ...". Where many boxes bind (a mixed
     table's noisy cells) the dual crawls to its iteration cap long after it meets (a) and (b).
+    With ``solution`` None (:func:`tilt_first`) the box is the tolerances themselves, with no optimum
+    to fall back on: by Newton's method only (a dense W of at most TILT_NEWTON_ROWS rows), stopped
+    early where the dual's value proves the box holds no distribution (below -log C: every
+    feasible u has KL(u) <= log C, and weak duality bounds KL(u) below by minus the dual's value);
+    None unless it ends within (1 + TILT_FIT_SLACK) x the tolerances.
     Measured: docs/decisions/mixed-lp-speed.md; Newton's method: docs/decisions/tilt-solver.md.
     """
     from scipy import linalg  # noqa: F401  loaded before the BLAS limit below, which binds only loaded libraries
@@ -644,9 +666,14 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
                 parts = list(pool.map(part, blocks) if pool is not None else map(part, blocks))
                 return functools.reduce(np.add, parts)
 
-    optimum = np.clip(solution.weights, 0.0, None)
-    optimum /= optimum.sum()
-    box = np.maximum(np.asarray(tolerance, dtype=float), np.abs(fit(optimum) - target))
+    if solution is None:  # the tolerances as the box, without an optimum
+        if hessian is None:
+            return None
+        optimum, box = None, np.asarray(tolerance, dtype=float)
+    else:
+        optimum = np.clip(solution.weights, 0.0, None)
+        optimum /= optimum.sum()
+        box = np.maximum(np.asarray(tolerance, dtype=float), np.abs(fit(optimum) - target))
 
     def tilted(lam: np.ndarray) -> tuple[np.ndarray, float, float]:
         exponent = exponents(lam)
@@ -668,7 +695,9 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
                     converged = _excess(np.abs(fit(tilted(lam)[0]) - target), box) <= 1.0 + TILT_FIT_SLACK
             if hessian is not None and not (converged or certified):
                 lam, iterations, converged = _newton_dual(tilted, fit, hessian, target, box, scale, varies,
-                                                          TILT_NEWTON_ITERATIONS)
+                                                          TILT_NEWTON_ITERATIONS,
+                                                          infeasible_below=-np.log(n_candidates) * (1 + 1e-9) - 1e-9
+                                                          if solution is None else None)
                 steps = f"{iterations} Newton step{'' if iterations == 1 else 's'}"
         weights = tilted(lam)[0]
         residual = np.abs(fit(weights) - target)
@@ -683,13 +712,16 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
                   f"{excess:.3f} x its box after {steps}")
     elif excess <= 1.0 + TILT_FIT_SLACK:
         status = f"tilt within its tolerances: every fit within {excess:.3f} x its box after {steps}"
+    elif optimum is None:  # no optimum to fall back on: the caller solves the l1 fit
+        return None
     else:  # fall back within the box: toward the l1 optimum, which fits it
         share = optimum_share(fit(weights) - target, fit(optimum) - target, box)
         weights = (1.0 - share) * weights + share * optimum
         residual = np.abs(fit(weights) - target)
         status = (f"tilt stopped after {steps} with its largest fit {excess:.2f} x its box; mixed "
                   f"with the l1 optimum at share {share:.3g}, the least that brings every fit within its box")
-    return LPSolution(weights, float(residual.sum()), status, solution.solver + " + tilt", time.perf_counter() - start)
+    solver = "tilt within the tolerances, no l1 fit" if solution is None else solution.solver + " + tilt"
+    return LPSolution(weights, float(residual.sum()), status, solver, time.perf_counter() - start)
 
 
 Tilted = Callable[[np.ndarray], tuple[np.ndarray, float, float]]  # lambda -> (u, max exponent, sum of exp(exponent - max))
@@ -734,7 +766,8 @@ def _lbfgs_dual(tilted: Tilted, fit: Callable[[np.ndarray], np.ndarray], target:
 
 def _newton_dual(tilted: Tilted, fit: Callable[[np.ndarray], np.ndarray],
                  hessian: Callable[[np.ndarray, np.ndarray], np.ndarray], target: np.ndarray, box: np.ndarray,
-                 scale: np.ndarray, varies: np.ndarray, max_iterations: int) -> tuple[np.ndarray, int, bool]:
+                 scale: np.ndarray, varies: np.ndarray, max_iterations: int,
+                 infeasible_below: float | None = None) -> tuple[np.ndarray, int, bool]:
     """The tilt's dual by a proximal Newton method: lambda, the steps taken, whether it converged.
 
     In x = lambda / scale the dual is h(x) + sum_r s_r |x_r|, s = scale * box, with h(x) = log mean
@@ -752,7 +785,8 @@ def _newton_dual(tilted: Tilted, fit: Callable[[np.ndarray], np.ndarray],
     KL(u) - KL(optimum) for a feasible u, at most TILT_NEWTON_GAP x KL(u) (+ 1e-15). Where the dual's
     optimum is at infinity (the feasible distributions leave some candidates at weight 0) the steps
     still descend and the gap still shrinks, linearly; the cap or a step that no longer descends
-    stops them unconverged.
+    stops them unconverged, and so does a dual value below ``infeasible_below`` (the box holds no
+    distribution: :func:`tilt_weights` without an optimum).
     """
     R = len(target)
     ts = scale * box
@@ -784,6 +818,8 @@ def _newton_dual(tilted: Tilted, fit: Callable[[np.ndarray], np.ndarray],
         direction = np.zeros(R)
         direction[free] = step
         objective = value + ts @ np.abs(x)
+        if infeasible_below is not None and objective < infeasible_below:
+            break  # proven infeasible
         decrease = gradient @ direction + ts @ np.abs(x + direction) - ts @ np.abs(x)  # < 0: the model's
         if not decrease < 0:
             break
