@@ -91,7 +91,7 @@ def run(dataset: Dataset, config: SynthConfig, queries, true: np.ndarray) -> dic
     return {
         "R": report["parameters"]["n_basis"] + report["parameters"]["skipped_pairs"],
         "seconds": seconds,
-        "lp_seconds": report["timings_seconds"]["LP fit"] + report["timings_seconds"].get("LP tilt", 0.0),
+        "lp_seconds": report["timings_seconds"].get("LP fit", 0.0) + report["timings_seconds"].get("LP tilt", 0.0),
         "lp_status": report["lp"]["status"],
         "relative": errors.tolist(),
         "correlation_mean": correlation_error(dataset.frame, table)["mean"],
