@@ -543,10 +543,16 @@ def tilt_weights(columns: ColumnSource, n_candidates: int, target: np.ndarray, s
 
 def tilt_first(columns: ColumnSource, n_candidates: int, target: np.ndarray, tolerance: np.ndarray) -> LPSolution | None:
     """:func:`_tilt` with the tolerances as its box, before any l1 fit: the tilt the l1 fit would
-    be followed by wherever some mixture of the candidates fits within the tolerances (the box
-    is then the tolerances: :func:`solve_l1_fit_columns`), so the same weights; None where it does
-    not end within them (Newton's method stopped, or the box proven empty), and the l1 fit must
-    run. For a dense W of at most TILT_NEWTON_ROWS rows. Measured: docs/decisions/lp-large-n.md."""
+    be followed by wherever its box phase finds a mixture of the candidates within BOX_FIT_MARGIN x
+    the tolerances (the box is then the tolerances: :func:`solve_l1_fit_columns`), so the same
+    weights. First a tilt whose accepted fits lie within that margin (its box BOX_FIT_MARGIN / (1 +
+    TILT_FIT_SLACK) x the tolerances) tells whether such a mixture exists; None where it does not
+    end within its box (Newton's method stopped, or the box proven empty), and the l1 fit must
+    run, as it would have. For a dense W of at most TILT_NEWTON_ROWS rows.
+    Measured: docs/decisions/lp-large-n.md."""
+    narrower = BOX_FIT_MARGIN / (1 + TILT_FIT_SLACK) * np.asarray(tolerance, dtype=float)
+    if _tilt(columns, n_candidates, target, None, narrower) is None:
+        return None
     return _tilt(columns, n_candidates, target, None, tolerance)
 
 
