@@ -673,7 +673,9 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
                 return functools.reduce(np.add, parts)
 
     if solution is None:  # the tolerances as the box, without an optimum
-        if hessian is None:
+        if hessian is None:  # Newton's method only (the caller asks for it with a dense W)
+            if pool is not None:
+                pool.shutdown()
             return None
         optimum, box = None, np.asarray(tolerance, dtype=float)
     else:
