@@ -551,13 +551,12 @@ def tilt_first(columns: ColumnSource, n_candidates: int, target: np.ndarray, tol
     run, as it would have. For a dense W of at most TILT_NEWTON_ROWS rows.
     Measured: docs/decisions/lp-large-n.md."""
     narrower = BOX_FIT_MARGIN / (1 + TILT_FIT_SLACK) * np.asarray(tolerance, dtype=float)
-    if _tilt(columns, n_candidates, target, None, narrower) is None:
-        return None
-    return _tilt(columns, n_candidates, target, None, tolerance)
+    return _tilt(columns, n_candidates, target, None, tolerance, within_first=narrower)
 
 
 def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution: LPSolution | None,
-          tolerance: np.ndarray, certified_stop: bool = False) -> LPSolution | None:
+          tolerance: np.ndarray, certified_stop: bool = False,
+          within_first: np.ndarray | None = None) -> LPSolution | None:
     """The distribution over the candidates closest to uniform (in entropy) whose fit stays in a box.
 
     The candidates are a sample of the private candidate model (the copula), so the uniform
@@ -615,7 +614,8 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
     to fall back on: by Newton's method only (a dense W of at most TILT_NEWTON_ROWS rows), stopped
     early where the dual's value proves the box holds no distribution (below -log C: every
     feasible u has KL(u) <= log C, and weak duality bounds KL(u) below by minus the dual's value);
-    None unless it ends within (1 + TILT_FIT_SLACK) x the tolerances.
+    None unless it ends within (1 + TILT_FIT_SLACK) x the tolerances, and with ``within_first``,
+    unless a first tilt in that box does too (the same held W and dual scale serve both).
     Measured: docs/decisions/mixed-lp-speed.md; Newton's method: docs/decisions/tilt-solver.md.
     """
     from scipy import linalg  # noqa: F401  loaded before the BLAS limit below, which binds only loaded libraries
@@ -672,17 +672,6 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
                 parts = list(pool.map(part, blocks) if pool is not None else map(part, blocks))
                 return functools.reduce(np.add, parts)
 
-    if solution is None:  # the tolerances as the box, without an optimum
-        if hessian is None:  # Newton's method only (the caller asks for it with a dense W)
-            if pool is not None:
-                pool.shutdown()
-            return None
-        optimum, box = None, np.asarray(tolerance, dtype=float)
-    else:
-        optimum = np.clip(solution.weights, 0.0, None)
-        optimum /= optimum.sum()
-        box = np.maximum(np.asarray(tolerance, dtype=float), np.abs(fit(optimum) - target))
-
     def tilted(lam: np.ndarray) -> tuple[np.ndarray, float, float]:
         exponent = exponents(lam)
         top = exponent.max()
@@ -691,8 +680,13 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
         return weights / total, top, total
 
     scale = _dual_scale(row_sums)
-    # small products, many of them: BLAS threads cost more than they save (0.8 s against 0.05 s on PKS)
-    try:
+    # without an optimum, a dual value below -log C proves the box empty (see above)
+    infeasible_below = -np.log(n_candidates) * (1 + 1e-9) - 1e-9 if solution is None else None
+
+    def solve(box: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool, bool, str]:
+        """The tilt in ``box``: its weights, their fits' |residuals|, whether converged, certified, and its steps."""
+        assert hessian is not None or solution is not None  # without an optimum: Newton's method only
+        # small products, many of them: BLAS threads cost more than they save (0.8 s against 0.05 s on PKS)
         with threadpool_limits(1, user_api="blas"):
             converged = certified = False
             if hessian is None or certified_stop:  # mixed tables: the certified stop first, where it is fast
@@ -703,12 +697,25 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
                     converged = _excess(np.abs(fit(tilted(lam)[0]) - target), box) <= 1.0 + TILT_FIT_SLACK
             if hessian is not None and not (converged or certified):
                 lam, iterations, converged = _newton_dual(tilted, fit, hessian, target, box, scale, varies,
-                                                          TILT_NEWTON_ITERATIONS,
-                                                          infeasible_below=-np.log(n_candidates) * (1 + 1e-9) - 1e-9
-                                                          if solution is None else None)
+                                                          TILT_NEWTON_ITERATIONS, infeasible_below)
                 steps = f"{iterations} Newton step{'' if iterations == 1 else 's'}"
         weights = tilted(lam)[0]
-        residual = np.abs(fit(weights) - target)
+        return weights, np.abs(fit(weights) - target), converged, certified, steps
+
+    try:
+        if solution is None:  # the tolerances as the box, without an optimum
+            if hessian is None:  # Newton's method only (the caller asks for it with a dense W)
+                return None
+            optimum, box = None, np.asarray(tolerance, dtype=float)
+            if within_first is not None:
+                _, residual, converged, _, _ = solve(within_first)
+                if not converged and _excess(residual, within_first) > 1.0 + TILT_FIT_SLACK:
+                    return None
+        else:
+            optimum = np.clip(solution.weights, 0.0, None)
+            optimum /= optimum.sum()
+            box = np.maximum(np.asarray(tolerance, dtype=float), np.abs(fit(optimum) - target))
+        weights, residual, converged, certified, steps = solve(box)
     finally:
         if pool is not None:
             pool.shutdown()
