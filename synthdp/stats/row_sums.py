@@ -71,8 +71,9 @@ class SumRequest:
         Also each column's min, max and whether all its values are integers (NOT private:
         for the ``bounds_from_data`` opt-out only).
     compiled : bool
-        Sum the moments with the compiled kernels (:mod:`synthdp.stats.compiled`; the same
-        sums up to the order of additions), as decided for the table from its public row count.
+        Clip, and sum the moments, cells and pairs' scores, with the compiled kernels
+        (:mod:`synthdp.stats.compiled`; the same sums up to the order of additions, the same
+        points and cells), as decided for the table from its public row count.
     """
 
     domain: Domain | None = None
@@ -250,7 +251,11 @@ def _score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray
     of additions, from the map's cells (:func:`synthdp.stats.compiled.score_statistic`)."""
     if not compiled:
         return score_products(points, score_map, missing)
-    cells = score_map.cells.cells_by_column(points, missing, compiled=True)
+    return _compiled_score_statistic(score_map.cells.cells_by_column(points, missing, compiled=True), score_map)
+
+
+def _compiled_score_statistic(cells: np.ndarray, score_map: ScoreMap) -> np.ndarray:
+    """The score statistic of cells shaped (d, rows), by :func:`synthdp.stats.compiled.score_statistic`."""
     table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
     return kernels.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs, score_map.mean_weight)
 
@@ -286,12 +291,11 @@ def cell_sums(cells: np.ndarray, counts: dict[str, np.ndarray], request: SumRequ
     sums = dict(counts)
     if int(counts["rows"]) == 0 or cells.shape[1] == 0:
         return RowSums(sums)
+    if request.compiled_here:
+        sums["score_products"] = _compiled_score_statistic(cells, score_map)
+        return RowSums(sums)
     # (d, M): ScoreMap.scores takes table.T[cell, column] = table[column, cell]; with signs, unclipped
     table = score_map.cell_signs() if score_map.signs else score_map.cell_scores()
-    if request.compiled_here:
-        sums["score_products"] = kernels.score_statistic(cells, table, score_map.clip_norm_sq, score_map.signs,
-                                                         score_map.mean_weight)
-        return RowSums(sums)
     d, rows = cells.shape
     offsets = np.arange(d) * table.shape[1]
     scores = np.empty((rows, d))  # in rows, as ScoreMap.scores has them
