@@ -251,6 +251,23 @@ def test_summary_answers_released_marginals_exactly_without_noise(schema):
         assert errors["worst"] < 1e-12
 
 
+def test_summary_cells_are_the_marginal_values_in_its_order(schema):
+    """cells() is marginal()'s values without the index (the candidates read them so), clipped or raw;
+    the noise (epsilon 0.5 on 300 rows) leaves some raw cells negative, so the clip is checked too."""
+    frame = mixed_frame(300, 12)
+    summary = SmoothSynthesizer(epsilon=0.5, seed=13).fit(frame, schema=SCHEMA, synthesize=False).marginal_summary()
+    negative = False
+    for columns in [*column_sets(schema, 1), *column_sets(schema, 2), *column_sets(schema, 3)]:
+        for clip in (True, False):
+            cells = summary.cells(columns, clip=clip)
+            assert isinstance(cells, np.ndarray)
+            np.testing.assert_array_equal(cells, summary.marginal(columns, clip=clip).to_numpy())
+        raw = summary.cells(columns, clip=False)
+        negative |= bool((raw < 0).any())
+        np.testing.assert_array_equal(summary.cells(columns), np.clip(raw, 0.0, None))
+    assert negative
+
+
 def test_unreleased_cells_are_exact_for_independent_columns_and_within_frechet_bounds(schema):
     """A full product table: 3-way cells are products of the released 1- and 2-way ones."""
     levels = [("F", "M"), ("a", "b", "c", "zz"), ("x", "y")]

@@ -668,17 +668,17 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
             roots, drawn[first] = [first], joined[first].levels
         else:
             roots = [names[0]]
-            root = summary.marginal([names[0]]).to_numpy()
+            root = summary.cells([names[0]])
             drawn[names[0]] = rng.choice(len(root), size=count, p=_normalised(root))
     parent = tree_parents(schema, summary, roots, noise_sd, noise_kind, EDGE_Z if edge_z is None else edge_z)
     for child, chosen_parent in parent.items():
-        one_way = summary.marginal([child]).to_numpy()
+        one_way = summary.cells([child])
         if chosen_parent is None:  # no table of it stands out of the noise: its one-way table
             joint, given = one_way[None, :], np.zeros(count, dtype=np.int64)
         else:
             rows = len(schema.column(chosen_parent).all_levels)
-            raw = summary.marginal([chosen_parent, child], clip=False).to_numpy().reshape(rows, -1)
-            joint = _raked(raw, summary.marginal([chosen_parent]).to_numpy(), one_way)  # raking clips it
+            raw = summary.cells([chosen_parent, child], clip=False).reshape(rows, -1)
+            joint = _raked(raw, summary.cells([chosen_parent]), one_way)  # raking clips it
             given = drawn[chosen_parent]
         column = joined.get(child)
         if column is not None and (chosen_parent is None or signal_share(raw, noise_sd, noise_kind) < COUPLE_SHARE):
@@ -719,7 +719,7 @@ def tree_parents(schema: Schema, summary: MarginalSummary, roots: list[str], noi
         if a in roots and b in roots:  # no edge between two drawn columns (two value blocks have no table)
             continue
         rows = len(schema.column(a).all_levels)
-        raw = summary.marginal([a, b], clip=False).to_numpy().reshape(rows, -1)
+        raw = summary.cells([a, b], clip=False).reshape(rows, -1)
         if edge_z > -math.inf and table_dependence(raw, noise_sd, noise_kind) < edge_z:
             weight[a, b] = weight[b, a] = 0.0
         else:  # of the table with its negative cells set to 0 (MarginalSummary's clip), as the draws use it
@@ -756,7 +756,7 @@ def quiet_block_tables(schema: Schema, indices: np.ndarray, moments: np.ndarray,
             cells = touched[block.name] & touched[column.name] & (blocks_touched == 2)
             if not cells.any():
                 continue
-            raw = summary.marginal([block.name, column.name], clip=False).to_numpy().reshape(len(block.all_levels), -1)
+            raw = summary.cells([block.name, column.name], clip=False).reshape(len(block.all_levels), -1)
             if table_dependence(raw, noise_sd, noise_kind) < edge_z:
                 quiet |= cells
     return quiet

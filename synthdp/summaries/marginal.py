@@ -163,6 +163,14 @@ class MarginalSummary(SummaryFile):
         ``clip=False`` gives the unbiased raw answers.
         """
         columns = _distinct(columns)
+        return _as_series(self.cells(columns, clip), columns,
+                          [self.schema.column(name).all_levels for name in columns])
+
+    def cells(self, columns: Sequence[str], clip: bool = True) -> np.ndarray:
+        """:meth:`marginal`'s values without its index, shape (prod of the columns' level counts,),
+        in the same order (the first column's levels slowest): for callers that read the cells as
+        an array (the candidates' trees), without building a pandas MultiIndex for each."""
+        columns = _distinct(columns)
         blocks = [range(self.schema.block_slice(name).start, self.schema.block_slice(name).stop) for name in columns]
         # The cells of coded levels, with the last position of each axis meaning "any level" (the
         # column marginalised out): every entry is a product of indicators, released or estimated.
@@ -179,9 +187,7 @@ class MarginalSummary(SummaryFile):
                 moved[[0, 1]] = moved[[1, 0]]
         keep = tuple(slice(None) if column.binary else slice(0, -1) for column in described)  # drop "any"
         cells = table[keep].reshape(-1)
-        if clip:
-            cells = np.clip(cells, 0.0, None)
-        return _as_series(cells, columns, [column.all_levels for column in described])
+        return np.clip(cells, 0.0, None) if clip else cells
 
     def _cell(self, coordinates: frozenset) -> float:
         """P(every indicator in ``coordinates`` is 1): released, or estimated and memoised."""
