@@ -13,7 +13,12 @@ estimator from the same budget wins on average, one column at a time, without th
   combined with the sums of the fine ones by inverse variance, projected, then each coarse bin's
   mass split by its fine counts where they differ from uniform (a chi-square test at 0.05 /
   B, "bonf", or where Stein's unbiased risk estimate prefers the split, "sure"), else evenly;
-* ``single-sure``: one release at 4B bins, each block of 4 merged or kept by SURE.
+* ``single-sure``: one release at 4B bins, each block of 4 merged or kept by SURE;
+* ``ash m``: an averaged shifted histogram (Scott 1985): m releases of B bins, the k-th with its
+  edges moved by k / m of a bin, each at 1 / m of the budget (noise sd sqrt(m) times the single
+  release's under Gaussian noise, m times under Laplace noise; the atoms read m times and
+  averaged); each reading spread evenly over the B m fine cells it covers, the m estimates of a
+  fine cell averaged, projected.
 
 Every numeric column (the first 12 of each table) of data/*.csv is the population, mapped onto
 [0, 1] by its min and max; the noise sd per count is n / ratio for ratio 7, 15, 40 (yacht at pure
@@ -106,6 +111,22 @@ def two_level(u: np.ndarray, coarse_bins: int, sd_coarse: float | None, sd_fine:
     return out, coarse_bins * k
 
 
+def shifted(u: np.ndarray, bins: int, m: int, sd: float, noise: Noise, laplace: bool) -> tuple[np.ndarray, int]:
+    """``ash m``: m shifted B-bin histograms averaged on the B m fine cells (module docstring)."""
+    fine_bins = bins * m
+    fine = cells(u, fine_bins)  # atom, B m fine cells, atom
+    part_sd = sd * (m if laplace else np.sqrt(m))
+    estimate = np.zeros(fine_bins + 2)
+    f = np.arange(fine_bins)
+    for k in range(m):
+        coarse = (f + k) // m  # grid k's cell of each fine cell: its edges k / m of a bin to the left
+        counts = np.bincount(coarse, weights=fine[1:-1]) + noise(part_sd, coarse.max() + 1)
+        size = np.bincount(coarse)
+        estimate[1:-1] += counts[coarse] / size[coarse] / m
+        estimate[[0, -1]] += (fine[[0, -1]] + noise(part_sd, 2)) / m
+    return project(drop_atoms(estimate, sd), len(u)), fine_bins
+
+
 def score(u: np.ndarray, p: np.ndarray, bins: int, rng: np.random.Generator) -> tuple[float, float]:
     p = p / p.sum()
     chosen = rng.choice(bins + 2, size=len(u), p=p)
@@ -158,7 +179,9 @@ def main(argv: list[str] | None = None) -> None:
                 noise = Noise(rng, laplace)
 
                 methods = {"auto": partial(single, u, bins, sd, noise), "b16": partial(single, u, 16, sd, noise),
-                           "single-sure": partial(two_level, u, bins, None, sd, noise, "sure")}
+                           "single-sure": partial(two_level, u, bins, None, sd, noise, "sure"),
+                           "ash 2": partial(shifted, u, bins, 2, sd, noise, laplace),
+                           "ash 4": partial(shifted, u, bins, 4, sd, noise, laplace)}
                 for share in (0.5, 0.75):
                     # the noise sd of each part at shares f and 1 - f of the budget
                     parts = ((sd / share, sd / (1 - share)) if laplace
