@@ -1,6 +1,7 @@
 """The selected pairs (few rows for the columns) against the release without them: product against before.
 
     python experiments/selected_pairs.py [--rounds 10] [--first-seed 7000] [--tables pima energy ...]
+    python experiments/selected_pairs.py --forest --out experiments/results/selected_pairs_forest.md
 
 Where no pair of a release of all of them would stand out of its noise, the noise is Gaussian and
 the moments are not noise, the product chooses the pairs worth measuring with the exponential
@@ -18,6 +19,10 @@ ratio, the pair trend (1 - mean |r_real - r_synthetic| / 2 over every pair), the
 the shapes (mean 1 - KS) (:func:`quiet_clip.numeric_scores`), and the worst-case relative error
 of 1 000 smooth queries at sigma = 2 ... 10 (the Tables 3-6 protocol's queries). Each cell gives
 product, before, and the paired difference with its standard error.
+
+``--forest``: the same, the pairs chosen as a spanning forest grows
+(``StudyOptions(forest_selection=True)``, each pick among the pairs that join two groups of columns
+the earlier picks have not joined) against the product's choice among all the pairs left.
 
 Writes experiments/results/selected_pairs.md (``--out``).
 """
@@ -44,6 +49,8 @@ DELTA = 1e-10
 N_QUERIES = 1000
 QUERY_SEED = 20240601
 VARIANTS = {"product": StudyOptions(), "before": StudyOptions(select_pairs=False, blend_noisy_pairs=False)}
+# --forest: the pairs chosen as a spanning forest grows, against the product's choice
+FOREST_VARIANTS = {"forest": StudyOptions(forest_selection=True), "product": StudyOptions()}
 NAMES = ["strong-pair ratio", "pair trend", "invented pairs", "shapes", *[f"σ={s:g}" for s in SIGMAS]]
 
 
@@ -53,21 +60,22 @@ def numeric_table(name: str, data_dir: Path = DATA_DIR) -> Dataset:
     return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
 
 
-def run_table(name: str, rounds: int, first_seed: int) -> tuple[np.ndarray, int]:
-    """Each seed's scores for both variants, shape (rounds, 2, scores), and the product's k."""
+def run_table(name: str, rounds: int, first_seed: int, variants: dict[str, StudyOptions] = VARIANTS
+              ) -> tuple[np.ndarray, int]:
+    """Each seed's scores for both variants, shape (rounds, 2, scores), and the first variant's k."""
     dataset = numeric_table(name)
     queries = query_set(name, dataset.d, N_QUERIES, QUERY_SEED)
     true = true_answers(dataset, queries)
     found, k = [], 0
     for seed in range(first_seed, first_seed + rounds):
         row = []
-        for label, study in VARIANTS.items():
+        for study in variants.values():
             config = SynthConfig(epsilon=LEVELS[name], delta=DELTA, seed=seed)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the known-seed warning
                 model = fit(config, dataset.frame, bounds=dataset.bounds, study=study)
                 synthetic = sample(model)
-            if label == "product":
+            if not row:  # the first variant
                 k = model.release.plan.selected_pairs
             answers = answer_queries(dataset.unit(synthetic), queries, SIGMAS)
             row.append([*numeric_scores(dataset.frame, synthetic),
@@ -77,14 +85,15 @@ def run_table(name: str, rounds: int, first_seed: int) -> tuple[np.ndarray, int]
     return np.array(found, float), k
 
 
-def section(name: str, scores: np.ndarray, k: int, n: int, d: int) -> str:
-    """One table's rows: each score, product / before / paired difference +- its standard error."""
+def section(name: str, scores: np.ndarray, k: int, n: int, d: int, labels: tuple[str, ...] = tuple(VARIANTS)) -> str:
+    """One table's rows: each score, the two variants (product / before) and their paired difference +- its
+    standard error."""
     lines = [f"### {name} ({n} × {d}) at ({LEVELS[name]:g}, {DELTA:g}): {k} of {d * (d - 1) // 2} pairs selected",
-             "", "| score | product | before | difference ± se |", "|---|---:|---:|---:|"]
+             "", f"| score | {labels[0]} | {labels[1]} | difference ± se |", "|---|---:|---:|---:|"]
     for j, label in enumerate(NAMES):
         lines.append(paired_row(label, scores[:, 0, j], scores[:, 1, j], 4 if label.startswith("σ") else 3))
     ratios = np.nanmean(scores[:, 0, 4:], axis=0) / np.nanmean(scores[:, 1, 4:], axis=0)
-    lines.append(f"\nSmooth queries, product over before: {' '.join(f'{r:.2f}' for r in ratios)} (σ = 2 … 10).")
+    lines.append(f"\nSmooth queries, {labels[0]} over {labels[1]}: {' '.join(f'{r:.2f}' for r in ratios)} (σ = 2 … 10).")
     return "\n".join(lines) + "\n"
 
 
@@ -94,15 +103,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first-seed", type=int, default=7000, help="first noise seed (numpy, NOT private)")
     parser.add_argument("--tables", nargs="+", default=list(LEVELS), choices=list(LEVELS))
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--forest", action="store_true",
+                        help="compare the pairs chosen as a spanning forest grows with the product's choice")
     args = parser.parse_args(argv)
+    variants = FOREST_VARIANTS if args.forest else VARIANTS
     start = time.perf_counter()
     sections = []
     for name in args.tables:
-        scores, k = run_table(name, args.rounds, args.first_seed)
+        scores, k = run_table(name, args.rounds, args.first_seed, variants)
         dataset = numeric_table(name)
-        sections.append(section(name, scores, k, dataset.n, dataset.d))
+        sections.append(section(name, scores, k, dataset.n, dataset.d, tuple(variants)))
+    title = ("The selected pairs chosen as a spanning forest grows, against the product's choice" if args.forest
+             else "The selected pairs, against no pairs where no pair of all of them would stand out")
     args.out.write_text(
-        "# The selected pairs, against no pairs where no pair of all of them would stand out\n\n"
+        f"# {title}\n\n"
         + generated_by(command_line("selected_pairs.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} paired seeds from {args.first_seed} "
         "(numpy, NOT private). Numeric columns only, bounds each column's min and max, taken as public; "

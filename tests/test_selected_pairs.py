@@ -324,3 +324,23 @@ def test_release_pair_selection_picks_the_strongest_pairs_with_much_budget():
     assert pairs.tolist() == [[0, 2], [1, 3]]
     means, sd = release_selected_pairs(sums, d, pairs, StageBudget(1e6, 0.0), n, PrivacyLedger(1e6, 0.0), noise)
     assert np.allclose(means, [0.9, -0.7], atol=1e-3) and sd > 0
+
+
+def test_a_forest_selection_joins_new_columns_before_closing_a_cycle():
+    """The three strongest pairs form a triangle (0, 1, 2); as a forest grows the third pick joins
+    column 3 instead, and once every column is joined the pairs left are open again. Much budget: the
+    exponential mechanism then picks the best of its set (every gap is thousands of Gumbel scales)."""
+    d, n = 4, 100
+    matrix = np.eye(d) * n
+    matrix[0, 1], matrix[0, 2], matrix[1, 2] = 90, 80, 70
+    matrix[2, 3], matrix[0, 3], matrix[1, 3] = 30, 20, 10
+    sums = matrix[np.triu_indices(d)]
+
+    def chosen(forest: bool, picks: int) -> list[list[int]]:
+        noise = SeededNoise(np.random.default_rng(0))
+        return release_pair_selection(sums, d, picks, StageBudget(1e4, 0.0), n, PrivacyLedger(1e4, 0.0), noise,
+                                      forest=forest).tolist()
+
+    assert chosen(False, 3) == [[0, 1], [0, 2], [1, 2]]
+    assert chosen(True, 3) == [[0, 1], [0, 2], [2, 3]]
+    assert chosen(True, 5) == [[0, 1], [0, 2], [2, 3], [1, 2], [0, 3]]

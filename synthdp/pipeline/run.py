@@ -263,6 +263,10 @@ class StudyOptions:
     blend_noisy_pairs : bool
         With a pairs release and the moments' noise above the limit, blend the LP's optimum with
         the candidates (True, the product: :func:`tilts`) or tilt it (False, before).
+    forest_selection : bool
+        Choose the selected pairs as a spanning forest grows, each pick among the pairs joining two
+        groups of columns not yet joined (True; :func:`synthdp.privacy.release.release_pair_selection`),
+        or among all the pairs left (False, the product). Changes the release.
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
@@ -299,6 +303,7 @@ class StudyOptions:
     quiet_clip: bool = True
     select_pairs: bool = True
     blend_noisy_pairs: bool = True
+    forest_selection: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -721,7 +726,8 @@ def release_pair_choice(table: PrivateTable, domain: Domain, histograms: np.ndar
         sums = table.row_sums(SumRequest(domain, score_map=score_map,
                                                 compiled=compiled.use_compiled(plan.n)))["score_products"]
         pairs = release_pair_selection(sums, plan.d, plan.selected_pairs, plan.budget.stage(SELECTION), plan.n,
-                                       ledger, noise, plan.neighbours, independent_sign_products(score_map))
+                                       ledger, noise, plan.neighbours, independent_sign_products(score_map),
+                                       forest=study.forest_selection)
         means, noise_sd = release_selected_pairs(sums, plan.d, pairs, plan.budget.stage("correlation"), plan.n, ledger,
                                                  noise, plan.neighbours)
         if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)

@@ -287,7 +287,7 @@ def selection_scale(budget: StageBudget, picks: int, sensitivity: float) -> tupl
 
 def release_pair_selection(quadrant_sums: np.ndarray, d: int, picks: int, budget: StageBudget, n: float,
                            ledger: PrivacyLedger, noise: NoiseSampler, neighbours: Neighbours = ROWS,
-                           centre: np.ndarray | None = None) -> np.ndarray:
+                           centre: np.ndarray | None = None, forest: bool = False) -> np.ndarray:
     """The pairs worth measuring: ``picks`` pairs i < j chosen one after another by the exponential
     mechanism on |q_ij - c_ij|, q_ij = (1/n) sum_rows sgn(s_i) sgn(s_j), the rows' signs through
     the released histograms (``quadrant_sums``: the sums over the rows for i <= j in
@@ -303,6 +303,12 @@ def release_pair_selection(quadrant_sums: np.ndarray, d: int, picks: int, budget
     :func:`selection_scale`. Only the chosen indices are released. The ledger records the stage
     with its rho under zero-concentrated composition (the Gaussian stages then compose as zCDP
     too: :class:`synthdp.privacy.ledger.PrivacyLedger`), else its epsilon.
+
+    ``forest`` (a design study's alternative, ``StudyOptions(forest_selection=True)``): each pick
+    is among the pairs that join two columns not yet joined by the pairs chosen before (as a
+    maximum spanning tree grows), and among all the pairs left only once every pair left is
+    within one such group. The set each pick chooses from is a function of the earlier picks
+    alone, which are released, so each pick is the same exponential mechanism over a public set.
     """
     upper = np.triu_indices(d)
     off = upper[0] < upper[1]
@@ -322,10 +328,16 @@ def release_pair_selection(quadrant_sums: np.ndarray, d: int, picks: int, budget
                                rho=budget.rho if budget.mu is not None else None))
     available = np.arange(len(scores))
     picked: list[int] = []
+    group = np.arange(d)  # each column's group of columns joined by the picks (forest)
     for _ in range(picks):
-        pick = int(available[noise.noisy_max(scores[available], scale)])
+        among = available
+        if forest:
+            joining = available[group[first[available]] != group[second[available]]]
+            among = joining if len(joining) else available
+        pick = int(among[noise.noisy_max(scores[among], scale)])
         picked.append(pick)
         available = available[available != pick]
+        group[group == group[second[pick]]] = group[first[pick]]
     chosen = np.asarray(picked, dtype=np.int64)
     return np.stack([first[chosen], second[chosen]], axis=1)
 
