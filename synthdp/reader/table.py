@@ -92,7 +92,7 @@ READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a s
 SUM_WORKERS = WORKERS  # chunks summed at once by the streamed and blocked passes
 PARQUET_BUFFER_BYTES = 2**20  # a Parquet column chunk is read through a buffer of 1 MB (_open_parquet)
 DASK_BLOCK_BYTES = "64MB"  # a Dask partition of a file: CSV bytes, or Parquet row groups (at least one) up to it
-KEPT_CELLS_BYTES = 2**28  # at most 256 MB of histogram cells kept between two passes over a file (_KeptCells)
+KEPT_CELLS_BYTES = 2**26  # at most 64 MB of histogram cells kept in memory between two passes over a file (_KeptCells)
 T = TypeVar("T")
 R = TypeVar("R")
 
