@@ -9,6 +9,7 @@ import pytest
 from synthdp.postprocess import lp
 from synthdp.postprocess.lp import solve_l1_fit, tilt_weights
 from synthdp.stats import chebyshev as basis
+from synthdp.stats import threads
 
 
 def slicer(design: np.ndarray):
@@ -156,6 +157,24 @@ def test_a_certified_stop_that_does_not_come_falls_back_to_newton_on_a_dense_w(m
     monkeypatch.setattr(lp, "TILT_MAX_ITERATIONS", 1)
     tilted = tilt_weights(slicer(design), 2000, target, solution, tolerance, certified_stop=True)
     assert tilted.status == "optimal"
+
+
+def test_a_sparse_tilt_stopped_outside_its_box_falls_back_to_the_optimum_on_two_threads(monkeypatch):
+    """A sparse W (mixed tables) has its products on a second thread; where L-BFGS-B stops at its cap
+    outside the box, uncertified, the fallback toward the l1 optimum still needs them: the weights are
+    the mixture within the box, not an error from a thread pool already shut down."""
+    import scipy.sparse as sp
+
+    design, target, tolerance, solution = copula_problem(1, 1e-4)
+    monkeypatch.setattr(lp, "TILT_MAX_ITERATIONS", 1)
+    monkeypatch.setattr(lp, "WORKERS", 2)
+    monkeypatch.setattr(threads, "SPLIT_NONZEROS", 1)  # the products split at any size
+    matrix = sp.csc_matrix(design)
+    tilted = tilt_weights(lambda start, stop: matrix[:, start:stop], 2000, target, solution, tolerance,
+                          certified_stop=True)
+    assert "mixed with the l1 optimum" in tilted.status
+    box = box_of(design, target, tolerance, solution)
+    assert np.all(np.abs(design @ tilted.weights - target) <= box * (1 + 1e-9))
 
 
 def test_the_hessians_blocks_on_two_threads_give_the_same_weights_to_the_bit(monkeypatch):

@@ -716,25 +716,25 @@ def _tilt(columns: ColumnSource, n_candidates: int, target: np.ndarray, solution
             optimum /= optimum.sum()
             box = np.maximum(np.asarray(tolerance, dtype=float), np.abs(fit(optimum) - target))
         weights, residual, converged, certified, steps = solve(box)
+        excess = _excess(residual, box)
+        if converged:
+            status = "optimal"
+        elif certified:
+            status = (f"tilt within its tolerances and no further from uniform than its optimum: every fit within "
+                      f"{excess:.3f} x its box after {steps}")
+        elif excess <= 1.0 + TILT_FIT_SLACK:
+            status = f"tilt within its tolerances: every fit within {excess:.3f} x its box after {steps}"
+        elif optimum is None:  # no optimum to fall back on: the caller solves the l1 fit
+            return None
+        else:  # fall back within the box: toward the l1 optimum, which fits it (fit: a sparse W's products use the pool)
+            share = optimum_share(fit(weights) - target, fit(optimum) - target, box)
+            weights = (1.0 - share) * weights + share * optimum
+            residual = np.abs(fit(weights) - target)
+            status = (f"tilt stopped after {steps} with its largest fit {excess:.2f} x its box; mixed "
+                      f"with the l1 optimum at share {share:.3g}, the least that brings every fit within its box")
     finally:
         if pool is not None:
             pool.shutdown()
-    excess = _excess(residual, box)
-    if converged:
-        status = "optimal"
-    elif certified:
-        status = (f"tilt within its tolerances and no further from uniform than its optimum: every fit within "
-                  f"{excess:.3f} x its box after {steps}")
-    elif excess <= 1.0 + TILT_FIT_SLACK:
-        status = f"tilt within its tolerances: every fit within {excess:.3f} x its box after {steps}"
-    elif optimum is None:  # no optimum to fall back on: the caller solves the l1 fit
-        return None
-    else:  # fall back within the box: toward the l1 optimum, which fits it
-        share = optimum_share(fit(weights) - target, fit(optimum) - target, box)
-        weights = (1.0 - share) * weights + share * optimum
-        residual = np.abs(fit(weights) - target)
-        status = (f"tilt stopped after {steps} with its largest fit {excess:.2f} x its box; mixed "
-                  f"with the l1 optimum at share {share:.3g}, the least that brings every fit within its box")
     solver = "tilt within the tolerances, no l1 fit" if solution is None else solution.solver + " + tilt"
     return LPSolution(weights, float(residual.sum()), status, solver, time.perf_counter() - start)
 
