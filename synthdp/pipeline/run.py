@@ -960,7 +960,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
     tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan, study) else None
     tilted = None
-    if (tilt_tolerance is not None and not sparse and config.spread == 0 and plan.candidates != "mixed"
+    if (tilt_tolerance is not None and config.spread == 0 and plan.candidates != "mixed"  # a numeric W: dense
             and BOX_PHASE_ROWS <= len(target) <= TILT_NEWTON_ROWS):
         # large n: first the tilt with the tolerances as its box, the tilt the l1 fit's box phase would
         # lead to wherever a mixture fits within them; the l1 fit only where it ends outside them

@@ -801,7 +801,7 @@ def _newton_dual(tilted: Tilted, fit: Callable[[np.ndarray], np.ndarray],
     optimum is at infinity (the feasible distributions leave some candidates at weight 0) the steps
     still descend and the gap still shrinks, linearly; the cap or a step that no longer descends
     stops them unconverged, and so does a dual value below ``infeasible_below`` (the box holds no
-    distribution: :func:`tilt_weights` without an optimum).
+    distribution: :func:`tilt_first`, the tilt without an optimum).
     """
     R = len(target)
     ts = scale * box

@@ -337,7 +337,8 @@ def release_pair_selection(quadrant_sums: np.ndarray, d: int, picks: int, budget
         pick = int(among[noise.noisy_max(scores[among], scale)])
         picked.append(pick)
         available = available[available != pick]
-        group[group == group[second[pick]]] = group[first[pick]]
+        if forest:
+            group[group == group[second[pick]]] = group[first[pick]]
     chosen = np.asarray(picked, dtype=np.int64)
     return np.stack([first[chosen], second[chosen]], axis=1)
 
