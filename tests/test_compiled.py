@@ -75,11 +75,14 @@ BOUNDS = {"a": [-4, 4], "b": [-5, 5], "c": [-2, 2]}
 
 
 def count_kernel_calls(monkeypatch) -> list[int]:
-    """Lower the threshold to 1 000 rows and record the rows of each call of the compiled kernel."""
+    """Lower the threshold to 1 000 rows and record the rows of each call of the compiled kernels that
+    sum the moments (alone, or in one pass with the clip and the cells)."""
     monkeypatch.setattr(compiled, "COMPILED_FROM_ROWS", 1000)
     calls: list[int] = []
-    original = compiled.moment_sums
+    original, one_pass = compiled.moment_sums, compiled.unit_sums
     monkeypatch.setattr(compiled, "moment_sums", lambda points, *args: calls.append(len(points)) or original(points, *args))
+    monkeypatch.setattr(compiled, "unit_sums",
+                        lambda values, *args: calls.append(len(values)) or one_pass(values, *args))
     return calls
 
 
@@ -175,6 +178,63 @@ def test_the_compiled_cells_are_numpys_to_the_bit(layout):
     missing = rng.random((5000, 4)) < 0.1
     np.testing.assert_array_equal(cells.cells_by_column(points, missing, compiled=True),
                                   cells.cells_by_column(points, missing))
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+@pytest.mark.parametrize("rows", [1, 255, 257, 3000])  # about a block of 256 rows, and several
+@pytest.mark.parametrize("parts", ["moments and cells", "moments", "cells"])
+def test_one_compiled_pass_sums_what_the_passes_one_after_another_sum(layout, rows, parts):
+    """A chunk's clip, moments and cells in one compiled pass over its values (``compiled.unit_sums``,
+    what a large file's moments pass runs): the same rows clipped, cells and counts to the bit as
+    numpy's, every kept cell the same, and the same moments to 1e-12 of the largest (the order of
+    additions). Values inside, on and outside the bounds, and on the cells' edges and midpoints."""
+    from synthdp.domain.box import Domain
+
+    rng = np.random.default_rng(rows)
+    names = ["a", "b", "c", "d"]
+    domain = Domain.from_bounds({"a": [-3, 3], "b": [0, 8], "c": [-1.5, 2.25], "d": [10, 14]}, names)
+    unit = awkward_points(max(rows, 200), 4, rng)[:rows]
+    values = domain.lower + (unit + 1.0) / 2.0 * (domain.upper - domain.lower)
+    values[rows // 2 :: 7] *= 3.0  # some rows outside the bounds (clipped)
+    values = np.asarray(values, order=layout)
+    request = SumRequest(domain, lowest_degree_indices(4, 30) if "moments" in parts else None,
+                         cell_layout=value_layout() if "cells" in parts else None, compiled=True)
+    assert row_sums._one_compiled_pass(request)
+    kept: list[np.ndarray] = []
+    got = row_sums.chunk_sums(values.copy(order="K"), request, kept_cells=kept, overwrite=True)
+    kept_numpy: list[np.ndarray] = []
+    expected = row_sums.chunk_sums(values.copy(order="K"), SumRequest(domain, request.basis_indices,
+                                                                      cell_layout=request.cell_layout),
+                                   kept_cells=kept_numpy)
+    assert set(got.values) == set(expected.values)
+    assert int(got["rows_clipped"]) == int(expected["rows_clipped"]) and int(got["rows"]) == rows
+    if "cells" in parts:
+        np.testing.assert_array_equal(got["cell_counts"], expected["cell_counts"])
+        assert len(kept) == len(kept_numpy) == 1
+        np.testing.assert_array_equal(kept[0], kept_numpy[0])
+    if "moments" in parts:
+        np.testing.assert_allclose(got["moments"], expected["moments"], rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(expected["moments"]).max()))
+    without_keeping = row_sums.chunk_sums(values.copy(order="K"), request)
+    for name in got.values:
+        np.testing.assert_array_equal(without_keeping[name], got[name], err_msg=name)
+
+
+def test_only_moments_and_cells_take_the_one_pass():
+    """Any statistic that needs the chunk's points written out (the column sums, the second moment, the
+    pairs' products, the exact mode's snap), or the numpy kernels, keeps the passes one after another."""
+    from dataclasses import replace
+
+    from synthdp.domain.box import Domain
+
+    domain = Domain.from_bounds({"a": [-1, 1], "b": [-1, 1]}, ["a", "b"])
+    request = SumRequest(domain, lowest_degree_indices(2, 5), cell_layout=CellLayout.bins(2, 4), compiled=True)
+    assert row_sums._one_compiled_pass(request)
+    score_map = ScoreMap(np.full((2, 6), 1 / 6), 2.0)
+    for other in (replace(request, column_sums=True), replace(request, second_moment=True),
+                  replace(request, score_map=score_map), replace(request, snap_cells=8),
+                  replace(request, compiled=False), replace(request, basis_indices=None, cell_layout=None)):
+        assert not row_sums._one_compiled_pass(other)
 
 
 @pytest.mark.parametrize("signs", [False, True])

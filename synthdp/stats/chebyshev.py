@@ -239,9 +239,7 @@ class ChebyshevBasis:
         if compiled:
             from synthdp.stats import compiled as kernels
 
-            factors, lengths = self._prefix_factors
-            return kernels.moment_sums(points, self._used_columns, self.max_degree + 1, factors, lengths,
-                                       self._moment_prefix, self._moment_last) / len(points)
+            return kernels.moment_sums(points, *self.compiled_parts) / len(points)
         sums: np.ndarray | float = 0.0
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
@@ -249,6 +247,14 @@ class ChebyshevBasis:
                 table = self._table_by_rows(points[start : start + step])  # (table columns, rows)
                 sums = sums + _slot_products_by_rows(table, self._prefix_slots) @ table.T  # (prefixes, table columns)
         return np.asarray(sums)[self._moment_prefix, self._moment_last] / len(points)
+
+    @property
+    def compiled_parts(self) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The basis as the compiled kernels take it (:func:`synthdp.stats.compiled.moment_sums`): the used
+        columns, the table's width (max_degree + 1), the prefixes' flat factors and lengths, and each
+        function's prefix and last factor."""
+        factors, lengths = self._prefix_factors
+        return self._used_columns, self.max_degree + 1, factors, lengths, self._moment_prefix, self._moment_last
 
     @functools.cached_property
     def _prefix_factors(self) -> tuple[np.ndarray, np.ndarray]:

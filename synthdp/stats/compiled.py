@@ -5,7 +5,10 @@ product of 64 prefixes with 50 Chebyshev values per row (one BLAS product, 3 200
 to keep the 355 the basis uses. :func:`moment_sums` computes only those, in a compiled loop
 (numba, ``pip install synthdp[scale]``): 4 times as fast on one core (a chunk of 419 430 rows,
 0.022 against 0.114 s). The clip into the domain, the histograms' cells and counts, and the
-pairs' clipped scores have compiled loops too. Measured: docs/decisions/compiled-kernels.md.
+pairs' clipped scores have compiled loops too; where a chunk's points serve only its moments and
+cells (a large file's moments pass), :func:`unit_sums` takes all of them in one pass over its
+values, block by block in cache, instead of three passes over its points.
+Measured: docs/decisions/compiled-kernels.md.
 
 Which path a pass takes is decided once per table from its public row count
 (:func:`use_compiled`), so every engine and every chunk of one table takes the same one. The
@@ -60,13 +63,65 @@ def moment_sums(points: np.ndarray, used: np.ndarray, width: int, prefix_factors
     """
     from synthdp.stats import _numba_kernels
 
-    order = np.argsort(moment_prefix, kind="stable")
-    group_start = np.searchsorted(moment_prefix[order], np.arange(len(prefix_factors) + 1))
+    order, group_start = _grouped(moment_prefix, len(prefix_factors))
     grouped = _numba_kernels.moment_sums(points, used, width, prefix_factors, prefix_lengths, group_start,
                                          moment_last[order], BLOCK_ROWS)
     sums = np.empty_like(grouped)
     sums[order] = grouped
     return sums
+
+
+def _grouped(moment_prefix: np.ndarray, prefixes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The functions in the kernels' order (grouped by prefix, stably) and where each prefix's group starts."""
+    order = np.argsort(moment_prefix, kind="stable")
+    return order, np.searchsorted(moment_prefix[order], np.arange(prefixes + 1))
+
+
+def unit_sums(values: np.ndarray, lower: np.ndarray, upper: np.ndarray, basis: tuple | None, cell_maps: tuple | None,
+              n_cells: int, keep_cells: bool) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """A chunk's clip, moment sums and cells in one compiled pass over its ``values`` (rows, d), block by
+    block in cache (:func:`synthdp.stats._numba_kernels.unit_sums`): the same rows clipped, points
+    (never written out), cells and counts to the bit as :func:`clip_to_unit`, :func:`column_cells` and
+    :func:`cell_counts`, and the same moment sums as :func:`moment_sums` up to the order of additions
+    (the same blocks; a test).
+
+    ``basis``: ``(used, width, prefix_factors, prefix_lengths, moment_prefix, moment_last)`` as
+    :func:`moment_sums` takes them, or None for no moments; ``cell_maps``: the cells' search tables
+    (:meth:`synthdp.stats.histograms.CellSearch.compiled_maps`), or None for no cells, ``n_cells`` of
+    them per column. Returns the rows clipped, the moment sums (R,), the cells (d, rows) int32 where
+    ``keep_cells``, and the counts (d, ``n_cells``).
+    """
+    from synthdp.stats import _numba_kernels
+
+    rows, d = values.shape
+    none_int, none_float = np.zeros((0, 1), dtype=np.int64), np.zeros((0, 1))
+    if basis is None:
+        used, width, factors, lengths, group_start, last = (np.zeros(0, dtype=np.int64), 2, none_int,
+                                                             np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                                             np.zeros(0, dtype=np.int64))
+        order = None
+    else:
+        used, width, factors, lengths, moment_prefix, moment_last = basis
+        order, group_start = _grouped(moment_prefix, len(factors))
+        last = moment_last[order]
+    moments = np.zeros(len(last))
+    if cell_maps is None:
+        boundaries, slopes, intercepts, tops, binned = (none_float, np.zeros(0), np.zeros(0),
+                                                        np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_))
+        counts = np.zeros((0, 1))
+    else:
+        boundaries, slopes, intercepts, tops, binned = cell_maps
+        counts = np.zeros((d, n_cells))
+    keep = keep_cells and cell_maps is not None
+    cells = np.empty((d, rows) if keep else (0, 0), dtype=np.int32)
+    rows_clipped = _numba_kernels.unit_sums(values, lower, upper, upper - lower, used, width, factors, lengths,
+                                            group_start, last, moments, boundaries, slopes, intercepts, tops, binned,
+                                            cells, counts, keep, BLOCK_ROWS)
+    sums = None
+    if order is not None:
+        sums = np.empty_like(moments)
+        sums[order] = moments
+    return (int(rows_clipped), sums, cells if keep else None, counts if cell_maps is not None else None)
 
 
 def column_cells(columns: np.ndarray, boundaries: np.ndarray, slopes: np.ndarray, intercepts: np.ndarray,

@@ -114,7 +114,7 @@ class CellSearch:
         if compiled:
             from synthdp.stats import compiled as kernels
 
-            return kernels.column_cells(points.T, *self._compiled_maps)
+            return kernels.column_cells(points.T, *self.compiled_maps)
         columns = points.T if points.flags.f_contiguous else np.ascontiguousarray(points.T)  # (d, rows)
         out = np.empty((d, rows), dtype=np.int32)
         for j in range(d):
@@ -123,7 +123,7 @@ class CellSearch:
         return out
 
     @functools.cached_property
-    def _compiled_maps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def compiled_maps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The maps of :meth:`_column_block` as arrays for the compiled kernel: every column's
         boundary table padded with NaN to the widest, and its slope, intercept, top and whether binned."""
         tops = np.array([int(top) for _, _, _, _, top, _ in self._maps], dtype=np.int64)
@@ -288,6 +288,12 @@ class CellLayout:
         if missing is not None:
             self._missing_cells(cells.T, missing)
         return cells
+
+    @property
+    def compiled_maps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The cells' search tables for the compiled kernels (:attr:`CellSearch.compiled_maps`; without the
+        missing cells, which only a mixed table's nullable columns have)."""
+        return self._search.compiled_maps
 
     def count(self, cells: np.ndarray, compiled: bool = False) -> np.ndarray:
         """Rows per cell and column, shape (d, M), of cells shaped as :meth:`cells_by_column` gives them
