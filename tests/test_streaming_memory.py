@@ -20,8 +20,9 @@ import pandas as pd
 import pytest
 
 from synthdp import SmoothSynthesizer
+from synthdp.errors import SynthDPError
 from synthdp.reader import table as table_module
-from synthdp.reader.table import PrivateTable, _open_parquet, _parquet_frames
+from synthdp.reader.table import PrivateTable, _open_parquet, _parquet_arrays, _parquet_frames
 from synthdp.stats.row_sums import SumRequest
 
 pq = pytest.importorskip("pyarrow.parquet")
@@ -71,6 +72,53 @@ def test_the_chunks_are_those_iter_batches_cuts(tmp_path, sizes, rows):
             pd.testing.assert_frame_equal(chunk, wanted)
 
 
+@pytest.mark.parametrize("sizes", [[1000, 1000, 1000], [700, 50, 1, 1249, 1000]])
+@pytest.mark.parametrize("rows", [13, 400, 2999, 5000])
+def test_a_numeric_files_chunks_are_its_frames_values(tmp_path, sizes, rows):
+    """A file of numeric columns only is read into float arrays, without a DataFrame: each chunk the
+    float values of :func:`_parquet_frames`' chunk, to the bit, column-major (integers, floats, a null)."""
+    frame = sample_frame()
+    frame["d"] = np.where(np.arange(N_ROWS) % 11 == 0, np.nan, frame["a"].to_numpy() * 3).astype(np.float32)
+    frame["e"] = pd.array(np.where(np.arange(N_ROWS) % 13 == 0, None, np.arange(N_ROWS)), dtype="Int64")
+    path = tmp_path / "t.parquet"
+    write_groups(frame, path, sizes, preserve_index=False)
+    names = list(frame.columns)
+    with _open_parquet(path) as parquet:
+        frames = [chunk.to_numpy(dtype=float) for chunk in _parquet_frames(parquet, rows)]
+    with _open_parquet(path) as parquet:
+        arrays = list(_parquet_arrays(parquet, rows, names))
+    assert [len(a) for a in arrays] == [len(f) for f in frames]
+    for array, expected in zip(arrays, frames):
+        assert array.flags.f_contiguous and array.dtype == np.float64
+        assert array.tobytes() == np.asfortranarray(expected).tobytes()
+
+
+def test_a_numeric_file_is_summed_without_a_dataframe_and_its_faults_are_named(tmp_path, monkeypatch):
+    """The pass over a numeric file builds no DataFrame and sums what the in-memory table sums; a null
+    or an infinite value that the footer's statistics do not show fails that pass with the column's name
+    only, as a DataFrame's check would."""
+    import pyarrow as pa
+
+    frame = sample_frame()
+    path = tmp_path / "t.parquet"
+    write_groups(frame, path, [1000, 2000], preserve_index=False)
+    monkeypatch.setattr(table_module, "_pieces_frame", lambda *a: (_ for _ in ()).throw(AssertionError("frame")))
+    domain = table_module.Domain.from_bounds(BOUNDS, ["a", "b", "c"])
+    request = SumRequest(domain, column_sums=True, second_moment=True)
+    streamed = PrivateTable.open(path, chunk_rows=700).row_sums(request)
+    in_memory = PrivateTable.open(frame).row_sums(request)
+    for name in ("rows", "rows_clipped", "column_sums", "second_moment"):
+        np.testing.assert_allclose(streamed[name], in_memory[name], rtol=1e-13, atol=0, err_msg=name)
+    for column, value in [("c", np.nan), ("a", -np.inf)]:
+        bad = frame.copy()
+        bad.loc[2500, column] = value
+        bad_path = tmp_path / f"bad_{column}.parquet"
+        pq.write_table(pa.Table.from_pandas(bad, preserve_index=False), bad_path,
+                       write_statistics=False, row_group_size=1000)
+        with pytest.raises(SynthDPError, match=f"^column '{column}' has missing or infinite values"):
+            PrivateTable.open(bad_path, chunk_rows=700).row_sums(request)
+
+
 def test_each_row_group_has_a_reader_of_its_own(tmp_path, monkeypatch):
     """The pass reads row group after row group, each through its own reader, and the summing
     function gets chunks of ``chunk_rows`` rows (the last one shorter)."""
@@ -87,9 +135,9 @@ def test_each_row_group_has_a_reader_of_its_own(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", iter_batches)
     chunks = []
-    original_sums = table_module._frame_sums
-    monkeypatch.setattr(table_module, "_frame_sums", lambda frame, *args: chunks.append(len(frame))
-                        or original_sums(frame, *args))
+    original_sums = table_module._values_sums
+    monkeypatch.setattr(table_module, "_values_sums", lambda values, *args, **options: chunks.append(len(values))
+                        or original_sums(values, *args, **options))
     table = PrivateTable.open(path, chunk_rows=400)
     domain = table_module.Domain.from_bounds(BOUNDS, ["a", "b", "c"])
     assert table.row_sums(SumRequest(domain, column_sums=True)).n_rows == N_ROWS
@@ -144,6 +192,9 @@ def test_cells_that_will_not_fit_go_to_a_temporary_file_from_the_start(tmp_path,
     original, add = table_module._chunk_sums_and_cells, table_module._KeptCells.add
     monkeypatch.setattr(table_module, "_chunk_sums_and_cells", lambda counting, *args: passes.append(counting)
                         or original(counting, *args))
+    arrays = table_module._array_sums_and_cells  # a numeric Parquet file's passes
+    monkeypatch.setattr(table_module, "_array_sums_and_cells", lambda counting, *args: passes.append(counting)
+                        or arrays(counting, *args))
 
     def spied_add(kept, *args):
         result = add(kept, *args)

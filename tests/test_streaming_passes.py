@@ -158,8 +158,9 @@ def test_a_streamed_release_is_the_same_with_cells_in_memory_on_disk_or_read_aga
     bounds = {"a": [-3, 3], "b": {"bounds": [0, 8], "type": "integer"}, "c": [-1, 2]}
     options = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300, "chunk_rows": 700}
     reads = []
-    original = table_module._frame_sums
-    monkeypatch.setattr(table_module, "_frame_sums", lambda *args: reads.append(args[2]) or original(*args))
+    original = table_module._values_sums  # every chunk of rows, from a DataFrame or (numeric Parquet) an array
+    monkeypatch.setattr(table_module, "_values_sums",
+                        lambda *args, **options: reads.append(args[3]) or original(*args, **options))
     spills = []
     temporary_file = table_module.tempfile.TemporaryFile
 
