@@ -6,12 +6,13 @@ the release (candidates, LP fit, sampling, decoding, summaries) never import it.
 
 Every statistic the release needs is a sum over rows (:mod:`synthdp.stats.row_sums`), so a table is
 read as validated chunks by one of three engines, which all hand the same per-chunk function
-(:func:`chunk_values` then :func:`synthdp.stats.row_sums.chunk_sums`) its rows:
+(:func:`chunk_values` then :func:`synthdp.stats.row_sums.chunk_sums`; a numeric Parquet file's
+chunks come as float arrays, :func:`_parquet_arrays`, checked alike) its rows:
 
 * in memory (the default for a DataFrame and for CSV files up to ``STREAM_CSV_BYTES``): one chunk;
 * streaming (numpy engine; CSV files with ``chunk_rows`` or larger than ``STREAM_CSV_BYTES``,
   and every Parquet file): pandas CSV chunks or Parquet chunks (read row group by row group,
-  :func:`_parquet_frames`) of ``chunk_rows`` rows, so memory is bounded by a few chunks
+  :func:`_parquet_frames`, or :func:`_parquet_arrays` for numeric columns only) of ``chunk_rows`` rows, so memory is bounded by a few chunks
   whatever the file's size;
 * Dask (``engine="dask"``): dask.dataframe partitions of a CSV or Parquet file (or a Dask
   DataFrame; a file's partitions of about DASK_BLOCK_BYTES, a Parquet one's at least a row
