@@ -12,8 +12,8 @@ chunks come as float arrays, :func:`_parquet_arrays`, checked alike) its rows:
 * in memory (the default for a DataFrame and for CSV files up to ``STREAM_CSV_BYTES``): one chunk;
 * streaming (numpy engine; CSV files with ``chunk_rows`` or larger than ``STREAM_CSV_BYTES``,
   and every Parquet file): pandas CSV chunks or Parquet chunks (read row group by row group,
-  :func:`_parquet_frames`, or :func:`_parquet_arrays` for numeric columns only) of ``chunk_rows`` rows, so memory is bounded by a few chunks
-  whatever the file's size;
+  :func:`_parquet_frames`, or :func:`_parquet_arrays` for numeric columns only) of ``chunk_rows``
+  rows, so memory is bounded by a few chunks whatever the file's size;
 * Dask (``engine="dask"``): dask.dataframe partitions of a CSV or Parquet file (or a Dask
   DataFrame; a file's partitions of about DASK_BLOCK_BYTES, a Parquet one's at least a row
   group), each summed in blocks of the streamed chunks' size (:func:`_partition_sums`), reduced
@@ -999,7 +999,7 @@ def _parquet_arrays(parquet, rows: int, names: list[str]) -> Iterator[np.ndarray
 
 def _parquet_pieces(parquet, rows: int, columns: list[str] | None = None) -> Iterator[list]:
     """:func:`_parquet_frames`' chunks before conversion: each the list of batch slices that hold its rows
-    (at most two: a chunk spans at most one row group's end and the next one's start), one row group's
+    (one or two where row groups are larger than a chunk, more where they are smaller), one row group's
     reader after another."""
     pieces: list = []  # slices of batches, ``held`` rows, not yet handed out
     held = 0
