@@ -214,3 +214,33 @@ def test_cells_that_will_not_fit_go_to_a_temporary_file_from_the_start(tmp_path,
         assert passes == [True]  # one pass reads the rows (the histograms' and moments'), and keeps its cells
         assert synth.engine_["kept_cells"] == where
         assert max(held) == most  # in memory after each chunk: all of them, or none (each written out)
+
+
+@pytest.mark.parametrize("mixed", [False, True], ids=["numeric", "mixed"])
+def test_a_stored_pandas_index_is_not_a_column(tmp_path, mixed):
+    """``df.set_index("id").to_parquet(path)`` stores the index as a column; pandas and the Dask engine
+    read it back as the index, and so does the numpy engine: the release is that of the same file
+    without the index, and bounds naming it are refused as naming no column (before, the numpy
+    engine failed with a traceback, or on the schema)."""
+    frame = sample_frame()[["a", "c"]]
+    if mixed:
+        frame["g"] = np.where(frame["a"] > 0, "u", "v")
+    indexed = frame.set_index(pd.Index(np.random.default_rng(5).permutation(N_ROWS) * 7, name="id"))  # not a range
+    with_index, without = tmp_path / "with.parquet", tmp_path / "without.parquet"
+    indexed.to_parquet(with_index)
+    frame.to_parquet(without, index=False)
+    assert "id" in pq.read_schema(with_index).names
+    bounds = {"a": [-3, 3], "c": [-1, 2]}
+    fit = {"schema": {"columns": {"a": {"type": "continuous", "bounds": bounds["a"]},
+                                  "c": {"type": "continuous", "bounds": bounds["c"]},
+                                  "g": {"type": "categorical", "levels": ["u", "v"]}}}} if mixed else {"bounds": bounds}
+    releases = []
+    for path in (with_index, without):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            releases.append(SmoothSynthesizer(seed=4, epsilon=2.0, n_candidates=300, chunk_rows=700)
+                            .fit(path, **fit).release_)
+    np.testing.assert_array_equal(releases[0].noisy_moments, releases[1].noisy_moments)
+    if not mixed:
+        with pytest.raises(SynthDPError, match="unknown column 'id'"):
+            SmoothSynthesizer(seed=4, n_candidates=300).fit(with_index, bounds={**bounds, "id": [0, 30000]})

@@ -918,7 +918,7 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
     pq = _optional("pyarrow.parquet", "Parquet input")
 
     with _parquet_errors(path):
-        names = check_column_names(pq.read_schema(path).names)
+        names = check_column_names(_parquet_data_columns(pq.read_schema(path)))
     rows = chunk_rows or _default_chunk_rows(len(names))
     contributions = None
     if unit is not None:
@@ -965,6 +965,15 @@ def _open_parquet(path: Path):
     return pq.ParquetFile(path, buffer_size=PARQUET_BUFFER_BYTES, pre_buffer=False)
 
 
+def _parquet_data_columns(schema) -> list[str]:
+    """A Parquet file's columns as ``pandas.read_parquet`` (and the Dask engine) gives them: its Arrow schema's
+    names without the columns that hold a pandas index (``df.set_index("id").to_parquet(path)`` stores
+    ``id`` as one, and reading the file makes it the index again, not a column)."""
+    index = (schema.pandas_metadata or {}).get("index_columns", [])
+    stored = {entry for entry in index if isinstance(entry, str)}  # a RangeIndex is a dict: nothing stored
+    return [name for name in schema.names if name not in stored]
+
+
 def _parquet_frames(parquet, rows: int, columns: list[str] | None = None) -> Iterator[pd.DataFrame]:
     """The rows of an open Parquet file (:func:`_open_parquet`) as DataFrames of ``rows`` rows, the
     last one shorter: the chunks ``iter_batches(batch_size=rows)`` cuts, across row groups, so
@@ -989,12 +998,13 @@ def _parquet_arrays(parquet, rows: int, names: list[str]) -> Iterator[np.ndarray
     :func:`chunk_values` fails it."""
     import pyarrow as pa
 
-    for j, arrow_field in enumerate(parquet.schema_arrow):
-        kind = arrow_field.type
+    schema = parquet.schema_arrow
+    for name in names:
+        kind = schema.field(name).type
         if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            raise SynthDPError(f"column '{names[j]}' is not numeric (a date or time column needs \"type\": \"date\" "
+            raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
                                "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
-    return map(_pieces_array, _parquet_pieces(parquet, rows))
+    return map(_pieces_array, _parquet_pieces(parquet, rows, names))
 
 
 def _parquet_pieces(parquet, rows: int, columns: list[str] | None = None) -> Iterator[list]:
@@ -1050,8 +1060,9 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
     import pyarrow as pa
 
     schema = parquet.schema_arrow
-    for name, arrow_field in zip(names, schema):
-        kind = arrow_field.type
+    position = {arrow_field.name: j for j, arrow_field in enumerate(schema)}  # a stored index may sit anywhere
+    for name in names:
+        kind = schema.field(position[name]).type
         if name in text_columns:
             continue  # a binary or categorical column: any value is a level or "other"
         if name in (time_columns or {}) and (pa.types.is_date(kind) or pa.types.is_timestamp(kind)
@@ -1062,8 +1073,8 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
     metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
-        for position, name in enumerate(names):
-            statistics = row_group.column(position).statistics
+        for name in names:
+            statistics = row_group.column(position[name]).statistics
             if name in text_columns or name in nullable:
                 continue
             if statistics is not None and statistics.has_null_count and statistics.null_count > 0:
