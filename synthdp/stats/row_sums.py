@@ -17,7 +17,8 @@ here prints, logs or raises with a value in it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import functools
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -94,11 +95,17 @@ class SumRequest:
         installed (a Dask worker without it sums with numpy: the same sums up to the order of additions)."""
         return self.compiled and kernels.available()
 
+    @functools.cached_property
+    def basis(self) -> ChebyshevBasis | None:
+        """The basis of ``basis_indices`` (None without them), built once per request rather than once per
+        chunk (its tables of products take about 2 ms at R = 355)."""
+        return None if self.basis_indices is None else ChebyshevBasis(self.basis_indices)
+
     @property
     def counts_only(self) -> bool:
         """Whether the pass only counts the rows (every statistic left out)."""
-        return all(value is None or value is False or (isinstance(value, tuple) and not value)
-                   for name, value in vars(self).items() if name != "compiled")
+        values = (getattr(self, item.name) for item in fields(self) if item.name != "compiled")  # not the cached basis
+        return all(value is None or value is False or (isinstance(value, tuple) and not value) for value in values)
 
 
 @dataclass(frozen=True)
@@ -195,9 +202,9 @@ def chunk_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
         sums["rows_clipped"] = np.array(rows_clipped)
         if request.snap_cells is not None:
             points = grid.snap(points, request.snap_cells)
-        if request.basis_indices is not None:
+        if request.basis is not None:
             # moments() is the mean over the chunk's rows; times their count it is their sum.
-            sums["moments"] = _basis(request.basis_indices).moments(points, request.compiled_here) * len(points)
+            sums["moments"] = request.basis.moments(points, request.compiled_here) * len(points)
         if request.column_sums:
             sums["column_sums"] = points.sum(axis=0)
         if request.second_moment:
@@ -227,9 +234,9 @@ def _unit_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
     additions (the same blocks)."""
     assert request.domain is not None
     values = np.asarray(values, dtype=float)
-    layout, indices = request.cell_layout, request.basis_indices
+    layout, basis = request.cell_layout, request.basis
     rows_clipped, moments, cells, counts = kernels.unit_sums(
-        values, request.domain.lower, request.domain.upper, None if indices is None else _basis(indices).compiled_parts,
+        values, request.domain.lower, request.domain.upper, None if basis is None else basis.compiled_parts,
         None if layout is None else layout.compiled_maps, 0 if layout is None else layout.n_cells,
         kept_cells is not None)
     sums = {"rows_clipped": np.array(rows_clipped)}
@@ -240,22 +247,6 @@ def _unit_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
         if kept_cells is not None and cells is not None:
             kept_cells.append(cells)
     return sums
-
-
-_BASES: dict[tuple, ChebyshevBasis] = {}
-
-
-def _basis(indices: np.ndarray) -> ChebyshevBasis:
-    """The basis of ``indices``, built once per process rather than once per chunk (its tables of
-    products take about 2 ms at R = 355); public, like the indices."""
-    indices = np.asarray(indices, dtype=np.int64)
-    key = (indices.shape, indices.tobytes())
-    basis = _BASES.get(key)
-    if basis is None:
-        if len(_BASES) > 16:  # a process that fits many tables keeps only the latest few
-            _BASES.clear()
-        basis = _BASES[key] = ChebyshevBasis(indices)
-    return basis
 
 
 def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, rows_other: int,
@@ -282,8 +273,8 @@ def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, row
     if len(points) == 0 or request.schema is None:
         return RowSums(sums)
     numeric = points[:, : request.schema.d_numeric]
-    if request.basis_indices is not None:
-        sums["moments"] = _basis(request.basis_indices).moments(points, request.compiled_here) * len(points)
+    if request.basis is not None:
+        sums["moments"] = request.basis.moments(points, request.compiled_here) * len(points)
     if request.cell_layout is not None:
         cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled_here)
         sums["cell_counts"] = request.cell_layout.count(cells, request.compiled_here)
