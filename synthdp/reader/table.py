@@ -943,7 +943,7 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
                     return RowSums({"rows": np.array(parquet.metadata.num_rows)})
                 if unit is None and not time_columns and not text_columns:  # numbers only: no DataFrame
                     chunk = _array_sums_and_cells(kept.start(request), columns, request, nullable)
-                    with _read_ahead(_parquet_arrays(parquet, rows, columns)) as arrays:
+                    with _read_ahead(_parquet_arrays(parquet, rows, columns, nullable)) as arrays:
                         sums = total(kept.add(*result) for result in _in_order(chunk, arrays))
                 else:
                     chunk = _chunk_sums_and_cells(kept.start(request), columns, request, time_columns, text_columns,
@@ -989,21 +989,15 @@ def _parquet_frames(parquet, rows: int, columns: list[str] | None = None) -> Ite
     return map(_pieces_frame, _parquet_pieces(parquet, rows, columns))
 
 
-def _parquet_arrays(parquet, rows: int, names: list[str]) -> Iterator[np.ndarray]:
+def _parquet_arrays(parquet, rows: int, names: list[str], nullable: Collection[str] = ()) -> Iterator[np.ndarray]:
     """The chunks of :func:`_parquet_frames` as float64 arrays (rows, d) in column order, for a file of numeric
     columns only: each column's values copied once from its Arrow batches into the chunk's array
     (a null as NaN, an integer as the float pandas would give), instead of into a DataFrame and
     from it into the float copy that the sums take. The same values, so the same sums to the bit (a
-    test); one copy fewer of each chunk in flight. A column of another type fails as
-    :func:`chunk_values` fails it."""
-    import pyarrow as pa
-
-    schema = parquet.schema_arrow
-    for name in names:
-        kind = schema.field(name).type
-        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-            raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
-                               "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
+    test); one copy fewer of each chunk in flight. The footer is checked first
+    (:func:`_check_parquet_footer`, as the pass that counts the rows checks it), so a column of
+    another type never reaches the conversion."""
+    _check_parquet_footer(parquet, names, nullable=nullable)
     return map(_pieces_array, _parquet_pieces(parquet, rows, names))
 
 
