@@ -256,6 +256,21 @@ def test_the_compiled_score_products_are_numpys(signs, mean_weight):
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("d", [1, 2, 5, 8, 13])
+@pytest.mark.parametrize("rows", [1, compiled.SCORE_BLOCK_ROWS - 1, compiled.SCORE_BLOCK_ROWS + 1, 1000])
+def test_the_compiled_score_products_are_numpys_for_any_width(d, rows):
+    """The products kernel works four columns by four and block by block of rows: widths that
+    are not a multiple of four (its padding), one column, and rows that leave a partial block,
+    with the norm clip and the means: the sums of :func:`score_products` to 1e-12 of their size."""
+    rng = np.random.default_rng(d * 1000 + rows)
+    score_map = ScoreMap(rng.dirichlet(np.ones(6), size=d), 0.5 * d, None, 0.5, False)
+    points = rng.uniform(-1, 1, (rows, d))
+    expected = score_products(points, score_map)
+    got = row_sums._score_products(points, score_map, None, True)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+
+
 @pytest.mark.parametrize("layout", ["C", "F"])
 def test_the_compiled_clip_and_counts_are_numpys_to_the_bit(layout):
     """Values inside, on and outside the bounds, and a NaN: the same unit points to the bit, the

@@ -124,24 +124,78 @@ def column_cells(columns, boundaries, slopes, intercepts, tops, binned, out):  #
            np.zeros((0, 0)), False)
 
 
-@numba.njit(nogil=True, cache=True)
-def clipped_scores(cells, table, clip_norm_sq, signs, out):  # pragma: no cover - compiled
-    """The scores ``table[a, cells[a, i]]`` of every row into ``out`` (d, rows), each row's vector
-    shrunk onto ||s||^2 <= ``clip_norm_sq`` unless they are ``signs``
-    (:func:`synthdp.stats.row_sums.cell_sums`); the norm summed over the columns in order."""
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+def score_products(cells, table, clip_norm_sq, signs, block, products, column_sums):  # pragma: no cover - compiled
+    """Add the sums over rows of s_a s_b (every a, b: ``products`` (D, D), D = d rounded up to a
+    multiple of 4; a <= b is read) and of s_a (``column_sums`` (d,)) of the scores
+    ``table[a, cells[a, i]]`` (cells (d, rows)), each row's vector shrunk onto
+    ||s||^2 <= ``clip_norm_sq`` unless they are ``signs`` (the norm summed over the columns in
+    order, as :meth:`synthdp.stats.scores.ScoreMap.clipped_scores`).
+
+    Block by block of ``block`` rows: the block's scores gathered and shrunk into a (D, block)
+    buffer held in cache, then their products four columns by four (a tile of 16 sums, each
+    column's scores read once for four products), never writing the chunk's (d, rows) scores out.
+    The padding columns are 0, so their products are too."""
     d, rows = cells.shape
-    for a in range(d):
-        for i in range(rows):
-            out[a, i] = table[a, cells[a, i]]
-    if signs:
-        return
-    for i in range(rows):
-        norm_sq = 0.0
+    width = products.shape[0]
+    scores = np.zeros((width, block))
+    for start in range(0, rows, block):
+        m = min(block, rows - start)
         for a in range(d):
-            norm_sq += out[a, i] * out[a, i]
-        shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
+            for i in range(m):
+                scores[a, i] = table[a, cells[a, start + i]]
+        if not signs:
+            for i in range(m):
+                norm_sq = 0.0
+                for a in range(d):
+                    norm_sq += scores[a, i] * scores[a, i]
+                shrink = np.sqrt(min(1.0, clip_norm_sq / max(norm_sq, 1e-300)))
+                for a in range(d):
+                    scores[a, i] *= shrink
         for a in range(d):
-            out[a, i] *= shrink
+            total = 0.0
+            for i in range(m):
+                total += scores[a, i]
+            column_sums[a] += total
+        for a in range(0, width, 4):
+            for b in range(a, width, 4):
+                s00 = s01 = s02 = s03 = s10 = s11 = s12 = s13 = 0.0
+                s20 = s21 = s22 = s23 = s30 = s31 = s32 = s33 = 0.0
+                for i in range(m):
+                    x0, x1, x2, x3 = scores[a, i], scores[a + 1, i], scores[a + 2, i], scores[a + 3, i]
+                    y0, y1, y2, y3 = scores[b, i], scores[b + 1, i], scores[b + 2, i], scores[b + 3, i]
+                    s00 += x0 * y0
+                    s01 += x0 * y1
+                    s02 += x0 * y2
+                    s03 += x0 * y3
+                    s10 += x1 * y0
+                    s11 += x1 * y1
+                    s12 += x1 * y2
+                    s13 += x1 * y3
+                    s20 += x2 * y0
+                    s21 += x2 * y1
+                    s22 += x2 * y2
+                    s23 += x2 * y3
+                    s30 += x3 * y0
+                    s31 += x3 * y1
+                    s32 += x3 * y2
+                    s33 += x3 * y3
+                products[a, b] += s00
+                products[a, b + 1] += s01
+                products[a, b + 2] += s02
+                products[a, b + 3] += s03
+                products[a + 1, b] += s10
+                products[a + 1, b + 1] += s11
+                products[a + 1, b + 2] += s12
+                products[a + 1, b + 3] += s13
+                products[a + 2, b] += s20
+                products[a + 2, b + 1] += s21
+                products[a + 2, b + 2] += s22
+                products[a + 2, b + 3] += s23
+                products[a + 3, b] += s30
+                products[a + 3, b + 1] += s31
+                products[a + 3, b + 2] += s32
+                products[a + 3, b + 3] += s33
 
 
 @numba.njit(nogil=True, cache=True)
