@@ -186,8 +186,9 @@ def test_the_compiled_cells_are_numpys_to_the_bit(layout):
 def test_one_compiled_pass_sums_what_the_passes_one_after_another_sum(layout, rows, parts):
     """A chunk's clip, moments and cells in one compiled pass over its values (``compiled.unit_sums``,
     what a large file's moments pass runs): the same rows clipped, cells and counts to the bit as
-    numpy's, every kept cell the same, and the same moments to 1e-12 of the largest (the order of
-    additions). Values inside, on and outside the bounds, and on the cells' edges and midpoints."""
+    numpy's, every kept cell the same (in the type the pass keeps it in), and the same moments to 1e-12
+    of the largest (the order of additions). Values inside, on and outside the bounds, and on the
+    cells' edges and midpoints."""
     from synthdp.domain.box import Domain
 
     rng = np.random.default_rng(rows)
@@ -212,6 +213,7 @@ def test_one_compiled_pass_sums_what_the_passes_one_after_another_sum(layout, ro
         np.testing.assert_array_equal(got["cell_counts"], expected["cell_counts"])
         assert len(kept) == len(kept_numpy) == 1
         np.testing.assert_array_equal(kept[0], kept_numpy[0])
+        assert kept[0].dtype == request.cell_layout.cell_dtype  # written as the pass keeps them: no copy to convert
     if "moments" in parts:
         np.testing.assert_allclose(got["moments"], expected["moments"], rtol=0,
                                    atol=1e-12 * max(1.0, np.abs(expected["moments"]).max()))

@@ -590,8 +590,7 @@ class _KeptCells:
         self._keeping = layout is not None and request.snap_cells is None
         self._to_disk = False
         if layout is not None:
-            self._dtype = np.dtype(np.uint8 if layout.n_cells <= 2**8 else np.uint16 if layout.n_cells <= 2**16
-                                   else np.int32)
+            self._dtype = layout.cell_dtype
             if self._rows is not None and self._rows * layout.d * self._dtype.itemsize > KEPT_CELLS_BYTES:
                 self._to_disk = True  # they would not fit (if the rows have not changed): to disk from the start
         return self._keeping
@@ -599,7 +598,7 @@ class _KeptCells:
     def add(self, sums: RowSums, cells: list[np.ndarray] | None) -> RowSums:
         """After each chunk of the pass, in the file's order: keep its cells (compactly) and its row counts."""
         if cells and self._keeping:
-            compact = cells.pop().astype(self._dtype)
+            compact = cells.pop().astype(self._dtype, copy=False)  # the compiled pass writes them so
             counts: dict[str, np.ndarray] = {name: sums.values[name] for name in ("rows", "rows_clipped", "rows_other")
                                              if name in sums.values}
             self._chunks.append((compact, counts))

@@ -81,7 +81,8 @@ def _grouped(moment_prefix: np.ndarray, prefixes: int) -> tuple[np.ndarray, np.n
 
 
 def unit_sums(values: np.ndarray, lower: np.ndarray, upper: np.ndarray, basis: tuple | None, cell_maps: tuple | None,
-              n_cells: int, keep_cells: bool) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+              n_cells: int, keep_cells: bool, cell_dtype: np.dtype | None = None
+              ) -> tuple[int, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
     """A chunk's clip, moment sums and cells in one compiled pass over its ``values`` (rows, d), block by
     block in cache (:func:`synthdp.stats._numba_kernels.unit_sums`): the same rows clipped, points
     (never written out), cells and counts to the bit as :func:`clip_to_unit`, :func:`column_cells` and
@@ -91,8 +92,9 @@ def unit_sums(values: np.ndarray, lower: np.ndarray, upper: np.ndarray, basis: t
     ``basis``: ``(used, width, prefix_factors, prefix_lengths, moment_prefix, moment_last)`` as
     :func:`moment_sums` takes them, or None for no moments; ``cell_maps``: the cells' search tables
     (:meth:`synthdp.stats.histograms.CellSearch.compiled_maps`), or None for no cells, ``n_cells`` of
-    them per column. Returns the rows clipped, the moment sums (R,), the cells (d, rows) int32 where
-    ``keep_cells``, and the counts (d, ``n_cells``).
+    them per column. Returns the rows clipped, the moment sums (R,), the cells (d, rows) where
+    ``keep_cells``, of ``cell_dtype`` (default int32; :attr:`synthdp.stats.histograms.CellLayout.cell_dtype`
+    writes them as a pass keeps them, without a copy to convert), and the counts (d, ``n_cells``).
     """
     from synthdp.stats import _numba_kernels
 
@@ -116,7 +118,7 @@ def unit_sums(values: np.ndarray, lower: np.ndarray, upper: np.ndarray, basis: t
         boundaries, slopes, intercepts, tops, binned = cell_maps
         counts = np.zeros((d, n_cells))
     keep = keep_cells and cell_maps is not None
-    cells = np.empty((d, rows) if keep else (0, 0), dtype=np.int32)
+    cells = np.empty((d, rows) if keep else (0, 0), dtype=np.int32 if cell_dtype is None else cell_dtype)
     rows_clipped = _numba_kernels.unit_sums(values, lower, upper, upper - lower, used, width, factors, lengths,
                                             group_start, last, moments, boundaries, slopes, intercepts, tops, binned,
                                             cells, counts, keep, BLOCK_ROWS)

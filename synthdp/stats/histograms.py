@@ -250,6 +250,12 @@ class CellLayout:
         return max((self.column_cells(j) for j in range(self.d)), default=self.n_bins + 2)
 
     @property
+    def cell_dtype(self) -> np.dtype:
+        """The narrowest unsigned integer type that holds a cell number (0 to M - 1): how a pass keeps
+        its rows' cells for the next (one byte per value where M <= 256)."""
+        return np.dtype(np.uint8 if self.n_cells <= 2**8 else np.uint16 if self.n_cells <= 2**16 else np.int32)
+
+    @property
     def value_columns(self) -> int:
         """How many columns have one cell per integer value."""
         return sum(values is not None for values in self.values)

@@ -238,7 +238,7 @@ def _unit_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
     rows_clipped, moments, cells, counts = kernels.unit_sums(
         values, request.domain.lower, request.domain.upper, None if basis is None else basis.compiled_parts,
         None if layout is None else layout.compiled_maps, 0 if layout is None else layout.n_cells,
-        kept_cells is not None)
+        kept_cells is not None, None if layout is None else layout.cell_dtype)
     sums = {"rows_clipped": np.array(rows_clipped)}
     if moments is not None:
         sums["moments"] = moments / len(values) * len(values)  # as ChebyshevBasis.moments' mean times the rows
