@@ -5,7 +5,7 @@ product of 64 prefixes with 50 Chebyshev values per row (one BLAS product, 3 200
 to keep the 355 the basis uses. :func:`moment_sums` computes only those, in a compiled loop
 (numba, ``pip install synthdp[scale]``): 4 times as fast on one core (a chunk of 419 430 rows,
 0.022 against 0.114 s). The clip into the domain, the histograms' cells and counts, and the
-pairs' clipped scores have compiled loops too; where a chunk's points serve only its moments and
+pairs' score products have compiled loops too; where a chunk's points serve only its moments and
 cells (a large file's moments pass), :func:`unit_sums` takes all of them in one pass over its
 values, block by block in cache, instead of three passes over its points.
 Measured: docs/decisions/compiled-kernels.md.
