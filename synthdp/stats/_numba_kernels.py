@@ -129,8 +129,8 @@ def score_products(cells, table, clip_norm_sq, signs, block, products, column_su
     """Add the sums over rows of s_a s_b (every a, b: ``products`` (D, D), D = d rounded up to a
     multiple of 4; a <= b is read) and of s_a (``column_sums`` (d,)) of the scores
     ``table[a, cells[a, i]]`` (cells (d, rows)), each row's vector shrunk onto
-    ||s||^2 <= ``clip_norm_sq`` unless they are ``signs`` (the norm summed over the columns in
-    order, as :meth:`synthdp.stats.scores.ScoreMap.clipped_scores`).
+    ||s||^2 <= ``clip_norm_sq`` unless they are ``signs`` (as :meth:`synthdp.stats.scores.ScoreMap.clipped_scores`
+    shrinks them; the norm's additions, like the products', may be reordered into vector lanes).
 
     Block by block of ``block`` rows: the block's scores gathered and shrunk into a (D, block)
     buffer held in cache, then their products four columns by four (a tile of 16 sums, each
