@@ -222,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write the fitted model, to sample more rows later (synthdp sample); no extra budget")
     out.add_argument("--copies", metavar="M",
                      help="also write M copies of the release that carry its uncertainty (OUTPUT.1.csv ... OUTPUT.M.csv, "
-                          "and OUTPUT.reference.csv), for synthdp.infer's intervals; no extra budget")
+                          "OUTPUT.reference.csv, and OUTPUT.copies.json, what they are), for synthdp.infer's intervals; "
+                          "no extra budget")
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
                                       description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -295,8 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
         "infer", help="intervals for common statistics from a release's copies (generate --copies)",
         description=INFER_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     infer_command.add_argument("copies", metavar="OUTPUT.csv",
-                               help="the -o of synthdp generate --copies M: reads OUTPUT.1.csv ... OUTPUT.M.csv and "
-                                    "OUTPUT.reference.csv")
+                               help="the -o of synthdp generate --copies M: reads OUTPUT.1.csv ... OUTPUT.M.csv, "
+                                    "OUTPUT.reference.csv and OUTPUT.copies.json")
     infer_command.add_argument("--mean", action="extend", nargs="+", default=[], metavar="COL",
                                help="the mean of each column")
     infer_command.add_argument("--share", action="append", default=[], metavar="COL=VALUE",
@@ -513,6 +514,7 @@ def generate(args: argparse.Namespace) -> int:
 
             report["copies"]["note"] = NO_DEPENDENCE
             print(f"synthdp: warning: {NO_DEPENDENCE}", file=sys.stderr)
+        outputs.append((paths[-1], _text(json.dumps(report["copies"], indent=2) + "\n")))  # OUTPUT.copies.json
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
@@ -610,7 +612,7 @@ def _schema_json(content: dict) -> str:
 
 def infer_command(args: argparse.Namespace) -> int:
     """Estimates, standard errors and intervals of common statistics from a release's copies."""
-    from synthdp.evaluation.inference import common_statistics, copy_files, infer, load_copies
+    from synthdp.evaluation.inference import common_statistics, copies_info_path, copy_files, infer, load_copies
 
     shares = []
     for share in args.share:
@@ -622,7 +624,7 @@ def infer_command(args: argparse.Namespace) -> int:
                                   [tuple(c) for c in args.corr], args.ols)
     if args.output:
         _check_outputs({"--output": args.output},
-                       {"the synthetic table": args.copies,
+                       {"the synthetic table": args.copies, "the copies' description": str(copies_info_path(args.copies)),
                         **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}})
     result = infer(load_copies(args.copies), statistic, level=args.level)
     if args.output:

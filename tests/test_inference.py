@@ -116,6 +116,9 @@ def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
     assert len(copies) == 3 and len(copies.reference) == REFERENCE_FACTOR * 600
     entry = __import__("json").loads(report.read_text())["copies"]
     assert entry["count"] == 3 and "no data read" in entry["budget"] and entry["seconds_per_copy"] > 0
+    # OUTPUT.copies.json holds the report's entry, which load_copies reads back
+    assert __import__("json").loads((tmp_path / "out.copies.json").read_text()) == entry
+    assert copies.seconds_per_copy == entry["seconds_per_copy"] and copies.dependence == entry["measures_dependence"]
     result = infer(copies, lambda frame: frame["age"].mean())
     assert result.iloc[0]["lower"] < result.iloc[0]["upper"]
     assert main(["generate", str(root / "clinic.csv"), "-o", str(tmp_path / "x.csv"), "--bounds",
@@ -248,6 +251,38 @@ def test_infer_warns_where_the_release_measured_no_dependence():
     with warnings.catch_warnings():
         warnings.simplefilter("error", InferenceWarning)
         infer(kept, lambda table: table["a"].mean())
+
+
+def test_the_infer_command_warns_where_the_release_measured_no_dependence(tmp_path, capsys):
+    """``synthdp infer`` reads whether the release measured any dependence from OUTPUT.copies.json
+    (generate --copies writes it): at pure epsilon on a few hundred rows it warns, as synthdp.infer
+    does, once, in synthdp's one-line form; without the file (copies written before it existed) it
+    takes them as measuring dependence; a damaged file is a one-line error naming it."""
+    import json
+
+    from synthdp.cli import main
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=400)
+    pd.DataFrame({"a": x, "b": x + 0.3 * rng.normal(size=400), "c": rng.normal(size=400)}).to_csv(
+        tmp_path / "data.csv", index=False)
+    (tmp_path / "bounds.json").write_text(json.dumps({"a": [-4, 4], "b": [-5, 5], "c": [-4, 4]}))
+    out, info = tmp_path / "out.csv", tmp_path / "out.copies.json"
+    assert main(["generate", str(tmp_path / "data.csv"), "-o", str(out), "--epsilon", "1", "--delta", "0",
+                 "--bounds", str(tmp_path / "bounds.json"), "--copies", "2", "--rows", "50", "--seed", "1",
+                 "--quiet"]) == 0
+    assert json.loads(info.read_text())["measures_dependence"] is False
+    capsys.readouterr()
+    assert main(["infer", str(out), "--corr", "a", "b"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "no dependence between columns" in line]
+    assert len(warned) == 1 and warned[0].startswith("synthdp: warning: the release measured no dependence")
+    info.unlink()
+    assert main(["infer", str(out), "--corr", "a", "b"]) == 0
+    assert "no dependence" not in capsys.readouterr().err
+    info.write_text("{not json")
+    assert main(["infer", str(out), "--corr", "a", "b"]) == 2
+    assert capsys.readouterr().err.strip() == (f"synthdp: error: '{info}' is not what synthdp generate --copies "
+                                               "writes: write the copies again")
 
 
 def test_the_copies_keep_every_measured_pair_at_its_noisy_reading():

@@ -134,10 +134,19 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
 
 def copy_paths(output: Path, count: int) -> list[Path]:
     """The files ``synthdp generate --copies`` writes beside OUTPUT.csv: OUTPUT.1.csv ... OUTPUT.M.csv,
-    then OUTPUT.reference.csv (the reference sample)."""
+    then OUTPUT.reference.csv (the reference sample), then OUTPUT.copies.json (:func:`copies_info_path`)."""
     stem, suffix = output.stem, output.suffix or ".csv"
     return [output.with_name(f"{stem}.{k}{suffix}") for k in range(1, count + 1)] + [
-        output.with_name(f"{stem}.reference{suffix}")]
+        output.with_name(f"{stem}.reference{suffix}"), copies_info_path(output)]
+
+
+def copies_info_path(output: str | Path) -> Path:
+    """OUTPUT.copies.json beside the copies of ``synthdp generate --copies M -o OUTPUT.csv``: what the
+    report's ``copies`` entry says of them (how they were made, the seconds per copy, whether the
+    release measured any dependence), so that :func:`load_copies` and ``synthdp infer`` know it
+    without the report. Public: it holds no value of the data."""
+    output = Path(output)
+    return output.with_name(f"{output.stem}.copies.json")
 
 
 def copy_files(output: str | Path) -> list[Path]:
@@ -156,8 +165,12 @@ def copy_files(output: str | Path) -> list[Path]:
 
 def load_copies(output: str | Path, **read_csv: Any) -> Copies:
     """The copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, as :func:`infer` takes them
-    (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes)."""
+    (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes), with what OUTPUT.copies.json
+    says of them (:func:`copies_info_path`): whether the release measured any dependence, so that
+    :func:`infer` warns where it did not, and the seconds per copy. Copies written without that
+    file (before it existed) are taken as measuring dependence, their time unknown."""
     *numbered, reference = copy_files(output)
+    info = _copies_info(copies_info_path(output))
 
     def read(path: Path) -> pd.DataFrame:
         try:
@@ -166,7 +179,25 @@ def load_copies(output: str | Path, **read_csv: Any) -> Copies:
             raise SynthDPError(f"copy '{path}' is not a CSV table with a header row: write the copies again "
                                "(synthdp generate --copies)") from None
 
-    return Copies([read(path) for path in numbered], read(reference), float("nan"))
+    return Copies([read(path) for path in numbered], read(reference), info.get("seconds_per_copy", float("nan")),
+                  info.get("measures_dependence", True))
+
+
+def _copies_info(path: Path) -> dict[str, Any]:
+    """OUTPUT.copies.json's ``seconds_per_copy`` (float) and ``measures_dependence`` (bool); {} where the
+    file is absent. A file of another shape is an error, not a guess (its content is not quoted)."""
+    import json
+
+    if not path.exists():
+        return {}
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
+        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool)):
+            raise TypeError
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence}
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),
