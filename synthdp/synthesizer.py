@@ -194,7 +194,9 @@ class SmoothSynthesizer:
         pair's uncertainty is in the copies. Post-processing of the release: no data read, no
         budget spent. Takes about ``copies`` times the release's own fit; the report's timings do
         not change, the result's ``seconds_per_copy`` says how long each took."""
-        return release_copies(self._model(), copies, n_rows, self._sampling_rng(seed), progress)
+        needs = ("copies rerun the release's mechanism, whose statistics a model file does not hold (synthdp "
+                 "generate --copies, or sample_copies after fit in this process)")
+        return release_copies(self._model(needs), copies, n_rows, self._sampling_rng(seed), progress)
 
     def save(self, path: str | Path) -> None:
         """Write the fitted model to ``path``: the fitted distribution, the columns' domains or schema,
@@ -248,12 +250,13 @@ class SmoothSynthesizer:
         model = self._model()
         return reporting.privacy_report(model, None if output is None else reporting.describe_output(output))
 
-    def _model(self) -> run.FittedModel:
+    def _model(self, needs: str = "summaries need the fit (synthdp summarize, or fit in this process)") -> run.FittedModel:
+        """This fit's model; an error naming what ``needs`` it where there is none (not fitted, or
+        loaded from a model file, which holds the fitted distribution but not the release)."""
         model = getattr(self, "model_", None)
         if model is None:
             if getattr(self, "sampling_model_", None) is not None:
-                raise SynthDPError("a model loaded from a file samples rows only: summaries need the fit "
-                                   "(synthdp summarize, or fit in this process)")
+                raise SynthDPError(f"a model loaded from a file samples rows only: {needs}")
             raise SynthDPError("call fit() before sample(), summary() or privacy_report()")
         return model
 

@@ -77,6 +77,8 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
     assert loaded.get_params()["epsilon"] == synth.get_params()["epsilon"]
     with pytest.raises(SynthDPError, match="samples rows only"):
         loaded.summary()
+    with pytest.raises(SynthDPError, match="samples rows only: copies rerun the release's mechanism"):
+        loaded.sample_copies(2)
 
 
 def test_a_model_loaded_in_a_new_process_samples_the_same_rows(tmp_path):
