@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, get_args, get_type_hints
 
 from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthConfig, choices, option_fields
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, absent_file
 from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
 
 if TYPE_CHECKING:  # imported where used: --help and argument errors answer without pandas or scipy
@@ -196,6 +196,10 @@ example (draft, edit with public knowledge, release):
 # Options that are not SynthConfig fields.
 RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
             "encoding", "decimal", "budget_file", "lifetime_epsilon", "lifetime_delta", "copies"}
+# what a config file's value of each run key must be (the flags' own types; rows and copies: _int_or_word)
+RUN_KEY_KINDS = {"bounds_from_data": bool, "quiet": bool, "lifetime_epsilon": float, "lifetime_delta": float,
+                 **{key: str for key in ("bounds", "schema", "report", "summary_out", "model_out", "sep", "encoding",
+                                         "decimal", "budget_file")}}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -451,11 +455,13 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                return command(args)
+                code = command(args)
             finally:
                 _release_reservation(args)
-                for warning in caught:
-                    print(f"synthdp: warning: {warning.message}", file=sys.stderr)
+            # each warning once, and only for a command that ran to its end: a failure is one line
+            for message in dict.fromkeys(str(warning.message) for warning in caught):
+                print(f"synthdp: warning: {message}", file=sys.stderr)
+            return code
     except SynthDPError as error:
         print(f"synthdp: error: {error}", file=sys.stderr)
         return 2
@@ -830,6 +836,10 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     config = SynthConfig(**options)
     outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"],
                "--model-out": run["model_out"]}
+    if run["rows"] not in (None, "theory"):  # before the fit, not after it
+        rows = _int_or_word(run["rows"], "theory", "--rows")
+        if rows < 1:
+            raise SynthDPError("--rows must be an integer >= 1 or 'theory'")
     if run["copies"] is not None:
         from synthdp.evaluation.inference import copy_paths
 
@@ -973,14 +983,15 @@ def _options(args: argparse.Namespace) -> dict:
     if args.config:
         try:
             content = tomllib.loads(Path(args.config).read_text())
-        except FileNotFoundError:
-            raise SynthDPError(f"config file '{args.config}' does not exist") from None
+        except (FileNotFoundError, IsADirectoryError):
+            raise absent_file("config file", args.config) from None
         except tomllib.TOMLDecodeError:
             raise SynthDPError(f"config file '{args.config}' is not valid TOML") from None
         for key, value in content.items():
             name = key.replace("-", "_")
             if name not in allowed:
                 raise SynthDPError(f"config file '{args.config}' has unknown key '{key}'")
+            _check_config_value(args.config, key, RUN_KEY_KINDS.get(name), value)
             options[name] = value
     for name in allowed:
         value = getattr(args, name, None)
@@ -989,13 +1000,28 @@ def _options(args: argparse.Namespace) -> dict:
     return options
 
 
+def _check_config_value(path: str, key: str, kind: type | None, value: object) -> None:
+    """A config file's value of a run key has its flag's type: ``quiet = "false"`` is an error, not
+    true (a string is truthy: ``bounds_from_data = "false"`` would read the bounds from the data)."""
+    if kind is bool and not isinstance(value, bool):
+        raise SynthDPError(f"config file '{path}': {key} must be true or false")
+    if kind is str and not isinstance(value, str):
+        raise SynthDPError(f"config file '{path}': {key} must be text in quotes")
+    if kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise SynthDPError(f"config file '{path}': {key} must be a number")
+
+
 def _int_or_word(value, word, flag: str):
+    """``value`` as an integer (a flag's text or a config file's number), or ``word`` itself; an
+    error for anything else, a fraction (10.7 is not 10 rows) and true or false included."""
     if value is None or value == word:
         return value
+    choices = f"an integer or '{word}'" if word else "an integer"
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise SynthDPError(f"{flag} must be {choices}")
     try:
         return int(value)
-    except (TypeError, ValueError):
-        choices = f"an integer or '{word}'" if word else "an integer"
+    except (TypeError, ValueError, OverflowError):
         raise SynthDPError(f"{flag} must be {choices}") from None
 
 

@@ -5,8 +5,18 @@ the private table is in memory must not become a side channel for it.
 """
 
 
+import os
+
+
 class SynthDPError(ValueError):
     """Bad input or an impossible configuration; the CLI prints it as a one-line error."""
+
+
+def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
+    """The error for an input file that is not a file: "``label`` 'path' is a folder, not a file"
+    where it names a folder, else "does not exist"."""
+    what = "is a folder, not a file" if os.path.isdir(path) else "does not exist"
+    return SynthDPError(f"{label} '{path}' {what}")
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -72,6 +72,63 @@ def test_config_file_sets_options_and_flags_override_it(table, tmp_path, capsys)
     assert parameters["candidates"] == "hypercube" and parameters["n_candidates"] == 300
 
 
+@pytest.mark.parametrize(("content", "message"), [
+    ('bounds_from_data = "false"', "bounds_from_data must be true or false"),  # a string is truthy: not private
+    ('quiet = "no"', "quiet must be true or false"),
+    ("bounds = 3", "bounds must be text in quotes"),
+    ('lifetime_epsilon = "2"', "lifetime_epsilon must be a number"),
+    ("rows = 10.7", "--rows must be an integer"),  # not 10 rows
+    ("rows = true", "--rows must be an integer"),  # not 1 row
+    ("copies = 2.5", "--copies must be an integer"),
+])
+def test_a_config_value_of_the_wrong_type_is_an_error_before_the_fit(table, tmp_path, capsys, content, message):
+    """A config file's value has its flag's type: one line naming the key, exit 2, before any data
+    is read (no progress on stderr, no output), instead of a truthy string or a fraction taken as
+    something else."""
+    _, data, bounds = table
+    config = tmp_path / "run.toml"
+    config.write_text(content + "\n")
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--config", config, "--bounds", bounds], capsys)
+    assert code == 2 and printed.strip().splitlines() == [printed.strip()] and message in printed
+    assert "stages" not in printed and not (tmp_path / "o.csv").exists()
+
+
+def test_each_warning_once_and_no_numpy_noise_at_a_tiny_delta(table, tmp_path, capsys):
+    """At delta = 1e-300 the noise calibration's root finder meets a flat stretch (its zero
+    denominator gave numpy's "invalid value" warning some hundreds of times): none now, and a
+    warning raised many times is printed once."""
+    _, data, bounds = table
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--delta", "1e-300",
+                         "--seed", 0, "--quiet"], capsys)
+    assert code == 0 and "invalid value" not in printed
+    assert printed.count("a known seed makes the noise predictable") == 1
+
+
+@pytest.mark.parametrize(("args", "label"), [
+    (["generate", "{data}", "-o", "{out}", "--bounds", "{folder}"], "bounds file"),
+    (["generate", "{data}", "-o", "{out}", "--schema", "{folder}"], "schema file"),
+    (["generate", "{data}", "-o", "{out}", "--bounds", "{bounds}", "--config", "{folder}"], "config file"),
+    (["generate", "{folder}", "-o", "{out}", "--bounds", "{bounds}"], "input file"),
+    (["sample", "{folder}", "-n", "5", "-o", "{out}"], "model file"),
+    (["marginal", "--summary", "{folder}", "--columns", "age"], "summary file"),
+])
+def test_a_folder_given_as_an_input_file_is_named_as_such(table, tmp_path, capsys, args, label):
+    """Not "cannot write the output" (nothing was being written) nor "does not exist" (it does)."""
+    _, data, bounds = table
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    values = {"data": data, "out": tmp_path / "o.csv", "folder": folder, "bounds": bounds}
+    code, printed = run([arg.format(**values) for arg in args], capsys)
+    assert code == 2 and printed.strip() == f"synthdp: error: {label} '{folder}' is a folder, not a file"
+
+
+def test_rows_is_checked_before_the_fit(table, tmp_path, capsys):
+    _, data, bounds = table
+    for rows in ("0", "-5", "1.5", "abc"):
+        code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--rows", rows], capsys)
+        assert code == 2 and "--rows must be an integer" in printed and "stages" not in printed, printed
+
+
 def test_rows_theory_gives_the_papers_m(table, tmp_path, capsys):
     _, data, bounds = table
     report = tmp_path / "r.json"
@@ -125,8 +182,8 @@ def test_bad_input_is_a_one_line_error_and_leaves_no_output(case, table, tmp_pat
     args += extra if "--bounds-from-data" in extra else ["--bounds", bounds, *extra]
     code, printed = run(args, capsys)
     assert code != 0
-    lines = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
-    assert len(lines) == 1 and expected in lines[0], printed
+    lines = printed.strip().splitlines()  # one line: no warning before it (--seed's, say), no traceback
+    assert len(lines) == 1 and lines[0].startswith("synthdp: error:") and expected in lines[0], printed
     assert "Traceback" not in printed and str(PLANTED) not in printed and "98765" not in printed
     assert not out.exists() and not (tmp_path / "r.json").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]

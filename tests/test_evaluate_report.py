@@ -171,6 +171,10 @@ def test_a_categorical_target_is_a_class_label():
     assert result["train_synth_test_real"] == 1.0 and result["baseline"] < 0.9
     with pytest.raises(SynthDPError, match="task 'regression' needs a numeric target"):
         model_accuracy(real, real.copy(), "income", schema=SCHEMA, task="regression")
+    # and the mirror case: a column of fractional numbers is no class label (one line, not sklearn's traceback)
+    real["age"] = real["age"] + 0.5
+    with pytest.raises(SynthDPError, match="task 'classification' needs class labels; column 'age' has fractional"):
+        model_accuracy(real, real.copy(), "age", schema=SCHEMA, task="classification")
 
 
 def test_without_sdmetrics_the_report_says_how_to_install_it(monkeypatch):

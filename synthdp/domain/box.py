@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from synthdp.domain.dates import TIME_TYPES, format_bound, parse_bound
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, absent_file
 
 COLUMN_TYPES = ("continuous", "integer") + TIME_TYPES
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
@@ -228,8 +228,8 @@ def read_json_file(path: str | Path, label: str) -> object:
     """Parse a JSON file; errors name the file (as ``label``), never its content."""
     try:
         return json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise SynthDPError(f"{label} '{path}' does not exist") from None
+    except (FileNotFoundError, IsADirectoryError):
+        raise absent_file(label, path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise SynthDPError(f"{label} '{path}' is not valid JSON") from None
 

@@ -409,6 +409,9 @@ def model_accuracy(
         stratify = None
     else:
         numeric_labels = pd.api.types.is_numeric_dtype(y_real) and not pd.api.types.is_bool_dtype(y_real)
+        if numeric_labels and not np.all(np.mod(y_real.to_numpy(dtype=float), 1) == 0):
+            raise SynthDPError(f"task 'classification' needs class labels; column '{target}' has fractional "
+                               "values: use task 'regression' (or give no task)")
         if numeric_labels and pd.api.types.is_numeric_dtype(y_synth) and not pd.api.types.is_bool_dtype(y_synth):
             y_real = y_real.to_numpy(dtype=float)
             y_synth = _snap(y_synth, np.unique(y_real))

@@ -42,7 +42,7 @@ from synthdp._version import __version__
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import CategoricalColumn, Schema
 from synthdp.domain.units import synthetic_units
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, absent_file
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
@@ -277,8 +277,8 @@ def save(model: SamplingModel, path: str | Path) -> None:
 def load(path: str | Path) -> SamplingModel:
     """Read a model file written by :func:`save`; any problem is a one-line :class:`SynthDPError`."""
     path = Path(path)
-    if not path.exists():
-        raise SynthDPError(f"model file '{path}' does not exist")
+    if not path.is_file():
+        raise absent_file("model file", path)
     try:
         with zipfile.ZipFile(path) as archive:
             document = json.loads(archive.read("model.json"))

@@ -61,12 +61,16 @@ def _brentq(f: Callable[[float], float], xa: float, xb: float, xtol: float = 1e-
         if fcur == 0 or abs(sbis) < delta:
             return xcur
         if abs(spre) > delta and abs(fcur) < abs(fpre):
+            # a zero denominator (f flat where it underflows, delta ~ 1e-300) gives C's inf or NaN,
+            # which the test below rejects for bisection; here without numpy's warning, to the same step
             if xpre == xblk:
-                stry = -fcur * (xcur - xpre) / (fcur - fpre)
+                denominator = fcur - fpre
+                stry = -fcur * (xcur - xpre) / denominator if denominator != 0 else math.inf
             else:
                 dpre = (fpre - fcur) / (xpre - xcur)
                 dblk = (fblk - fcur) / (xblk - xcur)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre))
+                denominator = dblk * dpre * (fblk - fpre)
+                stry = -fcur * (fblk * dblk - fpre * dpre) / denominator if denominator != 0 else math.inf
             if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
                 spre, scur = scur, stry
             else:

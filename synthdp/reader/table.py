@@ -64,7 +64,7 @@ import pandas as pd
 from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, absent_file
 from synthdp.reader.dates import with_time_values
 from synthdp.reader.units import Contributions, UnitBound, bounded_frame, count_units, unit_values
 from synthdp.stats.histograms import CellLayout
@@ -203,7 +203,7 @@ class PrivateTable:
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
         path = Path(source)
         if not path.is_file():
-            raise SynthDPError(f"input file '{path}' does not exist")
+            raise absent_file("input file", path)
         parquet = path.suffix.lower() in PARQUET_SUFFIXES
         if engine == "dask":
             return cls._from_reader(*_dask_file_reader(path, parquet, chunk_rows, scheduler, csv_format, times, text,
@@ -654,7 +654,7 @@ def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvF
     """
     path = Path(path)
     if not path.is_file():
-        raise SynthDPError(f"{label} '{path}' does not exist")
+        raise absent_file(label, path)
     with _csv_errors(path, label, csv_format, options):
         _csv_header(path, label, csv_format, options)
         return pd.read_csv(path, **_pandas_options(csv_format, as_text))
@@ -700,7 +700,7 @@ def csv_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV
     """The column names of a CSV file (one-line errors that name the file, as every read here)."""
     path = Path(path)
     if not path.is_file():
-        raise SynthDPError(f"{label} '{path}' does not exist")
+        raise absent_file(label, path)
     with _csv_errors(path, label, csv_format, options):
         return _csv_header(path, label, csv_format, options)
 
