@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import tempfile
+import threading
 import time
 import tomllib
 import warnings
@@ -446,11 +447,48 @@ def keep_chunk_arrays_on_the_heap() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, CHUNK_HEAP_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_BYTES))
 
 
+class _Stopped(KeyboardInterrupt):
+    """SIGTERM (kill, a scheduler's time limit), raised like Ctrl-C's KeyboardInterrupt so that the
+    outputs' temporary files are removed on the way out, as they are for Ctrl-C."""
+
+
+def _interruptible() -> tuple[dict, list]:
+    """Handlers for SIGINT and SIGTERM that note the signal and raise KeyboardInterrupt, and what
+    they replace (restored when the command ends: main runs inside other programs too, the tests).
+    The note tells the error handlers an interrupted write from a failed one: a library writing
+    through C (pyarrow's CSV writer) reports Ctrl-C as an OSError, "No space left on device"."""
+    import signal
+
+    received: list = []
+
+    def handler(number, frame):
+        received.append(number)
+        raise _Stopped() if number == signal.SIGTERM else KeyboardInterrupt()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for number in (signal.SIGINT, signal.SIGTERM):
+            previous[number] = signal.signal(number, handler)
+    return previous, received
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
     args = build_parser().parse_args(argv)
     keep_chunk_arrays_on_the_heap()
     command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
                "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command}[args.command]
+    previous, received = _interruptible()
+    try:
+        return _run(command, args, received)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace, received: list) -> int:
+    """The command, its warnings once each if it ends, and every failure as one line with its exit status."""
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -466,15 +504,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"synthdp: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:  # writing an output; strerror names the problem, not the data
+        if received:  # a signal that came through a library's C code as an error of its own
+            print("synthdp: interrupted; no output written", file=sys.stderr)
+            return 128 + int(received[0])
         print(f"synthdp: error: cannot write the output: {error.strerror}", file=sys.stderr)
         return 2
     except MemoryError:
         hint = "--queries" if args.command == "evaluate" else "--rows, --n-candidates or --n-basis"
         print(f"synthdp: error: out of memory; lower {hint}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (_Stopped): the shell's codes, 130 and 143
         print("synthdp: interrupted; no output written", file=sys.stderr)
-        return 130
+        return 143 if isinstance(stop, _Stopped) else 130
 
 
 def _release_reservation(args: argparse.Namespace) -> None:

@@ -390,3 +390,28 @@ def test_the_command_line_keeps_chunk_arrays_on_the_heap():
 
     applied = keep_chunk_arrays_on_the_heap()
     assert applied == (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")
+
+
+@pytest.mark.parametrize(("signal_name", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_stopped_command_leaves_no_output_and_says_so(table, tmp_path, capsys, signal_name, code):
+    """Ctrl-C or a kill (a scheduler's time limit) while ``sample`` streams rows: the temporary file
+    is removed (a kill left a 13 GB hidden file before), nothing is written at -o, and the message
+    is the interruption's (Ctrl-C came back through pyarrow's CSV writer as "No space left on
+    device"), with the shell's exit status. Waits for the temporary file rather than a fixed time."""
+    import signal
+    import time
+
+    _, data, bounds = table
+    model = tmp_path / "m.synthdp"
+    assert main(["fit", str(data), "-o", str(model), "--bounds", str(bounds), "--seed", "0", "--quiet"]) == 0
+    out = tmp_path / "rows.csv"
+    process = subprocess.Popen([sys.executable, "-m", "synthdp.cli", "sample", str(model), "-n", "1000000000", "-o",
+                                str(out), "--quiet"], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list(tmp_path.glob(".rows.csv.*.tmp")) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "sample ended before it was stopped"
+    process.send_signal(getattr(signal, signal_name))
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == code and err.strip() == "synthdp: interrupted; no output written"
+    assert not out.exists() and not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
