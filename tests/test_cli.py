@@ -415,3 +415,34 @@ def test_a_stopped_command_leaves_no_output_and_says_so(table, tmp_path, capsys,
     _, err = process.communicate(timeout=120)
     assert process.returncode == code and err.strip() == "synthdp: interrupted; no output written"
     assert not out.exists() and not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
+
+
+SCHEMA_MISTAKES = {  # a column spec's mistake -> what the one line says (before any data is read)
+    "misspelt key": ({"type": "categorical", "levels": ["a", "b", "c"], "nulable": True},
+                     "column 'kind' has \"nulable\", which its type does not take"),
+    "bounds on a categorical column": ({"type": "categorical", "levels": ["a", "b", "c"], "bounds": [0, 1]},
+                                       "column 'kind' has \"bounds\""),
+    "no level": ({"type": "categorical", "levels": []}, "categorical column 'kind' needs at least one level"),
+    "unknown type on a text column": ({"type": "cat", "levels": ["a", "b", "c"]}, "column 'kind' has type 'cat'"),
+}
+
+
+@pytest.mark.parametrize("case", list(SCHEMA_MISTAKES))
+def test_a_schema_or_bounds_file_says_what_it_does_not_take(tmp_path, capsys, case):
+    """Keys a column's type does not take are errors, not ignored (a misspelt "nullable" would
+    otherwise be a column without missing cells); an empty list of levels is refused (every value
+    would come out "other"); a bad type on a text column is named as such, not as a column that
+    is not numeric (the file is checked before the table is read)."""
+    spec, message = SCHEMA_MISTAKES[case]
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 50), "kind": ["a", "b", "c", "a", "b"] * 10})
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps({"columns": {"x": {"type": "continuous", "bounds": [0, 1]}, "kind": spec}}))
+    code, printed = run(["generate", tmp_path / "data.csv", "-o", tmp_path / "o.csv", "--schema", schema], capsys)
+    assert code == 2 and printed.strip().splitlines() == [printed.strip()] and message in printed, printed
+    bounds = tmp_path / "bounds.json"  # a numeric column's spec in a bounds file: the same rule
+    bounds.write_text(json.dumps({"x": {"bounds": [0, 1], "levels": ["a"]}}))
+    frame[["x"]].to_csv(tmp_path / "numbers.csv", index=False)
+    code, printed = run(["generate", tmp_path / "numbers.csv", "-o", tmp_path / "o.csv", "--bounds", bounds], capsys)
+    assert code == 2 and "column 'x' has \"levels\", which its type does not take" in printed
+    assert not (tmp_path / "o.csv").exists()

@@ -202,10 +202,23 @@ def _decimals(name: str, spec: Mapping) -> int | None:
     return value
 
 
+NUMERIC_KEYS = ("type", "bounds", "decimals", "nullable", "source")  # a numeric column's spec (source: as the report writes it)
+
+
+def check_keys(name: str, spec: Mapping, allowed: tuple[str, ...], origin: str = "bounds") -> None:
+    """A column spec holds only the keys its kind takes: a misspelt or misplaced key ("nulable", or
+    "levels" on a numeric column) is a one-line error, not a silent default."""
+    unknown = [key for key in spec if key not in allowed]
+    if unknown:
+        raise SynthDPError(f"{origin}: column '{name}' has \"{unknown[0]}\", which its type does not take "
+                           f"(it takes {', '.join(allowed)})")
+
+
 def _parse_column(name: str, spec: object) -> ColumnDomain:
     column_type = "continuous"
     decimals = None
     if isinstance(spec, Mapping):
+        check_keys(name, spec, NUMERIC_KEYS)
         column_type = spec.get("type", "continuous")
         decimals = _decimals(name, spec)
         spec = spec.get("bounds")
@@ -239,4 +252,7 @@ def load_bounds_file(path: str | Path) -> dict:
     content = read_json_file(path, "bounds file")
     if not isinstance(content, dict):
         raise SynthDPError(f"bounds file '{path}' must hold a JSON object {{column: [lo, hi]}}")
+    for name, spec in content.items():  # before any data is read
+        if isinstance(spec, Mapping):
+            check_keys(name, spec, NUMERIC_KEYS, f"bounds file '{path}'")
     return content

@@ -65,7 +65,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import COLUMN_TYPES, Domain, _parse_column, read_json_file, time_columns
+from synthdp.domain.box import (
+    COLUMN_TYPES,
+    NUMERIC_KEYS,
+    Domain,
+    _parse_column,
+    check_keys,
+    read_json_file,
+    time_columns,
+)
 from synthdp.domain.decode import decode
 from synthdp.errors import SynthDPError
 
@@ -380,8 +388,7 @@ class Schema:
         leaves out the integer columns' value blocks, ``binned_blocks=False`` the binned ones
         (design studies' variants, :class:`synthdp.pipeline.run.StudyOptions`).
         """
-        if not isinstance(content, Mapping) or not isinstance(content.get("columns"), Mapping):
-            raise SynthDPError(f"{origin} must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
+        check_schema_columns(content, origin)
         specs = content["columns"]
         unknown = [name for name in specs if name not in column_names]
         if unknown:
@@ -448,9 +455,38 @@ class Schema:
 def load_schema_file(path: str | Path) -> dict:
     """Read a schema JSON file into a mapping; errors name the file, not its content."""
     content = read_json_file(path, "schema file")
-    if not isinstance(content, dict) or not isinstance(content.get("columns"), dict):
+    check_schema_columns(content, f"schema file '{path}'", given=True)  # before any data is read
+    if not isinstance(content, dict):
         raise SynthDPError(f"schema file '{path}' must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
     return content
+
+
+SCHEMA_KEYS = ("columns", "other_label", DRAFT_KEY)  # a schema's top-level entries
+LEVEL_KEYS = ("type", "levels", "nullable")  # what a binary or categorical column's spec may hold
+
+
+def check_schema_columns(content: object, origin: str = "schema", given: bool = False) -> None:
+    """What a schema mapping says of each column, checked without the table (so before it is read):
+    the top-level entries, each column's type, the keys its type takes (a misspelt "nulable" or a
+    categorical column's "bounds" is an error, not ignored) and, where the user ``given`` the
+    mapping, at least one level for a categorical column (an empty list would map every value to
+    "other"; level discovery may find none, and says so in the report). The rest (levels' content,
+    bounds' values, the columns against the table's) is :meth:`Schema.from_dict`'s."""
+    if not isinstance(content, Mapping) or not isinstance(content.get("columns"), Mapping):
+        raise SynthDPError(f"{origin} must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
+    unknown = [key for key in content if key not in SCHEMA_KEYS]
+    if unknown:
+        raise SynthDPError(f"{origin} has the entry '{unknown[0]}' (it takes {', '.join(SCHEMA_KEYS)})")
+    for name, spec in content["columns"].items():
+        if not isinstance(spec, Mapping):
+            continue  # [lo, hi]: a continuous column's bounds, as in a bounds file
+        column_type = spec.get("type", "continuous")
+        if column_type not in COLUMN_TYPES + LEVEL_TYPES:
+            raise SynthDPError(f"{origin}: column '{name}' has type '{column_type}'; expected one of "
+                               f"{COLUMN_TYPES + LEVEL_TYPES}")
+        check_keys(name, spec, LEVEL_KEYS if column_type in LEVEL_TYPES else NUMERIC_KEYS, origin)
+        if given and column_type == "categorical" and isinstance(spec.get("levels"), list) and not spec["levels"]:
+            raise SynthDPError(f"{origin}: categorical column '{name}' needs at least one level")
 
 
 def is_draft(content: Mapping | Schema | None) -> bool:

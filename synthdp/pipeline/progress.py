@@ -27,7 +27,7 @@ class StageTracker:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        self._bar.set_description(f"synthdp [{name}]")
+        self._bar.set_description(f"synthdp [{name}]", refresh=False)  # no display before the delay: tqdm would not clear it
         start = time.perf_counter()
         try:
             yield

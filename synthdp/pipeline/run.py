@@ -35,6 +35,7 @@ from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_
 from synthdp.domain.schema import (
     Schema,
     bounds_schema,
+    check_schema_columns,
     columns_to_discover,
     declared_time_columns,
     is_draft,
@@ -424,6 +425,8 @@ def fit(
     """
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
+    if isinstance(schema, Mapping):  # before the table is read: a bad type is not reported as a bad column
+        check_schema_columns(schema, given=planned is None)
     if config.privacy_unit is not None:  # the unit column is not synthesized: its bounds or type are not needed
         bounds, schema = without_column(bounds, config.privacy_unit), without_column(schema, config.privacy_unit)
     if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
