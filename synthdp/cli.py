@@ -331,7 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
         "schema", help="draft a schema from a table (reads the data: the draft is NOT private; edit it with "
                        "public knowledge)",
         description=SCHEMA_DESCRIPTION, epilog=SCHEMA_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    schema.add_argument("input", metavar="INPUT.csv", help="the table (CSV with a header row)")
+    schema.add_argument("input", metavar="INPUT.csv", help="the table (CSV with a header row, or a Parquet file "
+                                                          "(.parquet, .pq), read whole)")
     schema.add_argument("-o", "--output", required=True, metavar="SCHEMA.json", help="where to write the draft")
     schema.add_argument("--max-levels", type=int, default=DEFAULT_MAX_LEVELS, metavar="K",
                         help="a text column with more distinct values gets \"levels\": \"discover\" instead of "
@@ -636,9 +637,9 @@ def schema_command(args: argparse.Namespace) -> int:
         raise SynthDPError("--max-levels must be an integer >= 2")
     _check_outputs({"--output": args.output}, {"the input": args.input})
     from synthdp.reader.draft import draft_schema
-    from synthdp.reader.table import read_csv_frame
+    from synthdp.reader.table import read_table_frame
 
-    frame = read_csv_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal))
+    frame = read_table_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal))
     content, notes = draft_schema(frame, args.max_levels)
     _write_outputs([(Path(args.output), _text(_schema_json(content)))])
     for note in notes:

@@ -238,3 +238,18 @@ def test_an_empty_numeric_column_is_named_without_values(tmp_path, capsys):
     pd.DataFrame({"a": [PLANTED, 2.0, 3.0], "b": [np.nan] * 3}).to_csv(data, index=False)
     code, printed = run(["schema", data, "-o", tmp_path / "s.json"], capsys)
     assert code == 2 and printed.count("\n") == 1 and "column 'b'" in printed and str(PLANTED) not in printed
+
+
+def test_a_parquet_file_drafts_the_schema_its_csv_would(tmp_path, capsys):
+    """synthdp schema reads a Parquet file (by its suffix) as generate does: the same draft as the
+    same table written as CSV; a file that is not Parquet under that name is one line naming it."""
+    pytest.importorskip("pyarrow")
+    frame = adult_like()
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    assert run(["schema", tmp_path / "t.csv", "-o", tmp_path / "from_csv.json"], capsys)[0] == 0
+    assert run(["schema", tmp_path / "t.parquet", "-o", tmp_path / "from_parquet.json"], capsys)[0] == 0
+    assert json.loads((tmp_path / "from_parquet.json").read_text()) == json.loads((tmp_path / "from_csv.json").read_text())
+    (tmp_path / "fake.parquet").write_text("a,b\n1,2\n")
+    code, printed = run(["schema", tmp_path / "fake.parquet", "-o", tmp_path / "s.json"], capsys)
+    assert code == 2 and printed.strip() == f"synthdp: error: input file '{tmp_path / 'fake.parquet'}' is not a well-formed Parquet file"

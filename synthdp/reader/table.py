@@ -642,6 +642,22 @@ class _KeptCells:
         self._rows = n_rows
 
 
+def read_table_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV) -> pd.DataFrame:
+    """A whole table in memory from a CSV file (:func:`read_csv_frame`) or a Parquet file (by its
+    suffix, :data:`PARQUET_SUFFIXES`; its columns as :func:`pandas.read_parquet` gives them, a
+    stored index not among them): ``synthdp schema`` drafts from either. Errors name the file."""
+    path = Path(path)
+    if path.suffix.lower() not in PARQUET_SUFFIXES:
+        return read_csv_frame(path, label, csv_format)
+    if not path.is_file():
+        raise absent_file(label, path)
+    _optional("pyarrow.parquet", "Parquet input")
+    with _parquet_errors(path):
+        frame = pd.read_parquet(path).reset_index(drop=True)
+    check_column_names(frame.columns)
+    return frame
+
+
 # ------------------------------------------------------------------------ CSV files
 def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV,
                    as_text: Collection[str] = (), options: str = "--") -> pd.DataFrame:
