@@ -897,6 +897,10 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
 
     bounds = load_bounds_file(run["bounds"]) if run["bounds"] else None
     schema = load_schema_file(run["schema"]) if run["schema"] else None
+    from synthdp.domain.schema import bounds_schema
+
+    _warn_idle_options(options, config, mixed=schema is not None or (bounds is not None and bounds_schema(bounds)
+                                                                     is not None))
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"])
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
@@ -1040,6 +1044,27 @@ def _options(args: argparse.Namespace) -> dict:
         if value is not None:
             options[name] = value
     return options
+
+
+# options that act only beside another: (options, whether the other is there, what it is)
+IDLE_OPTIONS = (
+    (("pca_share", "pca_components", "pca_iterations", "pca_calibration", "ellipsoid_radius"),
+     lambda config, mixed: config.candidates == "pca", "--candidates pca"),
+    (("units_share",), lambda config, mixed: config.privacy_unit is not None, "--privacy-unit"),
+    (("marginal_degree",), lambda config, mixed: mixed, "--schema (or a nullable column in --bounds)"),
+)
+
+
+def _warn_idle_options(options: dict, config: SynthConfig, mixed: bool) -> None:
+    """A warning for each option given (flag or config file) that the run will not use, as a user
+    who sets --pca-share without --candidates pca would otherwise not learn that it did nothing.
+    ``mixed``: the table is released as a mixed one (a schema, or bounds declaring a nullable column)."""
+    for names, active, needs in IDLE_OPTIONS:
+        given = [name for name in names if name in options]
+        if given and not active(config, mixed):
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            warnings.warn(f"{flags} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this run",
+                          UserWarning, stacklevel=2)
 
 
 def _check_config_value(path: str, key: str, kind: type | None, value: object) -> None:

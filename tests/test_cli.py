@@ -446,3 +446,18 @@ def test_a_schema_or_bounds_file_says_what_it_does_not_take(tmp_path, capsys, ca
     code, printed = run(["generate", tmp_path / "numbers.csv", "-o", tmp_path / "o.csv", "--bounds", bounds], capsys)
     assert code == 2 and "column 'x' has \"levels\", which its type does not take" in printed
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_an_option_the_run_does_not_use_is_named_in_a_warning(table, tmp_path, capsys):
+    """--pca-share without --candidates pca (or --units-share without --privacy-unit, or
+    --marginal-degree on a numeric table) changed nothing and said nothing: each now warns once,
+    and the same option where it acts does not."""
+    _, data, bounds = table
+    base = ["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--seed", 0, "--quiet"]
+    for extra, flag in ((["--pca-share", 0.5], "--pca-share acts only with --candidates pca"),
+                        (["--units-share", 0.2], "--units-share acts only with --privacy-unit"),
+                        (["--marginal-degree", 3], "--marginal-degree acts only with --schema")):
+        code, printed = run(base + extra, capsys)
+        assert code == 0 and printed.count(flag) == 1, printed
+    code, printed = run(base + ["--candidates", "pca", "--pca-share", 0.5], capsys)
+    assert code == 0 and "acts only" not in printed
