@@ -319,7 +319,10 @@ def build_parser() -> argparse.ArgumentParser:
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
                     "answered from a marginal summary (synthdp summarize --schema; no data access) or "
-                    "computed on a table (a synthetic one; on the real table it is NOT private).")
+                    "computed on a table (a synthetic one; on the real table it is NOT private). From a "
+                    "summary the fractions are the release's noisy estimates, negative ones set to 0 and "
+                    "not rescaled: where the noise is large against the rows (a few hundred rows at pure "
+                    "epsilon) a cell can exceed 1 and the cells need not sum to 1 (docs/decisions/marginal-clip.md).")
     marginal_command.add_argument("--columns", required=True, metavar="A,B,...", help="comma-separated columns")
     source = marginal_command.add_mutually_exclusive_group(required=True)
     source.add_argument("--summary", metavar="SUMMARY.json", help="a marginal summary")
