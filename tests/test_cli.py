@@ -419,9 +419,9 @@ def test_a_stopped_command_leaves_no_output_and_says_so(table, tmp_path, capsys,
 
 SCHEMA_MISTAKES = {  # a column spec's mistake -> what the one line says (before any data is read)
     "misspelt key": ({"type": "categorical", "levels": ["a", "b", "c"], "nulable": True},
-                     "column 'kind' has \"nulable\", which its type does not take"),
+                     "categorical column 'kind' has \"nulable\", which a categorical column does not take"),
     "bounds on a categorical column": ({"type": "categorical", "levels": ["a", "b", "c"], "bounds": [0, 1]},
-                                       "column 'kind' has \"bounds\""),
+                                       "categorical column 'kind' has \"bounds\""),
     "no level": ({"type": "categorical", "levels": []}, "categorical column 'kind' needs at least one level"),
     "unknown type on a text column": ({"type": "cat", "levels": ["a", "b", "c"]}, "column 'kind' has type 'cat'"),
 }
@@ -444,7 +444,7 @@ def test_a_schema_or_bounds_file_says_what_it_does_not_take(tmp_path, capsys, ca
     bounds.write_text(json.dumps({"x": {"bounds": [0, 1], "levels": ["a"]}}))
     frame[["x"]].to_csv(tmp_path / "numbers.csv", index=False)
     code, printed = run(["generate", tmp_path / "numbers.csv", "-o", tmp_path / "o.csv", "--bounds", bounds], capsys)
-    assert code == 2 and "column 'x' has \"levels\", which its type does not take" in printed
+    assert code == 2 and "continuous column 'x' has \"levels\", which a continuous column does not take" in printed
     assert not (tmp_path / "o.csv").exists()
 
 

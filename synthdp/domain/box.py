@@ -206,12 +206,14 @@ NUMERIC_KEYS = ("type", "bounds", "decimals", "nullable", "source")  # a numeric
 
 
 def check_keys(name: str, spec: Mapping, allowed: tuple[str, ...], origin: str = "bounds") -> None:
-    """A column spec holds only the keys its kind takes: a misspelt or misplaced key ("nulable", or
-    "levels" on a numeric column) is a one-line error, not a silent default."""
+    """A column spec holds only the keys its type takes: a misspelt or misplaced key ("nulable", or
+    "levels" on a numeric column) is a one-line error naming the column, its type and the key, not
+    a silent default."""
     unknown = [key for key in spec if key not in allowed]
     if unknown:
-        raise SynthDPError(f"{origin}: column '{name}' has \"{unknown[0]}\", which its type does not take "
-                           f"(it takes {', '.join(allowed)})")
+        kind = spec.get("type", "continuous")
+        raise SynthDPError(f"{origin}: {kind} column '{name}' has \"{unknown[0]}\", which a {kind} column does not "
+                           f"take (it takes {', '.join(allowed)})")
 
 
 def _parse_column(name: str, spec: object) -> ColumnDomain:
