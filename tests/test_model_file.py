@@ -268,3 +268,21 @@ def test_generate_writes_the_model_beside_the_rows(tmp_path):
     assert list(loaded.sample(10, seed=1).columns) == list(pd.read_csv(out).columns)
     assert main(["generate", str(CLINIC), "-o", str(out), "--model-out", str(out), "--epsilon", "1",
                  "--bounds", str(CLINIC_BOUNDS), "--quiet"]) == 2  # one path for two outputs
+
+
+def test_an_integer_column_is_given_as_a_number_beside_a_missing_cell():
+    """docs/cli.md's form: a partial DataFrame with missing cells for the columns to draw. A NaN
+    makes pandas hold an integer column as floats (60.0), which, compared as text with the support's
+    "60", had no mass; integers now compare as numbers. A given value of a numeric column that is
+    not a number is one line naming the column (not a conversion traceback)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = _numeric()
+    support = synth._sampling_model().decode(synth._sampling_model().points)
+    age = int(support["age"].mode().iloc[0])  # an age the support holds
+    known = pd.DataFrame({"age": [age, np.nan], "visits_per_year": [np.nan, int(support["visits_per_year"].iloc[0])]})
+    rows = synth.sample_from_conditions(known, seed=1)
+    assert rows.loc[0, "age"] == age and rows.loc[1, "visits_per_year"] == known.loc[1, "visits_per_year"]
+    assert rows[["bmi", "systolic_bp", "cholesterol"]].notna().all().all()
+    with pytest.raises(SynthDPError, match="a given value of column 'age' is not a number"):
+        synth.sample_from_conditions(pd.DataFrame({"age": ["sixty"]}))

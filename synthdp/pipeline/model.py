@@ -192,14 +192,14 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
             raise SynthDPError(f"continuous column '{name}' declares no decimals, so a given value of it has no mass: "
                                "declare its decimals, or give a range with a condition (e.g. \"x >= 1 and x < 2\")")
     support = model.decode(model.points)
-    text = {name: _comparable(support[name], _decimals(model, name)) for name in known.columns}
+    text = {name: _comparable(support[name], _decimals(model, name), name) for name in known.columns}
     out = []
     pattern = known.notna()
     for index in range(len(known)):
         row = known.iloc[index]
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
-            value = _comparable(pd.Series([row[name]]), _decimals(model, name)).iloc[0]
+            value = _comparable(pd.Series([row[name]], dtype=object), _decimals(model, name), name).iloc[0]
             keep &= (text[name] == value).to_numpy()
         mass = float(model.weights[keep].sum())
         if not mass > 0:
@@ -214,20 +214,28 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
 
 
 def _decimals(model: SamplingModel, name: str) -> int | None:
-    """How a column's values compare: None as text (levels, integers, dates), k for k decimals;
-    a continuous column without declared decimals cannot be given (-1)."""
+    """How a column's values compare: None as text (levels, dates), 0 for an integer column (as
+    numbers: 60 and 60.0, which a column with a missing cell holds, are one value), k for k
+    decimals; a continuous column without declared decimals cannot be given (-1)."""
     numeric = {column.name: column for column in model.domain.columns}
     column = numeric.get(name)
-    if column is None or column.integer or column.temporal:
+    if column is None or column.temporal:
         return None
+    if column.integer:
+        return 0
     decimals = getattr(column, "decimals", None)
     return -1 if decimals is None else int(decimals)
 
 
-def _comparable(values: pd.Series, decimals: int | None) -> pd.Series:
+def _comparable(values: pd.Series, decimals: int | None, name: str = "") -> pd.Series:
+    """Values as they compare: text, or numbers rounded to ``decimals`` (then written as text);
+    a given value of a numeric column that is not a number is an error naming the column."""
     if decimals is None:
         return values.astype("string")
-    return pd.Series(np.round(values.to_numpy(dtype=float), decimals), index=values.index).astype("string")
+    numbers = pd.to_numeric(values, errors="coerce")
+    if (numbers.isna() & values.notna()).any():
+        raise SynthDPError(f"a given value of column '{name}' is not a number")
+    return pd.Series(np.round(numbers.to_numpy(dtype=float), decimals), index=values.index).astype("string")
 
 
 def _first_line(error: Exception) -> str:
