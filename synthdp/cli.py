@@ -663,7 +663,14 @@ def _schema_json(content: dict) -> str:
 
 def infer_command(args: argparse.Namespace) -> int:
     """Estimates, standard errors and intervals of common statistics from a release's copies."""
-    from synthdp.evaluation.inference import common_statistics, copies_info_path, copy_files, infer, load_copies
+    from synthdp.evaluation.inference import (
+        common_statistics,
+        copies_info_path,
+        copy_files,
+        infer,
+        load_copies,
+        share_value_occurs,
+    )
 
     shares = []
     for share in args.share:
@@ -677,7 +684,18 @@ def infer_command(args: argparse.Namespace) -> int:
         _check_outputs({"--output": args.output},
                        {"the synthetic table": args.copies, "the copies' description": str(copies_info_path(args.copies)),
                         **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}})
-    result = infer(load_copies(args.copies), statistic, level=args.level)
+    copies = load_copies(args.copies)
+    with warnings.catch_warnings():
+        if not (args.group_mean or args.corr or args.ols):  # one column's statistics: valid without dependence
+            from synthdp.errors import InferenceWarning
+
+            warnings.simplefilter("ignore", InferenceWarning)
+        result = infer(copies, statistic, level=args.level)
+    for name, value in shares:  # a value no row takes (a typo, a level the schema does not have): say so
+        if name in copies.reference.columns and not share_value_occurs(copies.reference[name], value):
+            warnings.warn(f"--share {name}={value}: no row of the copies' reference sample (20 n rows of the fitted "
+                          "distribution) has that value, so its share is 0 in every copy: check the value",
+                          UserWarning, stacklevel=2)
     if args.output:
         _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))])
     else:

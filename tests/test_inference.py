@@ -276,6 +276,11 @@ def test_the_infer_command_warns_where_the_release_measured_no_dependence(tmp_pa
     assert main(["infer", str(out), "--corr", "a", "b"]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "no dependence between columns" in line]
     assert len(warned) == 1 and warned[0].startswith("synthdp: warning: the release measured no dependence")
+    # means and shares are one column's statistics, valid without dependence: no warning for them;
+    # a share of a value no row takes says so
+    assert main(["infer", str(out), "--mean", "a", "--share", "c=oops"]) == 0
+    err = capsys.readouterr().err
+    assert "no dependence" not in err and "--share c=oops: no row of the copies' reference sample" in err
     info.unlink()
     assert main(["infer", str(out), "--corr", "a", "b"]) == 0
     assert "no dependence" not in capsys.readouterr().err

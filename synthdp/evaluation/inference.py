@@ -279,6 +279,11 @@ def _equals(values: pd.Series, level: str) -> pd.Series:
     return values.astype(str) == level
 
 
+def share_value_occurs(values: pd.Series, level: str) -> bool:
+    """Whether any of ``values`` equals ``level`` as ``--share COL=VALUE`` compares them (:func:`_equals`)."""
+    return bool(_equals(values, str(level)).any())
+
+
 def _level_text(level: Any) -> str:
     """A group's level as the CSV wrote it: 3.0 read back from a column with a missing cell is 3."""
     if isinstance(level, (float, np.floating)) and float(level).is_integer():
