@@ -220,8 +220,9 @@ def test_cells_that_will_not_fit_go_to_a_temporary_file_from_the_start(tmp_path,
 def test_a_stored_pandas_index_is_not_a_column(tmp_path, mixed):
     """``df.set_index("id").to_parquet(path)`` stores the index as a column; pandas and the Dask engine
     read it back as the index, and so does the numpy engine: the release is that of the same file
-    without the index, and bounds naming it are refused as naming no column (before, the numpy
-    engine failed with a traceback, or on the schema)."""
+    without the index, with a warning that names the index and the way to release it, and bounds
+    naming it are refused with that way out (before, the numpy engine failed with a traceback, or on
+    the schema; then "unknown column", or nothing)."""
     frame = sample_frame()[["a", "c"]]
     if mixed:
         frame["g"] = np.where(frame["a"] > 0, "u", "v")
@@ -234,13 +235,16 @@ def test_a_stored_pandas_index_is_not_a_column(tmp_path, mixed):
     fit = {"schema": {"columns": {"a": {"type": "continuous", "bounds": bounds["a"]},
                                   "c": {"type": "continuous", "bounds": bounds["c"]},
                                   "g": {"type": "categorical", "levels": ["u", "v"]}}}} if mixed else {"bounds": bounds}
-    releases = []
+    releases, noted = [], []
     for path in (with_index, without):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the seed's warning
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             releases.append(SmoothSynthesizer(seed=4, epsilon=2.0, n_candidates=300, chunk_rows=700)
                             .fit(path, **fit).release_)
+        noted.append([str(w.message) for w in caught if "stored pandas index" in str(w.message)])
     np.testing.assert_array_equal(releases[0].noisy_moments, releases[1].noisy_moments)
-    if not mixed:
-        with pytest.raises(SynthDPError, match="unknown column 'id'"):
-            SmoothSynthesizer(seed=4, n_candidates=300).fit(with_index, bounds={**bounds, "id": [0, 30000]})
+    assert len(noted[0]) == 1 and "'id'" in noted[0][0] and "reset_index()" in noted[0][0] and not noted[1]
+    named = {"bounds": {**bounds, "id": [0, 30000]}} if not mixed else {
+        "schema": {"columns": {**fit["schema"]["columns"], "id": {"type": "integer", "bounds": [0, 30000]}}}}
+    with pytest.raises(SynthDPError, match="column 'id' is the Parquet file's stored pandas index"):
+        SmoothSynthesizer(seed=4, n_candidates=300).fit(with_index, **named)

@@ -102,7 +102,7 @@ from synthdp.privacy.release import (
     release_units,
 )
 from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity
-from synthdp.reader.table import PrivateTable, domain_from_data
+from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index
 from synthdp.reader.units import UnitBound
 from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
 from synthdp.stats import compiled, grid
@@ -431,6 +431,7 @@ def fit(
         bounds, schema = without_column(bounds, config.privacy_unit), without_column(schema, config.privacy_unit)
     if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
         schema, bounds = nullable_schema, None  # nullable columns: the mixed model
+    _check_stored_index(data, bounds, schema)
     full_config = config
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
     noise, rng = randomness(config)
@@ -530,6 +531,25 @@ def without_column(entries: Any, name: str) -> Any:
     if isinstance(columns, Mapping):
         return {**entries, "columns": {key: value for key, value in columns.items() if key != name}}
     return {key: value for key, value in entries.items() if key != name}
+
+
+def _check_stored_index(data: Any, bounds: Any, schema: Any) -> None:
+    """A Parquet file's stored pandas index is not a column (as ``pandas.read_parquet`` reads the
+    file): bounds or a schema naming it are refused with the way out, and a release without it
+    warns that the synthetic table has no such column (before, it said "unknown column", or nothing)."""
+    stored = stored_parquet_index(data)
+    if not stored:
+        return
+    named = set(bounds) if isinstance(bounds, Mapping) else set()
+    if isinstance(schema, Mapping) and isinstance(schema.get("columns"), Mapping):
+        named |= set(schema["columns"])
+    way_out = "write the file with df.reset_index().to_parquet(path) to release it"
+    hit = [name for name in stored if name in named]
+    if hit:
+        raise SynthDPError(f"column '{hit[0]}' is the Parquet file's stored pandas index, which is not a column "
+                           f"(pandas.read_parquet reads it as the index): {way_out}, or leave it out")
+    warnings.warn(f"the Parquet file's stored pandas index '{stored[0]}' is not a column (pandas.read_parquet reads "
+                  f"it as the index), so the synthetic table has none: {way_out}", UserWarning, stacklevel=3)
 
 
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],

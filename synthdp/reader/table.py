@@ -980,6 +980,22 @@ def _open_parquet(path: Path):
     return pq.ParquetFile(path, buffer_size=PARQUET_BUFFER_BYTES, pre_buffer=False)
 
 
+def stored_parquet_index(data: object) -> tuple[str, ...]:
+    """The named pandas index a Parquet file stores (``df.set_index("id").to_parquet(path)``: "id"),
+    which :func:`_parquet_data_columns` leaves out as ``pandas.read_parquet`` does; () for anything
+    else (another input, an unnamed index, a file that cannot be read: its reader says why). From
+    the footer's metadata: no row is read."""
+    if not isinstance(data, (str, Path)) or Path(data).suffix.lower() not in PARQUET_SUFFIXES:
+        return ()
+    try:
+        import pyarrow.parquet as pq
+
+        index = (pq.read_schema(data).pandas_metadata or {}).get("index_columns", [])
+    except Exception:  # noqa: BLE001 - the reader reports a bad file in one line
+        return ()
+    return tuple(name for name in index if isinstance(name, str) and not name.startswith("__index_level_"))
+
+
 def _parquet_data_columns(schema) -> list[str]:
     """A Parquet file's columns as ``pandas.read_parquet`` (and the Dask engine) gives them: its Arrow schema's
     names without the columns that hold a pandas index (``df.set_index("id").to_parquet(path)`` stores
