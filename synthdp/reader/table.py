@@ -988,20 +988,29 @@ def stored_parquet_index(data: object) -> tuple[str, ...]:
     if not isinstance(data, (str, Path)) or Path(data).suffix.lower() not in PARQUET_SUFFIXES:
         return ()
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
-
-        index = (pq.read_schema(data).pandas_metadata or {}).get("index_columns", [])
-    except Exception:  # noqa: BLE001 - the reader reports a bad file in one line
+    except ImportError:  # the reader says pyarrow is needed
         return ()
-    return tuple(name for name in index if isinstance(name, str) and not name.startswith("__index_level_"))
+    try:
+        stored = _stored_index_columns(pq.read_schema(data))
+    except (pa.ArrowException, OSError):  # the reader reports a bad file in one line (_parquet_errors)
+        return ()
+    return tuple(name for name in stored if not name.startswith("__index_level_"))
+
+
+def _stored_index_columns(schema) -> list[str]:
+    """The columns of a Parquet file's Arrow schema that hold a stored pandas index (a RangeIndex is
+    stored as a description, a dict: no column)."""
+    index = (schema.pandas_metadata or {}).get("index_columns", [])
+    return [entry for entry in index if isinstance(entry, str)]
 
 
 def _parquet_data_columns(schema) -> list[str]:
     """A Parquet file's columns as ``pandas.read_parquet`` (and the Dask engine) gives them: its Arrow schema's
     names without the columns that hold a pandas index (``df.set_index("id").to_parquet(path)`` stores
     ``id`` as one, and reading the file makes it the index again, not a column)."""
-    index = (schema.pandas_metadata or {}).get("index_columns", [])
-    stored = {entry for entry in index if isinstance(entry, str)}  # a RangeIndex is a dict: nothing stored
+    stored = set(_stored_index_columns(schema))
     return [name for name in schema.names if name not in stored]
 
 
