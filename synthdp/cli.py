@@ -664,6 +664,7 @@ def _schema_json(content: dict) -> str:
 def infer_command(args: argparse.Namespace) -> int:
     """Estimates, standard errors and intervals of common statistics from a release's copies."""
     from synthdp.evaluation.inference import (
+        REFERENCE_FACTOR,
         common_statistics,
         copies_info_path,
         copy_files,
@@ -693,8 +694,8 @@ def infer_command(args: argparse.Namespace) -> int:
         result = infer(copies, statistic, level=args.level)
     for name, value in shares:  # a value no row takes (a typo, a level the schema does not have): say so
         if name in copies.reference.columns and not share_value_occurs(copies.reference[name], value):
-            warnings.warn(f"--share {name}={value}: no row of the copies' reference sample (20 n rows of the fitted "
-                          "distribution) has that value, so its share is 0 in every copy: check the value",
+            warnings.warn(f"--share {name}={value}: no row of the copies' reference sample ({REFERENCE_FACTOR} n rows of "
+                          "the fitted distribution) has that value, so its share is 0 in every copy: check the value",
                           UserWarning, stacklevel=2)
     if args.output:
         _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))])
