@@ -405,14 +405,8 @@ class Schema:
             nullable = isinstance(spec, Mapping) and spec.get("nullable", False)
             if nullable not in (True, False):
                 raise SynthDPError(f"{origin}: column '{name}' has \"nullable\": expected true or false")
-            column_type = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"
-            if column_type not in COLUMN_TYPES + LEVEL_TYPES:
-                raise SynthDPError(f"{origin}: column '{name}' has type '{column_type}'; expected one of "
-                                   f"{COLUMN_TYPES + LEVEL_TYPES}")
-            if column_type in LEVEL_TYPES:
-                if "decimals" in spec:
-                    raise SynthDPError(f"{origin}: {column_type} column '{name}' has \"decimals\", which is for "
-                                       "continuous columns (its values are its levels)")
+            column_type = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"  # checked above
+            if column_type in LEVEL_TYPES:  # its keys checked above: no "decimals" (its values are its levels)
                 levels = spec.get("levels")
                 if levels == DISCOVER:
                     raise SynthDPError(f"{origin}: the levels of column '{name}' are to be discovered: give them, "
@@ -456,8 +450,7 @@ def load_schema_file(path: str | Path) -> dict:
     """Read a schema JSON file into a mapping; errors name the file, not its content."""
     content = read_json_file(path, "schema file")
     check_schema_columns(content, f"schema file '{path}'", given=True)  # before any data is read
-    if not isinstance(content, dict):
-        raise SynthDPError(f"schema file '{path}' must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
+    assert isinstance(content, dict)  # a JSON object, checked above
     return content
 
 
