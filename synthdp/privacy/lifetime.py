@@ -19,7 +19,9 @@ nothing of that run was renamed into place. A pending entry of another host is k
 cannot be checked): it stays counted until removed by hand. Every read-modify-write holds an
 exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces the file atomically, so two
 commands on one table never both pass the check on the same remainder: the second waits for the
-lock, then sees the first's reservation.
+lock, then sees the first's reservation. The empty ``PATH.lock`` stays beside the file on
+purpose: a command that removed it after unlocking would let one that waited on the removed file
+and one that created a new one both hold "the" lock.
 """
 
 from __future__ import annotations
