@@ -65,7 +65,7 @@ def pair_tvs_by_kind(real: pd.DataFrame, table: pd.DataFrame, schema) -> dict[st
 def independent_table(frame: pd.DataFrame, schema: Schema, epsilon: float, rng: np.random.Generator,
                       bins: int = BINS) -> pd.DataFrame:
     """The pure-epsilon baseline: each of the d columns drawn independently from its own histogram
-    over the scorer's cells (levels and "other"; a numeric column's ``bins`` equal-width bins of its
+    over the scorer's cells (levels, and "other" where the column has it; a numeric column's ``bins`` equal-width bins of its
     bounds, at the bin's midpoint), with Laplace noise of scale 2 d / epsilon per cell (replace one
     row: two counts of each histogram move by one, l1 sensitivity 2; epsilon split evenly over the
     columns), negative cells set to 0. It reads the real rows and is private only as a whole
@@ -75,6 +75,8 @@ def independent_table(frame: pd.DataFrame, schema: Schema, epsilon: float, rng: 
     scale = 2.0 * len(schema.names) / epsilon
     for name in schema.names:
         counts = distribution(frame, schema, name, bins) * len(frame)
+        if name not in numeric and not schema.column(name).binary and not schema.column(name).other:
+            counts = np.delete(counts, len(schema.column(name).levels))  # the scorer's "other": not a cell of its own
         noisy = np.clip(counts + rng.laplace(scale=scale, size=counts.size), 0.0, None)
         weights = noisy / noisy.sum() if noisy.sum() > 0 else np.full(counts.size, 1.0 / counts.size)
         codes = rng.choice(counts.size, size=len(frame), p=weights)

@@ -532,7 +532,7 @@ class SDMetricsBatch:
             columns = {}
             for name in real.columns:
                 if name in categorical:
-                    column = schema.column(name)
+                    column = schema.column(name).scoring()
                     columns[name] = np.asarray(column.all_levels, dtype=object)[column.level_codes(sample[name])]
                 else:
                     columns[name] = sample[name].to_numpy(dtype=float)

@@ -346,8 +346,10 @@ def peer_runner(table: SmallTable, method: str, args: argparse.Namespace):
     if method in DPMM_PEERS:
         generate = functools.partial(generate_dpmm, table)
         tag = "privtree_sound" if method == "dpmm-privbayes" else "privtree"
-    else:
-        generate, tag = functools.partial(generate_binned, table), "bins16"
+    else:  # levels coded as the schema has them: with an "other" cell unless the column says "other": false
+        closed = any(isinstance(spec, dict) and spec.get("other") is False
+                     for spec in (table.content or {}).get("columns", {}).values())
+        generate, tag = functools.partial(generate_binned, table), "bins16_closed" if closed else "bins16"
     return functools.partial(peer_run, generate=generate, tag=tag, timeout=args.peer_timeouts[table.name, method])
 
 

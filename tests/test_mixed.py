@@ -103,6 +103,126 @@ def test_binary_value_outside_its_levels_is_an_error_without_the_value(schema):
     assert "SECRET" not in str(error.value)
 
 
+def closed_schema(nullable: bool = False) -> dict:
+    """SCHEMA with job and city declared without an "other" level (their levels are every value)."""
+    return {"columns": {**SCHEMA["columns"],
+                        "job": {"type": "categorical", "levels": ["a", "b", "c"], "other": False,
+                                **({"nullable": True} if nullable else {})},
+                        "city": {"type": "categorical", "levels": ["x", "y"], "other": False}}}
+
+
+def closed_frame(n: int, seed: int) -> pd.DataFrame:
+    """mixed_frame with every job inside its levels."""
+    frame = mixed_frame(n, seed)
+    frame["job"] = frame.job.where(frame.job != "zz", "a")
+    return frame
+
+
+def test_a_column_without_other_level_has_no_such_cell_or_count_and_never_writes_one():
+    schema = Schema.from_dict(closed_schema(), NAMES)
+    assert schema.column("job").all_levels == ("a", "b", "c") and schema.column("job").width == 3
+    assert Schema.from_dict(schema.to_dict(), NAMES) == schema  # the report's schema says it too
+    assert schema.to_dict()["columns"]["job"]["other"] is False and "other" not in schema.to_dict()["columns"]["sex"]
+    frame = closed_frame(400, 6)
+    points, _, rows_other = encoded(frame, schema)
+    assert rows_other == 0 and (points[:, schema.block_slice("job")].sum(axis=1) == 1).all()
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=7, n_candidates=1000).fit(frame, schema=closed_schema())
+    stages = [event["stage"] for event in synth.privacy_report()["privacy"]["stages"]]
+    assert "other_count" not in stages and "clip_count" in stages  # no budget on a count that is always 0
+    synthetic = synth.sample(2000)
+    assert set(synthetic.job) <= {"a", "b", "c"} and set(synthetic.city) <= {"x", "y"}
+    # the open schema, same data and seed: the "other" level is a cell of its own, and noise gives it rows
+    opened = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=7, n_candidates=1000).fit(frame, schema=SCHEMA)
+    assert "other_count" in [event["stage"] for event in opened.privacy_report()["privacy"]["stages"]]
+
+
+@pytest.mark.parametrize("value", ["SECRET-VALUE", None])
+def test_a_value_outside_the_levels_of_a_column_without_other_is_an_error_without_the_value(value):
+    frame = closed_frame(50, 2).astype({"job": object})
+    frame.loc[3, "job"] = value
+    schema = Schema.from_dict(closed_schema(), NAMES)
+    with pytest.raises(SynthDPError, match="column 'job' has a value outside its levels") as error:
+        encoded(frame, schema)
+    assert "SECRET" not in str(error.value) and "other" in str(error.value)
+    if value is None:  # a nullable column without "other" takes its missing cells
+        nullable = Schema.from_dict(closed_schema(nullable=True), NAMES)
+        assert nullable.column("job").all_levels[-1] != "other" and len(nullable.column("job").all_levels) == 4
+        points, _, rows_other = encoded(frame, nullable)
+        assert rows_other == 0 and points[3, nullable.block_slice("job")][-1] == 1.0
+        assert pd.isna(nullable.decode(points).job[3])
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"type": "categorical", "levels": ["a", "b", "c"], "other": "no"}, "\"other\": expected true or false"),
+    ({"type": "categorical", "levels": ["a", "b", "c"], "other": 0}, "\"other\": expected true or false"),
+    ({"type": "categorical", "levels": ["a", "b", "c"], "nullable": 1}, "\"nullable\": expected true or false"),
+    ({"type": "binary", "levels": ["a", "b"], "other": False}, "binary column 'job' has \"other\""),
+    ({"type": "categorical", "levels": "discover", "other": False}, "levels to discover"),
+    ({"type": "integer", "bounds": [0, 3], "other": False}, "integer column 'job' has \"other\""),
+])
+def test_bad_other_marks_are_refused_before_the_table_is_read(spec, message):
+    from synthdp.domain.schema import check_schema_columns
+
+    content = {"columns": {**SCHEMA["columns"], "job": spec}}
+    with pytest.raises(SynthDPError, match=message):
+        check_schema_columns(content, given=True)  # what load_schema_file runs, before any data
+
+
+def test_a_level_named_like_other_label_is_scored_beside_the_other_cell():
+    """Without an "other" level a level may be called "other"; the evaluation's own "other" cell then takes
+    another name."""
+    from synthdp.evaluation.mixed import cell_labels, column_tv
+
+    content = closed_schema()
+    content["columns"]["job"]["levels"] = ["a", "b", "other"]
+    schema = Schema.from_dict(content, NAMES)
+    assert schema.column("job").all_levels == ("a", "b", "other")
+    assert cell_labels(schema, "job") == ["a", "b", "other", "(other)"]
+    real = closed_frame(200, 3).replace({"job": {"c": "other"}})
+    synthetic = real.copy()
+    synthetic.loc[:19, "job"] = "zz"
+    assert column_tv(real, synthetic, schema)["per_column"]["job"] == pytest.approx(0.1)
+
+
+def test_a_table_of_coded_columns_without_other_spends_the_whole_budget():
+    """Nothing to count (no numeric column, no "other" level): no clip-count share left unspent."""
+    content = {"columns": {"sex": {"type": "binary", "levels": ["F", "M"]},
+                           "job": {"type": "categorical", "levels": ["a", "b", "c"], "other": False}}}
+    frame = closed_frame(300, 5)[["sex", "job"]]
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=2).fit(frame, schema=content)
+    report = synth.privacy_report()
+    stages = {event["stage"]: event for event in report["privacy"]["stages"]}
+    assert "clip_count" not in stages and "other_count" not in stages
+    assert sum(event["epsilon"] for event in stages.values()) == pytest.approx(1.0)
+    assert "no categorical column with an 'other' level" in report["schema"]["rows_other_note"]
+
+
+def test_a_nullable_binary_column_has_no_other_level_either():
+    """Declared binary, a value outside its two levels is an error, nullable or not (its missing cells get a cell)."""
+    content = {"columns": {**SCHEMA["columns"], "sex": {"type": "binary", "levels": ["F", "M"], "nullable": True}}}
+    schema = Schema.from_dict(content, NAMES)
+    assert schema.column("sex").all_levels[:2] == ("F", "M") and "other" not in schema.column("sex").all_levels
+    frame = mixed_frame(50, 2).astype({"sex": object})
+    frame.loc[4, "sex"] = None
+    encoded(frame, schema)  # a missing cell is fine
+    frame.loc[3, "sex"] = "SECRET-VALUE"
+    with pytest.raises(SynthDPError, match="column 'sex' has a value outside its levels") as error:
+        encoded(frame, schema)
+    assert "SECRET" not in str(error.value)
+
+
+def test_the_evaluation_scores_a_value_outside_the_levels_as_other_where_the_release_has_none():
+    """Another tool's synthetic table may hold a level the schema's column lacks: scored as a cell of its own."""
+    from synthdp.evaluation.mixed import cell_labels, column_tv
+
+    schema = Schema.from_dict(closed_schema(), NAMES)
+    real = closed_frame(200, 3)
+    synthetic = real.copy()
+    synthetic.loc[:49, "job"] = "zz"  # a quarter of the rows outside the levels
+    assert cell_labels(schema, "job") == ["a", "b", "c", "other"]
+    assert column_tv(real, synthetic, schema)["per_column"]["job"] == pytest.approx(0.25)
+
+
 def test_numeric_columns_still_refuse_text(schema):
     frame = mixed_frame(50, 3)
     frame["score"] = "text"
@@ -126,9 +246,13 @@ def test_basis_has_degree_at_most_one_per_indicator_and_one_coordinate_per_colum
     assert len(indices) == d * (d + 3) // 2 + cells + d * sum(widths)
 
 
+@pytest.mark.parametrize("closed", [False, True])  # True: job and city without an "other" level
 @pytest.mark.parametrize("held", [True, False])  # False: the cells only, as under Laplace noise
-def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema, held):
+def test_grouped_sensitivity_bound_holds_on_every_pair_of_extreme_rows(schema, held, closed):
     """Replacing one row moves the moment vector by <= 2G/n (l1) and 2 sqrt(G)/n (l2): checked exhaustively."""
+    if closed:
+        schema = Schema.from_dict(closed_schema(), NAMES)
+        assert schema.column("job").width == 3 and schema.column("city").width == 2
     indices = basis_indices(schema, 2, numeric_moments=held)
     groups = groups_count(schema, indices)
     basis = ChebyshevBasis(indices)

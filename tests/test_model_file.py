@@ -34,7 +34,7 @@ def _numeric():
     return SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=1).fit(frame, bounds=json.loads(CLINIC_BOUNDS.read_text()))
 
 
-def _mixed():
+def _mixed(closed: bool = False):
     rng = np.random.default_rng(0)
     n = 800
     sex = rng.choice(["Female", "Male"], n)
@@ -45,7 +45,7 @@ def _mixed():
     schema = {"columns": {"sex": {"type": "binary", "levels": ["Female", "Male"]},
                           "age": {"type": "integer", "bounds": [18, 90]},
                           "income": {"type": "continuous", "bounds": [0, 200000]},
-                          "kind": {"type": "categorical", "levels": ["a", "b", "c"]}}}
+                          "kind": {"type": "categorical", "levels": ["a", "b", "c"], **({"other": False} if closed else {})}}}
     return SmoothSynthesizer(epsilon=2.0, delta=1e-10, seed=2).fit(frame, schema=schema)
 
 
@@ -79,6 +79,42 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
         loaded.summary()
     with pytest.raises(SynthDPError, match="samples rows only: copies rerun the release's mechanism"):
         loaded.sample_copies(2)
+
+
+def test_a_column_without_other_level_keeps_it_through_the_file(tmp_path):
+    synth = _mixed(closed=True)
+    assert synth.release_.schema.column("kind").all_levels == ("a", "b", "c")
+    path = tmp_path / "m.synthdp"
+    synth.save(path)
+    loaded = SmoothSynthesizer.load(path)
+    assert loaded.sampling_model_.schema == synth.release_.schema
+    rows = loaded.sample(3000, seed=4)
+    assert set(rows.kind) <= {"a", "b", "c"}
+    pd.testing.assert_frame_equal(rows, synth.sample(3000, seed=4))
+    # version 2 only where a column lacks its "other" level: other files stay readable by version-1 readers
+    for model, version in ((synth, 2), (_mixed(), 1)):
+        model.save(tmp_path / f"v{version}.synthdp")
+        with zipfile.ZipFile(tmp_path / f"v{version}.synthdp") as archive:
+            document = json.loads(archive.read("model.json"))
+        assert document["format_version"] == version
+        assert any("other" in column for column in document["schema"]["categorical"]) == (version == 2)
+
+
+def test_conditions_on_a_nullable_coded_column_pass_over_its_missing_cells():
+    """Levels [0, 1] of a nullable column decode to Int64 with missing cells: a condition or a given value
+    selects the rows it names, a missing cell satisfying none."""
+    rng = np.random.default_rng(3)
+    flag = pd.array(rng.choice([0, 1], 400), dtype="Int64")
+    flag[rng.random(400) < 0.2] = pd.NA
+    frame = pd.DataFrame({"x": rng.uniform(0, 10, 400), "flag": flag})
+    content = {"columns": {"x": [0, 10], "flag": {"type": "binary", "levels": [0, 1], "nullable": True}}}
+    synth = SmoothSynthesizer(epsilon=2.0, delta=1e-6, seed=1).fit(frame, schema=content)
+    model = synth._sampling_model()
+    kept = model_file.where(model, "flag == 1")
+    rows = model_file.draw(kept, 200, np.random.default_rng(0))
+    assert (rows.flag == 1).all()
+    given = model_file.given(model, pd.DataFrame({"flag": pd.array([1, 0], dtype="Int64")}), np.random.default_rng(0))
+    assert given.flag.tolist() == [1, 0]
 
 
 def test_a_model_loaded_in_a_new_process_samples_the_same_rows(tmp_path):

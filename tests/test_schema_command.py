@@ -124,6 +124,9 @@ def test_draft_of_a_mixed_table(tmp_path, capsys):
     assert columns["sex"]["levels"] == ["Female", "Male"]
     assert columns["workclass"]["levels"] == sorted(["Private", "State-gov", "Self-emp", SECRET_LEVEL])
     assert columns["id"]["levels"] == "discover"
+    # every value seen is listed: no "other" level (binary columns and discovered levels have no such mark)
+    assert [name for name, spec in columns.items() if "other" in spec] == ["workclass"]
+    assert columns["workclass"]["other"] is False
     assert [name for name, spec in columns.items() if spec.get("nullable")] == ["hours"]
     for name in ("age", "income", "hours"):
         lower, upper = columns[name]["bounds"]
@@ -134,7 +137,8 @@ def test_draft_of_a_mixed_table(tmp_path, capsys):
         assert all(isinstance(bound, int) for bound in columns[name]["bounds"])
     # the notes name the columns (one line each), never a value
     notes = [line for line in printed.splitlines() if line.startswith("synthdp: note:")]
-    assert len(notes) == 2 and "'id'" in notes[0] and "'hours'" in notes[1] and "missing" in notes[1]
+    assert len(notes) == 3 and "'id'" in notes[0] and "'hours'" in notes[1] and "missing" in notes[1]
+    assert "'workclass'" in notes[2] and "\"other\": false" in notes[2]
     assert "NOT private" in printed
     assert str(PLANTED) not in printed and SECRET_LEVEL not in printed and "person-" not in printed
 

@@ -25,7 +25,10 @@ Encoding (the coordinates the release works on, numeric columns first, then the 
   an L-wide block it would be 1 minus the L others, with the noise of all of them
   (measured: docs/decisions/schema-other-level.md). A binary column has no room for it, so
   a value outside its two levels is an input error (declare the column categorical to map
-  such values to "other").
+  such values to "other"). A categorical column declared ``"other": false`` (its levels are
+  every value it takes, public like them) has no "other" indicator: a block of L, no synthetic
+  row takes a level no real row has, and a value outside the levels is an input error, as in a
+  binary column (a nullable binary column is such a block: its two levels and "missing").
 
 * an integer column of at most MAX_VALUE_BLOCK values, in a table with binary or categorical
   columns, also has a *value block*: an internal categorical column (``values_of``) with one
@@ -105,7 +108,10 @@ class CategoricalColumn:
     """A column of public levels: ``binary`` (exactly two, one indicator) or categorical.
 
     A categorical column has one indicator per level plus one for ``other_label``: any value
-    outside the levels, or missing. A binary column's first level is its indicator's 0.
+    outside the levels, or missing. Unless ``other`` is False (the schema's ``"other": false``:
+    the levels are every value the column takes, public like them): then it has no "other" level,
+    and a value outside the levels (or a missing cell, unless nullable) is an input error, as in
+    a binary column. A binary column's first level is its indicator's 0.
 
     A ``nullable`` categorical column has one more indicator, for MISSING_LABEL: its missing
     cells (kept apart from "other", and decoded as missing cells). ``indicator_of`` names the
@@ -124,6 +130,7 @@ class CategoricalColumn:
     indicator_of: str | None = None
     values_of: str | None = None
     numbers: tuple[int | float, ...] | None = None  # the levels as numbers, when the schema gives numbers
+    other: bool = True  # False: no "other" level (the levels are every value; one outside them is an error)
 
     def __post_init__(self) -> None:
         if self.binary and len(self.levels) != 2:
@@ -139,11 +146,22 @@ class CategoricalColumn:
     @property
     def all_levels(self) -> tuple[str, ...]:
         """Every level a value decodes to: the levels, then ``other_label`` for a categorical
-        column, then MISSING_LABEL for a nullable one."""
+        column with an "other" level, then MISSING_LABEL for a nullable one."""
         if self.values_of is not None:
             return self.levels
-        levels = self.levels if self.binary else self.levels + (self.other_label,)
+        levels = self.levels if self.binary or not self.other else self.levels + (self.other_label,)
         return levels + (MISSING_LABEL,) if self.nullable else levels
+
+    def scoring(self) -> CategoricalColumn:
+        """The column as the evaluation scores it: with its "other" level, so that a synthetic
+        table's value outside the levels (another tool's, or one edited) is a cell of its own, not
+        an error."""
+        if self.binary or self.other or self.values_of is not None:
+            return self
+        label = self.other_label
+        while label in self.levels:  # a level may be named like other_label where there is no "other" level
+            label = f"({label})"
+        return replace(self, other=True, other_label=label)
 
     @property
     def internal(self) -> bool:
@@ -181,8 +199,9 @@ class CategoricalColumn:
 
         Values are compared as text (so 1 and "1" are the same level), or, for levels the schema
         gives as numbers (``numbers``), as numbers (so 1, "1" and "1.0" are the level 1). In a
-        categorical column a value outside the levels, or missing, is "other"; in a binary column
-        it is an error.
+        categorical column a value outside the levels, or missing, is "other"; in a binary column,
+        or one without an "other" level, it is an error (a missing cell of a nullable column is
+        MISSING_LABEL in every kind). The error names the column, never the value.
         """
         if self.numbers is not None:
             codes = _number_codes(values, self.numbers)
@@ -190,13 +209,21 @@ class CategoricalColumn:
             lookup = {level: code for code, level in enumerate(self.levels)}
             text = values.astype("string").fillna("\x00missing")
             codes = text.map(lambda value: lookup.get(value, -1)).to_numpy(dtype=np.int64, copy=True)
+        missing = values.isna().to_numpy() if self.nullable else np.zeros(len(codes), dtype=bool)
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
                                "value); declare it categorical to map such values to 'other', or "
                                "\"nullable\": true for missing values")
+        if not self.other and (codes[~missing] < 0).any():
+            raise SynthDPError(f"column '{self.name}' has a value outside its levels"
+                               + ("" if self.nullable else " (or a missing value)")
+                               + f" and no '{self.other_label}' level to map it to; list the value among the "
+                               "levels of a categorical column"
+                               + ("" if self.nullable else ", give it \"nullable\": true for missing values")
+                               + ", or declare it categorical without \"other\": false to map such values to "
+                               f"'{self.other_label}'")
         codes[codes < 0] = len(self.levels)
-        if self.nullable:
-            codes[values.isna().to_numpy()] = len(self.all_levels) - 1
+        codes[missing] = len(self.all_levels) - 1
         return codes
 
 
@@ -374,7 +401,8 @@ class Schema:
             else:
                 column = self.column(name)
                 columns[name] = {"type": "binary" if column.binary else "categorical",
-                                 "levels": list(column.levels if column.numbers is None else column.numbers)}
+                                 "levels": list(column.levels if column.numbers is None else column.numbers),
+                                 **({} if column.binary or column.other else {"other": False})}
             if name in nullable:
                 columns[name] = {**columns[name], "nullable": True}
         return {"columns": columns, "other_label": self.other_label}
@@ -402,9 +430,7 @@ class Schema:
         numeric, categorical, indicators = [], [], []
         for name in column_names:
             spec = specs[name]
-            nullable = isinstance(spec, Mapping) and spec.get("nullable", False)
-            if nullable not in (True, False):
-                raise SynthDPError(f"{origin}: column '{name}' has \"nullable\": expected true or false")
+            nullable = isinstance(spec, Mapping) and spec.get("nullable", False)  # a bool: checked above
             column_type = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"  # checked above
             if column_type in LEVEL_TYPES:  # its keys checked above: no "decimals" (its values are its levels)
                 levels = spec.get("levels")
@@ -413,10 +439,13 @@ class Schema:
                                        "or a share of the budget to discover them (levels_share, with delta > 0)")
                 if not (isinstance(levels, list) and all(isinstance(level, (str, int, float)) for level in levels)):
                     raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings (or numbers)")
-                try:  # a nullable binary column needs a third cell for its missing values: a categorical block
+                other = spec.get("other", True)  # a bool, on a categorical column: checked above
+                try:  # a nullable binary column needs a third cell for its missing values: a categorical block,
+                    # still without an "other" level (a value outside its two levels is an error, as in a binary one)
                     categorical.append(CategoricalColumn(name, tuple(str(level) for level in levels),
                                                          spec["type"] == "binary" and not nullable, other_label,
-                                                         nullable=bool(nullable), numbers=level_numbers(levels)))
+                                                         nullable=bool(nullable), numbers=level_numbers(levels),
+                                                         other=bool(other) and not (spec["type"] == "binary" and nullable)))
                 except SynthDPError as error:
                     raise SynthDPError(f"{origin}: {error}") from None
             else:
@@ -455,7 +484,7 @@ def load_schema_file(path: str | Path) -> dict:
 
 
 SCHEMA_KEYS = ("columns", "other_label", DRAFT_KEY)  # a schema's top-level entries
-LEVEL_KEYS = ("type", "levels", "nullable")  # what a binary or categorical column's spec may hold
+LEVEL_KEYS = ("type", "levels", "nullable", "other")  # what a binary or categorical column's spec may hold
 
 
 def check_schema_columns(content: object, origin: str = "schema", given: bool = False) -> None:
@@ -478,8 +507,17 @@ def check_schema_columns(content: object, origin: str = "schema", given: bool = 
             raise SynthDPError(f"{origin}: column '{name}' has type '{column_type}'; expected one of "
                                f"{COLUMN_TYPES + LEVEL_TYPES}")
         check_keys(name, spec, LEVEL_KEYS if column_type in LEVEL_TYPES else NUMERIC_KEYS, origin)
+        for key in ("nullable", "other"):
+            if key in spec and not isinstance(spec[key], bool):  # 0 and 1 are not false and true here
+                raise SynthDPError(f"{origin}: column '{name}' has \"{key}\": expected true or false")
+        if column_type == "binary" and "other" in spec:
+            raise SynthDPError(f"{origin}: binary column '{name}' has \"other\": a binary column has no 'other' "
+                               "level (declare it categorical for one)")
         if given and column_type == "categorical" and isinstance(spec.get("levels"), list) and not spec["levels"]:
             raise SynthDPError(f"{origin}: categorical column '{name}' needs at least one level")
+        if spec.get("other") is False and spec.get("levels") == DISCOVER:
+            raise SynthDPError(f"{origin}: column '{name}' has \"other\": false and levels to discover: the values "
+                               "discovery leaves out go to the 'other' level (give the levels, or leave out \"other\")")
 
 
 def is_draft(content: Mapping | Schema | None) -> bool:

@@ -382,7 +382,7 @@ def model_accuracy(
     if not (isinstance(test_share, (int, float)) and 0 < test_share < 1):
         raise SynthDPError("test_share must lie in (0, 1)")
     seed = _seed(seed)
-    levels = {} if schema is None else {column.name: column for column in _schema(schema, real).categorical}
+    levels = {} if schema is None else {column.name: column.scoring() for column in _schema(schema, real).categorical}
     features = [c for c in real.columns if c != target]
     if not features:
         raise SynthDPError("model accuracy needs at least one column besides the target")

@@ -93,7 +93,7 @@ def _codes(frame: pd.DataFrame, schema: Schema, name: str, label: str, bins: int
     series = frame[name]
     bounds = _numeric_bounds(schema)
     if name not in bounds:
-        column = schema.column(name)
+        column = schema.column(name).scoring()
         return column.level_codes(series), len(column.all_levels)
     if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         raise SynthDPError(f"column '{name}' of the {label} table is not numeric")
@@ -109,7 +109,7 @@ def cell_labels(schema: Schema, name: str, bins: int = BINS) -> list[str]:
     """The names of a column's cells: its levels (and "other"), or its bins as ``[lower, upper)``."""
     bounds = _numeric_bounds(schema)
     if name not in bounds:
-        return list(schema.column(name).all_levels)
+        return list(schema.column(name).scoring().all_levels)
     edges = np.linspace(*bounds[name], bins + 1)
     return [f"[{a:.4g}, {b:.4g}" + ("]" if k == bins - 1 else ")") for k, (a, b) in enumerate(zip(edges[:-1], edges[1:]))]
 
@@ -249,7 +249,7 @@ def _for_sdmetrics(frame: pd.DataFrame, schema: Schema, rows: np.ndarray) -> pd.
         if name in numeric:
             columns[name] = series.to_numpy(dtype=float)
         else:
-            column = schema.column(name)
+            column = schema.column(name).scoring()
             columns[name] = np.asarray(column.all_levels, dtype=object)[column.level_codes(series)]
     return pd.DataFrame(columns, columns=list(schema.names))
 

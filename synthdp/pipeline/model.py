@@ -4,7 +4,9 @@ What a release fitted (the support points and their weights, the columns' domain
 privacy unit's public shape) is itself differentially private: sampling from it spends no budget
 and reads no data. :class:`SamplingModel` holds exactly that, and the privacy report.
 
-File format (``FORMAT``, ``FORMAT_VERSION`` 1): a zip archive of
+File format (``FORMAT``, ``FORMAT_VERSION`` 2, or 1 where no column lacks its "other" level:
+version 2 adds a categorical column's ``"other": false``, which a reader of version 1 cannot
+decode, so a file that does not use it stays version 1; both are read): a zip archive of
 
 * ``model.json``: ``{"format", "format_version", "synthdp_version", "rows", "columns", "domain",
   "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
@@ -47,7 +49,8 @@ from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
 FORMAT = "synthdp-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
@@ -162,7 +165,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
                            f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
         raise SynthDPError("the condition must be true or false for each row (e.g. \"age >= 60\")")
-    keep = mask.to_numpy(dtype=bool)
+    keep = mask.to_numpy(dtype=bool, na_value=False)  # a missing cell satisfies no comparison
     mass = float(model.weights[keep].sum())
     if not mass > 0:
         raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)")
@@ -200,7 +203,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             value = _comparable(pd.Series([row[name]], dtype=object), _decimals(model, name), name).iloc[0]
-            keep &= (text[name] == value).to_numpy()
+            keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
             raise SynthDPError(f"given row {index} has no mass under the fitted distribution (no support point has "
@@ -235,7 +238,8 @@ def _comparable(values: pd.Series, decimals: int | None, name: str = "") -> pd.S
     numbers = pd.to_numeric(values, errors="coerce")
     if (numbers.isna() & values.notna()).any():
         raise SynthDPError(f"a given value of column '{name}' is not a number")
-    return pd.Series(np.round(numbers.to_numpy(dtype=float), decimals), index=values.index).astype("string")
+    return pd.Series(np.round(numbers.to_numpy(dtype=float, na_value=np.nan), decimals),
+                     index=values.index).astype("string")
 
 
 def _first_line(error: Exception) -> str:
@@ -258,7 +262,9 @@ def save(model: SamplingModel, path: str | Path) -> None:
         manifest[name] = {"shape": list(array.shape), "dtype": str(array.dtype),
                           "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
     document = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "synthdp_version": __version__, "rows": int(model.rows),
+        "format": FORMAT, "synthdp_version": __version__, "rows": int(model.rows),
+        "format_version": FORMAT_VERSION if model.schema is not None and any(
+            not column.other for column in model.schema.categorical) else 1,
         "columns": model.names, "domain": _domain_document(model.domain),
         "schema": None if model.schema is None else _schema_document(model.schema),
         "units": None if model.units is None else {
@@ -292,9 +298,10 @@ def load(path: str | Path) -> SamplingModel:
             document = json.loads(archive.read("model.json"))
             if not isinstance(document, dict) or document.get("format") != FORMAT:
                 raise SynthDPError(f"'{path}' is not a synthdp model file")
-            if document.get("format_version") != FORMAT_VERSION:
+            if document.get("format_version") not in READ_VERSIONS:
                 raise SynthDPError(f"model file '{path}' has format version {document.get('format_version')!r}; this "
-                                   f"synthdp ({__version__}) reads version {FORMAT_VERSION}: fit the model again")
+                                   f"synthdp ({__version__}) reads versions {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: "
+                                   "fit the model again")
             arrays = {}
             for name, spec in document["arrays"].items():
                 content = archive.read(f"{name}.npy")
@@ -344,7 +351,9 @@ def _domain_from(document: dict) -> Domain:
 
 def _schema_document(schema: Schema) -> dict:
     return {"names": list(schema.names), "numeric": _domain_document(schema.numeric),
-            "categorical": [{**dataclasses.asdict(column), "levels": list(column.levels)} for column in schema.categorical],
+            "categorical": [{**{key: value for key, value in dataclasses.asdict(column).items()
+                                if key != "other" or value is False},  # only where it is new (version 2)
+                             "levels": list(column.levels)} for column in schema.categorical],
             "other_label": schema.other_label}
 
 

@@ -258,11 +258,13 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
               numeric_moments: bool = True, quiet_clip: bool = True, select_pairs: bool = True,
-              level_columns: int = 0) -> Plan:
+              level_columns: int = 0, rows_to_count: bool = True) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
-    clipping to count); ``estimated_bounds`` is the number of columns whose bounds are
+    clipping to count); ``rows_to_count`` False when the table has neither a numeric column to
+    clip nor a categorical column with an "other" level (no count: the clip-count share goes to
+    the other stages); ``estimated_bounds`` is the number of columns whose bounds are
     estimated with DP from ``config.bounds_share`` of epsilon. ``synthesize=False`` plans a
     release that only feeds a summary: no candidates and no LP, hence no private PCA, whose
     share of the budget goes to the moments. ``mixed_basis`` = (R, G) plans a mixed table
@@ -331,7 +333,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     if estimated_bounds and not config.bounds_share > 0:
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
-    clip_count = config.epsilon * config.clip_count_share if bounds_are_public else 0.0
+    clip_count = config.epsilon * config.clip_count_share if bounds_are_public and rows_to_count else 0.0
     candidate_shares = {
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours,
@@ -423,7 +425,8 @@ def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: boo
     plan = make_plan(config, n, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                      mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                      neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip,
-                     level_columns=len(schema.categorical))
+                     level_columns=len(schema.categorical),
+                     rows_to_count=schema.d_numeric > 0 or any(not c.binary and c.other for c in schema.declared))
     return plan, schema, indices
 
 

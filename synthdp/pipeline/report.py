@@ -43,7 +43,8 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
             "rows_other_noisy": release.noisy_rows_other,
             "rows_other_note": "Laplace-noised count of rows with a categorical value outside its levels "
                                "(decoded as other_label)" if release.noisy_rows_other is not None
-                               else "not released (no categorical column, or clip_count_share = 0)",
+                               else "not released (no categorical column with an 'other' level, or "
+                                    "clip_count_share = 0)",
             **missing_rates(release)}}),
         "bounds": {
             **release.domain.to_dict(),

@@ -864,7 +864,8 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         moments, histogram_counts, rows_clipped, rows_other = table.encoded_moments(schema, indices, layout, plan.n,
                                                                                      compiled.use_compiled(plan.n))
         counts = {"clip_count": (rows_clipped, CLIPPED_ROWS) if schema.d_numeric else None,
-                  "other_count": (rows_other, OTHER_ROWS) if any(not c.binary for c in schema.declared) else None}
+                  "other_count": (rows_other, OTHER_ROWS) if any(not c.binary and c.other for c in schema.declared)
+                  else None}
         wanted = {stage: count for stage, count in counts.items() if count is not None and plan.budget.clip_count > 0}
         noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise,
                                           plan.neighbours)

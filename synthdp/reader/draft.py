@@ -14,9 +14,10 @@ other numeric column whose values are all integers is ``integer``, any other ``c
 ``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
 any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
 ``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
-distinct values is ``categorical`` (levels sorted), and with more than ``max_levels`` its levels
-are left to DP discovery (``"levels": "discover"``). A column with missing cells gets
-``"nullable": true``.
+distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
+"other" level), and with more than ``max_levels`` its levels are left to DP discovery
+(``"levels": "discover"``, values it leaves out becoming "other"). A column with missing cells
+gets ``"nullable": true``.
 
 Notes and errors name columns, never a value (the values are in the draft file only).
 """
@@ -129,6 +130,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
     columns: dict[str, dict] = {}
     notes: list[str] = []
     all_levels: set[str] = set()
+    closed: list[str] = []
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
@@ -147,6 +149,9 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
             else:
                 spec = {"type": "binary" if len(levels) == 2 else "categorical", "levels": levels}
                 all_levels.update(levels)
+        if spec["type"] == "categorical" and isinstance(spec["levels"], list):
+            spec["other"] = False  # every value it takes is listed: no "other" level in the synthetic table
+            closed.append(name)
         if series.isna().any():
             spec["nullable"] = True
         columns[name] = spec
@@ -156,6 +161,11 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         notes.append(f"column(s) {shown} have missing cells (marked \"nullable\": true): the release "
                      "synthesizes missing cells there at a noisy rate; remove the mark where the public "
                      "description says a column has no missing values")
+    if closed:
+        shown = ", ".join(f"'{name}'" for name in closed)
+        notes.append(f"categorical column(s) {shown} list every value they take (marked \"other\": false: the "
+                     "synthetic table has no 'other' level, and a value outside the levels is an error); remove "
+                     "the mark where the public description allows other values")
     content: dict = {DRAFT_KEY: dict(DRAFT_ENTRY), "columns": columns}
     other_label = DEFAULT_OTHER_LABEL
     while other_label in all_levels:  # a level called "other" would collide with the "other" level

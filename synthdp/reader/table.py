@@ -447,7 +447,7 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
             codes = column.value_codes(values[:, column_names.index(str(column.values_of))])
         else:
             codes = column.level_codes(text[column.name].reset_index(drop=True))
-            if not column.binary:
+            if not column.binary and column.other:
                 other |= codes == len(column.levels)
         coordinates = codes - column.binary
         block = np.zeros((n_rows, column.width))

@@ -54,7 +54,8 @@ def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.
     Parameters
     ----------
     table : DataFrame
-        Rows with (at least) ``columns``; values outside a column's levels count as "other".
+        Rows with (at least) ``columns``; values outside a column's levels count as "other" (an
+        error for a column without one, ``"other": false``).
     columns : sequence of str
         Binary or categorical columns of ``schema``, distinct.
     schema : Schema
