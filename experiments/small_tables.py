@@ -499,7 +499,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, tables: dict[str, S
         "(pima's counts and `outcome`, energy's `orientation` and `glazing_area_distribution`). Mixed tables: "
         "configs/iris_schema.json, configs/glass_schema.json, configs/heart_cleveland_schema.json (min/max bounds; "
         "levels as publicly documented: glass's 7 UCI classes, one of them absent from the data; heart's UCI codes, "
-        "written as the file writes them, \"1.0\"; `ca` and `thal` nullable). heart's 6 missing cells: synthdp "
+        "written as the file writes them, \"1.0\"; `ca` and `thal` nullable; every categorical column's list "
+        "declared complete, `\"other\": false`, so no \"other\" level, for synthdp and the smartnoise/OpenDP peers "
+        "alike, whose runs with these schemas are cached apart, `bins16_closed`). heart's 6 missing cells: synthdp "
         "models them (a `(missing)` level); the smartnoise/OpenDP peers see a missing cell as a level of its own "
         "and dpmm as a declared level of its own, both decoded back to missing cells; no row is dropped.",
         "",
