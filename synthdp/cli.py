@@ -1068,25 +1068,16 @@ def _options(args: argparse.Namespace) -> dict:
     return options
 
 
-# options that act only beside another: (options, whether the other is there, what it is)
-IDLE_OPTIONS = (
-    (("pca_share", "pca_components", "pca_iterations", "pca_calibration", "ellipsoid_radius"),
-     lambda config, mixed: config.candidates == "pca", "--candidates pca"),
-    (("units_share",), lambda config, mixed: config.privacy_unit is not None, "--privacy-unit"),
-    (("marginal_degree",), lambda config, mixed: mixed, "--schema (or a nullable column in --bounds)"),
-)
-
-
 def _warn_idle_options(options: dict, config: SynthConfig, mixed: bool) -> None:
     """A warning for each option given (flag or config file) that the run will not use, as a user
     who sets --pca-share without --candidates pca would otherwise not learn that it did nothing.
     ``mixed``: the table is released as a mixed one (a schema, or bounds declaring a nullable column)."""
-    for names, active, needs in IDLE_OPTIONS:
-        given = [name for name in names if name in options]
-        if given and not active(config, mixed):
-            flags = ", ".join("--" + name.replace("_", "-") for name in given)
-            warnings.warn(f"{flags} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this run",
-                          UserWarning, stacklevel=2)
+    from synthdp.config import idle_options
+
+    for given, needs, _ in idle_options(options, config, mixed):
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        warnings.warn(f"{flags} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this run",
+                      UserWarning, stacklevel=2)
 
 
 def _check_config_value(path: str, key: str, kind: type | None, value: object) -> None:

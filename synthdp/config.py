@@ -265,6 +265,10 @@ class SynthConfig:
         metavar="N", default_text="automatic")
 
     def __post_init__(self) -> None:
+        for option in fields(self):  # numpy's scalars (a grid from np.arange, a seed from a Generator) as Python's
+            value = getattr(self, option.name)
+            if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+                object.__setattr__(self, option.name, value.item())
         _check(_is_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
         _check(MIN_EPSILON <= self.epsilon <= MAX_EPSILON,
                f"epsilon must be between {MIN_EPSILON:g} and {MAX_EPSILON:g} (outside, noise calibration is meaningless)")
@@ -277,7 +281,7 @@ class SynthConfig:
                "n_basis must be 'auto' or an integer >= 1")
         _choice("noise", self.noise, choices("noise") + (None,))
         _check(not (self.delta == 0 and self.noise == "gaussian"),
-               "Gaussian noise needs delta > 0; pass --delta or --noise laplace")
+               "Gaussian noise needs delta > 0: set delta (--delta) or noise='laplace' (--noise laplace)")
         _check(_is_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
                f"pca_share must be in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
         for name in ("marginals_share", "correlation_share"):
@@ -348,6 +352,28 @@ class SynthConfig:
         return [f.name for f in fields(cls)]
 
 
+#: options that act only beside another: (options, whether the other is there, what it is as a command-line
+#: flag, as a parameter)
+IDLE_OPTIONS = (
+    (("pca_share", "pca_components", "pca_iterations", "pca_calibration", "ellipsoid_radius"),
+     lambda config, mixed: config.candidates == "pca", "--candidates pca", "candidates='pca'"),
+    (("units_share",), lambda config, mixed: config.privacy_unit is not None, "--privacy-unit", "privacy_unit"),
+    (("marginal_degree",), lambda config, mixed: mixed, "--schema (or a nullable column in --bounds)",
+     "a schema (or a nullable column in the bounds)"),
+)
+
+
+def idle_options(given: Any, config: SynthConfig, mixed: bool) -> list[tuple[list[str], str, str]]:
+    """The options among ``given`` (names: a flag given, a parameter set) that a run with ``config`` will not
+    use, with what they need as a flag and as a parameter. ``mixed``: the table is released as a mixed one."""
+    found = []
+    for names, active, flag, parameter in IDLE_OPTIONS:
+        idle = [name for name in names if name in given]
+        if idle and not active(config, mixed):
+            found.append((idle, flag, parameter))
+    return found
+
+
 @functools.cache
 def choices(name: str) -> tuple[str, ...]:
     """The values a field of :class:`SynthConfig` may take, from its ``Literal`` type (empty if free)."""
@@ -385,7 +411,7 @@ class CsvFormat:
     """How a CSV file is written: the field separator, the text encoding and the decimal mark.
 
     The CLI's ``--sep``, ``--encoding`` and ``--decimal`` (and the same TOML keys); in Python,
-    ``SmoothSynthesizer.fit(path, csv=CsvFormat(sep=";", decimal=","))``. Used for the input
+    ``SmoothSynthesizer.fit(path, csv_format=CsvFormat(sep=";", decimal=","))``. Used for the input
     table only; synthetic CSV files are written with the defaults.
     """
 

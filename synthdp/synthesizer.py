@@ -9,6 +9,7 @@ A scikit-learn-style estimator: its parameters are :class:`synthdp.config.SynthC
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -17,9 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.config import CsvFormat, SynthConfig
+from synthdp.config import CsvFormat, SynthConfig, idle_options
 from synthdp.domain.box import load_bounds_file
-from synthdp.domain.schema import Schema, load_schema_file
+from synthdp.domain.schema import Schema, bounds_schema, load_schema_file
 from synthdp.errors import SynthDPError
 from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
@@ -30,6 +31,16 @@ from synthdp.summaries.smooth import Summary
 
 # every parameter with its default: SynthConfig's fields, then the face's own
 _DEFAULTS: dict[str, Any] = {**{f.name: f.default for f in fields(SynthConfig)}, "progress": False}
+
+
+def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed: bool) -> None:
+    """A warning for each parameter set away from its default that the fit will not use (``pca_share``
+    without ``candidates='pca'``), as the command line warns of its flags."""
+    changed = [name for name, value in params.items() if name in _DEFAULTS and value != _DEFAULTS[name]]
+    for given, _, needs in idle_options(changed, config, mixed):
+        names = ", ".join(given)
+        warnings.warn(f"{names} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this fit",
+                      UserWarning, stacklevel=3)
 
 
 class SmoothSynthesizer:
@@ -132,11 +143,16 @@ class SmoothSynthesizer:
             Separator, encoding and decimal mark when ``data`` is the path of a CSV file
             (default: ``,``, UTF-8, ``.``), e.g. ``CsvFormat(sep=";", decimal=",")``.
         """
+        for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
+            delattr(self, name)  # a fit that fails leaves no earlier fit (or loaded model) behind to sample from
+        config = self.config
         if isinstance(bounds, (str, Path)):  # a bounds file, as the command line takes it
             bounds = load_bounds_file(bounds)
         if isinstance(schema, (str, Path)):
             schema = load_schema_file(schema)
-        model = run.fit(self.config, data, bounds, bounds_from_data, synthesize, schema,
+        _warn_idle_parameters(self.get_params(), config, schema is not None
+                              or (isinstance(bounds, Mapping) and bounds_schema(bounds) is not None))
+        model = run.fit(config, data, bounds, bounds_from_data, synthesize, schema,
                         progress=bool(self.progress), csv_format=csv_format)
         self.model_ = model
         self.release_, self.ledger_, self.lp_ = model.release, model.ledger, model.lp
@@ -207,7 +223,8 @@ class SmoothSynthesizer:
     @classmethod
     def load(cls, path: str | Path) -> SmoothSynthesizer:
         """A synthesizer that samples from a model file written by :meth:`save` (or ``synthdp fit``);
-        it reads no data and cannot be fitted again (its parameters are the fit's)."""
+        it reads no data, and its parameters are the fit's (fitting it again on data is a new release, which
+        replaces the loaded model)."""
         model = model_file.load(path)
         config = model.report.get("parameters", {}).get("config", {})
         synth = cls(**{name: value for name, value in config.items() if name in _DEFAULTS})

@@ -335,6 +335,20 @@ def test_a_bad_csv_option_is_one_line_naming_it(tmp_path, capsys):
     assert code == 2 and "sep must be one character" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("compress, name", [("gzip", "gzip"), ("bz2", "bzip2")])
+def test_a_compressed_csv_is_named_as_compressed(tmp_path, capsys, compress, name):
+    import bz2
+    import gzip
+
+    text = "a,b\n" + "".join(f"{i},{i % 7}\n" for i in range(200))
+    (tmp_path / "t.csv.gz").write_bytes({"gzip": gzip, "bz2": bz2}[compress].compress(text.encode()))
+    code = main(["generate", str(tmp_path / "t.csv.gz"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
+                 "--quiet"])
+    error = capsys.readouterr().err
+    assert code == 2 and f"is {name}-compressed: decompress it first" in error and len(error.splitlines()) == 1
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_outputs_get_the_mode_of_ordinary_files(tmp_path):
     import os
     import stat

@@ -221,6 +221,7 @@ def test_the_evaluation_scores_a_value_outside_the_levels_as_other_where_the_rel
     synthetic.loc[:49, "job"] = "zz"  # a quarter of the rows outside the levels
     assert cell_labels(schema, "job") == ["a", "b", "c", "other"]
     assert column_tv(real, synthetic, schema)["per_column"]["job"] == pytest.approx(0.25)
+    assert column_tv(real, synthetic, closed_schema())["per_column"]["job"] == pytest.approx(0.25)  # a file's content
 
 
 def test_numeric_columns_still_refuse_text(schema):
@@ -420,6 +421,16 @@ def test_noisy_summary_marginals_are_within_the_noise_bound(schema):
     summary = synth.marginal_summary()
     errors = marginal_errors(lambda c: marginal(frame, c, schema), summary.marginal, column_sets(schema, 2))
     assert 0 < errors["worst"] <= bound
+
+
+def test_clipped_summary_cells_are_shares_however_large_the_noise():
+    """Clipped, every cell lies in [0, 1] (a noisy 2-way cell of a tiny table can pass 1); unclipped, the raw answers."""
+    summary = SmoothSynthesizer(epsilon=0.05, delta=1e-6, seed=0).fit(
+        mixed_frame(60, 1), schema=SCHEMA, synthesize=False).marginal_summary()
+    raw, clipped = summary.marginal(["sex", "job"], clip=False), summary.marginal(["sex", "job"])
+    assert raw.max() > 1 and raw.min() < 0  # this seed's noise: the clip has work to do
+    assert clipped.between(0, 1).all()
+    np.testing.assert_allclose(clipped, raw.clip(0, 1))
 
 
 def test_marginal_summary_round_trips_through_json(tmp_path, schema):

@@ -81,6 +81,12 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
         loaded.sample_copies(2)
 
 
+def test_a_model_saved_into_a_missing_folder_is_one_line(fitted, tmp_path):
+    _, synth = fitted
+    with pytest.raises(SynthDPError, match="its folder does not exist"):
+        synth.save(tmp_path / "no" / "such" / "m.synthdp")
+
+
 def test_a_column_without_other_level_keeps_it_through_the_file(tmp_path):
     synth = _mixed(closed=True)
     assert synth.release_.schema.column("kind").all_levels == ("a", "b", "c")

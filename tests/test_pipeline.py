@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from synthdp import PrivacyLeakWarning, SmoothSynthesizer, SynthDPError, TestingSeedWarning
+from synthdp.config import SynthConfig
 
 
 def test_sample_has_the_columns_units_and_types_of_the_input(clinic_like):
@@ -186,6 +187,49 @@ def test_spread_blend_and_tilt_give_more_distinct_rows_and_report_themselves(cli
     else:  # the tilt: every moment within one noise sd of its release, or within the optimum's residual
         assert lp["reweighting"] == "tilt" and lp["tilt"] == 1.0 and "LP tilt" in reports["remedy"]["timings_seconds"]
         assert reports["remedy"]["lp"]["support_size"] == 2000  # every candidate keeps some mass
+
+
+def test_numpy_scalars_are_parameters_and_the_report_holds_plain_numbers(clinic_like):
+    """A grid from np.arange or a seed from a Generator: numpy scalars are taken, as Python's numbers."""
+    import json
+
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(epsilon=np.float32(2.0), delta=np.float64(1e-6), n_candidates=np.int64(500),
+                              seed=np.int64(5), marginal_bins=np.int32(8))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TestingSeedWarning)
+        synth.fit(frame, bounds=bounds)
+    config = synth.privacy_report()["parameters"]["config"]
+    assert type(config["seed"]) is int and type(config["epsilon"]) is float and config["marginal_bins"] == 8
+    json.dumps(synth.privacy_report())
+    for bad in (np.bool_(True), np.array([2.0])):
+        with pytest.raises(SynthDPError, match="epsilon must be a number > 0"):
+            SynthConfig(epsilon=bad)
+
+
+def test_a_parameter_the_fit_does_not_use_warns_and_a_failed_fit_leaves_nothing_to_sample(clinic_like):
+    frame, bounds = clinic_like
+    with pytest.warns(UserWarning, match="pca_share acts only with candidates='pca': ignored in this fit"):
+        synth = SmoothSynthesizer(pca_share=0.5, n_candidates=300).fit(frame, bounds=bounds)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # the default: nothing to warn of
+        SmoothSynthesizer(n_candidates=300).fit(frame, bounds=bounds)
+    assert len(synth.sample(5)) == 5
+    with pytest.raises(SynthDPError, match="epsilon must be a number > 0"):
+        synth.set_params(epsilon=-1.0, pca_share=0.3).fit(frame, bounds=bounds)
+    with pytest.raises(SynthDPError, match="call fit"):
+        synth.sample(5)  # not the earlier fit's rows
+
+
+def test_copies_refuse_a_bad_row_count_before_any_refit(clinic_like, monkeypatch):
+    import synthdp.pipeline.copies as copies_module
+
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(n_candidates=300, epsilon=2.0, delta=1e-6).fit(frame, bounds=bounds)
+    monkeypatch.setattr(copies_module, "inference_fit", lambda *args: pytest.fail("refitted before the check"))
+    for bad in (0, 2.5, True):
+        with pytest.raises(SynthDPError, match="rows to sample must be an integer >= 1"):
+            synth.sample_copies(2, n_rows=bad)
 
 
 def test_the_estimator_follows_scikit_learn_conventions(clinic_like):

@@ -43,6 +43,7 @@ from synthdp.errors import SynthDPError
 from synthdp.evaluation.mixed import (
     SDMETRICS_ROWS,
     column_tv,
+    described_schema,
     numeric_schema,
     pair_scores,
     pearson,
@@ -118,20 +119,6 @@ def _numeric(frame: pd.DataFrame, label: str, columns: Sequence | None = None) -
     if not finite.all():
         raise SynthDPError(f"column '{columns[int(np.argmin(finite))]}' of the {label} table has missing or infinite values")
     return values
-
-
-def _schema(schema: Schema | Mapping, real: pd.DataFrame) -> Schema:
-    """A Schema of the real table's columns: ``schema`` itself, or built from a schema file's content."""
-    names = [str(c) for c in real.columns]
-    if isinstance(schema, Schema):
-        unknown = [name for name in schema.names if name not in names]
-        if unknown:
-            raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
-        missing = [name for name in names if name not in schema.names]
-        if missing:
-            raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
-        return schema
-    return Schema.from_dict(schema, names, "the schema")
 
 
 def _features(frame: pd.DataFrame, label: str, columns: Sequence, levels: Mapping) -> np.ndarray:
@@ -382,7 +369,8 @@ def model_accuracy(
     if not (isinstance(test_share, (int, float)) and 0 < test_share < 1):
         raise SynthDPError("test_share must lie in (0, 1)")
     seed = _seed(seed)
-    levels = {} if schema is None else {column.name: column.scoring() for column in _schema(schema, real).categorical}
+    levels = {} if schema is None else {column.name: column.scoring()
+                                        for column in described_schema(schema, real).categorical}
     features = [c for c in real.columns if c != target]
     if not features:
         raise SynthDPError("model accuracy needs at least one column besides the target")
@@ -555,7 +543,7 @@ def utility_report(
     seed = _seed(seed)
     if schema is not None and bounds is not None:
         raise SynthDPError("give bounds or a schema, not both (the schema holds the numeric columns' bounds)")
-    described = _schema(schema, real) if schema is not None else None
+    described = described_schema(schema, real) if schema is not None else None
     # the table's binary and categorical columns (not a schema's internal ones, if it has any)
     categorical = [] if described is None else [column.name for column in described.categorical
                                                 if column.name in real.columns]

@@ -82,6 +82,32 @@ def numeric_schema(intervals: Mapping[str, Sequence[float]], types: Mapping[str,
 
 
 # ------------------------------------------------------------------ cells
+def described_schema(schema: Schema | Mapping, real: pd.DataFrame) -> Schema:
+    """A Schema of the real table's columns: ``schema`` itself, or built from a schema file's content
+    (what :func:`synthdp.domain.schema.load_schema_file` returns)."""
+    names = [str(c) for c in real.columns]
+    if isinstance(schema, Schema):
+        unknown = [name for name in schema.names if name not in names]
+        if unknown:
+            raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
+        missing = [name for name in names if name not in schema.names]
+        if missing:
+            raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
+        return schema
+    if not isinstance(schema, Mapping):
+        raise SynthDPError("the schema must be a Schema or a schema file's content ({\"columns\": {...}})")
+    return Schema.from_dict(schema, names, "the schema")
+
+
+def _as_schema(schema: Schema | Mapping) -> Schema:
+    """``schema``, or the Schema of a schema file's content over the columns it names."""
+    if isinstance(schema, Schema):
+        return schema
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("columns"), Mapping):
+        raise SynthDPError("the schema must be a Schema or a schema file's content ({\"columns\": {...}})")
+    return Schema.from_dict(schema, list(schema["columns"]), "the schema")
+
+
 def _numeric_bounds(schema: Schema) -> dict[str, tuple[float, float]]:
     return {column.name: (column.lower, column.upper) for column in schema.numeric.columns}
 
@@ -154,7 +180,7 @@ def _all_codes(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: in
 
 
 # ------------------------------------------------------------------ metrics
-def column_tv(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: int = BINS) -> dict:
+def column_tv(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema | Mapping, bins: int = BINS) -> dict:
     """Total-variation distance of each column's one-way distribution, in schema order.
 
     Returns
@@ -162,6 +188,7 @@ def column_tv(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: int
     dict
         ``bins``, ``per_column`` {column: TV}, ``max``, ``mean`` and ``worst_column``.
     """
+    schema = _as_schema(schema)
     codes = _all_codes(real, synth, schema, bins)
     per_column = {}
     for name, (a, b, size) in codes.items():
@@ -179,7 +206,7 @@ def _summary(values: dict[tuple[str, str], float], best_is_high: bool) -> dict:
             "worst_pair": list(worst)}
 
 
-def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: int = BINS) -> dict:
+def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema | Mapping, bins: int = BINS) -> dict:
     """The 2-way total-variation distance of every pair of columns, and SDMetrics' pair similarities.
 
     Returns
@@ -191,6 +218,7 @@ def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: i
         over the pairs of numeric columns; ``per_pair``: one entry per pair, in schema order,
         with ``columns``, ``tv``, ``metric`` ("contingency" or "correlation") and ``similarity``.
     """
+    schema = _as_schema(schema)
     codes = _all_codes(real, synth, schema, bins)
     numeric = [column.name for column in schema.numeric.columns]
     correlation = {}

@@ -45,7 +45,7 @@ import pandas as pd
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
 from synthdp.pipeline import run
-from synthdp.pipeline.model import draw
+from synthdp.pipeline.model import check_rows, draw
 from synthdp.pipeline.progress import StageTracker
 
 #: The post-processing of the copies' fitted distribution and of each copy: every measured pair at
@@ -62,6 +62,8 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     noise and the sampling."""
     if not (isinstance(copies, (int, np.integer)) and copies >= 2):
         raise SynthDPError("copies must be an integer >= 2 (a standard error needs at least two)")
+    if n_rows is not None:
+        check_rows(n_rows)  # before the first refit, not after it
     release = fitted.release
     if release.units is not None:
         raise SynthDPError("copies of a release by privacy unit are not available yet: its population would need "

@@ -116,7 +116,7 @@ def draw_chunks(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> 
     each drawn with ``rng`` in turn: the same rows however they are consumed. With a privacy unit,
     each chunk gets its own synthetic units (no unit spans two chunks; a chunk's identifiers are
     prefixed with its number from the second chunk on). Post-processing only."""
-    _check_rows(n_rows)
+    check_rows(n_rows)
     chunk = model.chunk_rows()
     weights = clean_weights(model.weights)
     for index, start in enumerate(range(0, n_rows, chunk)):
@@ -133,7 +133,7 @@ def draw_chunks(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> 
 
 def draw(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> pd.DataFrame:
     """``n_rows`` rows in memory (:func:`draw_chunks`, concatenated); at most MAX_OUTPUT_VALUES values."""
-    _check_rows(n_rows)
+    check_rows(n_rows)
     if n_rows * len(model.names) > MAX_OUTPUT_VALUES:
         raise SynthDPError(f"{n_rows} rows x {len(model.names)} columns is over the output bound of "
                            f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches), or write them "
@@ -142,7 +142,8 @@ def draw(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> pd.Data
     return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
-def _check_rows(n_rows: Any) -> None:
+def check_rows(n_rows: Any) -> None:
+    """``n_rows`` is a number of rows to sample: an integer >= 1 (a one-line error otherwise)."""
     if not (isinstance(n_rows, (int, np.integer)) and not isinstance(n_rows, bool) and n_rows >= 1):
         raise SynthDPError("the number of rows to sample must be an integer >= 1")
 
@@ -272,7 +273,10 @@ def save(model: SamplingModel, path: str | Path) -> None:
             "noisy_rows": float(model.units.noisy_rows)},
         "arrays": manifest, "privacy_report": model.report,
     }
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise SynthDPError(f"cannot write the model file '{path}': its folder does not exist")
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     os.close(handle)
     temporary = Path(name)
     try:

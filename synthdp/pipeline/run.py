@@ -116,7 +116,7 @@ NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differe
 DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its bounds and levels were read from "
                 "the data and are not protected, so the release is NOT differentially private (replace them with "
                 "public knowledge, then delete the entry)")
-SEED_WARNING = "a known seed makes the noise predictable: use --seed for tests and reproducible runs only"
+SEED_WARNING = "a known seed makes the noise predictable: set one (seed, --seed) for tests and reproducible runs only"
 DEFAULT_PCA_COMPONENTS = 5
 EXACT_STAGES = ("moments", "marginals", "correlation")
 DENSE_SHARE = 0.1  # a mixed table's LP with more non-zeros than this share of W is solved with dense columns

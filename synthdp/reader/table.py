@@ -676,6 +676,20 @@ def read_csv_frame(path: str | Path, label: str = "input file", csv_format: CsvF
         return pd.read_csv(path, **_pandas_options(csv_format, as_text))
 
 
+COMPRESSED_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"PK\x03\x04": "zip", b"\xfd7zXZ": "xz",
+                    b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+def _compression(path: Path | str) -> str:
+    """The compression a file's first bytes show ("gzip", ...), or "" (none known, or not a readable path)."""
+    try:
+        with open(path, "rb") as handle:
+            start = handle.read(6)
+    except (OSError, TypeError):
+        return ""
+    return next((name for magic, name in COMPRESSED_MAGIC.items() if start.startswith(magic)), "")
+
+
 @contextmanager
 def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CSV,
                 options: str = "--") -> Iterator[None]:
@@ -683,6 +697,10 @@ def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CS
     try:
         yield
     except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
+        compressed = _compression(path)
+        if compressed:
+            raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
+                               "as plain text)") from None
         hint = (f" (pass its encoding with {options}encoding, e.g. latin-1)"
                 if csv_format.encoding.lower() in ("utf-8", "utf8") else "")
         raise SynthDPError(f"{label} '{path}' is not {csv_format.encoding} text{hint}") from None

@@ -157,11 +157,14 @@ class MarginalSummary(SummaryFile):
 
         Exact up to the noise for at most :attr:`released_degree` columns; beyond, every
         cell of coded levels is estimated within the Frechet bounds of its released
-        sub-cells (module docstring). ``clip`` (default) sets negative cells to 0: most
-        cells of a wide marginal are empty and the noise makes half of them negative.
+        sub-cells (module docstring). ``clip`` (default) puts every cell into [0, 1]: most
+        cells of a wide marginal are empty and the noise makes half of them negative, and on a
+        small table a cell's noise can take it past 1 (a share no cell can have).
         The clipped table is not rescaled to sum to 1: that would move every large cell by
-        the positive noise of all the small ones. Measured: docs/decisions/marginal-clip.md.
-        ``clip=False`` gives the unbiased raw answers.
+        the positive noise of all the small ones, so where the noise is large (the report's
+        stages: on a table of a few thousand rows at epsilon = 1, 2-way cells with noise sd
+        above 0.1 are mostly noise) the cells can sum to well over 1. Measured:
+        docs/decisions/marginal-clip.md. ``clip=False`` gives the unbiased raw answers.
         """
         columns = _distinct(columns)
         return _as_series(self.cells(columns, clip), columns,
@@ -188,7 +191,7 @@ class MarginalSummary(SummaryFile):
                 moved[[0, 1]] = moved[[1, 0]]
         keep = tuple(slice(None) if column.binary else slice(0, -1) for column in described)  # drop "any"
         cells = table[keep].reshape(-1)
-        return np.clip(cells, 0.0, None) if clip else cells
+        return np.clip(cells, 0.0, 1.0) if clip else cells
 
     def _cell(self, coordinates: frozenset) -> float:
         """P(every indicator in ``coordinates`` is 1): released, or estimated and memoised."""
