@@ -249,6 +249,9 @@ def anonymous_mb(pid: int) -> float:
 def timed(command: list[str], cwd: Path, env: dict | None = None) -> dict:
     """Wall seconds, peak resident MB (``/usr/bin/time -v``) and peak anonymous MB (sampled) of a run."""
     prefix = [TIME, "-v"] if TIME else []
+    for flag in ("-o", "--report"):  # the run's own outputs from the run before: synthdp refuses to replace
+        if flag in command:          # them (an older baseline has no --overwrite), so they go first
+            (cwd / command[command.index(flag) + 1]).unlink(missing_ok=True)
     start = time.perf_counter()
     process = subprocess.Popen(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                cwd=cwd, env=env)

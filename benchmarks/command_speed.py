@@ -78,6 +78,9 @@ def run(command: list[str], env: dict | None = None, cwd: Path | None = None) ->
     """Wall seconds and peak resident MB of one run (in ``cwd``: outside the repository, so that
     ``python -m`` imports the package of PYTHONPATH, not the repository's)."""
     prefix = [TIME, "-v"] if TIME else []
+    for flag in ("-o", "--report"):  # the run's own outputs from the run before: synthdp refuses to replace
+        if flag in command:          # them (an older baseline has no --overwrite), so they go first
+            (Path(cwd) / command[command.index(flag) + 1]).unlink(missing_ok=True)
     start = time.perf_counter()
     done = subprocess.run(prefix + command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                           cwd=cwd)

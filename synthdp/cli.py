@@ -24,6 +24,7 @@ import io
 import json
 import math
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -320,9 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
                     "answered from a marginal summary (synthdp summarize --schema; no data access) or "
                     "computed on a table (a synthetic one; on the real table it is NOT private). From a "
-                    "summary the fractions are the release's noisy estimates, negative ones set to 0 and "
-                    "not rescaled: where the noise is large against the rows (a few hundred rows at pure "
-                    "epsilon) a cell can exceed 1 and the cells need not sum to 1 (docs/decisions/marginal-clip.md).")
+                    "summary the fractions are the release's noisy estimates, put into [0, 1] and not "
+                    "rescaled: where the noise is large against the rows (a few hundred rows at pure "
+                    "epsilon) the cells need not sum to 1 (docs/decisions/marginal-clip.md).")
     marginal_command.add_argument("--columns", required=True, metavar="A,B,...", help="comma-separated columns")
     source = marginal_command.add_mutually_exclusive_group(required=True)
     source.add_argument("--summary", metavar="SUMMARY.json", help="a marginal summary")
@@ -341,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a text column with more distinct values gets \"levels\": \"discover\" instead of "
                              f"its levels (default {DEFAULT_MAX_LEVELS})")
     _add_csv_options(schema, "the input")
+    for command in (gen, fit_command, sample_command, summ, evaluate_command, infer_command, marginal_command, schema):
+        command.add_argument("--overwrite", action="store_true",
+                             help="replace output files that exist (without it such an output is refused before "
+                                  "any work, and nothing is written)")
     return parser
 
 
@@ -596,7 +601,7 @@ def sample_command(args: argparse.Namespace) -> int:
     rows = _int_or_word(args.rows, None, "--rows")
     if rows is None or rows < 1:
         raise SynthDPError("--rows must be an integer >= 1")
-    _check_outputs({"--output": args.output}, {"the model file": args.model})
+    _check_outputs({"--output": args.output}, {"the model file": args.model}, overwrite=args.overwrite)
     import numpy as np
     from tqdm import tqdm
 
@@ -638,7 +643,7 @@ def schema_command(args: argparse.Namespace) -> int:
     """Draft a schema from the data (NOT private: marked as a draft) and write it atomically."""
     if args.max_levels < 2:
         raise SynthDPError("--max-levels must be an integer >= 2")
-    _check_outputs({"--output": args.output}, {"the input": args.input})
+    _check_outputs({"--output": args.output}, {"the input": args.input}, overwrite=args.overwrite)
     from synthdp.reader.draft import draft_schema
     from synthdp.reader.table import read_table_frame
 
@@ -684,7 +689,8 @@ def infer_command(args: argparse.Namespace) -> int:
     if args.output:
         _check_outputs({"--output": args.output},
                        {"the synthetic table": args.copies, "the copies' description": str(copies_info_path(args.copies)),
-                        **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}})
+                        **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}},
+                       overwrite=args.overwrite)
     copies = load_copies(args.copies)
     with warnings.catch_warnings():
         if not (args.group_mean or args.corr or args.ols):  # one column's statistics: valid without dependence
@@ -724,7 +730,7 @@ def marginal_command(args: argparse.Namespace) -> int:
     text = answer.reset_index().to_csv(index=False)
     if args.output:
         _check_outputs({"--output": args.output},
-                       {"the table": args.table, "the summary": args.summary, "the schema file": args.schema})
+                       {"the table": args.table, "the summary": args.summary, "the schema file": args.schema}, overwrite=args.overwrite)
         _write_outputs([(Path(args.output), _text(text))])
     else:
         sys.stdout.write(text)
@@ -746,7 +752,8 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.html:
         _check_outputs({"--html": args.html}, {"the real table": args.real, "the synthetic table": args.synth,
                                                "the bounds file": args.bounds, "the schema file": args.schema,
-                                               "the privacy report": args.privacy_report, **copy_inputs})
+                                               "the privacy report": args.privacy_report, **copy_inputs},
+                       overwrite=args.overwrite)
         try:
             import matplotlib  # noqa: F401  (optional: only the page needs it)
         except ImportError:
@@ -912,7 +919,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
             raise SynthDPError("--copies must be an integer >= 2")
         outputs.update({f"copy {k + 1}": str(path) for k, path in enumerate(copy_paths(Path(args.output), count))})
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
-                             "the schema file": run["schema"], "the config file": args.config})
+                             "the schema file": run["schema"], "the config file": args.config}, overwrite=args.overwrite)
     from synthdp.domain.box import load_bounds_file
     from synthdp.domain.schema import load_schema_file
     from synthdp.synthesizer import SmoothSynthesizer
@@ -1032,16 +1039,22 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], args: a
     with ExitStack() as cleanup:
         pending = []
         for final, write in outputs:
-            temporary = _temporary(final, cleanup)
+            stream = _written_into(final)  # /dev/null, a named pipe, /dev/stdout: written into at the end
+            real = final if stream else Path(os.path.realpath(final))  # through a link: its target is replaced
+            temporary = _temporary(None if stream else real, cleanup)
             write(temporary)
-            pending.append((temporary, final))
+            pending.append((temporary, real, stream))
         if args is not None and reservation is not None:
             from synthdp.privacy import lifetime
 
             lifetime.charge(reservation)
             args.charged = True
-        for temporary, final in pending:
-            os.replace(temporary, final)
+        for temporary, real, stream in pending:
+            if stream:
+                with open(temporary, "rb") as source, open(real, "wb") as target:
+                    shutil.copyfileobj(source, target)
+            else:
+                os.replace(temporary, real)
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -1105,10 +1118,13 @@ def _int_or_word(value, word, flag: str):
         raise SynthDPError(f"{flag} must be {choices}") from None
 
 
-def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]) -> None:
+def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None], overwrite: bool = False) -> None:
     """Refuse, before anything is read or written, an output that is a folder, lies in a
     missing folder, is one of the inputs (also through links or another spelling of the
-    path), or is another output of the same run: the user's files are never overwritten."""
+    path), is another output of the same run, or is a file that exists (unless ``overwrite``,
+    the command's --overwrite): the user's files are never overwritten unasked. An output that
+    exists and is not a regular file (/dev/null, a named pipe, /dev/stdout on a terminal) is
+    written into, not replaced (:func:`_write_outputs`)."""
     given = {flag: path for flag, path in outputs.items() if path}
     seen: dict[str, str] = {}
     for flag, path in given.items():
@@ -1116,10 +1132,32 @@ def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]
         for label, source in inputs.items():
             if source and _same_file(Path(path), Path(source)):
                 raise SynthDPError(f"{flag} '{path}' is {label}: choose another output path (nothing was written)")
+        if Path(os.path.realpath(path)).is_file() and not overwrite and not _written_into(Path(path)):
+            raise SynthDPError(f"{flag} '{path}' exists: pass --overwrite to replace it, or choose another path "
+                               "(nothing was written)")
         key = os.path.realpath(path)
         if key in seen:
             raise SynthDPError(f"{flag} '{path}' is also {seen[key]}: give each output its own path")
         seen[key] = flag
+
+
+def _written_into(path: Path) -> bool:
+    """Whether an output path is a stream to write into rather than a file to replace: it exists and
+    is not a regular file (/dev/null, a named pipe), or is a process's open file (/dev/stdout)."""
+    if not path.exists():
+        return False
+    if not path.is_file():
+        return True
+    name = os.path.abspath(path)
+    for _ in range(40):  # the links on the way: /dev/stdout -> /proc/self/fd/1 -> the shell's file
+        if name.startswith("/proc/"):
+            return True
+        folder, link = os.path.realpath(os.path.dirname(name)), os.path.basename(name)
+        name = os.path.join(folder, link)
+        if name.startswith("/proc/") or not os.path.islink(name):
+            return name.startswith("/proc/")
+        name = os.path.join(folder, os.readlink(name))
+    return False
 
 
 def _same_file(first: Path, second: Path) -> bool:
@@ -1139,9 +1177,13 @@ def _check_writable(path: Path) -> None:
         raise SynthDPError(f"output folder '{path.parent}' does not exist")
 
 
-def _temporary(final: Path, cleanup: ExitStack) -> Path:
-    """A temporary file beside ``final`` (same filesystem, so the rename is atomic)."""
-    handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
+def _temporary(final: Path | None, cleanup: ExitStack) -> Path:
+    """A temporary file beside ``final`` (same filesystem, so the rename is atomic); in the system's
+    temporary folder for an output that is written into rather than replaced (None)."""
+    if final is None:
+        handle, name = tempfile.mkstemp(prefix=".synthdp-", suffix=".tmp")
+    else:
+        handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
     os.close(handle)
     path = Path(name)
     umask = os.umask(0)

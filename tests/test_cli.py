@@ -467,7 +467,7 @@ def test_an_option_the_run_does_not_use_is_named_in_a_warning(table, tmp_path, c
     --marginal-degree on a numeric table) changed nothing and said nothing: each now warns once,
     and the same option where it acts does not."""
     _, data, bounds = table
-    base = ["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--seed", 0, "--quiet"]
+    base = ["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--seed", 0, "--quiet", "--overwrite"]
     for extra, flag in ((["--pca-share", 0.5], "--pca-share acts only with --candidates pca"),
                         (["--units-share", 0.2], "--units-share acts only with --privacy-unit"),
                         (["--marginal-degree", 3], "--marginal-degree acts only with --schema")):
@@ -475,3 +475,62 @@ def test_an_option_the_run_does_not_use_is_named_in_a_warning(table, tmp_path, c
         assert code == 0 and printed.count(flag) == 1, printed
     code, printed = run(base + ["--candidates", "pca", "--pca-share", 0.5], capsys)
     assert code == 0 and "acts only" not in printed
+
+
+@pytest.mark.parametrize("flag", ["-o", "--report", "--summary-out", "--model-out"])
+def test_an_output_that_exists_is_refused_unless_overwrite_is_given(table, tmp_path, capsys, flag):
+    """A user's file is never replaced unasked: refused before any work, the file untouched; --overwrite replaces it."""
+    _, data, bounds = table
+    existing = tmp_path / "mine.txt"
+    existing.write_text("precious\n")
+    paths = {"-o": tmp_path / "o.csv", "--report": tmp_path / "r.json", "--summary-out": tmp_path / "s.json",
+             "--model-out": tmp_path / "m.synthdp", flag: existing}
+    args = ["generate", data, "--bounds", bounds, "--quiet", *[a for pair in paths.items() for a in pair]]
+    code, printed = run(args, capsys)
+    named = {"-o": "--output"}.get(flag, flag)
+    assert code == 2 and f"{named} '{existing}' exists: pass --overwrite" in printed and len(printed.splitlines()) == 1
+    assert existing.read_text() == "precious\n"
+    assert not any(path.exists() for key, path in paths.items() if key != flag)  # nothing else written either
+    code, printed = run(args + ["--overwrite"], capsys)
+    assert code == 0 and existing.read_bytes() != b"precious\n"
+
+
+@pytest.mark.parametrize("command", ["sample", "schema", "summarize"])
+def test_every_command_that_writes_refuses_an_existing_output(table, tmp_path, capsys, command):
+    _, data, bounds = table
+    existing = tmp_path / "mine.txt"
+    existing.write_text("precious\n")
+    if command == "sample":
+        model = tmp_path / "m.synthdp"
+        assert run(["fit", data, "-o", model, "--bounds", bounds, "--quiet"], capsys)[0] == 0
+        args = ["sample", model, "-n", 10, "-o", existing, "--quiet"]
+    else:
+        args = [command, data, "-o", existing] + (["--bounds", bounds, "--quiet"] if command == "summarize" else [])
+    code, printed = run(args, capsys)
+    assert code == 2 and "exists: pass --overwrite" in printed and existing.read_text() == "precious\n"
+    assert run(args + ["--overwrite"], capsys)[0] == 0 and existing.read_text() != "precious\n"
+
+
+def test_a_link_keeps_its_place_and_a_stream_is_written_into(table, tmp_path, capsys):
+    """An output through a symbolic link replaces the link's target (the link stays); an output that is not a
+    regular file (a named pipe here, /dev/null for --report) is written into, not replaced by a file."""
+    import os
+    import stat
+    import threading
+
+    _, data, bounds = table
+    target, link = tmp_path / "target.csv", tmp_path / "link.csv"
+    target.write_text("old\n")
+    link.symlink_to(target)
+    assert run(["generate", data, "-o", link, "--bounds", bounds, "--quiet", "--overwrite"], capsys)[0] == 0
+    assert link.is_symlink() and target.read_text().startswith("age,income,score")
+    pipe = tmp_path / "rows.pipe"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    code, printed = run(["generate", data, "-o", pipe, "--bounds", bounds, "--quiet", "--report", os.devnull], capsys)
+    reader.join(timeout=60)
+    assert code == 0, printed
+    assert stat.S_ISFIFO(pipe.stat().st_mode) and received[0].decode().startswith("age,income,score")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

@@ -189,7 +189,7 @@ def test_a_release_with_the_draft_is_not_private_until_the_entry_is_deleted(tmp_
     edited = tmp_path / "schema.json"
     edited.write_text(json.dumps(content))
     code, printed = run(["generate", clean, "-o", tmp_path / "synthetic.csv", "--schema", edited, "--report", report,
-                         "--quiet", *levels], capsys)
+                         "--quiet", "--overwrite", *levels], capsys)
     assert code == 0, printed
     privacy = json.loads(report.read_text())["privacy"]
     assert privacy["differentially_private"] is True and privacy["caveats"] == []
