@@ -256,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="compare a synthetic table with the real one (reads the real table: not private)",
         description=EVALUATE_DESCRIPTION, epilog=EVALUATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     evaluate_command.add_argument("--real", required=True, metavar="REAL.csv",
-                                  help="the real table (CSV; numeric columns, or any the --schema describes)")
+                                  help="the real table (CSV, or Parquet by its suffix; numeric columns, or any the "
+                                       "--schema describes)")
     evaluate_command.add_argument("--synth", required=True, metavar="SYNTH.csv",
                                   help="the synthetic table: the same column names, in any order")
     evaluate_domain = evaluate_command.add_mutually_exclusive_group()
@@ -777,9 +778,9 @@ def evaluate(args: argparse.Namespace) -> int:
     inferred = False
     if bounds is None and content is None:  # no types given: inferred from the real table (not private)
         from synthdp.evaluation.column_types import infer_schema, inference_note, needs_schema
-        from synthdp.reader.table import read_csv_frame
+        from synthdp.reader.table import read_table_frame
 
-        guess = infer_schema(read_csv_frame(args.real, "real table", csv_format))
+        guess = infer_schema(read_table_frame(args.real, "real table", csv_format))
         if needs_schema(guess):  # text, binary, code or date columns, or missing cells: compared as typed
             content, inferred = guess, True
             print(f"synthdp: note: {inference_note(guess)}", file=sys.stderr)
@@ -871,9 +872,9 @@ def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(),
     import pandas as pd
 
     from synthdp.reader.dates import with_time_values
-    from synthdp.reader.table import check_column_names, check_row_count, chunk_values, read_csv_frame
+    from synthdp.reader.table import check_column_names, check_row_count, chunk_values, read_table_frame
 
-    frame = read_csv_frame(path, label, csv_format, options=options)
+    frame = read_table_frame(path, label, csv_format, options=options)
     try:
         names = check_column_names(frame.columns)
         check_row_count(len(frame))

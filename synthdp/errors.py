@@ -14,8 +14,11 @@ class SynthDPError(ValueError):
 
 def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
     """The error for an input file that is not a file: "``label`` 'path' is a folder, not a file"
-    where it names a folder, else "does not exist"."""
-    what = "is a folder, not a file" if os.path.isdir(path) else "does not exist"
+    where it names a folder, "is not a regular file" where it names a pipe or a device (a table is
+    read more than once), else "does not exist"."""
+    what = ("is a folder, not a file" if os.path.isdir(path) else
+            "is not a regular file (a pipe or a device, such as standard input): save the table to a file first"
+            if os.path.exists(path) else "does not exist")
     return SynthDPError(f"{label} '{path}' {what}")
 
 

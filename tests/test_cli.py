@@ -534,3 +534,54 @@ def test_a_link_keeps_its_place_and_a_stream_is_written_into(table, tmp_path, ca
     assert code == 0, printed
     assert stat.S_ISFIFO(pipe.stat().st_mode) and received[0].decode().startswith("age,income,score")
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def test_input_files_as_spreadsheets_and_shells_make_them(table, tmp_path, capsys):
+    """A byte-order mark (streamed or not), an empty column name, a wrong --encoding, standard input and a
+    compressed file read with another encoding: a release, or one line naming the file or the column."""
+    import gzip
+    import os
+
+    frame, data, bounds = table
+    bom = tmp_path / "bom.csv"
+    bom.write_text(data.read_text(), encoding="utf-8-sig")
+    for extra in ([], ["--chunk-rows", 50]):
+        code, printed = run(["generate", bom, "-o", tmp_path / f"bom{len(extra)}.csv", "--bounds", bounds, "--quiet",
+                             *extra], capsys)
+        assert code == 0, printed
+    empty = tmp_path / "empty.csv"
+    empty.write_text(data.read_text().replace("income", "", 1))
+    zipped = tmp_path / "t.csv.gz"
+    zipped.write_bytes(gzip.compress(data.read_bytes()))
+    pipe = tmp_path / "rows.pipe"  # as /dev/stdin is under a shell's pipe
+    os.mkfifo(pipe)
+    for args, message in (([empty], "column 2 of input file"), ([data, "--encoding", "utf-16"], "is not utf-16 text"),
+                          ([pipe], "is not a regular file"),
+                          ([zipped, "--encoding", "latin-1"], "is gzip-compressed")):
+        code, printed = run(["generate", *args[:1], "-o", tmp_path / "o.csv", "--bounds", bounds, "--quiet",
+                             *args[1:]], capsys)
+        assert code == 2 and message in printed and len(printed.splitlines()) == 1, printed
+        assert not (tmp_path / "o.csv").exists() and str(PLANTED) not in printed
+
+
+def test_the_dask_engine_names_what_it_cannot_read(table, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    import synthdp.reader.table as table_module
+
+    frame, data, bounds = table
+    labels = tmp_path / "labels.parquet"
+    frame.set_axis(range(frame.shape[1]), axis=1).to_parquet(labels)
+    numbered = tmp_path / "b.json"
+    numbered.write_text(json.dumps({str(i): [0, 1e6] for i in range(frame.shape[1])}))
+    code, printed = run(["generate", labels, "-o", tmp_path / "o.csv", "--bounds", numbered, "--quiet",
+                         "--engine", "dask"], capsys)
+    assert code == 2 and "column labels that are not text" in printed and len(printed.splitlines()) == 1
+
+    def damaged(*args, **kwargs):
+        raise OSError("Couldn't deserialize thrift")  # what Arrow raises on a damaged page
+
+    monkeypatch.setattr(table_module, "_partition_sums", damaged)
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--quiet",
+                         "--engine", "dask"], capsys)
+    assert code == 2 and "could not be read: it is damaged" in printed and "cannot write" not in printed

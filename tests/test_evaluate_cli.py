@@ -216,3 +216,21 @@ def test_help_says_the_real_table_is_read_and_the_output_is_not_private():
     text = " ".join(result.stdout.split())
     assert "--real" in text and "--synth" in text and "--json" in text
     assert "NOT differentially private" in text and "real table's min and max" in text
+
+
+def test_the_real_table_may_be_a_parquet_file(tmp_path, capsys):
+    """generate reads Parquet, so evaluate compares it too: the same report as from its CSV."""
+    pytest.importorskip("pyarrow")
+    from synthdp.cli import main
+
+    rng = np.random.default_rng(4)
+    real = pd.DataFrame({"a": rng.uniform(0, 1, 200), "b": rng.normal(0, 1, 200)})
+    real.to_csv(tmp_path / "real.csv", index=False)
+    real.to_parquet(tmp_path / "real.parquet")
+    real.sample(frac=1, random_state=1).to_csv(tmp_path / "synth.csv", index=False)
+    printed = []
+    for name in ("real.csv", "real.parquet"):
+        assert main(["evaluate", "--real", str(tmp_path / name), "--synth", str(tmp_path / "synth.csv"),
+                     "--json", "--no-sdmetrics"]) == 0
+        printed.append(json.loads(capsys.readouterr().out))
+    assert printed[0] == printed[1]

@@ -642,13 +642,15 @@ class _KeptCells:
         self._rows = n_rows
 
 
-def read_table_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV) -> pd.DataFrame:
-    """A whole table in memory from a CSV file (:func:`read_csv_frame`) or a Parquet file (by its
-    suffix, :data:`PARQUET_SUFFIXES`; its columns as :func:`pandas.read_parquet` gives them, a
-    stored index not among them): ``synthdp schema`` drafts from either. Errors name the file."""
+def read_table_frame(path: str | Path, label: str = "input file", csv_format: CsvFormat = DEFAULT_CSV,
+                     as_text: Collection[str] = (), options: str = "--") -> pd.DataFrame:
+    """A whole table in memory from a CSV file (:func:`read_csv_frame`, with ``as_text`` and
+    ``options``) or a Parquet file (by its suffix, :data:`PARQUET_SUFFIXES`; its columns as
+    :func:`pandas.read_parquet` gives them, a stored index not among them): ``synthdp schema``
+    drafts from either, and ``synthdp evaluate`` compares either. Errors name the file."""
     path = Path(path)
     if path.suffix.lower() not in PARQUET_SUFFIXES:
-        return read_csv_frame(path, label, csv_format)
+        return read_csv_frame(path, label, csv_format, as_text, options)
     if not path.is_file():
         raise absent_file(label, path)
     _optional("pyarrow.parquet", "Parquet input")
@@ -696,7 +698,7 @@ def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CS
     """Turn the errors of reading a CSV file into one-line errors that name the file, not its content."""
     try:
         yield
-    except UnicodeDecodeError:  # its message quotes the offending bytes: never show it
+    except UnicodeError:  # a decoding error's message quotes the offending bytes: never show it
         compressed = _compression(path)
         if compressed:
             raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
@@ -714,10 +716,20 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
     """The header row of a CSV file: not empty, no repeated names (pandas would rename them),
     and not one name that holds another likely separator (the file's separator is another;
     the hint names ``{options}sep``)."""
+    compressed = _compression(path)
+    if compressed:
+        raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
+                           "as plain text)")
     with path.open(newline="", encoding=csv_format.encoding) as handle:
         header = next(csv.reader(handle, delimiter=csv_format.sep), None)
+    if header and header[0].startswith("\ufeff") and csv_format.encoding.lower().replace("_", "-") in (
+            "utf-8", "utf8"):
+        header[0] = header[0][1:]  # a byte-order mark (as spreadsheets write UTF-8): not part of the first name
     if not header or not any(name.strip() for name in header):
         raise SynthDPError(f"{label} '{path}' is empty")
+    empty = next((position for position, name in enumerate(header, start=1) if not name.strip()), None)
+    if empty is not None:  # pandas would call it "Unnamed: k", which no bounds or schema name
+        raise SynthDPError(f"column {empty} of {label} '{path}' has an empty name")
     if len(header) == 1:
         other = next((sep for sep in (";", "\t", ",", "|") if sep != csv_format.sep and sep in header[0]), None)
         if other is not None:
@@ -1162,6 +1174,10 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
             frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES)
+        if any(not isinstance(label, str) for label in frame.columns):  # Dask's reader then fails on its partitions
+            raise SynthDPError(f"Parquet file '{path}' stores column labels that are not text, which the Dask engine "
+                               "cannot read: write it with text labels (df.columns = df.columns.astype(str)), or "
+                               "leave --engine at numpy")
         columns, reader = _dask_reader(frame, "Parquet file", scheduler, path, time_columns, text_columns, nullable,
                                        unit)
         if unit is not None:
@@ -1206,6 +1222,8 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     import dask
 
     names = check_column_names(frame.columns)
+    if list(frame.columns) != names:  # names that are not text (a Parquet file's stored integer labels): as text
+        frame = frame.rename(columns=dict(zip(frame.columns, names)))
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
     contributions, starts = None, []
@@ -1320,3 +1338,5 @@ def _dask_errors(source: str, label: str, names: list[str]) -> Iterator[None]:
         column = next((name for name in cells if name in names), None)
         raise SynthDPError(f"column '{column}' is not numeric" if column
                            else f"{label} '{source}' could not be read as a numeric table") from None
+    except OSError:  # a damaged file (Arrow's read errors are OSErrors): not an output's failure
+        raise SynthDPError(f"{label} '{source}' could not be read: it is damaged, truncated or not a table") from None
