@@ -32,6 +32,33 @@ def test_the_combining_rules_on_known_values():
     assert row["naive"] == pytest.approx(3.5)
 
 
+def test_limits_keep_the_estimate_and_interval_among_the_values_the_statistic_takes():
+    """A bias correction past a statistic's range (a copy attenuates a strong correlation) is put back into it."""
+    copies = _copies(0.95, [0.80, 0.84, 0.86, 0.90])  # 2 * 0.95 - 0.85 = 1.05
+    mean = lambda frame: frame["x"].mean()  # noqa: E731
+    free = infer(copies, mean).iloc[0]
+    assert free["estimate"] == pytest.approx(1.05) and free["upper"] > 1
+    bounded = infer(copies, mean, limits=(-1.0, 1.0)).iloc[0]
+    assert bounded["estimate"] == 1.0 and bounded["upper"] == 1.0 and bounded["lower"] == pytest.approx(free["lower"])
+    assert infer(copies, mean, limits={"other": (0.0, 0.5)}).iloc[0]["estimate"] == pytest.approx(1.05)
+    with pytest.raises(SynthDPError, match="limits must have low <= high"):
+        infer(copies, mean, limits=(1.0, 0.0))
+    with pytest.raises(SynthDPError, match="limits must be a"):
+        infer(copies, mean, limits=("a", "b", "c"))
+
+
+def test_the_common_statistics_carry_the_limits_of_shares_and_correlations():
+    from synthdp.evaluation.inference import common_statistics
+
+    statistic = common_statistics(means=["x"], proportions=[("x", "1")], correlations=[("x", "y")])
+    assert statistic.limits == {"share x == 1": (0.0, 1.0), "corr x ~ y": (-1.0, 1.0)}
+    table = lambda shift: pd.DataFrame({"x": [0.0, 1.0, 1.0, 2.0 + shift], "y": [0.0, 1.1, 0.9, 2.0]})  # noqa: E731
+    copies = Copies([table(3.0), table(2.5)], table(0.0), 0.0)  # the copies' correlation below the reference's
+    result = infer(copies, statistic)
+    assert result.loc["corr x ~ y", "estimate"] <= 1.0 and result.loc["corr x ~ y", "upper"] <= 1.0
+    assert result.loc["share x == 1", "lower"] >= 0.0
+
+
 def test_a_statistic_may_be_a_series_or_a_frame():
     frames = [pd.DataFrame({"g": ["a", "a", "b"], "y": [1.0, 3.0, 5.0 + k], "z": [0.0, 1.0, 2.0 * k]})
               for k in range(4)]

@@ -26,7 +26,7 @@ coefficients) works; the result has one row per element. Post-processing of rele
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,7 +92,8 @@ def _as_series(value: Any) -> pd.Series:
     return pd.Series(array.ravel())
 
 
-def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float = 0.95) -> pd.DataFrame:
+def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float = 0.95,
+          limits: tuple[float, float] | Mapping[Any, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Estimate, standard error and interval of ``statistic`` from a release's copies.
 
     Parameters
@@ -105,6 +106,13 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         its elements).
     level : float
         The intervals' two-sided coverage, in (0, 1).
+    limits : (low, high), or a mapping from an element's name to its (low, high), optional
+        The values the statistic can take (a share: (0, 1); a correlation: (-1, 1)): the estimate
+        and the interval's ends are put into them. The bias correction below can carry an
+        estimate past them (a correlation of 1.1 where the copies attenuate a strong one), and an
+        interval end past them holds no value the statistic can take, so the coverage is the
+        same. Default: the statistic's own ``limits`` attribute, as :func:`common_statistics`
+        sets it, else none.
 
     Returns
     -------
@@ -128,8 +136,30 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     from scipy import stats  # here, not at import: scipy.stats alone takes 0.3 s, and every command imports this module
 
     z = stats.t.ppf(0.5 + level / 2, df=m - 1)
-    return pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
-                         "upper": estimate + z * se, "naive": own})
+    result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
+                           "upper": estimate + z * se, "naive": own})
+    limits = getattr(statistic, "limits", None) if limits is None else limits
+    if limits is not None:
+        low, high = _limits(limits, result.index)
+        for name in ("estimate", "lower", "upper"):
+            result[name] = result[name].clip(low, high)
+    return result
+
+
+def _limits(limits: tuple[float, float] | Mapping[Any, tuple[float, float]], index: pd.Index
+            ) -> tuple[pd.Series, pd.Series]:
+    """The lower and upper limit of each element of ``index`` (-inf, inf for an element the mapping does not name)."""
+    if isinstance(limits, Mapping):
+        pairs = [limits.get(name, (-np.inf, np.inf)) for name in index]
+    else:
+        pairs = [limits] * len(index)
+    try:
+        low, high = (np.array(side, dtype=float) for side in zip(*pairs)) if pairs else (np.array([]),) * 2
+    except (TypeError, ValueError):
+        raise SynthDPError("limits must be a (low, high) pair of numbers, or a mapping to such pairs") from None
+    if (low > high).any():
+        raise SynthDPError("limits must have low <= high")
+    return pd.Series(low, index=index), pd.Series(high, index=index)
 
 
 def copy_paths(output: Path, count: int) -> list[Path]:
@@ -266,6 +296,10 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
             values.update({f"ols {target} ~ {p}": b for p, b in zip(predictors, beta[1:])})
         return pd.Series(values, dtype=float)
 
+    # the values a share and a correlation can take, for infer's estimate and interval
+    limits = {**{f"share {name} == {level}": (0.0, 1.0) for name, level in proportions},
+              **{f"corr {first} ~ {second}": (-1.0, 1.0) for first, second in correlations}}
+    statistic.limits = limits  # type: ignore[attr-defined]
     return statistic
 
 
