@@ -646,10 +646,15 @@ def schema_command(args: argparse.Namespace) -> int:
         raise SynthDPError("--max-levels must be an integer >= 2")
     _check_outputs({"--output": args.output}, {"the input": args.input}, overwrite=args.overwrite)
     from synthdp.reader.draft import draft_schema
-    from synthdp.reader.table import read_table_frame
+    from synthdp.reader.table import read_table_frame, stored_parquet_index
 
     frame = read_table_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal))
     content, notes = draft_schema(frame, args.max_levels)
+    stored = stored_parquet_index(args.input)
+    if stored:
+        notes.append(f"the file stores a pandas index ({', '.join(repr(name) for name in stored)}), which is not a "
+                     "column of the table and is not in the draft: write the file with df.reset_index().to_parquet("
+                     "path) to release it")
     _write_outputs([(Path(args.output), _text(_schema_json(content)))])
     for note in notes:
         print(f"synthdp: note: {note}", file=sys.stderr)
@@ -1176,6 +1181,8 @@ def _check_writable(path: Path) -> None:
         raise SynthDPError(f"output path '{path}' is a folder")
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"output folder '{path.parent}' does not exist")
+    if not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # before the fit, not after it
+        raise SynthDPError(f"output folder '{path.parent}' is not writable")
 
 
 def _temporary(final: Path | None, cleanup: ExitStack) -> Path:

@@ -329,7 +329,7 @@ class SynthConfig:
         _check(self.scheduler is None or (isinstance(self.scheduler, str) and self.engine == "dask"),
                "scheduler needs engine 'dask' and an address such as 'tcp://host:8786'")
         _check(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
-               "chunk_rows must be an integer >= 1")
+               "chunk_rows (--chunk-rows) must be an integer >= 1")
         if self.mode == "exact":
             _check(self.candidates in (None, "grid"), "exact mode uses the full grid: leave candidates unset")
             _check(self.n_basis == "auto", "exact mode uses the full t^d basis: leave n_basis unset")

@@ -585,3 +585,33 @@ def test_the_dask_engine_names_what_it_cannot_read(table, tmp_path, capsys, monk
     code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--quiet",
                          "--engine", "dask"], capsys)
     assert code == 2 and "could not be read: it is damaged" in printed and "cannot write" not in printed
+
+
+def test_smaller_input_messages_name_the_file_and_the_way_out(table, tmp_path, capsys, monkeypatch):
+    """A bounds file saved with a byte-order mark reads; a repeated column name names its file; an output
+    folder that cannot be written is refused before the fit; a text column with no value is named by the draft."""
+    import os
+
+    frame, data, bounds = table
+    marked = tmp_path / "marked.json"
+    marked.write_text(bounds.read_text(), encoding="utf-8-sig")
+    assert run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", marked, "--quiet"], capsys)[0] == 0
+    twice = tmp_path / "twice.csv"
+    twice.write_text("age,age,score\n1,2,3\n4,5,6\n")
+    code, printed = run(["generate", twice, "-o", tmp_path / "t.csv", "--bounds-from-data", "--quiet"], capsys)
+    assert code == 2 and f"appears more than once in input file '{twice}'" in printed
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode: False if mode == os.W_OK else real_access(path, mode))
+    code, printed = run(["generate", data, "-o", tmp_path / "w.csv", "--bounds", bounds, "--quiet"], capsys)
+    assert code == 2 and "is not writable" in printed
+    monkeypatch.undo()
+    pytest.importorskip("pyarrow")
+    blank = tmp_path / "blank.parquet"  # a text column of missing cells only
+    pd.DataFrame({"a": [1.0, 2.0], "b": pd.Series([None, None], dtype=object)}).to_parquet(blank)
+    code, printed = run(["schema", blank, "-o", tmp_path / "s.json"], capsys)
+    assert code == 2 and "column 'b' has no values" in printed
+    indexed = tmp_path / "indexed.parquet"
+    frame.assign(id=[f"p{i}" for i in range(len(frame))]).set_index("id").to_parquet(indexed)
+    code, printed = run(["schema", indexed, "-o", tmp_path / "s.json"], capsys)
+    assert code == 0 and "stores a pandas index ('id')" in printed
+    assert "id" not in json.loads((tmp_path / "s.json").read_text())["columns"]

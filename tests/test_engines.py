@@ -209,7 +209,7 @@ def test_parquet_input_from_the_cli(frame, tmp_path):
 def test_options_are_checked_when_fitting(frame):
     """scikit-learn's convention: the constructor stores, fit validates (before reading any row)."""
     for options, message in (({"scheduler": "tcp://localhost:8786"}, "scheduler needs engine 'dask'"),
-                             ({"chunk_rows": 0}, "chunk_rows must be an integer >= 1"),
+                             ({"chunk_rows": 0}, r"chunk_rows \(--chunk-rows\) must be an integer >= 1"),
                              ({"engine": "spark"}, "engine must be one of")):
         synth = SmoothSynthesizer(**options)
         assert synth.get_params()[next(iter(options))] == next(iter(options.values()))  # stored untouched

@@ -242,7 +242,7 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
 def read_json_file(path: str | Path, label: str) -> object:
     """Parse a JSON file; errors name the file (as ``label``), never its content."""
     try:
-        return json.loads(Path(path).read_text())
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"))  # as Notepad saves it: a byte-order mark
     except (FileNotFoundError, IsADirectoryError):
         raise absent_file(label, path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -600,7 +600,7 @@ def known_bounds(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, 
                  bounds_from_data: bool) -> dict[str, ColumnDomain]:
     """The columns whose bounds the user gave (none when they are to be read from the data)."""
     if bounds_from_data and bounds is not None:
-        raise SynthDPError("give either bounds or bounds_from_data, not both")
+        raise SynthDPError("give either bounds (--bounds) or bounds_from_data (--bounds-from-data), not both")
     if bounds_from_data:
         warnings.warn(NOT_PRIVATE_BOUNDS, PrivacyLeakWarning, stacklevel=4)
         return {}

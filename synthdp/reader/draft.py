@@ -141,6 +141,8 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
             spec = time_spec
         else:
             levels = sorted({str(value) for value in series.dropna()})
+            if not levels:
+                raise SynthDPError(f"column '{name}' has no values: drop it or fill it before drafting a schema")
             if len(levels) > max_levels:
                 spec = {"type": "categorical", "levels": DISCOVER}
                 notes.append(f"column '{name}' has more than {max_levels} distinct values: its levels are left to "

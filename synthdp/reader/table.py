@@ -255,8 +255,9 @@ class PrivateTable:
         Private: for the level-discovery mechanism only (:func:`synthdp.privacy.release.release_levels`).
         """
         if name not in self._text:
-            raise SynthDPError("DP discovery of levels reads the table in memory: leave --engine and --chunk-rows "
-                               "at their defaults, or give the column's levels in the schema")
+            raise SynthDPError("DP discovery of levels reads the table in memory, and this one streams (a Parquet "
+                               "file, a CSV file over the in-memory size, --chunk-rows or --engine dask): give the "
+                               "column's levels in the schema, or a CSV file read whole")
         return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
 
     def encoded_moments(self, schema: Schema, indices: np.ndarray, layout: CellLayout | None = None,
@@ -738,7 +739,7 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
                                f"are separated by '{shown}', pass {options}sep '{shown}'")
     if len(set(header)) != len(header):
         duplicated = next(n for n in header if header.count(n) > 1)
-        raise SynthDPError(f"column name '{duplicated}' appears more than once")
+        raise SynthDPError(f"column name '{duplicated}' appears more than once in {label} '{path}'")
     return header
 
 
