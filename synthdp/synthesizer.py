@@ -192,8 +192,9 @@ class SmoothSynthesizer:
     def sample_from_conditions(self, known: pd.DataFrame, *, seed: int | None = None) -> pd.DataFrame:
         """One synthetic row per row of ``known``, a partial DataFrame of given values (missing cells
         for the columns to draw), from the fitted distribution restricted to the given values
-        (:func:`synthdp.pipeline.model.given`), as SDV's ``sample_remaining_columns``. A continuous
-        column can be given only where it declares its decimals; give ranges with ``condition``."""
+        (:func:`synthdp.pipeline.model.given`), as SDV's ``sample_remaining_columns``: indexed as
+        ``known`` is, each column in the type :meth:`sample` gives it. A continuous column can be
+        given only where it declares its decimals; give ranges with ``condition``."""
         if not isinstance(known, pd.DataFrame):
             raise SynthDPError("sample_from_conditions takes a DataFrame of given values")
         return model_file.given(self._sampling_model(), known, self._sampling_rng(seed))

@@ -261,6 +261,11 @@ def test_given_values_are_kept_and_the_rest_is_drawn():
     assert rows["sex"].tolist() == ["Male", "Female", "Female"]
     assert rows.loc[0, "kind"] == "c" and rows.loc[2, "kind"] == "b"
     assert rows[["age", "income"]].notna().all().all()
+    # the given frame's index and the columns' own types (a pandas user aligns by index)
+    indexed = synth.sample_from_conditions(pd.DataFrame({"sex": ["Female", "Male"], "age": [30, 60]},
+                                                        index=["a", "b"]), seed=1)
+    assert list(indexed.index) == ["a", "b"] and indexed["age"].tolist() == [30, 60]
+    assert indexed["age"].dtype == synth.sample(5, seed=1)["age"].dtype == np.int64
     with pytest.raises(SynthDPError, match="continuous column"):
         synth.sample_from_conditions(pd.DataFrame({"income": [12345.0]}))
     with pytest.raises(SynthDPError, match="not a column"):

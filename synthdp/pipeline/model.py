@@ -180,7 +180,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
 
 
 def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
-    """One row for each row of ``known`` (a partial DataFrame of given values, missing cells for
+    """One row for each row of ``known`` (with its index) (a partial DataFrame of given values, missing cells for
     the columns to draw): drawn from the fitted distribution restricted to the support points whose
     decoded values equal the given ones (compared as text, so 1 and "1" are one level), in
     ``known``'s order, with the given values as given. A continuous column can be given only where
@@ -214,7 +214,16 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
             drawn[name] = drawn[name].astype(object)
             drawn.loc[0, name] = row[name]
         out.append(drawn)
-    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=model.names)
+    if not out:
+        return pd.DataFrame(columns=model.names)
+    result = pd.concat(out, ignore_index=True)
+    for name in known.columns:  # the given values in the column's own type (an integer column stays int64)
+        try:
+            result[name] = result[name].astype(support[name].dtype)
+        except (TypeError, ValueError):
+            pass  # a value as given that the type cannot hold: kept as given
+    result.index = known.index  # row for row, as the given values were indexed
+    return result
 
 
 def _decimals(model: SamplingModel, name: str) -> int | None:
