@@ -259,10 +259,12 @@ def test_noise_has_the_calibrated_scale(config, expected_scale):
     release_moments(np.zeros(R), indices, plan.budget.stage("moments"), plan.n, ledger, noise)
     (event,) = ledger.events
     scale = event.noise_scale
-    if moments.laplace_per_value:  # what copula_shares predicts
-        assert scale == pytest.approx(moments.means_noise_scale(R, n))
+    whole = moments.noise_scale(*moments_sensitivity(indices, n))  # the whole vector, derived sensitivity
+    if moments.laplace_per_value:  # the smaller of the per-value release (what copula_shares predicts) and the whole's
+        assert scale == pytest.approx(min(moments.means_noise_scale(R, n), whole))
+        assert (event.delta == 0) == (scale == pytest.approx(whole))  # delta spent only by the per-value release
     else:  # the derived sensitivity, below the generic one that copula_shares compares with its limit
-        assert scale == pytest.approx(moments.noise_scale(*moments_sensitivity(indices, n)))
+        assert scale == pytest.approx(whole)
         assert scale < moments.means_noise_scale(R, n)
     if expected_scale is not None:
         assert scale == pytest.approx(expected_scale(n, indices))
@@ -477,3 +479,21 @@ def test_level_cells_sensitivity_holds_and_is_attained_on_extreme_rows():
         seen.append((np.abs(difference).sum(), np.linalg.norm(difference)))
     # attained, but for the binary column, whose one indicator moves one cell only (k - 1 columns by 2, one by 1)
     assert np.isclose(seen[0][0], (2 * (k - 1) + 1) / n) and np.isclose(seen[0][1], math.sqrt(2 * (k - 1) + 1) / n)
+
+
+@pytest.mark.parametrize("groups, per_value", [(5, False), (400, True)])
+def test_laplace_with_delta_takes_the_less_noisy_calibration_and_spends_delta_only_for_it(groups, per_value):
+    """(epsilon, delta) with Laplace noise: per value with advanced composition (which spends delta) where that is
+    less noisy than the whole vector's epsilon-DP release (many groups), else the latter, with delta 0 (few)."""
+    from synthdp.privacy.budget import StageBudget
+    from synthdp.privacy.release import release_bounded_means
+    from synthdp.privacy.sensitivity import grouped_means_sensitivity
+
+    budget, n = StageBudget(1.0, 1e-6), 1000
+    ledger = PrivacyLedger(1.0, 1e-6)
+    release_bounded_means(np.zeros(groups), "moments", "test", budget, n, ledger, SeededNoise(np.random.default_rng(0)),
+                          groups=groups)
+    (event,) = ledger.events
+    whole = budget.noise_scale(*grouped_means_sensitivity(groups, n))
+    assert event.noise_scale == pytest.approx(min(whole, budget.means_noise_scale(groups, n)))
+    assert (event.delta > 0) == per_value and (event.noise_scale < whole) == per_value

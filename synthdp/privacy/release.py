@@ -190,22 +190,25 @@ def release_bounded_means(means: np.ndarray, stage: str, released: str, budget: 
     (each group) is an eps0-DP Laplace release of sensitivity 2/n, eps0 from advanced
     composition over the R means (G groups; see :func:`synthdp.privacy.noise.composition_epsilon`).
     That per-value release keeps the bound 2/n of each mean and ignores ``sensitivity``: a
-    joint (L1, L2) bound does not bound each value below 2/n.
+    joint (L1, L2) bound does not bound each value below 2/n. Where the whole vector's
+    epsilon-DP release (Laplace of its L1 ``sensitivity`` over epsilon, delta not spent) has the
+    smaller scale (a derived sensitivity far below 2R/n, or few values), it is that release.
 
     By unit (``neighbours``): the means are sums over the rows divided by the released count n,
     and every bound is the unit one of :mod:`synthdp.privacy.sensitivity` (K R/n, K sqrt(R)/n;
     K/n per value).
     """
     R = len(means) if groups is None else groups
-    if budget.laplace_per_value:
-        scale = budget.means_noise_scale(R, n, neighbours)
-        mechanism = "Laplace per value, advanced composition over the values"
-        ledger.record(PrivacyEvent(stage, mechanism, per_value_sensitivity(n, neighbours), "l1 per value", scale,
-                                   budget.epsilon, budget.delta, released))
-        return noise.laplace(means, scale)
     if sensitivity is None:
         sensitivity = (bounded_means_sensitivity(R, n, neighbours) if groups is None
                        else grouped_means_sensitivity(groups, n, neighbours))
+    if budget.laplace_per_value:
+        scale = budget.means_noise_scale(R, n, neighbours)
+        if scale < budget.noise_scale(*sensitivity):  # else the whole vector's epsilon-DP release is less noisy
+            mechanism = "Laplace per value, advanced composition over the values"
+            ledger.record(PrivacyEvent(stage, mechanism, per_value_sensitivity(n, neighbours), "l1 per value", scale,
+                                       budget.epsilon, budget.delta, released))
+            return noise.laplace(means, scale)
     return _release(means, stage, released, *sensitivity, budget, ledger, noise)
 
 
