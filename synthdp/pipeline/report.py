@@ -13,6 +13,8 @@ from synthdp.errors import SynthDPError
 from synthdp.pipeline.plan import COPULA_SHARES, SELECTION, Plan
 from synthdp.pipeline.run import FittedModel
 from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, PAIR_FDR, THRESHOLD
+from synthdp.privacy.ledger import PrivacyLedger
+from synthdp.privacy.release import UNITS_COUNT_WEIGHT
 from synthdp.released import PairsTestResult, Release
 from synthdp.stats.scores import MATRIX_CLIP_SHARE, default_clip_norm_sq
 from synthdp.summaries.marginal import MarginalSummary
@@ -33,7 +35,7 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
     return {
         "synthdp_version": __version__,
         "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler,
-                    "neighbouring": plan.neighbours.describe(), **privacy_unit(release)},
+                    "neighbouring": plan.neighbours.describe(), **privacy_unit(release, model.ledger)},
         "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
         **({} if (pairs := pairs_entry(plan, release.scores_noise_sd if release.noisy_scores is not None
                                        else release.selected_pairs.noise_sd if release.selected_pairs is not None
@@ -69,19 +71,26 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
     }
 
 
-def privacy_unit(release: Release) -> dict:
+def privacy_unit(release: Release, ledger: PrivacyLedger | None = None) -> dict:
     """The report's ``privacy_unit`` entry (nothing without a privacy unit): the unit column,
-    K, the noisy counts of the units stage, and what the output holds in the unit column."""
+    K, the noisy counts of the units stage (and, from ``ledger``, the noise on the row count in
+    rows: the units stage's scale times K / UNITS_COUNT_WEIGHT, which every later stage's
+    sums are divided by), and what the output holds in the unit column."""
     units = release.units
     if units is None:
         return {}
     bins = contribution_bins(units.max_rows)
+    event = next((event for event in (ledger.events if ledger is not None else []) if event.stage == "units"), None)
+    count_noise = {} if event is None else {
+        "rows_noise": "Gaussian" if event.mechanism.startswith("Gaussian") else "Laplace",
+        "rows_noise_scale": event.noise_scale * units.max_rows / UNITS_COUNT_WEIGHT}
     return {"privacy_unit": {
         "column": units.column,
         "max_rows_per_unit": units.max_rows,
         "bounding": f"a random choice of at most {units.max_rows} rows per unit, made before any statistic and "
                     "without looking at the rows' values; the number of rows dropped is not released",
         "rows_noisy": units.noisy_rows,
+        **count_noise,
         "units_per_contribution_bin_noisy": {f"{low}-{high}" if high > low else str(low): float(count)
                                              for (low, high), count in zip(bins, units.noisy_contributions)},
         "output": "the unit column holds synthetic identifiers (synthetic-1, ...), with rows per identifier drawn "

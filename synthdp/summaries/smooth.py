@@ -450,6 +450,13 @@ class Summary(SummaryFile):
           between the points (a kernel far narrower than the box / ``check_points`` ^ (1/d)) can
           exceed it. It is 0, to rounding, for every f in the span of the released basis.
 
+        * **the row count, by unit**: a release by privacy unit divides every sum by its noisy row
+          count n~ (the report's ``privacy_unit``: ``rows_noisy`` and ``rows_noise_scale``), so
+          answer - c0 = (n / n~) A + sum_r c_r eta_r with A = sum_r c_r b_r. With |n - n~| <= t
+          (the count noise's 1 - alpha/2 quantile, alpha = 1 - ``level``; the moments' noise then
+          taken at 1 - alpha/2 too, a union bound), |A (n / n~ - 1)| <= (|answer - c0| +
+          noise half-width) t / (n~ - t): added to the noise half-width (infinite where t >= n~).
+
         The interval is answer +- (noise half-width + approximation error): it covers q_f(D) with
         probability at least ``level`` over the noise, whatever the table, when the approximation
         error is the sup-norm. It is about the table the summary was made of, not its population
@@ -482,6 +489,8 @@ class Summary(SummaryFile):
             raise SynthDPError("level must be a number in (0, 1)")
         _require(_is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
         mechanism, scale = self._moment_noise()
+        count = self._count_noise()
+        noise_level = level if count is None else 1 - (1 - level) / 2  # a union bound with the count's noise
         at_nodes = self._evaluate(f)
         c0, c = self._coefficients_of(at_nodes)
         c = c.reshape(self.n_basis, -1)
@@ -492,18 +501,42 @@ class Summary(SummaryFile):
             from scipy.stats import norm as normal
 
             std_error = scale * norm
-            half = normal.ppf(0.5 + level / 2) * std_error
+            half = normal.ppf(0.5 + noise_level / 2) * std_error
         else:
             std_error = scale * np.sqrt(2.0) * norm
             rng = np.random.default_rng(self.seed)
             chunk = max(64, min(2**16, 2**22 // self.n_basis))  # bounded memory whatever R
             draws = np.concatenate([np.abs(rng.laplace(0.0, scale, (chunk, self.n_basis)) @ c)
                                     for _ in range(-(-2**16 // chunk))])
-            half = np.quantile(draws, level, axis=0)
+            half = np.quantile(draws, noise_level, axis=0)
+        if count is not None:
+            count_mechanism, count_scale, noisy_rows = count
+            alpha = (1 - level) / 2
+            if count_mechanism == "Gaussian":
+                from scipy.stats import norm as normal
+
+                t = count_scale * normal.ppf(1 - alpha / 2)
+            else:
+                t = count_scale * math.log(1 / alpha)  # P(|Laplace(b)| > t) = exp(-t / b)
+            factor = t / (noisy_rows - t) if noisy_rows > t else math.inf
+            half = half + (np.abs(estimate - c0) + half) * factor
         approximation = self._residual_sup(f, at_nodes, c0, c, check_points)
         return pd.DataFrame({"estimate": estimate, "std_error": std_error, "noise_half_width": half,
                              "approximation_error": approximation, "lower": estimate - half - approximation,
                              "upper": estimate + half + approximation})
+
+    def _count_noise(self) -> tuple[str, float, float] | None:
+        """("Gaussian" or "Laplace", scale in rows, the noisy row count) of a release by privacy unit,
+        from the privacy report; None by row."""
+        unit = ((self.report or {}).get("privacy") or {}).get("privacy_unit")
+        if not isinstance(unit, Mapping):
+            return None
+        scale, rows = unit.get("rows_noise_scale"), unit.get("rows_noisy")
+        if not (isinstance(scale, (int, float)) and isinstance(rows, (int, float))
+                and math.isfinite(scale) and math.isfinite(rows)):
+            raise SynthDPError("the summary's privacy report has no noise scale for its noisy row count (a release "
+                               "by privacy unit divides every moment by it): write the summary again with this synthdp")
+        return str(unit.get("rows_noise", "Laplace")), float(scale), float(rows)
 
     def _moment_noise(self) -> tuple[str, float]:
         """("Gaussian" or "Laplace", sigma or b) of each released moment, from the privacy report."""
