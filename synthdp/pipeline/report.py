@@ -93,7 +93,8 @@ def privacy_unit(release: Release, ledger: PrivacyLedger | None = None) -> dict:
         **count_noise,
         "units_per_contribution_bin_noisy": {f"{low}-{high}" if high > low else str(low): float(count)
                                              for (low, high), count in zip(bins, units.noisy_contributions)},
-        "output": "the unit column holds synthetic identifiers (synthetic-1, ...), with rows per identifier drawn "
+        "output": "the unit column holds synthetic identifiers (synthetic-1, ..., zero-padded to one width), with "
+                  "rows per identifier drawn "
                   "from the noisy histogram above; no real identifier is copied",
     }}
 
