@@ -177,6 +177,7 @@ def test_every_engine_reads_dates_as_the_in_memory_table_does(tmp_path):
     ("yesterday", "column 'stamp' has a value that is not an ISO datetime"),
     (SECRET + "+02:00", "column 'stamp' has a value with a time-zone offset"),
     (SECRET + "Z", "column 'stamp' has a value with a time-zone offset"),
+    ("SECRETXYZ", "column 'stamp' has a value that is not an ISO datetime"),  # a Z that ends a word is no zone
 ])
 def test_a_bad_value_is_a_one_line_error_naming_the_column_without_the_value_or_row(value, message):
     frame = dated_frame(50, 1)

@@ -18,7 +18,7 @@ from synthdp.errors import SynthDPError
 
 MICROSECONDS = 10**6
 # A time-zone designator after a time: "Z", or an offset "+02", "+0200", "+02:00", "-05:00".
-TIME_ZONE = r"(?:[zZ]|[T ]\d{2}(?::?\d{2}){0,2}(?:[.,]\d+)?\s*[+-]\d{2}(?::?\d{2})?)\s*$"
+TIME_ZONE = r"(?:\d[zZ]|[T ]\d{2}(?::?\d{2}){0,2}(?:[.,]\d+)?\s*[+-]\d{2}(?::?\d{2})?)\s*$"
 
 
 def with_time_values(frame: pd.DataFrame, names: list[str], time_columns: Mapping[str, str]) -> pd.DataFrame:
