@@ -452,10 +452,11 @@ class Summary(SummaryFile):
 
         * **the row count, by unit**: a release by privacy unit divides every sum by its noisy row
           count n~ (the report's ``privacy_unit``: ``rows_noisy`` and ``rows_noise_scale``), so
-          answer - c0 = (n / n~) A + sum_r c_r eta_r with A = sum_r c_r b_r. With |n - n~| <= t
-          (the count noise's 1 - alpha/2 quantile, alpha = 1 - ``level``; the moments' noise then
-          taken at 1 - alpha/2 too, a union bound), |A (n / n~ - 1)| <= (|answer - c0| +
-          noise half-width) t / (n~ - t): added to the noise half-width (infinite where t >= n~).
+          ``answer - c0 = (n / n~) A + sum_r c_r eta_r`` with ``A = sum_r c_r b_r``. With
+          ``abs(n - n~) <= t`` (the count noise's 1 - alpha/2 quantile, alpha = 1 - ``level``; the
+          moments' noise then taken at 1 - alpha/2 too, a union bound),
+          ``abs(A (n / n~ - 1)) <= (abs(answer - c0) + noise half-width) t / (n~ - t)``: added to
+          the noise half-width (infinite where t >= n~).
 
         The interval is answer +- (noise half-width + approximation error): it covers q_f(D) with
         probability at least ``level`` over the noise, whatever the table, when the approximation
