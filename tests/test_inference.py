@@ -152,6 +152,14 @@ def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
                  str(root / "clinic_bounds.json"), "--copies", "1", "--quiet"]) == 2
     with pytest.raises(SynthDPError, match="no copies"):
         load_copies(tmp_path / "x.csv")
+    # written again with fewer copies (--overwrite): the earlier run's out.3.csv stays, and is not read
+    assert main(["generate", str(root / "clinic.csv"), "-o", str(out), "--epsilon", "1", "--delta", "1e-10",
+                 "--bounds", str(root / "clinic_bounds.json"), "--copies", "2", "--seed", "3", "--quiet",
+                 "--overwrite"]) == 0
+    assert (tmp_path / "out.3.csv").exists() and len(load_copies(out)) == 2
+    (tmp_path / "out.2.csv").unlink()
+    with pytest.raises(SynthDPError, match="says 2 copies, and some are missing"):
+        load_copies(out)
 
 
 def test_the_common_statistics_on_a_known_table():

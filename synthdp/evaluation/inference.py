@@ -181,12 +181,20 @@ def copies_info_path(output: str | Path) -> Path:
 
 def copy_files(output: str | Path) -> list[Path]:
     """The files of the copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, in order:
-    OUTPUT.1.csv ... OUTPUT.M.csv, then OUTPUT.reference.csv. An error if there are not at least
-    two copies and the reference."""
+    OUTPUT.1.csv ... OUTPUT.M.csv, then OUTPUT.reference.csv. M is OUTPUT.copies.json's ``count``
+    where that file says it (a run with fewer copies, --overwrite, leaves an earlier run's higher
+    numbers beside them: not read), else every numbered file. An error if there are not at least
+    two copies and the reference, or fewer than the count."""
     output = Path(output)
     suffix = output.suffix or ".csv"
     paths = sorted(output.parent.glob(f"{output.stem}.*{suffix}"))
     numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
+    count = _copies_count(copies_info_path(output))
+    if count is not None:
+        numbered = [(k, p) for k, p in numbered if k <= count]
+        if [k for k, _ in numbered] != list(range(1, count + 1)):
+            raise SynthDPError(f"copies of '{output}': {copies_info_path(output).name} says {count} copies, and some "
+                               "are missing: write the copies again")
     reference = output.with_name(f"{output.stem}.reference{suffix}")
     if len(numbered) < 2 or not reference.exists():
         raise SynthDPError(f"no copies of '{output}' found (synthdp generate --copies M -o {output.name} writes them)")
@@ -211,6 +219,18 @@ def load_copies(output: str | Path, **read_csv: Any) -> Copies:
 
     return Copies([read(path) for path in numbered], read(reference), info.get("seconds_per_copy", float("nan")),
                   info.get("measures_dependence", True))
+
+
+def _copies_count(path: Path) -> int | None:
+    """OUTPUT.copies.json's ``count`` (None where the file or the entry is absent; a file of
+    another shape is :func:`_copies_info`'s error)."""
+    import json
+
+    try:
+        count = json.loads(path.read_text(encoding="utf-8")).get("count")
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 2 else None
 
 
 def _copies_info(path: Path) -> dict[str, Any]:
