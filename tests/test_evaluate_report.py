@@ -401,3 +401,25 @@ def test_the_numeric_columns_whose_sample_ranges_differ_are_named_for_sdmetrics_
     note = [line for line in format_report(report).splitlines() if "own range" in line]
     assert len(note) == 1 and "education-num" in note[0]
     assert not any(character.isdigit() for character in note[0])  # no value of the real table
+
+
+def test_the_page_shows_strong_pairs_and_missing_cells_as_the_text_does(tmp_path, capsys):
+    """The strong and invented pairs, and each nullable column's missing cells: on the page as in the text."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(0, 1, 200)
+    real = pd.DataFrame({"x": x, "y": x + rng.normal(0, 0.3, 200), "z": rng.normal(0, 1, 200)})
+    real.loc[:19, "z"] = np.nan  # a tenth of z missing
+    synth = real.sample(frac=1, random_state=2).reset_index(drop=True)
+    synth.loc[:, "z"] = synth["z"].fillna(0.0)
+    paths = {name: tmp_path / f"{name}.csv" for name in ("real", "synth")}
+    real.to_csv(paths["real"], index=False)
+    synth.to_csv(paths["synth"], index=False)
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"x": [-5, 5], "y": [-6, 6], "z": {"bounds": [-5, 5], "nullable": True}}))
+    page_path = tmp_path / "page.html"
+    code, out, err = run(["evaluate", "--real", paths["real"], "--synth", paths["synth"], "--bounds", bounds,
+                          "--queries", 10, "--no-sdmetrics", "--html", page_path], capsys)
+    assert code == 0, err
+    text = page_path.read_text(encoding="utf-8")
+    assert "strong pairs (real |r| &gt; 0.5)" in text and "Missing cells, share of rows" in text
+    assert "missing cells (share of rows): z real 0.100 synthetic 0.000" in out

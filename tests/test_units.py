@@ -339,6 +339,10 @@ def test_cli_generate_and_evaluate_by_unit(subjects, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["privacy_unit"]["real"]["units"] == 30
     assert report["privacy_unit"]["synthetic"]["rows_per_unit_max"] <= 10
+    page = tmp_path / "page.html"  # the page says what the text and the JSON say of the units
+    assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
+                 "--no-sdmetrics", "--privacy-unit", "subject", "--html", str(page)]) == 0
+    assert "Privacy unit <code>subject</code>" in page.read_text() and "rows per unit, max" in page.read_text()
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "person"]) != 0
     assert "no column 'person'" in capsys.readouterr().err

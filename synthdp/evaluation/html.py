@@ -301,7 +301,31 @@ def _summary_section(report: Mapping) -> str:
                           if sdmetrics.get("shifted_bins") else "")])
     elif isinstance(sdmetrics, str):
         scores.append(["SDMetrics QualityReport", sdmetrics, ""])
+    corr = report.get("correlation") or {}
+    strong, invented = corr.get("strong_pairs"), corr.get("invented_pairs")
+    if strong is not None and strong["pairs"]:
+        scores.append([f"strong pairs (real |r| > {strong['threshold']:g})", _number(strong["ratio"]),
+                       f"{strong['pairs']} pairs; mean |r| real {_number(strong['real_mean_abs_r'])}, synthetic "
+                       f"{_number(strong['synthetic_mean_abs_r'])}"])
+    if invented is not None and invented["pairs"]:
+        scores.append([f"invented pairs (real |r| < {invented['weak']:g}, synthetic |r| > {invented['shown']:g})",
+                       f"{invented['invented']} of {invented['pairs']}",
+                       f"largest synthetic |r| of those pairs {_number(invented['largest_abs_r'])}"])
     parts.append(_table(["score", "value", ""], scores, numeric_from=9))
+    units = report.get("privacy_unit")
+    if isinstance(units, Mapping):
+        parts.append(f"<p>Privacy unit <code>{_text(units['column'])}</code> (its identifiers are left out of the "
+                     "scores):</p>")
+        parts.append(_table(["", "units", "rows per unit, mean", "rows per unit, max"],
+                            [[side, units[side]["units"], _number(units[side]["rows_per_unit_mean"]),
+                              units[side]["rows_per_unit_max"]] for side in ("real", "synthetic")]))
+    missing = report.get("missing_cells")
+    if isinstance(missing, Mapping) and missing.get("share_of_rows"):
+        parts.append("<p>Missing cells, share of rows" + (f" ({_text(missing['note'])})" if missing.get("note")
+                                                           else "") + ":</p>")
+        parts.append(_table(["column", "real", "synthetic"],
+                            [[name, _number(rates["real"]), _number(rates["synthetic"])]
+                             for name, rates in missing["share_of_rows"].items()]))
     return "<h2>Summary</h2>" + "".join(parts)
 
 
