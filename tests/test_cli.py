@@ -615,3 +615,17 @@ def test_smaller_input_messages_name_the_file_and_the_way_out(table, tmp_path, c
     code, printed = run(["schema", indexed, "-o", tmp_path / "s.json"], capsys)
     assert code == 0 and "stores a pandas index ('id')" in printed
     assert "id" not in json.loads((tmp_path / "s.json").read_text())["columns"]
+
+
+def test_bounds_and_levels_shares_that_act_on_nothing_warn(table, tmp_path, capsys):
+    _, data, bounds = table
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--quiet", "--delta", 1e-6,
+                         "--bounds-share", 0.1, "--levels-share", 0.1], capsys)
+    assert code == 0 and printed.count("acts only where") == 2
+    assert "--bounds-share" in printed and "--levels-share" in printed
+    partial = tmp_path / "partial.json"
+    partial.write_text(json.dumps({name: spec for name, spec in json.loads(bounds.read_text()).items()
+                                   if name != "score"}))
+    code, printed = run(["generate", data, "-o", tmp_path / "p.csv", "--bounds", partial, "--quiet",
+                         "--bounds-share", 0.1], capsys)
+    assert code == 0 and "acts only where" not in printed  # the share estimates score's bounds

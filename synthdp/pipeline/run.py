@@ -447,6 +447,9 @@ def fit(
         public_n = max(2, round(units.noisy_rows))
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
         schema, config = discover_levels(config, table, schema, ledger, noise, neighbours)  # config: the budget left
+    elif config.levels_share > 0:
+        warnings.warn("levels_share (--levels-share) acts only where a schema's column says \"levels\": "
+                      "\"discover\": ignored in this run", UserWarning, stacklevel=3)
     if schema is not None:
         # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
         # (its marginals are over the table's columns), none in a design study without them
@@ -462,6 +465,10 @@ def fit(
     # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
     scan_start = time.perf_counter()
     run_release: Callable[[StageTracker], Release]
+    if config.bounds_share > 0 and (schema is not None and schema.categorical or bounds_from_data or (
+            isinstance(bounds, Mapping) and all(name in bounds for name in table.column_names))):
+        warnings.warn("bounds_share (--bounds-share) acts only where a numeric table's bounds leave a column out: "
+                      "ignored in this run", UserWarning, stacklevel=3)
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
         if planned is not None:
