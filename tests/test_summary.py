@@ -511,3 +511,5 @@ def test_intervals_by_unit_cover_the_noisy_row_count_too():
     assert held >= 34
     unit = summary.report["privacy"]["privacy_unit"]
     assert unit["rows_noise"] == "Laplace" and unit["rows_noise_scale"] > 0
+    same = summary.answer_interval(lambda rows: rows["x"], level=np.float32(0.95)).iloc[0]  # a numpy level too
+    assert same["upper"] == pytest.approx(row["upper"], rel=1e-6)

@@ -486,7 +486,7 @@ class Summary(SummaryFile):
             The summary has no privacy report with its moments stage (a summary built by hand),
             or ``level`` is not in (0, 1).
         """
-        if not (isinstance(level, (int, float)) and 0 < level < 1):
+        if not (isinstance(level, (int, float, np.floating)) and not isinstance(level, bool) and 0 < level < 1):
             raise SynthDPError("level must be a number in (0, 1)")
         _require(_is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
         mechanism, scale = self._moment_noise()
