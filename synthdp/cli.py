@@ -949,8 +949,13 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
                                             run["lifetime_epsilon"], run["lifetime_delta"])
     elif run["lifetime_epsilon"] is not None or run["lifetime_delta"] is not None:
         raise SynthDPError("--lifetime-epsilon and --lifetime-delta declare a --budget-file's budget: give the file")
-    return synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
-                     csv_format=csv_format), run
+    from synthdp.config import IdleOptionWarning
+
+    with warnings.catch_warnings():  # _warn_idle_options named them as flags already
+        warnings.simplefilter("ignore", IdleOptionWarning)
+        synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
+                  csv_format=csv_format)
+    return synth, run
 
 
 def _with_budget_file(report: dict, args: argparse.Namespace) -> dict:
@@ -1181,7 +1186,10 @@ def _check_writable(path: Path) -> None:
         raise SynthDPError(f"output path '{path}' is a folder")
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"output folder '{path.parent}' does not exist")
-    if not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # before the fit, not after it
+    if _written_into(path):  # /dev/null, /dev/stdout, a pipe: written into, whatever its folder allows
+        if not os.access(path, os.W_OK):
+            raise SynthDPError(f"output '{path}' is not writable")
+    elif not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # before the fit, not after it
         raise SynthDPError(f"output folder '{path.parent}' is not writable")
 
 

@@ -363,6 +363,11 @@ IDLE_OPTIONS = (
 )
 
 
+class IdleOptionWarning(UserWarning):
+    """A parameter set that the fit will not use (:func:`idle_options`); the command line, which
+    names the flags instead, leaves the estimator's own warning out."""
+
+
 def idle_options(given: Any, config: SynthConfig, mixed: bool) -> list[tuple[list[str], str, str]]:
     """The options among ``given`` (names: a flag given, a parameter set) that a run with ``config`` will not
     use, with what they need as a flag and as a parameter. ``mixed``: the table is released as a mixed one."""

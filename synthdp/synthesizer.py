@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.config import CsvFormat, SynthConfig, idle_options
+from synthdp.config import CsvFormat, IdleOptionWarning, SynthConfig, idle_options
 from synthdp.domain.box import load_bounds_file
 from synthdp.domain.schema import Schema, bounds_schema, load_schema_file
 from synthdp.errors import SynthDPError
@@ -40,7 +40,7 @@ def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed:
     for given, _, needs in idle_options(changed, config, mixed):
         names = ", ".join(given)
         warnings.warn(f"{names} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this fit",
-                      UserWarning, stacklevel=3)
+                      IdleOptionWarning, stacklevel=3)
 
 
 class SmoothSynthesizer:
