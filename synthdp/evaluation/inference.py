@@ -189,7 +189,7 @@ def copy_files(output: str | Path) -> list[Path]:
     suffix = output.suffix or ".csv"
     paths = sorted(output.parent.glob(f"{output.stem}.*{suffix}"))
     numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
-    count = _copies_count(copies_info_path(output))
+    count = _copies_info(copies_info_path(output)).get("count")
     if count is not None:
         numbered = [(k, p) for k, p in numbered if k <= count]
         if [k for k, _ in numbered] != list(range(1, count + 1)):
@@ -221,33 +221,24 @@ def load_copies(output: str | Path, **read_csv: Any) -> Copies:
                   info.get("measures_dependence", True))
 
 
-def _copies_count(path: Path) -> int | None:
-    """OUTPUT.copies.json's ``count`` (None where the file or the entry is absent; a file of
-    another shape is :func:`_copies_info`'s error)."""
-    import json
-
-    try:
-        count = json.loads(path.read_text(encoding="utf-8")).get("count")
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-        return None
-    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 2 else None
-
-
 def _copies_info(path: Path) -> dict[str, Any]:
-    """OUTPUT.copies.json's ``seconds_per_copy`` (float) and ``measures_dependence`` (bool); {} where the
-    file is absent. A file of another shape is an error, not a guess (its content is not quoted)."""
+    """OUTPUT.copies.json's ``seconds_per_copy`` (float), ``measures_dependence`` (bool) and, where it
+    holds one, the ``count`` of copies (int); {} where the file is absent. A file of another shape is
+    an error, not a guess (its content is not quoted)."""
     import json
 
     if not path.exists():
         return {}
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
-        seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
-        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool)):
+        seconds, dependence, count = info["seconds_per_copy"], info["measures_dependence"], info.get("count")
+        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and (
+                count is None or isinstance(count, int) and not isinstance(count, bool) and count >= 2)):
             raise TypeError
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
-    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence}
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence,
+            **({} if count is None else {"count": count})}
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),

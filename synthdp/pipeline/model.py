@@ -180,7 +180,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
 
 
 def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
-    """One row for each row of ``known`` (with its index) (a partial DataFrame of given values, missing cells for
+    """One row for each row of ``known``, with its index (a partial DataFrame of given values, missing cells for
     the columns to draw): drawn from the fitted distribution restricted to the support points whose
     decoded values equal the given ones (compared as text, so 1 and "1" are one level), in
     ``known``'s order, with the given values as given. A continuous column can be given only where

@@ -683,14 +683,18 @@ COMPRESSED_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"PK\x03\x04": "zip", 
                     b"\x28\xb5\x2f\xfd": "zstd"}
 
 
-def _compression(path: Path | str) -> str:
-    """The compression a file's first bytes show ("gzip", ...), or "" (none known, or not a readable path)."""
+def _refuse_compressed(path: Path | str, label: str) -> None:
+    """A one-line error where a file's first bytes show a compression ("gzip", ...): CSV files are read as
+    plain text. Nothing for a file of none known, or a path that cannot be read (its reader says why)."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(6)
     except (OSError, TypeError):
-        return ""
-    return next((name for magic, name in COMPRESSED_MAGIC.items() if start.startswith(magic)), "")
+        return
+    compressed = next((name for magic, name in COMPRESSED_MAGIC.items() if start.startswith(magic)), "")
+    if compressed:
+        raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
+                           "as plain text)")
 
 
 @contextmanager
@@ -700,10 +704,6 @@ def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CS
     try:
         yield
     except UnicodeError:  # a decoding error's message quotes the offending bytes: never show it
-        compressed = _compression(path)
-        if compressed:
-            raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
-                               "as plain text)") from None
         hint = (f" (pass its encoding with {options}encoding, e.g. latin-1)"
                 if csv_format.encoding.lower() in ("utf-8", "utf8") else "")
         raise SynthDPError(f"{label} '{path}' is not {csv_format.encoding} text{hint}") from None
@@ -717,10 +717,7 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
     """The header row of a CSV file: not empty, no repeated names (pandas would rename them),
     and not one name that holds another likely separator (the file's separator is another;
     the hint names ``{options}sep``)."""
-    compressed = _compression(path)
-    if compressed:
-        raise SynthDPError(f"{label} '{path}' is {compressed}-compressed: decompress it first (CSV files are read "
-                           "as plain text)")
+    _refuse_compressed(path, label)
     with path.open(newline="", encoding=csv_format.encoding) as handle:
         header = next(csv.reader(handle, delimiter=csv_format.sep), None)
     if header and header[0].startswith("\ufeff") and csv_format.encoding.lower().replace("_", "-") in (
@@ -1223,8 +1220,6 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     import dask
 
     names = check_column_names(frame.columns)
-    if list(frame.columns) != names:  # names that are not text (a Parquet file's stored integer labels): as text
-        frame = frame.rename(columns=dict(zip(frame.columns, names)))
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
     contributions, starts = None, []
