@@ -89,6 +89,17 @@ def test_a_bounds_file_may_declare_nullable_numeric_columns(tmp_path):
     assert "income" in json.loads((tmp_path / "r.json").read_text())["schema"]["missing_rates_noisy"]
 
 
+@pytest.mark.parametrize("flag", [1, "true", None])
+def test_a_bounds_file_nullable_that_is_not_a_boolean_is_an_error_not_ignored(tmp_path, flag):
+    frame = table(2, 200)[["age", "income"]]
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({"age": [18, 90], "income": {"bounds": [0, 150000], "nullable": flag}}))
+    with pytest.raises(SynthDPError, match="column 'income' has \"nullable\": expected true or false"):
+        SmoothSynthesizer(seed=1).fit(frame, bounds=tmp_path / "b.json")
+    assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--bounds", str(tmp_path / "b.json"),
+                 "--quiet"]) == 2 and not (tmp_path / "o.csv").exists()
+
+
 def test_a_nullable_binary_column_keeps_its_missing_cells():
     rng = np.random.default_rng(5)
     sex = rng.choice(["F", "M"], 1000).astype(object)

@@ -553,7 +553,11 @@ def nullable_numeric_columns(content: Mapping | Schema | None) -> tuple[str, ...
 
 def bounds_schema(bounds: Mapping) -> dict | None:
     """A bounds mapping that declares a nullable column, as the schema mapping it amounts to
-    (missing cells are modelled with indicator columns, as in mixed tables); None otherwise."""
+    (missing cells are modelled with indicator columns, as in mixed tables); None otherwise.
+    A ``"nullable"`` that is not true or false (1, "yes") is an error, not a column left non-nullable."""
+    for name, spec in bounds.items():
+        if isinstance(spec, Mapping) and "nullable" in spec and not isinstance(spec["nullable"], bool):
+            raise SynthDPError(f"bounds: column '{name}' has \"nullable\": expected true or false")
     if not any(isinstance(spec, Mapping) and spec.get("nullable") is True for spec in bounds.values()):
         return None
     return {"columns": {name: ({"type": "continuous", **spec} if isinstance(spec, Mapping)
