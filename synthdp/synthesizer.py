@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +159,7 @@ class SmoothSynthesizer:
         self.support_points_, self.support_weights_ = model.support_points, model.support_weights
         self.blend_share_, self.timings_, self.engine_ = model.blend_share, model.timings, model.engine
         self.noise_sampler_ = model.noise_sampler
+        self.dtypes_ = model_file.input_dtypes(data, model.release.domain, model.release.schema)
         return self
 
     # --------------------------------------------------------------- sample
@@ -213,7 +214,9 @@ class SmoothSynthesizer:
         not change, the result's ``seconds_per_copy`` says how long each took."""
         needs = ("copies rerun the release's mechanism, whose statistics a model file does not hold (synthdp "
                  "generate --copies, or sample_copies after fit in this process)")
-        return release_copies(self._model(needs), copies, n_rows, self._sampling_rng(seed), progress)
+        made = release_copies(self._model(needs), copies, n_rows, self._sampling_rng(seed), progress)
+        typed = self._sampling_model().typed  # the fitted DataFrame's categories and dates, as sample gives them
+        return replace(made, tables=[typed(table) for table in made.tables], reference=typed(made.reference))
 
     def save(self, path: str | Path) -> None:
         """Write the fitted model to ``path``: the fitted distribution, the columns' domains or schema,
@@ -282,7 +285,8 @@ class SmoothSynthesizer:
         """The fitted distribution to sample: this fit's, or the loaded model file's."""
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
             return self.sampling_model_
-        return run.sampling_model(self._model(), self.privacy_report() if with_report else None)
+        return replace(run.sampling_model(self._model(), self.privacy_report() if with_report else None),
+                       dtypes=getattr(self, "dtypes_", {}))
 
     def _sampling_rng(self, seed: int | None) -> np.random.Generator:
         if seed is not None:

@@ -333,3 +333,57 @@ def test_an_integer_column_is_given_as_a_number_beside_a_missing_cell():
     assert rows[["bmi", "systolic_bp", "cholesterol"]].notna().all().all()
     with pytest.raises(SynthDPError, match="a given value of column 'age' is not a number"):
         synth.sample_from_conditions(pd.DataFrame({"age": ["sixty"]}))
+
+
+def _typed_frame():
+    """A DataFrame with pandas categories and naive datetimes (and a missing date), and its schema."""
+    rng = np.random.default_rng(4)
+    n = 400
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, n), "kind": pd.Categorical(rng.choice(["a", "b", "c"], n)),
+                          "day": (pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 300, n), unit="D"))
+                          .astype("datetime64[ns]"),
+                          "at": (pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 10**6, n), unit="s"))
+                          .astype("datetime64[us]")})
+    frame.loc[3, "day"] = pd.NaT
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "kind": {"type": "categorical", "levels": ["a", "b", "c"]},
+                          "day": {"type": "date", "bounds": ["2020-01-01", "2020-12-31"], "nullable": True},
+                          "at": {"type": "datetime", "bounds": ["2020-01-01T00:00:00", "2020-01-20T00:00:00"]}}}
+    return frame, schema
+
+
+def test_a_dataframe_s_categories_and_datetimes_come_back_as_they_went_in_and_through_the_model_file(tmp_path):
+    frame, schema = _typed_frame()
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    out = synth.sample(300, seed=5)
+    assert out["kind"].dtype == pd.CategoricalDtype(["a", "b", "c", "other"])
+    assert out["day"].dtype == np.dtype("datetime64[ns]") and out["at"].dtype == np.dtype("datetime64[us]")
+    assert out["day"].between(pd.Timestamp("2020-01-01"), pd.Timestamp("2020-12-31")).all()
+    assert (out["day"].dt.normalize() == out["day"]).all()  # whole days
+    synth.save(tmp_path / "m.synthdp")
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(tmp_path / "m.synthdp").sample(300, seed=5), out)
+    given = synth.sample_from_conditions(pd.DataFrame({"day": pd.to_datetime(["2020-03-01", "2020-07-04"]),
+                                                       "kind": ["b", None]}), seed=2)
+    assert list(given["day"]) == list(pd.to_datetime(["2020-03-01", "2020-07-04"])) and given["kind"].iloc[0] == "b"
+    assert given.dtypes.equals(out.dtypes)
+    copies = synth.sample_copies(2, 200, seed=3)
+    assert all(table.dtypes.equals(out.dtypes) for table in copies.tables) and copies.reference.dtypes.equals(out.dtypes)
+    # a file's columns come back as the file's text, as generate writes them
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    from_file = SmoothSynthesizer(epsilon=1.0, seed=1).fit(tmp_path / "t.csv", schema=schema).sample(5, seed=5)
+    assert not isinstance(from_file["kind"].dtype, pd.CategoricalDtype) and from_file["day"].dtype.kind != "M"
+
+
+@pytest.mark.parametrize("dtypes", [{"kind": "object"}, {"day": "datetime64[ns, UTC]"}, ["category"]])
+def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):
+    frame, schema = _typed_frame()
+    SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).save(tmp_path / "m.synthdp")
+    with zipfile.ZipFile(tmp_path / "m.synthdp") as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    document = json.loads(members["model.json"])
+    document["dtypes"] = dtypes
+    members["model.json"] = json.dumps(document).encode()
+    with zipfile.ZipFile(tmp_path / "e.synthdp", "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    with pytest.raises(SynthDPError, match="damaged or was edited .its dtypes"):
+        SmoothSynthesizer.load(tmp_path / "e.synthdp")

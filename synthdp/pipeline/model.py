@@ -24,6 +24,7 @@ match their sha256, a document that does not parse or lacks a field) is refused 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import io
 import json
@@ -32,7 +33,7 @@ import os
 import tempfile
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ import pandas as pd
 
 from synthdp._version import __version__
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.domain.schema import CategoricalColumn, Schema
+from synthdp.domain.schema import MISSING_LABEL, CategoricalColumn, Schema
 from synthdp.domain.units import synthetic_units
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.postprocess.sampling import clean_weights
@@ -53,6 +54,7 @@ FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
 CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
+DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # the types a date column returns as
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
 
 
@@ -77,6 +79,10 @@ class SamplingModel:
         The rows a sample has by default (the fit's n).
     report : dict
         The fit's privacy report.
+    dtypes : mapping
+        The pandas types the fitted DataFrame's columns had where a sample gives them back
+        (:func:`input_dtypes`): ``"category"`` for a binary or categorical column, a naive
+        ``"datetime64[...]"`` for a date or datetime column. Empty for a fit on a file.
     """
 
     points: np.ndarray
@@ -86,6 +92,7 @@ class SamplingModel:
     units: UnitsRelease | None
     rows: int
     report: dict
+    dtypes: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -98,6 +105,24 @@ class SamplingModel:
     def decode(self, points: np.ndarray) -> pd.DataFrame:
         """Points back to the table's columns, units and levels (without the unit column)."""
         return self.schema.decode(points) if self.schema is not None else _decode_numeric(points, self.domain)
+
+    def typed(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """``frame`` (decoded rows) with the pandas types of :attr:`dtypes`: categories in the
+        schema's order of levels ("other" last), dates and times as datetime64 (missing: NaT)."""
+        if not self.dtypes:
+            return frame
+        levels = {} if self.schema is None else {column.name: [level for level in column.all_levels
+                                                               if level != MISSING_LABEL]
+                                                 for column in self.schema.categorical}
+        frame = frame.copy()
+        for name, dtype in self.dtypes.items():
+            if name not in frame.columns:
+                continue
+            if dtype == "category" and name in levels:
+                frame[name] = pd.Categorical(frame[name], categories=levels[name])
+            elif dtype.startswith("datetime64"):
+                frame[name] = pd.to_datetime(frame[name], format="ISO8601").astype(dtype)
+        return frame
 
     def chunk_rows(self) -> int:
         """Rows drawn at a time: CHUNK_VALUES over the points' width (at least 1 000)."""
@@ -122,7 +147,7 @@ def draw_chunks(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> 
     for index, start in enumerate(range(0, n_rows, chunk)):
         count = min(chunk, n_rows - start)
         chosen = rng.choice(len(model.points), size=count, p=weights)
-        frame = model.decode(model.points[chosen])
+        frame = model.typed(model.decode(model.points[chosen]))
         if model.units is not None:  # synthetic identifiers in the unit column's place
             units = synthetic_units(len(frame), model.units.noisy_contributions, model.units.max_rows, rng)
             if index:
@@ -196,6 +221,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
             raise SynthDPError(f"continuous column '{name}' declares no decimals, so a given value of it has no mass: "
                                "declare its decimals, or give a range with a condition (e.g. \"x >= 1 and x < 2\")")
     support = model.decode(model.points)
+    temporal = {column.name: column.temporal for column in model.domain.columns if column.temporal}
     text = {name: _comparable(support[name], _decimals(model, name), name) for name in known.columns}
     out = []
     pattern = known.notna()
@@ -203,7 +229,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         row = known.iloc[index]
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
-            value = _comparable(pd.Series([row[name]], dtype=object), _decimals(model, name), name).iloc[0]
+            value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
+                                _decimals(model, name), name).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
@@ -223,7 +250,34 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         except (TypeError, ValueError):
             pass  # a value as given that the type cannot hold: kept as given
     result.index = known.index  # row for row, as the given values were indexed
-    return result
+    return model.typed(result)
+
+
+def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, str]:
+    """The pandas types of an in-memory DataFrame's columns that a sample gives back (the container's
+    types, as its column names: public, not read from the rows): ``"category"`` where a binary or
+    categorical column was categorical, the naive datetime64 type where a date or datetime column
+    was one. Empty for anything else (a file's columns come back as the file's text)."""
+    if not isinstance(data, pd.DataFrame):
+        return {}
+    declared = set() if schema is None else {column.name for column in schema.categorical}
+    temporal = {column.name for column in domain.columns if column.temporal}
+    dtypes = {}
+    for name in [name for name in data.columns if name in declared | temporal]:
+        dtype = data.dtypes[name]
+        if isinstance(dtype, pd.CategoricalDtype) and name in declared:
+            dtypes[str(name)] = "category"
+        elif name in temporal and str(dtype) in DATETIME_DTYPES:
+            dtypes[str(name)] = str(dtype)
+    return dtypes
+
+
+def _iso(value: Any, kind: str | None) -> Any:
+    """A given date or time (a Timestamp, datetime, date or datetime64) as the ISO text a date or
+    datetime column decodes to; any other value as it is."""
+    if kind is None or isinstance(value, str) or not isinstance(value, (dt.date, np.datetime64)):
+        return value
+    return pd.Timestamp(value).strftime("%Y-%m-%d" if kind == "date" else "%Y-%m-%dT%H:%M:%S")
 
 
 def _decimals(model: SamplingModel, name: str) -> int | None:
@@ -281,6 +335,7 @@ def save(model: SamplingModel, path: str | Path) -> None:
             "column": model.units.column, "position": int(model.units.position), "max_rows": int(model.units.max_rows),
             "noisy_rows": float(model.units.noisy_rows)},
         "arrays": manifest, "privacy_report": model.report,
+        **({"dtypes": dict(model.dtypes)} if model.dtypes else {}),
     }
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -346,7 +401,12 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
             or not np.all(np.isfinite(points)) or not np.all(weights >= 0) or not math.isclose(weights.sum(), 1.0,
                                                                                                   rel_tol=1e-6):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its support does not fit its columns)")
-    model = SamplingModel(points, weights, domain, schema, units, int(document["rows"]), document["privacy_report"])
+    dtypes = document.get("dtypes", {})
+    if not (isinstance(dtypes, dict) and all(isinstance(name, str) and (value == "category" or (
+            isinstance(value, str) and value in DATETIME_DTYPES)) for name, value in dtypes.items())):
+        raise SynthDPError(f"model file '{path}' is damaged or was edited (its dtypes are not pandas types it gives)")
+    model = SamplingModel(points, weights, domain, schema, units, int(document["rows"]), document["privacy_report"],
+                          dtypes)
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
