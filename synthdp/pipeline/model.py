@@ -11,7 +11,9 @@ decode, so a file that does not use it stays version 1; both are read): a zip ar
 * ``model.json``: ``{"format", "format_version", "synthdp_version", "rows", "columns", "domain",
   "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
   descriptions of the columns (every field, so that decoding is the fit's to the bit), ``arrays``
-  the name, shape, dtype and sha256 of each array member;
+  the name, shape, dtype and sha256 of each array member; an optional ``"dtypes"`` (a fit on a
+  DataFrame with pandas categories or datetime64 columns: :attr:`SamplingModel.dtypes`), which a
+  reader that does not know it ignores, so it needs no new version;
 * one ``.npy`` member per array: ``support_points`` (float64, (S, D): unit or encoded
   coordinates), ``support_weights`` (float64, (S,), summing to 1), and with a privacy unit
   ``unit_contributions`` (float64, the released contributions histogram).
