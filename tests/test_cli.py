@@ -235,6 +235,15 @@ def test_help_explains_the_privacy_model():
     assert "--bounds-from-data" in text and "NOT differentially private" in text
 
 
+def test_python_dash_m_synthdp_is_the_command():
+    from synthdp import __version__
+
+    result = subprocess.run([sys.executable, "-m", "synthdp", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and __version__ in result.stdout
+    result = subprocess.run([sys.executable, "-m", "synthdp", "generate"], capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr.startswith("synthdp: error: the following arguments are required")
+
+
 def test_bounds_share_estimates_missing_bounds_with_dp(tmp_path, capsys):
     rng = np.random.default_rng(1)
     data = _write(tmp_path, pd.DataFrame({"a": rng.normal(100, 15, 20_000), "b": rng.exponential(3, 20_000)}))
