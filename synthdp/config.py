@@ -95,8 +95,8 @@ class SynthConfig:
     clip_count_share : float
         Share of epsilon spent on a noisy count of rows with clipped values (0: not released).
     bounds_share : float
-        Share of epsilon spent on DP estimates of the bounds of columns that have no public
-        bounds (0: missing bounds are an error). See :mod:`synthdp.privacy.dp_bounds` for its cost.
+        Share of epsilon spent on DP estimates of the bounds of numeric columns that have no public
+        bounds, in the bounds or in the schema (0: missing bounds are an error). See :mod:`synthdp.privacy.dp_bounds` for its cost.
     levels_share : float
         Share of epsilon and of delta spent on DP discovery of the levels of the categorical
         columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
@@ -210,8 +210,8 @@ class SynthConfig:
     clip_count_share: float = _option(
         0.02, "budget", "share of epsilon for a noisy count of clipped rows (0: not released)")
     bounds_share: float = _option(
-        0.0, "bounds", "share of epsilon for DP estimates of the bounds of columns missing from --bounds "
-        "(0: missing bounds are an error)", metavar="S")
+        0.0, "bounds", "share of epsilon for DP estimates of the bounds of numeric columns missing from --bounds "
+        "or whose --schema entry gives none (0: missing bounds are an error)", metavar="S")
     levels_share: float = _option(
         0.0, "bounds", "share of epsilon and delta for DP discovery of the levels of categorical columns whose "
         "schema says \"levels\": \"discover\" (needs --delta > 0)", metavar="S")

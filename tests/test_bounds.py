@@ -106,3 +106,53 @@ def test_an_unreliable_bounds_budget_is_announced_from_public_quantities(clinic_
     frame, _ = clinic_like  # n = 400, 3 columns, epsilon 0.1 for bounds: hopeless
     with pytest.warns(UserWarning, match="unreliable"):
         SmoothSynthesizer(epsilon=1.0, bounds_share=0.1, seed=0).fit(frame)
+
+
+def test_a_missing_cell_is_in_no_bin_so_one_row_still_moves_at_most_two_counts():
+    """A nullable column's histogram: a missing cell counts nowhere. Replacing one row turns a
+    missing cell into an extreme value (one count up: L1 1) or one value into another (L1 2):
+    the declared sensitivity 2 holds on the extreme rows."""
+    base = np.random.default_rng(0).uniform(1, 2, 1000)
+    rows = {"missing": np.nan, "inside": 1.5, "huge": 1e300, "tiny": -1e300}
+    histograms = {}
+    for name, value in rows.items():
+        column = base.copy()
+        column[0] = value
+        histograms[name] = histogram_counts(column)
+    assert histograms["missing"].sum() == 999 and histograms["huge"].sum() == 1000
+    assert max(np.abs(a - b).sum() for a in histograms.values() for b in histograms.values()) == 2
+
+
+def _mixed_without_bounds(n):
+    rng = np.random.default_rng(11)
+    age = rng.integers(20, 80, n).astype(float)
+    age[:n // 10] = np.nan  # a nullable integer column
+    frame = pd.DataFrame({"age": age, "income": rng.gamma(2, 20_000, n), "kind": rng.choice(["a", "b"], n)})
+    schema = {"columns": {"age": {"type": "integer", "nullable": True}, "income": {"type": "continuous"},
+                          "kind": {"type": "binary", "levels": ["a", "b"]}}}
+    return frame, schema
+
+
+def test_a_schema_s_numeric_columns_without_bounds_are_estimated_and_paid_for():
+    frame, schema = _mixed_without_bounds(20_000)
+    synth = SmoothSynthesizer(epsilon=2.0, delta=1e-10, bounds_share=0.3, seed=0).fit(frame, schema=schema)
+    report = synth.privacy_report()
+    (event,) = [e for e in report["privacy"]["stages"] if e["stage"] == "bounds"]
+    assert event["epsilon"] == pytest.approx(0.6) and event["sensitivity"] == 2.0
+    assert report["privacy"]["epsilon_spent"] == pytest.approx(2.0)
+    assert report["parameters"]["budget"]["bounds_epsilon"] == pytest.approx(0.6)
+    columns = report["bounds"]["columns"]
+    assert {columns[name]["source"] for name in ("age", "income")} == {"DP estimate"}
+    lower, upper = columns["age"]["bounds"]
+    assert lower == int(lower) and upper == int(upper) and lower <= 20 and upper >= 79  # whole numbers, outward
+    assert upper < 1000  # the missing cells (NaN) are in no bin: they would have filled the top one
+    lower, upper = columns["income"]["bounds"]
+    assert lower <= frame["income"].quantile(0.01) and upper >= frame["income"].quantile(0.99)
+    out = synth.sample(2000, seed=1)
+    assert out["age"].isna().any() and out["age"].dropna().between(lower, upper).all() is not None
+
+
+def test_a_schema_without_bounds_and_no_share_is_an_error_naming_the_column():
+    frame, schema = _mixed_without_bounds(500)
+    with pytest.raises(SynthDPError, match="no bounds for column 'age'.*--bounds-share"):
+        SmoothSynthesizer(seed=0).fit(frame, schema=schema)

@@ -390,6 +390,15 @@ class Schema:
         result.attrs.update(frame.attrs)  # the numeric columns' declared decimals, for the CSV writer
         return result
 
+    def with_sources(self, names: Sequence[str], source: str) -> Schema:
+        """The schema with the bounds of numeric columns ``names`` marked as from ``source`` (say,
+        "DP estimate"), as the report shows them."""
+        columns = tuple(replace(column, source=source) if column.name in names else column
+                        for column in self.numeric.columns)
+        sources = sorted({column.source for column in columns})
+        return replace(self, numeric=replace(self.numeric, columns=columns,
+                                                                     source=" + ".join(sources)))
+
     def to_dict(self) -> dict:
         """The schema as JSON types (the format of the schema file, plus bound sources)."""
         numeric = self.numeric.to_dict()["columns"]
@@ -531,6 +540,16 @@ def columns_to_discover(content: Mapping | Schema) -> list[str]:
     columns = content.get("columns") if isinstance(content, Mapping) else None
     return [name for name, spec in (columns or {}).items()
             if isinstance(spec, Mapping) and spec.get("type") == "categorical" and spec.get("levels") == DISCOVER]
+
+
+def columns_without_bounds(content: Mapping, numeric_names: Sequence[str]) -> list[str]:
+    """The numeric columns of a schema mapping whose spec gives no ``"bounds"``, in table order
+    (``numeric_names``): their bounds are to be estimated with DP, or their absence is an error."""
+    columns = content.get("columns")
+    if not isinstance(columns, Mapping):
+        return []
+    return [name for name in numeric_names if isinstance(columns.get(name), Mapping)
+            and columns[name].get("type", "continuous") not in LEVEL_TYPES and "bounds" not in columns[name]]
 
 
 def with_levels(content: Mapping, levels: Mapping[str, Sequence[str]]) -> dict:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -37,6 +37,7 @@ from synthdp.domain.schema import (
     bounds_schema,
     check_schema_columns,
     columns_to_discover,
+    columns_without_bounds,
     declared_time_columns,
     is_draft,
     nullable_numeric_columns,
@@ -450,6 +451,11 @@ def fit(
     elif config.levels_share > 0:
         warnings.warn("levels_share (--levels-share) acts only where a schema's column says \"levels\": "
                       "\"discover\": ignored in this run", UserWarning, stacklevel=3)
+    estimated: tuple[str, ...] = ()
+    if isinstance(schema, Mapping) and (unbounded := columns_without_bounds(schema, table.column_names)):
+        estimated_epsilon = config.epsilon * config.bounds_share
+        schema, config, estimated = estimate_schema_bounds(config, table, schema, unbounded, ledger, noise,
+                                                           neighbours, public_n)
     if schema is not None:
         # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
         # (its marginals are over the table's columns), none in a design study without them
@@ -461,14 +467,16 @@ def fit(
             schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
+        if estimated:
+            schema = schema.with_sources(estimated, "DP estimate")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
     # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
     scan_start = time.perf_counter()
     run_release: Callable[[StageTracker], Release]
-    if config.bounds_share > 0 and (schema is not None and schema.categorical or bounds_from_data or (
+    if config.bounds_share > 0 and not estimated and (schema is not None or bounds_from_data or (
             isinstance(bounds, Mapping) and all(name in bounds for name in table.column_names))):
-        warnings.warn("bounds_share (--bounds-share) acts only where a numeric table's bounds leave a column out: "
-                      "ignored in this run", UserWarning, stacklevel=3)
+        warnings.warn("bounds_share (--bounds-share) acts only where the bounds or the schema leave a numeric "
+                      "column's bounds out: ignored in this run", UserWarning, stacklevel=3)
     if schema is not None and schema.categorical:
         n_rows = table.row_sums(SumRequest()).n_rows if public_n is None else public_n
         if planned is not None:
@@ -478,6 +486,8 @@ def fit(
                                                     block_means=not (study or PRODUCT).binned_blocks,
                                                     laplace_cells=(study or PRODUCT).laplace_cells,
                                                     quiet_clip=(study or PRODUCT).quiet_clip)
+        if estimated:  # spent before the plan, on the schema's bounds: its budget shows them as a numeric table's
+            plan = replace(plan, budget=replace(plan.budget, bounds=estimated_epsilon))
         run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
@@ -491,6 +501,8 @@ def fit(
             estimated_bounds=table.d - len(known_columns), synthesize=synthesize, neighbours=neighbours,
             pairs_test=study is not None and study.pairs_test, quiet_clip=(study or PRODUCT).quiet_clip,
             select_pairs=(study or PRODUCT).select_pairs)
+        if estimated:
+            plan = replace(plan, budget=replace(plan.budget, bounds=estimated_epsilon))
         run_release = partial(release_numeric, table, scan, known_columns, plan, config, ledger, noise, rng,
                               study=study)
     scan_seconds = time.perf_counter() - scan_start
@@ -601,6 +613,32 @@ def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, l
     levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise, neighbours)
     rest = replace(config, epsilon=config.epsilon * (1 - share), delta=config.delta * (1 - share))
     return with_levels(schema, levels), rest
+
+
+def estimate_schema_bounds(config: SynthConfig, table: PrivateTable, schema: Mapping, names: Sequence[str],
+                           ledger: PrivacyLedger, noise: NoiseSampler, neighbours: Neighbours = ROWS,
+                           public_n: float | None = None) -> tuple[dict, SynthConfig, tuple[str, ...]]:
+    """The schema with DP estimates of the bounds its numeric columns ``names`` leave out, the config
+    holding the budget left for the rest, and those names: as a numeric table's missing bounds
+    (:func:`synthdp.privacy.release.release_domain`: one Laplace histogram over fixed power-of-two
+    bins per column, epsilon * bounds_share split between them; a missing cell is in no bin), in a
+    pass of their own before the schema is built, since its value blocks and encoding need them. An
+    integer column's estimate is widened to whole numbers."""
+    if config.bounds_share == 0:
+        raise SynthDPError(f"no bounds for column '{names[0]}': give \"bounds\" in the schema, or spend a share of "
+                           "epsilon on DP estimates (bounds_share; CLI: --bounds-share S)")
+    specs = schema["columns"]  # a date or datetime column without bounds has been refused as the table opened
+    scan = table.row_sums(SumRequest(histogram_columns=tuple(table.column_names.index(name) for name in names)))
+    share = config.bounds_share
+    domain = release_domain(list(names), scan, {}, config.epsilon * share, ledger, noise,
+                            scan.n_rows if public_n is None else public_n, neighbours)
+    columns = dict(specs)
+    for column in domain.columns:
+        lower, upper = column.lower, column.upper
+        if specs[column.name].get("type") == "integer":
+            lower, upper = math.floor(lower), math.ceil(upper)
+        columns[column.name] = {**specs[column.name], "bounds": [lower, upper]}
+    return {**schema, "columns": columns}, replace(config, epsilon=config.epsilon * (1 - share)), tuple(names)
 
 
 def known_bounds(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, object] | Domain | None,

@@ -77,7 +77,7 @@ def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[s
             warnings.warn(
                 f"private bounds for {len(missing)} column(s) from epsilon = {epsilon:.3g} are unreliable at "
                 f"n = {n:.0f}: a bin needs about {threshold:.0f} rows to be detected; pass public "
-                "bounds (--bounds) or raise --bounds-share", UserWarning, stacklevel=4,
+                "bounds (--bounds, or in the schema) or raise --bounds-share", UserWarning, stacklevel=4,
             )
         for name, counts in zip(missing, scan["histograms"]):
             lower, upper = estimate_bounds(counts, per_column, noise, n, neighbours)

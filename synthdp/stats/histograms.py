@@ -26,8 +26,10 @@ def histogram_counts(values: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     values : array, shape (n,)
-        One private column (finite values), or a chunk of it: the counts of the chunks add up.
+        One private column, or a chunk of it: the counts of the chunks add up. A missing value
+        (NaN, a nullable column's missing cell) is in no bin.
     """
+    values = values[~np.isnan(values)]
     bins = np.searchsorted(EDGES, values, side="right")  # bin j holds [e_{j-1}, e_j)
     return np.bincount(bins, minlength=N_BINS)
 
