@@ -1188,3 +1188,62 @@ def test_a_small_mixed_table_releases_its_level_cells_apart():
     total = synth.release_.plan.budget
     assert math.isclose(total.share("moments"), 0.1) and total.share("level cells") > total.share("marginals")
     assert synth.ledger_.to_dict()["epsilon_spent"] <= 1.0 + 1e-9
+
+
+def _coded_neighbours(tmp_path):
+    """A table with a categorical column of whole numbers and its neighbour with one cell emptied
+    (which makes the column a float column wherever a reader types it by the whole column)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "grp": rng.integers(1, 4, 300)})
+    neighbour = frame.copy()
+    neighbour["grp"] = neighbour["grp"].astype(float)
+    neighbour.loc[5, "grp"] = np.nan
+    frame.to_csv(tmp_path / "a.csv", index=False)
+    lines = (tmp_path / "a.csv").read_text().split("\n")
+    cells = lines[6].split(",")
+    lines[6] = ",".join([cells[0], ""])  # row 5's grp, emptied in the file's own text
+    (tmp_path / "b.csv").write_text("\n".join(lines))
+    frame.to_parquet(tmp_path / "a.parquet")
+    neighbour.to_parquet(tmp_path / "b.parquet")
+    return frame, neighbour
+
+
+@pytest.mark.parametrize("levels", [["1", "2", "3"], ["1.0", "2.0", "3.0"]])
+def test_one_row_never_changes_another_row_s_level(tmp_path, levels):
+    """A row's level is read from that row alone, on every reading path: one missing cell (which
+    types a column of whole numbers as floats) changes one row's code and no other. Deterministic."""
+    frame, neighbour = _coded_neighbours(tmp_path)
+    schema = Schema.from_dict({"columns": {"x": {"bounds": [0, 1]},
+                                           "grp": {"type": "categorical", "levels": levels}}}, ["x", "grp"])
+    column = schema.column("grp")
+    expected = column.level_codes(frame["grp"])
+    assert set(expected) == {0, 1, 2}
+    typed = [neighbour["grp"], neighbour["grp"].astype(object), pd.read_csv(tmp_path / "b.csv")["grp"],
+             pd.read_parquet(tmp_path / "b.parquet")["grp"]]  # numbers: matched as numbers, to "1" or "1.0"
+    text = [pd.read_csv(tmp_path / "b.csv", dtype=str)["grp"]] if levels[0] == "1" else []  # text: as written
+    for values in typed + text:
+        codes = column.level_codes(values)
+        assert (codes != expected).sum() == 1 and codes[5] == 3  # row 5 alone: "other"
+    if levels[0] != "1":
+        return  # the files' text "1" is not the level "1.0": every row "other", in both tables alike
+    counts = {}
+    for name in ("a.csv", "b.csv", "a.parquet", "b.parquet"):
+        for chunk_rows in (None, 100):
+            table = PrivateTable.open(tmp_path / name, chunk_rows=chunk_rows, text_columns=["grp"])
+            first = np.zeros((1, schema.n_coordinates), dtype=np.int64)
+            first[0, 0] = 1  # one basis function: the counts come with any
+            _, _, _, rows_other = table.encoded_moments(schema, first)
+            counts[name, chunk_rows] = rows_other
+    assert {key: count for key, count in counts.items() if key[0].startswith("a")} == {
+        ("a.csv", None): 0, ("a.csv", 100): 0, ("a.parquet", None): 0, ("a.parquet", 100): 0}
+    assert all(count == 1 for key, count in counts.items() if key[0].startswith("b"))
+
+
+def test_discovered_levels_of_a_coded_column_do_not_depend_on_one_missing_cell(tmp_path):
+    frame, neighbour = _coded_neighbours(tmp_path)
+    for data in (frame, neighbour):
+        table = PrivateTable(data, text_columns=["grp"])
+        assert set(table.level_counts("grp")) == {"1", "2", "3"}
+    for name in ("a.csv", "b.csv"):
+        table = PrivateTable.read_csv(tmp_path / name, text_columns=["grp"])
+        assert set(table.level_counts("grp")) == {"1", "2", "3"}

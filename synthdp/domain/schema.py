@@ -197,8 +197,12 @@ class CategoricalColumn:
     def level_codes(self, values: pd.Series) -> np.ndarray:
         """Index of each value in ``all_levels``, shape (n,); its coordinate is the index minus ``self.binary``.
 
-        Values are compared as text (so 1 and "1" are the same level), or, for levels the schema
-        gives as numbers (``numbers``), as numbers (so 1, "1" and "1.0" are the level 1). In a
+        A text value is compared as text; a number (of a numeric column, or in an object column)
+        with the first level that reads as that number (1 and 1.0 are the level "1", or "1.0" where
+        that is the level): value by value, so that one row's code never depends on another row
+        (a column of whole numbers that holds one missing cell is a float column: its 1.0 is still
+        the level "1"). For levels the schema gives as numbers (``numbers``), every value is compared
+        as a number (so 1, "1" and "1.0" are the level 1). In a
         categorical column a value outside the levels, or missing, is "other"; in a binary column,
         or one without an "other" level, it is an error (a missing cell of a nullable column is
         MISSING_LABEL in every kind). The error names the column, never the value.
@@ -206,9 +210,7 @@ class CategoricalColumn:
         if self.numbers is not None:
             codes = _number_codes(values, self.numbers)
         else:
-            lookup = {level: code for code, level in enumerate(self.levels)}
-            text = values.astype("string").fillna("\x00missing")
-            codes = text.map(lambda value: lookup.get(value, -1)).to_numpy(dtype=np.int64, copy=True)
+            codes = _text_level_codes(values, self.levels)
         missing = values.isna().to_numpy() if self.nullable else np.zeros(len(codes), dtype=bool)
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
@@ -225,6 +227,45 @@ class CategoricalColumn:
         codes[codes < 0] = len(self.levels)
         codes[missing] = len(self.all_levels) - 1
         return codes
+
+
+def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:
+    """Index of each value among text ``levels`` (-1 where it is none of them, or missing), shape (n,):
+    text as text, a number with the first level that reads as that number (see
+    :meth:`CategoricalColumn.level_codes`)."""
+    lookup = {level: code for code, level in enumerate(levels)}
+    by_number: dict[float, int] = {}
+    for code, level in enumerate(levels):
+        number = pd.to_numeric(level, errors="coerce")
+        if pd.notna(number) and math.isfinite(float(number)):
+            by_number.setdefault(float(number), code)
+    if pd.api.types.is_string_dtype(values):  # text only (an object column is looked at value by value)
+        return values.map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+
+        def code_of(value: object) -> int:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+                return -1 if pd.isna(value) else lookup.get(str(value), -1)  # type: ignore[arg-type]
+            return -1 if not math.isfinite(float(value)) else by_number.get(float(value), -1)
+
+        return np.fromiter((code_of(value) for value in values.to_numpy(dtype=object)), dtype=np.int64,
+                           count=len(values))
+    numbers = values.astype(float)
+    return numbers.map(by_number).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+
+
+def level_text(values: pd.Series) -> pd.Series:
+    """Each value of a text column as the text a discovered level takes, value by value (never from
+    the column's type): text as it is, a whole number as an integer ("1" for 1 and 1.0), another
+    number as Python writes it; missing values left out."""
+    def text_of(value: object) -> str:
+        if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
+                and abs(value) < 2**53:
+            return str(int(value))
+        return str(value)
+
+    present = values.dropna()
+    return pd.Series([text_of(value) for value in present.to_numpy(dtype=object)], index=present.index, dtype=object)
 
 
 def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarray:

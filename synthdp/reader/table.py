@@ -63,7 +63,7 @@ import pandas as pd
 
 from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.domain.schema import Schema
+from synthdp.domain.schema import Schema, level_text
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.reader.dates import with_time_values
 from synthdp.reader.units import Contributions, UnitBound, bounded_frame, count_units, unit_values
@@ -153,7 +153,9 @@ class PrivateTable:
                  csv_format: CsvFormat = DEFAULT_CSV, nullable: Collection[str] = (),
                  time_columns: Mapping[str, str] | None = None, unit: UnitBound | None = None) -> PrivateTable:
         """Read a CSV file with a header row into memory (a unit column as text, as the streams read it)."""
-        as_text = (*(time_columns or ()), *((unit.column,) if unit else ()))
+        # as text, as the streams read them: a categorical column's values as written, never typed by the
+        # whole column (one missing cell would make its 1 a 1.0 for every row)
+        as_text = (*(time_columns or ()), *((unit.column,) if unit else ()), *text_columns)
         return cls(read_csv_frame(path, csv_format=csv_format, as_text=as_text), text_columns, nullable, time_columns,
                    unit)
 
@@ -258,7 +260,7 @@ class PrivateTable:
             raise SynthDPError("DP discovery of levels reads the table in memory, and this one streams (a Parquet "
                                "file, a CSV file over the in-memory size, --chunk-rows or --engine dask): give the "
                                "column's levels in the schema, or a CSV file read whole")
-        return self._text[name].dropna().astype(str).value_counts(sort=False).to_dict()
+        return level_text(self._text[name]).value_counts(sort=False).to_dict()
 
     def encoded_moments(self, schema: Schema, indices: np.ndarray, layout: CellLayout | None = None,
                         n: float | None = None, compiled: bool = False) -> tuple[np.ndarray, np.ndarray | None, int, int]:
