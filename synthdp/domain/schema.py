@@ -245,7 +245,7 @@ def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:
 
         def code_of(value: object) -> int:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-                return -1 if pd.isna(value) else lookup.get(str(value), -1)  # type: ignore[arg-type]
+                return -1 if pd.isna(value) else lookup.get(str(value), -1)
             return -1 if not math.isfinite(float(value)) else by_number.get(float(value), -1)
 
         return np.fromiter((code_of(value) for value in values.to_numpy(dtype=object)), dtype=np.int64,
@@ -260,7 +260,7 @@ def level_text(values: pd.Series) -> pd.Series:
     number as Python writes it; missing values left out."""
     def text_of(value: object) -> str:
         if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
-                and abs(value) < 2**53:
+                and abs(float(value)) < 2**53:
             return str(int(value))
         return str(value)
 
