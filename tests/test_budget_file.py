@@ -140,3 +140,17 @@ def test_a_killed_release_is_not_charged_and_its_reservation_is_not_lost(tmp_pat
     assert _release(tmp_path, budget, "after", "--epsilon", "1")[0] == 0
     document = _document(budget)
     assert [(r["state"], r["epsilon"]) for r in document["releases"]] == [("spent", 1.0)]
+
+
+def test_a_link_to_the_budget_file_keeps_one_record(tmp_path, capsys):
+    """Releases through a symbolic link and through the file's own name add up in one record: the
+    link is followed (it stays a link), and the release past the lifetime budget is refused."""
+    budget = tmp_path / "clinic.budget.json"
+    link = tmp_path / "link.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "1", "--lifetime-epsilon", "1.5")[0] == 0
+    link.symlink_to(budget.name)
+    assert _release(tmp_path, link, "b", "--epsilon", "0.4")[0] == 0
+    assert link.is_symlink() and len(_document(budget)["releases"]) == 2
+    code, out = _release(tmp_path, budget, "c", "--epsilon", "0.4")
+    assert code == 2 and not out.exists() and "budget would be exceeded" in capsys.readouterr().err
+    assert not (tmp_path / "link.json.lock").exists()

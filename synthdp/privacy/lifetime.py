@@ -125,8 +125,11 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     read; refuse, with one line and nothing written, a release that would take the table past its
     lifetime budget. The file's first use creates it and needs ``lifetime_epsilon`` (and
     ``lifetime_delta`` for delta > 0; default 0); a later use may repeat them (they must agree) or
-    leave them out. Dead pending entries of this host are dropped first (module docstring)."""
-    path = Path(path)
+    leave them out. Dead pending entries of this host are dropped first (module docstring). A link
+    to the file is followed: the record, its lock and its rewrites are the file's, whatever name
+    reaches it (a link's own lock would let two commands pass at once, and a rewrite through it
+    would replace the link with a second record)."""
+    path = Path(os.path.realpath(path))
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"budget file folder '{path.parent}' does not exist")
     for name, value in (("--lifetime-epsilon", lifetime_epsilon), ("--lifetime-delta", lifetime_delta)):
