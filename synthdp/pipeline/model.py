@@ -56,7 +56,8 @@ FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)
 CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
-DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # the types a date column returns as
+DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # a naive datetime column's types
+OUTPUT_DATETIME = "datetime64[us]"  # what a date or datetime column fitted as one of them comes back as
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
 
 
@@ -83,8 +84,8 @@ class SamplingModel:
         The fit's privacy report.
     dtypes : mapping
         The pandas types the fitted DataFrame's columns had where a sample gives them back
-        (:func:`input_dtypes`): ``"category"`` for a binary or categorical column, a naive
-        ``"datetime64[...]"`` for a date or datetime column. Empty for a fit on a file.
+        (:func:`input_dtypes`): ``"category"`` for a binary or categorical column,
+        ``"datetime64[us]"`` for a date or datetime column. Empty for a fit on a file.
     """
 
     points: np.ndarray
@@ -258,8 +259,10 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
 def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, str]:
     """The pandas types of an in-memory DataFrame's columns that a sample gives back (the container's
     types, as its column names: public, not read from the rows): ``"category"`` where a binary or
-    categorical column was categorical, the naive datetime64 type where a date or datetime column
-    was one. Empty for anything else (a file's columns come back as the file's text)."""
+    categorical column was categorical, ``datetime64[us]`` where a date or datetime column was a
+    naive datetime64 of any unit (pandas may pick the unit from the values, say ns for one value
+    with nanoseconds: that is not the container's, and would tell of the data). Empty for anything
+    else (a file's columns come back as the file's text)."""
     if not isinstance(data, pd.DataFrame):
         return {}
     declared = set() if schema is None else {column.name for column in schema.categorical}
@@ -270,7 +273,7 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
         if isinstance(dtype, pd.CategoricalDtype) and name in declared:
             dtypes[str(name)] = "category"
         elif name in temporal and str(dtype) in DATETIME_DTYPES:
-            dtypes[str(name)] = str(dtype)
+            dtypes[str(name)] = OUTPUT_DATETIME  # not the column's own unit, which pandas may pick from its values
     return dtypes
 
 
