@@ -32,6 +32,22 @@ def test_the_combining_rules_on_known_values():
     assert row["naive"] == pytest.approx(3.5)
 
 
+def test_theta_0_is_the_mean_over_the_reference_s_blocks_of_a_copy_s_rows():
+    """A statistic that grows with the rows (a sum, a count) is compared like with like: theta_0 is
+    its mean over the reference cut into blocks of a copy's rows, not its value on the whole
+    reference (20 times as large); a mean is the same either way."""
+    reference = pd.DataFrame({"x": np.arange(40.0)})  # 4 blocks of 10 rows
+    tables = [pd.DataFrame({"x": np.full(10, value)}) for value in (19.0, 20.0, 21.0)]
+    copies = Copies(tables, reference, 0.0)
+    total = infer(copies, lambda frame: frame["x"].sum()).iloc[0]
+    assert total["naive"] == pytest.approx(reference["x"].sum() / 4) and total["estimate"] == pytest.approx(2 * 195 - 200)
+    assert infer(copies, len).iloc[0]["estimate"] == pytest.approx(10)
+    mean = infer(copies, lambda frame: frame["x"].mean()).iloc[0]
+    assert mean["naive"] == pytest.approx(19.5)
+    short = Copies(tables, reference.iloc[:5], 0.0)  # less than one block: the whole reference
+    assert infer(short, lambda frame: frame["x"].mean()).iloc[0]["naive"] == pytest.approx(2.0)
+
+
 def test_limits_keep_the_estimate_and_interval_among_the_values_the_statistic_takes():
     """A bias correction past a statistic's range (a copy attenuates a strong correlation) is put back into it."""
     copies = _copies(0.95, [0.80, 0.84, 0.86, 0.90])  # 2 * 0.95 - 0.85 = 1.05

@@ -8,10 +8,12 @@ of the whole mechanism, :mod:`synthdp.pipeline.copies`) and combines them by the
 rules, which are valid here because each copy is the release's mechanism run again on the fitted
 distribution (the bootstrap principle), not an imputation:
 
-* the estimate corrects the fitted distribution's value theta_0 (on the copies' reference
-  sample, 20 times the release's rows) by the copies' mean departure from it (a bias the
-  mechanism adds, such as the attenuation of a correlation by noise): estimate = 2 theta_0 -
-  mean(theta_i);
+* the estimate corrects the fitted distribution's value theta_0 (the statistic's mean over the
+  copies' reference sample cut into blocks of a copy's rows, 20 blocks at the default: the value a
+  table of that many rows drawn from the fitted distribution has on average, so that a statistic
+  that grows with the rows, a sum or a group's count, is compared like with like) by the copies'
+  mean departure from it (a bias the mechanism adds, such as the attenuation of a correlation by
+  noise): estimate = 2 theta_0 - mean(theta_i);
 * the standard error is the copies' standard deviation, sqrt(1 + 1/m) times to count the
   bias correction's own noise;
 * the interval is the estimate +- t se, t the ``level`` two-sided quantile of Student's t with
@@ -55,7 +57,8 @@ class Copies:
         distribution, then fitted and sampled.
     reference : DataFrame
         A large sample (REFERENCE_FACTOR x n rows) of the release's own fitted distribution: a
-        statistic on it is the fitted distribution's, to within 1/20 of a copy's sampling noise.
+        statistic's mean over its blocks of a copy's rows is the fitted distribution's value for a
+        table of that size, to within 1/20 of a copy's sampling noise.
     seconds_per_copy : float
         The time each copy took (the release's post-processing, and the statistics of its population).
     dependence : bool
@@ -118,7 +121,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     -------
     DataFrame
         One row per element of the statistic: ``estimate``, ``std_error``, ``lower``, ``upper``,
-        and ``naive``, the value on the fitted distribution (the reference) before the bias correction.
+        and ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
+        copy's rows) before the bias correction.
     """
     if not 0 < level < 1:
         raise SynthDPError("level must be in (0, 1), e.g. 0.95")
@@ -128,7 +132,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     reference = getattr(copies, "reference", None)
     if len(tables) < 2 or reference is None:
         raise SynthDPError("infer takes what SmoothSynthesizer.sample_copies returns (at least two copies)")
-    own = _as_series(statistic(reference)).astype(float)
+    own = _fitted_value(statistic, reference, len(tables[0]))
     values = pd.concat([_as_series(statistic(table)).reindex(own.index) for table in tables], axis=1).astype(float)
     m = values.shape[1]
     estimate = 2 * own - values.mean(axis=1)
@@ -144,6 +148,17 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         for name in ("estimate", "lower", "upper"):
             result[name] = result[name].clip(low, high)
     return result
+
+
+def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFrame, rows: int) -> pd.Series:
+    """The statistic's mean over the reference cut into whole blocks of ``rows`` rows (a copy's), each
+    element over the blocks that have it; on the whole reference where it holds less than one block."""
+    blocks = len(reference) // max(rows, 1)
+    if blocks < 1:
+        return _as_series(statistic(reference)).astype(float)
+    parts = [_as_series(statistic(reference.iloc[k * rows:(k + 1) * rows].reset_index(drop=True))).astype(float)
+             for k in range(blocks)]
+    return pd.concat(parts, axis=1).mean(axis=1)
 
 
 def _limits(limits: tuple[float, float] | Mapping[Any, tuple[float, float]], index: pd.Index
