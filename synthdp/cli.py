@@ -602,6 +602,8 @@ def sample_command(args: argparse.Namespace) -> int:
     rows = _int_or_word(args.rows, None, "--rows")
     if rows is None or rows < 1:
         raise SynthDPError("--rows must be an integer >= 1")
+    if args.seed is not None and args.seed < 0:
+        raise SynthDPError("--seed must be an integer >= 0")
     _check_outputs({"--output": args.output}, {"the model file": args.model}, overwrite=args.overwrite)
     import numpy as np
     from tqdm import tqdm

@@ -290,6 +290,6 @@ class SmoothSynthesizer:
 
     def _sampling_rng(self, seed: int | None) -> np.random.Generator:
         if seed is not None:
-            return np.random.default_rng(seed)
+            return model_file.sampling_rng(seed)
         model = getattr(self, "model_", None)
         return model.rng if model is not None else np.random.default_rng()

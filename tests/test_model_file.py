@@ -178,9 +178,11 @@ def test_a_damaged_edited_or_foreign_file_is_one_line(tmp_path):
     cases = {truncated: "damaged, truncated", foreign: "damaged, truncated", tmp_path / "absent": "does not exist"}
     with zipfile.ZipFile(good) as archive:
         members = {name: archive.read(name) for name in archive.namelist()}
-    for name, edit in (("version", lambda doc: {**doc, "format_version": 99}),
-                       ("format", lambda doc: {**doc, "format": "other"}),
-                       ("weights", None)):
+    edits = {"version": lambda doc: {**doc, "format_version": 99}, "format": lambda doc: {**doc, "format": "other"},
+             "weights": None, "arrays": lambda doc: {**doc, "arrays": []}, "arrays-null": lambda doc: {**doc, "arrays": None},
+             "report": lambda doc: {**doc, "privacy_report": None}, "rows": lambda doc: {**doc, "rows": 1.5},
+             "rows-negative": lambda doc: {**doc, "rows": -5}}
+    for name, edit in edits.items():
         edited = tmp_path / f"{name}.synthdp"
         with zipfile.ZipFile(edited, "w") as archive:
             for member, data in members.items():
@@ -190,7 +192,15 @@ def test_a_damaged_edited_or_foreign_file_is_one_line(tmp_path):
                     data = data[:-8] + np.float64(0.5).tobytes()
                 archive.writestr(member, data)
         cases[edited] = {"version": "format version 99", "format": "not a synthdp model",
-                         "weights": "does not match its checksum"}[name]
+                         "weights": "does not match its checksum"}.get(name, "damaged")
+    flipped = bytearray(content)  # the compressed bytes of an array member, inverted: a zlib error inside
+    start = content.index(b"support_points.npy") + 200
+    flipped[start:start + 50] = bytes(255 - byte for byte in flipped[start:start + 50])
+    (tmp_path / "flipped.synthdp").write_bytes(bytes(flipped))
+    cases[tmp_path / "flipped.synthdp"] = "damaged"
+    with zipfile.ZipFile(tmp_path / "nested.synthdp", "w") as archive:  # JSON nested past the parser's recursion
+        archive.writestr("model.json", "[" * 100_000 + "]" * 100_000)
+    cases[tmp_path / "nested.synthdp"] = "damaged, truncated"
     for path, message in cases.items():
         with pytest.raises(SynthDPError, match=message) as error:
             SmoothSynthesizer.load(path)
@@ -388,3 +398,55 @@ def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):
             archive.writestr(name, content)
     with pytest.raises(SynthDPError, match="damaged or was edited .its dtypes"):
         SmoothSynthesizer.load(tmp_path / "e.synthdp")
+
+
+def test_sampling_seeds_are_checked_in_one_line(tmp_path, capsys):
+    synth = _mixed()
+    for seed in (-1, 1.5, True, "3"):
+        with pytest.raises(SynthDPError, match="seed must be an integer >= 0"):
+            synth.sample(3, seed=seed)
+    assert len(synth.sample(3, seed=np.int64(3))) == 3
+    synth.save(tmp_path / "m.synthdp")
+    code = main(["sample", str(tmp_path / "m.synthdp"), "-n", "5", "-o", str(tmp_path / "o.csv"), "--seed", "-1"])
+    assert code == 2 and "--seed must be an integer >= 0" in capsys.readouterr().err
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_given_values_off_a_column_s_grid_or_named_twice_are_refused():
+    synth = _mixed()
+    for known, message in ((pd.DataFrame({"age": [60.6]}), "'age' is not a whole number"),
+                           (pd.DataFrame([[50, 51]], columns=["age", "age"]), "column 'age' twice")):
+        with pytest.raises(SynthDPError, match=message):
+            synth.sample_from_conditions(known, seed=1)
+    assert synth.sample_from_conditions(pd.DataFrame({"age": [60.0]}), seed=1)["age"].iloc[0] == 60
+
+
+def test_given_rows_by_person_get_units_of_the_bounded_sizes_and_types_do_not_depend_on_the_rows(tmp_path):
+    """With a privacy unit, the given rows' units are drawn once for all of them (at most
+    max_rows_per_unit rows each, as sample's are); every column's type is sample's, for no rows,
+    for rows whose text cells are all missing, and under a condition."""
+    synth = _by_person()
+    given = synth.sample_from_conditions(pd.DataFrame({"x": [np.nan] * 40}), seed=2)
+    assert given["person"].value_counts().max() <= 5 and given["person"].nunique() >= 8
+    reference = synth.sample(10, seed=1).dtypes
+    assert given.dtypes.equals(reference)
+    empty = synth.sample_from_conditions(pd.DataFrame({"x": pd.Series([], dtype=float)}), seed=2)
+    assert empty.empty and empty.dtypes.equals(reference)
+    with pytest.raises(SynthDPError, match="unit column 'person' cannot be conditioned on"):
+        synth.sample(3, condition="person == 'p1'")
+    with pytest.raises(SynthDPError, match="it is a folder"):
+        synth.save(tmp_path)
+
+
+def test_a_nullable_text_column_keeps_its_type_when_every_drawn_cell_is_missing():
+    rng = np.random.default_rng(3)
+    city = rng.choice(["a", "b"], 800).astype(object)
+    city[:300] = None
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 800), "city": city})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "city": {"type": "categorical", "levels": ["a", "b"],
+                                                            "nullable": True}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=4.0, seed=1).fit(frame, schema=schema)
+        missing = synth.sample(50, condition="city.isna()", seed=1)
+    assert missing["city"].isna().all() and missing.dtypes.equals(synth.sample(50, seed=1).dtypes)

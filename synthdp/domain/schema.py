@@ -84,6 +84,7 @@ LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
 DEFAULT_MARGINAL_DEGREE = 2
 DISCOVER = "discover"  # "levels": "discover" asks for DP discovery of a categorical column's levels
+TEXT_DTYPE = pd.Series(["text"]).dtype  # what pandas makes of text: str (pandas 3) or object (pandas 2)
 MISSING_LABEL = "(missing)"  # the level a nullable categorical column's missing cells take; decoded as a missing cell
 INDICATOR_SUFFIX = " (missing)"  # the internal binary column of a nullable numeric column: 1 where the cell is missing
 VALUES_SUFFIX = " (values)"  # the internal categorical column of an integer column's values (its value block)
@@ -426,7 +427,8 @@ class Schema:
             decoded = np.array(column.all_levels, dtype=object)[choice]
             if column.nullable:
                 decoded[choice == len(column.all_levels) - 1] = None
-            columns[column.name] = decoded
+            # the type pandas gives text, whichever rows were drawn (all missing, or none, would be object)
+            columns[column.name] = pd.Series(decoded, dtype=TEXT_DTYPE)
         result = pd.DataFrame(columns, columns=list(self.names))
         result.attrs.update(frame.attrs)  # the numeric columns' declared decimals, for the CSV writer
         return result

@@ -35,6 +35,7 @@ import os
 import tempfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,7 +46,7 @@ import pandas as pd
 
 from synthdp._version import __version__
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.domain.schema import MISSING_LABEL, CategoricalColumn, Schema
+from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import synthetic_units
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.postprocess.sampling import clean_weights
@@ -170,6 +171,14 @@ def draw(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> pd.Data
     return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
 
+def sampling_rng(seed: Any) -> np.random.Generator:
+    """``numpy.random.default_rng(seed)`` for a seed that is an integer >= 0 (numpy's own included);
+    anything else is a one-line error (numpy's is a traceback)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise SynthDPError("seed must be an integer >= 0")
+    return np.random.default_rng(int(seed))
+
+
 def check_rows(n_rows: Any) -> None:
     """``n_rows`` is a number of rows to sample: an integer >= 1 (a one-line error otherwise)."""
     if not (isinstance(n_rows, (int, np.integer)) and not isinstance(n_rows, bool) and n_rows >= 1):
@@ -190,6 +199,9 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     try:
         mask = support.eval(condition, engine="python")
     except Exception as error:  # pandas' parser errors: they name the expression's tokens, not data
+        if model.units is not None and model.units.column in condition:
+            raise SynthDPError(f"the unit column '{model.units.column}' cannot be conditioned on: its identifiers are "
+                               "drawn after the rows") from None
         raise SynthDPError(f"the condition is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
@@ -217,6 +229,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
     unknown = [name for name in known.columns if name not in model.names]
     if unknown:
         raise SynthDPError(f"column '{unknown[0]}' of the given values is not a column of the model")
+    if known.columns.duplicated().any():
+        raise SynthDPError(f"the given values name column '{known.columns[known.columns.duplicated()][0]}' twice")
     if model.units is not None and model.units.column in known.columns:
         raise SynthDPError(f"the unit column '{model.units.column}' cannot be given: its identifiers are drawn")
     for name in known.columns:
@@ -233,25 +247,28 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
-                                _decimals(model, name), name).iloc[0]
+                                _decimals(model, name), name, given=True).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
             raise SynthDPError(f"given row {index} has no mass under the fitted distribution (no support point has "
                                "those values; give ranges with a condition instead)")
-        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass), 1, rng)
+        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass, units=None), 1, rng)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             drawn[name] = drawn[name].astype(object)
             drawn.loc[0, name] = row[name]
         out.append(drawn)
-    if not out:
-        return pd.DataFrame(columns=model.names)
-    result = pd.concat(out, ignore_index=True)
+    result = pd.concat(out, ignore_index=True) if out else model.typed(model.decode(model.points[:0]))
     for name in known.columns:  # the given values in the column's own type (an integer column stays int64)
         try:
             result[name] = result[name].astype(support[name].dtype)
         except (TypeError, ValueError):
             pass  # a value as given that the type cannot hold: kept as given
+    if model.units is not None:  # the rows' synthetic units, drawn once for all of them (as draw_chunks does)
+        units = synthetic_units(len(result), model.units.noisy_contributions, model.units.max_rows, rng).to_numpy() \
+            if len(result) else []
+        result.insert(min(model.units.position, result.shape[1]), model.units.column,
+                      pd.Series(units, index=result.index, dtype=TEXT_DTYPE))
     result.index = known.index  # row for row, as the given values were indexed
     return model.typed(result)
 
@@ -299,14 +316,21 @@ def _decimals(model: SamplingModel, name: str) -> int | None:
     return -1 if decimals is None else int(decimals)
 
 
-def _comparable(values: pd.Series, decimals: int | None, name: str = "") -> pd.Series:
-    """Values as they compare: text, or numbers rounded to ``decimals`` (then written as text);
-    a given value of a numeric column that is not a number is an error naming the column."""
+def _comparable(values: pd.Series, decimals: int | None, name: str = "", given: bool = False) -> pd.Series:
+    """Values as they compare: text, or numbers rounded to ``decimals`` (then written as text); a
+    ``given`` value of a numeric column that is not a number, or is off the column's grid (not a
+    whole number, more decimals than declared: no support point holds it, and rounding it would
+    draw the row of another value), is an error naming the column."""
     if decimals is None:
         return values.astype("string")
     numbers = pd.to_numeric(values, errors="coerce")
     if (numbers.isna() & values.notna()).any():
         raise SynthDPError(f"a given value of column '{name}' is not a number")
+    rounded = np.round(numbers.to_numpy(dtype=float, na_value=np.nan), decimals)
+    if given and not np.allclose(rounded, numbers.to_numpy(dtype=float, na_value=np.nan), rtol=1e-12,
+                                 atol=10.0 ** -(decimals + 9), equal_nan=True):
+        raise SynthDPError(f"a given value of column '{name}' is not " + (
+            "a whole number (it is an integer column)" if decimals == 0 else f"on its grid of {decimals} decimals"))
     return pd.Series(np.round(numbers.to_numpy(dtype=float, na_value=np.nan), decimals),
                      index=values.index).astype("string")
 
@@ -343,6 +367,8 @@ def save(model: SamplingModel, path: str | Path) -> None:
         **({"dtypes": dict(model.dtypes)} if model.dtypes else {}),
     }
     folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise SynthDPError(f"cannot write the model file '{path}': it is a folder")
     if not folder.is_dir():
         raise SynthDPError(f"cannot write the model file '{path}': its folder does not exist")
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
@@ -375,6 +401,8 @@ def load(path: str | Path) -> SamplingModel:
                 raise SynthDPError(f"model file '{path}' has format version {document.get('format_version')!r}; this "
                                    f"synthdp ({__version__}) reads versions {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: "
                                    "fit the model again")
+            if not isinstance(document.get("arrays"), dict):
+                raise KeyError("arrays")
             arrays = {}
             for name, spec in document["arrays"].items():
                 content = archive.read(f"{name}.npy")
@@ -388,7 +416,8 @@ def load(path: str | Path) -> SamplingModel:
             return _model(document, arrays, path)
     except SynthDPError:
         raise
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError):
+    except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, TypeError, AttributeError, EOFError, OSError,
+            RecursionError):
         raise SynthDPError(f"model file '{path}' is damaged, truncated or not a synthdp model file") from None
 
 
@@ -410,8 +439,10 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     if not (isinstance(dtypes, dict) and all(isinstance(name, str) and (value == "category" or (
             isinstance(value, str) and value in DATETIME_DTYPES)) for name, value in dtypes.items())):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its dtypes are not pandas types it gives)")
-    model = SamplingModel(points, weights, domain, schema, units, int(document["rows"]), document["privacy_report"],
-                          dtypes)
+    rows, report = document["rows"], document["privacy_report"]
+    if not (isinstance(rows, int) and not isinstance(rows, bool) and rows >= 1 and isinstance(report, dict)):
+        raise SynthDPError(f"model file '{path}' is damaged or was edited (its rows or its report)")
+    model = SamplingModel(points, weights, domain, schema, units, rows, report, dtypes)
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
