@@ -47,15 +47,16 @@ if TYPE_CHECKING:  # imported where used: --help and argument errors answer with
     from synthdp.synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
-synthdp turns a sensitive numeric table into a differentially private synthetic table that
-answers smooth queries (kernel densities, moments, smooth regressions) almost as well as the
-real data. It releases noisy Chebyshev moments of the data once, fits a distribution over
+synthdp turns a sensitive table (numeric, or mixed with binary, categorical, date and missing
+cells) into a differentially private synthetic table that answers smooth queries (kernel
+densities, moments, smooth regressions) almost as well as the real data. It releases noisy Chebyshev moments of the data once, fits a distribution over
 private candidate points to them by a linear program, and samples synthetic rows from it.
 """
 
 PRIVACY_EPILOG = """\
 privacy:
-  Neighbouring tables differ in one row; the row count n is public. Column bounds must be
+  By default neighbouring tables differ in one row and the row count n is public (with
+  --privacy-unit they differ in one person's rows, and n is released with noise). Column bounds must be
   public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
   spend part of epsilon on DP estimates (reliable only when n is large against d/epsilon).
   --bounds-from-data reads them from the data instead, and the report then says the release
@@ -156,10 +157,11 @@ prints is NOT differentially private. Do not publish it as part of a release.
 
 EVALUATE_EPILOG = """\
 tables:
-  A numeric table needs no more than the two CSV files (and --bounds, the release's bounds
-  file). A table with binary or categorical columns needs --schema (the release's schema):
-  its levels define the categorical cells (a value outside them counts as "other") and its
-  bounds the numeric bins.
+  Give the release's --bounds (a numeric table) or --schema (its levels define the categorical
+  cells, a value outside them counting as "other", and its bounds the numeric bins). Without
+  either, the column types are inferred from the real table as SDMetrics' metadata detection
+  does (binary columns, few-valued codes and text as categorical, dates), the numeric bounds
+  are its min and max, and evaluate says so.
 
 normalisation:
   For the smooth queries and the numeric bins both tables are mapped onto [-1, 1]^d with the
@@ -228,7 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write the fitted model, to sample more rows later (synthdp sample); no extra budget")
     out.add_argument("--copies", metavar="M",
                      help="also write M copies of the release that carry its uncertainty (OUTPUT.1.csv ... OUTPUT.M.csv, "
-                          "OUTPUT.reference.csv, and OUTPUT.copies.json, what they are), for synthdp.infer's intervals; "
+                          "OUTPUT.reference.csv, and OUTPUT.copies.json, what they are), for the intervals of synthdp "
+                          "infer (or synthdp.infer in Python); "
                           "no extra budget")
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
                                       description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
@@ -256,13 +259,13 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="compare a synthetic table with the real one (reads the real table: not private)",
         description=EVALUATE_DESCRIPTION, epilog=EVALUATE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     evaluate_command.add_argument("--real", required=True, metavar="REAL.csv",
-                                  help="the real table (CSV, or Parquet by its suffix; numeric columns, or any the "
-                                       "--schema describes)")
+                                  help="the real table (CSV, or Parquet by its suffix)")
     evaluate_command.add_argument("--synth", required=True, metavar="SYNTH.csv",
                                   help="the synthetic table: the same column names, in any order")
     evaluate_domain = evaluate_command.add_mutually_exclusive_group()
     evaluate_domain.add_argument("--bounds", metavar="BOUNDS.json",
-                                 help="bounds per column of a numeric table (default: the real min/max)")
+                                 help="the release's bounds per column of a numeric table (default: the real min/max, column "
+                                      "types inferred from the real table)")
     evaluate_domain.add_argument("--schema", metavar="SCHEMA.json",
                                  help="the release's schema, for a table with binary or categorical columns")
     evaluate_command.add_argument("--target", metavar="COLUMN",
@@ -275,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate_command.add_argument("--queries", type=int, default=DEFAULT_QUERIES, metavar="Q",
                                   help=f"number of random smooth queries (default {DEFAULT_QUERIES}; the papers use 10000)")
     evaluate_command.add_argument("--seed", type=int, default=0, metavar="S",
-                                  help="seed of the queries and of the train/test split (default 0)")
+                                  help="seed of the queries, of the train/test split and of SDMetrics' sample (default 0)")
     evaluate_command.add_argument("--privacy-unit", metavar="COLUMN",
                                   help="the column that identifies a person (a release with --privacy-unit): left "
                                        "out of the scores; people and rows per person compared instead")
@@ -313,8 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                                help="the mean of COL within each value of BY")
     infer_command.add_argument("--corr", action="append", nargs=2, default=[], metavar=("A", "B"),
                                help="Pearson's correlation of A and B")
-    infer_command.add_argument("--ols", action="append", nargs="+", default=[], metavar="Y X",
-                               help="least-squares coefficients of Y on the predictors X ... and an intercept")
+    infer_command.add_argument("--ols", action="append", nargs="+", default=[], metavar="COLUMN",
+                               help="least-squares coefficients of the first column on the others and an intercept "
+                                    "(--ols Y X1 X2 ...; repeat the flag for another model)")
     infer_command.add_argument("--level", type=float, default=0.95, help="two-sided coverage (default 0.95)")
     infer_command.add_argument("-o", "--output", metavar="RESULT.csv", help="write CSV here instead of printing")
     marginal_command = commands.add_parser(
@@ -355,7 +359,7 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
     field that ``name`` takes, from the field's own help, group and default; returns the groups."""
     # Defaults are None so that a value from --config is overridden only by an explicit flag.
     command.add_argument("input", metavar="INPUT.csv",
-                         help="sensitive table: CSV with a header row, or Parquet (.parquet); numeric columns "
+                         help="sensitive table: CSV with a header row, or Parquet (.parquet, .pq); numeric columns "
                               "(text ones with --schema)")
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
     command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
@@ -1085,6 +1089,9 @@ def _options(args: argparse.Namespace) -> dict:
             name = key.replace("-", "_")
             if name not in allowed:
                 raise SynthDPError(f"config file '{args.config}' has unknown key '{key}'")
+            if name in options:  # n_basis and n-basis: one key, given twice
+                raise SynthDPError(f"config file '{args.config}' gives '{name}' twice (dashes and underscores are "
+                                   "the same key)")
             _check_config_value(args.config, key, RUN_KEY_KINDS.get(name), value)
             options[name] = value
     for name in allowed:

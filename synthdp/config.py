@@ -140,7 +140,7 @@ class SynthConfig:
         matrix (blocks of related columns survive noise that single pairs do not; the rows
         scored in finer cells and shrunk onto ||s||^2 <= d/2 for it), unless no correlation
         matrix could stand out of that noise. Measured: docs/decisions/favour.md and
-        #matrix-scores.
+        docs/decisions/matrix-scores.md.
     blend : float
         Where the tilt does not apply (no pairs release and the moments at a tenth of the
         budget, other candidate kinds, ``tilt`` 0): mix the LP's
@@ -183,16 +183,17 @@ class SynthConfig:
     n_basis: int | Literal["auto"] = _option(
         "auto", "method", "number of basis functions R, or 'auto' (the paper's R, at least 2d, at most 400 above that)", metavar="R")
     noise: NoiseKind | None = _option(
-        None, "budget", "noise for delta > 0: analytic Gaussian or Laplace with advanced composition",
-        default_text="gaussian")
-    pca_share: float = _option(0.3, "budget", "share of the budget for private PCA", commands=GENERATE)
+        None, "budget", "noise for delta > 0: analytic Gaussian or Laplace with advanced composition "
+        "(at delta = 0 it is Laplace)", default_text="gaussian when delta > 0")
+    pca_share: float = _option(0.3, "budget", "share of the budget for private PCA", metavar="S", commands=GENERATE)
     marginals_share: float | None = _option(
         None, "budget", "share of the budget for the one-way histograms of the numeric columns (copula "
-        "candidates, mixed tables)", commands=GENERATE,
-        default_text="0.3 with --correlation-share, 0.5 without; all but 0.1 when the moments' noise would exceed 0.1; "
+        "candidates, mixed tables)", metavar="S", commands=GENERATE,
+        default_text="0.3 where the pairs are released (a correlation share > 0, given or by default), 0.5 where "
+        "they are not; all but 0.1 when the moments' noise would exceed 0.1; "
         "mixed tables 0.2")
     correlation_share: float | None = _option(
-        None, "budget", "share for their correlations (pairwise products)", commands=GENERATE,
+        None, "budget", "share for their correlations (pairwise products)", metavar="S", commands=GENERATE,
         default_text="0.3 when n is large enough for the noisy products to carry correlations (0.5 when they are "
         "weak at 0.3), else 0; mixed tables "
         "the smallest of 0.1, 0.2, 0.3 whose noise is at most half that")
@@ -208,7 +209,7 @@ class SynthConfig:
     ellipsoid_radius: Literal["paper", "spread"] = _option(
         "paper", "method", "PCA ellipsoid radii sqrt(lambda) (paper) or sqrt((k+2) lambda) (spread)", commands=GENERATE)
     clip_count_share: float = _option(
-        0.02, "budget", "share of epsilon for a noisy count of clipped rows (0: not released)")
+        0.02, "budget", "share of epsilon for a noisy count of clipped rows (0: not released)", metavar="S")
     bounds_share: float = _option(
         0.0, "bounds", "share of epsilon for DP estimates of the bounds of numeric columns missing from --bounds "
         "or whose --schema entry gives none (0: missing bounds are an error)", metavar="S")

@@ -80,6 +80,7 @@ def test_config_file_sets_options_and_flags_override_it(table, tmp_path, capsys)
     ("rows = 10.7", "--rows must be an integer"),  # not 10 rows
     ("rows = true", "--rows must be an integer"),  # not 1 row
     ("copies = 2.5", "--copies must be an integer"),
+    ("n_basis = 20\nn-basis = 30", "gives 'n_basis' twice"),  # not the last one silently
 ])
 def test_a_config_value_of_the_wrong_type_is_an_error_before_the_fit(table, tmp_path, capsys, content, message):
     """A config file's value has its flag's type: one line naming the key, exit 2, before any data

@@ -104,7 +104,10 @@ def auto_n_basis(n: int, d: int, smoothness: int, delta: float) -> int:
     (PKS at epsilon = 1: 26 for d = 20). Measured against a floor of d:
     docs/decisions/auto-n-basis.md.
 
-    The paper's R grows with n without limit (1 447 for 4 million rows of 10 columns), and
+    The paper's R grows with n without limit (1 492 for 4 million rows of 10 columns; of the
+    400 the cap allows there, the 45 pair products go to the correlation release when the pairs
+    are released, leaving R = 355 moments, as the 1 447 measured before the cap were 1 492 less
+    those 45), and
     the l1 fit's cost grows about as R^2.5 (column generation on that table: 11 s at R = 400,
     23 minutes at 1 447), while at such n each moment's noise is far below the error of the
     synthetic rows themselves. The cap binds only from about 10^5 rows (d = 20) or 3 x 10^5
