@@ -18,7 +18,14 @@ estimator from the same budget wins on average, one column at a time, without th
   edges moved by k / m of a bin, each at 1 / m of the budget (noise sd sqrt(m) times the single
   release's under Gaussian noise, m times under Laplace noise; the atoms read m times and
   averaged); each reading spread evenly over the B m fine cells it covers, the m estimates of a
-  fine cell averaged, projected.
+  fine cell averaged, projected;
+* ``privtree f`` (Laplace noise only: a pure-epsilon mechanism): the bins chosen privately by
+  PrivTree (Zhang, Xiao & Xie 2016; dpmm's discretisation) with a share f of the budget, a binary
+  tree over the interior (0, 1) down to 64 dyadic cells, a node split where its count less
+  depth x lambda ln 2 (at least -lambda ln 2) plus Laplace(lambda) noise exceeds 0, lambda =
+  2 x 3 / epsilon_tree (fanout 2; twice the add/remove constant for replace-one); its leaves and
+  the two atoms then counted with the rest of the budget (noise sd / (1 - f)), projected, each
+  leaf's mass spread evenly over its width.
 
 Every numeric column (the first 12 of each table) of data/*.csv is the population, mapped onto
 [0, 1] by its min and max; the noise sd per count is n / ratio for ratio 7, 15, 40 (yacht at pure
@@ -127,6 +134,43 @@ def shifted(u: np.ndarray, bins: int, m: int, sd: float, noise: Noise, laplace: 
     return project(drop_atoms(estimate, sd), len(u)), fine_bins
 
 
+PRIVTREE_DEPTH = 6  # at most 2^6 = 64 leaves
+
+
+def privtree_leaves(u: np.ndarray, epsilon: float, rng: np.random.Generator) -> list[tuple[int, int]]:
+    """PrivTree's leaves (depth, index) over the interior (0, 1) of a column on [0, 1] (module docstring)."""
+    scale = 2 * 3 / epsilon
+    bias = scale * np.log(2)
+    inner = u[(u > 0) & (u < 1)]
+    leaves, stack = [], [(0, 0)]
+    while stack:
+        depth, index = stack.pop()
+        count = np.sum((inner >= index / 2**depth) & (inner < (index + 1) / 2**depth))
+        biased = max(count - depth * bias, -bias)
+        if depth < PRIVTREE_DEPTH and biased + rng.laplace(0.0, scale) > 0:
+            stack += [(depth + 1, 2 * index), (depth + 1, 2 * index + 1)]
+        else:
+            leaves.append((depth, index))
+    return leaves
+
+
+def privtree(u: np.ndarray, sd: float, share: float, noise: Noise, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """``privtree f``: PrivTree's bins at a share f of a Laplace histogram's budget, counted with the rest."""
+    epsilon = 2 * np.sqrt(2) / sd  # a Laplace histogram of l1 sensitivity 2 with noise sd: scale 2 / epsilon
+    fine_bins = 2**PRIVTREE_DEPTH
+    fine = cells(u, fine_bins)
+    parts = [slice(1 + index * 2 ** (PRIVTREE_DEPTH - depth), 1 + (index + 1) * 2 ** (PRIVTREE_DEPTH - depth))
+             for depth, index in privtree_leaves(u, share * epsilon, rng)]
+    rest = sd / (1 - share)
+    counts = np.array([fine[0], *(fine[part].sum() for part in parts), fine[-1]]) + noise(rest, len(parts) + 2)
+    mass = project(drop_atoms(counts, rest), len(u))
+    out = np.zeros(fine_bins + 2)
+    out[0], out[-1] = mass[0], mass[-1]
+    for value, part in zip(mass[1:-1], parts):
+        out[part] = value / (part.stop - part.start)
+    return out, fine_bins
+
+
 def score(u: np.ndarray, p: np.ndarray, bins: int, rng: np.random.Generator) -> tuple[float, float]:
     p = p / p.sum()
     chosen = rng.choice(bins + 2, size=len(u), p=p)
@@ -182,6 +226,9 @@ def main(argv: list[str] | None = None) -> None:
                            "single-sure": partial(two_level, u, bins, None, sd, noise, "sure"),
                            "ash 2": partial(shifted, u, bins, 2, sd, noise, laplace),
                            "ash 4": partial(shifted, u, bins, 4, sd, noise, laplace)}
+                if laplace:
+                    for share in (0.2, 0.35):
+                        methods[f"privtree {share}"] = partial(privtree, u, sd, share, noise, rng)
                 for share in (0.5, 0.75):
                     # the noise sd of each part at shares f and 1 - f of the budget
                     parts = ((sd / share, sd / (1 - share)) if laplace
