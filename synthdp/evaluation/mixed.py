@@ -86,26 +86,23 @@ def described_schema(schema: Schema | Mapping, real: pd.DataFrame) -> Schema:
     """A Schema of the real table's columns: ``schema`` itself, or built from a schema file's content
     (what :func:`synthdp.domain.schema.load_schema_file` returns)."""
     names = [str(c) for c in real.columns]
-    if isinstance(schema, Schema):
-        unknown = [name for name in schema.names if name not in names]
-        if unknown:
-            raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
-        missing = [name for name in names if name not in schema.names]
-        if missing:
-            raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
-        return schema
-    if not isinstance(schema, Mapping):
-        raise SynthDPError("the schema must be a Schema or a schema file's content ({\"columns\": {...}})")
-    return Schema.from_dict(schema, names, "the schema")
+    schema = _as_schema(schema, names)
+    unknown = [name for name in schema.names if name not in names]
+    if unknown:
+        raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
+    missing = [name for name in names if name not in schema.names]
+    if missing:
+        raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
+    return schema
 
 
-def _as_schema(schema: Schema | Mapping) -> Schema:
-    """``schema``, or the Schema of a schema file's content over the columns it names."""
+def _as_schema(schema: Schema | Mapping, names: list[str] | None = None) -> Schema:
+    """``schema``, or the Schema of a schema file's content over ``names`` (default: the columns it names)."""
     if isinstance(schema, Schema):
         return schema
     if not isinstance(schema, Mapping) or not isinstance(schema.get("columns"), Mapping):
         raise SynthDPError("the schema must be a Schema or a schema file's content ({\"columns\": {...}})")
-    return Schema.from_dict(schema, list(schema["columns"]), "the schema")
+    return Schema.from_dict(schema, list(schema["columns"]) if names is None else names, "the schema")
 
 
 def _numeric_bounds(schema: Schema) -> dict[str, tuple[float, float]]:
