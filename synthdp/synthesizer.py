@@ -26,6 +26,7 @@ from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
 from synthdp.pipeline import run
 from synthdp.pipeline.copies import Copies, release_copies
+from synthdp.privacy import lifetime
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -115,6 +116,9 @@ class SmoothSynthesizer:
         synthesize: bool = True,
         schema: Mapping | Schema | str | Path | None = None,
         csv_format: CsvFormat | None = None,
+        budget_file: str | Path | None = None,
+        lifetime_epsilon: float | None = None,
+        lifetime_delta: float | None = None,
     ) -> SmoothSynthesizer:
         """Spend the privacy budget on ``data`` and fit the synthetic distribution.
 
@@ -142,6 +146,16 @@ class SmoothSynthesizer:
         csv_format : CsvFormat, optional
             Separator, encoding and decimal mark when ``data`` is the path of a CSV file
             (default: ``,``, UTF-8, ``.``), e.g. ``CsvFormat(sep=";", decimal=",")``.
+        budget_file : str or Path, optional
+            The table's budget across releases, as the command line's ``--budget-file``
+            (:mod:`synthdp.privacy.lifetime`): this release's (epsilon, delta) is reserved before the
+            data is read, and the fit is refused, reading nothing, where it would take the table past
+            its lifetime budget; it is charged once the fit succeeds (the release is then in this
+            process's hands) and dropped if the fit fails. The privacy report's ``budget_file``
+            entry gives the totals.
+        lifetime_epsilon, lifetime_delta : float, optional
+            The table's lifetime budget, declared at the budget file's first use (as
+            ``--lifetime-epsilon`` and ``--lifetime-delta``); a later use may repeat them or leave them out.
         """
         for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
             delattr(self, name)  # a fit that fails leaves no earlier fit (or loaded model) behind to sample from
@@ -152,8 +166,22 @@ class SmoothSynthesizer:
             schema = load_schema_file(schema)
         _warn_idle_parameters(self.get_params(), config, schema is not None
                               or (isinstance(bounds, Mapping) and bounds_schema(bounds) is not None))
-        model = run.fit(config, data, bounds, bounds_from_data, synthesize, schema,
-                        progress=bool(self.progress), csv_format=csv_format)
+        reservation = None
+        if budget_file is not None:  # before the data is read: refused here if the table's budget would be exceeded
+            reservation = lifetime.reserve(budget_file, "SmoothSynthesizer.fit", config.epsilon, config.delta, lifetime_epsilon,
+                                           lifetime_delta)
+        elif lifetime_epsilon is not None or lifetime_delta is not None:
+            raise SynthDPError("lifetime_epsilon and lifetime_delta declare a budget file's budget: give budget_file")
+        try:
+            model = run.fit(config, data, bounds, bounds_from_data, synthesize, schema,
+                            progress=bool(self.progress), csv_format=csv_format)
+        except BaseException:
+            if reservation is not None:
+                lifetime.cancel(reservation)  # nothing of this release is out
+            raise
+        if reservation is not None:
+            lifetime.charge(reservation)
+        self.budget_reservation_ = reservation
         self.model_ = model
         self.release_, self.ledger_, self.lp_ = model.release, model.ledger, model.lp
         self.support_points_, self.support_weights_ = model.support_points, model.support_weights
@@ -269,7 +297,11 @@ class SmoothSynthesizer:
             report = dict(self.sampling_model_.report)
             return {**report, "output": reporting.describe_output(output)} if output is not None else report
         model = self._model()
-        return reporting.privacy_report(model, None if output is None else reporting.describe_output(output))
+        report = reporting.privacy_report(model, None if output is None else reporting.describe_output(output))
+        reservation = getattr(self, "budget_reservation_", None)
+        if reservation is not None:  # the table's budget across releases (fit's budget_file)
+            report = {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
+        return report
 
     def _model(self, needs: str = "summaries need the fit (synthdp summarize, or fit in this process)") -> run.FittedModel:
         """This fit's model; an error naming what ``needs`` it where there is none (not fitted, or

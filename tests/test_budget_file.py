@@ -154,3 +154,32 @@ def test_a_link_to_the_budget_file_keeps_one_record(tmp_path, capsys):
     code, out = _release(tmp_path, budget, "c", "--epsilon", "0.4")
     assert code == 2 and not out.exists() and "budget would be exceeded" in capsys.readouterr().err
     assert not (tmp_path / "link.json.lock").exists()
+
+
+def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
+    """SmoothSynthesizer.fit(budget_file=...): reserved before the data is read (a fit past the lifetime
+    budget reads nothing: the input here does not exist, and the refusal comes first), charged on
+    success, dropped on failure; the report gives the totals; the command line adds to the same file."""
+    import warnings
+
+    import pandas as pd
+
+    from synthdp import SmoothSynthesizer, SynthDPError
+
+    budget = tmp_path / "t.budget.json"
+    bounds = json.loads(Path(BOUNDS).read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=0.5).fit(pd.read_csv(CLINIC), bounds, budget_file=budget,
+                                                   lifetime_epsilon=1.0)
+    entry = synth.privacy_report()["privacy"]["budget_file"]
+    assert entry["spent_after"]["epsilon"] == pytest.approx(0.5) and _document(budget)["releases"][0]["state"] == "spent"
+    with pytest.raises(SynthDPError):  # fails after its reservation: nothing out, so nothing charged
+        SmoothSynthesizer(epsilon=0.3).fit(pd.read_csv(CLINIC), {"age": [0, 1]}, budget_file=budget)
+    assert len(_document(budget)["releases"]) == 1
+    with pytest.raises(SynthDPError, match="budget would be exceeded"):
+        SmoothSynthesizer(epsilon=0.6).fit(tmp_path / "absent.csv", bounds, budget_file=budget)
+    with pytest.raises(SynthDPError, match="give budget_file"):
+        SmoothSynthesizer(epsilon=0.1).fit(pd.read_csv(CLINIC), bounds, lifetime_epsilon=2.0)
+    assert _release(tmp_path, budget, "cli", "--epsilon", "0.5")[0] == 0
+    assert sum(r["epsilon"] for r in _document(budget)["releases"]) == pytest.approx(1.0)
