@@ -641,9 +641,11 @@ def summarize(args: argparse.Namespace) -> int:
 
 
 def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
-    """The summary of a release (with ``report`` embedded): a marginal summary for a mixed
-    table, else a smooth-query summary."""
-    return (synth.summary(report) if synth.release_.schema is None else synth.marginal_summary(report)).to_json()
+    """The summary of a release (with ``report`` embedded): a marginal summary for a table with
+    binary or categorical columns, else a smooth-query summary (a numeric table, nullable columns
+    included)."""
+    schema = synth.release_.schema
+    return (synth.marginal_summary(report) if schema is not None and schema.declared else synth.summary(report)).to_json()
 
 
 def schema_command(args: argparse.Namespace) -> int:
@@ -737,8 +739,9 @@ def marginal_command(args: argparse.Namespace) -> int:
             raise SynthDPError("--table needs --schema")
         content = load_schema_file(args.schema)
         frame = read_csv_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal))
-        answer = marginal(frame, columns, Schema.from_dict(content, [str(c) for c in frame.columns],
-                                                           f"schema file '{args.schema}'"))
+        # the schema over its own columns: the table may hold others (a privacy unit's identifiers)
+        schema = Schema.from_dict(content, list(content["columns"]), f"schema file '{args.schema}'")
+        answer = marginal(frame, columns, schema)
     text = answer.reset_index().to_csv(index=False)
     if args.output:
         _check_outputs({"--output": args.output},

@@ -16,6 +16,7 @@ import pytest
 from test_cli import BAD_INPUTS, PLANTED, _write, run
 
 from synthdp import SmoothSynthesizer, Summary, SynthDPError
+from synthdp.cli import main as main_command
 from synthdp.domain.box import Domain
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, tensor_indices
 from synthdp.summaries.smooth import _TensorRule, jackson_multipliers
@@ -513,3 +514,87 @@ def test_intervals_by_unit_cover_the_noisy_row_count_too():
     assert unit["rows_noise"] == "Laplace" and unit["rows_noise_scale"] > 0
     same = summary.answer_interval(lambda rows: rows["x"], level=np.float32(0.95)).iloc[0]  # a numpy level too
     assert same["upper"] == pytest.approx(row["upper"], rel=1e-6)
+
+
+def test_a_query_s_series_in_another_order_is_answered_value_by_value(clinic_like):
+    """A query returning its values in another row order (pd.concat of two selections) answers as the
+    same function does on a table, f(table).mean(): each value at its own node."""
+    frame, bounds = clinic_like
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = SmoothSynthesizer(epsilon=1e6, seed=1).fit(frame, bounds, synthesize=False).summary()
+    shuffled = lambda rows: pd.concat([rows.loc[rows["age"] < 50, "score"], 2 * rows.loc[rows["age"] >= 50, "score"]])
+    direct = lambda rows: np.where(rows["age"] < 50, rows["score"], 2 * rows["score"])
+    assert summary.answer(shuffled) == pytest.approx(summary.answer(direct), rel=1e-12)
+    with pytest.raises(SynthDPError, match="indexed as its input"):
+        summary.answer(lambda rows: rows["score"].reset_index(drop=True).iloc[::-1].set_axis(rows.index + 1))
+
+
+def test_dates_reach_a_query_as_datetimes():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 2000),
+                          "visit": pd.Timestamp("2020-01-01") + pd.to_timedelta(rng.integers(0, 730, 2000), unit="D")})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "visit": {"type": "date", "bounds": ["2020-01-01", "2021-12-31"]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = SmoothSynthesizer(epsilon=1e6, seed=1).fit(frame, schema=schema, synthesize=False).summary()
+    assert summary.nodes["visit"].dtype.kind == "M"
+    later = lambda rows: (rows["visit"] >= "2021-01-01").astype(float)  # a comparison with a date, as on a table
+    assert summary.answer(later) == pytest.approx(later(frame).mean(), abs=0.02)
+
+
+def test_a_nullable_column_s_summary_warns_and_is_a_smooth_summary(tmp_path):
+    """Missing cells count at the centre of the bounds in the moments: every answer says so. A numeric
+    table with a nullable column summarizes to a smooth summary (it was a marginal one, of the
+    missingness alone), which keeps the columns' names across a save."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": rng.uniform(0, 10, 3000), "b": rng.uniform(0, 10, 3000)})
+    frame.loc[:999, "b"] = np.nan
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({"a": [0, 10], "b": {"bounds": [0, 10], "nullable": True}}))
+    assert main_command(["summarize", str(tmp_path / "t.csv"), "-o", str(tmp_path / "s.json"), "--bounds",
+                         str(tmp_path / "b.json"), "--epsilon", "1", "--quiet"]) == 0
+    summary = Summary.load(tmp_path / "s.json")
+    assert summary.nullable == ("b",)
+    with pytest.warns(UserWarning, match="'b' have missing cells"):
+        summary.answer(lambda rows: rows["a"])
+
+
+def test_an_edited_marginal_summary_is_one_line(tmp_path):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 500), "sex": rng.choice(["F", "M"], 500)})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "sex": {"type": "binary", "levels": ["F", "M"]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        content = SmoothSynthesizer(epsilon=1, seed=1).fit(frame, schema=schema, synthesize=False) \
+            .marginal_summary().to_dict()
+    from synthdp.summaries.marginal import MarginalSummary
+
+    numeric = content["basis_indices"][0]
+    for edit, message in ((lambda c: c.update(format_version=2), "format_version 2"),
+                          (lambda c: c.pop("format_version"), "format_version None"),
+                          (lambda c: c["noisy_moments"].__setitem__(0, None), "noisy_moments finite"),
+                          (lambda c: c["basis_indices"][0].__setitem__(0, 1.5), "integers >= 0"),
+                          (lambda c: c["basis_indices"][0].__setitem__(0, -1), "integers >= 0"),
+                          (lambda c: c["basis_indices"][0].__setitem__(len(numeric) - 1, 3), "degree above 1")):
+        edited = json.loads(json.dumps(content))
+        edit(edited)
+        with pytest.raises(SynthDPError, match=message):
+            MarginalSummary.from_dict(edited)
+
+
+def test_marginal_of_a_table_holding_other_columns_and_of_internal_columns(tmp_path, capsys):
+    """--table reads the schema over its own columns (the table may hold a unit column it leaves
+    out); an internal coordinate (a nullable column's missingness) is not a column: one line."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"pid": np.arange(300), "x": rng.uniform(0, 1, 300), "sex": rng.choice(["F", "M"], 300)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"x": {"bounds": [0, 1], "nullable": True},
+                                                             "sex": {"type": "binary", "levels": ["F", "M"]}}}))
+    assert main_command(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                         "--columns", "sex"]) == 0
+    shares = capsys.readouterr().out
+    assert "F," in shares and "M," in shares
+    assert main_command(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                         "--columns", "x (missing)"]) == 2
+    assert "not a column of the table" in capsys.readouterr().err

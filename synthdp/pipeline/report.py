@@ -130,7 +130,9 @@ def smooth_summary(model: FittedModel, report: dict) -> Summary:
     """The release as a :class:`synthdp.Summary` of the numeric columns' moments."""
     release = model.release
     indices, moments = release.basis_indices, release.noisy_moments
+    nullable: tuple[str, ...] = ()
     if release.schema is not None:  # the moments of the numeric columns alone
+        nullable = release.schema.nullable_numeric
         d = release.schema.d_numeric
         if d == 0:
             raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
@@ -140,7 +142,8 @@ def smooth_summary(model: FittedModel, report: dict) -> Summary:
                                "table leaves them to its histograms and pairs release): sample a table, or fit with "
                                "synthesize=False (synthdp summarize) for a summary")
         indices, moments = indices[numeric, :d], moments[numeric]
-    return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness, report=report)
+    return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness, report=report,
+                   nullable=nullable)
 
 
 def marginal_summary(model: FittedModel, report: dict) -> MarginalSummary:

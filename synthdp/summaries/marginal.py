@@ -66,7 +66,10 @@ def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.
         Indexed by every combination of the columns' ``all_levels`` (a MultiIndex, first
         column slowest), values summing to 1 (0 for an empty table).
     """
-    described = [schema.column(name) for name in _distinct(columns)]
+    described = _asked(schema, columns)
+    absent = [column.name for column in described if column.name not in table.columns]
+    if absent:
+        raise SynthDPError(f"the table has no column '{absent[0]}'")
     codes = [column.level_codes(table[column.name]) for column in described]
     levels = [column.all_levels for column in described]
     shape = tuple(len(names) for names in levels)
@@ -132,12 +135,20 @@ class MarginalSummary(SummaryFile):
             raise SynthDPError(f"a marginal summary takes no options; got {sorted(options)}")
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
             raise SynthDPError(f"{origin} is not a synthdp marginal summary (no \"format\": \"{FORMAT}\")")
+        if content.get("format_version") != FORMAT_VERSION:
+            raise SynthDPError(f"{origin} has format_version {content.get('format_version')!r}; "
+                               f"this synthdp reads {FORMAT_VERSION}")
         try:
             schema = Schema.from_dict(content["schema"], list(content["schema"]["columns"]), origin)
-            indices = np.array(content["basis_indices"], dtype=np.int64)
+            given = np.array(content["basis_indices"], dtype=float)
             moments = np.array(content["noisy_moments"], dtype=float)
-        except (KeyError, TypeError, ValueError) as error:
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
+        if not (np.isfinite(given).all() and (given == np.round(given)).all() and (given >= 0).all()
+                and np.isfinite(moments).all()):
+            raise SynthDPError(f"{origin} is malformed (basis_indices must be integers >= 0, noisy_moments finite "
+                               "numbers)")
+        indices = given.astype(np.int64)
         if indices.ndim == 2:
             # the schema the release had: a summary-only release has no value blocks, one written before the
             # binned blocks has only the blocks of single values, one written before value blocks none
@@ -145,6 +156,8 @@ class MarginalSummary(SummaryFile):
                            if layout.n_coordinates == indices.shape[1]), schema)
         if indices.ndim != 2 or indices.shape != (len(moments), schema.n_coordinates):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
+        if (indices[:, schema.d_numeric:] > 1).any():
+            raise SynthDPError(f"{origin} is malformed (a level's indicator has a degree above 1)")
         return cls(schema, indices, moments, content.get("privacy_report"))
 
     @property
@@ -166,9 +179,9 @@ class MarginalSummary(SummaryFile):
         above 0.1 are mostly noise) the cells can sum to well over 1. Measured:
         docs/decisions/marginal-clip.md. ``clip=False`` gives the unbiased raw answers.
         """
-        columns = _distinct(columns)
-        return _as_series(self.cells(columns, clip), columns,
-                          [self.schema.column(name).all_levels for name in columns])
+        described = _asked(self.schema, columns)
+        columns = [column.name for column in described]
+        return _as_series(self.cells(columns, clip), columns, [column.all_levels for column in described])
 
     def cells(self, columns: Sequence[str], clip: bool = True) -> np.ndarray:
         """:meth:`marginal`'s values without its index, shape (prod of the columns' level counts,),
@@ -247,6 +260,18 @@ def column_sets(schema: Schema, k: int) -> list[tuple[str, ...]]:
     """All k-way sets of the schema's binary and categorical columns, in schema order (not the value blocks
     of its integer columns, which are no columns of the table)."""
     return list(itertools.combinations([column.name for column in schema.categorical if column.values_of is None], k))
+
+
+def _asked(schema: Schema, columns: Sequence[str]) -> list:
+    """The schema's columns a marginal asks for: distinct binary or categorical columns of the table
+    (not the internal ones the schema adds: a nullable numeric column's missingness, an integer
+    column's values, which no table holds)."""
+    described = [schema.column(name) for name in _distinct(columns)]
+    internal = [column.name for column in described if column.indicator_of is not None or column.values_of is not None]
+    if internal:
+        raise SynthDPError(f"'{internal[0]}' is not a column of the table (the schema's internal coordinates of a "
+                           "numeric column): ask for binary or categorical columns")
+    return described
 
 
 def _distinct(columns: Sequence[str]) -> list[str]:

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from functools import cached_property
@@ -83,6 +84,7 @@ BASIS_DESCRIPTION = (
 )
 DAMPINGS = ("none", "jackson")
 DEFAULT_NODES = 2**13
+MAX_DEGREE = 4096  # a basis degree a summary may hold (a release's are a few tens; the Jackson studies 512): past it, an edited file
 MIN_TENSOR_NODES = 8  # fewer nodes per axis than this: the product rule is too coarse, use Sobol'
 
 Query = Callable[[pd.DataFrame], object]
@@ -247,6 +249,11 @@ class Summary(SummaryFile):
     seed : int, default 0
         Scrambling seed of the Sobol' points (public randomness: answers are
         deterministic). Evaluation option: not saved.
+    nullable : tuple of str, default ()
+        The columns with missing cells (declared nullable). Their moments count a missing cell
+        at the centre of the column's bounds, so a query that reads such a column is answered as
+        if its missing cells held that value: every answer then warns (a sampled table holds
+        the missing cells as missing).
 
     Notes
     -----
@@ -270,6 +277,7 @@ class Summary(SummaryFile):
     damping: str = "none"
     n_nodes: int = DEFAULT_NODES
     seed: int = 0
+    nullable: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         try:
@@ -291,11 +299,17 @@ class Summary(SummaryFile):
         _require(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _require(self.damping in DAMPINGS, f"damping must be one of {list(DAMPINGS)}")
         _require(_is_int(self.n_nodes) and self.n_nodes >= 2, "n_nodes must be an integer >= 2")
-        _require(_is_int(self.seed), "seed must be an integer")
+        _require(_is_int(self.seed) and self.seed >= 0, "seed must be an integer >= 0")
+        _require(isinstance(self.nullable, (tuple, list)) and all(name in self.domain.names for name in self.nullable),
+                 "nullable must name columns of the summary")
+        object.__setattr__(self, "nullable", tuple(self.nullable))
+        _require(int(indices.max()) <= MAX_DEGREE, f"basis_indices must have degrees of at most {MAX_DEGREE}")
         indices.setflags(write=False)
         moments.setflags(write=False)
         object.__setattr__(self, "basis_indices", indices)
         object.__setattr__(self, "noisy_moments", moments)
+        _require(self.report is None or isinstance(self.report, Mapping), "report must be a mapping (the privacy "
+                 "report) or None")
         if self.report is not None:  # a private, JSON-plain copy: the caller's dict may change
             object.__setattr__(self, "report", json.loads(json.dumps(self.report, default=_plain)))
 
@@ -345,7 +359,7 @@ class Summary(SummaryFile):
         Integer columns take non-integer values here: f is treated as a smooth function on
         the box.
         """
-        return pd.DataFrame(self._node_values.copy(), columns=self.domain.names)
+        return self._frame(self._node_values.copy())
 
     @cached_property
     def node_weights(self) -> np.ndarray:
@@ -577,10 +591,28 @@ class Summary(SummaryFile):
         return worst
 
     def _evaluate(self, f: Query) -> np.ndarray:
+        if self.nullable:
+            warnings.warn(f"column(s) {', '.join(repr(name) for name in self.nullable)} have missing cells, which the "
+                          "summary's moments count at the centre of their bounds: a query that reads them is biased "
+                          "by that (sample a table for such queries)", UserWarning, stacklevel=3)
         return self._evaluate_at(f, self._node_values)
 
+    def _frame(self, points: np.ndarray) -> pd.DataFrame:
+        """Points in the user's units as the query's DataFrame: a date or datetime column as datetime64
+        (its days or seconds since 1970-01-01, fractions included), as a table holds it."""
+        frame = pd.DataFrame(points, columns=self.domain.names, copy=False)
+        for j, column in enumerate(self.domain.columns):
+            if column.temporal:
+                frame[column.name] = pd.to_datetime(points[:, j], unit="D" if column.temporal == "date" else "s")
+        return frame
+
     def _evaluate_at(self, f: Query, points: np.ndarray) -> np.ndarray:
-        result = f(pd.DataFrame(points, columns=self.domain.names, copy=False))
+        frame = self._frame(points)
+        result = f(frame)
+        if isinstance(result, (pd.Series, pd.DataFrame)) and not result.index.equals(frame.index):
+            if len(result.index) != len(frame.index) or not result.index.sort_values().equals(frame.index):
+                raise SynthDPError("the query must return one value per row of its input, indexed as its input is")
+            result = result.reindex(frame.index)  # rows in another order: each value back at its own node
         try:
             values = np.asarray(result, dtype=float)
         except (TypeError, ValueError):
@@ -615,6 +647,7 @@ class Summary(SummaryFile):
             "basis_indices": self.basis_indices.tolist(),
             "noisy_moments": self.noisy_moments.tolist(),
             "privacy_report": self.report,
+            **({"nullable": list(self.nullable)} if self.nullable else {}),
         }
 
     @classmethod
@@ -628,7 +661,7 @@ class Summary(SummaryFile):
         try:
             return cls(_domain_from_dict(content["bounds"]), content["basis_indices"], content["noisy_moments"],
                        smoothness=content["parameters"]["smoothness"],
-                       report=content.get("privacy_report"), **options)
+                       report=content.get("privacy_report"), nullable=tuple(content.get("nullable", ())), **options)
         except (KeyError, TypeError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
         except SynthDPError as error:
