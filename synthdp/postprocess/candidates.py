@@ -41,6 +41,7 @@ from synthdp.postprocess.copula import (
     Marginals,
     copula_candidates,
     nearest_correlation,
+    normal_draws,
 )
 from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
 from synthdp.postprocess.selected_pairs import bivariate_normal_cdf, quadrant_score_map, selected_latent_correlation
@@ -125,7 +126,7 @@ def histogram_gaussian(marginals: Marginals) -> tuple[np.ndarray, np.ndarray]:
 def gaussian_candidates(center: np.ndarray, covariance: np.ndarray, count: int,
                         rng: np.random.Generator) -> np.ndarray:
     """``count`` draws from N(center, covariance), clipped into [-1, 1]^d, shape (count, d)."""
-    return np.clip(rng.multivariate_normal(center, covariance, size=count, method="eigh"), -1.0, 1.0)
+    return np.clip(normal_draws(center, covariance, count, rng), -1.0, 1.0)
 
 
 def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, count: int,
@@ -177,7 +178,7 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
             binaries = binary_latent(schema, indices, moments, center, covariance, correlation, moment_noise_sd)
             ordinals, joint = ordinal_latent(schema, indices, moments, center, binaries, moment_noise_sd, marginals,
                                              join_ratio, ordinal_levels)
-            latent = rng.multivariate_normal(np.zeros(len(joint)), joint, size=count, method="eigh")
+            latent = normal_draws(np.zeros(len(joint)), joint, count, rng)
             parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
             k = len(binaries.names)
             joined = {name: JoinedColumn((latent[:, d + b] > binaries.thresholds[b]).astype(np.int64),

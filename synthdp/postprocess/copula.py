@@ -197,11 +197,25 @@ def nearest_correlation(matrix: np.ndarray, floor: float = EIGENVALUE_FLOOR, ite
     return definite / np.outer(scale, scale)
 
 
+def symmetric_root(matrix: np.ndarray) -> np.ndarray:
+    """The symmetric square root S of a covariance matrix (S S = matrix, negative eigenvalues read as
+    0), shape of ``matrix``. Unlike an eigenvector factor (numpy's multivariate_normal with
+    method="eigh"), it is continuous in the matrix where eigenvalues repeat, so that a released
+    statistic equal to the last bits (summed in memory, streamed or by Dask) draws the same points."""
+    eigenvalues, vectors = np.linalg.eigh(matrix)
+    return (vectors * np.sqrt(np.maximum(eigenvalues, 0.0))) @ vectors.T
+
+
+def normal_draws(mean: np.ndarray, covariance: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` draws from N(mean, covariance), shape (count, d), through :func:`symmetric_root`."""
+    return mean + rng.standard_normal((count, len(mean))) @ symmetric_root(covariance)
+
+
 def copula_candidates(marginals: Marginals, correlation: np.ndarray, count: int,
                       rng: np.random.Generator) -> np.ndarray:
     """``count`` draws from the Gaussian copula with these marginals, shape (count, d)."""
     d = correlation.shape[0]
-    normal_scores = rng.multivariate_normal(np.zeros(d), correlation, size=count, method="eigh")
+    normal_scores = normal_draws(np.zeros(d), correlation, count, rng)
     return marginals.quantiles(special.ndtr(normal_scores))
 
 

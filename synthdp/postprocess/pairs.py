@@ -52,7 +52,7 @@ from scipy import linalg, sparse, special
 from scipy.sparse import csgraph
 from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
-from synthdp.postprocess.copula import Marginals, nearest_correlation
+from synthdp.postprocess.copula import Marginals, nearest_correlation, symmetric_root
 from synthdp.stats.scores import (
     MATRIX_CLIP_SHARE,
     MATRIX_MEAN_SHARE,
@@ -134,9 +134,7 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
     interval: an approximation, since the candidates' missingness comes from its indicator,
     drawn apart from the copula.
     """
-    eigenvalues, vectors = np.linalg.eigh(correlation)
-    root = vectors * np.sqrt(np.maximum(eigenvalues, 0.0))
-    z = normal_draws @ root.T
+    z = normal_draws @ symmetric_root(correlation)  # (the root is symmetric: L = L^T, L L^T = correlation)
     table = score_map.cell_scores()
     upper = np.cumsum(score_map.probabilities, axis=1)
     # each value's cell: the number of its column's cumulative edges at or below it (searchsorted's

@@ -50,6 +50,7 @@ import math
 import queue
 import tempfile
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -199,7 +200,8 @@ class PrivateTable:
             dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
-            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows), "DataFrame", scheduler,
+            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows, sort=False), "DataFrame",
+                                                  scheduler,
                                                   None, times, text, nulls, unit), text_columns)
         if not isinstance(source, (str, Path)):
             raise SynthDPError("the input must be a DataFrame, a Dask DataFrame or the path of a CSV or Parquet file")
@@ -393,6 +395,9 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
         return np.empty((0, len(names)))
     for name, column in zip(names, frame.columns):
         series = frame[column]
+        if isinstance(series.dtype, pd.CategoricalDtype) and pd.api.types.is_numeric_dtype(series.cat.categories) \
+                and not pd.api.types.is_bool_dtype(series.cat.categories):
+            continue  # numbers kept as a category (a Parquet round trip): to_numpy reads them as numbers
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
                                "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
@@ -1129,10 +1134,14 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
         kind = schema.field(position[name]).type
         if name in text_columns:
             continue  # a binary or categorical column: any value is a level or "other"
-        if name in (time_columns or {}) and (pa.types.is_date(kind) or pa.types.is_timestamp(kind)
-                                             or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-            continue  # read as days or seconds by the pass that sums (which refuses time zones)
-        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        stored = kind.value_type if pa.types.is_dictionary(kind) else kind  # a category's values, as pandas writes it
+        times = time_columns or {}
+        if name in times:
+            if (pa.types.is_date(stored) or pa.types.is_timestamp(stored) or pa.types.is_string(stored)
+                    or pa.types.is_large_string(stored) or pa.types.is_string_view(stored)):
+                continue  # read as days or seconds by the pass that sums (which refuses time zones)
+            raise SynthDPError(f"{times[name]} column '{name}' holds neither dates nor ISO text")
+        if not (pa.types.is_integer(stored) or pa.types.is_floating(stored)):
             raise SynthDPError(f"column '{name}' is not numeric")
     metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
@@ -1173,7 +1182,7 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
     if parquet:
         _optional("pyarrow", "Parquet input")
         with _parquet_errors(path):
-            frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES)
+            frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES, index=False)  # a stored index is no column
         if any(not isinstance(label, str) for label in frame.columns):  # Dask's reader then fails on its partitions
             raise SynthDPError(f"Parquet file '{path}' stores column labels that are not text, which the Dask engine "
                                "cannot read: write it with text labels (df.columns = df.columns.astype(str)), or "
@@ -1228,9 +1237,11 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     if unit is not None:
         check_unit_column(unit, names)
         column = frame.columns[names.index(unit.column)]
-        # the unit column only (Dask reads no other column of a CSV or Parquet file for it); same partitions
-        per_part = [dask.delayed(_partition_units)(part, unit.column) for part in frame[column].to_delayed()]
-        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
+        # the partitions the sums read (a one-column read of a Parquet file can put row groups together
+        # into fewer partitions: its counts would then not line up with the sums' partitions)
+        per_part = [dask.delayed(_partition_units)(part[column], unit.column) for part in frame.to_delayed()]
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
+                          DASK_CSV_HINT if kind == "CSV file" else ""), \
                 _dask_client(scheduler):
             part_counts = list(dask.compute(*per_part))
         merged: dict[str, int] = {}
@@ -1249,13 +1260,16 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
                                                      nullable)
                        for part in parts]
         else:
+            if len(parts) != len(starts):  # the partitions the rows per unit were counted on
+                raise SynthDPError("the input changed between two passes over it")
             partial = [dask.delayed(_bounded_frame_sums)(part, rows, unit.column, contributions, start, columns,
                                                          request, time_columns, text_columns, nullable)
                        for part, start in zip(parts, starts)]
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]
-        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names), \
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
+                          DASK_CSV_HINT if kind == "CSV file" else ""), \
                 _dask_client(scheduler):
             return dask.compute(partial[0])[0]
 
@@ -1323,18 +1337,31 @@ def _dask_client(scheduler: str | None) -> Iterator[None]:
         yield
 
 
+DASK_CSV_HINT = ("; if a quoted value of the file holds a line break, that is the cause: the Dask engine cuts a CSV "
+                 "file into blocks at line breaks, those inside quotes too (leave --engine at numpy, or write it as "
+                 "Parquet)")
+
+
 @contextmanager
-def _dask_errors(source: str, label: str, names: list[str]) -> Iterator[None]:
-    """One-line errors for what Dask raises while reading ``source``; its own messages may quote values."""
+def _dask_errors(source: str, label: str, names: list[str], hint: str = "") -> Iterator[None]:
+    """One-line errors for what Dask raises while reading ``source``; its own messages may quote values.
+    Dask's use of a pandas keyword that pandas 3.1 deprecates (reset_index(inplace=True), in its
+    Parquet reader) is not the user's to fix: that warning is left out."""
     try:
-        with _csv_errors(source, label):
+        with _csv_errors(source, label), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"The inplace keyword in DataFrame\.reset_index is deprecated")
             yield
-    except SynthDPError:
-        raise
+    except SynthDPError as error:
+        if not hint:
+            raise
+        raise SynthDPError(f"{error}{hint}") from None
     except ValueError as error:  # dask.dataframe.read_csv: a later block's dtype differs from the first's
         cells = [line.split("|")[1].strip() for line in str(error).splitlines() if line.startswith("| ")]
         column = next((name for name in cells if name in names), None)
-        raise SynthDPError(f"column '{column}' is not numeric" if column
-                           else f"{label} '{source}' could not be read as a numeric table") from None
+        raise SynthDPError((f"column '{column}' is not numeric" if column
+                            else f"{label} '{source}' could not be read as a numeric table") + hint) from None
     except OSError:  # a damaged file (Arrow's read errors are OSErrors): not an output's failure
         raise SynthDPError(f"{label} '{source}' could not be read: it is damaged, truncated or not a table") from None
+    except (KeyError, TypeError, IndexError, AttributeError):  # Dask's own failures on a file it misreads
+        raise SynthDPError(f"{label} '{source}' could not be read by the Dask engine (leave --engine at numpy)") \
+            from None
