@@ -725,7 +725,7 @@ def infer_command(args: argparse.Namespace) -> int:
 
 
 def marginal_command(args: argparse.Namespace) -> int:
-    from synthdp.domain.schema import Schema, load_schema_file
+    from synthdp.domain.schema import Schema, columns_without_bounds, load_schema_file
     from synthdp.reader.table import read_csv_frame
     from synthdp.summaries.marginal import MarginalSummary, marginal
 
@@ -739,8 +739,13 @@ def marginal_command(args: argparse.Namespace) -> int:
             raise SynthDPError("--table needs --schema")
         content = load_schema_file(args.schema)
         frame = read_csv_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal))
-        # the schema over its own columns: the table may hold others (a privacy unit's identifiers)
-        schema = Schema.from_dict(content, list(content["columns"]), f"schema file '{args.schema}'")
+        # the schema over its own columns (the table may hold others: a privacy unit's identifiers); a numeric
+        # column's bounds, which a marginal of levels does not use, may be left to --bounds-share
+        unbounded = columns_without_bounds(content, list(content["columns"]))
+        content = {**content, "columns": {name: {**spec, "bounds": [0, 1]} if name in unbounded else spec
+                                          for name, spec in content["columns"].items()}}
+        schema = Schema.from_dict(content, list(content["columns"]), f"schema file '{args.schema}'",
+                                  value_blocks=False)
         answer = marginal(frame, columns, schema)
     text = answer.reset_index().to_csv(index=False)
     if args.output:
@@ -779,6 +784,10 @@ def evaluate(args: argparse.Namespace) -> int:
 
     bounds = load_bounds_file(args.bounds) if args.bounds else None
     content = load_schema_file(args.schema) if args.schema else None
+    if content is not None:
+        from synthdp.evaluation.mixed import check_schema_bounds
+
+        check_schema_bounds(content)
     privacy = read_json_file(args.privacy_report, "privacy report") if args.privacy_report else None
     if isinstance(privacy, dict) and isinstance(privacy.get("privacy_report"), dict):  # a summary file holds one
         privacy = privacy["privacy_report"]

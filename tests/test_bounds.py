@@ -143,16 +143,50 @@ def test_a_schema_s_numeric_columns_without_bounds_are_estimated_and_paid_for():
     assert report["parameters"]["budget"]["bounds_epsilon"] == pytest.approx(0.6)
     columns = report["bounds"]["columns"]
     assert {columns[name]["source"] for name in ("age", "income")} == {"DP estimate"}
-    lower, upper = columns["age"]["bounds"]
-    assert lower == int(lower) and upper == int(upper) and lower <= 20 and upper >= 79  # whole numbers, outward
-    assert upper < 1000  # the missing cells (NaN) are in no bin: they would have filled the top one
+    age_lower, age_upper = columns["age"]["bounds"]
+    assert age_lower == int(age_lower) and age_upper == int(age_upper)  # whole numbers, widened outward
+    assert age_lower <= 20 and age_upper >= 79
+    assert age_upper < 1000  # the missing cells (NaN) are in no bin: they would have filled the top one
     lower, upper = columns["income"]["bounds"]
     assert lower <= frame["income"].quantile(0.01) and upper >= frame["income"].quantile(0.99)
     out = synth.sample(2000, seed=1)
-    assert out["age"].isna().any() and out["age"].dropna().between(lower, upper).all() is not None
+    assert out["age"].isna().any() and out["age"].dropna().between(age_lower, age_upper).all()
 
 
 def test_a_schema_without_bounds_and_no_share_is_an_error_naming_the_column():
     frame, schema = _mixed_without_bounds(500)
     with pytest.raises(SynthDPError, match="no bounds for column 'age'.*--bounds-share"):
         SmoothSynthesizer(seed=0).fit(frame, schema=schema)
+
+
+def test_a_nullable_bounds_mapping_that_leaves_a_column_out_estimates_it_or_names_it():
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 5000), "y": rng.normal(50, 10, 5000)})
+    frame.loc[:100, "x"] = np.nan
+    partial = {"x": {"bounds": [0, 1], "nullable": True}}
+    synth = SmoothSynthesizer(epsilon=1.0, bounds_share=0.2, seed=1).fit(frame, partial)
+    columns = synth.privacy_report()["bounds"]["columns"]
+    assert columns["y"]["source"] == "DP estimate" and columns["x"]["source"] == "public"
+    assert list(synth.sample(10, seed=1).columns) == ["x", "y"]
+    with pytest.raises(SynthDPError, match="no bounds for column 'y'"):
+        SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, partial)
+
+
+def test_a_schema_without_numeric_bounds_serves_marginals_and_evaluate_names_what_it_lacks(tmp_path, capsys):
+    """The schema a --bounds-share release took (a numeric column without bounds): marginal --table
+    uses only its levels; evaluate needs the numeric bins' bounds and says where to find them."""
+    import json
+
+    from synthdp.cli import main
+
+    rng = np.random.default_rng(13)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 400), "c": rng.choice(["a", "b"], 400)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"x": {"type": "continuous"},
+                                                             "c": {"type": "categorical", "levels": ["a", "b"]}}}))
+    assert main(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--columns", "c"]) == 0
+    assert "a," in capsys.readouterr().out
+    assert main(["evaluate", "--real", str(tmp_path / "t.csv"), "--synth", str(tmp_path / "t.csv"), "--schema",
+                 str(tmp_path / "s.json"), "--no-sdmetrics"]) == 2
+    assert "gives no bounds for column 'x'" in capsys.readouterr().err

@@ -369,3 +369,15 @@ def test_the_copies_keep_every_measured_pair_at_its_noisy_reading():
     assert abs(product[0, 3]) > 0.8 and abs(inference[0, 3] - product[0, 3]) < 0.05
     refit = inference_fit(synth._model(), np.random.default_rng(1))
     assert refit.release is release and refit.support_points is not synth._model().support_points
+
+
+def test_the_reference_holds_twenty_blocks_of_a_copy_s_rows_whatever_their_number():
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 200), "y": rng.uniform(0, 1, 200)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={"x": [0, 1], "y": [0, 1]})
+        copies = synth.sample_copies(2, n_rows=5000, seed=2)
+        total = infer(copies, lambda table: table["x"].sum()).iloc[0]  # (no dependence measured: it warns)
+    assert len(copies.reference) == REFERENCE_FACTOR * 5000
+    assert 0.3 * 5000 < total["naive"] < 0.7 * 5000  # a sum over a copy's 5 000 rows, not over 4 000

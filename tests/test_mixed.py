@@ -1247,3 +1247,21 @@ def test_discovered_levels_of_a_coded_column_do_not_depend_on_one_missing_cell(t
     for name in ("a.csv", "b.csv"):
         table = PrivateTable.read_csv(tmp_path / name, text_columns=["grp"])
         assert set(table.level_counts("grp")) == {"1", "2", "3"}
+
+
+def test_levels_are_matched_value_by_value_whatever_the_column_s_type():
+    """A pandas category with a missing cell, float32 numbers (0.1 is the level "0.1"), dates against
+    date-text levels, booleans against "True"/"False": each value by itself, as the text it reads."""
+    nullable = Schema.from_dict({"columns": {"c": {"type": "categorical", "levels": ["a", "b"], "nullable": True}}},
+                                ["c"]).column("c")
+    assert list(nullable.level_codes(pd.Series(pd.Categorical(["a", "b", None])))) == [0, 1, 3]
+    tenths = Schema.from_dict({"columns": {"f": {"type": "categorical", "levels": ["0.1", "0.2"]}}}, ["f"]).column("f")
+    assert list(tenths.level_codes(pd.Series(np.float32([0.1, 0.2, 0.3])))) == [0, 1, 2]
+    days = Schema.from_dict({"columns": {"d": {"type": "categorical", "levels": ["2020-01-01", "2020-01-02"]}}},
+                            ["d"]).column("d")
+    assert list(days.level_codes(pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-03"])))) == [0, 1, 2]
+    flags = Schema.from_dict({"columns": {"b": {"type": "binary", "levels": ["False", "True"]}}}, ["b"]).column("b")
+    assert list(flags.level_codes(pd.Series([True, False]))) == [1, 0]
+    from synthdp.domain.schema import level_text
+
+    assert list(level_text(pd.Series(np.float32([0.1, 2.0, np.nan])))) == ["0.1", "2"]

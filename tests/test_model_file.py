@@ -384,7 +384,8 @@ def test_a_dataframe_s_categories_and_datetimes_come_back_as_they_went_in_and_th
     assert not isinstance(from_file["kind"].dtype, pd.CategoricalDtype) and from_file["day"].dtype.kind != "M"
 
 
-@pytest.mark.parametrize("dtypes", [{"kind": "object"}, {"day": "datetime64[ns, UTC]"}, ["category"]])
+@pytest.mark.parametrize("dtypes", [{"kind": "object"}, {"day": "datetime64[ns, UTC]"}, ["category"],
+                                    {"x": "datetime64[us]"}, {"day": "category"}])
 def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):
     frame, schema = _typed_frame()
     SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).save(tmp_path / "m.synthdp")
@@ -450,3 +451,17 @@ def test_a_nullable_text_column_keeps_its_type_when_every_drawn_cell_is_missing(
         synth = SmoothSynthesizer(epsilon=4.0, seed=1).fit(frame, schema=schema)
         missing = synth.sample(50, condition="city.isna()", seed=1)
     assert missing["city"].isna().all() and missing.dtypes.equals(synth.sample(50, seed=1).dtypes)
+
+
+def test_given_levels_of_a_partial_frame_match_by_value():
+    """A partial frame of whole numbers holds them as floats (1.0 beside a missing cell): a coded
+    categorical column's given value is its level by value, written as the column's level."""
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"grp": rng.integers(1, 4, 600), "k": rng.integers(1, 4, 600), "x": rng.uniform(0, 1, 600)})
+    schema = {"columns": {"grp": {"type": "categorical", "levels": ["1", "2", "3"]},
+                          "k": {"type": "categorical", "levels": ["1", "2", "3"]}, "x": {"bounds": [0, 1]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+    given = synth.sample_from_conditions(pd.DataFrame({"grp": [1, None], "k": [None, 2]}), seed=1)
+    assert given["grp"].iloc[0] == "1" and given["k"].iloc[1] == "2"

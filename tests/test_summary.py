@@ -556,6 +556,9 @@ def test_a_nullable_column_s_summary_warns_and_is_a_smooth_summary(tmp_path):
                          str(tmp_path / "b.json"), "--epsilon", "1", "--quiet"]) == 0
     summary = Summary.load(tmp_path / "s.json")
     assert summary.nullable == ("b",)
+    content = json.loads((tmp_path / "s.json").read_text())
+    with pytest.raises(SynthDPError, match="nullable must be a list"):
+        Summary.from_dict({**content, "nullable": "b"})  # not the columns "b" one letter at a time
     with pytest.warns(UserWarning, match="'b' have missing cells"):
         summary.answer(lambda rows: rows["a"])
 

@@ -60,6 +60,7 @@ This module holds public metadata and pure maps; it never imports the private ta
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -232,41 +233,66 @@ class CategoricalColumn:
 
 def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:
     """Index of each value among text ``levels`` (-1 where it is none of them, or missing), shape (n,):
-    text as text, a number with the first level that reads as that number (see
-    :meth:`CategoricalColumn.level_codes`)."""
+    text as text, a number with the first level that reads as that number, a date or time by its
+    ISO text (see :meth:`CategoricalColumn.level_codes`), each value by itself."""
     lookup = {level: code for code, level in enumerate(levels)}
     by_number: dict[float, int] = {}
     for code, level in enumerate(levels):
         number = pd.to_numeric(level, errors="coerce")
         if pd.notna(number) and math.isfinite(float(number)):
             by_number.setdefault(float(number), code)
+    if isinstance(values.dtype, pd.CategoricalDtype):  # a pandas category: its values, one by one
+        values = values.astype(object)
     if pd.api.types.is_string_dtype(values):  # text only (an object column is looked at value by value)
         return values.map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
-    if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.astype(float)
+        if pd.api.types.is_float_dtype(values) and values.dtype.itemsize < 8:  # float32's 0.1 is the level "0.1"
+            numbers = pd.to_numeric(values.astype(str), errors="coerce")
+        return numbers.map(by_number).fillna(-1).to_numpy(dtype=np.int64, copy=True)
 
-        def code_of(value: object) -> int:
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-                return -1 if pd.isna(value) else lookup.get(str(value), -1)
-            return -1 if not math.isfinite(float(value)) else by_number.get(float(value), -1)
+    def code_of(value: object) -> int:
+        text = _value_text(value)
+        if text is None:
+            return -1
+        if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+            return by_number.get(float(text), -1)
+        return lookup.get(text, -1)
 
-        return np.fromiter((code_of(value) for value in values.to_numpy(dtype=object)), dtype=np.int64,
-                           count=len(values))
-    numbers = values.astype(float)
-    return numbers.map(by_number).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+    return np.fromiter((code_of(value) for value in values.to_numpy()), dtype=np.int64, count=len(values))
+
+
+def _value_text(value: object) -> str | None:
+    """One value as the text a level is compared with, from the value alone: text as it is; a whole
+    number as an integer ("1" for 1 and 1.0); another number in its shortest form (float32's 0.1
+    as "0.1"); a date at midnight as "2020-01-01", another time as "2020-01-01 10:30:00"; None
+    where missing."""
+    if isinstance(value, str):
+        return value
+    if value is None or (not isinstance(value, (bool, np.bool_)) and pd.isna(value)):
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(float(value)):
+            return None
+        if float(value).is_integer() and abs(float(value)) < 2**53:
+            return str(int(value))
+        return str(value) if isinstance(value, np.floating) else repr(float(value))
+    if isinstance(value, (dt.date, np.datetime64)):
+        moment = pd.Timestamp(value)
+        return moment.strftime("%Y-%m-%d") if moment == moment.normalize() else str(moment)
+    return str(value)
 
 
 def level_text(values: pd.Series) -> pd.Series:
     """Each value of a text column as the text a discovered level takes, value by value (never from
-    the column's type): text as it is, a whole number as an integer ("1" for 1 and 1.0), another
-    number as Python writes it; missing values left out."""
-    def text_of(value: object) -> str:
-        if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
-                and abs(float(value)) < 2**53:
-            return str(int(value))
-        return str(value)
-
-    present = values.dropna()
-    return pd.Series([text_of(value) for value in present.to_numpy(dtype=object)], index=present.index, dtype=object)
+    the column's type, :func:`_value_text`); missing values left out."""
+    texts = [_value_text(value) for value in values.to_numpy()]
+    present = [text is not None for text in texts]
+    return pd.Series([text for text in texts if text is not None], index=values.index[present], dtype=object)
 
 
 def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarray:

@@ -56,9 +56,9 @@ class Copies:
         The copies: each the mechanism run again on a population drawn from the fitted
         distribution, then fitted and sampled.
     reference : DataFrame
-        A large sample (REFERENCE_FACTOR x n rows) of the release's own fitted distribution: a
-        statistic's mean over its blocks of a copy's rows is the fitted distribution's value for a
-        table of that size, to within 1/20 of a copy's sampling noise.
+        A large sample (REFERENCE_FACTOR x the larger of n and a copy's rows) of the release's own
+        fitted distribution: a statistic's mean over its blocks of a copy's rows is the fitted
+        distribution's value for a table of that size, to within 1/20 of a copy's sampling noise.
     seconds_per_copy : float
         The time each copy took (the release's post-processing, and the statistics of its population).
     dependence : bool

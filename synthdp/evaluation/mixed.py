@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.domain.schema import Schema
+from synthdp.domain.schema import Schema, columns_without_bounds
 from synthdp.errors import SynthDPError
 
 __all__ = [
@@ -102,7 +102,17 @@ def _as_schema(schema: Schema | Mapping, names: list[str] | None = None) -> Sche
         return schema
     if not isinstance(schema, Mapping) or not isinstance(schema.get("columns"), Mapping):
         raise SynthDPError("the schema must be a Schema or a schema file's content ({\"columns\": {...}})")
+    check_schema_bounds(schema)
     return Schema.from_dict(schema, list(schema["columns"]) if names is None else names, "the schema")
+
+
+def check_schema_bounds(schema: Mapping) -> None:
+    """A schema mapping that leaves a numeric column's bounds out (a --bounds-share release's) is an
+    error saying where the release's are: evaluation bins numeric columns on them."""
+    unbounded = columns_without_bounds(schema, list(schema["columns"]))
+    if unbounded:
+        raise SynthDPError(f"the schema gives no bounds for column '{unbounded[0]}', which the numeric bins need: give "
+                           "the release's (where --bounds-share estimated them, its report's \"bounds\" holds them)")
 
 
 def _numeric_bounds(schema: Schema) -> dict[str, tuple[float, float]]:

@@ -71,7 +71,8 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     model = run.sampling_model(inference_fit(fitted, rng))
     config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
-    reference = draw(model, REFERENCE_FACTOR * release.plan.n, rng)
+    # at least REFERENCE_FACTOR blocks of a copy's rows (infer's theta_0 is the statistic's mean over them)
+    reference = draw(model, REFERENCE_FACTOR * max(release.plan.n, 0 if n_rows is None else int(n_rows)), rng)
     # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
     planned = release if release.plan.pairs_test is None else None
     out: list[pd.DataFrame] = []

@@ -239,15 +239,22 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
                                "declare its decimals, or give a range with a condition (e.g. \"x >= 1 and x < 2\")")
     support = model.decode(model.points)
     temporal = {column.name: column.temporal for column in model.domain.columns if column.temporal}
-    text = {name: _comparable(support[name], _decimals(model, name), name) for name in known.columns}
+    levelled = {} if model.schema is None else {column.name: column for column in model.schema.declared}
+    # a binary or categorical column compares level codes (a given 1.0, as a partial frame of whole numbers
+    # holds it, is the level "1"), the others text
+    text = {name: (pd.Series(levelled[name].level_codes(support[name])) if name in levelled
+                   else _comparable(support[name], _decimals(model, name), name)) for name in known.columns}
     out = []
     pattern = known.notna()
     for index in range(len(known)):
         row = known.iloc[index]
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
-            value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
-                                _decimals(model, name), name, given=True).iloc[0]
+            if name in levelled:
+                value = levelled[name].level_codes(pd.Series([row[name]], dtype=object))[0]
+            else:
+                value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
+                                    _decimals(model, name), name, given=True).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
@@ -255,6 +262,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
                                "those values; give ranges with a condition instead)")
         drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass, units=None), 1, rng)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
+            if name in levelled:
+                continue  # the drawn level is the given one, written as the column writes its levels
             drawn[name] = drawn[name].astype(object)
             drawn.loc[0, name] = row[name]
         out.append(drawn)
@@ -436,8 +445,10 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
                                                                                                   rel_tol=1e-6):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its support does not fit its columns)")
     dtypes = document.get("dtypes", {})
-    if not (isinstance(dtypes, dict) and all(isinstance(name, str) and (value == "category" or (
-            isinstance(value, str) and value in DATETIME_DTYPES)) for name, value in dtypes.items())):
+    levelled = set() if schema is None else {column.name for column in schema.declared}
+    temporal = {column.name for column in domain.columns if column.temporal}
+    if not (isinstance(dtypes, dict) and all((value == "category" and name in levelled) or (
+            value in DATETIME_DTYPES and name in temporal) for name, value in dtypes.items())):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its dtypes are not pandas types it gives)")
     rows, report = document["rows"], document["privacy_report"]
     if not (isinstance(rows, int) and not isinstance(rows, bool) and rows >= 1 and isinstance(report, dict)):

@@ -430,8 +430,9 @@ def fit(
         check_schema_columns(schema, given=planned is None)
     if config.privacy_unit is not None:  # the unit column is not synthesized: its bounds or type are not needed
         bounds, schema = without_column(bounds, config.privacy_unit), without_column(schema, config.privacy_unit)
+    from_bounds = False
     if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
-        schema, bounds = nullable_schema, None  # nullable columns: the mixed model
+        schema, bounds, from_bounds = nullable_schema, None, True  # nullable columns: the mixed model
     _check_stored_index(data, bounds, schema)
     full_config = config
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
@@ -440,6 +441,9 @@ def fit(
         config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)))  # the key: public randomness
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
                        nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
+    if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
+        schema = {**schema, "columns": {**{name: {"type": "continuous"} for name in table.all_names},
+                                        **schema["columns"]}}
     ledger = PrivacyLedger(config.epsilon, config.delta)
     neighbours, units, public_n = ROWS, None, None
     if unit is not None:
@@ -625,8 +629,8 @@ def estimate_schema_bounds(config: SynthConfig, table: PrivateTable, schema: Map
     pass of their own before the schema is built, since its value blocks and encoding need them. An
     integer column's estimate is widened to whole numbers."""
     if config.bounds_share == 0:
-        raise SynthDPError(f"no bounds for column '{names[0]}': give \"bounds\" in the schema, or spend a share of "
-                           "epsilon on DP estimates (bounds_share; CLI: --bounds-share S)")
+        raise SynthDPError(f"no bounds for column '{names[0]}': give them (in the bounds or schema file), or spend a "
+                           "share of epsilon on DP estimates (bounds_share; CLI: --bounds-share S)")
     specs = schema["columns"]  # a date or datetime column without bounds has been refused as the table opened
     scan = table.row_sums(SumRequest(histogram_columns=tuple(table.column_names.index(name) for name in names)))
     share = config.bounds_share

@@ -661,11 +661,18 @@ class Summary(SummaryFile):
         try:
             return cls(_domain_from_dict(content["bounds"]), content["basis_indices"], content["noisy_moments"],
                        smoothness=content["parameters"]["smoothness"],
-                       report=content.get("privacy_report"), nullable=tuple(content.get("nullable", ())), **options)
+                       report=content.get("privacy_report"), nullable=_names(content.get("nullable", [])), **options)
         except (KeyError, TypeError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
         except SynthDPError as error:
             raise SynthDPError(f"{origin}: {error}") from None
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """A list of column names from a file (a string is not one: "bmi" is not ("b", "m", "i"))."""
+    if not (isinstance(value, list) and all(isinstance(name, str) for name in value)):
+        raise SynthDPError("nullable must be a list of column names")
+    return tuple(value)
 
 
 def _domain_from_dict(content: Mapping) -> Domain:
