@@ -346,3 +346,19 @@ def test_cli_generate_and_evaluate_by_unit(subjects, tmp_path, capsys):
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "person"]) != 0
     assert "no column 'person'" in capsys.readouterr().err
+
+
+def test_a_row_count_drowned_in_its_noise_is_announced():
+    """By unit, n is the noisy count: where its noise (public: sd sqrt(2) (w + 1) K / (w epsilon_units)
+    rows) is more than half of it, the fit warns with the count and the sd; a large table does not."""
+    rng = np.random.default_rng(3)
+    small = pd.DataFrame({"person": np.repeat([f"p{i}" for i in range(20)], 10), "x": rng.uniform(0, 1, 200)})
+    with pytest.warns(UserWarning, match="released row count .* noise of sd"):
+        SmoothSynthesizer(epsilon=1.0, seed=1, privacy_unit="person", max_rows_per_unit=10).fit(
+            small, bounds={"x": [0, 1]}, synthesize=False)
+    large = pd.DataFrame({"person": np.repeat([f"p{i}" for i in range(5000)], 2), "x": rng.uniform(0, 1, 10_000)})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SmoothSynthesizer(epsilon=1.0, seed=1, privacy_unit="person", max_rows_per_unit=2).fit(
+            large, bounds={"x": [0, 1]}, synthesize=False)
+    assert not any("released row count" in str(warning.message) for warning in caught)

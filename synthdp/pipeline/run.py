@@ -88,6 +88,7 @@ from synthdp.privacy.noise import (
 from synthdp.privacy.release import (
     CLIPPED_ROWS,
     OTHER_ROWS,
+    UNITS_COUNT_WEIGHT,
     release_bounded_means,
     release_domain,
     release_level_cells,
@@ -102,7 +103,7 @@ from synthdp.privacy.release import (
     release_selected_pairs,
     release_units,
 )
-from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity
+from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity, units_sensitivity
 from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index
 from synthdp.reader.units import UnitBound
 from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
@@ -602,6 +603,14 @@ def release_unit_counts(config: SynthConfig, table: PrivateTable, neighbours: Ne
                                            neighbours, ledger, noise)
     units = UnitsRelease(contributions.bound.column, contributions.position, contributions.bound.max_rows,
                          noisy_rows, noisy_bins)
+    # the noisy count's sd in rows (public: Laplace of scale (w + 1) / epsilon on w n / K)
+    count_sd = math.sqrt(2) * units_sensitivity(UNITS_COUNT_WEIGHT)[0] / epsilon * neighbours.k / UNITS_COUNT_WEIGHT
+    if noisy_rows < 2 * count_sd:
+        warnings.warn(f"the released row count ({noisy_rows:.0f}; the release takes n = {max(2, round(noisy_rows))}) "
+                      f"has noise of sd {count_sd:.0f} rows at this budget ({epsilon:.3g} for the units stage, up to "
+                      f"{neighbours.k} rows per unit): n, and every mean it divides, are that uncertain; raise "
+                      "units_share (--units-share) or lower max_rows_per_unit (--max-rows-per-unit)",
+                      UserWarning, stacklevel=4)
     return units, replace(config, epsilon=config.epsilon - epsilon)
 
 
