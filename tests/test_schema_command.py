@@ -257,3 +257,25 @@ def test_a_parquet_file_drafts_the_schema_its_csv_would(tmp_path, capsys):
     (tmp_path / "fake.parquet").write_text("a,b\n1,2\n")
     code, printed = run(["schema", tmp_path / "fake.parquet", "-o", tmp_path / "s.json"], capsys)
     assert code == 2 and printed.strip() == f"synthdp: error: input file '{tmp_path / 'fake.parquet'}' is not a well-formed Parquet file"
+
+
+def test_a_few_whole_values_are_drafted_as_codes_and_a_note_says_so():
+    """As evaluate types columns (SDV's rule): a column of 4 sparse whole values (a diagnosis code)
+    and one of 0, 1, 2 are categorical codes with numeric levels, every value listed; a count with
+    many values stays integer. A release from the draft then writes only those codes."""
+    import warnings
+
+    from synthdp import SmoothSynthesizer
+    from synthdp.reader.draft import draft_schema
+
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"icd": rng.choice([250, 272, 278, 401], 400), "grade": rng.integers(0, 3, 400),
+                          "visits": rng.integers(0, 40, 400), "x": rng.uniform(0, 1, 400)})
+    content, notes = draft_schema(frame)
+    assert content["columns"]["icd"] == {"type": "categorical", "levels": [250, 272, 278, 401], "other": False}
+    assert content["columns"]["grade"]["levels"] == [0, 1, 2] and content["columns"]["visits"]["type"] == "integer"
+    assert any("'icd', 'grade'" in note and "categorical codes" in note for note in notes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the draft's not-private warning
+        out = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=content).sample(500, seed=1)
+    assert set(out["icd"]) <= {250, 272, 278, 401}

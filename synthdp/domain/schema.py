@@ -85,6 +85,21 @@ LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
 DEFAULT_MARGINAL_DEGREE = 2
 DISCOVER = "discover"  # "levels": "discover" asks for DP discovery of a categorical column's levels
+#: A numeric column of whole, non-negative values is a code (categorical) with at most
+#: min(round(n / 10), MAX_CODE_LEVELS) distinct values: SDV's metadata detection's rule.
+MAX_CODE_LEVELS = 10
+#: ... and only in a table of more than this many rows (SDV's ``_MIN_ROWS_FOR_PREDICTION``).
+MIN_ROWS_FOR_CODES = 5
+
+
+def looks_like_codes(distinct: np.ndarray, n_rows: int, whole: bool) -> bool:
+    """Whether a numeric column with these sorted ``distinct`` values over ``n_rows`` rows reads as
+    categorical codes (SDV's rule: whole, non-negative, at most min(round(n / 10), 10) values), as
+    ``synthdp evaluate`` types it and ``synthdp schema`` drafts it."""
+    return bool(n_rows > MIN_ROWS_FOR_CODES and whole and len(distinct) and distinct[0] >= 0
+                and len(distinct) <= min(round(n_rows / 10), MAX_CODE_LEVELS))
+
+
 TEXT_DTYPE = pd.Series(["text"]).dtype  # what pandas makes of text: str (pandas 3) or object (pandas 2)
 MISSING_LABEL = "(missing)"  # the level a nullable categorical column's missing cells take; decoded as a missing cell
 INDICATOR_SUFFIX = " (missing)"  # the internal binary column of a nullable numeric column: 1 where the cell is missing

@@ -41,17 +41,18 @@ import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
 from synthdp.domain.dates import SECONDS_PER_DAY, format_bound, iso_text_times
-from synthdp.domain.schema import DEFAULT_OTHER_LABEL, LEVEL_TYPES
+from synthdp.domain.schema import (
+    DEFAULT_OTHER_LABEL,
+    LEVEL_TYPES,
+    MAX_CODE_LEVELS,
+    MIN_ROWS_FOR_CODES,
+    looks_like_codes,
+)
 from synthdp.errors import SynthDPError
 
 __all__ = ["MAX_CODE_LEVELS", "MAX_INFERRED_LEVELS", "MIN_ROWS_FOR_CODES", "infer_schema", "inference_note",
            "needs_schema"]
 
-#: A numeric column of whole, non-negative values is a code (categorical) with at most
-#: min(round(n / 10), MAX_CODE_LEVELS) distinct values: SDV's metadata detection's rule.
-MAX_CODE_LEVELS = 10
-#: ... and only in a table of more than this many rows (SDV's ``_MIN_ROWS_FOR_PREDICTION``).
-MIN_ROWS_FOR_CODES = 5
 #: A text column keeps at most this many levels (the most frequent); its other values are "other".
 MAX_INFERRED_LEVELS = 50
 
@@ -150,8 +151,7 @@ def _numeric_spec(name: str, values: np.ndarray, n_rows: int) -> dict:
     whole = bool(np.all(values == np.round(values))) and float(np.abs(values).max()) < MAX_EXACT_INTEGER
     if len(distinct) == 2:
         return {"type": "binary", "levels": _numbers(distinct, whole)}
-    if (n_rows > MIN_ROWS_FOR_CODES and whole and distinct[0] >= 0
-            and len(distinct) <= min(round(n_rows / 10), MAX_CODE_LEVELS)):
+    if looks_like_codes(distinct, n_rows, whole):
         return {"type": "categorical", "levels": _numbers(distinct, whole)}
     lower, upper = float(distinct[0]), float(distinct[-1])
     if lower == upper:  # constant: an interval centred on its value, as evaluate's real min/max would give

@@ -9,8 +9,11 @@ knowledge and then deletes the entry.
 
 Types: a column with exactly 2 distinct values is ``binary``: text levels for a text column,
 numbers for a numeric one (0/1 codes: ``"levels": [0, 1]``, or ``[0.0, 1.0]`` when the values
-were read as floats, so that the synthetic table writes them back as the input had them). Any
-other numeric column whose values are all integers is ``integer``, any other ``continuous``, with
+were read as floats, so that the synthetic table writes them back as the input had them). A
+numeric column of a few whole, non-negative values (:func:`synthdp.domain.schema.looks_like_codes`,
+SDV's rule, as ``synthdp evaluate`` types columns) is ``categorical`` with those numbers as its
+levels, and a note says so. Any other numeric column whose values are all integers is
+``integer``, any other ``continuous``, with
 ``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
 any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
 ``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
@@ -31,7 +34,7 @@ import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
 from synthdp.domain.dates import iso_text_times
-from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY
+from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, looks_like_codes
 from synthdp.errors import SynthDPError
 from synthdp.reader.table import check_column_names, check_row_count
 
@@ -131,12 +134,15 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
     notes: list[str] = []
     all_levels: set[str] = set()
     closed: list[str] = []
+    codes: list[str] = []
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             spec = _numeric_spec(name, series, notes)
-            if spec["type"] == "binary":
+            if spec["type"] in ("binary", "categorical"):
                 all_levels.update(str(level) for level in spec["levels"])
+            if spec["type"] == "categorical":
+                codes.append(name)
         elif (time_spec := _time_spec(series)) is not None:
             spec = time_spec
         else:
@@ -163,6 +169,11 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         notes.append(f"column(s) {shown} have missing cells (marked \"nullable\": true): the release "
                      "synthesizes missing cells there at a noisy rate; remove the mark where the public "
                      "description says a column has no missing values")
+    if codes:
+        shown = ", ".join(f"'{name}'" for name in codes)
+        notes.append(f"numeric column(s) {shown} take a few whole values: drafted as categorical codes (levels as "
+                     "numbers, as synthdp evaluate reads them); declare a column \"integer\" with bounds instead "
+                     "where it is a count or a scale whose order matters")
     if closed:
         shown = ", ".join(f"'{name}'" for name in closed)
         notes.append(f"categorical column(s) {shown} list every value they take (marked \"other\": false: the "
@@ -189,6 +200,8 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     distinct = np.unique(finite)
     if len(distinct) == 2 and len(finite) == len(values) - int(np.isnan(values).sum()):
         return {"type": "binary", "levels": _levels(distinct, series, integer)}
+    if looks_like_codes(distinct, len(values), integer):  # as evaluate types it: a few whole values are codes
+        return {"type": "categorical", "levels": [int(value) for value in distinct]}
     try:
         lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
     except SynthDPError:
