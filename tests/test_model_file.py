@@ -465,3 +465,18 @@ def test_given_levels_of_a_partial_frame_match_by_value():
         synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
     given = synth.sample_from_conditions(pd.DataFrame({"grp": [1, None], "k": [None, 2]}), seed=1)
     assert given["grp"].iloc[0] == "1" and given["k"].iloc[1] == "2"
+
+
+def test_a_condition_compares_a_coded_column_s_numbers_even_beside_other():
+    """A categorical column of numeric levels whose support also holds "other" (text): a condition
+    written with the numbers (icd == 401) selects them, as it does where no row is "other"."""
+    rng = np.random.default_rng(7)
+    codes = rng.choice([250, 272, 278, 401, 999], 800, p=[0.3, 0.2, 0.2, 0.2, 0.1])  # 999: not a level, "other"
+    frame = pd.DataFrame({"icd": codes, "x": rng.uniform(0, 1, 800)})
+    schema = {"columns": {"icd": {"type": "categorical", "levels": [250, 272, 278, 401]}, "x": {"bounds": [0, 1]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+        assert (synth.sample(4000, seed=2)["icd"].astype(str) == "other").any()  # the support holds "other"
+        rows = synth.sample(300, condition="icd == 401", seed=3)
+    assert len(rows) == 300 and (rows["icd"].astype(str) == "401").all()

@@ -436,14 +436,16 @@ class Schema:
         raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema")
 
     # -------------------------------------------------------------- decoding
-    def decode(self, points: np.ndarray) -> pd.DataFrame:
+    def decode(self, points: np.ndarray, mixed_levels: bool = False) -> pd.DataFrame:
         """Encoded points, shape (m, D), back to the table's columns, units and levels.
 
         Numeric columns as :func:`synthdp.domain.decode.decode` (rounded to their declared
         ``"decimals"``); a categorical block decodes to the level of its largest indicator, a binary
         indicator to its second level when > 1/2. Levels the schema gives as numbers decode to
         numbers (``[0, 1]`` to int64 0 and 1, ``[0.0, 1.0]`` to floats), so that a 0/1 column is
-        written back as the input had it; as text where a row takes the "other" level.
+        written back as the input had it; as text where a row takes the "other" level, or with
+        ``mixed_levels`` as an object column of the numbers and "other" (a condition such as
+        ``code == 401`` then compares numbers with numbers, whatever other rows hold).
         """
         frame = decode(points[:, : self.d_numeric], self.numeric)
         columns = {name: frame[name] for name in frame.columns}
@@ -465,7 +467,15 @@ class Schema:
             if numbers is not None:
                 columns[column.name] = numbers
                 continue
-            decoded = np.array(column.all_levels, dtype=object)[choice]
+            labels: tuple[str | int | float, ...] = column.all_levels
+            if mixed_levels and column.numbers is not None:  # the numbers, then the "other" and missing labels
+                labels = (*column.numbers, *column.all_levels[len(column.numbers):])
+            decoded = np.array(labels, dtype=object)[choice]
+            if mixed_levels and column.numbers is not None:
+                if column.nullable:
+                    decoded[choice == len(column.all_levels) - 1] = None
+                columns[column.name] = pd.Series(decoded, dtype=object)
+                continue
             if column.nullable:
                 decoded[choice == len(column.all_levels) - 1] = None
             # the type pandas gives text, whichever rows were drawn (all missing, or none, would be object)

@@ -106,9 +106,12 @@ class SamplingModel:
             names.insert(min(self.units.position, len(names)), self.units.column)
         return names
 
-    def decode(self, points: np.ndarray) -> pd.DataFrame:
-        """Points back to the table's columns, units and levels (without the unit column)."""
-        return self.schema.decode(points) if self.schema is not None else _decode_numeric(points, self.domain)
+    def decode(self, points: np.ndarray, mixed_levels: bool = False) -> pd.DataFrame:
+        """Points back to the table's columns, units and levels (without the unit column);
+        ``mixed_levels`` as :meth:`synthdp.domain.schema.Schema.decode`'s."""
+        if self.schema is not None:
+            return self.schema.decode(points, mixed_levels)
+        return _decode_numeric(points, self.domain)
 
     def typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         """``frame`` (decoded rows) with the pandas types of :attr:`dtypes`: categories in the
@@ -195,7 +198,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     identifiers are drawn after the rows). Post-processing only."""
     if not isinstance(condition, str) or not condition.strip():
         raise SynthDPError("the condition must be a non-empty expression over the columns")
-    support = model.decode(model.points)
+    support = model.decode(model.points, mixed_levels=True)  # a coded column's levels as numbers, "other" as text
     try:
         mask = support.eval(condition, engine="python")
     except Exception as error:  # pandas' parser errors: they name the expression's tokens, not data
