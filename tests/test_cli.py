@@ -196,6 +196,7 @@ BAD_BOUNDS = {
     "lo above hi": ({"age": [0, 100], "income": [0, 1e5], "score": [1, 0]}, "score"),
     "missing column": ({"age": [0, 100], "income": [0, 1e5]}, "score"),
     "not a pair": ({"age": [0, 100], "income": [0], "score": [0, 1]}, "income"),
+    "a schema": ({"columns": {"age": {"type": "integer", "bounds": [0, 100]}}}, "--schema"),
 }
 
 
@@ -208,8 +209,17 @@ def test_bad_bounds_file_is_a_one_line_error(case, table, tmp_path, capsys):
     out = tmp_path / "out.csv"
     code, printed = run(["generate", data, "-o", out, "--bounds", bounds, "--seed", 0, "--quiet"], capsys)
     errors = [line for line in printed.splitlines() if line.startswith("synthdp: error:")]
-    assert code != 0 and len(errors) == 1 and f"'{column}'" in errors[0]
+    assert code != 0 and len(errors) == 1 and (f"'{column}'" in errors[0] or column in errors[0])
     assert not out.exists()
+
+
+def test_a_column_called_columns_is_a_bounds_file_s_column(tmp_path, capsys):
+    frame = pd.DataFrame({"columns": np.linspace(0, 1, 50), "b": np.linspace(1, 2, 50)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({"columns": {"bounds": [0, 1]}, "b": [1, 2]}))
+    code, _ = run(["generate", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--bounds", tmp_path / "b.json",
+                   "--seed", 0, "--quiet"], capsys)
+    assert code == 0
 
 
 def test_a_constant_column_with_public_bounds_is_fine(tmp_path, capsys):
