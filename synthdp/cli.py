@@ -585,7 +585,20 @@ def generate(args: argparse.Namespace) -> int:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(report),
               file=sys.stderr)
+        _note_independence(synth)
     return 0
+
+
+def _note_independence(synth: SmoothSynthesizer) -> None:
+    """A note where the release measured no dependence between columns (few rows for the columns
+    and budget): its synthetic columns are drawn independently, which only the report said."""
+    from synthdp.pipeline.copies import measures_dependence
+
+    if synth.release_.plan.d > 1 and not measures_dependence(synth.release_):
+        print("synthdp: note: at this n, d and budget the release measured no dependence between columns (the "
+              "report's pairs entry says why): the synthetic columns are independent of each other; "
+              "--favour relationships releases the pairs all the same, at a cost in smooth-query accuracy",
+              file=sys.stderr)
 
 
 def fit_command(args: argparse.Namespace) -> int:
@@ -596,6 +609,7 @@ def fit_command(args: argparse.Namespace) -> int:
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
               f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(report), file=sys.stderr)
+        _note_independence(synth)
     return 0
 
 

@@ -653,3 +653,17 @@ def test_bounds_and_levels_shares_that_act_on_nothing_warn(table, tmp_path, caps
     code, printed = run(["generate", data, "-o", tmp_path / "p.csv", "--bounds", partial, "--quiet",
                          "--bounds-share", 0.1], capsys)
     assert code == 0 and "acts only where" not in printed  # the share estimates score's bounds
+
+
+def test_a_release_that_measured_no_dependence_says_so(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 1, 150)
+    frame = pd.DataFrame({"a": x, "b": x + rng.normal(0, 0.3, 150), "c": rng.uniform(0, 1, 150)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({"a": [-4, 4], "b": [-5, 5], "c": [0, 1]}))
+    code, printed = run(["generate", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--bounds", tmp_path / "b.json",
+                         "--seed", 1], capsys)
+    assert code == 0 and "measured no dependence between columns" in printed
+    code, printed = run(["generate", tmp_path / "t.csv", "-o", tmp_path / "p.csv", "--bounds", tmp_path / "b.json",
+                         "--seed", 1, "--favour", "relationships"], capsys)
+    assert code == 0 and "measured no dependence" not in printed
