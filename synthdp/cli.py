@@ -856,7 +856,10 @@ def evaluate(args: argparse.Namespace) -> int:
     if args.copies:
         from synthdp.evaluation.inference import check_against_real, load_copies
 
-        copies = load_copies(args.synth)
+        synth_path, label, synth_options, prefix = files[1]  # each copy read as the synthetic table is
+        copies = load_copies(args.synth, reader=lambda path: _read_table(str(path), f"the copy '{path.name}' of the "
+                                                                         f"{label}", synth_options, as_text, nullable,
+                                                                         times, prefix))
         report["intervals"] = check_against_real(real, copies, report["columns"]["numeric"])
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "

@@ -381,3 +381,28 @@ def test_the_reference_holds_twenty_blocks_of_a_copy_s_rows_whatever_their_numbe
         total = infer(copies, lambda table: table["x"].sum()).iloc[0]  # (no dependence measured: it warns)
     assert len(copies.reference) == REFERENCE_FACTOR * 5000
     assert 0.3 * 5000 < total["naive"] < 0.7 * 5000  # a sum over a copy's 5 000 rows, not over 4 000
+
+
+def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, capsys):
+    """A date column: the copies' ISO dates are read as days, as the synthetic table's are (they
+    were read as text, and every interval check stopped at 'not numeric')."""
+    import json
+
+    from synthdp.cli import main
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 600), "visit": (pd.Timestamp("2020-01-01") + pd.to_timedelta(
+        rng.integers(0, 300, 600), unit="D")).strftime("%Y-%m-%d")})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({"x": [0, 1], "visit": {"type": "date",
+                                                                        "bounds": ["2020-01-01", "2020-12-31"]}}))
+    out = tmp_path / "out.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["generate", str(tmp_path / "t.csv"), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
+                     "--copies", "3", "--seed", "3", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(tmp_path / "t.csv"), "--synth", str(out), "--bounds",
+                 str(tmp_path / "b.json"), "--copies", "--json", "--no-sdmetrics", "--queries", "20"]) == 0
+    statistics = {row["statistic"] for row in json.loads(capsys.readouterr().out)["intervals"]["statistics"]}
+    assert "mean visit" in statistics

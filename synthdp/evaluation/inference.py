@@ -216,9 +216,10 @@ def copy_files(output: str | Path) -> list[Path]:
     return [p for _, p in numbered] + [reference]
 
 
-def load_copies(output: str | Path, **read_csv: Any) -> Copies:
+def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | None = None, **read_csv: Any) -> Copies:
     """The copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, as :func:`infer` takes them
-    (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes), with what OUTPUT.copies.json
+    (``read_csv``: keywords for :func:`pandas.read_csv`, e.g. dtypes; ``reader``: a function reading
+    one copy's path instead, as ``synthdp evaluate`` reads the synthetic table), with what OUTPUT.copies.json
     says of them (:func:`copies_info_path`): whether the release measured any dependence, so that
     :func:`infer` warns where it did not, and the seconds per copy. Copies written without that
     file (before it existed) are taken as measuring dependence, their time unknown."""
@@ -226,6 +227,8 @@ def load_copies(output: str | Path, **read_csv: Any) -> Copies:
     info = _copies_info(copies_info_path(output))
 
     def read(path: Path) -> pd.DataFrame:
+        if reader is not None:
+            return reader(path)
         try:
             return pd.read_csv(path, **read_csv)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):  # the message may quote content
