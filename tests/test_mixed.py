@@ -1142,6 +1142,14 @@ def test_level_cells_apart_where_the_moments_are_noise():
                                            groups=112, level_columns=11)
     only_levels = mixed_shares(SynthConfig(epsilon=1.0, delta=0.0), 300, 0, 1.0, groups=40, level_columns=8)
     assert set(only_levels) == {"marginals", LEVEL_CELLS, "correlation"} and only_levels["marginals"] == 0.0
+    # a class of 10 levels (digits' shape: n = 1 797, G = 86): the moments' noise (sd near 0.09, under the
+    # limit) is more than half of a cell's mean share, 1/10; the same noise on a binary column's cells is not
+    shape = {"groups": 86, "level_columns": 11}
+    noise = moments.means_noise_sd(86, 1797)
+    assert noise < MOMENT_NOISE_LIMIT and 2 * noise * 10 > 1
+    assert LEVEL_CELLS in mixed_shares(config, 1797, 10, 1.0, **shape, most_levels=10)
+    assert LEVEL_CELLS not in mixed_shares(config, 1797, 10, 1.0, **shape, most_levels=2)
+    assert LEVEL_CELLS not in mixed_shares(config, 32561, 6, 1.0, groups=129, level_columns=12, most_levels=42)
 
 
 def test_level_cell_estimates_are_distributions():
