@@ -310,12 +310,12 @@ def build_parser() -> argparse.ArgumentParser:
                                     "OUTPUT.reference.csv and OUTPUT.copies.json")
     infer_command.add_argument("--mean", action="extend", nargs="+", default=[], metavar="COL",
                                help="the mean of each column")
-    infer_command.add_argument("--share", action="append", default=[], metavar="COL=VALUE",
-                               help="the share of rows whose COL is VALUE")
+    infer_command.add_argument("--share", action="extend", nargs="+", default=[], metavar="COL=VALUE",
+                               help="the share of rows whose COL is VALUE (several at once, as --mean takes)")
     infer_command.add_argument("--group-mean", action="append", nargs=2, default=[], metavar=("COL", "BY"),
-                               help="the mean of COL within each value of BY")
+                               help="the mean of COL within each value of BY (repeat the flag for more)")
     infer_command.add_argument("--corr", action="append", nargs=2, default=[], metavar=("A", "B"),
-                               help="Pearson's correlation of A and B")
+                               help="Pearson's correlation of A and B (repeat the flag for more)")
     infer_command.add_argument("--ols", action="append", nargs="+", default=[], metavar="COLUMN",
                                help="least-squares coefficients of the first column on the others and an intercept "
                                     "(--ols Y X1 X2 ...; repeat the flag for another model)")

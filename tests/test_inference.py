@@ -223,6 +223,9 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     np.testing.assert_allclose(written.to_numpy(), expected.to_numpy(), rtol=1e-12)
     assert main(["infer", str(out), "--corr", "x", "y"]) == 0
     assert "corr x ~ y" in capsys.readouterr().out
+    assert main(["infer", str(out), "--share", "g=1", "g=0"]) == 0  # several shares at once, as --mean takes
+    shares = capsys.readouterr().out
+    assert "share g == 1" in shares and "share g == 0" in shares
     # one line naming the problem, and the result file is never written over an input
     assert main(["infer", str(out), "--share", "g"]) == 2
     assert main(["infer", str(out), "--mean", "zz"]) == 2
