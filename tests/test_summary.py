@@ -560,6 +560,9 @@ def test_a_nullable_column_s_summary_warns_and_is_a_smooth_summary(tmp_path):
     with pytest.raises(SynthDPError, match="nullable must be a list"):
         Summary.from_dict({**content, "nullable": "b"})  # not the columns "b" one letter at a time
     with pytest.warns(UserWarning, match="'b' have missing cells"):
+        summary.answer(lambda rows: rows["a"] * rows["b"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a query that does not read b: no warning
         summary.answer(lambda rows: rows["a"])
 
 

@@ -252,8 +252,9 @@ class Summary(SummaryFile):
     nullable : tuple of str, default ()
         The columns with missing cells (declared nullable). Their moments count a missing cell
         at the centre of the column's bounds, so a query that reads such a column is answered as
-        if its missing cells held that value: every answer then warns (a sampled table holds
-        the missing cells as missing).
+        if its missing cells held that value: such an answer warns (f is evaluated a second time
+        with those columns' values moved between the nodes, to see whether it reads them; a
+        sampled table holds the missing cells as missing).
 
     Notes
     -----
@@ -591,11 +592,18 @@ class Summary(SummaryFile):
         return worst
 
     def _evaluate(self, f: Query) -> np.ndarray:
+        values = self._evaluate_at(f, self._node_values)
         if self.nullable:
-            warnings.warn(f"column(s) {', '.join(repr(name) for name in self.nullable)} have missing cells, which the "
-                          "summary's moments count at the centre of their bounds: a query that reads them is biased "
-                          "by that (sample a table for such queries)", UserWarning, stacklevel=3)
-        return self._evaluate_at(f, self._node_values)
+            # does f read them? its values with those columns' nodes in reverse order (any other query: the same)
+            moved = self._node_values.copy()
+            for name in self.nullable:
+                j = self.domain.names.index(name)
+                moved[:, j] = moved[::-1, j]
+            if not np.array_equal(self._evaluate_at(f, moved), values):
+                warnings.warn(f"column(s) {', '.join(repr(name) for name in self.nullable)} have missing cells, which "
+                              "the summary's moments count at the centre of their bounds: this query reads them and is "
+                              "biased by that (sample a table for such queries)", UserWarning, stacklevel=3)
+        return values
 
     def _frame(self, points: np.ndarray) -> pd.DataFrame:
         """Points in the user's units as the query's DataFrame: a date or datetime column as datetime64
