@@ -118,6 +118,19 @@ def compare(title: str, commands: dict[str, tuple[list[str], dict | None]], refe
     return lines + [""]
 
 
+def _commit() -> str:
+    """The source tree's commit (short), with "+ uncommitted changes" where it has them; "unknown" without git."""
+    try:
+        root = Path(__file__).resolve().parents[1]
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "synthdp"], capture_output=True,
+                               text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of each command (default 3)")
@@ -136,7 +149,9 @@ def main() -> int:
     lines = ["# `synthdp generate` as a command against pandas (issue 22)", "",
              f"`python benchmarks/command_speed.py --runs {args.runs}"
              + (f" --extra '{args.extra}'" if args.extra else "") + (" --skip-big" if args.skip_big else "")
-             + (" --skip-ctg" if args.skip_ctg else "") + "`: medians of interleaved runs; "
+             + (" --skip-ctg" if args.skip_ctg else "") + "`"
+             + f" on {time.strftime('%Y-%m-%d %H:%M')}, synthdp commit {_commit()} ({os.cpu_count()} CPUs shared "
+             "with other jobs): medians of interleaved runs; "
              f"goal: the big table at most {GOAL} x `pandas.read_csv`, peak under {MEMORY_GOAL_MB} MB.", ""]
     if not args.skip_big:
         big, bounds_path = workdir / f"big_{args.rows}.csv", workdir / f"big_{args.rows}_bounds.json"
