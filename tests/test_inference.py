@@ -409,3 +409,26 @@ def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, cap
                  str(tmp_path / "b.json"), "--copies", "--json", "--no-sdmetrics", "--queries", "20"]) == 0
     statistics = {row["statistic"] for row in json.loads(capsys.readouterr().out)["intervals"]["statistics"]}
     assert "mean visit" in statistics
+
+
+def test_two_column_moments_drowned_in_noise_measure_no_dependence():
+    """A small mixed table whose moments keep a tenth of the budget (noise sd far above
+    MOMENT_NOISE_LIMIT on every product): its two-column moments relate columns by noise alone,
+    so the release counts as measuring no dependence (infer warns); a large one does not."""
+    from synthdp.pipeline.copies import measures_dependence
+    from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
+
+    rng = np.random.default_rng(4)
+    n = 300
+    x = rng.normal(0, 1, n)
+    schema = {"columns": {"x": {"bounds": [-4, 4]}, "y": {"bounds": [-6, 6]},
+                          **{f"c{k}": {"type": "categorical", "levels": ["a", "b", "c", "d"]} for k in range(6)}}}
+    frame = pd.DataFrame({"x": x, "y": x + rng.normal(0, 0.5, n),
+                          **{f"c{k}": rng.choice(["a", "b", "c", "d"], n) for k in range(6)}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        small = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=1).fit(frame, schema=schema)
+        large = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=1).fit(
+            pd.concat([frame] * 100, ignore_index=True), schema=schema)
+    assert np.max(small.release_.moment_noise_sd) > MOMENT_NOISE_LIMIT and not measures_dependence(small.release_)
+    assert measures_dependence(large.release_)

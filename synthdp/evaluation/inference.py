@@ -40,8 +40,9 @@ from synthdp.errors import InferenceWarning, SynthDPError
 
 REFERENCE_FACTOR = 20  # the reference sample has this many times the release's n rows (its own noise 1/20 of a copy's)
 NO_DEPENDENCE = (
-    "the release measured no dependence between columns (no pairs release, no moment of two columns: at this "
-    "n and budget its columns are drawn independently), and so do its copies: intervals of correlations, "
+    "the release measured no dependence between columns (no pairs release, no moment of two columns with noise "
+    "below any relation: at this n and budget its columns are drawn independently, or related by noise alone), "
+    "and so do its copies: intervals of correlations, "
     "regressions, group means or any statistic of two or more columns are centred on independence and do not "
     "cover the data's values; intervals of one column's statistics are valid (docs/inference.md)")
 
