@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 from common import RESULTS_DIR, command_line, generated_by, log
 
-import synthdp.pipeline.plan as plan_module
 from synthdp import SmoothSynthesizer
+from synthdp.study import plan_module
 
 PIXELS = ["pixel_2_2", "pixel_2_3", "pixel_2_4", "pixel_2_5", "pixel_2_6",
           "pixel_4_2", "pixel_4_3", "pixel_4_4", "pixel_4_5", "pixel_4_6"]
