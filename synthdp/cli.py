@@ -596,7 +596,7 @@ def _note_independence(synth: SmoothSynthesizer) -> None:
 
     if synth.release_.plan.d > 1 and not measures_dependence(synth.release_):
         print("synthdp: note: at this n, d and budget the release measured no dependence between columns above its "
-              "noise (the report's stages say how much): the synthetic columns are independent of each other, or "
+              "noise (the report's pairs entry and stages say why): the synthetic columns are independent of each other, or "
               "related by noise alone; --favour relationships releases a numeric table's pairs all the same, at a "
               "cost in smooth-query accuracy", file=sys.stderr)
 
