@@ -594,11 +594,16 @@ def _note_independence(synth: SmoothSynthesizer) -> None:
     and budget): its synthetic columns are drawn independently, which only the report said."""
     from synthdp.pipeline.copies import measures_dependence
 
-    if synth.release_.plan.d > 1 and not measures_dependence(synth.release_):
-        print("synthdp: note: at this n, d and budget the release measured no dependence between columns above its "
-              "noise (the report's pairs entry and stages say why): the synthetic columns are independent of each other, or "
-              "related by noise alone; --favour relationships releases a numeric table's pairs all the same, at a "
-              "cost in smooth-query accuracy", file=sys.stderr)
+    release = synth.release_
+    columns = len(release.schema.names) if release.schema is not None else release.domain.d  # not coordinates
+    if columns < 2 or measures_dependence(release):
+        return
+    numeric = release.schema is None
+    advice = ("; --favour relationships releases the pairs all the same, at a cost in smooth-query accuracy"
+              if numeric and synth.config.favour == "smooth" else "")
+    print("synthdp: note: at this n, d and budget the release measured no dependence between columns above its "
+          f"noise (the report's {'pairs entry and ' if numeric else ''}stages say why): the synthetic columns are "
+          f"independent of each other, or related by noise alone{advice}", file=sys.stderr)
 
 
 def fit_command(args: argparse.Namespace) -> int:

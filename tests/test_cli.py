@@ -213,10 +213,11 @@ def test_bad_bounds_file_is_a_one_line_error(case, table, tmp_path, capsys):
     assert not out.exists()
 
 
-def test_a_column_called_columns_is_a_bounds_file_s_column(tmp_path, capsys):
-    frame = pd.DataFrame({"columns": np.linspace(0, 1, 50), "b": np.linspace(1, 2, 50)})
+@pytest.mark.parametrize("name", ["columns", "draft"])
+def test_a_column_called_columns_is_a_bounds_file_s_column(tmp_path, capsys, name):
+    frame = pd.DataFrame({name: np.linspace(0, 1, 50), "b": np.linspace(1, 2, 50)})
     frame.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "b.json").write_text(json.dumps({"columns": {"bounds": [0, 1]}, "b": [1, 2]}))
+    (tmp_path / "b.json").write_text(json.dumps({name: {"bounds": [0, 1]}, "b": [1, 2]}))
     code, _ = run(["generate", tmp_path / "t.csv", "-o", tmp_path / "o.csv", "--bounds", tmp_path / "b.json",
                    "--seed", 0, "--quiet"], capsys)
     assert code == 0
@@ -666,4 +667,10 @@ def test_a_release_that_measured_no_dependence_says_so(tmp_path, capsys):
     assert code == 0 and "measured no dependence between columns" in printed
     code, printed = run(["generate", tmp_path / "t.csv", "-o", tmp_path / "p.csv", "--bounds", tmp_path / "b.json",
                          "--seed", 1, "--favour", "relationships"], capsys)
+    assert code == 0 and "measured no dependence" not in printed
+    # one column (a categorical one: several encoded coordinates): nothing to relate, no note
+    pd.DataFrame({"g": rng.choice(list("abcde"), 2000)}).to_csv(tmp_path / "one.csv", index=False)
+    (tmp_path / "one.json").write_text(json.dumps({"columns": {"g": {"type": "categorical", "levels": list("abcde")}}}))
+    code, printed = run(["generate", tmp_path / "one.csv", "-o", tmp_path / "q.csv", "--schema", tmp_path / "one.json",
+                         "--seed", 1], capsys)
     assert code == 0 and "measured no dependence" not in printed

@@ -1273,3 +1273,17 @@ def test_levels_are_matched_value_by_value_whatever_the_column_s_type():
     from synthdp.domain.schema import level_text
 
     assert list(level_text(pd.Series(np.float32([0.1, 2.0, np.nan])))) == ["0.1", "2"]
+
+
+def test_an_integer_column_s_value_block_does_not_count_as_a_many_level_column():
+    """The rule's L is over the declared binary and categorical columns: an integer column of 31
+    values (its internal value block) beside one binary column leaves the cells in the moments."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import LEVEL_CELLS, make_mixed_plan
+
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 30]},
+                                           "g": {"type": "binary", "levels": ["a", "b"]},
+                                           "x": {"bounds": [0, 1]}}}, ["k", "g", "x"])
+    assert max(len(column.all_levels) for column in schema.categorical) == 31  # the value block
+    plan, _, _ = make_mixed_plan(SynthConfig(epsilon=1.0, delta=1e-6), schema, 1000)
+    assert plan.budget.share(LEVEL_CELLS) == 0

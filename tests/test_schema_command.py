@@ -279,3 +279,12 @@ def test_a_few_whole_values_are_drafted_as_codes_and_a_note_says_so():
         warnings.simplefilter("ignore")  # the draft's not-private warning
         out = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=content).sample(500, seed=1)
     assert set(out["icd"]) <= {250, 272, 278, 401}
+
+
+def test_codes_keep_the_input_s_number_type_and_infinite_values_are_not_codes():
+    from synthdp.reader.draft import draft_schema
+
+    frame = pd.DataFrame({"grade": np.tile([1.0, 2.0, 5.0], 100), "flag": np.tile([0.0, 1.0, 2.0, np.inf], 75)})
+    content, _ = draft_schema(frame)
+    assert content["columns"]["grade"]["levels"] == [1.0, 2.0, 5.0]  # floats read as floats, written back so
+    assert content["columns"]["flag"]["type"] != "categorical"

@@ -561,6 +561,8 @@ def test_a_nullable_column_s_summary_warns_and_is_a_smooth_summary(tmp_path):
         Summary.from_dict({**content, "nullable": "b"})  # not the columns "b" one letter at a time
     with pytest.warns(UserWarning, match="'b' have missing cells"):
         summary.answer(lambda rows: rows["a"] * rows["b"])
+    with pytest.warns(UserWarning, match="'b' have missing cells"):  # symmetric about the bounds' centre: it reads b
+        summary.answer(lambda rows: ((rows["b"] - 5).abs() < 2.5).astype(float))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a query that does not read b: no warning
         summary.answer(lambda rows: rows["a"])

@@ -255,7 +255,8 @@ def load_bounds_file(path: str | Path) -> dict:
     if not isinstance(content, dict):
         raise SynthDPError(f"bounds file '{path}' must hold a JSON object {{column: [lo, hi]}}")
     nested = content.get("columns")  # a schema's column specs, not a column called "columns" with its own bounds
-    if isinstance(nested, Mapping) and any(key not in NUMERIC_KEYS for key in nested) or "draft" in content:
+    if isinstance(nested, Mapping) and any(key not in NUMERIC_KEYS for key in nested) or isinstance(
+            content.get("draft"), Mapping) and "generated_by" in content["draft"]:  # a draft's entry, not a column
         raise SynthDPError(f"bounds file '{path}' is a schema ({{\"columns\": ...}}): give it with --schema")
     for name, spec in content.items():  # before any data is read
         if isinstance(spec, Mapping):

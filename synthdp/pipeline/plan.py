@@ -429,7 +429,7 @@ def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: boo
                      mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                      neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip,
                      level_columns=len(schema.categorical),
-                     most_levels=max((len(column.all_levels) for column in schema.categorical), default=2),
+                     most_levels=max((len(column.all_levels) for column in schema.declared), default=2),
                      rows_to_count=schema.d_numeric > 0 or any(not c.binary and c.other for c in schema.declared))
     return plan, schema, indices
 

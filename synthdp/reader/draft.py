@@ -200,8 +200,8 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     distinct = np.unique(finite)
     if len(distinct) == 2 and len(finite) == len(values) - int(np.isnan(values).sum()):
         return {"type": "binary", "levels": _levels(distinct, series, integer)}
-    if looks_like_codes(distinct, len(values), integer):  # as evaluate types it: a few whole values are codes
-        return {"type": "categorical", "levels": [int(value) for value in distinct]}
+    if looks_like_codes(distinct, len(values), integer) and len(finite) == len(values) - int(np.isnan(values).sum()):
+        return {"type": "categorical", "levels": _levels(distinct, series, integer)}  # codes, as evaluate types them
     try:
         lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
     except SynthDPError:

@@ -253,8 +253,9 @@ class Summary(SummaryFile):
         The columns with missing cells (declared nullable). Their moments count a missing cell
         at the centre of the column's bounds, so a query that reads such a column is answered as
         if its missing cells held that value: such an answer warns (f is evaluated a second time
-        with those columns' values moved between the nodes, to see whether it reads them; a
-        sampled table holds the missing cells as missing).
+        with those columns' values shuffled between the nodes, to see whether it reads them; a
+        query that is not deterministic warns as one that reads them; a sampled table holds the
+        missing cells as missing).
 
     Notes
     -----
@@ -594,11 +595,13 @@ class Summary(SummaryFile):
     def _evaluate(self, f: Query) -> np.ndarray:
         values = self._evaluate_at(f, self._node_values)
         if self.nullable:
-            # does f read them? its values with those columns' nodes in reverse order (any other query: the same)
+            # does f read them? its values with those columns' nodes shuffled (a fixed, public permutation: not
+            # the reverse order, which mirrors the symmetric nodes about the centre); any other query: the same
             moved = self._node_values.copy()
+            order = np.random.default_rng(0).permutation(len(moved))
             for name in self.nullable:
                 j = self.domain.names.index(name)
-                moved[:, j] = moved[::-1, j]
+                moved[:, j] = moved[order, j]
             if not np.array_equal(self._evaluate_at(f, moved), values):
                 warnings.warn(f"column(s) {', '.join(repr(name) for name in self.nullable)} have missing cells, which "
                               "the summary's moments count at the centre of their bounds: this query reads them and is "
