@@ -49,15 +49,16 @@ if TYPE_CHECKING:  # imported where used: --help and argument errors answer with
 DESCRIPTION = """\
 synthdp turns a sensitive table (numeric, or mixed with binary, categorical, date and missing
 cells) into a differentially private synthetic table that answers smooth queries (kernel
-densities, moments, smooth regressions) almost as well as the real data. It releases noisy Chebyshev moments of the data once, fits a distribution over
-private candidate points to them by a linear program, and samples synthetic rows from it.
+densities, moments, smooth regressions) almost as well as the real data. It releases noisy
+Chebyshev moments of the data once, fits a distribution over private candidate points to them
+by a linear program, and samples synthetic rows from it.
 """
 
 PRIVACY_EPILOG = """\
 privacy:
   By default neighbouring tables differ in one row and the row count n is public (with
-  --privacy-unit they differ in one person's rows, and n is released with noise). Column bounds must be
-  public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
+  --privacy-unit they differ in one person's rows, and n is released with noise). Column
+  bounds must be public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
   spend part of epsilon on DP estimates (reliable only when n is large against d/epsilon).
   --bounds-from-data reads them from the data instead, and the report then says the release
   is NOT private.

@@ -490,8 +490,7 @@ class Schema:
         columns = tuple(replace(column, source=source) if column.name in names else column
                         for column in self.numeric.columns)
         sources = sorted({column.source for column in columns})
-        return replace(self, numeric=replace(self.numeric, columns=columns,
-                                                                     source=" + ".join(sources)))
+        return replace(self, numeric=replace(self.numeric, columns=columns, source=" + ".join(sources)))
 
     def to_dict(self) -> dict:
         """The schema as JSON types (the format of the schema file, plus bound sources)."""

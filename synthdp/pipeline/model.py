@@ -263,14 +263,16 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         if not mass > 0:
             raise SynthDPError(f"given row {index} has no mass under the fitted distribution (no support point has "
                                "those values; give ranges with a condition instead)")
-        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass, units=None), 1, rng)
+        # one row, untyped (the whole result is typed once, below), its unit drawn with the others'
+        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass, units=None,
+                             dtypes={}), 1, rng)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             if name in levelled:
                 continue  # the drawn level is the given one, written as the column writes its levels
             drawn[name] = drawn[name].astype(object)
             drawn.loc[0, name] = row[name]
         out.append(drawn)
-    result = pd.concat(out, ignore_index=True) if out else model.typed(model.decode(model.points[:0]))
+    result = pd.concat(out, ignore_index=True) if out else model.decode(model.points[:0])
     for name in known.columns:  # the given values in the column's own type (an integer column stays int64)
         try:
             result[name] = result[name].astype(support[name].dtype)
@@ -294,7 +296,7 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     else (a file's columns come back as the file's text)."""
     if not isinstance(data, pd.DataFrame):
         return {}
-    declared = set() if schema is None else {column.name for column in schema.categorical}
+    declared = set() if schema is None else {column.name for column in schema.declared}
     temporal = {column.name for column in domain.columns if column.temporal}
     dtypes = {}
     for name in [name for name in data.columns if name in declared | temporal]:

@@ -1231,6 +1231,14 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     import dask
 
     names = check_column_names(frame.columns)
+
+    @contextmanager
+    def reading() -> Iterator[None]:
+        """Dask's errors as one line naming the input, while it computes on the scheduler."""
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
+                          DASK_CSV_HINT if kind == "CSV file" else ""), _dask_client(scheduler):
+            yield
+
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
     contributions, starts = None, []
@@ -1240,9 +1248,7 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
         # the partitions the sums read (a one-column read of a Parquet file can put row groups together
         # into fewer partitions: its counts would then not line up with the sums' partitions)
         per_part = [dask.delayed(_partition_units)(part[column], unit.column) for part in frame.to_delayed()]
-        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
-                          DASK_CSV_HINT if kind == "CSV file" else ""), \
-                _dask_client(scheduler):
+        with reading():
             part_counts = list(dask.compute(*per_part))
         merged: dict[str, int] = {}
         for counts in part_counts:
@@ -1268,9 +1274,7 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
         while len(partial) > 1:  # a binary tree: depth log2(partitions), no single huge reduce task
             pairs = [dask.delayed(combine)(*partial[i:i + 2]) for i in range(0, len(partial) - 1, 2)]
             partial = pairs + partial[len(partial) - len(partial) % 2:]
-        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
-                          DASK_CSV_HINT if kind == "CSV file" else ""), \
-                _dask_client(scheduler):
+        with reading():
             return dask.compute(partial[0])[0]
 
     return columns, _Reader(description, reduce, contributions)
