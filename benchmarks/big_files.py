@@ -33,7 +33,8 @@ set; with psutil, the parent also samples the child's anonymous resident memory 
   the page cache or from disk changes its time several times over (10^8 x 10 Parquet: 4.1 s
   against 13.9 s), and synthdp, run right after a floor, reads what that floor left cached;
 * synthdp: ``synthdp generate FILE -o out.csv --epsilon 1 --bounds b.json --rows 1000 --quiet
-  --report r.json`` (``python -m synthdp.cli``; plus ``--extra``), and its report's stage times
+  --report r.json --data-timings`` (``python -m synthdp.cli``; plus ``--extra``; ``--data-timings`` only
+  where the package has it, which puts the stages that read the rows in the report), and its report's stage times
   and how it read the file (its ``engine`` entry: a CSV file up to 256 MB is read in memory
   unless ``--extra "--chunk-rows 419430"`` streams it, in the chunks it would otherwise get);
 * before the first timed synthdp command of each package, that command once untimed: numba
@@ -74,6 +75,7 @@ and memory belong in benchmarks.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -595,12 +597,23 @@ def slope_lines(seconds: dict[tuple[str, str], dict[int, float]],
             "|---|---|---|---:|---:|---:|---:|---:|", *lines, ""]
 
 
+@functools.cache
+def _data_timings_flag(pythonpath: str | None) -> str:
+    """``--data-timings`` where the package run asks for it to report the stages that read the rows (since
+    they were left out of the report by default), else nothing (an older package reports them anyway)."""
+    env = None if pythonpath is None else {**os.environ, "PYTHONPATH": pythonpath}
+    shown = subprocess.run([sys.executable, "-m", "synthdp.cli", "generate", "--help"], capture_output=True,
+                           text=True, env=env, cwd=tempfile.gettempdir())
+    return "--data-timings" if "--data-timings" in shown.stdout else ""
+
+
 def run_synthdp(args, path: Path, bounds: Path, workdir: Path, env: dict | None) -> dict:
     """The measured command, on a fresh local Dask cluster with ``--dask-workers``."""
+    flag = _data_timings_flag(None if env is None else env.get("PYTHONPATH"))
     if not args.dask_workers:
-        return timed(synthdp_command(path, bounds, workdir, args.extra), workdir, env)
+        return timed(synthdp_command(path, bounds, workdir, f"{flag} {args.extra}"), workdir, env)
     with dask_cluster(args.dask_workers, args.dask_threads, workdir, env) as (address, peaks):
-        extra = f"{args.extra} --engine dask --scheduler {address}"
+        extra = f"{flag} {args.extra} --engine dask --scheduler {address}"
         result = timed(synthdp_command(path, bounds, workdir, extra), workdir, env)
         result["workers"] = peaks()
     return result

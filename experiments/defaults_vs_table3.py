@@ -131,7 +131,7 @@ def fit_and_sample(frame: pd.DataFrame, bounds: dict, seed: int | None) -> tuple
         "epsilon_spent": report["privacy"]["epsilon_spent"],
         "differentially_private": report["privacy"]["differentially_private"],
         "noise_sampler": report["privacy"]["noise_sampler"],
-        "timings": report["timings_seconds"],
+        "timings": synth.timings_,
         "warnings": sorted({str(w.message) for w in caught}),
     }
     return synthetic, info

@@ -87,7 +87,7 @@ def child(mode: str, path: Path, columns: int, n_basis: int) -> None:
     report = synth.privacy_report()
     print(json.dumps({
         "mode": mode, "seconds": seconds, "peak_mb": peak_rss_mb(),
-        "baseline_mb": baseline_mb, "engine": report["engine"], "timings": report["timings_seconds"],
+        "baseline_mb": baseline_mb, "engine": report["engine"], "timings": synth.timings_,
         "moments": synth.release_.noisy_moments.tolist(),
     }))
 

@@ -27,6 +27,7 @@ from synthdp.pipeline import report as reporting
 from synthdp.pipeline import run
 from synthdp.pipeline.copies import Copies, release_copies
 from synthdp.privacy import lifetime
+from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -172,12 +173,16 @@ class SmoothSynthesizer:
                                            lifetime_delta)
         elif lifetime_epsilon is not None or lifetime_delta is not None:
             raise SynthDPError("lifetime_epsilon and lifetime_delta declare a budget file's budget: give budget_file")
+        ledger = PrivacyLedger(config.epsilon, config.delta)
         try:
             model = run.fit(config, data, bounds, bounds_from_data, synthesize, schema,
-                            progress=bool(self.progress), csv_format=csv_format)
+                            progress=bool(self.progress), csv_format=csv_format, ledger=ledger)
         except BaseException:
             if reservation is not None:
-                lifetime.cancel(reservation)  # nothing of this release is out
+                if ledger.events:  # a stage had released: its values may be out (a warning names a noisy count)
+                    lifetime.charge(reservation)
+                else:
+                    lifetime.cancel(reservation)  # nothing of this release is out
             raise
         if reservation is not None:
             lifetime.charge(reservation)
@@ -286,18 +291,22 @@ class SmoothSynthesizer:
         return reporting.marginal_summary(self._model(), self.privacy_report() if report is None else report)
 
     # --------------------------------------------------------------- report
-    def privacy_report(self, output: pd.DataFrame | None = None) -> dict:
+    def privacy_report(self, output: pd.DataFrame | None = None, *, data_timings: bool = False) -> dict:
         """Everything about the release a user may see: budget per stage, sizes, LP, timings.
 
         ``output``: a synthetic table sampled from this fit, described in the report's
         ``output`` entry (its rows and distinct rows); None leaves that entry empty. A model
         loaded from a file gives the report it was saved with.
+        ``data_timings``: also the times of the stages that read the data; they depend on the
+        data, so the report then says it is not differentially private (for benchmarks:
+        ``timings_`` holds every stage's time in this process without a report).
         """
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
             report = dict(self.sampling_model_.report)
             return {**report, "output": reporting.describe_output(output)} if output is not None else report
         model = self._model()
-        report = reporting.privacy_report(model, None if output is None else reporting.describe_output(output))
+        report = reporting.privacy_report(model, None if output is None else reporting.describe_output(output),
+                                          data_timings)
         reservation = getattr(self, "budget_reservation_", None)
         if reservation is not None:  # the table's budget across releases (fit's budget_file)
             report = {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}

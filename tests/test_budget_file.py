@@ -183,3 +183,31 @@ def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
         SmoothSynthesizer(epsilon=0.1).fit(pd.read_csv(CLINIC), bounds, lifetime_epsilon=2.0)
     assert _release(tmp_path, budget, "cli", "--epsilon", "0.5")[0] == 0
     assert sum(r["epsilon"] for r in _document(budget)["releases"]) == pytest.approx(1.0)
+
+
+def test_a_python_fit_that_fails_after_a_stage_released_is_charged(tmp_path):
+    """By unit, the units stage releases a noisy row count (which a warning may name) before the
+    schema's level discovery refuses to run without its share: something of the release is out,
+    so its reservation is charged, not dropped, or repeated failing fits would average the count."""
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    from synthdp import SmoothSynthesizer, SynthDPError
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"person": np.repeat(np.arange(100), 2), "x": rng.uniform(0, 1, 200),
+                          "c": rng.choice(["a", "b"], 200)})
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                          "c": {"type": "categorical", "levels": "discover"}}}
+    budget = tmp_path / "t.budget.json"
+    with warnings.catch_warnings(), pytest.raises(SynthDPError, match="levels_share"):
+        warnings.simplefilter("ignore")
+        SmoothSynthesizer(epsilon=0.3, delta=1e-6, privacy_unit="person", max_rows_per_unit=2).fit(
+            frame, schema=schema, budget_file=budget, lifetime_epsilon=1.0, lifetime_delta=1e-5)
+    releases = _document(budget)["releases"]
+    assert [r["state"] for r in releases] == ["spent"] and releases[0]["epsilon"] == pytest.approx(0.3)
+    with pytest.raises(SynthDPError):  # failing before any stage (bounds for no column): nothing out, nothing charged
+        SmoothSynthesizer(epsilon=0.3).fit(frame[["x"]], {"y": [0, 1]}, budget_file=budget)
+    assert len(_document(budget)["releases"]) == 1

@@ -674,3 +674,29 @@ def test_a_release_that_measured_no_dependence_says_so(tmp_path, capsys):
     code, printed = run(["generate", tmp_path / "one.csv", "-o", tmp_path / "q.csv", "--schema", tmp_path / "one.json",
                          "--seed", 1], capsys)
     assert code == 0 and "measured no dependence" not in printed
+
+
+def test_the_report_holds_the_data_stages_times_only_when_asked_and_then_says_so(tmp_path):
+    """The stages that read the rows take times that depend on the data: the report, the model
+    file and the summary hold only the steps after the release; --data-timings adds them to the
+    report file alone, which then says it is not differentially private."""
+    from synthdp import SmoothSynthesizer
+    from synthdp.pipeline.report import RELEASED_STAGES
+
+    from pathlib import Path
+
+    datasets = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
+    clinic = str(datasets / "clinic.csv")
+    common = ["--bounds", str(datasets / "clinic_bounds.json"), "--quiet"]  # no seed: its caveat would say "not DP"
+    for flag, name in (([], "plain"), (["--data-timings"], "timed")):
+        outputs = {"-o": tmp_path / f"{name}.csv", "--report": tmp_path / f"{name}.json",
+                   "--model-out": tmp_path / f"{name}.synthdp", "--summary-out": tmp_path / f"{name}.summary.json"}
+        assert main(["generate", clinic, *common, *flag, *[str(v) for pair in outputs.items() for v in pair]]) == 0
+        report = json.loads(outputs["--report"].read_text())
+        assert (set(report["timings_seconds"]) <= set(RELEASED_STAGES)) == (not flag)
+        assert ("moments" in report["timings_seconds"]) == bool(flag)
+        assert report["privacy"]["differentially_private"] == (not flag)
+        saved = SmoothSynthesizer.load(outputs["--model-out"]).privacy_report()
+        summary = json.loads(outputs["--summary-out"].read_text())["privacy_report"]
+        for kept in (saved, summary):
+            assert set(kept["timings_seconds"]) <= set(RELEASED_STAGES) and kept["privacy"]["differentially_private"]

@@ -176,6 +176,10 @@ def test_paper_calibration_never_falls_below_the_derived_scale(noise_kind, delta
         assert max(floor, factor / math.sqrt(d)) * (1 - 1e-12) <= scale <= max(floor, factor) * (1 + 1e-12)
     assert event.noise_scale == max(paper.scales)
     assert "Theorem 3.6" in event.mechanism
+    if noise_kind == "gaussian":  # the iterations' own scales compose: sqrt(sum (Delta / sigma_l)^2), within the budget
+        spent = math.sqrt(sum((event.sensitivity / scale) ** 2 for scale in paper.scales))
+        assert event.mu == pytest.approx(spent)
+        assert event.mu <= args[5].mu * (1 + 1e-12)
 
 
 def test_debiased_eigenvalues_are_unbiased_in_square():

@@ -92,9 +92,15 @@ def test_report_names_every_required_field(clinic_like):
         assert key in parameters
     assert report["lp"]["status"] == "optimal" and report["lp"]["objective"] >= 0
     assert report["output"]["distinct_rows"] <= report["lp"]["support_size"] <= parameters["n_basis"] + 1
-    assert set(report["timings_seconds"]) >= {"moments", "marginals", "candidates", "LP fit"}  # the CLI adds "sampling"
+    # the steps after the release only (the CLI adds "sampling"): the stages that read the rows take data-dependent times
+    assert set(report["timings_seconds"]) == {"candidates", "LP fit"}
+    assert not any("depend on the data" in caveat for caveat in report["privacy"]["caveats"])
+    assert set(synth.timings_) >= {"first pass", "moments", "marginals", "candidates", "LP fit"}
+    timed = synth.privacy_report(data_timings=True)  # asked for: every stage, and the report says it is not DP
+    assert set(timed["timings_seconds"]) == set(synth.timings_) and not timed["privacy"]["differentially_private"]
+    assert any("depend on the data" in caveat for caveat in timed["privacy"]["caveats"])
     # rounded to 0.1 ms: a full-precision measurement could spell a private value by chance
-    assert all(seconds == round(seconds, 4) for seconds in report["timings_seconds"].values())
+    assert all(seconds == round(seconds, 4) for seconds in timed["timings_seconds"].values())
     assert {e["stage"] for e in report["privacy"]["stages"]} == {"clip_count", "moments", "marginals", "correlation"}
     assert report["synthdp_version"]
 

@@ -13,6 +13,7 @@ benchmarks/big_files.py (no timings or memory measurements here).
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -214,6 +215,24 @@ def test_cells_that_will_not_fit_go_to_a_temporary_file_from_the_start(tmp_path,
         assert passes == [True]  # one pass reads the rows (the histograms' and moments'), and keeps its cells
         assert synth.engine_["kept_cells"] == where
         assert max(held) == most  # in memory after each chunk: all of them, or none (each written out)
+
+
+def test_by_unit_the_report_does_not_say_where_the_cells_were_kept(tmp_path, monkeypatch):
+    """Whether the kept cells go to memory or to a temporary file follows the rows the pass counted;
+    by unit that count is private (only its noisy release is public), so the engine entry leaves
+    ``kept_cells`` out there, on both sides of KEPT_CELLS_BYTES; by row it names it."""
+    frame = sample_frame().assign(person=np.arange(N_ROWS) // 2)
+    path = tmp_path / "t.csv"
+    frame.to_csv(path, index=False)
+    settings = {"seed": 3, "epsilon": 4.0, "delta": 1e-6, "n_candidates": 300, "chunk_rows": 700}
+    for limit in (3 * N_ROWS, 3 * N_ROWS - 1):  # memory, then the temporary file
+        monkeypatch.setattr(table_module, "KEPT_CELLS_BYTES", limit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the seed's warning
+            by_row = SmoothSynthesizer(**settings).fit(tmp_path / "t.csv", bounds={**BOUNDS, "person": [0, N_ROWS]})
+            by_unit = SmoothSynthesizer(**settings, privacy_unit="person", max_rows_per_unit=2).fit(path, bounds=BOUNDS)
+        assert by_unit.release_.noisy_scores is not None and by_row.engine_["kept_cells"] in ("memory", "temporary file")
+        assert "kept_cells" not in by_unit.engine_ and "kept_cells" not in json.dumps(by_unit.privacy_report())
 
 
 @pytest.mark.parametrize("mixed", [False, True], ids=["numeric", "mixed"])

@@ -26,15 +26,31 @@ def describe_output(frame: pd.DataFrame) -> dict:
     return {"rows": int(len(frame)), "distinct_rows": int(len(frame.drop_duplicates()))}
 
 
-def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
+# the steps after the release: they read only released values, so their times are public
+RELEASED_STAGES = ("candidates", "LP fit", "LP spread", "LP tilt", "sampling")
+DATA_TIMINGS = ("the report holds the times of the stages that read the data (data_timings): they depend on the "
+                "data, so the report is not differentially private")
+
+
+def privacy_report(model: FittedModel, output: dict | None = None, data_timings: bool = False) -> dict:
     """Everything about the release a user may see: budget per stage, sizes, LP, timings.
 
     ``output`` describes the synthetic table written with it (:func:`describe_output`), if any.
+    The timings are those of the steps after the release (RELEASED_STAGES), which read only
+    released values. The stages that read the rows (the first pass, the moments, histograms and
+    pairs) take times that depend on the data (a long text value, a row count near a chunk's
+    size), so a published report must not carry them: ``data_timings`` True adds them (for
+    benchmarks) with a caveat, and the report then says it is not differentially private.
+    ``FittedModel.timings`` (``SmoothSynthesizer.timings_``) holds them all in the fitting process.
     """
     release, plan, config = model.release, model.release.plan, model.config
+    ledger = model.ledger.to_dict()
+    if data_timings:
+        ledger = {**ledger, "differentially_private": False, "caveats": [*ledger["caveats"], DATA_TIMINGS]}
+    timings = {stage: seconds for stage, seconds in model.timings.items() if data_timings or stage in RELEASED_STAGES}
     return {
         "synthdp_version": __version__,
-        "privacy": {**model.ledger.to_dict(), "noise_sampler": model.noise_sampler,
+        "privacy": {**ledger, "noise_sampler": model.noise_sampler,
                     "neighbouring": plan.neighbours.describe(), **privacy_unit(release, model.ledger)},
         "parameters": {**plan.to_dict(), "config": {key: getattr(config, key) for key in config.keys()}},
         **({} if (pairs := pairs_entry(plan, release.scores_noise_sd if release.noisy_scores is not None
@@ -67,7 +83,7 @@ def privacy_report(model: FittedModel, output: dict | None = None) -> dict:
         "output": output,
         "engine": model.engine,
         # 0.1 ms is the clock's useful resolution; 17-digit floats would also read like data
-        "timings_seconds": {stage: round(seconds, 4) for stage, seconds in model.timings.items()},
+        "timings_seconds": {stage: round(seconds, 4) for stage, seconds in timings.items()},
     }
 
 

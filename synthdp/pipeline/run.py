@@ -415,6 +415,7 @@ def fit(
     study: StudyOptions | None = None,
     csv_format: CsvFormat | None = None,
     planned: Release | None = None,
+    ledger: PrivacyLedger | None = None,
 ) -> FittedModel:
     """Spend the budget of ``config`` on ``data`` and fit the synthetic distribution.
 
@@ -424,7 +425,13 @@ def fit(
     ``planned``: a release whose plan (and mixed basis) this fit reuses instead of making its own
     (:func:`synthdp.pipeline.copies.release_copies`: a copy runs the release's mechanism on a
     population of the release's n rows, and ``data`` must be that).
+    ``ledger``: an empty ledger of ``config``'s budget to record the stages in (default a new one),
+    for a caller that must know, when the fit fails, whether a stage had released anything.
     """
+    if ledger is None:
+        ledger = PrivacyLedger(config.epsilon, config.delta)
+    elif ledger.events or (ledger.epsilon, ledger.delta) != (config.epsilon, config.delta):
+        raise SynthDPError("fit needs an empty ledger of the config's budget")
     if schema is not None and (bounds is not None or bounds_from_data):
         raise SynthDPError("give either a schema or bounds, not both")
     if isinstance(schema, Mapping):  # before the table is read: a bad type is not reported as a bad column
@@ -445,7 +452,6 @@ def fit(
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
         schema = {**schema, "columns": {**{name: {"type": "continuous"} for name in table.all_names},
                                         **schema["columns"]}}
-    ledger = PrivacyLedger(config.epsilon, config.delta)
     neighbours, units, public_n = ROWS, None, None
     if unit is not None:
         neighbours = Neighbours(unit.max_rows, unit.column)
@@ -534,6 +540,8 @@ def fit(
         released = run_release(stages)  # with level discovery above, the only step that reads the raw rows
         # how the rows were read, with where a streamed file's cells were kept, and the kernels that summed them
         engine = {**table.engine, "kernels": compiled.describe(plan.n)}
+        if neighbours.by_unit:  # where the cells were kept follows the private row count: not for the report
+            engine.pop("kept_cells", None)
         if units is not None:
             released = replace(released, units=units)
         del table, run_release  # nothing below reads them

@@ -132,6 +132,8 @@ def private_subspace_iteration(
         epsilon=epsilon,
         delta=delta if noise_kind == "gaussian" else 0.0,
         released=f"{iterations} noisy iterates of shape {d}x{k}",
-        mu=math.sqrt(iterations) * sensitivity / max(scales) if noise_kind == "gaussian" else None,
+        # the L releases compose to sqrt(sum_l (Delta / sigma_l)^2)-GDP: at most the budget's mu, every sigma_l
+        # being at least the derived scale (the paper's may be larger, and differ between iterations)
+        mu=math.sqrt(sum((sensitivity / scale) ** 2 for scale in scales)) if noise_kind == "gaussian" else None,
     )
     return pca, event
