@@ -46,7 +46,7 @@ from synthdp.domain.schema import (
 )
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.model import SamplingModel, draw
-from synthdp.pipeline.plan import LEVEL_CELLS, SELECTION, Plan, make_mixed_plan, make_plan
+from synthdp.pipeline.plan import LEVEL_CELLS, MOMENT_NOISE_LIMIT, SELECTION, Plan, make_mixed_plan, make_plan
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
@@ -235,6 +235,11 @@ class StudyOptions:
         false discovery rate also selects it (:data:`synthdp.postprocess.pairs.PAIR_FDR`, the
         product: :func:`synthdp.postprocess.pairs.false_discovery_keep`), or None: every pair
         from ``THRESHOLD`` noise sd (before). Post-processing.
+    noise_box : bool
+        Mixed tables: the tilt holds a moment whose noise sd is above MOMENT_NOISE_LIMIT within
+        sqrt(2 ln m) noise sd of its released value, m the number of such moments (True, the
+        product: :func:`tilt_box`), or within ``config.tilt`` sd as every other row (False,
+        before). Post-processing.
     tilt_without_pairs : bool
         Copula candidates without a pairs release: tilt the LP's optimum toward them where the
         moments' noise is within ``MOMENT_NOISE_LIMIT`` (True, the product: :func:`tilts`), or
@@ -307,6 +312,7 @@ class StudyOptions:
     select_pairs: bool = True
     blend_noisy_pairs: bool = True
     forest_selection: bool = False
+    noise_box: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -1024,12 +1030,14 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         basis = ChebyshevBasis(release.basis_indices)
         target = release.noisy_moments
         sparse = plan.candidates == "mixed"
+        moment_sd = None  # a mixed table's moment rows' own noise sd, the LP's first rows
         if sparse:  # sparse W, at most G + d non-zeros per candidate: held whole
             leave_out = None
             if release.schema is not None and release.schema.value_blocks and (study or PRODUCT).block_gate:
                 leave_out = quiet_block_tables(release.schema, release.basis_indices, release.noisy_moments,
                                                float(np.max(release.moment_noise_sd)), plan.noise)
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
+            moment_sd = release.moment_noise_sd if leave_out is None else release.moment_noise_sd[~leave_out]
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731
             if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
                     and design.shape[0] * design.shape[1] <= config.max_lp_entries):
@@ -1048,7 +1056,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             columns, target, noise_l1 = precision_weighted(columns, target, noise_sd, noise_l1)
             row_sd = float(np.min(noise_sd))
     # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
-    tilt_tolerance = np.full(len(target), config.tilt * row_sd) if tilts(config, plan, study) else None
+    tilt_tolerance = tilt_box(config.tilt * row_sd, len(target), moment_sd, study) if tilts(config, plan, study) else None
     tilted = None
     if (tilt_tolerance is not None and config.spread == 0 and plan.candidates != "mixed"  # a numeric W: dense
             and BOX_PHASE_ROWS <= len(target) <= TILT_NEWTON_ROWS):
@@ -1093,6 +1101,10 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         tolerance = config.blend * noise_l1
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
+    if tilt_tolerance is not None and (widened := len(noise_box_rows(moment_sd, study))):
+        solution = replace(solution, status=f"{solution.status}; {widened} moments of noise sd above "
+                                            f"{MOMENT_NOISE_LIMIT:g} held within sqrt(2 ln {widened}) = "
+                                            f"{math.sqrt(2 * math.log(widened)):.2f} x the other rows' box")
     weights = clean_weights(solution.weights)
     if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
         # the copula's ranks, the tilt's one-way marginals (docs/relationships-design.md)
@@ -1190,6 +1202,42 @@ def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[
 
     return (stacked, np.concatenate([target, cell_target]), np.concatenate([noise_sd, cell_sd]),
             noise_l1 + cell_l1)
+
+
+def tilt_box(box: float, rows: int, moment_sd: np.ndarray | None = None,
+             study: StudyOptions | None = None) -> np.ndarray:
+    """The tilt's box, shape (rows,): each row's largest distance from its released value, in the
+    precision-weighted rows (where every row's noise sd is the same): ``box``, ``config.tilt`` times
+    that sd; but a mixed table's moments (``moment_sd``: the first rows' own noise sd) whose noise sd
+    is above MOMENT_NOISE_LIMIT get sqrt(2 ln m) times ``box``, m >= 2 the number of them.
+
+    Such a moment is mostly noise (the plan then gives the moments a tenth of the budget and
+    releases the one-way cells apart, :func:`synthdp.pipeline.plan.mixed_shares`), and a box of one
+    sd lets about a third of m pure-noise values pull the tilt away from the candidates, whose
+    columns the released one-way tables make independent: the tilt then fits noise, and invents
+    dependence (iris at (1, 1e-10): a class's mean petal length 3.6 against a real 1.5, sepal length
+    x species r = -0.57 against +0.78). sqrt(2 ln m) sd is the universal threshold (Donoho and
+    Johnstone 1994): m values of pure noise stay within it with probability tending to 1, so the tilt
+    leaves the candidates where the moments say nothing beyond noise, and follows a moment where it
+    stands out of its noise. The rows the candidates were drawn from (the histograms' cells, the
+    level cells) and the moments of lower noise keep ``box``; so do numeric tables, whose noisy
+    moments are blended, not tilted (:func:`tilts`). Measured: docs/decisions/noise-box.md.
+    Public: the moments' noise sd follow from the plan's budget and sensitivities.
+    """
+    tolerance = np.full(rows, box)
+    noisy = noise_box_rows(moment_sd, study)
+    if len(noisy):
+        tolerance[noisy] *= math.sqrt(2 * math.log(len(noisy)))
+    return tolerance
+
+
+def noise_box_rows(moment_sd: np.ndarray | None, study: StudyOptions | None = None) -> np.ndarray:
+    """The moment rows :func:`tilt_box` widens: those of noise sd above MOMENT_NOISE_LIMIT, where
+    there are at least two (for one, sqrt(2 ln 1) = 0: its box stays)."""
+    if moment_sd is None or not (study or PRODUCT).noise_box:
+        return np.zeros(0, dtype=np.intp)
+    noisy = np.flatnonzero(moment_sd > MOMENT_NOISE_LIMIT)
+    return noisy if len(noisy) >= 2 else np.zeros(0, dtype=np.intp)
 
 
 def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) -> bool:
