@@ -565,7 +565,8 @@ def generate(args: argparse.Namespace) -> int:
 
         paths = copy_paths(Path(args.output), count)
         outputs += [(path, _csv_writer(table)) for path, table in zip(paths, [*copies.tables, copies.reference])]
-        report["copies"] = {"count": count, "files": [str(path) for path in paths],
+        report["copies"] = {"count": count, "rows": len(copies.tables[0]), "reference_rows": len(copies.reference),
+                            "files": [str(path) for path in paths],
                             "seconds_per_copy": round(copies.seconds_per_copy, 4),
                             "method": "parametric bootstrap of the release: each copy draws a population of n rows "
                                       "from the fitted distribution, runs the release's mechanism on it again (fresh "

@@ -68,6 +68,13 @@ def test_the_first_use_declares_the_lifetime_budget_and_later_ones_cannot_change
     budget = tmp_path / "b.json"
     assert _release(tmp_path, budget, "a", "--epsilon", "0.1")[0] == 2
     assert "--lifetime-epsilon" in capsys.readouterr().err and not budget.exists()
+    assert not (tmp_path / "b.json.lock").exists()  # a refused first use leaves nothing beside it
+    assert _release(tmp_path, budget, "a", "--lifetime-epsilon", "1", "--lifetime-delta", "5")[0] == 2
+    assert "below 1" in capsys.readouterr().err and not budget.exists()
+    table_copy = tmp_path / "table.csv"  # a path that is not a budget file: refused, and no lock beside it
+    table_copy.write_text(Path(CLINIC).read_text())
+    assert _release(tmp_path, table_copy, "a", "--lifetime-epsilon", "1")[0] == 2
+    assert "not valid JSON" in capsys.readouterr().err and not (tmp_path / "table.csv.lock").exists()
     assert _release(tmp_path, budget, "b", "--epsilon", "0.1", "--lifetime-epsilon", "1")[0] == 0
     assert _release(tmp_path, budget, "c", "--epsilon", "0.1", "--lifetime-epsilon", "2")[0] == 2
     assert "cannot be changed" in capsys.readouterr().err

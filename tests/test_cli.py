@@ -680,10 +680,10 @@ def test_the_report_holds_the_data_stages_times_only_when_asked_and_then_says_so
     """The stages that read the rows take times that depend on the data: the report, the model
     file and the summary hold only the steps after the release; --data-timings adds them to the
     report file alone, which then says it is not differentially private."""
+    from pathlib import Path
+
     from synthdp import SmoothSynthesizer
     from synthdp.pipeline.report import RELEASED_STAGES
-
-    from pathlib import Path
 
     datasets = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
     clinic = str(datasets / "clinic.csv")

@@ -314,3 +314,22 @@ def test_a_process_without_numba_sums_with_numpy(frame, monkeypatch):
     without = row_sums.chunk_sums(values.copy(), request)
     np.testing.assert_allclose(without["moments"], with_numba["moments"], rtol=1e-12)
     np.testing.assert_array_equal(without["cell_counts"], with_numba["cell_counts"])
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_values_near_the_largest_floats_map_onto_the_unit_interval(compiled):
+    """Bounds [0, 1e308]: 2 (x - lower) overflowed for x above 0.9e308 (numpy warned, and every such
+    value went to +1); divided first, each maps to 2 x / 1e308 - 1, on both paths and in Domain.to_unit."""
+    from synthdp.domain.box import Domain
+
+    if compiled:
+        pytest.importorskip("numba")
+    domain = Domain.from_bounds({"a": [0, 1e308]}, ["a"])
+    values = np.array([[0.0], [0.5e308], [0.95e308], [1e308]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow warning fails the test
+        points, clipped = row_sums.clip_to_unit(values, domain, compiled=compiled)
+        direct = domain.to_unit(values)
+    np.testing.assert_allclose(points[:, 0], [-1.0, 0.0, 0.9, 1.0], atol=1e-15)
+    np.testing.assert_allclose(direct[:, 0], [-1.0, 0.0, 0.9, 1.0], atol=1e-15)
+    assert clipped == 0

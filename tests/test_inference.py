@@ -178,6 +178,32 @@ def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
         load_copies(out)
 
 
+def test_copies_cut_short_or_under_a_name_with_glob_characters(tmp_path):
+    """A copy cut to its header (or to a few rows) is refused, not read as one (its intervals were
+    NaN or wild, exit 0); a missing reference is named; an output name with [ ] * ? finds its copies."""
+    from pathlib import Path
+
+    from synthdp.cli import main
+    from synthdp.evaluation.inference import load_copies
+
+    root = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
+    out = tmp_path / "g[x]*.csv"
+    assert main(["generate", str(root / "clinic.csv"), "-o", str(out), "--bounds", str(root / "clinic_bounds.json"),
+                 "--copies", "2", "--rows", "300", "--quiet"]) == 0
+    copies = load_copies(out)
+    assert len(copies) == 2 and len(copies.tables[0]) == 300 and len(copies.reference) == REFERENCE_FACTOR * 600
+    first = tmp_path / "g[x]*.1.csv"
+    whole = first.read_text()
+    for kept in (1, 3):  # the header alone, then the header and two rows
+        first.write_text("".join(whole.splitlines(keepends=True)[:kept]))
+        with pytest.raises(SynthDPError, match=r"has \d+ rows, not what was written"):
+            load_copies(out)
+    first.write_text(whole)
+    (tmp_path / "g[x]*.reference.csv").unlink()
+    with pytest.raises(SynthDPError, match="reference sample .* is missing"):
+        load_copies(out)
+
+
 def test_the_common_statistics_on_a_known_table():
     frame = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "y": [1.0, 3.0, 5.0, 7.0], "g": [2, 10, 2, 10],
                           "s": ["a", "b", "b", "b"]})

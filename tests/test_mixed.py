@@ -66,11 +66,19 @@ def test_schema_layout(schema):
     ({"job": {"type": "categorical", "levels": "abc"}}, "list"),
     ({"job": {"type": "ordinal", "levels": ["a"]}}, "type"),
     ({"nope": [0, 1]}, "unknown column 'nope'"),
+    ({"job": {"type": "categorical", "levels": ["a", ""]}}, "empty level"),
 ])
 def test_bad_schemas_are_refused(change, message):
     content = {"columns": {**SCHEMA["columns"], **change}}
     with pytest.raises(SynthDPError, match=message):
         Schema.from_dict(content, NAMES)
+
+
+def test_an_empty_other_label_is_refused():
+    """A CSV writes it as an empty cell, which reads back as a missing value: "other" rows would
+    turn into missing cells, silently."""
+    with pytest.raises(SynthDPError, match="empty other_label"):
+        Schema.from_dict({**SCHEMA, "other_label": ""}, NAMES)
 
 
 def test_a_missing_column_is_refused():

@@ -117,7 +117,7 @@ class Domain:
     def to_unit(self, values: np.ndarray) -> np.ndarray:
         """Map values already inside the box, shape (n, d), onto [-1, 1]^d."""
         lower, upper = self.lower, self.upper
-        unit = 2.0 * (values - lower) / (upper - lower) - 1.0
+        unit = (values - lower) / (upper - lower) * 2.0 - 1.0  # divided first: 2 (x - lower) overflows near 1.8e308
         return np.clip(unit, -1.0, 1.0)  # guard against round-off just outside
 
     def from_unit(self, points: np.ndarray) -> np.ndarray:

@@ -154,6 +154,9 @@ class CategoricalColumn:
             raise SynthDPError(f"binary column '{self.name}' needs exactly 2 levels")
         if len(set(self.all_levels)) != len(self.all_levels):
             raise SynthDPError(f"column '{self.name}' lists a level twice (or one named like other_label)")
+        if "" in self.all_levels:  # a CSV writes it as an empty cell: a missing value
+            raise SynthDPError(f"column '{self.name}' has an empty level (or an empty other_label): an empty cell "
+                               "reads as a missing value")
         if self.numbers is not None:
             object.__setattr__(self, "numbers", tuple(self.numbers))  # a list, from a JSON document
             if len(self.numbers) != len(self.levels) or len({float(number) for number in self.numbers}) != len(

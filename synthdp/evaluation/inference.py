@@ -27,6 +27,7 @@ coefficients) works; the result has one row per element. Post-processing of rele
 
 from __future__ import annotations
 
+import glob
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -203,7 +204,7 @@ def copy_files(output: str | Path) -> list[Path]:
     two copies and the reference, or fewer than the count."""
     output = Path(output)
     suffix = output.suffix or ".csv"
-    paths = sorted(output.parent.glob(f"{output.stem}.*{suffix}"))
+    paths = sorted(output.parent.glob(f"{glob.escape(output.stem)}.*{glob.escape(suffix)}"))  # [ in a name: literal
     numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
     count = _copies_info(copies_info_path(output)).get("count")
     if count is not None:
@@ -212,8 +213,11 @@ def copy_files(output: str | Path) -> list[Path]:
             raise SynthDPError(f"copies of '{output}': {copies_info_path(output).name} says {count} copies, and some "
                                "are missing: write the copies again")
     reference = output.with_name(f"{output.stem}.reference{suffix}")
-    if len(numbered) < 2 or not reference.exists():
+    if len(numbered) < 2:
         raise SynthDPError(f"no copies of '{output}' found (synthdp generate --copies M -o {output.name} writes them)")
+    if not reference.exists():
+        raise SynthDPError(f"the reference sample of the copies of '{output}', {reference.name}, is missing: write the "
+                           "copies again")
     return [p for _, p in numbered] + [reference]
 
 
@@ -236,28 +240,39 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
             raise SynthDPError(f"copy '{path}' is not a CSV table with a header row: write the copies again "
                                "(synthdp generate --copies)") from None
 
-    return Copies([read(path) for path in numbered], read(reference), info.get("seconds_per_copy", float("nan")),
+    tables, reference_table = [read(path) for path in numbered], read(reference)
+    # a copy cut short (or edited) would be read as if it were one: each has the rows OUTPUT.copies.json
+    # says, and the reference its reference_rows (files written before it said so: the first copy's rows)
+    rows = info.get("rows", len(tables[0]))
+    short = [(path, len(table)) for path, table in zip(numbered, tables) if len(table) != rows]
+    if len(reference_table) != info.get("reference_rows", len(reference_table)):
+        short.append((reference, len(reference_table)))
+    if short or rows < 2:
+        path, found = short[0] if short else (numbered[0], rows)
+        raise SynthDPError(f"copy '{path}' has {found} rows, not what was written: write the copies again")
+    return Copies(tables, reference_table, info.get("seconds_per_copy", float("nan")),
                   info.get("measures_dependence", True))
 
 
 def _copies_info(path: Path) -> dict[str, Any]:
     """OUTPUT.copies.json's ``seconds_per_copy`` (float), ``measures_dependence`` (bool) and, where it
-    holds one, the ``count`` of copies (int); {} where the file is absent. A file of another shape is
-    an error, not a guess (its content is not quoted)."""
+    holds them, the ``count`` of copies, each copy's ``rows`` and the reference's ``reference_rows``
+    (ints); {} where the file is absent. A file of another shape is an error, not a guess (its
+    content is not quoted)."""
     import json
 
     if not path.exists():
         return {}
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
-        seconds, dependence, count = info["seconds_per_copy"], info["measures_dependence"], info.get("count")
-        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and (
-                count is None or isinstance(count, int) and not isinstance(count, bool) and count >= 2)):
+        seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
+        counts = {key: info[key] for key in ("count", "rows", "reference_rows") if key in info}
+        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and all(
+                isinstance(value, int) and not isinstance(value, bool) and value >= 2 for value in counts.values())):
             raise TypeError
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
-    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence,
-            **({} if count is None else {"count": count})}
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts}
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),

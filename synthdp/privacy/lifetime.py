@@ -76,7 +76,8 @@ def _read(path: Path) -> dict | None:
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError):
-        raise SynthDPError(f"budget file '{path}' is not valid JSON: restore it (it is the table's record)") from None
+        raise SynthDPError(f"budget file '{path}' is not valid JSON: if it is the table's record, restore it; else "
+                           "give the path of a budget file (or of one to create)") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise SynthDPError(f"'{path}' is not a synthdp budget file")
     if document.get("format_version") != FORMAT_VERSION:
@@ -135,6 +136,14 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     for name, value in (("--lifetime-epsilon", lifetime_epsilon), ("--lifetime-delta", lifetime_delta)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise SynthDPError(f"{name} must be a number >= 0")
+    if lifetime_delta is not None and lifetime_delta >= 1:
+        raise SynthDPError("--lifetime-delta must be below 1 (a delta of 1 promises nothing)")
+    # checked before the lock is taken too, so that a refused first use (or a path that is not a budget
+    # file, such as the input table) leaves no lock file beside it; checked again under the lock
+    if not path.exists() and lifetime_epsilon is None:
+        raise SynthDPError(f"budget file '{path}' does not exist: its first use declares the table's lifetime "
+                           "budget with --lifetime-epsilon E (and --lifetime-delta D for delta > 0)")
+    _read(path)
     with _locked(path):
         document = _read(path)
         if document is None:

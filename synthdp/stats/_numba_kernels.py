@@ -220,7 +220,7 @@ def _clip_column(x, out, low, high, span, clipped):  # pragma: no cover - compil
             unit = high
         if unit != value:
             clipped[i] = True
-        unit = ((unit - low) * 2.0) / span - 1.0
+        unit = ((unit - low) / span) * 2.0 - 1.0  # divided first: 2 (x - low) overflows near the largest floats
         if unit < -1.0:
             unit = -1.0
         if unit > 1.0:

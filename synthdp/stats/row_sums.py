@@ -170,9 +170,9 @@ def clip_to_unit(values: np.ndarray, domain: Domain, out: np.ndarray | None = No
         changed = unit != block  # outside the domain (or NaN, which is never inside)
         if changed.any():
             rows_clipped += int(np.count_nonzero(changed.any(axis=1)))
-        unit -= lower  # Domain.to_unit: 2 (x - lower) / (upper - lower) - 1, kept within [-1, 1]
+        unit -= lower  # Domain.to_unit: (x - lower) / (upper - lower) * 2 - 1, kept within [-1, 1]
+        unit /= width  # before the doubling, which overflows near the largest floats (the same bits elsewhere)
         unit *= 2.0
-        unit /= width
         unit -= 1.0
         np.clip(unit, -1.0, 1.0, out=points[start : start + step])
     return points, rows_clipped
