@@ -85,7 +85,7 @@ def test_a_numeric_files_chunks_are_its_frames_values(tmp_path, sizes, rows):
     write_groups(frame, path, sizes, preserve_index=False)
     names = list(frame.columns)
     with _open_parquet(path) as parquet:
-        frames = [chunk.to_numpy(dtype=float) for chunk in _parquet_frames(parquet, rows)]
+        frames = [chunk.to_numpy(dtype=float, na_value=np.nan) for chunk in _parquet_frames(parquet, rows)]
     with _open_parquet(path) as parquet:
         arrays = list(_parquet_arrays(parquet, rows, names, nullable=["d", "e"]))  # the footer counts their nulls
     assert [len(a) for a in arrays] == [len(f) for f in frames]

@@ -63,7 +63,8 @@ def test_newton_converges_where_lbfgs_stops_at_its_cap(monkeypatch, seed):
     box = box_of(design, target, tolerance, solution)
     monkeypatch.setattr(lp, "TILT_NEWTON_ROWS", 0)
     stopped = tilt_weights(slicer(design), 2000, target, solution, tolerance)
-    assert stopped.status.startswith("tilt stopped after 1000 iterations")
+    # at its cap with scipy >= 1.15; older L-BFGS-B stops a little before it (950 iterations): still stopped, mixed
+    assert stopped.status.startswith("tilt stopped after") and "mixed with the l1 optimum" in stopped.status
     monkeypatch.undo()
     newton = tilt_weights(slicer(design), 2000, target, solution, tolerance)
     assert newton.status == "optimal"
@@ -84,7 +85,8 @@ def test_newton_converges_where_lbfgs_passes_its_tests_outside_its_boxes(monkeyp
     early = tilt_weights(slicer(design), 1000, target, solution, tolerance)
     assert early.status.startswith("tilt stopped after") and "mixed with the l1 optimum" in early.status
     assert int(early.status.split(" after ")[1].split(" ")[0]) < lp.TILT_MAX_ITERATIONS
-    assert float(early.status.split("largest fit ")[1].split(" x")[0]) > 10
+    assert float(early.status.split("largest fit ")[1].split(" x")[0]) > 1 + lp.TILT_NEWTON_FIT  # outside its box
+    # (tens of times with scipy >= 1.15, about 7 with older L-BFGS-B)
     monkeypatch.undo()
     newton = tilt_weights(slicer(design), 1000, target, solution, tolerance)
     assert newton.status == "optimal"

@@ -190,7 +190,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
 
 def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     """The type and rounded bounds (or levels) of a numeric column, from its finite values."""
-    values = series.to_numpy(dtype=float)
+    values = series.to_numpy(dtype=float, na_value=np.nan)
     finite = values[np.isfinite(values)]
     if len(finite) == 0:
         raise SynthDPError(f"column '{name}' has no numeric values: drop it or fill it before drafting a schema")

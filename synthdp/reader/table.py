@@ -401,7 +401,7 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
                                "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
-    return _finite_values(frame.to_numpy(dtype=float, copy=True), names, missing_allowed)
+    return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
 
 
 def _finite_values(values: np.ndarray, names: list[str], missing_allowed: Collection[str]) -> np.ndarray:
