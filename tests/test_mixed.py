@@ -1295,3 +1295,39 @@ def test_an_integer_column_s_value_block_does_not_count_as_a_many_level_column()
     assert max(len(column.all_levels) for column in schema.categorical) == 31  # the value block
     plan, _, _ = make_mixed_plan(SynthConfig(epsilon=1.0, delta=1e-6), schema, 1000)
     assert plan.budget.share(LEVEL_CELLS) == 0
+
+
+# ------------------------------------------------------------------ the tilt's box where the moments are noise
+def test_the_tilt_box_widens_the_noisy_moments_to_the_universal_threshold():
+    """Moment rows of noise sd above MOMENT_NOISE_LIMIT get sqrt(2 ln m) x the box (m of them, from 2);
+    the rows after the moments (the histograms' cells) and quieter moments keep it; the study's
+    noise_box=False is the rule before."""
+    limit = run.MOMENT_NOISE_LIMIT
+    sd = np.array([limit / 2, 3 * limit, 2 * limit, limit, 5 * limit])  # three above the limit
+    box = run.tilt_box(0.2, 8, sd)
+    assert box.shape == (8,)
+    np.testing.assert_allclose(box[[1, 2, 4]], 0.2 * math.sqrt(2 * math.log(3)))
+    np.testing.assert_array_equal(box[[0, 3, 5, 6, 7]], 0.2)
+    np.testing.assert_array_equal(run.tilt_box(0.2, 8, sd, run.StudyOptions(noise_box=False)), 0.2)
+    np.testing.assert_array_equal(run.tilt_box(0.2, 8, np.array([limit, 2 * limit])), 0.2)  # one: sqrt(2 ln 1) = 0
+    np.testing.assert_array_equal(run.tilt_box(0.2, 8, None), 0.2)  # numeric tables
+
+
+def test_where_the_moments_are_noise_the_tilt_stays_nearer_the_candidates():
+    """iris (150 rows) at (1, 1e-10), whose moments' noise is above the limit: the widened box holds
+    the narrow one, so the tilt's optimum is no further from uniform over the same candidates (the
+    same seed draws them; a box that contains another has a minimum KL no larger, up to the solvers'
+    tolerances), here strictly nearer (the narrow box binds: it fits the moments' noise), and the
+    LP's status names the widened rows."""
+    root = Path(__file__).resolve().parents[1]
+    frame = pd.read_csv(root / "data" / "iris.csv")
+    schema = json.loads((root / "configs" / "iris_schema.json").read_text())
+    config = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=4).config
+    fits = {box: run.fit(config, frame, schema=schema, study=run.StudyOptions(noise_box=box)) for box in (True, False)}
+
+    def divergence(model):  # KL(u || uniform) over the candidates, from the support's weights
+        weights = model.support_weights / model.support_weights.sum()
+        return float(np.sum(weights * np.log(weights * model.release.plan.tilted_candidates)))
+
+    assert "held within sqrt(2 ln" in fits[True].lp.status and "held within" not in fits[False].lp.status
+    assert divergence(fits[True]) < divergence(fits[False])
