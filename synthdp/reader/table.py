@@ -399,8 +399,10 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
                 and not pd.api.types.is_bool_dtype(series.cat.categories):
             continue  # numbers kept as a category (a Parquet round trip): to_numpy reads them as numbers
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
-            raise SynthDPError(f"column '{name}' is not numeric (a date or time column needs \"type\": \"date\" "
-                               "or \"datetime\" in the bounds or schema file; a text column needs a schema)")
+            kind = "true/false values" if pd.api.types.is_bool_dtype(series) else "text, dates or integers past 64 bits"
+            raise SynthDPError(f"column '{name}' is not numeric (it holds {kind}: a date or time column needs "
+                               "\"type\": \"date\" or \"datetime\" in the bounds or schema file; a text or true/false "
+                               "column needs a schema, with an entry for it of type binary or categorical)")
     return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
 
 
