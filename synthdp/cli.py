@@ -587,10 +587,11 @@ def generate(args: argparse.Namespace) -> int:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
         outputs.append((Path(run["model_out"]), synth.save))
-    _write_outputs(outputs + _report_output(_with_data_timings(synth, report, run), run), args)
+    written = _with_data_timings(synth, report, run)
+    _write_outputs(outputs + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
-              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(report),
+              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(written),
               file=sys.stderr)
         _note_independence(synth)
     return 0
@@ -628,10 +629,11 @@ def fit_command(args: argparse.Namespace) -> int:
     """Spend the budget once and write the fitted model (and the report): synthdp sample draws from it."""
     synth, run = _fit(args, synthesize=True)
     report = _with_budget_file(synth.privacy_report(), args)
-    _write_outputs([(Path(args.output), synth.save)] + _report_output(_with_data_timings(synth, report, run), run), args)
+    written = _with_data_timings(synth, report, run)
+    _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
-              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(report), file=sys.stderr)
+              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
     return 0
 
@@ -670,11 +672,11 @@ def sample_command(args: argparse.Namespace) -> int:
 def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
     report = _with_budget_file(synth.privacy_report(), args)
-    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))]
-                   + _report_output(_with_data_timings(synth, report, run), run), args)
+    written = _with_data_timings(synth, report, run)
+    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
-              + _budget_note(report), file=sys.stderr)
+              + _budget_note(written), file=sys.stderr)
     return 0
 
 
@@ -982,7 +984,12 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         count = _int_or_word(run["copies"], None, "--copies")
         if count is None or count < 2:
             raise SynthDPError("--copies must be an integer >= 2")
-        outputs.update({f"copy {k + 1}": str(path) for k, path in enumerate(copy_paths(Path(args.output), count))})
+        if run["rows"] not in (None, "theory") and _int_or_word(run["rows"], "theory", "--rows") < 2:
+            raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
+                               "says nothing")
+        *numbered, reference, info = copy_paths(Path(args.output), count)
+        outputs.update({**{f"copy {k + 1}": str(path) for k, path in enumerate(numbered)},
+                        "the copies' reference sample": str(reference), "the copies' description": str(info)})
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
                              "the schema file": run["schema"], "the config file": args.config}, overwrite=args.overwrite)
     from synthdp.domain.box import load_bounds_file

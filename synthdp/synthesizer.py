@@ -152,7 +152,8 @@ class SmoothSynthesizer:
             (:mod:`synthdp.privacy.lifetime`): this release's (epsilon, delta) is reserved before the
             data is read, and the fit is refused, reading nothing, where it would take the table past
             its lifetime budget; it is charged once the fit succeeds (the release is then in this
-            process's hands) and dropped if the fit fails. The privacy report's ``budget_file``
+            process's hands), or fails after a stage released (a warning may have named a noisy
+            value), and dropped if it fails before any. The privacy report's ``budget_file``
             entry gives the totals.
         lifetime_epsilon, lifetime_delta : float, optional
             The table's lifetime budget, declared at the budget file's first use (as
@@ -302,6 +303,9 @@ class SmoothSynthesizer:
         ``timings_`` holds every stage's time in this process without a report).
         """
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
+            if data_timings:
+                raise SynthDPError("a model file holds the report without the data stages' times: data_timings "
+                                   "needs the fit, in the process that fitted")
             report = dict(self.sampling_model_.report)
             return {**report, "output": reporting.describe_output(output)} if output is not None else report
         model = self._model()

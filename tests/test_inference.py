@@ -458,3 +458,25 @@ def test_two_column_moments_drowned_in_noise_measure_no_dependence():
             pd.concat([frame] * 100, ignore_index=True), schema=schema)
     assert np.max(small.release_.moment_noise_sd) > MOMENT_NOISE_LIMIT and not measures_dependence(small.release_)
     assert measures_dependence(large.release_)
+
+
+def test_copies_of_one_nullable_column_and_of_too_few_rows(tmp_path):
+    """A one-column table writes a row whose only cell is missing as a blank line: the copies are read
+    with those rows (pandas would skip them, and the count check refused the copies); copies of fewer
+    than two rows are refused before the fit."""
+    from synthdp.cli import main
+    from synthdp.evaluation.inference import load_copies
+
+    rng = np.random.default_rng(8)
+    values = rng.uniform(0, 1, 400)
+    values[rng.random(400) < 0.3] = np.nan
+    pd.DataFrame({"v": values}).to_csv(tmp_path / "one.csv", index=False)
+    (tmp_path / "b.json").write_text('{"v": {"bounds": [0, 1], "nullable": true}}')
+    out = tmp_path / "o.csv"
+    assert main(["generate", str(tmp_path / "one.csv"), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
+                 "--copies", "2", "--quiet"]) == 0
+    copies = load_copies(out)
+    assert all(len(table) == 400 for table in copies.tables) and copies.tables[0]["v"].isna().any()
+    assert main(["generate", str(tmp_path / "one.csv"), "-o", str(tmp_path / "p.csv"), "--bounds",
+                 str(tmp_path / "b.json"), "--copies", "2", "--rows", "1", "--quiet"]) == 2
+    assert not (tmp_path / "p.csv").exists()

@@ -1299,26 +1299,55 @@ def test_an_integer_column_s_value_block_does_not_count_as_a_many_level_column()
 
 # ------------------------------------------------------------------ the tilt's box where the moments are noise
 def test_the_tilt_box_widens_the_noisy_moments_to_the_universal_threshold():
-    """Moment rows of noise sd above MOMENT_NOISE_LIMIT get sqrt(2 ln m) x the box (m of them, from 2);
-    the rows after the moments (the histograms' cells) and quieter moments keep it; the study's
-    noise_box=False is the rule before."""
+    """Moment rows of noise sd above MOMENT_NOISE_LIMIT get the universal threshold of m of them x the
+    box (m from 2): sqrt(2 ln m) under Gaussian noise, ln(m) / sqrt(2) under Laplace noise, at least
+    1; the rows after the moments (the histograms' cells), the rows given sd 0 (the one-way cells
+    released apart) and quieter moments keep it; the study's noise_box=False is the rule before."""
     limit = run.MOMENT_NOISE_LIMIT
-    sd = np.array([limit / 2, 3 * limit, 2 * limit, limit, 5 * limit])  # three above the limit
-    box = run.tilt_box(0.2, 8, sd)
-    assert box.shape == (8,)
+    sd = np.array([limit / 2, 3 * limit, 2 * limit, limit, 5 * limit, 0.0])  # three above the limit
+    box, note = run.tilt_box(0.2, 8, sd)
+    assert box.shape == (8,) and note.startswith("3 moments of noise sd above 0.1 held within sqrt(2 ln 3)")
     np.testing.assert_allclose(box[[1, 2, 4]], 0.2 * math.sqrt(2 * math.log(3)))
     np.testing.assert_array_equal(box[[0, 3, 5, 6, 7]], 0.2)
-    np.testing.assert_array_equal(run.tilt_box(0.2, 8, sd, run.StudyOptions(noise_box=False)), 0.2)
-    np.testing.assert_array_equal(run.tilt_box(0.2, 8, np.array([limit, 2 * limit])), 0.2)  # one: sqrt(2 ln 1) = 0
-    np.testing.assert_array_equal(run.tilt_box(0.2, 8, None), 0.2)  # numeric tables
+    many = np.full(200, 2 * limit)
+    np.testing.assert_allclose(run.tilt_box(0.2, 200, many, "laplace")[0], 0.2 * math.log(200) / math.sqrt(2))
+    np.testing.assert_allclose(run.tilt_box(0.2, 8, sd, "laplace")[0][[1, 2, 4]], 0.2)  # ln(3) / sqrt(2) < 1
+    for kept in (run.tilt_box(0.2, 8, sd, study=run.StudyOptions(noise_box=False)),
+                 run.tilt_box(0.2, 8, np.array([limit, 2 * limit])),  # one: no threshold (sqrt(2 ln 1) = 0)
+                 run.tilt_box(0.2, 8, None)):  # numeric tables
+        np.testing.assert_array_equal(kept[0], 0.2)
+        assert kept[1] == ""
+
+
+def test_the_widened_rows_are_the_noisy_moments_of_the_lp_and_not_the_candidates_cells(monkeypatch):
+    """On iris at (1, 1e-10) (the one-way cells released apart): the rows tilt_box may widen are the
+    LP's first rows, one per released moment with its noise sd, the one-way cells released apart given
+    sd 0 (they keep their box) and no histogram cell among them."""
+    root = Path(__file__).resolve().parents[1]
+    frame = pd.read_csv(root / "data" / "iris.csv")
+    schema = json.loads((root / "configs" / "iris_schema.json").read_text())
+    seen = {}
+    original = run.tilt_box
+
+    def spy(box, rows, moment_sd=None, noise="gaussian", study=None):
+        seen["rows"], seen["sd"] = rows, moment_sd
+        return original(box, rows, moment_sd, noise, study)
+
+    monkeypatch.setattr(run, "tilt_box", spy)
+    model = run.fit(SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=4).config, frame, schema=schema)
+    release = model.release
+    apart = run.one_way_cells(release.schema, release.basis_indices)
+    assert apart.any() and len(seen["sd"]) == len(release.moment_noise_sd) < seen["rows"]  # cells after
+    np.testing.assert_array_equal(seen["sd"][apart], 0.0)
+    np.testing.assert_array_equal(seen["sd"][~apart], release.moment_noise_sd[~apart])
+    assert (release.moment_noise_sd[~apart] > run.MOMENT_NOISE_LIMIT).sum() >= 2
 
 
 def test_where_the_moments_are_noise_the_tilt_stays_nearer_the_candidates():
-    """iris (150 rows) at (1, 1e-10), whose moments' noise is above the limit: the widened box holds
-    the narrow one, so the tilt's optimum is no further from uniform over the same candidates (the
-    same seed draws them; a box that contains another has a minimum KL no larger, up to the solvers'
-    tolerances), here strictly nearer (the narrow box binds: it fits the moments' noise), and the
-    LP's status names the widened rows."""
+    """iris (150 rows) at (1, 1e-10), whose moments' noise is above the limit: with the widened box the
+    tilt's optimum is nearer uniform over the same candidates (the same seed draws them) than with
+    one sd, where the box binds and the tilt fits the moments' noise; the LP's status names the
+    widened rows."""
     root = Path(__file__).resolve().parents[1]
     frame = pd.read_csv(root / "data" / "iris.csv")
     schema = json.loads((root / "configs" / "iris_schema.json").read_text())

@@ -79,6 +79,8 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
         loaded.summary()
     with pytest.raises(SynthDPError, match="samples rows only: copies rerun the release's mechanism"):
         loaded.sample_copies(2)
+    with pytest.raises(SynthDPError, match="without the data stages' times"):  # it never held them
+        loaded.privacy_report(data_timings=True)
 
 
 def test_a_model_saved_into_a_missing_folder_is_one_line(fitted, tmp_path):

@@ -234,8 +234,8 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     def read(path: Path) -> pd.DataFrame:
         if reader is not None:
             return reader(path)
-        try:
-            return pd.read_csv(path, **read_csv)
+        try:  # a one-column table writes a row whose only cell is missing as a blank line: a row, not a gap
+            return pd.read_csv(path, **{"skip_blank_lines": False, **read_csv})
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):  # the message may quote content
             raise SynthDPError(f"copy '{path}' is not a CSV table with a header row: write the copies again "
                                "(synthdp generate --copies)") from None

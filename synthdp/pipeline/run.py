@@ -1037,7 +1037,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                 leave_out = quiet_block_tables(release.schema, release.basis_indices, release.noisy_moments,
                                                float(np.max(release.moment_noise_sd)), plan.noise)
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
-            moment_sd = release.moment_noise_sd if leave_out is None else release.moment_noise_sd[~leave_out]
+            moment_sd = release.moment_noise_sd.copy()
+            if plan.budget.share(LEVEL_CELLS) > 0 and release.schema is not None:  # the candidates' one-way cells
+                moment_sd[one_way_cells(release.schema, release.basis_indices)] = 0.0  # keep their box (tilt_box)
+            if leave_out is not None:
+                moment_sd = moment_sd[~leave_out]
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731
             if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
                     and design.shape[0] * design.shape[1] <= config.max_lp_entries):
@@ -1056,7 +1060,9 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             columns, target, noise_l1 = precision_weighted(columns, target, noise_sd, noise_l1)
             row_sd = float(np.min(noise_sd))
     # in the precision-weighted rows every row's noise sd is the smallest one; None: no tilt
-    tilt_tolerance = tilt_box(config.tilt * row_sd, len(target), moment_sd, study) if tilts(config, plan, study) else None
+    tilt_tolerance, box_note = None, ""
+    if tilts(config, plan, study):
+        tilt_tolerance, box_note = tilt_box(config.tilt * row_sd, len(target), moment_sd, plan.noise, study)
     tilted = None
     if (tilt_tolerance is not None and config.spread == 0 and plan.candidates != "mixed"  # a numeric W: dense
             and BOX_PHASE_ROWS <= len(target) <= TILT_NEWTON_ROWS):
@@ -1101,10 +1107,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         tolerance = config.blend * noise_l1
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
-    if tilt_tolerance is not None and (widened := len(noise_box_rows(moment_sd, study))):
-        solution = replace(solution, status=f"{solution.status}; {widened} moments of noise sd above "
-                                            f"{MOMENT_NOISE_LIMIT:g} held within sqrt(2 ln {widened}) = "
-                                            f"{math.sqrt(2 * math.log(widened)):.2f} x the other rows' box")
+    if box_note:
+        solution = replace(solution, status=f"{solution.status}; {box_note}")
     weights = clean_weights(solution.weights)
     if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
         # the copula's ranks, the tilt's one-way marginals (docs/relationships-design.md)
@@ -1204,40 +1208,43 @@ def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[
             noise_l1 + cell_l1)
 
 
-def tilt_box(box: float, rows: int, moment_sd: np.ndarray | None = None,
-             study: StudyOptions | None = None) -> np.ndarray:
+def tilt_box(box: float, rows: int, moment_sd: np.ndarray | None = None, noise: str = "gaussian",
+             study: StudyOptions | None = None) -> tuple[np.ndarray, str]:
     """The tilt's box, shape (rows,): each row's largest distance from its released value, in the
     precision-weighted rows (where every row's noise sd is the same): ``box``, ``config.tilt`` times
-    that sd; but a mixed table's moments (``moment_sd``: the first rows' own noise sd) whose noise sd
-    is above MOMENT_NOISE_LIMIT get sqrt(2 ln m) times ``box``, m >= 2 the number of them.
+    that sd; but a mixed table's moments (``moment_sd``: the first rows' own noise sd, 0 for the rows
+    to leave as they are) whose noise sd is above MOMENT_NOISE_LIMIT get the universal threshold of
+    m >= 2 such values times ``box``: sqrt(2 ln m) for Gaussian noise, ln(m) / sqrt(2) for Laplace
+    noise (whose tail is longer: m exp(-sqrt(2) t) = 1 there), and at least ``box``. Also the note
+    the LP's status gets ("" where no row is widened).
 
     Such a moment is mostly noise (the plan then gives the moments a tenth of the budget and
     releases the one-way cells apart, :func:`synthdp.pipeline.plan.mixed_shares`), and a box of one
     sd lets about a third of m pure-noise values pull the tilt away from the candidates, whose
     columns the released one-way tables make independent: the tilt then fits noise, and invents
     dependence (iris at (1, 1e-10): a class's mean petal length 3.6 against a real 1.5, sepal length
-    x species r = -0.57 against +0.78). sqrt(2 ln m) sd is the universal threshold (Donoho and
-    Johnstone 1994): m values of pure noise stay within it with probability tending to 1, so the tilt
-    leaves the candidates where the moments say nothing beyond noise, and follows a moment where it
-    stands out of its noise. The rows the candidates were drawn from (the histograms' cells, the
-    level cells) and the moments of lower noise keep ``box``; so do numeric tables, whose noisy
+    x species r = -0.57 against +0.78). The universal threshold (Donoho and Johnstone 1994) is the
+    level m values of pure noise stay within (Gaussian: with probability tending to 1; Laplace: one
+    of them expected beyond it), so the tilt leaves the candidates where the moments say nothing
+    beyond noise, and follows a moment where it stands out of its noise. The rows the candidates
+    were drawn from (the histograms' cells, and the one-way cells released apart: the caller gives
+    them sd 0) and the moments of lower noise keep ``box``; so do numeric tables, whose noisy
     moments are blended, not tilted (:func:`tilts`). Measured: docs/decisions/noise-box.md.
     Public: the moments' noise sd follow from the plan's budget and sensitivities.
     """
     tolerance = np.full(rows, box)
-    noisy = noise_box_rows(moment_sd, study)
-    if len(noisy):
-        tolerance[noisy] *= math.sqrt(2 * math.log(len(noisy)))
-    return tolerance
-
-
-def noise_box_rows(moment_sd: np.ndarray | None, study: StudyOptions | None = None) -> np.ndarray:
-    """The moment rows :func:`tilt_box` widens: those of noise sd above MOMENT_NOISE_LIMIT, where
-    there are at least two (for one, sqrt(2 ln 1) = 0: its box stays)."""
     if moment_sd is None or not (study or PRODUCT).noise_box:
-        return np.zeros(0, dtype=np.intp)
+        return tolerance, ""
     noisy = np.flatnonzero(moment_sd > MOMENT_NOISE_LIMIT)
-    return noisy if len(noisy) >= 2 else np.zeros(0, dtype=np.intp)
+    m = len(noisy)
+    if m < 2:  # one value: no threshold to speak of (sqrt(2 ln 1) = 0)
+        return tolerance, ""
+    gaussian = noise == "gaussian"
+    factor = max(1.0, math.sqrt(2 * math.log(m)) if gaussian else math.log(m) / math.sqrt(2))
+    tolerance[noisy] *= factor
+    threshold = f"sqrt(2 ln {m})" if gaussian else f"ln({m}) / sqrt(2)"
+    return tolerance, (f"{m} moments of noise sd above {MOMENT_NOISE_LIMIT:g} held within {threshold} = "
+                       f"{factor:.2f} x the other rows' box")
 
 
 def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) -> bool:
