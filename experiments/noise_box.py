@@ -16,7 +16,7 @@ virtualenv, the strong-pair ratio, the 2-way TV, the smooth queries' worst-case 
 (1, 1e-10), and the 2-way TV at pure epsilon = 1 beside independent noisy one-way histograms.
 Seeded noise: reproducible, NOT private (a design study).
 
-    python experiments/noise_box.py        # about 12 minutes; writes results/noise_box.md and .json
+    python experiments/noise_box.py        # about 10 minutes; writes results/noise_box.md and .json
 """
 
 from __future__ import annotations
