@@ -1360,3 +1360,19 @@ def test_where_the_moments_are_noise_the_tilt_stays_nearer_the_candidates():
 
     assert "held within sqrt(2 ln" in fits[True].lp.status and "held within" not in fits[False].lp.status
     assert divergence(fits[True]) < divergence(fits[False])
+
+
+def test_a_level_a_csv_reader_takes_for_missing_is_named(tmp_path):
+    """A level such as "NA" (North America) reads from a CSV file as a missing value (pandas' default
+    marks): the fit warns from the schema alone, and where that makes a value fall outside the levels
+    the error says why, naming the level (public), never a value."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 200), "region": rng.choice(["EU", "NA"], 200)})
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                          "region": {"type": "categorical", "levels": ["EU", "NA"], "other": False}}}
+    with pytest.warns(UserWarning, match="level 'NA', which a CSV file's reader"):
+        SmoothSynthesizer(epsilon=1.0, delta=1e-6).fit(frame, schema=schema)  # a DataFrame keeps "NA": it fits
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(UserWarning), pytest.raises(SynthDPError, match="its level 'NA' is read from a CSV file as a "
+                                                                       "missing value"):
+        SmoothSynthesizer(epsilon=1.0, delta=1e-6).fit(tmp_path / "t.csv", schema=schema)

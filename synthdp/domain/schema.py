@@ -232,10 +232,13 @@ class CategoricalColumn:
         else:
             codes = _text_level_codes(values, self.levels)
         missing = values.isna().to_numpy() if self.nullable else np.zeros(len(codes), dtype=bool)
+        read_as_missing = [level for level in self.levels if level in CSV_MISSING_MARKS]
+        hint = (f" (its level '{read_as_missing[0]}' is read from a CSV file as a missing value, as pandas reads "
+                "it: rename that level in the data and the schema)" if read_as_missing else "")
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
                                "value); declare it categorical to map such values to 'other', or "
-                               "\"nullable\": true for missing values")
+                               "\"nullable\": true for missing values" + hint)
         if not self.other and (codes[~missing] < 0).any():
             raise SynthDPError(f"column '{self.name}' has a value outside its levels"
                                + ("" if self.nullable else " (or a missing value)")
@@ -243,10 +246,15 @@ class CategoricalColumn:
                                "levels of a categorical column"
                                + ("" if self.nullable else ", give it \"nullable\": true for missing values")
                                + ", or declare it categorical without \"other\": false to map such values to "
-                               f"'{self.other_label}'")
+                               f"'{self.other_label}'" + hint)
         codes[codes < 0] = len(self.levels)
         codes[missing] = len(self.all_levels) - 1
         return codes
+
+
+# the marks pandas.read_csv reads as a missing value by default (its documented na_values)
+CSV_MISSING_MARKS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+                               "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
 
 
 def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:

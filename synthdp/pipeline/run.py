@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.schema import (
+    CSV_MISSING_MARKS,
     Schema,
     bounds_schema,
     check_schema_columns,
@@ -484,6 +485,12 @@ def fit(
             schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
+        for column in schema.declared:  # public: the schema's levels, not the data's values
+            if marks := [level for level in column.levels if level in CSV_MISSING_MARKS]:
+                warnings.warn(f"column '{column.name}' has the level '{marks[0]}', which a CSV file's reader (pandas "
+                              "by default) takes for a missing value: read from a CSV file it is missing (or "
+                              "'other'), and so are the synthetic CSV's cells of that level when read back; rename "
+                              "the level", UserWarning, stacklevel=3)
         if estimated:
             schema = schema.with_sources(estimated, "DP estimate")
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
