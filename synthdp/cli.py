@@ -591,7 +591,8 @@ def generate(args: argparse.Namespace) -> int:
     _write_outputs(outputs + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
-              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(written),
+              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
+              + _budget_note(written if run["report"] else report),
               file=sys.stderr)
         _note_independence(synth)
     return 0
@@ -633,7 +634,8 @@ def fit_command(args: argparse.Namespace) -> int:
     _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
-              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
+              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written if run["report"] else report),
+              file=sys.stderr)
         _note_independence(synth)
     return 0
 
@@ -676,7 +678,7 @@ def summarize(args: argparse.Namespace) -> int:
     _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
-              + _budget_note(written), file=sys.stderr)
+              + _budget_note(written if run["report"] else report), file=sys.stderr)
     return 0
 
 
@@ -1074,7 +1076,10 @@ def _write_csv_rows(frame: pd.DataFrame, handle, header: bool) -> None:
     whole = [bool(np.all(np.mod(values[~np.isnan(values)], 1) == 0))
              for values in (frame[name].to_numpy(dtype=float) for name in frame.select_dtypes(include="float")
                             if name not in decimals)]
-    if pa is None or any(whole):
+    # one column with a missing cell: pyarrow writes that row as a blank line, which CSV readers skip,
+    # where pandas writes "" (an empty field, read back as missing)
+    lone_missing = frame.shape[1] == 1 and bool(frame.iloc[:, 0].isna().any())
+    if pa is None or any(whole) or lone_missing:
         if decimals:  # k decimals as text ("-0.0" written "0.0"); missing cells stay empty
             frame = frame.assign(**{name: [None if value != value else f"{value + 0.0:.{k}f}"
                                            for value in frame[name].tolist()] for name, k in decimals.items()})

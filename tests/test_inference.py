@@ -477,6 +477,9 @@ def test_copies_of_one_nullable_column_and_of_too_few_rows(tmp_path):
                  "--copies", "2", "--quiet"]) == 0
     copies = load_copies(out)
     assert all(len(table) == 400 for table in copies.tables) and copies.tables[0]["v"].isna().any()
+    assert len(pd.read_csv(out)) == 400  # the synthetic table too: its missing cells written "", not blank lines
+    assert main(["evaluate", "--real", str(tmp_path / "one.csv"), "--synth", str(out), "--copies", "--json",
+                 "--bounds", str(tmp_path / "b.json")]) == 0  # evaluate reads the copies as it reads the table
     assert main(["generate", str(tmp_path / "one.csv"), "-o", str(tmp_path / "p.csv"), "--bounds",
                  str(tmp_path / "b.json"), "--copies", "2", "--rows", "1", "--quiet"]) == 2
     assert not (tmp_path / "p.csv").exists()

@@ -485,8 +485,8 @@ def fit(
             schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
-        for column in schema.declared:  # public: the schema's levels, not the data's values
-            if marks := [level for level in column.levels if level in CSV_MISSING_MARKS]:
+        for column in schema.declared:  # public: the schema's levels (and other_label), not the data's values
+            if marks := [level for level in column.all_levels if level in CSV_MISSING_MARKS]:
                 warnings.warn(f"column '{column.name}' has the level '{marks[0]}', which a CSV file's reader (pandas "
                               "by default) takes for a missing value: read from a CSV file it is missing (or "
                               "'other'), and so are the synthetic CSV's cells of that level when read back; rename "
