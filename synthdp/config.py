@@ -126,7 +126,9 @@ class SynthConfig:
         distribution over them is the copula, with its marginals and pairs) whose every
         moment stays within ``tilt`` noise standard deviations of its released value, or
         within the optimum's own residual where that is larger
-        (:func:`synthdp.postprocess.lp.tilt_weights`, :func:`synthdp.pipeline.run.tilts`).
+        (:func:`synthdp.postprocess.lp.tilt_weights`, :func:`synthdp.pipeline.run.tilts`); a mixed
+        table's moments of noise sd above ``MOMENT_NOISE_LIMIT`` within ``tilt`` times the universal
+        threshold of their number (:func:`synthdp.pipeline.run.tilt_box`).
         Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
         docs/relationships-design.md.
     favour : "smooth" or "relationships"
@@ -234,7 +236,8 @@ class SynthConfig:
         1.0, "method", "copula candidates (with released pairs, or moments whose noise is within its limit) and mixed "
         "tables: the distribution closest to uniform "
         "over the candidates whose every moment (and histogram cell, mixed tables) stays within K noise sd of its "
-        "released value (keeps the copula's pairs and shapes; 0: use --blend)",
+        "released value (a mixed table's moments of noise sd above 0.1: K times the universal threshold of their "
+        "number; keeps the copula's pairs and shapes; 0: use --blend)",
         metavar="K",
         commands=GENERATE)
     favour: Literal["smooth", "relationships"] = _option(

@@ -237,10 +237,10 @@ class StudyOptions:
         product: :func:`synthdp.postprocess.pairs.false_discovery_keep`), or None: every pair
         from ``THRESHOLD`` noise sd (before). Post-processing.
     noise_box : bool
-        Mixed tables: the tilt holds a moment whose noise sd is above MOMENT_NOISE_LIMIT within
-        sqrt(2 ln m) noise sd of its released value, m the number of such moments (True, the
-        product: :func:`tilt_box`), or within ``config.tilt`` sd as every other row (False,
-        before). Post-processing.
+        Mixed tables: the tilt holds a moment whose noise sd is above MOMENT_NOISE_LIMIT within the
+        universal threshold of the m such moments (sqrt(2 ln m) noise sd; ln(m) / sqrt(2) under
+        Laplace noise) of its released value (True, the product: :func:`tilt_box`), or within
+        ``config.tilt`` sd as every other row (False, before). Post-processing.
     tilt_without_pairs : bool
         Copula candidates without a pairs release: tilt the LP's optimum toward them where the
         moments' noise is within ``MOMENT_NOISE_LIMIT`` (True, the product: :func:`tilts`), or
