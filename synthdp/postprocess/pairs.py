@@ -144,8 +144,8 @@ def model_means(correlation: np.ndarray, score_map: ScoreMap, normal_draws: np.n
         # Phi(z) >= p where z >= Phi^{-1}(p): counted in z against the edges' normal quantiles,
         # without Phi over every draw (half of this function's time on CTG)
         edges = special.ndtri(upper)
-        cells = np.zeros(z.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
-        for edge in range(upper.shape[1]):
+        cells: np.ndarray = np.zeros(z.shape, dtype=np.uint8 if upper.shape[1] < 255 else np.int64)
+        for edge in range(upper.shape[1]):  # (the annotation: numpy 1.26's stubs refuse += of booleans otherwise)
             cells += z >= edges[:, edge]
     else:  # the finer cells of pairs denoised as a matrix: one binary search per column (the same count)
         columns = np.ascontiguousarray(special.ndtr(z).T)

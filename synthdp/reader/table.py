@@ -627,7 +627,7 @@ class _KeptCells:
                 cells, counts = self._chunks[i]
                 assert cells is not None
                 cells.tofile(self._spill)
-                self._shapes.append(cells.shape)
+                self._shapes.append((int(cells.shape[0]), int(cells.shape[1])))
                 self._chunks[i] = (None, counts)
             self._in_memory, self._bytes = len(self._chunks), 0
         except OSError:  # no room for them: the next pass reads the rows again

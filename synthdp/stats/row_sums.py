@@ -18,6 +18,7 @@ here prints, logs or raises with a value in it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
@@ -31,7 +32,7 @@ from synthdp.stats.histograms import CellLayout, histogram_counts
 from synthdp.stats.scores import ScoreMap, clipped_score_statistic, score_products
 
 # How two chunks' partial results combine, per named statistic.
-COMBINE = {
+COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "rows": np.add, "rows_clipped": np.add, "moments": np.add, "column_sums": np.add,
     "second_moment": np.add, "histograms": np.add, "cell_counts": np.add, "score_products": np.add,
     "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and, "rows_other": np.add,
