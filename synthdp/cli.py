@@ -534,6 +534,9 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         print(f"synthdp: error: out of memory; lower {hint}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (_Stopped): the shell's codes, 130 and 143
+        # an object the interruption left half-made (an older tqdm, 4.68 and before, stopped in its __init__) may fail
+        # in its __del__ later: the interpreter would print that as a traceback after the one line below
+        sys.unraisablehook = lambda unraisable: None
         print("synthdp: interrupted; no output written", file=sys.stderr)
         return 143 if isinstance(stop, _Stopped) else 130
 
