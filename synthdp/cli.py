@@ -594,17 +594,17 @@ def generate(args: argparse.Namespace) -> int:
     _write_outputs(outputs + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
-              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
-              + _budget_note(written if run["report"] else report),
+              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(written),
               file=sys.stderr)
         _note_independence(synth)
     return 0
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:
-    """The report to write: ``report``, with the times of the stages that read the data and the
-    caveat they bring where --data-timings asks for them (the model file and summary keep ``report``)."""
-    if not run["data_timings"]:
+    """The report to write (and to sum up on stderr): ``report``, with the times of the stages that
+    read the data and the caveat they bring where --data-timings asks for them and --report writes
+    them (the model file and summary keep ``report``)."""
+    if not (run["data_timings"] and run["report"]):
         return report
     full = synth.privacy_report(data_timings=True)
     return {**report, "privacy": {**report["privacy"], "differentially_private": False,
@@ -637,8 +637,7 @@ def fit_command(args: argparse.Namespace) -> int:
     _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
-              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written if run["report"] else report),
-              file=sys.stderr)
+              f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
     return 0
 
@@ -681,7 +680,7 @@ def summarize(args: argparse.Namespace) -> int:
     _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run), args)
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
-              + _budget_note(written if run["report"] else report), file=sys.stderr)
+              + _budget_note(written), file=sys.stderr)
     return 0
 
 

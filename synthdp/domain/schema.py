@@ -164,6 +164,18 @@ class CategoricalColumn:
                 raise SynthDPError(f"column '{self.name}' lists a level twice (1 and 1.0 are the same number)")
 
     @property
+    def read_as_missing(self) -> str | None:
+        """The first of its levels (other_label included) a CSV reader takes for a missing value
+        (:data:`CSV_MISSING_MARKS`: "NA", "null", ...), or None. Public: the schema's own text."""
+        return next((level for level in self.all_levels if level in CSV_MISSING_MARKS), None)
+
+    def _missing_mark_hint(self) -> str:
+        """What a code error adds where a level is :attr:`read_as_missing` (else nothing)."""
+        marked = self.read_as_missing
+        return (f" (its level '{marked}' is read from a CSV file as a missing value, as pandas reads it: rename "
+                "that level in the data and the schema)" if marked else "")
+
+    @property
     def all_levels(self) -> tuple[str, ...]:
         """Every level a value decodes to: the levels, then ``other_label`` for a categorical
         column with an "other" level, then MISSING_LABEL for a nullable one."""
@@ -232,13 +244,10 @@ class CategoricalColumn:
         else:
             codes = _text_level_codes(values, self.levels)
         missing = values.isna().to_numpy() if self.nullable else np.zeros(len(codes), dtype=bool)
-        read_as_missing = [level for level in self.levels if level in CSV_MISSING_MARKS]
-        hint = (f" (its level '{read_as_missing[0]}' is read from a CSV file as a missing value, as pandas reads "
-                "it: rename that level in the data and the schema)" if read_as_missing else "")
         if self.binary and (codes < 0).any():
             raise SynthDPError(f"binary column '{self.name}' has a value outside its 2 levels (or a missing "
                                "value); declare it categorical to map such values to 'other', or "
-                               "\"nullable\": true for missing values" + hint)
+                               "\"nullable\": true for missing values" + self._missing_mark_hint())
         if not self.other and (codes[~missing] < 0).any():
             raise SynthDPError(f"column '{self.name}' has a value outside its levels"
                                + ("" if self.nullable else " (or a missing value)")
@@ -246,7 +255,7 @@ class CategoricalColumn:
                                "levels of a categorical column"
                                + ("" if self.nullable else ", give it \"nullable\": true for missing values")
                                + ", or declare it categorical without \"other\": false to map such values to "
-                               f"'{self.other_label}'" + hint)
+                               f"'{self.other_label}'" + self._missing_mark_hint())
         codes[codes < 0] = len(self.levels)
         codes[missing] = len(self.all_levels) - 1
         return codes

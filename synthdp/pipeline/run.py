@@ -33,7 +33,6 @@ import scipy.sparse as sp
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.schema import (
-    CSV_MISSING_MARKS,
     Schema,
     bounds_schema,
     check_schema_columns,
@@ -486,8 +485,8 @@ def fit(
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         for column in schema.declared:  # public: the schema's levels (and other_label), not the data's values
-            if marks := [level for level in column.all_levels if level in CSV_MISSING_MARKS]:
-                warnings.warn(f"column '{column.name}' has the level '{marks[0]}', which a CSV file's reader (pandas "
+            if (marked := column.read_as_missing) is not None:
+                warnings.warn(f"column '{column.name}' has the level '{marked}', which a CSV file's reader (pandas "
                               "by default) takes for a missing value: read from a CSV file it is missing (or "
                               "'other'), and so are the synthetic CSV's cells of that level when read back; rename "
                               "the level", UserWarning, stacklevel=3)

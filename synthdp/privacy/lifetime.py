@@ -138,18 +138,17 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
             raise SynthDPError(f"{name} must be a number >= 0")
     if lifetime_delta is not None and lifetime_delta >= 1:
         raise SynthDPError("--lifetime-delta must be below 1 (a delta of 1 promises nothing)")
+    first_use = (f"budget file '{path}' does not exist: its first use declares the table's lifetime budget with "
+                 "--lifetime-epsilon E (and --lifetime-delta D for delta > 0)")
     # checked before the lock is taken too, so that a refused first use (or a path that is not a budget
     # file, such as the input table) leaves no lock file beside it; checked again under the lock
-    if not path.exists() and lifetime_epsilon is None:
-        raise SynthDPError(f"budget file '{path}' does not exist: its first use declares the table's lifetime "
-                           "budget with --lifetime-epsilon E (and --lifetime-delta D for delta > 0)")
-    _read(path)
+    if _read(path) is None and lifetime_epsilon is None:
+        raise SynthDPError(first_use)
     with _locked(path):
         document = _read(path)
         if document is None:
             if lifetime_epsilon is None:
-                raise SynthDPError(f"budget file '{path}' does not exist: its first use declares the table's lifetime "
-                                   "budget with --lifetime-epsilon E (and --lifetime-delta D for delta > 0)")
+                raise SynthDPError(first_use)
             document = {"format": FORMAT, "format_version": FORMAT_VERSION,
                         "lifetime": {"epsilon": float(lifetime_epsilon), "delta": float(lifetime_delta or 0.0)},
                         "releases": []}

@@ -194,13 +194,14 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     finite = values[np.isfinite(values)]
     if len(finite) == 0:
         raise SynthDPError(f"column '{name}' has no numeric values: drop it or fill it before drafting a schema")
-    if len(finite) < len(values) - int(np.isnan(values).sum()):
+    infinite = len(finite) < len(values) - int(np.isnan(values).sum())
+    if infinite:
         notes.append(f"column '{name}' has infinite values, which releases refuse: clean them before a release")
     integer = bool(np.all(finite == np.round(finite))) and float(np.abs(finite).max()) < MAX_EXACT_INTEGER
     distinct = np.unique(finite)
-    if len(distinct) == 2 and len(finite) == len(values) - int(np.isnan(values).sum()):
+    if len(distinct) == 2 and not infinite:
         return {"type": "binary", "levels": _levels(distinct, series, integer)}
-    if looks_like_codes(distinct, len(values), integer) and len(finite) == len(values) - int(np.isnan(values).sum()):
+    if looks_like_codes(distinct, len(values), integer) and not infinite:
         return {"type": "categorical", "levels": _levels(distinct, series, integer)}  # codes, as evaluate types them
     try:
         lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
