@@ -220,13 +220,17 @@ def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: flo
 def _moment_lookup(indices: np.ndarray, moments: np.ndarray) -> Callable[..., float | None]:
     """``moment(c_1, c_2, ...)``: the released moment of the product of those coordinates (each once
     more in the multi-index per mention), or None when the release does not hold it."""
-    value = {tuple(index): float(moment) for index, moment in zip(np.asarray(indices), np.asarray(moments))}
+    indices = np.asarray(indices)
+    rows, columns = np.nonzero(indices)  # row-major: each row's coordinates in order
+    keys = np.split(np.repeat(columns, indices[rows, columns]),
+                    np.cumsum(np.bincount(rows, weights=indices[rows, columns], minlength=len(indices)))[:-1]
+                    .astype(np.int64))
+    # keyed by the multi-index's coordinates, each once per power: a dense key would cost R x D
+    # (a categorical column of 2 000 levels: seconds) where the multi-indices hold a few each
+    value = {tuple(key.tolist()): float(moment) for key, moment in zip(keys, np.asarray(moments))}
 
     def moment(*coordinates: int) -> float | None:
-        index = np.zeros(indices.shape[1], dtype=np.int64)
-        for coordinate in coordinates:
-            index[coordinate] += 1
-        return value.get(tuple(index))
+        return value.get(tuple(sorted(coordinates)))
 
     return moment
 
