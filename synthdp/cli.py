@@ -579,7 +579,9 @@ def generate(args: argparse.Namespace) -> int:
                                       "noisy reading, where the synthetic table keeps only the pairs that stand out "
                                       "of their noise",
                             "budget": "none: post-processing of this release, no data read",
-                            "measures_dependence": copies.dependence}
+                            "measures_dependence": copies.dependence,
+                            "measured_pairs": sorted(sorted(pair, key=list(synthetic.columns).index)
+                                                     for pair in copies.measured or ())}
         if not copies.dependence:
             from synthdp.evaluation.inference import NO_DEPENDENCE
 
@@ -750,12 +752,7 @@ def infer_command(args: argparse.Namespace) -> int:
                         **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}},
                        overwrite=args.overwrite)
     copies = load_copies(args.copies)
-    with warnings.catch_warnings():
-        if not (args.group_mean or args.corr or args.ols):  # one column's statistics: valid without dependence
-            from synthdp.errors import InferenceWarning
-
-            warnings.simplefilter("ignore", InferenceWarning)
-        result = infer(copies, statistic, level=args.level)
+    result = infer(copies, statistic, level=args.level)  # warns where a statistic reads a pair not measured
     for name, value in shares:  # a value no row takes (a typo, a level the schema does not have): say so
         if name in copies.reference.columns and not share_value_occurs(copies.reference[name], value):
             warnings.warn(f"--share {name}={value}: no row of the copies' reference sample ({REFERENCE_FACTOR} n rows of "

@@ -246,7 +246,9 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     expected = infer(load_copies(out), synthdp_common(means=["x", "y"], proportions=[("g", "1")], correlations=[("x", "y")],
                                                       ols=[("y", "x")], group_means=[("y", "g")]), level=0.9)
     assert list(written.index) == list(expected.index)
-    np.testing.assert_allclose(written.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    np.testing.assert_allclose(written.drop(columns="measured").to_numpy(),
+                               expected.drop(columns="measured").to_numpy(), rtol=1e-12)
+    assert written["measured"].tolist() == expected["measured"].tolist() == [True] * len(expected)
     assert main(["infer", str(out), "--corr", "x", "y"]) == 0
     assert "corr x ~ y" in capsys.readouterr().out
     assert main(["infer", str(out), "--share", "g=1", "g=0"]) == 0  # several shares at once, as --mean takes
@@ -352,6 +354,7 @@ def test_the_infer_command_warns_where_the_release_measured_no_dependence(tmp_pa
                  "--bounds", str(tmp_path / "bounds.json"), "--copies", "2", "--rows", "50", "--seed", "1",
                  "--quiet"]) == 0
     assert json.loads(info.read_text())["measures_dependence"] is False
+    assert json.loads(info.read_text())["measured_pairs"] == []
     capsys.readouterr()
     assert main(["infer", str(out), "--corr", "a", "b"]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "no dependence between columns" in line]
@@ -437,11 +440,71 @@ def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, cap
     assert "mean visit" in statistics
 
 
+def test_read_pairs_finds_the_columns_each_element_reads_together():
+    """Shuffling one column keeps a statistic of that column alone (mean, share, quantile) and moves
+    any that pairs its rows with another's (correlation, group mean, regression coefficient); a
+    statistic with its own randomness reads every column tried."""
+    from synthdp.evaluation.inference import read_pairs
+
+    rng = np.random.default_rng(5)
+    a = rng.normal(size=200)
+    table = pd.DataFrame({"a": a, "b": a + rng.normal(size=200), "y": rng.normal(size=200),
+                          "g": rng.integers(0, 2, 200)})
+
+    def statistic(frame: pd.DataFrame) -> pd.Series:
+        coefficients = np.linalg.lstsq(np.column_stack([frame["a"], frame["b"], np.ones(len(frame))]),
+                                       frame["y"].to_numpy(), rcond=None)[0]
+        return pd.Series({"mean a": frame["a"].mean(), "share g": (frame["g"] == 1).mean(),
+                          "median b": frame["b"].median(), "corr a b": frame["a"].corr(frame["b"]),
+                          "y | g=1": frame.loc[frame["g"] == 1, "y"].mean(), "ols y~a": coefficients[0]})
+
+    index = statistic(table).index
+    pair = lambda x, y: frozenset((x, y))  # noqa: E731
+    found = read_pairs(statistic, table, index, ["a", "b", "y", "g"])
+    assert found["mean a"] == found["share g"] == found["median b"] == set()
+    assert found["corr a b"] == {pair("a", "b")} and found["y | g=1"] == {pair("y", "g")}
+    assert found["ols y~a"] == {pair("a", "b"), pair("a", "y"), pair("b", "y")}
+    assert read_pairs(statistic, table, index, ["a", "y"])["ols y~a"] == {pair("a", "y")}  # only the columns tried
+    noisy = read_pairs(lambda frame: frame["a"].mean() + np.random.default_rng().normal(), table, pd.Index(["value"]),
+                       ["a", "b", "y"])
+    assert noisy["value"] == {pair("a", "b"), pair("a", "y"), pair("b", "y")}
+
+
+def test_infer_marks_the_statistics_that_read_a_pair_the_release_did_not_measure():
+    """``measured`` is False, and infer warns once naming the element and the pair, exactly where an
+    element reads two columns whose dependence the release did not measure; copies that do not
+    record their pairs are taken to measure every pair, or none where they measured no dependence."""
+    from synthdp import InferenceWarning
+
+    rng = np.random.default_rng(6)
+    tables = [pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"]) for _ in range(4)]
+    reference = pd.DataFrame(rng.normal(size=(1200, 3)), columns=["a", "b", "c"])
+    statistic = lambda frame: pd.Series({"mean a": frame["a"].mean(), "corr a b": frame["a"].corr(frame["b"]),  # noqa: E731
+                                         "corr a c": frame["a"].corr(frame["c"])})
+    measured = frozenset({frozenset(("a", "b"))})
+    with pytest.warns(InferenceWarning) as caught:
+        result = infer(Copies(tables, reference, 0.0, True, measured), statistic)
+    assert result["measured"].tolist() == [True, True, False] and len(caught) == 1
+    message = str(caught[0].message)
+    assert "between a and c above its noise" in message and "'corr a c'" in message and "'corr a b'" not in message
+    everything = frozenset(frozenset(pair) for pair in [("a", "b"), ("a", "c"), ("b", "c")])
+    for copies in (Copies(tables, reference, 0.0, True, everything), Copies(tables, reference, 0.0, True)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", InferenceWarning)
+            assert infer(copies, statistic)["measured"].all()
+    with pytest.warns(InferenceWarning, match="no dependence between columns"):
+        none = infer(Copies(tables, reference, 0.0, False), statistic)
+    assert none["measured"].tolist() == [True, False, False]
+    with warnings.catch_warnings():  # one column's statistics read no pair: no warning
+        warnings.simplefilter("error", InferenceWarning)
+        assert infer(Copies(tables, reference, 0.0, False), lambda frame: frame.mean())["measured"].all()
+
+
 def test_two_column_moments_drowned_in_noise_measure_no_dependence():
     """A small mixed table whose moments keep a tenth of the budget (noise sd far above
     MOMENT_NOISE_LIMIT on every product): its two-column moments relate columns by noise alone,
     so the release counts as measuring no dependence (infer warns); a large one does not."""
-    from synthdp.pipeline.copies import measures_dependence
+    from synthdp.pipeline.copies import measured_pairs, measures_dependence
     from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
 
     rng = np.random.default_rng(4)
@@ -457,7 +520,11 @@ def test_two_column_moments_drowned_in_noise_measure_no_dependence():
         large = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=1).fit(
             pd.concat([frame] * 100, ignore_index=True), schema=schema)
     assert np.max(small.release_.moment_noise_sd) > MOMENT_NOISE_LIMIT and not measures_dependence(small.release_)
-    assert measures_dependence(large.release_)
+    assert measures_dependence(large.release_) and not measured_pairs(small.release_)
+    # the large release's pairs are named by the table's columns, the numeric and the categorical alike
+    pairs = measured_pairs(large.release_)
+    assert frozenset(("x", "y")) in pairs and frozenset(("x", "c0")) in pairs and frozenset(("c0", "c5")) in pairs
+    assert all(len(pair) == 2 and pair <= set(frame.columns) for pair in pairs)
 
 
 def test_copies_of_one_nullable_column_and_of_too_few_rows(tmp_path):

@@ -434,15 +434,16 @@ def _intervals_section(intervals: Mapping | None, mpl) -> str:
     parts = [f"<h2>Intervals from the copies</h2><p>{intervals['held']} of {intervals['checked']} "
              f"{intervals['level']:.0%} intervals from {intervals['copies']} copies of the release "
              "(<code>synthdp.infer</code>) hold the real table's value. They are for the population the "
-             "real table came from; a statistic the release did not model (a pair it measured nothing of) is "
-             "where they miss.</p>"]
+             "real table came from; a statistic the release did not model (a pair it measured nothing of: "
+             "<em>pair measured</em> no) is where they miss.</p>"]
     chart = _intervals_chart(mpl, rows)
     if chart is not None:
         parts.append(_image(chart, "intervals against the real values",
                             "each interval scaled to [-1, 1] around its estimate; the dot is the real table's value"))
-    parts.append(_table(["statistic", "real", "estimate", "lower", "upper", "holds"],
+    parts.append(_table(["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"],
                         [[row["statistic"], row["real"], row["estimate"], row["lower"], row["upper"],
-                          "yes" if row["holds"] else "NO"] for row in rows]))
+                          "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
+                         for row in rows]))
     return "".join(parts)
 
 

@@ -46,6 +46,10 @@ NO_DEPENDENCE = (
     "and so do its copies: intervals of correlations, "
     "regressions, group means or any statistic of two or more columns are centred on independence and do not "
     "cover the data's values; intervals of one column's statistics are valid (docs/inference.md)")
+UNMEASURED = ("the release measured no dependence between {pairs} above its noise (at this n and budget; "
+              "synthdp.infer's 'measured' column is False where a statistic reads such a pair), and neither do its "
+              "copies: the intervals of {elements} are centred near those columns' independence and cover the "
+              "data's value only where it lies within their width of it (docs/inference.md)")
 
 
 @dataclass(frozen=True)
@@ -68,12 +72,19 @@ class Copies:
         pairs, or a moment of two or more columns). Where it measured none, every copy's columns
         are independent too: :func:`infer` then warns (NO_DEPENDENCE) that intervals of
         correlations, regressions and group statistics say nothing about the data.
+    measured : frozenset of frozensets of two column names, or None
+        The pairs of columns whose dependence the release measured
+        (:func:`synthdp.pipeline.copies.measured_pairs`); every other pair is independent in the
+        fitted distribution and in every copy, and :func:`infer` marks the statistics that read one.
+        None: not known (copies written before it was recorded), taken as every pair where
+        ``dependence`` and none where not.
     """
 
     tables: list[pd.DataFrame]
     reference: pd.DataFrame
     seconds_per_copy: float
     dependence: bool = True
+    measured: frozenset[frozenset[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.tables)
@@ -122,19 +133,20 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     Returns
     -------
     DataFrame
-        One row per element of the statistic: ``estimate``, ``std_error``, ``lower``, ``upper``,
-        and ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
-        copy's rows) before the bias correction.
+        One row per element of the statistic: ``estimate``, ``std_error``, ``lower``, ``upper``;
+        ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
+        copy's rows) before the bias correction; and ``measured``, False where the element reads
+        two columns whose dependence the release did not measure (:func:`read_pairs`): its
+        interval is centred on their independence, and :func:`infer` warns.
     """
     if not 0 < level < 1:
         raise SynthDPError("level must be in (0, 1), e.g. 0.95")
-    if not getattr(copies, "dependence", True):
-        warnings.warn(NO_DEPENDENCE, InferenceWarning, stacklevel=2)
     tables = list(getattr(copies, "tables", []))
     reference = getattr(copies, "reference", None)
     if len(tables) < 2 or reference is None:
         raise SynthDPError("infer takes what SmoothSynthesizer.sample_copies returns (at least two copies)")
     own = _fitted_value(statistic, reference, len(tables[0]))
+    measured = _unmeasured_reads(copies, statistic, reference.iloc[:len(tables[0])].reset_index(drop=True), own.index)
     values = pd.concat([_as_series(statistic(table)).reindex(own.index) for table in tables], axis=1).astype(float)
     m = values.shape[1]
     estimate = 2 * own - values.mean(axis=1)
@@ -143,7 +155,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
 
     z = stats.t.ppf(0.5 + level / 2, df=m - 1)
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
-                           "upper": estimate + z * se, "naive": own})
+                           "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
     if limits is not None:
         low, high = _limits(limits, result.index)
@@ -161,6 +173,65 @@ def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFr
     parts = [_as_series(statistic(reference.iloc[k * rows:(k + 1) * rows].reset_index(drop=True))).astype(float)
              for k in range(blocks)]
     return pd.concat(parts, axis=1).mean(axis=1)
+
+
+def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,
+                      index: pd.Index) -> pd.Series:
+    """``measured`` of :func:`infer`'s result: per element, whether every pair of columns it reads
+    (:func:`read_pairs`, on ``block``, a copy's rows of the reference) is a pair whose dependence
+    the release measured (``copies.measured``); warns once, naming the elements that are not."""
+    columns = [str(name) for name in block.columns]
+    measured = copies.measured
+    if measured is None:  # not recorded: every pair, or none where the release measured no dependence
+        measured = frozenset() if not getattr(copies, "dependence", True) else None
+    unmeasured = [] if measured is None else [
+        frozenset((a, b)) for i, a in enumerate(columns) for b in columns[i + 1:] if frozenset((a, b)) not in measured]
+    reads = read_pairs(statistic, block, index, sorted({name for pair in unmeasured for name in pair}, key=columns.index))
+    unmeasured_set = set(unmeasured)
+    missed = {element: sorted({tuple(sorted(pair, key=columns.index)) for pair in pairs if pair in unmeasured_set})
+              for element, pairs in reads.items()}
+    flagged = {element: pairs for element, pairs in missed.items() if pairs}
+    if flagged:
+        pairs = sorted({pair for found in flagged.values() for pair in found})
+        listed = ", ".join(f"{a} and {b}" for a, b in pairs[:4]) + (f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else "")
+        elements = ", ".join(f"'{element}'" for element in list(flagged)[:4]) + (
+            f" and {len(flagged) - 4} more" if len(flagged) > 4 else "")
+        message = NO_DEPENDENCE if measured is not None and not measured else UNMEASURED.format(pairs=listed,
+                                                                                                elements=elements)
+        warnings.warn(message, InferenceWarning, stacklevel=3)
+    return pd.Series([element not in flagged for element in index], index=index, dtype=bool)
+
+
+def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, index: pd.Index,
+               columns: Sequence[str]) -> dict[Any, set[frozenset[str]]]:
+    """The pairs of ``columns`` each element of ``statistic`` reads together, found by shuffling.
+
+    A column's values shuffled among the rows keep every statistic of that column alone (a mean, a
+    share, a quantile) and change any that pairs its rows with another column's (a correlation, a
+    group mean, a regression coefficient). So an element reads column c jointly when its value on
+    ``table`` with c shuffled differs from its value on ``table`` (beyond rounding, relative 1e-9);
+    it reads the pairs of those columns. A statistic that fails on a shuffled table, or draws its
+    own randomness, is taken to read that column. ``index``: the statistic's elements, as
+    :func:`infer` names them; ``columns``: the columns to try (len(columns) evaluations of the
+    statistic, on ``table``). Public randomness (a fixed seed) on synthetic rows."""
+    names = {str(name): name for name in table.columns}
+    baseline = _as_series(statistic(table)).reindex(index).astype(float).to_numpy()
+    rng = np.random.default_rng(0)
+    joint: dict[Any, list[str]] = {element: [] for element in index}
+    for name in columns:
+        shuffled = table.copy()
+        shuffled[names[name]] = table[names[name]].iloc[rng.permutation(len(table))].to_numpy()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = _as_series(statistic(shuffled)).reindex(index).astype(float).to_numpy()
+            changed = ~(np.isclose(value, baseline, rtol=1e-9, atol=1e-12) | (np.isnan(value) & np.isnan(baseline)))
+        except Exception:  # a statistic the shuffle breaks reads the column
+            changed = np.ones(len(index), dtype=bool)
+        for element in index[changed]:
+            joint[element].append(name)
+    return {element: {frozenset((a, b)) for i, a in enumerate(found) for b in found[i + 1:]}
+            for element, found in joint.items()}
 
 
 def _limits(limits: tuple[float, float] | Mapping[Any, tuple[float, float]], index: pd.Index
@@ -250,14 +321,16 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     if short or rows < 2:
         path, found = short[0] if short else (numbered[0], rows)
         raise SynthDPError(f"copy '{path}' has {found} rows, not what was written: write the copies again")
+    measured = info.get("measured_pairs")
     return Copies(tables, reference_table, info.get("seconds_per_copy", float("nan")),
-                  info.get("measures_dependence", True))
+                  info.get("measures_dependence", True),
+                  None if measured is None else frozenset(frozenset(pair) for pair in measured))
 
 
 def _copies_info(path: Path) -> dict[str, Any]:
     """OUTPUT.copies.json's ``seconds_per_copy`` (float), ``measures_dependence`` (bool) and, where it
     holds them, the ``count`` of copies, each copy's ``rows`` and the reference's ``reference_rows``
-    (ints); {} where the file is absent. A file of another shape is an error, not a guess (its
+    (ints) and the ``measured_pairs`` (lists of two column names); {} where the file is absent. A file of another shape is an error, not a guess (its
     content is not quoted)."""
     import json
 
@@ -267,12 +340,15 @@ def _copies_info(path: Path) -> dict[str, Any]:
         info = json.loads(path.read_text(encoding="utf-8"))
         seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
         counts = {key: info[key] for key in ("count", "rows", "reference_rows") if key in info}
+        pairs = {"measured_pairs": info["measured_pairs"]} if "measured_pairs" in info else {}
         if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and all(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 2 for value in counts.values())):
+                isinstance(value, int) and not isinstance(value, bool) and value >= 2 for value in counts.values())
+                and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
+                        for pair in pairs.get("measured_pairs", []))):
             raise TypeError
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
-    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts}
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs}
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),
@@ -388,7 +464,8 @@ def check_against_real(real: pd.DataFrame, copies: Copies, numeric: Sequence[str
     -------
     dict
         ``copies`` (m), ``level``, ``statistics``: one dict per statistic (``statistic``, ``real``,
-        ``estimate``, ``lower``, ``upper``, ``holds``), ``held`` and ``checked`` (counts).
+        ``estimate``, ``lower``, ``upper``, ``holds``, and ``measured``, :func:`infer`'s: False where
+        it reads a pair of columns the release did not measure), ``held`` and ``checked`` (counts).
     """
     columns = [name for name in numeric if name in real.columns]
     if not columns:
@@ -401,5 +478,5 @@ def check_against_real(real: pd.DataFrame, copies: Copies, numeric: Sequence[str
     holds = (result["lower"] <= truth) & (truth <= result["upper"])
     rows = [{"statistic": name, "real": float(truth[name]), "estimate": float(result.loc[name, "estimate"]),
              "lower": float(result.loc[name, "lower"]), "upper": float(result.loc[name, "upper"]),
-             "holds": bool(holds[name])} for name in result.index]
+             "holds": bool(holds[name]), "measured": bool(result.loc[name, "measured"])} for name in result.index]
     return {"copies": len(copies), "level": level, "statistics": rows, "held": int(holds.sum()), "checked": len(rows)}

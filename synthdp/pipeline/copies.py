@@ -85,7 +85,8 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
             refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
                             progress=progress, planned=planned, study=INFERENCE)
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
-    return Copies(out, reference, (time.perf_counter() - start) / copies, measures_dependence(release))
+    measured = measured_pairs(release)
+    return Copies(out, reference, (time.perf_counter() - start) / copies, bool(measured), measured)
 
 
 def inference_fit(fitted: run.FittedModel, rng: np.random.Generator) -> run.FittedModel:
@@ -107,17 +108,40 @@ def inference_fit(fitted: run.FittedModel, rng: np.random.Generator) -> run.Fitt
 
 
 def measures_dependence(release: run.Release) -> bool:
-    """Whether the release measured any dependence between columns: a pairs release, selected
-    pairs, or a released moment of two or more columns (a pair product, a mixed table's 2-way
-    cell or mean per level) whose noise sd is at most MOMENT_NOISE_LIMIT. Without one the fitted
-    columns are independent, or related only by noise larger than any relation (a small mixed
-    table whose moments keep a tenth of the budget: sd 0.9 on a correlation's product moment came
-    out as correlations of -0.54 and +0.03 from one table), and the copies cannot tell
-    (:data:`synthdp.evaluation.inference.NO_DEPENDENCE`). Public: the release's plan, basis and
-    noise scales."""
-    several = np.count_nonzero(release.basis_indices, axis=1) >= 2
+    """Whether the release measured any dependence between columns (:func:`measured_pairs`). Without
+    one the fitted columns are independent, or related only by noise larger than any relation, and
+    the copies cannot tell (:data:`synthdp.evaluation.inference.NO_DEPENDENCE`)."""
+    return bool(measured_pairs(release))
+
+
+def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
+    """The pairs of the table's columns whose dependence the release measured: every pair of numeric
+    columns of a pairs release, the selected pairs, and the columns of each released moment of two
+    or more columns (a pair product, a mixed table's 2-way cell or mean per level) whose noise sd is
+    at most MOMENT_NOISE_LIMIT. A moment of larger noise does not count: a small mixed table whose
+    moments keep a tenth of the budget (sd 0.9 on a correlation's product moment) came out as
+    correlations of -0.54 and +0.03 from one table. A nullable column's missing indicator and an
+    integer column's value block stand for their column. Public: the release's plan, basis and
+    noise scales. :func:`synthdp.infer` marks the statistics that read a pair outside these."""
+    schema = release.schema
+    numeric = list(release.domain.names)
+    if schema is None:
+        owner, names = np.arange(len(numeric)), numeric
+    else:
+        internal = [column.indicator_of or column.values_of or column.name for column in schema.categorical]
+        names = list(dict.fromkeys(numeric + internal))
+        owner = np.array([names.index(name) for name in numeric + internal])[schema.block_of_coordinate]
+    pairs: set[frozenset[str]] = set()
+    if release.plan.releases_pairs:
+        pairs |= {frozenset((a, b)) for i, a in enumerate(numeric) for b in numeric[i + 1:]}
+    if release.plan.selects_pairs and release.selected_pairs is not None:
+        pairs |= {frozenset((numeric[i], numeric[j])) for i, j in np.asarray(release.selected_pairs.pairs, dtype=int)}
+    indices = np.asarray(release.basis_indices)
     noise = np.asarray(release.moment_noise_sd, dtype=float)
-    if noise.shape != several.shape:  # one sd for all (or none): the largest stands for each
-        noise = np.full(several.shape, float(noise.max()) if noise.size else np.inf)
-    measured = several & (noise <= MOMENT_NOISE_LIMIT)
-    return bool(release.plan.releases_pairs or release.plan.selects_pairs or measured.any())
+    if noise.shape != (len(indices),):  # one sd for all (or none): the largest stands for each
+        noise = np.full(len(indices), float(noise.max()) if noise.size else np.inf)
+    kept = (indices[noise <= MOMENT_NOISE_LIMIT] != 0).astype(np.int64)
+    reads = (kept @ (owner[:, None] == np.arange(len(names))).astype(np.int64)) > 0  # moment x column it reads
+    together = reads.T.astype(np.int64) @ reads  # the moments that read both columns
+    pairs |= {frozenset((names[i], names[j])) for i, j in zip(*np.nonzero(np.triu(together, 1)))}
+    return frozenset(pairs)
