@@ -215,6 +215,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"synthdp: error: {message} (see synthdp --help)\n")
 
 
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="synthdp", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -542,10 +543,10 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
 
 
 def _release_reservation(args: argparse.Namespace) -> None:
-    """A release reserved in a budget file but not charged (it failed before its outputs were
-    renamed into place): its reservation is dropped, since nothing of it is out."""
+    """A release reserved in a budget file that failed before its fit began: its reservation is
+    dropped, since nothing of it is out (from the fit on, the fit charges or drops it)."""
     reservation = getattr(args, "reservation", None)
-    if reservation is not None and not getattr(args, "charged", False):
+    if reservation is not None and not getattr(args, "handed", False):
         from synthdp.privacy import lifetime
 
         lifetime.cancel(reservation)
@@ -558,7 +559,7 @@ def generate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     synthetic = synth.sample(n_rows)
     sampling_seconds = time.perf_counter() - start
-    report = _with_budget_file(synth.privacy_report(synthetic), args)
+    report = synth.privacy_report(synthetic)  # with the budget file's totals where one is kept
     report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), lambda path: write_csv(synthetic, path))]
     if run["copies"] is not None:
@@ -593,7 +594,7 @@ def generate(args: argparse.Namespace) -> int:
     if run["model_out"]:
         outputs.append((Path(run["model_out"]), synth.save))
     written = _with_data_timings(synth, report, run)
-    _write_outputs(outputs + _report_output(written, run), args)
+    _write_outputs(outputs + _report_output(written, run))
     if not run["quiet"]:
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(written),
@@ -634,9 +635,9 @@ def _note_independence(synth: SmoothSynthesizer) -> None:
 def fit_command(args: argparse.Namespace) -> int:
     """Spend the budget once and write the fitted model (and the report): synthdp sample draws from it."""
     synth, run = _fit(args, synthesize=True)
-    report = _with_budget_file(synth.privacy_report(), args)
+    report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
-    _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run), args)
+    _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run))
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
               f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
@@ -677,9 +678,9 @@ def sample_command(args: argparse.Namespace) -> int:
 
 def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
-    report = _with_budget_file(synth.privacy_report(), args)
+    report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
-    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run), args)
+    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run))
     if not run["quiet"]:
         print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
               + _budget_note(written), file=sys.stderr)
@@ -891,8 +892,9 @@ def evaluate(args: argparse.Namespace) -> int:
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
                                     "nullable numeric cells are present" if nullable else ""}, **report}
-    if units is not None:
-        report = {"privacy_unit": units, **report}
+    if units is not None:  # exact counts of the real table, not the release's noisy ones
+        report = {"real_privacy_unit_counts": units, **report}
+    report = {"differentially_private": False, "note": report["note"], **report}  # the label first
     if args.html:
         from synthdp.evaluation.html import render_html
 
@@ -908,6 +910,8 @@ def evaluate(args: argparse.Namespace) -> int:
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
         ) + ("\n(the scores below compare the rows whose nullable numeric cells are present)" if nullable else "") \
             + "\n" + text
+    if not args.json:
+        text = f"NOTE: {report['note']}\n" + text
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -1013,26 +1017,19 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
                 raise SynthDPError(f"{flag} '{path}' is the budget file: choose another output path (nothing was "
                                    "written)")
         args.reservation = lifetime.reserve(run["budget_file"], args.command, config.epsilon, config.delta,
-                                            run["lifetime_epsilon"], run["lifetime_delta"])
+                                            run["lifetime_epsilon"], run["lifetime_delta"], config.privacy_unit)
     elif run["lifetime_epsilon"] is not None or run["lifetime_delta"] is not None:
         raise SynthDPError("--lifetime-epsilon and --lifetime-delta declare a --budget-file's budget: give the file")
     from synthdp.config import IdleOptionWarning
 
     with warnings.catch_warnings():  # _warn_idle_options named them as flags already
         warnings.simplefilter("ignore", IdleOptionWarning)
+        # the fit charges the reservation once a stage has released (its error may carry a value computed
+        # from a noisy statistic), or drops it where the fit fails before any stage did
+        args.handed = True
         synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
-                  csv_format=csv_format)
+                  csv_format=csv_format, budget_file=getattr(args, "reservation", None))
     return synth, run
-
-
-def _with_budget_file(report: dict, args: argparse.Namespace) -> dict:
-    """The report with the table's budget across releases (``privacy.budget_file``), where a budget file is kept."""
-    reservation = getattr(args, "reservation", None)
-    if reservation is None:
-        return report
-    from synthdp.privacy import lifetime
-
-    return {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
 
 
 def _report_output(report: dict, run: dict) -> list:
@@ -1109,14 +1106,13 @@ def _budget_note(report: dict) -> str:
             + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
 
 
-def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], args: argparse.Namespace | None = None) -> None:
+def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None:
     """Write each output to a temporary file beside it, then rename them all into place.
 
     Nothing is renamed before every output has been written, so a failure leaves no
-    partial output (and the temporary files are removed). With a budget file, the release is
-    charged there after the writes and before the renames: what reaches its readers is charged.
+    partial output (and the temporary files are removed). With a budget file, the release was
+    charged there when its fit released (:func:`_fit`), before the first byte is written.
     """
-    reservation = None if args is None else getattr(args, "reservation", None)
     with ExitStack() as cleanup:
         pending = []
         for final, write in outputs:
@@ -1125,11 +1121,6 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], args: a
             temporary = _temporary(None if stream else real, cleanup)
             write(temporary)
             pending.append((temporary, real, stream))
-        if args is not None and reservation is not None:
-            from synthdp.privacy import lifetime
-
-            lifetime.charge(reservation)
-            args.charged = True
         for temporary, real, stream in pending:
             if stream:
                 with open(temporary, "rb") as source, open(real, "wb") as target:

@@ -117,7 +117,7 @@ class SmoothSynthesizer:
         synthesize: bool = True,
         schema: Mapping | Schema | str | Path | None = None,
         csv_format: CsvFormat | None = None,
-        budget_file: str | Path | None = None,
+        budget_file: str | Path | lifetime.Reservation | None = None,
         lifetime_epsilon: float | None = None,
         lifetime_delta: float | None = None,
     ) -> SmoothSynthesizer:
@@ -154,7 +154,8 @@ class SmoothSynthesizer:
             its lifetime budget; it is charged once the fit succeeds (the release is then in this
             process's hands), or fails after a stage released (a warning may have named a noisy
             value), and dropped if it fails before any. The privacy report's ``budget_file``
-            entry gives the totals.
+            entry gives the totals. A :class:`synthdp.privacy.lifetime.Reservation` already made
+            (as the command line makes one, naming its command) is charged or dropped the same way.
         lifetime_epsilon, lifetime_delta : float, optional
             The table's lifetime budget, declared at the budget file's first use (as
             ``--lifetime-epsilon`` and ``--lifetime-delta``); a later use may repeat them or leave them out.
@@ -169,9 +170,13 @@ class SmoothSynthesizer:
         _warn_idle_parameters(self.get_params(), config, schema is not None
                               or (isinstance(bounds, Mapping) and bounds_schema(bounds) is not None))
         reservation = None
-        if budget_file is not None:  # before the data is read: refused here if the table's budget would be exceeded
+        if isinstance(budget_file, lifetime.Reservation):  # made by the caller (the command line), before the data
+            if lifetime_epsilon is not None or lifetime_delta is not None:
+                raise SynthDPError("lifetime_epsilon and lifetime_delta go with a budget file's path, not a reservation")
+            reservation = budget_file
+        elif budget_file is not None:  # before the data is read: refused here if the table's budget would be exceeded
             reservation = lifetime.reserve(budget_file, "SmoothSynthesizer.fit", config.epsilon, config.delta, lifetime_epsilon,
-                                           lifetime_delta)
+                                           lifetime_delta, config.privacy_unit)
         elif lifetime_epsilon is not None or lifetime_delta is not None:
             raise SynthDPError("lifetime_epsilon and lifetime_delta declare a budget file's budget: give budget_file")
         ledger = PrivacyLedger(config.epsilon, config.delta)
@@ -181,12 +186,12 @@ class SmoothSynthesizer:
         except BaseException:
             if reservation is not None:
                 if ledger.events:  # a stage had released: its values may be out (a warning names a noisy count)
-                    lifetime.charge(reservation)
+                    lifetime.charge(reservation, False if ledger.caveats else None)
                 else:
                     lifetime.cancel(reservation)  # nothing of this release is out
             raise
         if reservation is not None:
-            lifetime.charge(reservation)
+            lifetime.charge(reservation, not ledger.caveats)
         self.budget_reservation_ = reservation
         self.model_ = model
         self.release_, self.ledger_, self.lp_ = model.release, model.ledger, model.lp

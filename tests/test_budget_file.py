@@ -218,3 +218,87 @@ def test_a_python_fit_that_fails_after_a_stage_released_is_charged(tmp_path):
     with pytest.raises(SynthDPError):  # failing before any stage (bounds for no column): nothing out, nothing charged
         SmoothSynthesizer(epsilon=0.3).fit(frame[["x"]], {"y": [0, 1]}, budget_file=budget)
     assert len(_document(budget)["releases"]) == 1
+
+
+def _units_table(tmp_path):
+    """A table of 100 people with two rows each, its schema, and one whose levels the release discovers."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    table = tmp_path / "units.csv"
+    pd.DataFrame({"person": np.repeat(np.arange(100), 2), "x": rng.uniform(0, 1, 200),
+                  "c": rng.choice(["a", "b"], 200)}).to_csv(table, index=False)
+    declared = tmp_path / "units_declared.json"
+    declared.write_text(json.dumps({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                                "c": {"type": "categorical", "levels": ["a", "b"]}}}))
+    schema = tmp_path / "units_schema.json"
+    schema.write_text(json.dumps({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                              "c": {"type": "categorical", "levels": "discover"}}}))
+    return table, declared, schema
+
+
+def test_a_command_that_fails_after_a_stage_released_is_charged(tmp_path, capsys):
+    """As the Python fit: by unit, the units stage releases a noisy row count before the level
+    discovery refuses to run without its share; the one-line error may carry what the plan made of
+    that count, so the release is charged, not dropped (repeated failing commands would average it)."""
+    table, _, schema = _units_table(tmp_path)
+    budget = tmp_path / "b.json"
+    code = main(["generate", str(table), "-o", str(tmp_path / "x.csv"), "--schema", str(schema), "--epsilon", "0.3",
+                 "--delta", "1e-6", "--privacy-unit", "person", "--max-rows-per-unit", "2", "--budget-file",
+                 str(budget), "--lifetime-epsilon", "1", "--lifetime-delta", "1e-5", "--quiet"])
+    assert code == 2 and "levels" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
+    releases = _document(budget)["releases"]
+    assert [(r["state"], r["epsilon"], r["differentially_private"]) for r in releases] == [("spent", 0.3, None)]
+
+
+def test_a_release_is_charged_before_its_first_output_byte(tmp_path, monkeypatch):
+    """A run stopped while it writes (killed, out of disk) has its release in the temporary files:
+    it is charged before any of them is written, so none can be taken uncharged."""
+    from synthdp.privacy import lifetime
+
+    seen = []
+    charge = lifetime.charge
+
+    def watched(reservation, *args, **kwargs):
+        seen.append(sorted(path.name for path in tmp_path.iterdir() if path.suffix in (".csv", ".tmp")))
+        return charge(reservation, *args, **kwargs)
+
+    monkeypatch.setattr(lifetime, "charge", watched)
+    budget = tmp_path / "b.json"
+    code, out = _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "1")
+    assert code == 0 and out.exists() and seen == [[]]
+    assert _document(budget)["releases"][0]["differentially_private"] is True
+
+
+def test_a_file_keeps_one_neighbouring_relation_and_counts_releases_that_were_not_private(tmp_path, capsys):
+    """A file kept by unit refuses a release by row (its epsilon by unit is up to K times larger)
+    and by another unit column; a file kept by row takes a release by unit (epsilon by unit is
+    epsilon by row too). A release with --seed is recorded as not private, and the next report's
+    budget_file entry counts it."""
+    table, declared, _ = _units_table(tmp_path)
+    by_unit, by_row = tmp_path / "unit.json", tmp_path / "row.json"
+    unit_flags = ["--privacy-unit", "person", "--max-rows-per-unit", "2"]
+
+    def release(budget, name, *extra):
+        return main(["generate", str(table), "-o", str(tmp_path / f"{name}.csv"), "--schema", str(declared), "--epsilon",
+                     "0.2", "--budget-file", str(budget), "--lifetime-epsilon", "1", "--quiet", *extra])
+
+    assert release(by_unit, "u1", *unit_flags) == 0 and _document(by_unit)["privacy_unit"] == "person"
+    capsys.readouterr()
+    assert release(by_unit, "u2") == 2 and not (tmp_path / "u2.csv").exists()
+    err = capsys.readouterr().err
+    assert "keeps the table's budget by unit 'person'" in err and "a release by row" in err and err.count("\n") == 1
+    assert release(by_unit, "u3", "--privacy-unit", "x", "--max-rows-per-unit", "2") == 2
+    assert "by unit 'x'" in capsys.readouterr().err
+    assert release(by_unit, "u4", *unit_flags) == 0 and len(_document(by_unit)["releases"]) == 2
+    with_person = tmp_path / "rows_schema.json"  # by row, the person column is a column of the table
+    with_person.write_text(json.dumps({"columns": {"person": {"type": "integer", "bounds": [0, 99]},
+                                                   **json.loads(declared.read_text())["columns"]}}))
+    assert release(by_row, "r1", "--schema", str(with_person), "--seed", "1") == 0
+    assert _document(by_row)["privacy_unit"] is None
+    report = tmp_path / "r2.json"
+    assert release(by_row, "r2", *unit_flags, "--report", str(report)) == 0
+    entry = json.loads(report.read_text())["privacy"]["budget_file"]
+    assert entry["earlier_releases_not_private"] == 1 and "not differentially private" in entry["note"]
+    assert [r["differentially_private"] for r in _document(by_row)["releases"]] == [False, True]

@@ -53,7 +53,8 @@ def test_text_report(tables, capsys):
                           "--queries", 50], capsys)
     assert code == 0, err
     assert err == ""
-    lines = out.splitlines()
+    note, *lines = out.splitlines()  # first, that the scores are the real table's: not private
+    assert note.startswith("NOTE: these scores are computed from the real table and are NOT differentially private")
     assert lines[0].split() == ["real", "synthetic"]
     assert lines[1].split() == ["rows", "200", "150"]
     assert lines[2].split() == ["distinct", "rows", "200", "141"]

@@ -337,8 +337,8 @@ def test_cli_generate_and_evaluate_by_unit(subjects, tmp_path, capsys):
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "subject", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["privacy_unit"]["real"]["units"] == 30
-    assert report["privacy_unit"]["synthetic"]["rows_per_unit_max"] <= 10
+    assert report["real_privacy_unit_counts"]["real"]["units"] == 30 and report["differentially_private"] is False
+    assert report["real_privacy_unit_counts"]["synthetic"]["rows_per_unit_max"] <= 10
     page = tmp_path / "page.html"  # the page says what the text and the JSON say of the units
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "subject", "--html", str(page)]) == 0

@@ -312,7 +312,7 @@ def _summary_section(report: Mapping) -> str:
                        f"{invented['invented']} of {invented['pairs']}",
                        f"largest synthetic |r| of those pairs {_number(invented['largest_abs_r'])}"])
     parts.append(_table(["score", "value", ""], scores, numeric_from=9))
-    units = report.get("privacy_unit")
+    units = report.get("real_privacy_unit_counts")
     if isinstance(units, Mapping):
         parts.append(f"<p>Privacy unit <code>{_text(units['column'])}</code> (its identifiers are left out of the "
                      "scores):</p>")

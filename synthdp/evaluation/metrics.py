@@ -471,6 +471,10 @@ def _normalisation(real: pd.DataFrame, values: np.ndarray, bounds: Mapping | Non
     return result
 
 
+NOT_PRIVATE_SCORES = ("these scores are computed from the real table and are NOT differentially private: share them "
+                      "only as you would share the real table")
+
+
 def utility_report(
     real: pd.DataFrame,
     synth: pd.DataFrame,
@@ -489,7 +493,8 @@ def utility_report(
     """Every utility metric of a synthetic table against the real one, as a plain dict.
 
     This reads the real table, including (without ``bounds``) its min and max: it is
-    evaluation by the data owner, not a release, and its output is not differentially private.
+    evaluation by the data owner, not a release, and its output is not differentially private
+    (it says so: ``differentially_private`` False and a ``note``, which ``synthdp evaluate`` prints first).
 
     Parameters
     ----------
@@ -591,6 +596,7 @@ def utility_report(
     shapes = [1 - ks_values.get(name, value) for name, value in tv["per_column"].items()]
     similarities = [pair["similarity"] for pair in pairs["per_pair"]]
     return {
+        "differentially_private": False, "note": NOT_PRIVATE_SCORES,
         "rows": {"real": int(len(real)), "synthetic": int(len(synth))},
         "distinct_rows": {"real": distinct_rows(real), "synthetic": distinct_rows(synth)},
         "columns": {"numeric": numeric, "categorical": categorical},

@@ -6,16 +6,25 @@ table and refuses a release that would take it past the table's lifetime budget,
 release reads the data. It is JSON (``FORMAT``, version 1):
 
     {"format": "synthdp-budget", "format_version": 1,
-     "lifetime": {"epsilon": E, "delta": D},
+     "lifetime": {"epsilon": E, "delta": D}, "privacy_unit": null | COLUMN,
      "releases": [{"id", "command", "epsilon", "delta", "state": "pending" | "spent", "started",
-                   "finished", "host", "pid"}, ...]}
+                   "finished", "host", "pid", "privacy_unit", "differentially_private"}, ...]}
 
 A release is *reserved* before the data is read (``pending``, counted against the lifetime
-budget), and marked ``spent`` once its outputs are written to their temporary files and before
-they are renamed into place, so a release that reaches its readers is always charged. A run
-that fails releases its reservation; a run killed before it was charged leaves a ``pending``
-entry whose process is gone, which the next use of the file (on the same host) drops, since
-nothing of that run was renamed into place. A pending entry of another host is kept (its process
+budget), and marked ``spent`` as soon as its fit has released anything: when the fit succeeds
+(before any output is written, so a run stopped while writing is charged), or when it fails
+after a stage released (its error may carry a value computed from a noisy statistic: a plan too
+large for a noisy row count). A run that fails before any stage released drops its reservation;
+a run killed before it was charged leaves a ``pending`` entry whose process is gone, which the
+next use of the file (on the same host) drops, since nothing of that run left the process.
+
+The file keeps the budget of one neighbouring relation, its ``privacy_unit``: rows (null), or
+the units of one column, declared by its first release. Releases by that unit add up; a release
+by any unit is also a release of its epsilon by row, so a file by rows takes them too; a release
+by rows (or by another column) in a file by units is refused, since its epsilon by unit is K times
+larger (group privacy) and would not add up. Each entry records whether its release was
+differentially private; the report's ``budget_file`` entry counts the earlier releases that were
+not (``--bounds-from-data``, ``--seed``), since what they made public no later budget covers. A pending entry of another host is kept (its process
 cannot be checked): it stays counted until removed by hand. Every read-modify-write holds an
 exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces the file atomically, so two
 commands on one table never both pass the check on the same remainder: the second waits for the
@@ -55,6 +64,7 @@ class Reservation:
     delta: float
     lifetime: tuple[float, float]
     spent_before: tuple[float, float]
+    not_private_before: int = 0
 
 
 @contextlib.contextmanager
@@ -121,7 +131,8 @@ def _totals(document: dict) -> tuple[float, float]:
 
 
 def reserve(path: str | Path, command: str, epsilon: float, delta: float,
-            lifetime_epsilon: float | None = None, lifetime_delta: float | None = None) -> Reservation:
+            lifetime_epsilon: float | None = None, lifetime_delta: float | None = None,
+            privacy_unit: str | None = None) -> Reservation:
     """Reserve (``epsilon``, ``delta``) for a release in the budget file ``path``, before any data is
     read; refuse, with one line and nothing written, a release that would take the table past its
     lifetime budget. The file's first use creates it and needs ``lifetime_epsilon`` (and
@@ -129,7 +140,8 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     leave them out. Dead pending entries of this host are dropped first (module docstring). A link
     to the file is followed: the record, its lock and its rewrites are the file's, whatever name
     reaches it (a link's own lock would let two commands pass at once, and a rewrite through it
-    would replace the link with a second record)."""
+    would replace the link with a second record). ``privacy_unit``: the release's unit column (None:
+    rows), refused in a file kept by another unit (module docstring)."""
     path = Path(os.path.realpath(path))
     if not path.parent.exists() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"budget file folder '{path.parent}' does not exist")
@@ -151,12 +163,19 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
                 raise SynthDPError(first_use)
             document = {"format": FORMAT, "format_version": FORMAT_VERSION,
                         "lifetime": {"epsilon": float(lifetime_epsilon), "delta": float(lifetime_delta or 0.0)},
-                        "releases": []}
+                        "privacy_unit": privacy_unit, "releases": []}
         lifetime = (float(document["lifetime"]["epsilon"]), float(document["lifetime"]["delta"]))
         if (lifetime_epsilon is not None and not math.isclose(lifetime_epsilon, lifetime[0], rel_tol=1e-12)) or (
                 lifetime_delta is not None and not math.isclose(lifetime_delta, lifetime[1], rel_tol=1e-12)):
             raise SynthDPError(f"budget file '{path}' declares a lifetime budget of epsilon {lifetime[0]:g}, delta "
                                f"{lifetime[1]:g}: it cannot be changed by a later release")
+        kept_by = document.get("privacy_unit")  # a file written before it was recorded: by rows
+        if kept_by is not None and privacy_unit != kept_by:
+            release = "by row" if privacy_unit is None else f"by unit '{privacy_unit}'"
+            raise SynthDPError(f"budget file '{path}' keeps the table's budget by unit '{kept_by}', and a release "
+                               f"{release} would not add up with its releases (by unit, its epsilon is up to K times "
+                               f"larger): release with --privacy-unit {kept_by}, or keep another budget file; nothing "
+                               "was read or written")
         document["releases"] = [r for r in document["releases"] if r["state"] == "spent" or _alive(r)]
         spent = _totals(document)
         if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK) + 1e-300:
@@ -167,15 +186,17 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
         identifier = uuid.uuid4().hex
         document["releases"].append({"id": identifier, "command": command, "epsilon": float(epsilon),
                                      "delta": float(delta), "state": "pending", "started": _now(), "finished": None,
-                                     "host": socket.gethostname(), "pid": os.getpid()})
+                                     "host": socket.gethostname(), "pid": os.getpid(), "privacy_unit": privacy_unit,
+                                     "differentially_private": None})
         _write(path, document)
-    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent)
+        not_private = sum(1 for r in document["releases"][:-1] if r.get("differentially_private") is False)
+    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private)
 
 
-def charge(reservation: Reservation) -> None:
-    """Mark the reserved release spent: called once its outputs are written, before they are renamed
-    into place. Raises if the reservation is gone (the file was edited meanwhile): then no output
-    may be renamed."""
+def charge(reservation: Reservation, differentially_private: bool | None = None) -> None:
+    """Mark the reserved release spent, and whether it was differentially private (None: not known,
+    a fit that failed): called as soon as its fit released anything (module docstring). Raises if
+    the reservation is gone (the file was edited meanwhile): then no output may be written."""
     with _locked(reservation.path):
         document = _read(reservation.path)
         found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
@@ -183,6 +204,7 @@ def charge(reservation: Reservation) -> None:
             raise SynthDPError(f"budget file '{reservation.path}' lost this release's reservation; no output was "
                                "written")
         found[0]["state"], found[0]["finished"] = "spent", _now()
+        found[0]["differentially_private"] = differentially_private
         _write(reservation.path, document)
 
 
@@ -206,7 +228,11 @@ def summary(reservation: Reservation) -> dict:
             "this_release": {"epsilon": reservation.epsilon, "delta": reservation.delta},
             "spent_after": {"epsilon": reservation.spent_before[0] + reservation.epsilon,
                             "delta": reservation.spent_before[1] + reservation.delta},
-            "composition": "basic across releases: their epsilons and deltas add"}
+            "composition": "basic across releases: their epsilons and deltas add",
+            **({"earlier_releases_not_private": reservation.not_private_before,
+                "note": "earlier releases of this table in the budget file were not differentially private (bounds "
+                        "or levels from the data, a seed): what they made public no budget covers"}
+               if reservation.not_private_before else {})}
 
 
 def _now() -> str:
