@@ -185,6 +185,7 @@ def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]
         "naive": (naive - truth).abs() <= Z * naive_se,
         "real": (real - truth).abs() <= Z * real_se,
         "width": (ours["upper"] - ours["lower"]) / (2 * Z * real_se),
+        "unmeasured": ~ours["measured"],
         "seconds_per_copy": kept.seconds_per_copy}).rename_axis("statistic").reset_index()
 
 
@@ -274,13 +275,14 @@ def main(argv: list[str] | None = None) -> None:
             cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows ({releases[n]} releases)", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real "
-                     "| width floor |", "|---|---:|---:|---:|---:|---:|"]
+                     "| width floor | flagged |", "|---|---:|---:|---:|---:|---:|---:|"]
             for statistic, row in result.iterrows():
                 plain_mean = statistic.startswith("mean ") and " given " not in statistic  # a column's mean, not a group's
                 value = mean_width_floor(name, statistic[len('mean '):], n, args.delta) if plain_mean else float("nan")
                 floor = "" if np.isnan(value) else f"{value:.2f}"
+                flagged = "" if pd.isna(row.get("unmeasured", np.nan)) else f"{row['unmeasured']:.2f}"
                 lines.append(f"| {statistic} | {row['ours']:.3f} | {row['naive']:.3f} | {row['real']:.3f} | "
-                             f"{row['width']:.2f} | {floor} |")
+                             f"{row['width']:.2f} | {floor} | {flagged} |")
             lines.append(f"\nSeconds per copy: {result['seconds_per_copy'].mean():.2f}.")
             sections.append("\n".join(lines) + "\n")
     fewest = min(releases.values())
@@ -294,7 +296,9 @@ def main(argv: list[str] | None = None) -> None:
         "population; its min/max bounds taken as public. OLS: heteroscedasticity-robust (HC1) standard errors for "
         "the naive and real-sample intervals. Width floor (means): the width over the real sample's that an "
         "interval would have if the release were the d column means alone, with all of the budget "
-        "(`mean_width_floor`): no release of every column can be narrower. Per release: one file under "
+        "(`mean_width_floor`): no release of every column can be narrower. Flagged: the share of releases in which "
+        "synthdp.infer marked the statistic as reading a pair of columns whose dependence the release did not "
+        "measure (its `measured` False, with a warning). Per release: one file under "
         "experiments/results/cache/infer_coverage/ unless --cache-dir says otherwise (git ignores it; a rerun "
         "reuses them).\n\n"
         f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections))
