@@ -468,6 +468,9 @@ def keep_chunk_arrays_on_the_heap() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, CHUNK_HEAP_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_BYTES))
 
 
+_RENAMING: list = []  # not empty while _write_outputs renames the outputs into place (the handlers wait)
+
+
 class _Stopped(KeyboardInterrupt):
     """SIGTERM (kill, a scheduler's time limit), raised like Ctrl-C's KeyboardInterrupt so that the
     outputs' temporary files are removed on the way out, as they are for Ctrl-C."""
@@ -484,6 +487,8 @@ def _interruptible() -> tuple[dict, list]:
 
     def handler(number, frame):
         received.append(number)
+        if _RENAMING:  # the outputs are being renamed into place: finish, rather than leave part of them
+            return
         raise _Stopped() if number == signal.SIGTERM else KeyboardInterrupt()
 
     previous = {}
@@ -565,10 +570,18 @@ def generate(args: argparse.Namespace) -> int:
     if run["copies"] is not None:
         count = _int_or_word(run["copies"], None, "--copies")
         copies = synth.sample_copies(count, n_rows, progress=not run["quiet"])
-        from synthdp.evaluation.inference import copy_paths
+        from synthdp.evaluation.inference import copy_paths, file_sha256
 
         paths = copy_paths(Path(args.output), count)
-        outputs += [(path, _csv_writer(table)) for path, table in zip(paths, [*copies.tables, copies.reference])]
+        digests: dict[str, str] = {}  # each file's, once written: OUTPUT.copies.json (written after them) records them
+
+        def hashed(table: pd.DataFrame, name: str) -> Callable[[Path], object]:
+            def write(path: Path) -> None:
+                _csv_writer(table)(path)
+                digests[name] = file_sha256(path)
+            return write
+
+        outputs += [(path, hashed(table, path.name)) for path, table in zip(paths, [*copies.tables, copies.reference])]
         report["copies"] = {"count": count, "rows": len(copies.tables[0]), "reference_rows": len(copies.reference),
                             "files": [str(path) for path in paths],
                             "seconds_per_copy": round(copies.seconds_per_copy, 4),
@@ -587,8 +600,10 @@ def generate(args: argparse.Namespace) -> int:
             from synthdp.evaluation.inference import NO_DEPENDENCE
 
             report["copies"]["note"] = NO_DEPENDENCE
-            print(f"synthdp: warning: {NO_DEPENDENCE}", file=sys.stderr)
-        outputs.append((paths[-1], _text(json.dumps(report["copies"], indent=2) + "\n")))  # OUTPUT.copies.json
+            warnings.warn(NO_DEPENDENCE, UserWarning, stacklevel=1)  # shown once the command succeeds, as all are
+        entry = report["copies"]  # OUTPUT.copies.json: the report's entry and the files' digests
+        outputs.append((paths[-1], lambda path: path.write_text(json.dumps({**entry, "sha256": digests}, indent=2)
+                                                                + "\n")))
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
@@ -1121,12 +1136,17 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None
             temporary = _temporary(None if stream else real, cleanup)
             write(temporary)
             pending.append((temporary, real, stream))
-        for temporary, real, stream in pending:
+        _RENAMING.append(True)  # Ctrl-C during the renames lets every file reach its place, not some of them
+        try:
+            for temporary, real, stream in pending:
+                if not stream:
+                    os.replace(temporary, real)
+        finally:
+            _RENAMING.clear()
+        for temporary, real, stream in pending:  # a pipe may block until read: stays interruptible
             if stream:
                 with open(temporary, "rb") as source, open(real, "wb") as target:
                     shutil.copyfileobj(source, target)
-            else:
-                os.replace(temporary, real)
 
 
 def _options(args: argparse.Namespace) -> dict:
@@ -1200,9 +1220,13 @@ def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]
     the command's --overwrite): the user's files are never overwritten unasked. An output that
     exists and is not a regular file (/dev/null, a named pipe, /dev/stdout on a terminal) is
     written into, not replaced (:func:`_write_outputs`)."""
-    given = {flag: path for flag, path in outputs.items() if path}
+    given = {flag: path for flag, path in outputs.items() if path is not None}
     seen: dict[str, str] = {}
     for flag, path in given.items():
+        if not str(path).strip():
+            raise SynthDPError(f"{flag} is empty: give the path of a file (nothing was read or written)")
+        if str(path).endswith(("/", os.sep)) and not Path(path).is_dir():  # pathlib would drop the slash: 'x/' is x
+            raise SynthDPError(f"{flag} '{path}' ends with a slash: give the path of a file, not of a folder")
         _check_writable(Path(path))
         for label, source in inputs.items():
             if source and _same_file(Path(path), Path(source)):

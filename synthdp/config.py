@@ -437,6 +437,7 @@ class CsvFormat:
                "decimal must be one character other than sep, such as '.' or ','")
         try:
             codecs.lookup(self.encoding)
+            "".encode(self.encoding).decode(self.encoding)  # rot13, hex or zlib: codecs, not text encodings
         except (LookupError, TypeError):
             raise SynthDPError("encoding must be a text encoding Python knows, such as 'utf-8' or 'latin-1'") from None
 

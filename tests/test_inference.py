@@ -3,6 +3,7 @@ release, and a small coverage check (the full coverage study is an experiment)."
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -159,8 +160,13 @@ def test_generate_writes_the_copies_and_the_report_says_how(tmp_path):
     assert len(copies) == 3 and len(copies.reference) == REFERENCE_FACTOR * 600
     entry = __import__("json").loads(report.read_text())["copies"]
     assert entry["count"] == 3 and "no data read" in entry["budget"] and entry["seconds_per_copy"] > 0
-    # OUTPUT.copies.json holds the report's entry, which load_copies reads back
-    assert __import__("json").loads((tmp_path / "out.copies.json").read_text()) == entry
+    # OUTPUT.copies.json holds the report's entry, which load_copies reads back, and each file's digest
+    from synthdp.evaluation.inference import file_sha256
+
+    written = __import__("json").loads((tmp_path / "out.copies.json").read_text())
+    digests = written.pop("sha256")
+    assert written == entry and digests == {name: file_sha256(tmp_path / name) for name in
+                                            ["out.1.csv", "out.2.csv", "out.3.csv", "out.reference.csv"]}
     assert copies.seconds_per_copy == entry["seconds_per_copy"] and copies.dependence == entry["measures_dependence"]
     result = infer(copies, lambda frame: frame["age"].mean())
     assert result.iloc[0]["lower"] < result.iloc[0]["upper"]
@@ -196,8 +202,14 @@ def test_copies_cut_short_or_under_a_name_with_glob_characters(tmp_path):
     whole = first.read_text()
     for kept in (1, 3):  # the header alone, then the header and two rows
         first.write_text("".join(whole.splitlines(keepends=True)[:kept]))
-        with pytest.raises(SynthDPError, match=r"has \d+ rows, not what was written"):
-            load_copies(out)
+        with pytest.raises(SynthDPError, match="is not what this release's generate --copies wrote"):
+            load_copies(out)  # its digest differs from OUTPUT.copies.json's record
+    info = tmp_path / "g[x]*.copies.json"
+    recorded = json.loads(info.read_text())
+    info.write_text(json.dumps({key: value for key, value in recorded.items() if key != "sha256"}))
+    with pytest.raises(SynthDPError, match=r"has \d+ rows, not what was written"):  # without digests: the rows
+        load_copies(out)
+    info.write_text(json.dumps(recorded))
     first.write_text(whole)
     (tmp_path / "g[x]*.reference.csv").unlink()
     with pytest.raises(SynthDPError, match="reference sample .* is missing"):

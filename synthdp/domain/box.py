@@ -233,6 +233,8 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type,
                             decimals=decimals)
     try:
+        if any(isinstance(value, bool) for value in spec):  # true is 1 to float(), not a bound
+            raise TypeError
         lower, upper = float(spec[0]), float(spec[1])
     except (TypeError, ValueError):
         raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
@@ -240,9 +242,19 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
 
 
 def read_json_file(path: str | Path, label: str) -> object:
-    """Parse a JSON file; errors name the file (as ``label``), never its content."""
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"))  # as Notepad saves it: a byte-order mark
+    """Parse a JSON file; errors name the file (as ``label``), never its content. A key given twice in
+    one object is an error naming it (JSON readers would keep the last silently: a column's bounds
+    given twice, the second by mistake)."""
+
+    def unique(pairs: list[tuple[str, object]]) -> dict:
+        keys = [key for key, _ in pairs]
+        twice = next((key for key in keys if keys.count(key) > 1), None)
+        if twice is not None:
+            raise SynthDPError(f"{label} '{path}' gives '{twice}' twice in one object: keep one")
+        return dict(pairs)
+
+    try:  # as Notepad saves it: a byte-order mark
+        return json.loads(Path(path).read_text(encoding="utf-8-sig"), object_pairs_hook=unique)
     except (FileNotFoundError, IsADirectoryError):
         raise absent_file(label, path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):

@@ -490,7 +490,10 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
     overview = ("<table><tbody>" + "".join(f"<tr><th>{_text(k)}</th><td>{v}</td></tr>" for k, v in rows)
                 + "</tbody></table>")
     stages = []
-    for stage in privacy.get("stages") or []:
+    listed, caveats = privacy.get("stages") or [], privacy.get("caveats") or []
+    if not (isinstance(listed, list) and isinstance(caveats, list)):
+        raise SynthDPError("the privacy report's \"stages\" and \"caveats\" must be lists, as synthdp writes them")
+    for stage in listed:
         if isinstance(stage, Mapping):
             norm = stage.get("sensitivity_norm")
             sensitivity = _significant(stage.get("sensitivity")) + (f" ({norm})" if norm else "")
@@ -498,7 +501,6 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
                            *(_significant(stage.get(key)) for key in ("noise_scale", "epsilon", "delta"))])
     stage_table = _table(["stage", "mechanism", "released", "sensitivity", "noise scale", "epsilon", "delta"],
                          stages, numeric_from=4) if stages else "<p>The report lists no stages.</p>"
-    caveats = privacy.get("caveats") or []
     caveat_list = ("<h3>Caveats</h3><ul>" + "".join(f"<li>{_text(c)}</li>" for c in caveats) + "</ul>"
                    if caveats else "<p>The report lists no caveats.</p>")
     return "<h2>Privacy report of the release</h2>" + overview + "<h3>Stages</h3>" + stage_table + caveat_list

@@ -28,6 +28,8 @@ coefficients) works; the result has one row per element. Post-processing of rele
 from __future__ import annotations
 
 import glob
+import hashlib
+import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -276,7 +278,9 @@ def copy_files(output: str | Path) -> list[Path]:
     output = Path(output)
     suffix = output.suffix or ".csv"
     paths = sorted(output.parent.glob(f"{glob.escape(output.stem)}.*{glob.escape(suffix)}"))  # [ in a name: literal
-    numbered = sorted((int(p.stem.rsplit(".", 1)[1]), p) for p in paths if p.stem.rsplit(".", 1)[1].isdigit())
+    # OUTPUT.<digits>.csv only: not the copies of a release beside it (OUTPUT.5.csv's OUTPUT.5.1.csv), nor OUTPUT.².csv
+    middles = [(p.stem[len(output.stem) + 1:], p) for p in paths]
+    numbered = sorted((int(middle), p) for middle, p in middles if re.fullmatch("[0-9]+", middle))
     count = _copies_info(copies_info_path(output)).get("count")
     if count is not None:
         numbered = [(k, p) for k, p in numbered if k <= count]
@@ -302,14 +306,22 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     *numbered, reference = copy_files(output)
     info = _copies_info(copies_info_path(output))
 
+    written = info.get("sha256", {})
+
     def read(path: Path) -> pd.DataFrame:
-        if reader is not None:
-            return reader(path)
-        try:  # a one-column table writes a row whose only cell is missing as a blank line: a row, not a gap
+        try:
+            if path.name in written and file_sha256(path) != written[path.name]:  # a copy of another release
+                raise SynthDPError(f"copy '{path}' is not what this release's generate --copies wrote (its content "
+                                   f"differs from {copies_info_path(output).name}'s record): write the copies again")
+            if reader is not None:
+                return reader(path)
+            # a one-column table writes a row whose only cell is missing as a blank line: a row, not a gap
             return pd.read_csv(path, **{"skip_blank_lines": False, **read_csv})
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):  # the message may quote content
             raise SynthDPError(f"copy '{path}' is not a CSV table with a header row: write the copies again "
                                "(synthdp generate --copies)") from None
+        except OSError as error:  # a dangling link, a folder: reading, not writing
+            raise SynthDPError(f"copy '{path}' cannot be read: {error.strerror or 'unreadable'}") from None
 
     tables, reference_table = [read(path) for path in numbered], read(reference)
     # a copy cut short (or edited) would be read as if it were one: each has the rows OUTPUT.copies.json
@@ -330,7 +342,8 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
 def _copies_info(path: Path) -> dict[str, Any]:
     """OUTPUT.copies.json's ``seconds_per_copy`` (float), ``measures_dependence`` (bool) and, where it
     holds them, the ``count`` of copies, each copy's ``rows`` and the reference's ``reference_rows``
-    (ints) and the ``measured_pairs`` (lists of two column names); {} where the file is absent. A file of another shape is an error, not a guess (its
+    (ints), the ``measured_pairs`` (lists of two column names) and each file's ``sha256`` (name to
+    hex digest); {} where the file is absent. A file of another shape is an error, not a guess (its
     content is not quoted)."""
     import json
 
@@ -338,6 +351,10 @@ def _copies_info(path: Path) -> dict[str, Any]:
         return {}
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
+        digests = {"sha256": info["sha256"]} if "sha256" in info else {}
+        if not (isinstance(digests.get("sha256", {}), dict)
+                and all(isinstance(value, str) for value in digests.get("sha256", {}).values())):
+            raise TypeError
         seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
         counts = {key: info[key] for key in ("count", "rows", "reference_rows") if key in info}
         pairs = {"measured_pairs": info["measured_pairs"]} if "measured_pairs" in info else {}
@@ -346,9 +363,19 @@ def _copies_info(path: Path) -> dict[str, Any]:
                 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
                         for pair in pairs.get("measured_pairs", []))):
             raise TypeError
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, OSError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
-    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs}
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs, **digests}
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, hex: OUTPUT.copies.json records each copy's, so that a copy of
+    another release put in its place is refused rather than combined."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str, str]] = (),

@@ -83,6 +83,8 @@ def _locked(path: Path) -> Iterator[None]:
 def _read(path: Path) -> dict | None:
     if not path.exists():
         return None
+    if path.is_dir():
+        raise SynthDPError(f"budget file '{path}' is a folder: give the path of a budget file (or of one to create)")
     try:
         document = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -663,8 +663,9 @@ def read_table_frame(path: str | Path, label: str = "input file", csv_format: Cs
         return read_csv_frame(path, label, csv_format, as_text, options)
     if not path.is_file():
         raise absent_file(label, path)
-    _optional("pyarrow.parquet", "Parquet input")
+    pq = _optional("pyarrow.parquet", "Parquet input")
     with _parquet_errors(path):
+        _parquet_data_columns(pq.read_schema(path))  # a column of nested values: refused by name
         frame = pd.read_parquet(path).reset_index(drop=True)
     check_column_names(frame.columns)
     return frame
@@ -1047,7 +1048,13 @@ def _parquet_data_columns(schema) -> list[str]:
     """A Parquet file's columns as ``pandas.read_parquet`` (and the Dask engine) gives them: its Arrow schema's
     names without the columns that hold a pandas index (``df.set_index("id").to_parquet(path)`` stores
     ``id`` as one, and reading the file makes it the index again, not a column)."""
+    import pyarrow as pa
+
     stored = set(_stored_index_columns(schema))
+    for field in schema:  # a list, struct or map per cell: no value synthdp can bound or count
+        if field.name not in stored and pa.types.is_nested(field.type):
+            raise SynthDPError(f"column '{field.name}' holds nested values ({field.type}), not one value per cell: "
+                               "synthdp reads columns of numbers, text or dates; flatten it or leave it out")
     return [name for name in schema.names if name not in stored]
 
 
@@ -1182,8 +1189,9 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
     """
     dd = _optional("dask.dataframe", "the Dask engine")
     if parquet:
-        _optional("pyarrow", "Parquet input")
+        pq = _optional("pyarrow.parquet", "Parquet input")
         with _parquet_errors(path):
+            _parquet_data_columns(pq.read_schema(path))  # a column of nested values: refused by name
             frame = dd.read_parquet(path, blocksize=DASK_BLOCK_BYTES, index=False)  # a stored index is no column
         if any(not isinstance(label, str) for label in frame.columns):  # Dask's reader then fails on its partitions
             raise SynthDPError(f"Parquet file '{path}' stores column labels that are not text, which the Dask engine "

@@ -1,0 +1,145 @@
+"""Edge cases of the command line found by a review: each ends in one line naming the problem,
+nothing written, nothing lost (the rule for bad input), or in the outputs whole."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from synthdp.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CLINIC = str(ROOT / "synthdp" / "datasets" / "clinic.csv")
+BOUNDS = str(ROOT / "synthdp" / "datasets" / "clinic_bounds.json")
+
+
+def _one_error(capsys, *parts: str) -> None:
+    err = capsys.readouterr().err
+    assert err.startswith("synthdp: error: ") and err.count("\n") == 1, err
+    for part in parts:
+        assert part in err, err
+
+
+@pytest.mark.parametrize("codec", ["rot13", "hex", "zlib"])
+def test_a_codec_that_is_not_a_text_encoding_is_one_line(tmp_path, capsys, codec):
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--encoding", codec,
+                 "--quiet"]) == 2
+    _one_error(capsys, "encoding must be a text encoding")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_key_given_twice_and_a_boolean_bound_are_refused(tmp_path, capsys):
+    twice = tmp_path / "b.json"
+    twice.write_text('{"age": [18, 90], "age": [0, 1], "bmi": [15, 50], "systolic_bp": [80, 220], '
+                     '"cholesterol": [100, 400], "visits_per_year": [0, 30]}')
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", str(twice), "--quiet"]) == 2
+    _one_error(capsys, "gives 'age' twice")
+    boolean = tmp_path / "c.json"
+    boolean.write_text(json.dumps({**json.loads(Path(BOUNDS).read_text()), "age": [True, 90]}))
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", str(boolean), "--quiet"]) == 2
+    _one_error(capsys, "bounds for column 'age' must be numbers")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_an_empty_output_path_or_one_ending_in_a_slash_is_refused_before_the_fit(tmp_path, capsys, monkeypatch):
+    from synthdp import synthesizer
+
+    monkeypatch.setattr(synthesizer.SmoothSynthesizer, "fit", lambda *args, **kwargs: pytest.fail("fitted"))
+    assert main(["generate", CLINIC, "-o", "", "--bounds", BOUNDS, "--quiet"]) == 2
+    _one_error(capsys, "--output is empty")
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "x") + "/", "--bounds", BOUNDS, "--quiet"]) == 2
+    _one_error(capsys, "ends with a slash")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_budget_file_that_is_a_folder_is_named_so(tmp_path, capsys):
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--budget-file", str(tmp_path),
+                 "--lifetime-epsilon", "1", "--quiet"]) == 2
+    _one_error(capsys, "is a folder")
+
+
+def test_a_parquet_column_of_nested_values_is_refused_by_name(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "nested.parquet"
+    pd.DataFrame({"x": [1.5, 2.5, 3.5] * 20, "lst": [[1, 2], [3], [4, 5]] * 20}).to_parquet(path)
+    assert main(["schema", str(path), "-o", str(tmp_path / "d.json")]) == 2
+    _one_error(capsys, "column 'lst' holds nested values")
+    assert main(["generate", str(path), "-o", str(tmp_path / "o.csv"), "--bounds-from-data", "--quiet"]) == 2
+    _one_error(capsys, "column 'lst' holds nested values")
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory):
+    """Copies of two releases of the bundled table (2 copies each), in one folder."""
+    folder = tmp_path_factory.mktemp("copies")
+    for name, epsilon in (("a", "1"), ("c", "0.05")):
+        assert main(["generate", CLINIC, "-o", str(folder / f"{name}.csv"), "--bounds", BOUNDS, "--epsilon", epsilon,
+                     "--copies", "2", "--rows", "60", "--seed", "3", "--quiet"]) == 0
+    return folder
+
+
+def test_a_copy_of_another_release_is_refused(copies, tmp_path, capsys):
+    for name in ("a.csv", "a.1.csv", "a.2.csv", "a.reference.csv", "a.copies.json"):
+        shutil.copy(copies / name, tmp_path / name)
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 0
+    capsys.readouterr()
+    shutil.copy(copies / "c.2.csv", tmp_path / "a.2.csv")  # same columns and rows, another release
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 2
+    _one_error(capsys, "a.2.csv", "is not what this release's generate --copies wrote")
+
+
+def test_copies_are_told_from_a_sibling_release_s_and_unreadable_ones_named(copies, tmp_path, capsys):
+    for name in ("a.csv", "a.1.csv", "a.2.csv", "a.reference.csv", "a.copies.json"):
+        shutil.copy(copies / name, tmp_path / name)
+    for name in ("a.1.csv", "a.2.csv", "a.reference.csv"):  # the copies of a release written to a.5.csv
+        shutil.copy(copies / name, tmp_path / name.replace("a.", "a.5.", 1))
+    (tmp_path / "a.².csv").write_text("age\n1\n")  # a digit Python's isdigit takes and int() does not
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 0
+    capsys.readouterr()
+    (tmp_path / "a.2.csv").unlink()
+    (tmp_path / "a.2.csv").symlink_to(tmp_path / "gone.csv")
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 2
+    _one_error(capsys, "copy", "a.2.csv", "cannot be read")
+    (tmp_path / "a.copies.json").unlink()
+    (tmp_path / "a.copies.json").mkdir()
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 2
+    _one_error(capsys, "a.copies.json", "is not what synthdp generate --copies writes")
+
+
+def test_a_malformed_privacy_report_on_the_page_is_one_line(copies, tmp_path, capsys):
+    report = tmp_path / "r.json"
+    for bad in ({"privacy": {"caveats": 5}}, {"privacy": {"stages": 5}}):
+        report.write_text(json.dumps(bad))
+        assert main(["evaluate", "--real", CLINIC, "--synth", str(copies / "a.csv"), "--bounds", BOUNDS, "--queries",
+                     "10", "--no-sdmetrics", "--html", str(tmp_path / "p.html"), "--privacy-report", str(report)]) == 2
+        _one_error(capsys, "must be lists")
+        assert not (tmp_path / "p.html").exists()
+
+
+def test_ctrl_c_while_the_outputs_are_renamed_leaves_them_all(tmp_path, capsys, monkeypatch):
+    """An interrupt that lands between two renames waits for the last: every output in place (not
+    two of four, with the others removed and a message that none was written)."""
+    import os
+    import signal
+
+    from synthdp import cli
+
+    replace = os.replace
+    calls = []
+
+    def interrupted(source, target):
+        calls.append(target)
+        replace(source, target)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli.os, "replace", interrupted)
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--copies", "2", "--rows", "40", "--seed",
+                 "1", "--quiet"]) == 0
+    written = {path.name for path in tmp_path.iterdir()}
+    assert written == {"o.csv", "o.1.csv", "o.2.csv", "o.reference.csv", "o.copies.json"} and len(calls) == 5
