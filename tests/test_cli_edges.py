@@ -143,3 +143,17 @@ def test_ctrl_c_while_the_outputs_are_renamed_leaves_them_all(tmp_path, capsys, 
                  "1", "--quiet"]) == 0
     written = {path.name for path in tmp_path.iterdir()}
     assert written == {"o.csv", "o.1.csv", "o.2.csv", "o.reference.csv", "o.copies.json"} and len(calls) == 5
+
+
+def test_copies_whose_reference_sample_is_over_the_output_bound_say_which_rows(capsys):
+    """The reference sample is 20 times a copy's rows: over the output bound, the error names the
+    rows per copy (it named a count of rows nobody asked for), before any copy is made."""
+    import warnings
+
+    from synthdp import SmoothSynthesizer, SynthDPError
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(pd.read_csv(CLINIC), json.loads(Path(BOUNDS).read_text()))
+    with pytest.raises(SynthDPError, match=r"copies' reference sample .* fewer rows per copy"):
+        synth.sample_copies(2, 30_000_000)

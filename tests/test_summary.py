@@ -202,6 +202,7 @@ BAD_QUERIES = {
     "three dimensions": (lambda rows: np.zeros((len(rows), 2, 2)), "one value per row"),
     "nan": (lambda rows: np.where(rows["score"] > 0.5, np.nan, 1.0), "missing or infinite"),
     "text": (lambda rows: np.array(["a"] * len(rows)), "numbers"),
+    "complex": (lambda rows: rows["age"].to_numpy() * 1j, "real numbers"),  # its real part alone was 0.0
 }
 
 
