@@ -302,3 +302,25 @@ def test_a_file_keeps_one_neighbouring_relation_and_counts_releases_that_were_no
     entry = json.loads(report.read_text())["privacy"]["budget_file"]
     assert entry["earlier_releases_not_private"] == 1 and "not differentially private" in entry["note"]
     assert [r["differentially_private"] for r in _document(by_row)["releases"]] == [False, True]
+
+
+def test_a_pending_entry_of_another_pid_namespace_is_kept(tmp_path):
+    """A process id means something only in its PID namespace: a pending entry from a container with
+    this host's name, whose process this one cannot see, is kept (it was dropped as dead, and its
+    run, still going, lost its reservation); one of this namespace whose process is gone is dropped."""
+    import socket
+
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.2", "--lifetime-epsilon", "1")[0] == 0
+    document = _document(budget)
+    gone = 2**22 + 12345  # above Linux's largest pid: no such process
+    base = {"command": "generate", "epsilon": 0.3, "delta": 0.0, "state": "pending", "started": "", "finished": None,
+            "host": socket.gethostname(), "pid": gone}
+    document["releases"] += [{**base, "id": "other", "pid_namespace": "pid:[1]"},
+                             {**base, "id": "here", "pid_namespace": lifetime._pid_namespace()}]
+    budget.write_text(json.dumps(document))
+    assert _release(tmp_path, budget, "b", "--epsilon", "0.2")[0] == 0
+    kept = [r["id"] for r in _document(budget)["releases"]]
+    assert len(kept) == 3 and "other" in kept and "here" not in kept

@@ -8,7 +8,8 @@ release reads the data. It is JSON (``FORMAT``, version 1):
     {"format": "synthdp-budget", "format_version": 1,
      "lifetime": {"epsilon": E, "delta": D}, "privacy_unit": null | COLUMN,
      "releases": [{"id", "command", "epsilon", "delta", "state": "pending" | "spent", "started",
-                   "finished", "host", "pid", "privacy_unit", "differentially_private"}, ...]}
+                   "finished", "host", "pid", "pid_namespace", "privacy_unit", "differentially_private"},
+                  ...]}
 
 A release is *reserved* before the data is read (``pending``, counted against the lifetime
 budget), and marked ``spent`` as soon as its fit has released anything: when the fit succeeds
@@ -16,7 +17,8 @@ budget), and marked ``spent`` as soon as its fit has released anything: when the
 after a stage released (its error may carry a value computed from a noisy statistic: a plan too
 large for a noisy row count). A run that fails before any stage released drops its reservation;
 a run killed before it was charged leaves a ``pending`` entry whose process is gone, which the
-next use of the file (on the same host) drops, since nothing of that run left the process.
+next use of the file (on the same host, in the same PID namespace) drops, since nothing of that
+run left the process; an entry of another host or namespace cannot be checked and stays.
 
 The file keeps the budget of one neighbouring relation, its ``privacy_unit``: rows (null), or
 the units of one column, declared by its first release. Releases by that unit add up; a release
@@ -114,9 +116,20 @@ def _write(path: Path, document: dict) -> None:
     os.replace(name, path)
 
 
+def _pid_namespace() -> str | None:
+    """This process's PID namespace (Linux: a container's own), or None where it cannot be read: a
+    process id means something only within its namespace."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
 def _alive(release: dict) -> bool:
-    """Whether a pending release's process may still run: on another host, assume so."""
-    if release.get("host") != socket.gethostname():
+    """Whether a pending release's process may still run: on another host, or in another PID
+    namespace of this host (a container with the same host name), assume so."""
+    here = _pid_namespace()
+    if release.get("host") != socket.gethostname() or release.get("pid_namespace", here) != here:  # (older: not kept)
         return True
     try:
         os.kill(int(release["pid"]), 0)
@@ -188,7 +201,8 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
         identifier = uuid.uuid4().hex
         document["releases"].append({"id": identifier, "command": command, "epsilon": float(epsilon),
                                      "delta": float(delta), "state": "pending", "started": _now(), "finished": None,
-                                     "host": socket.gethostname(), "pid": os.getpid(), "privacy_unit": privacy_unit,
+                                     "host": socket.gethostname(), "pid": os.getpid(),
+                                     "pid_namespace": _pid_namespace(), "privacy_unit": privacy_unit,
                                      "differentially_private": None})
         _write(path, document)
         not_private = sum(1 for r in document["releases"][:-1] if r.get("differentially_private") is False)
