@@ -395,6 +395,7 @@ def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):
         members = {name: archive.read(name) for name in archive.namelist()}
     document = json.loads(members["model.json"])
     document["dtypes"] = dtypes
+    document["document_sha256"] = model_file.document_checksum(document)  # past the checksum: the field's check
     members["model.json"] = json.dumps(document).encode()
     with zipfile.ZipFile(tmp_path / "e.synthdp", "w") as archive:
         for name, content in members.items():
@@ -482,3 +483,160 @@ def test_a_condition_compares_a_coded_column_s_numbers_even_beside_other():
         assert (synth.sample(4000, seed=2)["icd"].astype(str) == "other").any()  # the support holds "other"
         rows = synth.sample(300, condition="icd == 401", seed=3)
     assert len(rows) == 300 and (rows["icd"].astype(str) == "401").all()
+
+
+# ---------------------------------------------------------------------- conditions that would run code
+ATTACKS = {"__import__('os').system('true')": "call", "age.to_csv('/dev/null') != 'x'": "call",
+           "abs(age) > 1": "call", "age.values > 1": "attribute access", "age.str.len() > 1": "call",
+           "age[0] > 1": "subscript", "age > @limit": "local variable", "(lambda: age)() > 1": "call",
+           "[a for a in age] == 1": "comprehension", "nope > 1": "not a column", "age in bmi": "'in'",
+           "age.isna(1)": "call", "age ** age > 1": "exponent", "(age ** 2) ** 2 > 1": "power of a power"}
+
+
+@pytest.mark.parametrize("condition", list(ATTACKS))
+def test_a_condition_that_is_not_a_plain_expression_is_refused_before_it_is_evaluated(condition):
+    """A call, an attribute, a subscript, a lambda, a comprehension, @variable, a name that is no
+    column: one line naming what is not allowed, before pandas evaluates anything."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = _numeric()
+    with pytest.raises(SynthDPError, match=ATTACKS[condition]) as error:
+        synth.sample(5, condition=condition, seed=1)
+    assert "\n" not in str(error.value) and "condition" in str(error.value)
+
+
+def test_the_to_csv_attack_through_sample_where_leaves_the_file_alone(tmp_path, capsys):
+    """The attack that overwrote a user's file: refused with one line naming --where, the file untouched."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _numeric().save(tmp_path / "m.synthdp")
+    precious = tmp_path / "x" / "precious.txt"
+    precious.parent.mkdir()
+    precious.write_text("keep me")
+    out = tmp_path / "out.csv"
+    for condition in (f"age.to_csv('{precious}') != 'x'", f"age.to_csv(r'{precious}') != 'x' and age > 0",
+                      f"`age`.to_csv('{precious}') != 'x'", f"(age > 0) & age.to_csv('{precious}')"):
+        assert main(["sample", str(tmp_path / "m.synthdp"), "-n", "10", "-o", str(out), "--where", condition]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "--where" in err and "call" in err
+        assert precious.read_text() == "keep me" and not out.exists()
+
+
+def _named_model():
+    rng = np.random.default_rng(5)
+    n = 900
+    country = rng.choice(["Cuba", "Peru", "Chile"], n, p=[0.3, 0.3, 0.4])
+    hours = np.clip(np.round(rng.normal(38, 10, n)), 1, 99).astype(int)
+    frame = pd.DataFrame({"native-country": country, "hours per week": hours, "x": rng.uniform(0, 1, n)})
+    schema = {"columns": {"native-country": {"type": "categorical", "levels": ["Cuba", "Peru", "Chile"]},
+                          "hours per week": {"type": "integer", "bounds": [1, 99]}, "x": {"bounds": [0, 1]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return SmoothSynthesizer(epsilon=2.0, seed=4).fit(frame, schema=schema)
+
+
+def test_plain_conditions_keep_the_points_pandas_selects():
+    """Backticks, in and not in a list, ranges, and/or/not, & | ~, arithmetic, isna: the checked
+    condition keeps exactly the support points pandas' own evaluation of it keeps."""
+    model = _named_model()._sampling_model()
+    support = model.decode(model.points, mixed_levels=True)
+    for condition in ["`native-country` == 'Cuba'", "`native-country` in ['Cuba', 'Peru']",
+                      "`native-country` not in ('Chile',)", "`hours per week` >= 20 and `hours per week` < 40",
+                      "20 <= `hours per week` < 40", "x > 0.2 or `native-country` != 'Cuba'",
+                      "(x > 0.5) & ~(`hours per week` > 50)", "x > 0.5 & `hours per week` <= 50 | x < 0.1",
+                      "not (x * 2 - 1 > 0)", "x ** 2 < 0.25 and -x > -0.9", "`hours per week` % 2 == 0",
+                      "`hours per week` == [30, 40]", "x.notna() and `hours per week` > 30.5",
+                      "`native-country` == \"Cuba\" and True"]:
+        kept = model_file.where(model, condition)
+        mask = support.eval(condition, engine="python").to_numpy(dtype=bool, na_value=False)
+        assert 0 < mask.sum() < len(mask), condition
+        np.testing.assert_array_equal(kept.points, model.points[mask], err_msg=condition)
+
+
+# ---------------------------------------------------------------------- an edited document
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("saved")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("numeric", "mixed", "person"):
+            MODELS[name]().save(folder / f"{name}.synthdp")
+    return folder
+
+
+def _edited(source: Path, target: Path, edit, checksum: str) -> Path:
+    """``source`` with its model.json edited; its checksum left ("stale"), made again ("recomputed",
+    as a careful editor would) or removed ("dropped", as in a file written before it)."""
+    with zipfile.ZipFile(source) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    document = json.loads(members["model.json"])
+    edit(document)
+    if checksum == "recomputed":
+        document["document_sha256"] = model_file.document_checksum(document)
+    elif checksum == "dropped":
+        document.pop("document_sha256")
+    members["model.json"] = json.dumps(document).encode()
+    with zipfile.ZipFile(target, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return target
+
+
+def _twice(document):
+    document["domain"]["columns"][1]["name"] = document["domain"]["columns"][0]["name"]
+    document["columns"][1] = document["columns"][0]
+
+
+def _categorical_twice(document):
+    schema = document["schema"]
+    schema["categorical"][1]["name"] = schema["categorical"][0]["name"]
+    schema["names"] = [schema["categorical"][0]["name"] if name == "kind" else name for name in schema["names"]]
+    document["columns"] = list(schema["names"])
+
+
+def _units(**fields):
+    return lambda document: document["units"].update(fields)
+
+
+def _unit_renamed(document):
+    document["units"]["column"] = "x"
+    document["columns"] = ["x" if name == "person" else name for name in document["columns"]]
+
+
+DOCUMENT_EDITS = {"column twice": ("numeric", _twice), "categorical twice": ("mixed", _categorical_twice),
+                  "indicator of nothing": ("mixed", lambda d: d["schema"]["categorical"][0].update(indicator_of="no")),
+                  "values of nothing": ("mixed", lambda d: d["schema"]["categorical"][2].update(values_of="no")),
+                  "max_rows 0": ("person", _units(max_rows=0)), "max_rows -3": ("person", _units(max_rows=-3)),
+                  "max_rows 1e9": ("person", _units(max_rows=10**9)), "max_rows 1e9 float": ("person", _units(max_rows=1e9)),
+                  "position -5": ("person", _units(position=-5)), "unit renamed": ("person", _unit_renamed)}
+
+
+@pytest.mark.parametrize("checksum", ["stale", "recomputed", "dropped"])
+@pytest.mark.parametrize("edit", list(DOCUMENT_EDITS))
+def test_an_edited_model_document_is_one_line_from_sample(saved, tmp_path, capsys, edit, checksum):
+    """Edits of model.json that gave tracebacks when sampling (AttributeError, pyarrow's ValueError,
+    KeyError, ZeroDivisionError, numpy's ValueError): exit code 2 and one line, from the document's
+    checksum where it is left stale, and from the check of its fields where it was made again or
+    removed."""
+    name, change = DOCUMENT_EDITS[edit]
+    model = _edited(saved / f"{name}.synthdp", tmp_path / "e.synthdp", change, checksum)
+    out = tmp_path / "out.csv"
+    assert main(["sample", str(model), "-n", "10", "-o", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("synthdp: error: model file") and "damaged" in err
+    if checksum == "stale":
+        assert "does not match its checksum" in err
+    assert not out.exists()
+
+
+def test_the_document_checksum_is_written_and_a_file_without_it_still_reads(saved, tmp_path):
+    """Every file carries the sha256 of its document; one written before it (no checksum) still reads and samples
+    the same rows."""
+    path = saved / "person.synthdp"
+    with zipfile.ZipFile(path) as archive:
+        document = json.loads(archive.read("model.json"))
+    assert document["document_sha256"] == model_file.document_checksum(document)
+    assert document["format_version"] == 1  # a field older readers ignore: no new version
+    older = _edited(path, tmp_path / "older.synthdp", lambda document: None, "dropped")
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(older).sample(50, seed=3),
+                                  SmoothSynthesizer.load(path).sample(50, seed=3))

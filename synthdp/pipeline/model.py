@@ -13,18 +13,24 @@ decode, so a file that does not use it stays version 1; both are read): a zip ar
   descriptions of the columns (every field, so that decoding is the fit's to the bit), ``arrays``
   the name, shape, dtype and sha256 of each array member; an optional ``"dtypes"`` (a fit on a
   DataFrame with pandas categories or datetime64 columns: :attr:`SamplingModel.dtypes`), which a
-  reader that does not know it ignores, so it needs no new version;
+  reader that does not know it ignores, so it needs no new version; and ``"document_sha256"``, the
+  sha256 of the rest of the document as canonical JSON (:func:`document_checksum`), which a reader
+  that does not know it ignores too (a file without it, written before it, is read, its document
+  checked field by field as every file's is);
 * one ``.npy`` member per array: ``support_points`` (float64, (S, D): unit or encoded
   coordinates), ``support_weights`` (float64, (S,), summing to 1), and with a privacy unit
   ``unit_contributions`` (float64, the released contributions histogram).
 
 No pickle: the document is JSON, the arrays are read with ``numpy.load(allow_pickle=False)``.
 A file of another format or version, a truncated or an edited one (an array whose bytes do not
-match their sha256, a document that does not parse or lacks a field) is refused with one line.
+match their sha256, a document that does not match its own, does not parse, lacks a field or
+describes columns that cannot be decoded: a name twice, an internal column of a column that is not
+there, a unit column's place or bound out of range) is refused with one line.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import datetime as dt
 import hashlib
@@ -33,10 +39,11 @@ import json
 import math
 import os
 import tempfile
+import tokenize
 import warnings
 import zipfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,9 +52,10 @@ import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
+from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
-from synthdp.domain.units import synthetic_units
+from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
@@ -60,6 +68,7 @@ MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: 
 DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # a naive datetime column's types
 OUTPUT_DATETIME = "datetime64[us]"  # what a date or datetime column fitted as one of them comes back as
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
+DOCUMENT_CHECKSUM = "document_sha256"  # the document's own checksum (:func:`document_checksum`)
 
 
 @dataclass(frozen=True)
@@ -195,17 +204,25 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     distribution conditioned on the event. A condition without mass is an error; one whose mass
     lies on fewer than MIN_EFFECTIVE_POINTS effective support points (1 / sum p^2) a warning, since
     the rows then repeat those few points. The unit column cannot be conditioned on (its
-    identifiers are drawn after the rows). Post-processing only."""
+    identifiers are drawn after the rows). Post-processing only.
+
+    The expression is checked before it is evaluated (:func:`condition_expression`): column names,
+    constants, comparisons, and/or/not, arithmetic and ``column.isna()`` / ``.notna()`` only; a
+    call, an attribute, a subscript or an ``@variable`` is refused, so that a condition cannot run
+    code (pandas' own evaluator would call any method it names)."""
     if not isinstance(condition, str) or not condition.strip():
         raise SynthDPError("the condition must be a non-empty expression over the columns")
     support = model.decode(model.points, mixed_levels=True)  # a coded column's levels as numbers, "other" as text
+    numeric = {str(name) for name in support.columns if pd.api.types.is_numeric_dtype(support[name])}
+    expression, used = condition_expression(condition, [str(name) for name in support.columns], numeric,
+                                            None if model.units is None else model.units.column)
+    # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
+    # placeholders): what it parses is what was checked
+    frame = pd.DataFrame({placeholder: support[name] for placeholder, name in used.items()}, index=support.index)
     try:
-        mask = support.eval(condition, engine="python")
-    except Exception as error:  # pandas' parser errors: they name the expression's tokens, not data
-        if model.units is not None and model.units.column in condition:
-            raise SynthDPError(f"the unit column '{model.units.column}' cannot be conditioned on: its identifiers are "
-                               "drawn after the rows") from None
-        raise SynthDPError(f"the condition is not an expression over the columns ({type(error).__name__}: "
+        mask = frame.eval(expression, engine="python")
+    except Exception as error:  # pandas' errors on a checked expression: they name types and tokens, not data
+        raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
         raise SynthDPError("the condition must be true or false for each row (e.g. \"age >= 60\")")
@@ -220,6 +237,197 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
                       "points: the rows will repeat these few points", UserWarning, stacklevel=2)
     kept = np.flatnonzero(keep)
     return replace(model, points=model.points[kept], weights=weights[kept])
+
+
+# ---------------------------------------------------------------------- conditions
+CONDITION = "the condition (--where, or condition= in Python)"
+CONDITION_HOLDS = ("a condition holds column names (in backticks where they have spaces or dashes), numbers, "
+                   "quoted text, True/False/None, comparisons (== != < <= > >=, in and not in a list), "
+                   "and/or/not (& | ~), arithmetic (+ - * / // % **) and column.isna() or .notna()")
+MISSING_TESTS = frozenset({"isna", "notna", "isnull", "notnull"})  # a column's missing cells: no argument, no effect
+MAX_CONDITION_CHARS = 10_000
+MAX_LITERAL = 2**63  # a larger whole number is written as a float (1e20): no big-integer arithmetic
+MAX_EXPONENT = 100  # of a power (x ** 2), whose base holds no power: no big-integer arithmetic either
+_BOOLEAN_OPS = (ast.And, ast.Or)
+_UNARY_OPS = (ast.Not, ast.Invert, ast.USub, ast.UAdd)
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
+_REFUSED = {"Call": "a function or method call", "Attribute": "attribute access", "Subscript": "a subscript ([...])",
+            "Lambda": "a lambda", "ListComp": "a comprehension", "SetComp": "a comprehension",
+            "DictComp": "a comprehension", "GeneratorExp": "a comprehension", "IfExp": "a conditional expression",
+            "NamedExpr": "an assignment", "JoinedStr": "an f-string", "Starred": "a starred expression",
+            "Dict": "a dict", "Set": "a set", "List": "a list outside a comparison",
+            "Tuple": "a tuple outside a comparison", "Slice": "a slice", "Await": "await",
+            "Yield": "yield", "YieldFrom": "yield", "MatMult": "the operator @", "BitXor": "the operator ^",
+            "LShift": "the operator <<", "RShift": "the operator >>", "BitAnd": "the operator &",
+            "BitOr": "the operator |", "Is": "the operator is", "IsNot": "the operator is not"}
+
+
+def condition_expression(condition: str, columns: list[str], numeric: set[str],
+                         unit: str | None = None) -> tuple[str, dict[str, str]]:
+    """``condition`` checked against an allow-list, as a Python expression over placeholders for the
+    columns it names, and the columns of the placeholders (in the order named).
+
+    Read as pandas reads a ``query``: a name in backticks (``` `` ``` a backtick in it) is a column, ``&``
+    and ``|`` are ``and`` and ``or``. Allowed: column names (of ``columns``), constants (numbers, text,
+    True/False/None), comparisons (``in`` and ``not in`` a list or tuple of constants), and/or/not,
+    ``~``, unary minus, parentheses, arithmetic between numbers and ``numeric`` columns (a power's
+    exponent a number of at most MAX_EXPONENT, its base without a power), and ``column.isna()``,
+    ``.notna()``, ``.isnull()``, ``.notnull()``. Anything else (a call, an attribute, a subscript,
+    a lambda, a comprehension, a name that is no column, ``@variable``) is a one-line error
+    naming what is not allowed (not a data value); ``unit``, the unit column, cannot be named."""
+    try:
+        if len(condition) > MAX_CONDITION_CHARS:
+            raise SynthDPError(f"{CONDITION} is longer than {MAX_CONDITION_CHARS} characters")
+        quoted: list[str] = []  # the names in backticks, each read as a placeholder name
+        pieces = []
+        for is_quoted, text in _split_backticks(condition):
+            pieces.append(f" _synthdp_quoted_{len(quoted)} " if is_quoted else text)
+            quoted += [text] if is_quoted else []
+        source = "".join(pieces)
+        tokens = []
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.OP and token.string == "@":
+                raise SynthDPError(f"{CONDITION} may not use a local variable (@name): {CONDITION_HOLDS}")
+            if token.type == tokenize.OP and token.string in ("&", "|"):  # pandas' boolean precedence
+                tokens.append((tokenize.NAME, "and" if token.string == "&" else "or"))
+            else:
+                tokens.append((token.type, token.string))
+        tree = ast.parse(tokenize.untokenize(tokens), mode="eval")
+        used: dict[str, str] = {}
+
+        def column(name: str) -> tuple[str, str]:
+            if name.startswith("_synthdp_quoted_") and name[len("_synthdp_quoted_"):].isdigit() \
+                    and int(name[len("_synthdp_quoted_"):]) < len(quoted):
+                name = quoted[int(name[len("_synthdp_quoted_"):])]
+            if unit is not None and name == unit:
+                raise SynthDPError(f"the unit column '{unit}' cannot be conditioned on: its identifiers are drawn "
+                                   "after the rows")
+            if name not in columns:
+                raise SynthDPError(f"{CONDITION} names '{name}', which is not a column of the model (names with "
+                                   "spaces or dashes go in backticks)")
+            placeholder = next((key for key, value in used.items() if value == name), f"_synthdp_column_{len(used)}")
+            used[placeholder] = name
+            return placeholder, name
+
+        _check_node(tree, column, numeric)
+        return ast.unparse(tree), used
+    except SynthDPError:
+        raise
+    except (RecursionError, MemoryError):  # Python's parser runs out of stack on deep nesting: a MemoryError
+        raise SynthDPError(f"{CONDITION} is nested too deeply") from None
+    except (SyntaxError, tokenize.TokenError, ValueError) as error:
+        raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
+                           f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
+
+
+def _split_backticks(text: str) -> list[tuple[bool, str]]:
+    """``text`` in pieces: (True, a name written in backticks, ``` `` ``` read as a backtick) or (False,
+    the text between them); a backtick inside quotes is text."""
+    pieces: list[tuple[bool, str]] = []
+    current: list[str] = []
+    quote, at = None, 0
+    while at < len(text):
+        char = text[at]
+        if quote is None and char == "`":
+            name, end = [], at + 1
+            while end < len(text) and (text[end] != "`" or text[end + 1:end + 2] == "`"):
+                name.append(text[end])
+                end += 2 if text[end] == "`" else 1
+            if end >= len(text):
+                raise SyntaxError("a backtick is not closed")
+            pieces += [(False, "".join(current)), (True, "".join(name))]
+            current, at = [], end + 1
+            continue
+        if quote is not None and char == "\\":  # an escaped character inside quotes
+            current.append(text[at:at + 2])
+            at += 2
+            continue
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        current.append(char)
+        at += 1
+    pieces.append((False, "".join(current)))
+    return pieces
+
+
+def _refuse(what: str) -> SynthDPError:
+    return SynthDPError(f"{CONDITION} may not hold {what}: {CONDITION_HOLDS}")
+
+
+def _check_node(node: ast.AST, column: Callable[[str], tuple[str, str]], numeric: set[str],
+                arithmetic: bool = False) -> None:
+    """Check one node of a condition's tree against the allow-list, renaming its columns with ``column``
+    (:func:`condition_expression`: a placeholder and the column's name); ``arithmetic``: an operand of +, -, *,
+    ... (a number or a numeric column)."""
+    def check(child: ast.AST, in_arithmetic: bool = False) -> None:
+        _check_node(child, column, numeric, in_arithmetic)
+
+    if isinstance(node, ast.Expression):
+        check(node.body)
+    elif isinstance(node, ast.BoolOp) and isinstance(node.op, _BOOLEAN_OPS):
+        for value in node.values:
+            check(value)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, _UNARY_OPS):
+        check(node.operand, arithmetic or isinstance(node.op, (ast.USub, ast.UAdd)))
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        if isinstance(node.op, ast.Pow):
+            exponent = node.right.operand if isinstance(node.right, ast.UnaryOp) and isinstance(
+                node.right.op, (ast.USub, ast.UAdd)) else node.right
+            if not (_is_number(exponent) and abs(exponent.value) <= MAX_EXPONENT):  # type: ignore[attr-defined]
+                raise _refuse(f"a power whose exponent is not a number of at most {MAX_EXPONENT}")
+            if any(isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Pow) for inner in ast.walk(node.left)):
+                raise _refuse("a power of a power")
+        check(node.left, True)
+        check(node.right, True)
+    elif isinstance(node, ast.Compare) and all(isinstance(op, _COMPARISONS) for op in node.ops):
+        check(node.left)
+        for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(comparator, (ast.List, ast.Tuple)):
+                if not all(_is_constant(element) for element in comparator.elts):
+                    raise _refuse("a list or tuple of anything but constants")
+                for element in comparator.elts:
+                    check(element)
+            elif isinstance(op, (ast.In, ast.NotIn)):
+                raise _refuse("'in' or 'not in' anything but a list or tuple of constants")
+            else:
+                check(comparator)
+    elif isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str))):
+        if isinstance(node.value, str) and arithmetic:
+            raise _refuse("arithmetic on text")
+        if isinstance(node.value, int) and not isinstance(node.value, bool) and abs(node.value) > MAX_LITERAL:
+            raise _refuse("a whole number beyond 2^63 (write it as a float, such as 1e20)")
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        node.id, name = column(node.id)
+        if arithmetic and name not in numeric:
+            raise _refuse(f"arithmetic on column '{name}', which is not numeric")
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+            and node.func.attr in MISSING_TESTS and not node.args and not node.keywords and not arithmetic:
+        check(node.func.value)
+    else:
+        what = type(node.op if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.BinOp)) else node).__name__
+        if isinstance(node, ast.Compare):
+            what = next(type(op).__name__ for op in node.ops if not isinstance(op, _COMPARISONS))
+        detail = ""
+        if isinstance(node, ast.Call):
+            function = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+            detail = f" ({function}(...))" if function else ""
+        elif isinstance(node, ast.Attribute):
+            detail = f" (.{node.attr})"
+        raise _refuse(_REFUSED.get(what, f"a {what} expression") + detail)
+
+
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _is_constant(node: ast.AST) -> bool:
+    """A constant of a list after ``in``: a number (signed), text, True/False/None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _is_number(node.operand)
+    return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
 
 
 def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -380,6 +588,8 @@ def save(model: SamplingModel, path: str | Path) -> None:
         "arrays": manifest, "privacy_report": model.report,
         **({"dtypes": dict(model.dtypes)} if model.dtypes else {}),
     }
+    document = json.loads(json.dumps(document, default=_json_default))  # as a reader parses it
+    document[DOCUMENT_CHECKSUM] = document_checksum(document)
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise SynthDPError(f"cannot write the model file '{path}': it is a folder")
@@ -390,7 +600,7 @@ def save(model: SamplingModel, path: str | Path) -> None:
     temporary = Path(name)
     try:
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr("model.json", json.dumps(document, default=_json_default, indent=1))
+            archive.writestr("model.json", json.dumps(document, indent=1))
             for member, content in members.items():
                 archive.writestr(member, content)
         umask = os.umask(0)
@@ -415,6 +625,9 @@ def load(path: str | Path) -> SamplingModel:
                 raise SynthDPError(f"model file '{path}' has format version {document.get('format_version')!r}; this "
                                    f"synthdp ({__version__}) reads versions {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}: "
                                    "fit the model again")
+            if DOCUMENT_CHECKSUM in document and document[DOCUMENT_CHECKSUM] != document_checksum(document):
+                raise SynthDPError(f"model file '{path}' is damaged or was edited (its document does not match its "
+                                   "checksum)")
             if not isinstance(document.get("arrays"), dict):
                 raise KeyError("arrays")
             arrays = {}
@@ -435,14 +648,39 @@ def load(path: str | Path) -> SamplingModel:
         raise SynthDPError(f"model file '{path}' is damaged, truncated or not a synthdp model file") from None
 
 
+def document_checksum(document: dict) -> str:
+    """The sha256 of ``document`` (without its :data:`DOCUMENT_CHECKSUM`) as canonical JSON: keys sorted,
+    no spaces, ASCII; what :func:`save` stores and :func:`load` checks."""
+    body = {key: value for key, value in document.items() if key != DOCUMENT_CHECKSUM}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode("ascii")).hexdigest()
+
+
 def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> SamplingModel:
+    def damaged(what: str) -> SynthDPError:
+        return SynthDPError(f"model file '{path}' is damaged or was edited ({what})")
+
     domain = _domain_from(document["domain"])
     schema = None if document["schema"] is None else _schema_from(document["schema"])
+    problem = _columns_problem(domain, schema)
+    if problem:
+        raise damaged(problem)
+    table = list(schema.names) if schema is not None else domain.names  # the columns, without the unit column
     units = None
     if document["units"] is not None:
         spec = document["units"]
-        units = UnitsRelease(str(spec["column"]), int(spec["position"]), int(spec["max_rows"]),
-                             float(spec["noisy_rows"]), arrays["unit_contributions"])
+        column, position, max_rows, noisy_rows = spec["column"], spec["position"], spec["max_rows"], spec["noisy_rows"]
+        contributions = arrays["unit_contributions"]
+        if not (isinstance(column, str) and column and column not in table):
+            raise damaged("its unit column is not a column of its own")
+        if not (_is_whole(position) and 0 <= position <= len(table)):
+            raise damaged("its unit column's position is not a place among its columns")
+        if not (_is_whole(max_rows) and 1 <= max_rows <= MAX_ROWS_PER_UNIT):
+            raise damaged(f"its units' max_rows is not a whole number in [1, {MAX_ROWS_PER_UNIT}]")
+        if not (isinstance(noisy_rows, (int, float)) and not isinstance(noisy_rows, bool) and math.isfinite(noisy_rows)
+                and contributions.shape == (len(contribution_bins(max_rows)),)
+                and np.all(np.isfinite(contributions))):
+            raise damaged("its units' contributions do not fit their max_rows")
+        units = UnitsRelease(column, int(position), int(max_rows), float(noisy_rows), contributions)
     points, weights = arrays["support_points"], arrays["support_weights"]
     width = schema.n_coordinates if schema is not None else domain.d
     if points.ndim != 2 or points.shape[1] != width or weights.shape != (len(points),) \
@@ -462,6 +700,56 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _columns_problem(domain: Domain, schema: Schema | None) -> str | None:
+    """What makes a loaded document's columns undecodable (names twice, an internal column of a
+    column that is not there, fields of the wrong type), or None: a model file's document is
+    checked whole (an older file has no checksum of it), so that an edit is one line, not a
+    traceback when sampling."""
+    numeric = domain.names
+    if not all(isinstance(column.name, str) and column.name and isinstance(column.integer, bool)
+               and isinstance(column.source, str) for column in domain.columns):
+        return "a numeric column's name or type is not text or a flag"
+    if len(set(numeric)) != len(numeric):
+        return "it names a column twice"
+    if schema is None:
+        return None
+    names, categorical = list(schema.names), schema.categorical
+    if not all(isinstance(name, str) and name for name in names) or len(set(names)) != len(names):
+        return "it names a column twice"
+    if schema.numeric != domain:
+        return "its domain and its schema's numeric columns differ"
+    if not all(isinstance(column.name, str) and column.name and all(isinstance(level, str) for level in column.levels)
+               and all(isinstance(flag, bool) for flag in (column.binary, column.nullable, column.other))
+               and isinstance(column.other_label, str) for column in categorical):
+        return "a binary or categorical column's name, levels or type are not text or flags"
+    internal = [column for column in categorical if column.internal]
+    declared = [column.name for column in categorical if not column.internal]
+    every = numeric + [column.name for column in categorical]
+    if len(set(every)) != len(every) or sorted(numeric + declared) != sorted(names) \
+            or any(column.name in names for column in internal):
+        return "its schema's columns do not match its names (a name twice, or one missing)"
+    for column in internal:
+        of = column.indicator_of if column.indicator_of is not None else column.values_of
+        if column.indicator_of is not None and column.values_of is not None or of not in numeric:
+            return f"its internal column '{column.name}' belongs to no numeric column"
+        if column.values_of is not None and not (domain.columns[numeric.index(of)].integer and all(
+                level.lstrip("-").isdigit() for level in column.levels)):
+            return f"its internal column '{column.name}' belongs to no integer column"
+    owners = [(column.indicator_of is None, column.indicator_of or column.values_of) for column in internal]
+    if len(set(owners)) != len(owners):
+        return "a numeric column has two internal columns of one kind"
+    for column in categorical:
+        numbers = column.numbers
+        if numbers is not None and not all(isinstance(number, (int, float)) and not isinstance(number, bool)
+                                           and math.isfinite(number) for number in numbers):
+            return f"column '{column.name}' gives its levels as numbers that are not finite numbers"
+    return None
 
 
 def _domain_document(domain: Domain) -> dict:

@@ -625,9 +625,10 @@ class Summary(SummaryFile):
                 raise SynthDPError("the query must return one value per row of its input, indexed as its input is")
             result = result.reindex(frame.index)  # rows in another order: each value back at its own node
         try:
-            if np.iscomplexobj(result):  # float() would drop the imaginary part with only a numpy warning
+            given = np.asarray(result)
+            if np.iscomplexobj(given):  # float() would drop the imaginary part with only a numpy warning
                 raise TypeError
-            values = np.asarray(result, dtype=float)
+            values = np.asarray(given, dtype=float)
         except (TypeError, ValueError):
             raise SynthDPError("the query must return real numbers") from None
         n_nodes = len(points)
