@@ -468,7 +468,15 @@ def keep_chunk_arrays_on_the_heap() -> bool:
     return bool(mallopt(M_MMAP_THRESHOLD, CHUNK_HEAP_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, HEAP_TRIM_BYTES))
 
 
-_RENAMING: list = []  # not empty while _write_outputs renames the outputs into place (the handlers wait)
+_RENAMING: list = []  # not empty while _write_outputs renames the outputs into place: the signals wait in it
+
+
+class _StoppedAfterWriting(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM that came while the outputs were renamed into place: raised once they all are."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self.number = number
 
 
 class _Stopped(KeyboardInterrupt):
@@ -488,6 +496,7 @@ def _interruptible() -> tuple[dict, list]:
     def handler(number, frame):
         received.append(number)
         if _RENAMING:  # the outputs are being renamed into place: finish, rather than leave part of them
+            _RENAMING.append(number)
             return
         raise _Stopped() if number == signal.SIGTERM else KeyboardInterrupt()
 
@@ -539,6 +548,9 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         hint = "--queries" if args.command == "evaluate" else "--rows, --n-candidates or --n-basis"
         print(f"synthdp: error: out of memory; lower {hint}", file=sys.stderr)
         return 2
+    except _StoppedAfterWriting as stop:
+        print("synthdp: interrupted once every output was written", file=sys.stderr)
+        return 128 + int(stop.number)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (_Stopped): the shell's codes, 130 and 143
         # an object the interruption left half-made (an older tqdm, 4.68 and before, stopped in its __init__) may fail
         # in its __del__ later: the interpreter would print that as a traceback after the one line below
@@ -548,10 +560,11 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
 
 
 def _release_reservation(args: argparse.Namespace) -> None:
-    """A release reserved in a budget file that failed before its fit began: its reservation is
-    dropped, since nothing of it is out (from the fit on, the fit charges or drops it)."""
+    """A release reserved in a budget file and still pending when the command ends (it failed before
+    its fit released anything): dropped, since nothing of it is out. The fit charges it once a stage
+    has released; a charged entry is left as it is."""
     reservation = getattr(args, "reservation", None)
-    if reservation is not None and not getattr(args, "handed", False):
+    if reservation is not None:
         from synthdp.privacy import lifetime
 
         lifetime.cancel(reservation)
@@ -616,6 +629,27 @@ def generate(args: argparse.Namespace) -> int:
               file=sys.stderr)
         _note_independence(synth)
     return 0
+
+
+def _check_sizes(run: dict, config: SynthConfig, columns: int | None) -> None:
+    """What would fail only after the fit, checked before it (and before a budget file is charged):
+    copies of a release by privacy unit, and an output, or the copies' reference sample (20 x the
+    rows per copy), over the output bound, where the bounds or the schema give the columns."""
+    from synthdp.evaluation.inference import REFERENCE_FACTOR
+    from synthdp.pipeline.model import MAX_OUTPUT_VALUES
+
+    if run["copies"] is not None and config.privacy_unit is not None:
+        raise SynthDPError("--copies of a release by privacy unit are not available yet: its population would need "
+                           "synthetic units")
+    if run["rows"] in (None, "theory") or columns is None:
+        return
+    rows = _int_or_word(run["rows"], "theory", "--rows")
+    for flag, values in (("--rows", rows * columns),
+                         ("--rows with --copies", REFERENCE_FACTOR * rows * columns if run["copies"] else 0)):
+        if values > MAX_OUTPUT_VALUES:
+            raise SynthDPError(f"{flag}: {values:.3g} values (the copies' reference sample is {REFERENCE_FACTOR} x the "
+                               f"rows per copy) is over the output bound of {MAX_OUTPUT_VALUES:.0e}; ask for fewer rows "
+                               "(synthdp sample streams any number to a file)")
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:
@@ -1023,6 +1057,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     _warn_idle_options(options, config, mixed=schema is not None or (bounds is not None and bounds_schema(bounds)
                                                                      is not None))
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"])
+    _check_sizes(run, config, len(schema["columns"]) if schema else len(bounds) if bounds else None)
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime
@@ -1041,7 +1076,6 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         warnings.simplefilter("ignore", IdleOptionWarning)
         # the fit charges the reservation once a stage has released (its error may carry a value computed
         # from a noisy statistic), or drops it where the fit fails before any stage did
-        args.handed = True
         synth.fit(args.input, bounds, bool(run["bounds_from_data"]), synthesize=synthesize, schema=schema,
                   csv_format=csv_format, budget_file=getattr(args, "reservation", None))
     return synth, run
@@ -1142,7 +1176,10 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None
                 if not stream:
                     os.replace(temporary, real)
         finally:
+            deferred = _RENAMING[1:]
             _RENAMING.clear()
+        if deferred:
+            raise _StoppedAfterWriting(deferred[0])
         for temporary, real, stream in pending:  # a pipe may block until read: stays interruptible
             if stream:
                 with open(temporary, "rb") as source, open(real, "wb") as target:

@@ -173,6 +173,10 @@ class SmoothSynthesizer:
         if isinstance(budget_file, lifetime.Reservation):  # made by the caller (the command line), before the data
             if lifetime_epsilon is not None or lifetime_delta is not None:
                 raise SynthDPError("lifetime_epsilon and lifetime_delta go with a budget file's path, not a reservation")
+            if (budget_file.epsilon, budget_file.delta, budget_file.privacy_unit) != (
+                    float(config.epsilon), float(config.delta), config.privacy_unit):
+                raise SynthDPError("the budget reservation was made for another epsilon, delta or privacy unit than "
+                                   "this fit's: reserve this fit's")
             reservation = budget_file
         elif budget_file is not None:  # before the data is read: refused here if the table's budget would be exceeded
             reservation = lifetime.reserve(budget_file, "SmoothSynthesizer.fit", config.epsilon, config.delta, lifetime_epsilon,

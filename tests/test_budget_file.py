@@ -273,9 +273,9 @@ def test_a_release_is_charged_before_its_first_output_byte(tmp_path, monkeypatch
 
 def test_a_file_keeps_one_neighbouring_relation_and_counts_releases_that_were_not_private(tmp_path, capsys):
     """A file kept by unit refuses a release by row (its epsilon by unit is up to K times larger)
-    and by another unit column; a file kept by row takes a release by unit (epsilon by unit is
-    epsilon by row too). A release with --seed is recorded as not private, and the next report's
-    budget_file entry counts it."""
+    and by another unit column; a file kept by row refuses a release by unit (its epsilon by row may
+    be twice its own). A release with --seed is recorded as not private, and the next report's
+    budget_file entry counts it. A file whose only release was dropped takes the next one's unit."""
     table, declared, _ = _units_table(tmp_path)
     by_unit, by_row = tmp_path / "unit.json", tmp_path / "row.json"
     unit_flags = ["--privacy-unit", "person", "--max-rows-per-unit", "2"]
@@ -297,11 +297,40 @@ def test_a_file_keeps_one_neighbouring_relation_and_counts_releases_that_were_no
                                                    **json.loads(declared.read_text())["columns"]}}))
     assert release(by_row, "r1", "--schema", str(with_person), "--seed", "1") == 0
     assert _document(by_row)["privacy_unit"] is None
+    capsys.readouterr()
+    assert release(by_row, "r2", *unit_flags) == 2
+    assert "keeps the table's budget by row, and a release by unit 'person'" in capsys.readouterr().err
     report = tmp_path / "r2.json"
-    assert release(by_row, "r2", *unit_flags, "--report", str(report)) == 0
+    assert release(by_row, "r2", "--schema", str(with_person), "--report", str(report)) == 0
     entry = json.loads(report.read_text())["privacy"]["budget_file"]
     assert entry["earlier_releases_not_private"] == 1 and "not differentially private" in entry["note"]
     assert [r["differentially_private"] for r in _document(by_row)["releases"]] == [False, True]
+    fresh = tmp_path / "fresh.json"  # a first release by row that fails before any stage: the unit is not kept
+    assert release(fresh, "f1", "--schema", str(tmp_path / "absent.json")) == 2
+    assert release(fresh, "f2", *unit_flags) == 0 and _document(fresh)["privacy_unit"] == "person"
+
+
+def test_a_reservation_made_by_the_caller_is_for_one_fit_of_its_own_budget(tmp_path):
+    """SmoothSynthesizer.fit(budget_file=reservation) (as the command line hands its own): refused
+    for another epsilon, delta or unit than the fit's, and charged once only (three fits on one
+    reservation spent three times what the file recorded)."""
+    import warnings
+
+    import pandas as pd
+
+    from synthdp import SmoothSynthesizer, SynthDPError
+    from synthdp.privacy import lifetime
+
+    frame, bounds = pd.read_csv(CLINIC), json.loads(Path(BOUNDS).read_text())
+    reservation = lifetime.reserve(tmp_path / "b.json", "test", 0.1, 0.0, lifetime_epsilon=1.0)
+    with pytest.raises(SynthDPError, match="another epsilon"):
+        SmoothSynthesizer(epsilon=0.9).fit(frame, bounds, budget_file=reservation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SmoothSynthesizer(epsilon=0.1).fit(frame, bounds, budget_file=reservation)
+        with pytest.raises(SynthDPError, match="charged already"):
+            SmoothSynthesizer(epsilon=0.1).fit(frame, bounds, budget_file=reservation)
+    assert [(r["state"], r["epsilon"]) for r in _document(tmp_path / "b.json")["releases"]] == [("spent", 0.1)]
 
 
 def test_a_pending_entry_of_another_pid_namespace_is_kept(tmp_path):
@@ -324,3 +353,18 @@ def test_a_pending_entry_of_another_pid_namespace_is_kept(tmp_path):
     assert _release(tmp_path, budget, "b", "--epsilon", "0.2")[0] == 0
     kept = [r["id"] for r in _document(budget)["releases"]]
     assert len(kept) == 3 and "other" in kept and "here" not in kept
+
+
+def test_what_would_fail_after_the_fit_is_refused_before_the_budget_is_charged(tmp_path, capsys):
+    """Copies of a release by unit, and an output or a copies' reference sample over the output
+    bound, fail whatever the data: refused before the reservation, so the budget is not spent."""
+    table, declared, _ = _units_table(tmp_path)
+    budget = tmp_path / "b.json"
+    base = ["generate", str(table), "-o", str(tmp_path / "o.csv"), "--schema", str(declared), "--budget-file",
+            str(budget), "--lifetime-epsilon", "1", "--quiet"]
+    assert main([*base, "--privacy-unit", "person", "--max-rows-per-unit", "2", "--copies", "2"]) == 2
+    assert "--copies of a release by privacy unit" in capsys.readouterr().err
+    assert main([*base, "--rows", "300000000"]) == 2 and "--rows: " in capsys.readouterr().err  # x 2 columns
+    assert main([*base, "--rows", "20000000", "--copies", "2"]) == 2
+    assert "--rows with --copies" in capsys.readouterr().err
+    assert not budget.exists() or _document(budget)["releases"] == []

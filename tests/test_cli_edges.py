@@ -122,7 +122,7 @@ def test_a_malformed_privacy_report_on_the_page_is_one_line(copies, tmp_path, ca
 
 def test_ctrl_c_while_the_outputs_are_renamed_leaves_them_all(tmp_path, capsys, monkeypatch):
     """An interrupt that lands between two renames waits for the last: every output in place (not
-    two of four, with the others removed and a message that none was written)."""
+    two of five, with the others removed and a message that none was written), and then says so."""
     import os
     import signal
 
@@ -140,7 +140,8 @@ def test_ctrl_c_while_the_outputs_are_renamed_leaves_them_all(tmp_path, capsys, 
     monkeypatch.setattr(cli.os, "replace", interrupted)
     out = tmp_path / "o.csv"
     assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--copies", "2", "--rows", "40", "--seed",
-                 "1", "--quiet"]) == 0
+                 "1", "--quiet"]) == 130
+    assert capsys.readouterr().err == "synthdp: interrupted once every output was written\n"
     written = {path.name for path in tmp_path.iterdir()}
     assert written == {"o.csv", "o.1.csv", "o.2.csv", "o.reference.csv", "o.copies.json"} and len(calls) == 5
 

@@ -472,14 +472,22 @@ def test_read_pairs_finds_the_columns_each_element_reads_together():
 
     index = statistic(table).index
     pair = lambda x, y: frozenset((x, y))  # noqa: E731
-    found = read_pairs(statistic, table, index, ["a", "b", "y", "g"])
+    found = dict(zip(index, read_pairs(statistic, table, index, ["a", "b", "y", "g"])))
     assert found["mean a"] == found["share g"] == found["median b"] == set()
     assert found["corr a b"] == {pair("a", "b")} and found["y | g=1"] == {pair("y", "g")}
     assert found["ols y~a"] == {pair("a", "b"), pair("a", "y"), pair("b", "y")}
-    assert read_pairs(statistic, table, index, ["a", "y"])["ols y~a"] == {pair("a", "y")}  # only the columns tried
+    assert read_pairs(statistic, table, index, ["a", "y"])[5] == {pair("a", "y")}  # only the columns tried
+    everything = {pair("a", "b"), pair("a", "y"), pair("b", "y")}
     noisy = read_pairs(lambda frame: frame["a"].mean() + np.random.default_rng().normal(), table, pd.Index(["value"]),
                        ["a", "b", "y"])
-    assert noisy["value"] == {pair("a", "b"), pair("a", "y"), pair("b", "y")}
+    assert noisy == [everything]
+    # a median of whole numbers per group, which one permutation can leave as it was; a group the table
+    # lacks (no value: unknown, so every column); two elements of one label, told apart by position
+    counts = table.assign(v=np.arange(200) % 5)
+    medians = lambda frame: frame.groupby("g")["v"].median().reindex([0, 1, 2])  # noqa: E731
+    assert read_pairs(medians, counts, pd.Index([0, 1, 2]), ["g", "v"]) == [{pair("g", "v")}] * 3
+    twice = lambda frame: pd.Series([frame["a"].mean(), frame["a"].corr(frame["b"])], index=["s", "s"])  # noqa: E731
+    assert read_pairs(twice, table, pd.Index(["s", "s"]), ["a", "b"]) == [set(), {pair("a", "b")}]
 
 
 def test_infer_marks_the_statistics_that_read_a_pair_the_release_did_not_measure():

@@ -490,7 +490,8 @@ ATTACKS = {"__import__('os').system('true')": "call", "age.to_csv('/dev/null') !
            "abs(age) > 1": "call", "age.values > 1": "attribute access", "age.str.len() > 1": "call",
            "age[0] > 1": "subscript", "age > @limit": "local variable", "(lambda: age)() > 1": "call",
            "[a for a in age] == 1": "comprehension", "nope > 1": "not a column", "age in bmi": "'in'",
-           "age.isna(1)": "call", "age ** age > 1": "exponent", "(age ** 2) ** 2 > 1": "power of a power"}
+           "age.isna(1)": "call", "age ** age > 1": "exponent", "(age ** 2) ** 2 > 1": "power of a power",
+           "age.isin(bmi)": "call", "age.between(bmi, 2)": "call", "age.isin([abs(-1)])": "call"}
 
 
 @pytest.mark.parametrize("condition", list(ATTACKS))
@@ -546,7 +547,8 @@ def test_plain_conditions_keep_the_points_pandas_selects():
                       "(x > 0.5) & ~(`hours per week` > 50)", "x > 0.5 & `hours per week` <= 50 | x < 0.1",
                       "not (x * 2 - 1 > 0)", "x ** 2 < 0.25 and -x > -0.9", "`hours per week` % 2 == 0",
                       "`hours per week` == [30, 40]", "x.notna() and `hours per week` > 30.5",
-                      "`native-country` == \"Cuba\" and True"]:
+                      "`native-country` == \"Cuba\" and True", "`native-country`.isin(['Cuba', 'Peru'])",
+                      "`hours per week`.between(20, 40) and x < 0.9"]:
         kept = model_file.where(model, condition)
         mask = support.eval(condition, engine="python").to_numpy(dtype=bool, na_value=False)
         assert 0 < mask.sum() < len(mask), condition

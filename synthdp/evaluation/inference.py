@@ -27,6 +27,7 @@ coefficients) works; the result has one row per element. Post-processing of rele
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import re
@@ -183,57 +184,78 @@ def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], 
     (:func:`read_pairs`, on ``block``, a copy's rows of the reference) is a pair whose dependence
     the release measured (``copies.measured``); warns once, naming the elements that are not."""
     columns = [str(name) for name in block.columns]
-    measured = copies.measured
+    measured = getattr(copies, "measured", None)
     if measured is None:  # not recorded: every pair, or none where the release measured no dependence
         measured = frozenset() if not getattr(copies, "dependence", True) else None
     unmeasured = [] if measured is None else [
         frozenset((a, b)) for i, a in enumerate(columns) for b in columns[i + 1:] if frozenset((a, b)) not in measured]
+    if not unmeasured:  # every pair measured (or not known): no statistic to try
+        return pd.Series(True, index=index, dtype=bool)
     reads = read_pairs(statistic, block, index, sorted({name for pair in unmeasured for name in pair}, key=columns.index))
     unmeasured_set = set(unmeasured)
-    missed = {element: sorted({tuple(sorted(pair, key=columns.index)) for pair in pairs if pair in unmeasured_set})
-              for element, pairs in reads.items()}
-    flagged = {element: pairs for element, pairs in missed.items() if pairs}
+    missed = [sorted({tuple(sorted(pair, key=columns.index)) for pair in pairs if pair in unmeasured_set})
+              for pairs in reads]
+    flagged = {position: pairs for position, pairs in enumerate(missed) if pairs}
     if flagged:
         pairs = sorted({pair for found in flagged.values() for pair in found})
         listed = ", ".join(f"{a} and {b}" for a, b in pairs[:4]) + (f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else "")
-        elements = ", ".join(f"'{element}'" for element in list(flagged)[:4]) + (
+        elements = ", ".join(f"'{index[position]}'" for position in list(flagged)[:4]) + (
             f" and {len(flagged) - 4} more" if len(flagged) > 4 else "")
         message = NO_DEPENDENCE if measured is not None and not measured else UNMEASURED.format(pairs=listed,
                                                                                                 elements=elements)
         warnings.warn(message, InferenceWarning, stacklevel=3)
-    return pd.Series([element not in flagged for element in index], index=index, dtype=bool)
+    return pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool)
 
 
 def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, index: pd.Index,
-               columns: Sequence[str]) -> dict[Any, set[frozenset[str]]]:
-    """The pairs of ``columns`` each element of ``statistic`` reads together, found by shuffling.
+               columns: Sequence[str]) -> list[set[frozenset[str]]]:
+    """The pairs of ``columns`` each element of ``statistic`` (by position in ``index``) reads together,
+    found by shuffling.
 
     A column's values shuffled among the rows keep every statistic of that column alone (a mean, a
     share, a quantile) and change any that pairs its rows with another column's (a correlation, a
     group mean, a regression coefficient). So an element reads column c jointly when its value on
-    ``table`` with c shuffled differs from its value on ``table`` (beyond rounding, relative 1e-9);
-    it reads the pairs of those columns. A statistic that fails on a shuffled table, or draws its
-    own randomness, is taken to read that column. ``index``: the statistic's elements, as
-    :func:`infer` names them; ``columns``: the columns to try (len(columns) evaluations of the
-    statistic, on ``table``). Public randomness (a fixed seed) on synthetic rows."""
+    ``table`` with c's values reordered differs from its value on ``table`` (beyond rounding,
+    relative 1e-9), under any of these orders: two random permutations, and c's values sorted in the
+    order of each other column tried (a statistic of few values, a median of whole numbers per
+    group, can keep its value under a permutation, not when c follows the group column); it reads
+    the pairs of those columns. An element with no value on ``table`` (a group absent from it), a
+    statistic that fails on a reordered table, or one that draws its own randomness, is taken to
+    read every column tried. ``index``: the statistic's elements, as :func:`infer` names them;
+    ``columns``: the columns to try (up to len(columns) + 1 evaluations of the statistic each, on
+    ``table``, fewer once every element has changed). Public randomness (a fixed seed) on synthetic
+    rows."""
     names = {str(name): name for name in table.columns}
     baseline = _as_series(statistic(table)).reindex(index).astype(float).to_numpy()
     rng = np.random.default_rng(0)
-    joint: dict[Any, list[str]] = {element: [] for element in index}
+    joint: list[list[str]] = [[] for _ in range(len(index))]
+    unknown = np.isnan(baseline)
     for name in columns:
-        shuffled = table.copy()
-        shuffled[names[name]] = table[names[name]].iloc[rng.permutation(len(table))].to_numpy()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                value = _as_series(statistic(shuffled)).reindex(index).astype(float).to_numpy()
-            changed = ~(np.isclose(value, baseline, rtol=1e-9, atol=1e-12) | (np.isnan(value) & np.isnan(baseline)))
-        except Exception:  # a statistic the shuffle breaks reads the column
-            changed = np.ones(len(index), dtype=bool)
-        for element in index[changed]:
-            joint[element].append(name)
-    return {element: {frozenset((a, b)) for i, a in enumerate(found) for b in found[i + 1:]}
-            for element, found in joint.items()}
+        values = table[names[name]]
+        changed = unknown.copy()
+        orders = [rng.permutation(len(table)), rng.permutation(len(table))]
+        for other in columns:  # c's values in the order of each other column tried: the two as related as can be
+            with contextlib.suppress(TypeError, ValueError):  # text beside missing cells has no order: skipped
+                if other != name:
+                    rank = np.empty(len(table), dtype=np.int64)
+                    rank[np.argsort(table[names[other]].to_numpy(), kind="stable")] = np.arange(len(table))
+                    orders.append(np.argsort(values.to_numpy(), kind="stable")[rank])
+        for order in orders:
+            moved = values.iloc[order].set_axis(table.index)  # its own dtype kept
+            reordered = pd.DataFrame({column: moved if column == names[name] else table[column]
+                                      for column in table.columns})  # the other columns not copied
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    value = _as_series(statistic(reordered)).reindex(index).astype(float).to_numpy()
+                changed |= ~(np.isclose(value, baseline, rtol=1e-9, atol=1e-12) | (np.isnan(value) & unknown))
+            except Exception:  # a statistic the reordering breaks reads the column
+                changed[:] = True
+            if changed.all():
+                break
+        for position in np.flatnonzero(changed):
+            joint[position].append(name)
+    return [{frozenset((a, b)) for i, a in enumerate(found) for b in found[i + 1:]} for found in joint]
 
 
 def _limits(limits: tuple[float, float] | Mapping[Any, tuple[float, float]], index: pd.Index
@@ -280,7 +302,7 @@ def copy_files(output: str | Path) -> list[Path]:
     paths = sorted(output.parent.glob(f"{glob.escape(output.stem)}.*{glob.escape(suffix)}"))  # [ in a name: literal
     # OUTPUT.<digits>.csv only: not the copies of a release beside it (OUTPUT.5.csv's OUTPUT.5.1.csv), nor OUTPUT.².csv
     middles = [(p.stem[len(output.stem) + 1:], p) for p in paths]
-    numbered = sorted((int(middle), p) for middle, p in middles if re.fullmatch("[0-9]+", middle))
+    numbered = sorted((int(middle), p) for middle, p in middles if re.fullmatch("0|[1-9][0-9]*", middle))  # not 007
     count = _copies_info(copies_info_path(output)).get("count")
     if count is not None:
         numbered = [(k, p) for k, p in numbered if k <= count]

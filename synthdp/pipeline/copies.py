@@ -121,7 +121,8 @@ def measures_dependence(release: run.Release) -> bool:
 
 def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
     """The pairs of the table's columns whose dependence the release measured: every pair of numeric
-    columns of a pairs release, the selected pairs, and the columns of each released moment of two
+    columns of a pairs release or of a private PCA (its axes hold every pair's covariance, in its
+    leading directions), the selected pairs, and the columns of each released moment of two
     or more columns (a pair product, a mixed table's 2-way cell or mean per level) whose noise sd is
     at most MOMENT_NOISE_LIMIT. A moment of larger noise does not count: a small mixed table whose
     moments keep a tenth of the budget (sd 0.9 on a correlation's product moment) came out as
@@ -137,7 +138,7 @@ def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
         names = list(dict.fromkeys(numeric + internal))
         owner = np.array([names.index(name) for name in numeric + internal])[schema.block_of_coordinate]
     pairs: set[frozenset[str]] = set()
-    if release.plan.releases_pairs:
+    if release.plan.releases_pairs or release.pca is not None:  # the pairs, or the private axes of every pair
         pairs |= {frozenset((a, b)) for i, a in enumerate(numeric) for b in numeric[i + 1:]}
     if release.plan.selects_pairs and release.selected_pairs is not None:
         pairs |= {frozenset((numeric[i], numeric[j])) for i, j in np.asarray(release.selected_pairs.pairs, dtype=int)}

@@ -243,7 +243,8 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
 CONDITION = "the condition (--where, or condition= in Python)"
 CONDITION_HOLDS = ("a condition holds column names (in backticks where they have spaces or dashes), numbers, "
                    "quoted text, True/False/None, comparisons (== != < <= > >=, in and not in a list), "
-                   "and/or/not (& | ~), arithmetic (+ - * / // % **) and column.isna() or .notna()")
+                   "and/or/not (& | ~), arithmetic (+ - * / // % **), column.isna() or .notna(), "
+                   "column.isin([constants]) and column.between(low, high)")
 MISSING_TESTS = frozenset({"isna", "notna", "isnull", "notnull"})  # a column's missing cells: no argument, no effect
 MAX_CONDITION_CHARS = 10_000
 MAX_LITERAL = 2**63  # a larger whole number is written as a float (1e20): no big-integer arithmetic
@@ -406,6 +407,12 @@ def _check_node(node: ast.AST, column: Callable[[str], tuple[str, str]], numeric
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
             and node.func.attr in MISSING_TESTS and not node.args and not node.keywords and not arithmetic:
         check(node.func.value)
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+            and not node.keywords and not arithmetic and (
+                node.func.attr == "isin" and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple))
+                and all(_is_constant(element) for element in node.args[0].elts)
+                or node.func.attr == "between" and len(node.args) == 2 and all(_is_constant(a) for a in node.args)):
+        check(node.func.value)  # column.isin([constants]), column.between(low, high): pandas' own, no code
     else:
         what = type(node.op if isinstance(node, (ast.BoolOp, ast.UnaryOp, ast.BinOp)) else node).__name__
         if isinstance(node, ast.Compare):

@@ -21,10 +21,11 @@ next use of the file (on the same host, in the same PID namespace) drops, since 
 run left the process; an entry of another host or namespace cannot be checked and stays.
 
 The file keeps the budget of one neighbouring relation, its ``privacy_unit``: rows (null), or
-the units of one column, declared by its first release. Releases by that unit add up; a release
-by any unit is also a release of its epsilon by row, so a file by rows takes them too; a release
-by rows (or by another column) in a file by units is refused, since its epsilon by unit is K times
-larger (group privacy) and would not add up. Each entry records whether its release was
+the units of one column, declared by its first release (a file that holds no release, or was
+written before the key, takes the next release's). Releases by that unit add up; a release by
+another is refused: by row in a file by unit, its epsilon by unit is up to K times larger (group
+privacy); by unit in a file by rows, its epsilon by row may be up to twice its own (one row
+replaced is a unit removed and one added). Each entry records whether its release was
 differentially private; the report's ``budget_file`` entry counts the earlier releases that were
 not (``--bounds-from-data``, ``--seed``), since what they made public no later budget covers. A pending entry of another host is kept (its process
 cannot be checked): it stays counted until removed by hand. Every read-modify-write holds an
@@ -67,6 +68,7 @@ class Reservation:
     lifetime: tuple[float, float]
     spent_before: tuple[float, float]
     not_private_before: int = 0
+    privacy_unit: str | None = None
 
 
 @contextlib.contextmanager
@@ -184,14 +186,15 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
                 lifetime_delta is not None and not math.isclose(lifetime_delta, lifetime[1], rel_tol=1e-12)):
             raise SynthDPError(f"budget file '{path}' declares a lifetime budget of epsilon {lifetime[0]:g}, delta "
                                f"{lifetime[1]:g}: it cannot be changed by a later release")
-        kept_by = document.get("privacy_unit")  # a file written before it was recorded: by rows
-        if kept_by is not None and privacy_unit != kept_by:
-            release = "by row" if privacy_unit is None else f"by unit '{privacy_unit}'"
-            raise SynthDPError(f"budget file '{path}' keeps the table's budget by unit '{kept_by}', and a release "
-                               f"{release} would not add up with its releases (by unit, its epsilon is up to K times "
-                               f"larger): release with --privacy-unit {kept_by}, or keep another budget file; nothing "
-                               "was read or written")
         document["releases"] = [r for r in document["releases"] if r["state"] == "spent" or _alive(r)]
+        if not document["releases"] or "privacy_unit" not in document:  # no release yet (or an older file): declared
+            document["privacy_unit"] = privacy_unit
+        kept_by = document["privacy_unit"]
+        if privacy_unit != kept_by:
+            kept, release = (("by row" if unit is None else f"by unit '{unit}'") for unit in (kept_by, privacy_unit))
+            raise SynthDPError(f"budget file '{path}' keeps the table's budget {kept}, and a release {release} would not "
+                               "add up with its releases (their epsilons are in different units): release "
+                               f"{kept} with it, or keep another budget file; nothing was read or written")
         spent = _totals(document)
         if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK) + 1e-300:
             raise SynthDPError(
@@ -206,7 +209,7 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
                                      "differentially_private": None})
         _write(path, document)
         not_private = sum(1 for r in document["releases"][:-1] if r.get("differentially_private") is False)
-    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private)
+    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private, privacy_unit)
 
 
 def charge(reservation: Reservation, differentially_private: bool | None = None) -> None:
@@ -219,20 +222,25 @@ def charge(reservation: Reservation, differentially_private: bool | None = None)
         if document is None or not found:
             raise SynthDPError(f"budget file '{reservation.path}' lost this release's reservation; no output was "
                                "written")
+        if found[0]["state"] != "pending":  # one reservation, one release
+            raise SynthDPError(f"budget file '{reservation.path}': this reservation was charged already; reserve "
+                               "again for another release")
         found[0]["state"], found[0]["finished"] = "spent", _now()
         found[0]["differentially_private"] = differentially_private
         _write(reservation.path, document)
 
 
 def cancel(reservation: Reservation) -> None:
-    """Drop the reservation of a release that failed before it was charged (nothing of it is out)."""
+    """Drop the reservation of a release that failed before it was charged (nothing of it is out); a
+    charged one is left as it is."""
     with _locked(reservation.path):
         document = _read(reservation.path)
         if document is None:
             return
-        document["releases"] = [r for r in document["releases"]
-                                if not (r["id"] == reservation.id and r["state"] == "pending")]
-        _write(reservation.path, document)
+        kept = [r for r in document["releases"] if not (r["id"] == reservation.id and r["state"] == "pending")]
+        if len(kept) < len(document["releases"]):  # a charged one stays, and the file is left as it is
+            document["releases"] = kept
+            _write(reservation.path, document)
 
 
 def summary(reservation: Reservation) -> dict:
