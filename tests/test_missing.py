@@ -201,7 +201,8 @@ def test_a_real_table_from_draft_to_release(tmp_path, capsys):
     assert "visit" in evaluation["columns"]["numeric"] and (tmp_path / "page.html").stat().st_size > 10_000
     assert main(["evaluate", "--real", str(tmp_path / "real.csv"), "--synth", str(tmp_path / "synthetic.csv"),
                  "--schema", str(tmp_path / "schema.json"), "--queries", "20", "--no-sdmetrics"]) == 0
-    text = capsys.readouterr().out.splitlines()
+    note, *text = capsys.readouterr().out.splitlines()  # first: the scores are the real table's, not private
+    assert note.startswith("NOTE: these scores are computed from the real table")
     assert text[0].startswith("missing cells (share of rows): income real ")
     assert text[1] == "(the scores below compare the rows whose nullable numeric cells are present)"
 
