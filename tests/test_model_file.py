@@ -642,3 +642,12 @@ def test_the_document_checksum_is_written_and_a_file_without_it_still_reads(save
     older = _edited(path, tmp_path / "older.synthdp", lambda document: None, "dropped")
     pd.testing.assert_frame_equal(SmoothSynthesizer.load(older).sample(50, seed=3),
                                   SmoothSynthesizer.load(path).sample(50, seed=3))
+
+
+def test_a_condition_without_mass_on_a_text_column_names_its_levels():
+    """A column of text levels compared with a number (sex == 1 where the schema's levels are '0.0'
+    and '1.0') has probability 0: the error shows the column's public levels."""
+    model = _named_model()._sampling_model()
+    with pytest.raises(SynthDPError, match=r"'native-country' has text levels \('Cuba', 'Peru', 'Chile'.*compare it "
+                                           "with text"):
+        model_file.where(model, "`native-country` == 1")

@@ -229,7 +229,12 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     keep = mask.to_numpy(dtype=bool, na_value=False)  # a missing cell satisfies no comparison
     mass = float(model.weights[keep].sum())
     if not mass > 0:
-        raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)")
+        text = [name for name in used.values() if name not in numeric and model.schema is not None
+                and any(column.name == name for column in model.schema.declared)]
+        hint = "".join(f"; '{name}' has text levels ({', '.join(repr(level) for level in _levels(model, name)[:4])}"
+                       f"{', ...' if len(_levels(model, name)) > 4 else ''}): compare it with text"
+                       for name in text)  # the schema's public levels: sex == 1 where they are '0.0' and '1.0'
+        raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)" + hint)
     weights = np.where(keep, model.weights, 0.0) / mass
     effective = 1.0 / float(np.sum(weights**2))
     if effective < MIN_EFFECTIVE_POINTS:
@@ -320,6 +325,12 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str],
     except (SyntaxError, tokenize.TokenError, ValueError) as error:
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
+
+
+def _levels(model: SamplingModel, name: str) -> tuple[str, ...]:
+    """The public levels of the categorical column ``name`` of a mixed model."""
+    assert model.schema is not None
+    return model.schema.column(name).all_levels
 
 
 def _split_backticks(text: str) -> list[tuple[bool, str]]:
