@@ -211,3 +211,27 @@ def test_debiased_eigenvalues_subtract_the_noise_energy_floor_at_zero_and_cap_at
     iterate = np.zeros((d, 3))
     iterate[0] = np.sqrt(energy)
     np.testing.assert_allclose(debiased_eigenvalues(iterate, 0.2, noise_kind), [0.3, 0.0, d])
+
+
+def test_pca_candidates_whose_axes_lost_their_variance_to_noise_say_so():
+    """400 rows at (1, 1e-6): the private PCA's noise takes two of three eigenvalues to 0, so every
+    candidate lies on one line and the synthetic columns come out correlated +-1 whatever the
+    data's (a and c here are independent): the fit warns, naming the dimensions left."""
+    import warnings
+
+    import pandas as pd
+
+    from synthdp import SmoothSynthesizer
+
+    rng = np.random.default_rng(0)
+    a, c = rng.normal(size=400), rng.normal(size=400)
+    frame = pd.DataFrame({"a": a, "b": a + 0.3 * rng.normal(size=400), "c": c})
+    bounds = {"a": [-4, 4], "b": [-5, 5], "c": [-4, 4]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-6, candidates="pca", seed=2).fit(frame, bounds)
+    flat = int(np.sum(synth.release_.pca.eigenvalues <= 0))
+    assert flat == 2
+    assert any("2 of the 3 private PCA axes have no variance" in str(w.message) for w in caught)
+    centred = synth.support_points_ - synth.support_points_.mean(axis=0)
+    assert np.linalg.matrix_rank(centred, tol=1e-8) == 3 - flat  # what the warning says of the candidates

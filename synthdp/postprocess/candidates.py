@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -1025,6 +1026,13 @@ def _moments(release: Release, rng: np.random.Generator, config: SynthConfig, op
 def _pca(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
     if release.pca is None:
         raise SynthDPError("pca candidates need a release with private PCA")
+    flat = int(np.sum(release.pca.eigenvalues <= 0))
+    if flat:  # a released (noisy) value: public, and what the user needs to know of this output
+        k = len(release.pca.eigenvalues)
+        warnings.warn(f"{flat} of the {k} private PCA axes have no variance after their noise (eigenvalue 0): the "
+                      f"candidates lie in {k - flat} dimension(s), so the synthetic columns are as related as a "
+                      f"{k - flat}-dimensional cloud makes them (on a line: correlations of +-1) whatever the data's; "
+                      "at this n and budget use the default candidates (copula)", UserWarning, stacklevel=2)
     return ellipsoid_candidates(release.pca, release.plan.n_candidates, rng, config.ellipsoid_radius)
 
 
