@@ -581,7 +581,18 @@ def test_an_edited_marginal_summary_is_one_line(tmp_path):
     from synthdp.summaries.marginal import MarginalSummary
 
     numeric = content["basis_indices"][0]
+    d_numeric = 1  # x; then sex's indicator
+    one_way = next(k for k, index in enumerate(content["basis_indices"]) if sum(index) == 1 and any(index[d_numeric:]))
+
+    def drop(c, k=one_way):  # a one-way cell and its moment taken out (it crashed the marginal of its column)
+        del c["basis_indices"][k], c["noisy_moments"][k]
+
+    def twice(c):  # a row listed twice, with its moment
+        c["basis_indices"].append(c["basis_indices"][one_way]), c["noisy_moments"].append(c["noisy_moments"][one_way])
+
     for edit, message in ((lambda c: c.update(format_version=2), "format_version 2"),
+                          (lambda c: c.update(noisy_moments=0.5), "malformed"), (drop, "one-way cell is missing"),
+                          (twice, "listed twice"),
                           (lambda c: c.pop("format_version"), "format_version None"),
                           (lambda c: c["noisy_moments"].__setitem__(0, None), "noisy_moments finite"),
                           (lambda c: c["basis_indices"][0].__setitem__(0, 1.5), "integers >= 0"),
@@ -608,3 +619,44 @@ def test_marginal_of_a_table_holding_other_columns_and_of_internal_columns(tmp_p
     assert main_command(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
                          "--columns", "x (missing)"]) == 2
     assert "not a column of the table" in capsys.readouterr().err
+
+
+def test_an_equality_on_an_integer_column_gets_an_interval_that_holds_the_table_s_value():
+    """age == 40 is 0 at every quadrature node and check point between whole numbers, so its misfit
+    showed as 0 and its interval was [0, 0], which never held the table's share (0 of 200 releases);
+    the check points rounded to whole numbers, where the rows lie, show the misfit."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(18, 91, 400), "x": rng.normal(size=400)})
+    bounds = {"age": {"bounds": [18, 90], "type": "integer"}, "x": [-4, 4]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=0).fit(frame, bounds, synthesize=False).summary()
+    for query, truth in ((lambda rows: (rows["age"] == 40).astype(float), (frame["age"] == 40).mean()),
+                         (lambda rows: rows["age"].between(30, 39).astype(float), frame["age"].between(30, 39).mean())):
+        row = summary.answer_interval(query).iloc[0]
+        assert row["approximation_error"] > 0.5 and row["lower"] <= truth <= row["upper"]
+
+
+def test_a_summary_whose_privacy_report_was_edited_out_of_shape_is_one_line():
+    """answer_interval reads the moments' noise from the summary's privacy report: a privacy section
+    that is not an object, stages that are not a list, or a noise scale of true (1 to Python) is a
+    one-line error, not an AttributeError or a silent scale of 1."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "y": rng.uniform(0, 1, 300)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        content = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, {"x": [0, 1], "y": [0, 1]},
+                                                              synthesize=False).summary().to_dict()
+    query = lambda rows: rows["x"]  # noqa: E731
+    assert Summary.from_dict(content).answer_interval(query).iloc[0]["std_error"] > 0
+
+    def moments(report):
+        return next(stage for stage in report["privacy"]["stages"] if stage["stage"] == "moments")
+
+    for edit in (lambda report: report.update(privacy=["edited"]),
+                 lambda report: report["privacy"].update(stages=5),
+                 lambda report: moments(report).update(noise_scale=True)):
+        edited = json.loads(json.dumps(content))
+        edit(edited["privacy_report"])
+        with pytest.raises(SynthDPError, match="privacy report"):
+            Summary.from_dict(edited).answer_interval(query)

@@ -144,8 +144,8 @@ class MarginalSummary(SummaryFile):
             moments = np.array(content["noisy_moments"], dtype=float)
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
-        if not (np.isfinite(given).all() and (given == np.round(given)).all() and (given >= 0).all()
-                and np.isfinite(moments).all()):
+        if not (moments.ndim == 1 and np.isfinite(given).all() and (given == np.round(given)).all()
+                and (given >= 0).all() and np.isfinite(moments).all()):
             raise SynthDPError(f"{origin} is malformed (basis_indices must be integers >= 0, noisy_moments finite "
                                "numbers)")
         indices = given.astype(np.int64)
@@ -158,6 +158,12 @@ class MarginalSummary(SummaryFile):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
         if (indices[:, schema.d_numeric:] > 1).any():
             raise SynthDPError(f"{origin} is malformed (a level's indicator has a degree above 1)")
+        if len(np.unique(indices, axis=0)) < len(indices):
+            raise SynthDPError(f"{origin} is malformed (a moment's multi-index is listed twice)")
+        ones = indices[indices.sum(axis=1) == 1]
+        if not np.array_equal(np.sort(np.flatnonzero(ones[:, schema.d_numeric:].any(axis=0))),
+                              np.flatnonzero(indices[:, schema.d_numeric:].any(axis=0))):
+            raise SynthDPError(f"{origin} is malformed (a level's one-way cell is missing)")
         return cls(schema, indices, moments, content.get("privacy_report"))
 
     @property
@@ -177,7 +183,9 @@ class MarginalSummary(SummaryFile):
         the positive noise of all the small ones, so where the noise is large (the report's
         stages: on a table of a few thousand rows at epsilon = 1, 2-way cells with noise sd
         above 0.1 are mostly noise) the cells can sum to well over 1. Measured:
-        docs/decisions/marginal-clip.md. ``clip=False`` gives the unbiased raw answers.
+        docs/decisions/marginal-clip.md. ``clip=False`` gives the raw answers: unbiased for the
+        released cells; a cell estimated from them (beyond :attr:`released_degree` columns) is
+        biased down where a sub-cell's noise is negative (it takes the smallest sub-cell).
         """
         described = _asked(self.schema, columns)
         columns = [column.name for column in described]

@@ -66,7 +66,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from functools import cached_property
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -545,25 +545,36 @@ class Summary(SummaryFile):
     def _count_noise(self) -> tuple[str, float, float] | None:
         """("Gaussian" or "Laplace", scale in rows, the noisy row count) of a release by privacy unit,
         from the privacy report; None by row."""
-        unit = ((self.report or {}).get("privacy") or {}).get("privacy_unit")
+        unit = self._privacy().get("privacy_unit")
         if not isinstance(unit, Mapping):
             return None
         scale, rows = unit.get("rows_noise_scale"), unit.get("rows_noisy")
-        if not (isinstance(scale, (int, float)) and isinstance(rows, (int, float))
-                and math.isfinite(scale) and math.isfinite(rows)):
+        if not (_positive_number(scale) and _positive_number(rows)):
             raise SynthDPError("the summary's privacy report has no noise scale for its noisy row count (a release "
                                "by privacy unit divides every moment by it): write the summary again with this synthdp")
         return str(unit.get("rows_noise", "Laplace")), float(scale), float(rows)
 
+    def _privacy(self) -> Mapping:
+        """The privacy report's ``privacy`` section ({} without one); a report of another shape is an error."""
+        report = self.report or {}
+        privacy = report.get("privacy") if isinstance(report, Mapping) else None
+        if privacy is None:
+            return {}
+        if not isinstance(privacy, Mapping):
+            raise SynthDPError("the summary's privacy report is malformed (its privacy section is not an object)")
+        return privacy
+
     def _moment_noise(self) -> tuple[str, float]:
         """("Gaussian" or "Laplace", sigma or b) of each released moment, from the privacy report."""
-        stages = ((self.report or {}).get("privacy") or {}).get("stages") or []
+        stages = self._privacy().get("stages") or []
+        if not isinstance(stages, list):
+            raise SynthDPError("the summary's privacy report is malformed (its stages are not a list)")
         stage = next((s for s in stages if isinstance(s, Mapping) and s.get("stage") == "moments"), None)
         if stage is None:
             raise SynthDPError("this summary has no privacy report with a moments stage, so the noise of its moments is "
                                "unknown: intervals need a summary written by synthdp (summarize, or generate --summary-out)")
         mechanism, scale = str(stage.get("mechanism", "")), stage.get("noise_scale")
-        if not (isinstance(scale, (int, float)) and scale >= 0 and math.isfinite(scale)):
+        if not _positive_number(scale, zero=True):
             raise SynthDPError("the summary's privacy report has no valid noise_scale for its moments stage")
         for name in ("Gaussian", "Laplace"):
             if mechanism.startswith(name):
@@ -573,7 +584,9 @@ class Summary(SummaryFile):
     def _residual_sup(self, f: Query, at_nodes: np.ndarray, c0: np.ndarray, c: np.ndarray,
                       check_points: int) -> np.ndarray:
         """max |f - p| over the quadrature nodes (where f's values are ``at_nodes``), ``check_points``
-        Sobol' points and the vertices of the box, per query."""
+        Sobol' points, the same points with their integer and date columns rounded to whole numbers
+        (where a table's rows lie: an equality on an integer column, age == 40, is 0 at every point
+        between them, and its misfit showed as 0) and the vertices of the box, per query."""
         from scipy.stats import qmc
 
         log2 = max(0, math.ceil(math.log2(check_points)))
@@ -584,7 +597,13 @@ class Summary(SummaryFile):
             vertices = np.random.default_rng(self.seed + 1).choice([-1.0, 1.0], size=(2**log2, self.d))
         basis = ChebyshevBasis(self.basis_indices)
         worst = np.zeros(c.shape[1])
-        for unit, values in ((self._rule.nodes, at_nodes), (2.0 * u - 1.0, None), (vertices.astype(float), None)):
+        checks = [(self._rule.nodes, at_nodes), (2.0 * u - 1.0, None), (vertices.astype(float), None)]
+        whole = [j for j, column in enumerate(self.domain.columns) if column.integer]  # integers and dates
+        if whole:
+            rounded = self.domain.from_unit(2.0 * u - 1.0)
+            rounded[:, whole] = np.clip(np.round(rounded[:, whole]), self.domain.lower[whole], self.domain.upper[whole])
+            checks.append((self.domain.to_unit(rounded), None))
+        for unit, values in checks:
             if values is None:
                 values = self._evaluate_at(f, self.domain.from_unit(unit))
             values = values.reshape(len(unit), -1)
@@ -680,6 +699,13 @@ class Summary(SummaryFile):
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
         except SynthDPError as error:
             raise SynthDPError(f"{origin}: {error}") from None
+
+
+def _positive_number(value: object, zero: bool = False) -> TypeGuard[float]:
+    """A finite number above 0 (or 0 where ``zero``), not a boolean (true is 1 to Python): a noise
+    scale or a row count."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            and (value > 0 or zero and value == 0))
 
 
 def _names(value: object) -> tuple[str, ...]:
