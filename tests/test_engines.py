@@ -460,3 +460,28 @@ def test_a_dask_csv_error_names_quoted_line_breaks_as_a_cause(tmp_path, capsys):
                  str(tmp_path / "s.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "line break" in err and not (tmp_path / "o.csv").exists()
+
+
+def test_the_dask_engine_reads_a_stored_index_as_pandas_does_and_refuses_lines_ending_in_cr(tmp_path, capsys):
+    """A Parquet file written from a DataFrame with a named index stores it as a column that pandas
+    reads back as the index: the Dask engine leaves it out too (it asked for its bounds); a CSV
+    whose lines end in a carriage return alone, which Dask cannot cut into blocks (each block read
+    the whole file again: three times the rows), is one line."""
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"k": np.arange(3000), "a": rng.normal(size=3000), "b": rng.normal(size=3000)})
+    frame.set_index("k").to_parquet(tmp_path / "idx.parquet")
+    (tmp_path / "ab.json").write_text('{"a": [-5, 5], "b": [-5, 5]}')
+    outputs = []
+    for engine in ("numpy", "dask"):
+        out = tmp_path / f"{engine}.csv"
+        assert main(["generate", str(tmp_path / "idx.parquet"), "--bounds", str(tmp_path / "ab.json"), "-o", str(out),
+                     "--seed", "1", "--engine", engine, "--quiet"]) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    frame[["a", "b"]].to_csv(tmp_path / "cr.csv", index=False, lineterminator="\r")
+    capsys.readouterr()
+    assert main(["generate", str(tmp_path / "cr.csv"), "--bounds", str(tmp_path / "ab.json"), "-o",
+                 str(tmp_path / "cr_out.csv"), "--seed", "1", "--engine", "dask", "--chunk-rows", "1000", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "carriage return alone" in err and err.count("\n") == 1 and not (tmp_path / "cr_out.csv").exists()
