@@ -1191,10 +1191,12 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
     if parquet:
         pq = _optional("pyarrow.parquet", "Parquet input")
         with _parquet_errors(path):
-            data_columns = _parquet_data_columns(pq.read_schema(path))  # a column of nested values: refused by name
+            arrow = pq.read_schema(path)
+            data_columns = _parquet_data_columns(arrow)  # a column of nested values: refused by name
         check_column_names(data_columns)  # a name twice: as the numpy engine says it, before Dask fails on it
-        with _parquet_errors(path):  # the data columns only: a stored pandas index is no column, as pandas reads it
-            frame = dd.read_parquet(path, columns=data_columns, blocksize=DASK_BLOCK_BYTES, index=False)
+        with _parquet_errors(path):  # a stored pandas index left out: it is no column, as pandas reads the file
+            frame = dd.read_parquet(path, columns=data_columns if len(data_columns) < len(arrow.names) else None,
+                                    blocksize=DASK_BLOCK_BYTES, index=False)
         if any(not isinstance(label, str) for label in frame.columns):  # Dask's reader then fails on its partitions
             raise SynthDPError(f"Parquet file '{path}' stores column labels that are not text, which the Dask engine "
                                "cannot read: write it with text labels (df.columns = df.columns.astype(str)), or "
