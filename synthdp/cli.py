@@ -215,7 +215,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"synthdp: error: {message} (see synthdp --help)\n")
 
 
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="synthdp", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -644,12 +643,14 @@ def _check_sizes(run: dict, config: SynthConfig, columns: int | None) -> None:
     if run["rows"] in (None, "theory") or columns is None:
         return
     rows = _int_or_word(run["rows"], "theory", "--rows")
-    for flag, values in (("--rows", rows * columns),
-                         ("--rows with --copies", REFERENCE_FACTOR * rows * columns if run["copies"] else 0)):
+    for flag, values, what in (
+            ("--rows", rows * columns, "the synthetic table"),
+            ("--rows with --copies", REFERENCE_FACTOR * rows * columns if run["copies"] else 0,
+             f"the copies' reference sample, {REFERENCE_FACTOR} x the rows per copy,")):
         if values > MAX_OUTPUT_VALUES:
-            raise SynthDPError(f"{flag}: {values:.3g} values (the copies' reference sample is {REFERENCE_FACTOR} x the "
-                               f"rows per copy) is over the output bound of {MAX_OUTPUT_VALUES:.0e}; ask for fewer rows "
-                               "(synthdp sample streams any number to a file)")
+            raise SynthDPError(f"{flag}: {what} would hold {values:.3g} values, over the output bound of "
+                               f"{MAX_OUTPUT_VALUES:.0e}; ask for fewer rows (synthdp sample streams any number to a "
+                               "file)")
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:
