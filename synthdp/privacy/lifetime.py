@@ -18,7 +18,8 @@ after a stage released (its error may carry a value computed from a noisy statis
 large for a noisy row count). A run that fails before any stage released drops its reservation;
 a run killed before it was charged leaves a ``pending`` entry whose process is gone, which the
 next use of the file (on the same host, in the same PID namespace) drops, since nothing of that
-run left the process; an entry of another host or namespace cannot be checked and stays.
+run left the process; an entry of another host or namespace cannot be checked: it stays counted
+until removed by hand.
 
 The file keeps the budget of one neighbouring relation, its ``privacy_unit``: rows (null), or
 the units of one column, declared by its first release (a file that holds no release, or was
@@ -27,11 +28,11 @@ another is refused: by row in a file by unit, its epsilon by unit is up to K tim
 privacy); by unit in a file by rows, its epsilon by row may be up to twice its own (one row
 replaced is a unit removed and one added). Each entry records whether its release was
 differentially private; the report's ``budget_file`` entry counts the earlier releases that were
-not (``--bounds-from-data``, ``--seed``), since what they made public no later budget covers. A pending entry of another host is kept (its process
-cannot be checked): it stays counted until removed by hand. Every read-modify-write holds an
-exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces the file atomically, so two
-commands on one table never both pass the check on the same remainder: the second waits for the
-lock, then sees the first's reservation. The empty ``PATH.lock`` stays beside the file on
+not (``--bounds-from-data``, ``--seed``), since what they made public no later budget covers.
+
+Every read-modify-write holds an exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces
+the file atomically, so two commands on one table never both pass the check on the same
+remainder: the second waits for the lock, then sees the first's reservation. The empty ``PATH.lock`` stays beside the file on
 purpose: a command that removed it after unlocking would let one that waited on the removed file
 and one that created a new one both hold "the" lock.
 """
