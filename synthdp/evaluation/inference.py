@@ -201,8 +201,7 @@ def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], 
         listed = ", ".join(f"{a} and {b}" for a, b in pairs[:4]) + (f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else "")
         elements = ", ".join(f"'{index[position]}'" for position in list(flagged)[:4]) + (
             f" and {len(flagged) - 4} more" if len(flagged) > 4 else "")
-        message = NO_DEPENDENCE if measured is not None and not measured else UNMEASURED.format(pairs=listed,
-                                                                                                elements=elements)
+        message = UNMEASURED.format(pairs=listed, elements=elements) if measured else NO_DEPENDENCE
         warnings.warn(message, InferenceWarning, stacklevel=3)
     return pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool)
 
