@@ -635,22 +635,20 @@ def _check_sizes(run: dict, config: SynthConfig, columns: int | None) -> None:
     copies of a release by privacy unit, and an output, or the copies' reference sample (20 x the
     rows per copy), over the output bound, where the bounds or the schema give the columns."""
     from synthdp.evaluation.inference import REFERENCE_FACTOR
-    from synthdp.pipeline.model import MAX_OUTPUT_VALUES
+    from synthdp.pipeline.copies import COPIES_BY_UNIT
+    from synthdp.pipeline.model import check_output_size
 
     if run["copies"] is not None and config.privacy_unit is not None:
-        raise SynthDPError("--copies of a release by privacy unit are not available yet: its population would need "
-                           "synthetic units")
+        raise SynthDPError(f"--{COPIES_BY_UNIT}")  # as sample_copies refuses them, before the fit
     if run["rows"] in (None, "theory") or columns is None:
         return
     rows = _int_or_word(run["rows"], "theory", "--rows")
-    for flag, values, what in (
-            ("--rows", rows * columns, "the synthetic table"),
-            ("--rows with --copies", REFERENCE_FACTOR * rows * columns if run["copies"] else 0,
-             f"the copies' reference sample, {REFERENCE_FACTOR} x the rows per copy,")):
-        if values > MAX_OUTPUT_VALUES:
-            raise SynthDPError(f"{flag}: {what} would hold {values:.3g} values, over the output bound of "
-                               f"{MAX_OUTPUT_VALUES:.0e}; ask for fewer rows (synthdp sample streams any number to a "
-                               "file)")
+    advice = "ask for fewer rows (synthdp sample streams any number to a file)"
+    check_output_size(rows, columns, "--rows: the synthetic table", advice)
+    if run["copies"] is not None:
+        check_output_size(REFERENCE_FACTOR * rows, columns,
+                          f"--rows with --copies: the copies' reference sample ({REFERENCE_FACTOR} x the rows per copy)",
+                          advice)
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:

@@ -229,16 +229,17 @@ def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, in
     rng = np.random.default_rng(0)
     joint: list[list[str]] = [[] for _ in range(len(index))]
     unknown = np.isnan(baseline)
+    sorting: dict[str, np.ndarray] = {}  # each column's rows in the order of its values, once
+    for name in columns:
+        with contextlib.suppress(TypeError, ValueError):  # text beside missing cells has no order: skipped
+            sorting[name] = np.argsort(table[names[name]].to_numpy(), kind="stable")
+    ranks = {name: np.argsort(order, kind="stable") for name, order in sorting.items()}  # each row's place in it
     for name in columns:
         values = table[names[name]]
         changed = unknown.copy()
         orders = [rng.permutation(len(table)), rng.permutation(len(table))]
-        for other in columns:  # c's values in the order of each other column tried: the two as related as can be
-            with contextlib.suppress(TypeError, ValueError):  # text beside missing cells has no order: skipped
-                if other != name:
-                    rank = np.empty(len(table), dtype=np.int64)
-                    rank[np.argsort(table[names[other]].to_numpy(), kind="stable")] = np.arange(len(table))
-                    orders.append(np.argsort(values.to_numpy(), kind="stable")[rank])
+        if name in sorting:  # c's values in the order of each other column tried: the two as related as can be
+            orders += [sorting[name][ranks[other]] for other in columns if other != name and other in ranks]
         for order in orders:
             moved = values.iloc[order].set_axis(table.index)  # its own dtype kept
             reordered = pd.DataFrame({column: moved if column == names[name] else table[column]

@@ -45,7 +45,7 @@ import pandas as pd
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
 from synthdp.pipeline import run
-from synthdp.pipeline.model import MAX_OUTPUT_VALUES, check_rows, draw
+from synthdp.pipeline.model import check_output_size, check_rows, draw
 from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
 from synthdp.pipeline.progress import StageTracker
 
@@ -53,6 +53,7 @@ from synthdp.pipeline.progress import StageTracker
 #: its noisy reading (a pair read one by one or a selected pair is kept from 0 noise sd, without the
 #: false discovery control), the rest as the product (module docstring).
 INFERENCE = run.StudyOptions(pair_threshold=0.0, pair_fdr=None)
+COPIES_BY_UNIT = "copies of a release by privacy unit are not available yet: its population would need synthetic units"
 
 
 def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng: np.random.Generator,
@@ -67,17 +68,15 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
         check_rows(n_rows)  # before the first refit, not after it
     release = fitted.release
     if release.units is not None:
-        raise SynthDPError("copies of a release by privacy unit are not available yet: its population would need "
-                           "synthetic units")
+        raise SynthDPError(COPIES_BY_UNIT)
     model = run.sampling_model(inference_fit(fitted, rng))
     config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     # at least REFERENCE_FACTOR blocks of a copy's rows (infer's theta_0 is the statistic's mean over them)
     reference_rows = REFERENCE_FACTOR * max(release.plan.n, 0 if n_rows is None else int(n_rows))
-    if reference_rows * len(model.names) > MAX_OUTPUT_VALUES:  # named here, before the refits, not as draw's bound
-        raise SynthDPError(f"the copies' reference sample ({REFERENCE_FACTOR} x the larger of n and the rows per copy: "
-                           f"{reference_rows} rows x {len(model.names)} columns) is over the output bound of "
-                           f"{MAX_OUTPUT_VALUES:.0e} values: ask for fewer rows per copy (--rows, n_rows)")
+    check_output_size(reference_rows, len(model.names),  # named here, before the refits, not as draw's bound
+                      f"the copies' reference sample ({REFERENCE_FACTOR} x the larger of n and the rows per copy)",
+                      "ask for fewer rows per copy (--rows, n_rows)")
     reference = draw(model, reference_rows, rng)
     # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
     planned = release if release.plan.pairs_test is None else None

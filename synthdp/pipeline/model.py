@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
-from synthdp.config import MAX_ROWS_PER_UNIT
+from synthdp.config import MAX_ROWS_PER_UNIT, _is_int
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
@@ -172,13 +172,19 @@ def draw_chunks(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> 
         yield frame
 
 
+def check_output_size(rows: int, columns: int, what: str, advice: str) -> None:
+    """Refuse ``rows`` x ``columns`` values in memory past MAX_OUTPUT_VALUES, with one line naming
+    ``what`` would hold them and the ``advice`` (the options that lower them)."""
+    if rows * columns > MAX_OUTPUT_VALUES:
+        raise SynthDPError(f"{what}: {rows} rows x {columns} columns is over the output bound of "
+                           f"{MAX_OUTPUT_VALUES:.0e} values; {advice}")
+
+
 def draw(model: SamplingModel, n_rows: int, rng: np.random.Generator) -> pd.DataFrame:
     """``n_rows`` rows in memory (:func:`draw_chunks`, concatenated); at most MAX_OUTPUT_VALUES values."""
     check_rows(n_rows)
-    if n_rows * len(model.names) > MAX_OUTPUT_VALUES:
-        raise SynthDPError(f"{n_rows} rows x {len(model.names)} columns is over the output bound of "
-                           f"{MAX_OUTPUT_VALUES:.0e} values; sample fewer rows (or in batches), or write them "
-                           "to a file with synthdp sample")
+    check_output_size(n_rows, len(model.names), "the sample", "sample fewer rows (or in batches), or write them to a "
+                      "file with synthdp sample")
     chunks = list(draw_chunks(model, n_rows, rng))
     return chunks[0] if len(chunks) == 1 else pd.concat(chunks, ignore_index=True)
 
@@ -690,9 +696,9 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
         contributions = arrays["unit_contributions"]
         if not (isinstance(column, str) and column and column not in table):
             raise damaged("its unit column is not a column of its own")
-        if not (_is_whole(position) and 0 <= position <= len(table)):
+        if not (_is_int(position) and 0 <= position <= len(table)):
             raise damaged("its unit column's position is not a place among its columns")
-        if not (_is_whole(max_rows) and 1 <= max_rows <= MAX_ROWS_PER_UNIT):
+        if not (_is_int(max_rows) and 1 <= max_rows <= MAX_ROWS_PER_UNIT):
             raise damaged(f"its units' max_rows is not a whole number in [1, {MAX_ROWS_PER_UNIT}]")
         if not (isinstance(noisy_rows, (int, float)) and not isinstance(noisy_rows, bool) and math.isfinite(noisy_rows)
                 and contributions.shape == (len(contribution_bins(max_rows)),)
@@ -718,10 +724,6 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
-
-
-def _is_whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _columns_problem(domain: Domain, schema: Schema | None) -> str | None:
