@@ -122,7 +122,9 @@ def test_a_numeric_file_is_summed_without_a_dataframe_and_its_faults_are_named(t
 
 def test_each_row_group_has_a_reader_of_its_own(tmp_path, monkeypatch):
     """The pass reads row group after row group, each through its own reader, and the summing
-    function gets chunks of ``chunk_rows`` rows (the last one shorter)."""
+    function gets chunks of ``chunk_rows`` rows (the last one shorter). The chunks are summed on a
+    thread pool, so they reach the summing function in any order: each is placed by where its first
+    row stands in the file."""
     sizes = [700, 50, 1, 1249, 1000]
     frame = sample_frame()
     path = tmp_path / "t.parquet"
@@ -135,15 +137,21 @@ def test_each_row_group_has_a_reader_of_its_own(tmp_path, monkeypatch):
         return original(self, *args, **options)
 
     monkeypatch.setattr(pq.ParquetFile, "iter_batches", iter_batches)
-    chunks = []
+    chunks = []  # (the file's row index of the chunk's first row, the chunk's length)
+    rows = frame[["a", "b", "c"]].to_numpy(float)
     original_sums = table_module._values_sums
-    monkeypatch.setattr(table_module, "_values_sums", lambda values, *args, **options: chunks.append(len(values))
-                        or original_sums(values, *args, **options))
+
+    def values_sums(values, *args, **options):
+        first = np.flatnonzero((rows == np.asarray(values[0], float)).all(axis=1))
+        chunks.append((int(first[0]), len(values)))
+        return original_sums(values, *args, **options)
+
+    monkeypatch.setattr(table_module, "_values_sums", values_sums)
     table = PrivateTable.open(path, chunk_rows=400)
     domain = table_module.Domain.from_bounds(BOUNDS, ["a", "b", "c"])
     assert table.row_sums(SumRequest(domain, column_sums=True)).n_rows == N_ROWS
     assert readers == [[group] for group in range(len(sizes))]
-    assert chunks == [400] * 7 + [200]
+    assert sorted(chunks) == [(400 * i, 400) for i in range(7)] + [(2800, 200)]
 
 
 def test_the_footers_row_count_reads_no_row(tmp_path, monkeypatch):
