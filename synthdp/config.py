@@ -7,10 +7,10 @@ TOML ``--config`` file (where dashes and underscores are interchangeable).
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, get_args, get_type_hints
 
+from synthdp.checks import is_finite_number, is_int
 from synthdp.errors import SynthDPError
 
 Mode = Literal["practical", "exact"]
@@ -273,46 +273,46 @@ class SynthConfig:
             value = getattr(self, option.name)
             if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
                 object.__setattr__(self, option.name, value.item())
-        _check(_is_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
+        _check(is_finite_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
         _check(MIN_EPSILON <= self.epsilon <= MAX_EPSILON,
                f"epsilon must be between {MIN_EPSILON:g} and {MAX_EPSILON:g} (outside, noise calibration is meaningless)")
-        _check(_is_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
-        _check(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
+        _check(is_finite_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")
+        _check(is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _choice("mode", self.mode, choices("mode"))
         _choice("candidates", self.candidates, choices("candidates") + (None,))
-        _check(_is_int(self.n_candidates) and self.n_candidates >= 1, "n_candidates must be an integer >= 1")
-        _check(self.n_basis == "auto" or (_is_int(self.n_basis) and self.n_basis >= 1),
+        _check(is_int(self.n_candidates) and self.n_candidates >= 1, "n_candidates must be an integer >= 1")
+        _check(self.n_basis == "auto" or (is_int(self.n_basis) and self.n_basis >= 1),
                "n_basis must be 'auto' or an integer >= 1")
         _choice("noise", self.noise, choices("noise") + (None,))
         _check(not (self.delta == 0 and self.noise == "gaussian"),
                "Gaussian noise needs delta > 0: set delta (--delta) or noise='laplace' (--noise laplace)")
-        _check(_is_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
+        _check(is_finite_number(self.pca_share) and MIN_SHARE <= self.pca_share <= 1 - MIN_SHARE,
                f"pca_share must be in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
         for name in ("marginals_share", "correlation_share"):
             share = getattr(self, name)
-            _check(share is None or (_is_number(share) and (share == 0 or MIN_SHARE <= share <= 1 - MIN_SHARE)),
+            _check(share is None or (is_finite_number(share) and (share == 0 or MIN_SHARE <= share <= 1 - MIN_SHARE)),
                    f"{name} must be 0 or in [{MIN_SHARE:g}, {1 - MIN_SHARE:g}]")
         _check(self.marginals_share != 0, "copula candidates need marginals_share > 0")
         _check((self.marginals_share or 0) + (self.correlation_share or 0) <= 1 - MIN_SHARE,
                "marginals_share + correlation_share must leave a share for the moments")
-        _check(self.marginal_bins is None or (_is_int(self.marginal_bins) and 1 <= self.marginal_bins <= 10_000),
+        _check(self.marginal_bins is None or (is_int(self.marginal_bins) and 1 <= self.marginal_bins <= 10_000),
                "marginal_bins must be an integer in [1, 10000]")
-        _check(self.pca_components is None or (_is_int(self.pca_components) and self.pca_components >= 1),
+        _check(self.pca_components is None or (is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")
-        _check(_is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
+        _check(is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
         _choice("pca_calibration", self.pca_calibration, choices("pca_calibration"))
         _choice("ellipsoid_radius", self.ellipsoid_radius, choices("ellipsoid_radius"))
-        _check(_is_number(self.clip_count_share) and (self.clip_count_share == 0 or MIN_SHARE <= self.clip_count_share < 0.5),
+        _check(is_finite_number(self.clip_count_share) and (self.clip_count_share == 0 or MIN_SHARE <= self.clip_count_share < 0.5),
                f"clip_count_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
-        _check(_is_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
+        _check(is_finite_number(self.bounds_share) and (self.bounds_share == 0 or MIN_SHARE <= self.bounds_share < 0.5),
                f"bounds_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
-        _check(_is_number(self.levels_share) and (self.levels_share == 0 or MIN_SHARE <= self.levels_share < 0.5),
+        _check(is_finite_number(self.levels_share) and (self.levels_share == 0 or MIN_SHARE <= self.levels_share < 0.5),
                f"levels_share must be 0 or in [{MIN_SHARE:g}, 0.5)")
         _check(self.levels_share == 0 or self.delta > 0,
                "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
         _check(self.privacy_unit is None or (isinstance(self.privacy_unit, str) and self.privacy_unit != ""),
                "privacy_unit must be a column name")
-        _check(self.max_rows_per_unit is None or (_is_int(self.max_rows_per_unit) and 1 <= self.max_rows_per_unit
+        _check(self.max_rows_per_unit is None or (is_int(self.max_rows_per_unit) and 1 <= self.max_rows_per_unit
                                                   <= MAX_ROWS_PER_UNIT),
                f"max_rows_per_unit must be an integer in [1, {MAX_ROWS_PER_UNIT}]")
         _check(self.privacy_unit is None or self.max_rows_per_unit is not None,
@@ -320,19 +320,19 @@ class SynthConfig:
                "contributes: docs/privacy-unit.md#choosing-k")
         _check(self.privacy_unit is not None or self.max_rows_per_unit is None,
                "max_rows_per_unit needs privacy_unit (CLI: --privacy-unit COLUMN), the column that identifies a person")
-        _check(_is_number(self.units_share) and MIN_SHARE <= self.units_share < 0.5,
+        _check(is_finite_number(self.units_share) and MIN_SHARE <= self.units_share < 0.5,
                f"units_share must be in [{MIN_SHARE:g}, 0.5)")
-        _check(_is_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
-        _check(_is_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
-        _check(_is_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")
+        _check(is_finite_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
+        _check(is_finite_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
+        _check(is_finite_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")
         _choice("favour", self.favour, choices("favour"))
-        _check(_is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
-        _check(_is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
-        _check(self.seed is None or (_is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
+        _check(is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
+        _check(is_int(self.max_lp_entries) and self.max_lp_entries >= 1, "max_lp_entries must be an integer >= 1")
+        _check(self.seed is None or (is_int(self.seed) and self.seed >= 0), "seed must be an integer >= 0")
         _choice("engine", self.engine, choices("engine"))
         _check(self.scheduler is None or (isinstance(self.scheduler, str) and self.engine == "dask"),
                "scheduler needs engine 'dask' and an address such as 'tcp://host:8786'")
-        _check(self.chunk_rows is None or (_is_int(self.chunk_rows) and self.chunk_rows >= 1),
+        _check(self.chunk_rows is None or (is_int(self.chunk_rows) and self.chunk_rows >= 1),
                "chunk_rows (--chunk-rows) must be an integer >= 1")
         if self.mode == "exact":
             _check(self.candidates in (None, "grid"), "exact mode uses the full grid: leave candidates unset")
@@ -396,14 +396,6 @@ def choices(name: str) -> tuple[str, ...]:
 def option_fields() -> list:
     """SynthConfig's fields with their CLI metadata (help, group, metavar, commands, default_text)."""
     return list(fields(SynthConfig))
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check(condition: bool, message: str) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from synthdp.checks import is_int
 from synthdp.domain.dates import TIME_TYPES, format_bound, parse_bound
 from synthdp.errors import SynthDPError, absent_file
 
@@ -74,7 +75,7 @@ class ColumnDomain:
 
     def _check_decimals(self) -> None:
         decimals = self.decimals
-        if not (isinstance(decimals, (int, np.integer)) and not isinstance(decimals, bool)
+        if not (is_int(decimals)
                 and 0 <= decimals <= MAX_DECIMALS):
             raise SynthDPError(f"column '{self.name}' has \"decimals\": expected {DECIMALS_HELP}")
         if self.temporal is not None:
@@ -197,7 +198,7 @@ def _decimals(name: str, spec: Mapping) -> int | None:
     if "decimals" not in spec:
         return None
     value = spec["decimals"]
-    if not (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_DECIMALS):
+    if not (is_int(value) and 0 <= value <= MAX_DECIMALS):
         raise SynthDPError(f"column '{name}' has \"decimals\": expected {DECIMALS_HELP}")
     return value
 

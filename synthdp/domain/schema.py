@@ -69,6 +69,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_finite_number
 from synthdp.domain.box import (
     COLUMN_TYPES,
     NUMERIC_KEYS,
@@ -347,8 +348,7 @@ def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarr
 
 def level_numbers(levels: Sequence) -> tuple[int | float, ...] | None:
     """The levels as numbers when every one is a (finite) JSON number, else None (levels as text)."""
-    if levels and all(isinstance(level, (int, float)) and not isinstance(level, bool) and math.isfinite(level)
-                      for level in levels):
+    if levels and all(isinstance(level, (int, float)) and is_finite_number(level) for level in levels):
         return tuple(levels)
     return None
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_int
 from synthdp.domain.box import ColumnDomain, parse_bounds
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
@@ -134,7 +135,7 @@ def _features(frame: pd.DataFrame, label: str, columns: Sequence, levels: Mappin
 
 
 def _seed(seed) -> int:
-    if not (isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= seed < 2**32):
+    if not (is_int(seed) and 0 <= seed < 2**32):
         raise SynthDPError("seed must be an integer in [0, 2^32)")
     return int(seed)
 
@@ -554,7 +555,7 @@ def utility_report(
                                                 if column.name in real.columns]
     numeric = [str(c) for c in real.columns if c not in categorical]
     for name, value in (("n_queries", n_queries), ("n_kernels", n_kernels)):
-        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+        if not (is_int(value) and value >= 1):
             raise SynthDPError(f"{name} must be an integer >= 1")
     sigma_list = [float(s) for s in sigmas]
     if not sigma_list or not all(math.isfinite(s) and s > 0 for s in sigma_list):

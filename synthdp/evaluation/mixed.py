@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_int
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema, columns_without_bounds
 from synthdp.errors import SynthDPError
@@ -163,7 +164,7 @@ def tv_distance(p: Sequence[float] | np.ndarray, q: Sequence[float] | np.ndarray
 
 
 def _check_bins(bins: int) -> None:
-    if not (isinstance(bins, (int, np.integer)) and not isinstance(bins, bool) and bins >= 1):
+    if not (is_int(bins) and bins >= 1):
         raise SynthDPError("bins must be an integer >= 1")
 
 
@@ -316,7 +317,7 @@ def sdmetrics_quality(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, *
     except ImportError:
         return SDMETRICS_MISSING
     _check_tables(real, synth)
-    if not (isinstance(max_rows, (int, np.integer)) and not isinstance(max_rows, bool) and max_rows >= 2):
+    if not (is_int(max_rows) and max_rows >= 2):
         raise SynthDPError("max_rows must be an integer >= 2")
     rng = np.random.default_rng(seed)
     samples = {}

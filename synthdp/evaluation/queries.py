@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_int
 from synthdp.errors import SynthDPError
 
 __all__ = [
@@ -66,7 +67,7 @@ def _n_workers(n_jobs: int | None, n_tasks: int) -> int:
             n_jobs = len(os.sched_getaffinity(0))
         except AttributeError:  # not on Linux
             n_jobs = os.cpu_count() or 1
-    if not (isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs >= 1):
+    if not (is_int(n_jobs) and n_jobs >= 1):
         raise SynthDPError("n_jobs must be None or an integer >= 1")
     return max(1, min(int(n_jobs), n_tasks))
 
@@ -161,7 +162,7 @@ def gaussian_kernel_queries(
         with entries ~ U[-1, 1]. ``alpha`` is drawn first, then ``centres``.
     """
     for name, value in (("d", d), ("n_queries", n_queries), ("n_kernels", n_kernels)):
-        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+        if not (is_int(value) and value >= 1):
             raise SynthDPError(f"{name} must be an integer >= 1")
     alpha = rng.uniform(0.0, 1.0, size=(n_queries, n_kernels))
     centres = rng.uniform(-1.0, 1.0, size=(n_queries, n_kernels, d))
@@ -240,7 +241,7 @@ def answer_queries(
             raise SynthDPError(f"weights must have shape ({values.shape[0]},); got {np.shape(weights)}")
         if not (np.isfinite(row_weights).all() and (row_weights >= 0).all()) or row_weights.sum() <= 0:
             raise SynthDPError("weights must be finite, >= 0 and not all zero")
-    if not (isinstance(block_bytes, (int, np.integer)) and not isinstance(block_bytes, bool) and block_bytes >= 8):
+    if not (is_int(block_bytes) and block_bytes >= 8):
         raise SynthDPError("block_bytes must be an integer >= 8")
     _n_workers(n_jobs, 1)  # validate before any work
 

@@ -52,7 +52,8 @@ import numpy as np
 import pandas as pd
 
 from synthdp._version import __version__
-from synthdp.config import MAX_ROWS_PER_UNIT, _is_int
+from synthdp.checks import is_finite_number, is_int
+from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
@@ -199,7 +200,7 @@ def sampling_rng(seed: Any) -> np.random.Generator:
 
 def check_rows(n_rows: Any) -> None:
     """``n_rows`` is a number of rows to sample: an integer >= 1 (a one-line error otherwise)."""
-    if not (isinstance(n_rows, (int, np.integer)) and not isinstance(n_rows, bool) and n_rows >= 1):
+    if not (is_int(n_rows) and n_rows >= 1):
         raise SynthDPError("the number of rows to sample must be an integer >= 1")
 
 
@@ -696,11 +697,11 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
         contributions = arrays["unit_contributions"]
         if not (isinstance(column, str) and column and column not in table):
             raise damaged("its unit column is not a column of its own")
-        if not (_is_int(position) and 0 <= position <= len(table)):
+        if not (is_int(position) and 0 <= position <= len(table)):
             raise damaged("its unit column's position is not a place among its columns")
-        if not (_is_int(max_rows) and 1 <= max_rows <= MAX_ROWS_PER_UNIT):
+        if not (is_int(max_rows) and 1 <= max_rows <= MAX_ROWS_PER_UNIT):
             raise damaged(f"its units' max_rows is not a whole number in [1, {MAX_ROWS_PER_UNIT}]")
-        if not (isinstance(noisy_rows, (int, float)) and not isinstance(noisy_rows, bool) and math.isfinite(noisy_rows)
+        if not (is_finite_number(noisy_rows)
                 and contributions.shape == (len(contribution_bins(max_rows)),)
                 and np.all(np.isfinite(contributions))):
             raise damaged("its units' contributions do not fit their max_rows")
@@ -766,8 +767,7 @@ def _columns_problem(domain: Domain, schema: Schema | None) -> str | None:
         return "a numeric column has two internal columns of one kind"
     for column in categorical:
         numbers = column.numbers
-        if numbers is not None and not all(isinstance(number, (int, float)) and not isinstance(number, bool)
-                                           and math.isfinite(number) for number in numbers):
+        if numbers is not None and not all(is_finite_number(number) for number in numbers):
             return f"column '{column.name}' gives its levels as numbers that are not finite numbers"
     return None
 

@@ -71,6 +71,7 @@ from typing import ClassVar, TypeGuard
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_finite_number, is_int
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError
 from synthdp.stats.chebyshev import ChebyshevBasis
@@ -298,10 +299,10 @@ class Summary(SummaryFile):
             raise SynthDPError("basis_indices must not repeat a multi-index")
         if moments.shape != (len(indices),) or not np.isfinite(moments).all():
             raise SynthDPError(f"noisy_moments must be {len(indices)} finite numbers, one per multi-index")
-        _require(_is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
+        _require(is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
         _require(self.damping in DAMPINGS, f"damping must be one of {list(DAMPINGS)}")
-        _require(_is_int(self.n_nodes) and self.n_nodes >= 2, "n_nodes must be an integer >= 2")
-        _require(_is_int(self.seed) and self.seed >= 0, "seed must be an integer >= 0")
+        _require(is_int(self.n_nodes) and self.n_nodes >= 2, "n_nodes must be an integer >= 2")
+        _require(is_int(self.seed) and self.seed >= 0, "seed must be an integer >= 0")
         _require(isinstance(self.nullable, (tuple, list)) and all(name in self.domain.names for name in self.nullable),
                  "nullable must name columns of the summary")
         object.__setattr__(self, "nullable", tuple(self.nullable))
@@ -504,7 +505,7 @@ class Summary(SummaryFile):
         """
         if not (isinstance(level, (int, float, np.floating)) and not isinstance(level, bool) and 0 < level < 1):
             raise SynthDPError("level must be a number in (0, 1)")
-        _require(_is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
+        _require(is_int(check_points) and check_points >= 1, "check_points must be an integer >= 1")
         mechanism, scale = self._moment_noise()
         count = self._count_noise()
         noise_level = level if count is None else 1 - (1 - level) / 2  # a union bound with the count's noise
@@ -704,8 +705,7 @@ class Summary(SummaryFile):
 def _positive_number(value: object, zero: bool = False) -> TypeGuard[float]:
     """A finite number above 0 (or 0 where ``zero``), not a boolean (true is 1 to Python): a noise
     scale or a row count."""
-    return (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-            and (value > 0 or zero and value == 0))
+    return is_finite_number(value) and (value > 0 or zero and value == 0)
 
 
 def _names(value: object) -> tuple[str, ...]:
@@ -727,10 +727,6 @@ def _domain_from_dict(content: Mapping) -> Domain:
 def _require(condition: bool, message: str) -> None:
     if not condition:
         raise SynthDPError(message)
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
 def _plain(value):

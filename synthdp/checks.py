@@ -1,0 +1,23 @@
+"""Checks of a value's type, shared by the modules that validate options, arguments and files.
+
+A boolean is not a number here, although Python counts ``True`` as 1: ``rows=True`` or a JSON
+``true`` where a count belongs is an error, not one row.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeGuard
+
+import numpy as np
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An integer, Python's or numpy's, not a boolean."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def is_finite_number(value: object) -> TypeGuard[float]:
+    """A finite real number, Python's or numpy's, not a boolean."""
+    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            and math.isfinite(value))
