@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from synthdp.checks import is_int
 from synthdp.errors import InferenceWarning, SynthDPError
 
 REFERENCE_FACTOR = 20  # the reference sample has this many times the release's n rows (its own noise 1/20 of a copy's)
@@ -291,19 +292,20 @@ def copies_info_path(output: str | Path) -> Path:
     return output.with_name(f"{output.stem}.copies.json")
 
 
-def copy_files(output: str | Path) -> list[Path]:
+def copy_files(output: str | Path, info: Mapping[str, Any] | None = None) -> list[Path]:
     """The files of the copies ``synthdp generate --copies M -o OUTPUT.csv`` wrote, in order:
     OUTPUT.1.csv ... OUTPUT.M.csv, then OUTPUT.reference.csv. M is OUTPUT.copies.json's ``count``
     where that file says it (a run with fewer copies, --overwrite, leaves an earlier run's higher
     numbers beside them: not read), else every numbered file. An error if there are not at least
-    two copies and the reference, or fewer than the count."""
+    two copies and the reference, or fewer than the count. ``info``: OUTPUT.copies.json as
+    :func:`_copies_info` reads it, where the caller has read it already."""
     output = Path(output)
     suffix = output.suffix or ".csv"
     paths = sorted(output.parent.glob(f"{glob.escape(output.stem)}.*{glob.escape(suffix)}"))  # [ in a name: literal
     # OUTPUT.<digits>.csv only: not the copies of a release beside it (OUTPUT.5.csv's OUTPUT.5.1.csv), nor OUTPUT.².csv
     middles = [(p.stem[len(output.stem) + 1:], p) for p in paths]
     numbered = sorted((int(middle), p) for middle, p in middles if re.fullmatch("0|[1-9][0-9]*", middle))  # not 007
-    count = _copies_info(copies_info_path(output)).get("count")
+    count = (_copies_info(copies_info_path(output)) if info is None else info).get("count")
     if count is not None:
         numbered = [(k, p) for k, p in numbered if k <= count]
         if [k for k, _ in numbered] != list(range(1, count + 1)):
@@ -325,8 +327,8 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     says of them (:func:`copies_info_path`): whether the release measured any dependence, so that
     :func:`infer` warns where it did not, and the seconds per copy. Copies written without that
     file (before it existed) are taken as measuring dependence, their time unknown."""
-    *numbered, reference = copy_files(output)
-    info = _copies_info(copies_info_path(output))
+    info = _copies_info(copies_info_path(output))  # read once: the files listed and checked by the same record
+    *numbered, reference = copy_files(output, info)
 
     written = info.get("sha256", {})
 
@@ -381,7 +383,7 @@ def _copies_info(path: Path) -> dict[str, Any]:
         counts = {key: info[key] for key in ("count", "rows", "reference_rows") if key in info}
         pairs = {"measured_pairs": info["measured_pairs"]} if "measured_pairs" in info else {}
         if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and all(
-                isinstance(value, int) and not isinstance(value, bool) and value >= 2 for value in counts.values())
+                is_int(value) and value >= 2 for value in counts.values())
                 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
                         for pair in pairs.get("measured_pairs", []))):
             raise TypeError
