@@ -58,8 +58,9 @@ PRIVACY_EPILOG = """\
 privacy:
   By default neighbouring tables differ in one row and the row count n is public (with
   --privacy-unit they differ in one person's rows, and n is released with noise). Column
-  bounds must be public knowledge (not read from the data): pass them with --bounds, or let --bounds-share
-  spend part of epsilon on DP estimates (reliable only when n is large against d/epsilon).
+  bounds must be public knowledge (not read from the data): pass them with --bounds, or let
+  --bounds-share spend part of epsilon on DP estimates (reliable only when n is large against
+  d/epsilon).
   --bounds-from-data reads them from the data instead, and the report then says the release
   is NOT private.
 
@@ -111,8 +112,8 @@ distribution before the bias correction (naive). It reads no data and spends no 
 copies are post-processing of the one release. For any other statistic, use synthdp.infer in
 Python with a function of a DataFrame.
 
-  synthdp infer out.csv --mean age bmi --share smoker=1 --group-mean bmi smoker \\
-      --corr age bmi --ols bmi age smoker
+  synthdp infer out.csv --mean age bmi --share visits_per_year=0 --group-mean bmi visits_per_year \\
+      --corr age bmi --ols bmi age visits_per_year
 """
 
 SUMMARIZE_DESCRIPTION = """\
@@ -124,8 +125,8 @@ answered from the summary alone, without sampling, in Python:
   Summary.load("summary.json").answer(lambda rows: rows["age"] * rows["income"])
 
 No candidates are needed, so the moments get the budget that generate spends on the
-candidates' statistics (marginals and correlations, or private PCA). (generate --summary-out saves the summary of its own release instead: one
-budget for both outputs.)
+candidates' statistics (marginals and correlations, or private PCA). (generate --summary-out
+saves the summary of its own release instead: one budget for both outputs.)
 """
 
 SUMMARIZE_EPILOG = PRIVACY_EPILOG + """
@@ -209,10 +210,20 @@ RUN_KEY_KINDS = {"bounds_from_data": bool, "quiet": bool, "data_timings": bool, 
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with the one-line ``synthdp: error: ...`` of every other failure."""
+    """argparse with the one-line ``synthdp: error: ...`` of every other failure, pointing to the
+    help of the command at fault (``synthdp generate --help`` lists generate's options)."""
 
     def error(self, message: str):
-        self.exit(2, f"synthdp: error: {message} (see synthdp --help)\n")
+        self.exit(2, f"synthdp: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+        # argparse reports a command's unknown options from the top-level parser: report them from the command's
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            commands = next((action.choices for action in self._actions
+                             if isinstance(action, argparse._SubParsersAction)), {})
+            commands.get(getattr(parsed, "command", None), self).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def build_parser() -> argparse.ArgumentParser:

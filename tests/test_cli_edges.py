@@ -158,3 +158,28 @@ def test_copies_whose_reference_sample_is_over_the_output_bound_say_which_rows(c
         synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(pd.read_csv(CLINIC), json.loads(Path(BOUNDS).read_text()))
     with pytest.raises(SynthDPError, match=r"copies' reference sample .* fewer rows per copy"):
         synth.sample_copies(2, 30_000_000)
+
+
+@pytest.mark.parametrize("argv, message, command", [
+    (["fit", CLINIC, "-o", "m.synthdp", "--bounds", BOUNDS, "--rows", "5"], "unrecognized arguments: --rows 5", "fit"),
+    (["generate", CLINIC, "-o", "o.csv", "--epsilon", "abc"], "argument --epsilon: invalid float value", "generate"),
+    (["sample", "m.synthdp", "-o", "o.csv"], "the following arguments are required: -n/--rows", "sample"),
+    (["frob"], "invalid choice: 'frob'", None),
+])
+def test_a_usage_error_points_to_the_help_of_its_command(tmp_path, monkeypatch, capsys, argv, message, command):
+    """A mistyped option of a command points to that command's help, which lists its options
+    (docs/cli.md: synthdp COMMAND --help), not to synthdp --help, which lists only the commands."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    _one_error(capsys, message, f"(see synthdp{' ' + command if command else ''} --help)")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_key_an_integer_column_does_not_take_reads_as_english(tmp_path, capsys):
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({**json.loads(Path(BOUNDS).read_text()),
+                                  "age": {"bounds": [18, 90], "type": "integer", "nulable": True}}))
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", str(bounds), "--quiet"]) == 2
+    _one_error(capsys, "integer column 'age' has \"nulable\", which an integer column does not take")

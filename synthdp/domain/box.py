@@ -213,8 +213,9 @@ def check_keys(name: str, spec: Mapping, allowed: tuple[str, ...], origin: str =
     unknown = [key for key in spec if key not in allowed]
     if unknown:
         kind = spec.get("type", "continuous")
-        raise SynthDPError(f"{origin}: {kind} column '{name}' has \"{unknown[0]}\", which a {kind} column does not "
-                           f"take (it takes {', '.join(allowed)})")
+        article = "an" if str(kind)[:1] in tuple("aeiou") else "a"
+        raise SynthDPError(f"{origin}: {kind} column '{name}' has \"{unknown[0]}\", which {article} {kind} column does "
+                           f"not take (it takes {', '.join(allowed)})")
 
 
 def _parse_column(name: str, spec: object) -> ColumnDomain:

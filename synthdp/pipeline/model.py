@@ -239,7 +239,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
         text = [name for name in used.values() if name not in numeric and model.schema is not None
                 and any(column.name == name for column in model.schema.declared)]
         hint = "".join(f"; '{name}' has text levels ({', '.join(repr(level) for level in _levels(model, name)[:4])}"
-                       f"{', ...' if len(_levels(model, name)) > 4 else ''}): compare it with text"
+                       f"{', ...' if len(_levels(model, name)) > 4 else ''}): compare it with one of its levels, as text"
                        for name in text)  # the schema's public levels: sex == 1 where they are '0.0' and '1.0'
         raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)" + hint)
     weights = np.where(keep, model.weights, 0.0) / mass
