@@ -216,7 +216,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str):
         self.exit(2, f"synthdp: error: {message} (see {self.prog} --help)\n")
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[override]
+    def parse_args(self, args=None, namespace=None):
         # argparse reports a command's unknown options from the top-level parser: report them from the command's
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
