@@ -179,6 +179,14 @@ examples:
 
 DEFAULT_MAX_LEVELS = 50  # synthdp.reader.draft.DEFAULT_MAX_LEVELS (not imported here: --help loads no pandas)
 
+BUDGET_DESCRIPTION = """\
+Print what a budget file (--budget-file of generate, fit and summarize) says of its table: the
+lifetime budget, what its releases spent, what running releases hold, and what remains for the
+next release, with every release. It reads only the budget file: no data, no budget, nothing
+written. Releases compose by adding their epsilons and deltas; a pending release whose process is
+gone is shown as stale (not counted: the next release drops it).
+"""
+
 SCHEMA_DESCRIPTION = """\
 synthdp schema reads a table and drafts its schema (the --schema file of generate and
 summarize) for you to review and edit: each column's type (integer, continuous, binary or
@@ -334,6 +342,11 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(--ols Y X1 X2 ...; repeat the flag for another model)")
     infer_command.add_argument("--level", type=float, default=0.95, help="two-sided coverage (default 0.95)")
     infer_command.add_argument("-o", "--output", metavar="RESULT.csv", help="write CSV here instead of printing")
+    budget_command = commands.add_parser(
+        "budget", help="what a budget file has spent and what remains (reads no data)", description=BUDGET_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    budget_command.add_argument("budget_file", metavar="BUDGET.json", help="a budget file (--budget-file)")
+    budget_command.add_argument("--json", action="store_true", help="print JSON instead of text")
     marginal_command = commands.add_parser(
         "marginal", help="a marginal of binary/categorical columns, from a marginal summary or a table",
         description="Print (or write) the fraction of rows in every cell of the marginal over --columns, "
@@ -523,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     keep_chunk_arrays_on_the_heap()
     command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
-               "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command}[args.command]
+               "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command,
+               "budget": budget_command}[args.command]
     previous, received = _interruptible()
     try:
         return _run(command, args, received)
@@ -784,6 +798,38 @@ def _schema_json(content: dict) -> str:
     columns = [f"    {json.dumps(name)}: {json.dumps(spec)}" for name, spec in content["columns"].items()]
     lines.insert(1, '  "columns": {\n' + ",\n".join(columns) + "\n  }")
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def budget_command(args: argparse.Namespace) -> int:
+    """A budget file's lifetime budget, spend, reservations and remainder, with its releases (read only)."""
+    from synthdp.privacy.lifetime import status
+
+    state = status(args.budget_file)
+    if args.json:
+        print(json.dumps(state, indent=1))
+        return 0
+
+    def pair(entry: dict) -> str:
+        return f"epsilon {entry['epsilon']:.6g}, delta {entry['delta']:.3g}"
+
+    unit = state["privacy_unit"]
+    lines = [f"budget file '{state['path']}', kept {'by row' if unit is None else f'by unit {unit!r}'} "
+             f"({state['composition']})",
+             f"  lifetime:  {pair(state['lifetime'])}",
+             f"  spent:     {pair(state['spent'])} in {state['spent']['releases']} release(s)",
+             f"  running:   {pair(state['pending'])} in {state['pending']['releases']} release(s)",
+             f"  remaining: {pair(state['remaining'])}"]
+    if state["not_private"]:
+        lines.append(f"  note: {state['not_private']} release(s) were not differentially private (bounds or levels "
+                     "from the data, a seed): what they made public no budget covers")
+    if state["releases"]:
+        lines += ["", f"  {'started':<25} {'command':<10} {'epsilon':>9} {'delta':>9}  {'state':<8} private"]
+        private = {True: "yes", False: "NO", None: "unknown"}
+        lines += [f"  {entry['started'] or '':<25} {entry['command']:<10} {entry['epsilon']:>9.4g} "
+                  f"{entry['delta']:>9.3g}  {entry['state']:<8} {private[entry['differentially_private']]}"
+                  for entry in state["releases"]]
+    print("\n".join(lines))
+    return 0
 
 
 def infer_command(args: argparse.Namespace) -> int:

@@ -368,3 +368,46 @@ def test_what_would_fail_after_the_fit_is_refused_before_the_budget_is_charged(t
     assert main([*base, "--rows", "20000000", "--copies", "2"]) == 2
     assert "--rows with --copies" in capsys.readouterr().err
     assert not budget.exists() or _document(budget)["releases"] == []
+
+
+def test_the_budget_command_shows_what_remains_exactly_as_a_release_counts_it(tmp_path, capsys):
+    """``synthdp budget`` adds the charged releases and the live reservations (a pending entry of this
+    process), leaves out a stale one (a process that has ended), and the remainder it prints is what
+    the next release may take: that much is reserved, a little more is refused. It writes nothing."""
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "2",
+                    "--lifetime-delta", "1e-6", "--delta", "1e-8")[0] == 0
+    live = lifetime.reserve(budget, "fit", 0.25, 0.0)  # this process: alive
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    document = _document(budget)
+    document["releases"].append({**document["releases"][-1], "id": "gone", "pid": int(ended.stdout), "epsilon": 0.75})
+    budget.write_text(json.dumps(document))
+    before = budget.read_bytes()
+    capsys.readouterr()
+    assert main(["budget", str(budget), "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert state == json.loads(json.dumps(lifetime.status(budget)))
+    assert [r["state"] for r in state["releases"]] == ["spent", "pending", "stale"] and state["stale"] == 1
+    assert state["spent"]["epsilon"] == pytest.approx(0.5) and state["pending"]["epsilon"] == pytest.approx(0.25)
+    assert state["remaining"]["epsilon"] == pytest.approx(1.25)
+    assert state["remaining"]["delta"] == pytest.approx(1e-6 - 1e-8)
+    assert main(["budget", str(budget)]) == 0
+    text = capsys.readouterr().out
+    assert "remaining: epsilon 1.25, delta 9.9e-07" in text and "stale" in text
+    assert budget.read_bytes() == before  # read only
+    with pytest.raises(Exception, match="budget would be exceeded"):
+        lifetime.reserve(budget, "generate", state["remaining"]["epsilon"] + 0.01, 0.0)
+    lifetime.reserve(budget, "generate", state["remaining"]["epsilon"], 0.0)
+    lifetime.cancel(live)
+
+
+def test_the_budget_command_refuses_a_missing_or_foreign_file_in_one_line(tmp_path, capsys):
+    assert main(["budget", str(tmp_path / "none.json")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    other = tmp_path / "other.json"
+    other.write_text('{"secret": 123456.789}')
+    assert main(["budget", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert "not a synthdp budget file" in err and "123456" not in err and err.count("\n") == 1

@@ -260,5 +260,38 @@ def summary(reservation: Reservation) -> dict:
                if reservation.not_private_before else {})}
 
 
+def status(path: str | Path) -> dict:
+    """What a budget file says, read only (``synthdp budget``): the lifetime budget, its privacy unit,
+    what the charged releases spent, what live reservations hold, what remains for the next release
+    (the lifetime less both, as :func:`reserve` counts them), and every release. A pending entry whose
+    process is gone (on this host, in this PID namespace) is listed as ``stale``: not counted, since
+    the next release drops it. Nothing is written and no lock is taken (every update replaces the
+    file whole, so a read sees one state or the next)."""
+    path = Path(os.path.realpath(path))
+    document = _read(path)
+    if document is None:
+        raise SynthDPError(f"budget file '{path}' does not exist")
+    entries = []
+    for release in document["releases"]:
+        state = release["state"] if release["state"] == "spent" or _alive(release) else "stale"
+        entries.append({key: release.get(key) for key in ("command", "epsilon", "delta", "started", "finished",
+                                                          "privacy_unit", "differentially_private")} | {"state": state})
+    lifetime = (float(document["lifetime"]["epsilon"]), float(document["lifetime"]["delta"]))
+
+    def total(state: str) -> dict:
+        chosen = [entry for entry in entries if entry["state"] == state]
+        return {"epsilon": sum(float(entry["epsilon"]) for entry in chosen),
+                "delta": sum(float(entry["delta"]) for entry in chosen), "releases": len(chosen)}
+
+    spent, pending = total("spent"), total("pending")
+    return {"path": str(path), "lifetime": {"epsilon": lifetime[0], "delta": lifetime[1]},
+            "privacy_unit": document.get("privacy_unit"), "spent": spent, "pending": pending,
+            "remaining": {"epsilon": max(0.0, lifetime[0] - spent["epsilon"] - pending["epsilon"]),
+                          "delta": max(0.0, lifetime[1] - spent["delta"] - pending["delta"])},
+            "stale": sum(1 for entry in entries if entry["state"] == "stale"),
+            "not_private": sum(1 for entry in entries if entry["differentially_private"] is False),
+            "composition": "basic across releases: their epsilons and deltas add", "releases": entries}
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
