@@ -437,9 +437,18 @@ def _add_csv_options(command: argparse.ArgumentParser, what: str) -> None:
     group.add_argument("--decimal", metavar="CHAR", help=f"decimal mark of {what}, e.g. ',' (default '.')")
 
 
-def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, options: str = "--"):
-    """The CsvFormat of a command's CSV options; an error names the option (``options``: their prefix)."""
+def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, options: str = "--",
+                path: str | None = None):
+    """The CsvFormat of a command's CSV options; an error names the option (``options``: their prefix).
+    Given for a Parquet ``path`` (by its suffix), which has no separator, encoding or decimal mark of
+    its own to set, the options are checked all the same and a warning says they were ignored."""
     from synthdp.config import CsvFormat
+    from synthdp.reader.table import PARQUET_SUFFIXES
+
+    given = [f"{options}{name}" for name, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
+             if value is not None]
+    if given and path is not None and Path(path).suffix.lower() in PARQUET_SUFFIXES:
+        warnings.warn(f"{', '.join(given)} ignored: '{path}' is a Parquet file, read by its own types", stacklevel=2)
 
     try:
         return CsvFormat.from_options(sep, encoding, decimal)
@@ -776,7 +785,7 @@ def schema_command(args: argparse.Namespace) -> int:
     from synthdp.reader.draft import draft_schema
     from synthdp.reader.table import read_table_frame, stored_parquet_index
 
-    frame = read_table_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal))
+    frame = read_table_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal, path=args.input))
     content, notes = draft_schema(frame, args.max_levels)
     stored = stored_parquet_index(args.input)
     if stored:
@@ -943,8 +952,8 @@ def evaluate(args: argparse.Namespace) -> int:
                            "synthdp generate --report)")
     from synthdp.domain.schema import bounds_schema, declared_time_columns, nullable_numeric_columns
 
-    csv_format = _csv_format(args.sep, args.encoding, args.decimal)
-    synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-")
+    csv_format = _csv_format(args.sep, args.encoding, args.decimal, path=args.real)
+    synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-", path=args.synth)
     inferred = False
     if bounds is None and content is None:  # no types given: inferred from the real table (not private)
         from synthdp.evaluation.column_types import infer_schema, inference_note, needs_schema
@@ -1112,7 +1121,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
 
     _warn_idle_options(options, config, mixed=schema is not None or (bounds is not None and bounds_schema(bounds)
                                                                      is not None))
-    csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"])
+    csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
     _check_sizes(run, config, len(schema["columns"]) if schema else len(bounds) if bounds else None)
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded

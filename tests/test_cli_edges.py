@@ -183,3 +183,19 @@ def test_a_key_an_integer_column_does_not_take_reads_as_english(tmp_path, capsys
                                   "age": {"bounds": [18, 90], "type": "integer", "nulable": True}}))
     assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", str(bounds), "--quiet"]) == 2
     _one_error(capsys, "integer column 'age' has \"nulable\", which an integer column does not take")
+
+
+def test_csv_options_given_for_a_parquet_input_are_named_as_ignored(tmp_path, capsys):
+    """A Parquet file has no separator, encoding or decimal mark to set: the options are named in a
+    warning, the release runs; the same options on a CSV input say nothing of the kind."""
+    pytest.importorskip("pyarrow")
+    parquet = tmp_path / "clinic.parquet"
+    pd.read_csv(CLINIC).to_parquet(parquet)
+    out = tmp_path / "out.csv"
+    assert main(["generate", str(parquet), "-o", str(out), "--bounds", BOUNDS, "--sep", ";", "--decimal", ",",
+                 "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert out.exists() and "--sep, --decimal ignored" in err and "Parquet" in err
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "csv.csv"), "--bounds", BOUNDS, "--encoding", "utf-8",
+                 "--quiet"]) == 0
+    assert "ignored" not in capsys.readouterr().err
