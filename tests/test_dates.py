@@ -96,6 +96,15 @@ def test_a_bad_date_bound_is_a_one_line_error_naming_the_column(bound, message):
     assert "13" not in error and "17000" not in error and "06:00" not in error
 
 
+@pytest.mark.parametrize("kind", ["date", "datetime"])
+def test_a_time_column_without_bounds_is_told_it_needs_public_ones(kind):
+    """{"type": "date"} alone (as --bounds-share leaves a numeric column's bounds to be estimated):
+    the error says a date or time column needs its public bounds, with an example of their form."""
+    error = first_line_error(lambda: parse_bounds({"visit": {"type": kind}}, ["visit"]))
+    assert error.startswith(f"{kind} column 'visit' has no \"bounds\"") and "public bounds" in error
+    assert "--bounds-share estimates numeric columns only" in error
+
+
 def test_a_bound_with_a_time_zone_is_refused():
     spec = {"stamp": {"type": "datetime", "bounds": ["2020-01-01T00:00:00+02:00", "2020-12-31T00:00:00"]}}
     error = first_line_error(lambda: parse_bounds(spec, ["stamp"]))

@@ -228,6 +228,10 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         spec = spec.get("bounds")
     if column_type not in COLUMN_TYPES:
         raise SynthDPError(f"column '{name}' has type '{column_type}'; expected one of {COLUMN_TYPES}")
+    if spec is None and column_type in TIME_TYPES:  # {"type": "date"} alone: --bounds-share estimates numbers only
+        example = '["2019-01-01", "2023-12-31"]' if column_type == "date" else '["2019-01-01T00:00", "2023-12-31T23:59"]'
+        raise SynthDPError(f"{column_type} column '{name}' has no \"bounds\": a {column_type} column needs public "
+                           f"bounds, e.g. \"bounds\": {example} (--bounds-share estimates numeric columns only)")
     if not (isinstance(spec, (list, tuple)) and len(spec) == 2):
         raise SynthDPError(f"bounds for column '{name}' must be a pair [lo, hi]")
     if column_type in TIME_TYPES:
