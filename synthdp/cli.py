@@ -978,6 +978,13 @@ def evaluate(args: argparse.Namespace) -> int:
         for path, label, file_format, options in files:
             if unit not in csv_header(path, label, file_format, options):
                 raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
+    from synthdp.evaluation.metrics import check_same_columns
+    from synthdp.reader.table import table_header
+
+    # before any cell is read: a table of other columns is named as that, not by its first cell the other's
+    # types do not fit
+    check_same_columns(*([name for name in table_header(path, label, file_format, options) if name != unit]
+                         for path, label, file_format, options in files))
     as_text = (*text_columns, *(() if unit is None else (unit,)))
     real, synth = (_read_table(path, label, file_format, as_text, nullable, times, options)
                    for path, label, file_format, options in files)

@@ -197,7 +197,7 @@ def test_bad_input_is_a_one_line_error(case, tables, tmp_path, capsys):
 
 def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, capsys):
     real = _write(tmp_path, pd.DataFrame({"age": [30.0, 40.0], "income": ["98765.4321", "high"]}), "real.csv")
-    synth = _write(tmp_path, _synth(), "synth.csv")
+    synth = _write(tmp_path, _synth().drop(columns="score"), "synth.csv")  # the same columns
     bounds = tmp_path / "bounds.json"  # declared numeric: a text value is an error (without types, inferred)
     bounds.write_text(json.dumps({"age": [0, 100], "income": [0, 1e6]}))
     code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds], capsys)
@@ -235,3 +235,21 @@ def test_the_real_table_may_be_a_parquet_file(tmp_path, capsys):
                      "--json", "--no-sdmetrics"]) == 0
         printed.append(json.loads(capsys.readouterr().out))
     assert printed[0] == printed[1]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_synthetic_table_of_other_columns_is_named_as_such_before_its_cells_are_read(tables, tmp_path, capsys,
+                                                                                        suffix):
+    """Another table given as --synth (another release's output): the error says the columns differ,
+    and how many, not that one of its columns has missing cells or text (which reading the cells
+    first would say), whatever the file's format."""
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    real, _, bounds = tables
+    other = pd.DataFrame({"score": [0.5, 0.6, None], "height": ["a", "b", "c"], "weight": [1.0, 2.0, 3.0]})
+    path = tmp_path / f"other{suffix}"
+    other.to_csv(path, index=False) if suffix == ".csv" else other.to_parquet(path)
+    code, out, err = run(["evaluate", "--real", real, "--synth", path, "--bounds", bounds], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert ("the synthetic table has no column 'age' (2 of the real table's columns are not in the synthetic one, "
+            "2 of the synthetic table's not in the real one" in err)

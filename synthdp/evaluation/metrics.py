@@ -96,15 +96,22 @@ def _frame(table, label: str) -> pd.DataFrame:
     return table
 
 
+def check_same_columns(real: Sequence[str], synth: Sequence[str]) -> None:
+    """The two tables' column names are the same, in any order; else an error naming the first that
+    one of them lacks, and how many the two do not share."""
+    missing = [name for name in real if name not in synth]
+    extra = [name for name in synth if name not in real]
+    if missing or extra:
+        table, name = ("synthetic", missing[0]) if missing else ("real", extra[0])
+        counts = (f"{len(missing)} of the real table's columns are not in the synthetic one, {len(extra)} of the "
+                  "synthetic table's not in the real one: " if len(missing) + len(extra) > 1 else "")
+        raise SynthDPError(f"the {table} table has no column '{name}' ({counts}the two tables need the same columns)")
+
+
 def _pair(real, synth) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Both tables with the synthetic columns in the real table's order; the names must match."""
     real, synth = _frame(real, "real"), _frame(synth, "synthetic")
-    missing = [name for name in real.columns if name not in synth.columns]
-    if missing:
-        raise SynthDPError(f"the synthetic table has no column '{missing[0]}' (the two tables need the same columns)")
-    extra = [name for name in synth.columns if name not in real.columns]
-    if extra:
-        raise SynthDPError(f"the real table has no column '{extra[0]}' (the two tables need the same columns)")
+    check_same_columns(list(real.columns), list(synth.columns))
     return real, synth[list(real.columns)]
 
 

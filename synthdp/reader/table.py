@@ -955,13 +955,28 @@ def _bounded_chunks(chunks: Iterator[pd.DataFrame], unit: UnitBound | None,
 
 # -------------------------------------------------------------------- Parquet files
 @contextmanager
-def _parquet_errors(path: Path) -> Iterator[None]:
+def _parquet_errors(path: Path, label: str = "input file") -> Iterator[None]:
     import pyarrow as pa
 
     try:
         yield
     except (pa.ArrowException, OSError):  # e.g. not a Parquet file; messages may quote content
-        raise SynthDPError(f"input file '{path}' is not a well-formed Parquet file") from None
+        raise SynthDPError(f"{label} '{path}' is not a well-formed Parquet file") from None
+
+
+def table_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, options: str = "--") -> list[str]:
+    """The column names of a CSV file (:func:`csv_header`) or of a Parquet file (by its suffix: its
+    footer's, as ``pandas.read_parquet`` gives the columns, :func:`_parquet_data_columns`); no row
+    is read."""
+    path = Path(path)
+    if path.suffix.lower() not in PARQUET_SUFFIXES:
+        return csv_header(path, label, csv_format, options)
+    if not path.is_file():
+        raise absent_file(label, path)
+    pq = _optional("pyarrow.parquet", "Parquet input")
+    with _parquet_errors(path, label):
+        schema = pq.read_schema(path)
+    return _parquet_data_columns(schema)
 
 
 def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[str, str] | None = None,
