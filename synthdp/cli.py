@@ -973,10 +973,10 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.pipeline.run import without_column
 
         bounds, content = without_column(bounds, unit), without_column(content, unit)
-        from synthdp.reader.table import csv_header
+        from synthdp.reader.table import table_header
 
         for path, label, file_format, options in files:
-            if unit not in csv_header(path, label, file_format, options):
+            if unit not in table_header(path, label, file_format, options):
                 raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
     from synthdp.evaluation.metrics import check_same_columns
     from synthdp.reader.table import table_header
