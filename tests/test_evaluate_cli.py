@@ -253,3 +253,21 @@ def test_a_synthetic_table_of_other_columns_is_named_as_such_before_its_cells_ar
     assert code == 2 and out == "" and err.count("\n") == 1
     assert ("the synthetic table has no column 'age' (2 of the real table's columns are not in the synthetic one, "
             "2 of the synthetic table's not in the real one" in err)
+
+
+def test_a_parquet_real_table_by_privacy_unit(tmp_path, capsys):
+    """The unit column is looked up in a Parquet table's footer (it was read as a CSV header, and the
+    command refused the file as text that is not utf-8)."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"pid": rng.integers(0, 100, 400), "x": rng.normal(size=400), "y": rng.normal(size=400)})
+    real, synth = tmp_path / "real.parquet", tmp_path / "synth.csv"
+    frame.to_parquet(real)
+    frame.to_csv(synth, index=False)
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"x": [-4, 4], "y": [-4, 4]}))
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--privacy-unit", "pid",
+                          "--no-sdmetrics"], capsys)
+    assert code == 0, err
+    units = frame["pid"].nunique()
+    assert f"privacy unit 'pid': real {units} units" in out and f"synthetic {units} units" in out
