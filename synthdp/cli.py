@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, get_args, get_type_hints
+from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 from synthdp._version import __version__
 from synthdp.config import GROUPS, SynthConfig, choices, option_fields
@@ -242,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen = commands.add_parser("generate", help="write a differentially private synthetic CSV",
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
-    groups = _add_release_options(gen, "generate", "OUTPUT.csv", "where to write the synthetic table")
+    groups = _add_release_options(gen, "generate", "OUTPUT.csv", "where to write the synthetic table: CSV, or Parquet "
+                                  "for a name ending in .parquet or .pq")
     out = groups["output"]
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
     out.add_argument("--summary-out", metavar="SUMMARY.json",
@@ -263,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sample_command.add_argument("model", metavar="MODEL", help="a model file (synthdp fit, or generate --model-out)")
     sample_command.add_argument("-n", "--rows", required=True, metavar="N", help="rows to draw")
-    sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the rows")
+    sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the rows: CSV, or Parquet for a name ending in .parquet or .pq")
     sample_command.add_argument("--where", metavar="EXPR",
                                 help="draw from the fitted distribution restricted to this condition, an expression "
                                      "over the columns in pandas query syntax, e.g. \"sex == 'Female' and age >= 60\" "
@@ -612,7 +613,7 @@ def generate(args: argparse.Namespace) -> int:
     sampling_seconds = time.perf_counter() - start
     report = synth.privacy_report(synthetic)  # with the budget file's totals where one is kept
     report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
-    outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), lambda path: write_csv(synthetic, path))]
+    outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), _table_writer(synthetic, args.output))]
     if run["copies"] is not None:
         count = _int_or_word(run["copies"], None, "--copies")
         copies = synth.sample_copies(count, n_rows, progress=not run["quiet"])
@@ -621,13 +622,13 @@ def generate(args: argparse.Namespace) -> int:
         paths = copy_paths(Path(args.output), count)
         digests: dict[str, str] = {}  # each file's, once written: OUTPUT.copies.json (written after them) records them
 
-        def hashed(table: pd.DataFrame, name: str) -> Callable[[Path], object]:
+        def hashed(table: pd.DataFrame, final: Path) -> Callable[[Path], object]:
             def write(path: Path) -> None:
-                _csv_writer(table)(path)
-                digests[name] = file_sha256(path)
+                _table_writer(table, final)(path)
+                digests[final.name] = file_sha256(path)
             return write
 
-        outputs += [(path, hashed(table, path.name)) for path, table in zip(paths, [*copies.tables, copies.reference])]
+        outputs += [(path, hashed(table, path)) for path, table in zip(paths, [*copies.tables, copies.reference])]
         report["copies"] = {"count": count, "rows": len(copies.tables[0]), "reference_rows": len(copies.reference),
                             "files": [str(path) for path in paths],
                             "seconds_per_copy": round(copies.seconds_per_copy, 4),
@@ -737,6 +738,7 @@ def sample_command(args: argparse.Namespace) -> int:
     if args.seed is not None and args.seed < 0:
         raise SynthDPError("--seed must be an integer >= 0")
     _check_outputs({"--output": args.output}, {"the model file": args.model}, overwrite=args.overwrite)
+    parquet = _check_table_output(args.output)
     import numpy as np
     from tqdm import tqdm
 
@@ -746,10 +748,17 @@ def sample_command(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
 
     def write(path: Path) -> None:
-        with open(path, "wb") as handle, tqdm(total=rows, unit="rows", disable=args.quiet, leave=False,
-                                              desc="sample") as bar:
+        with ExitStack() as stack:
+            bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=args.quiet, leave=False, desc="sample"))
+            handle = None if parquet else stack.enter_context(open(path, "wb"))
+            appender = _ParquetAppender(path) if parquet else None
+            if appender is not None:
+                stack.callback(appender.close)
             for index, frame in enumerate(model_file.draw_chunks(model, rows, rng)):
-                _write_csv_rows(frame, handle, header=index == 0)
+                if appender is not None:
+                    appender.write(frame)
+                else:
+                    _write_csv_rows(frame, handle, header=index == 0)
                 bar.update(len(frame))
 
     _write_outputs([(Path(args.output), write)])
@@ -1118,6 +1127,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
                         "the copies' reference sample": str(reference), "the copies' description": str(info)})
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
                              "the schema file": run["schema"], "the config file": args.config}, overwrite=args.overwrite)
+    if args.command == "generate":  # a Parquet table needs its writer: refused before any budget is spent
+        _check_table_output(args.output)
     from synthdp.domain.box import load_bounds_file
     from synthdp.domain.schema import load_schema_file
     from synthdp.synthesizer import SmoothSynthesizer
@@ -1213,8 +1224,65 @@ def _write_csv_rows(frame: pd.DataFrame, handle, header: bool) -> None:
     pa_csv.write_csv(table, handle, pa_csv.WriteOptions(include_header=False))
 
 
-def _csv_writer(frame: pd.DataFrame) -> Callable[[Path], object]:
-    return lambda path: write_csv(frame, path)
+def _is_parquet(path: str | Path) -> bool:
+    from synthdp.reader.table import PARQUET_SUFFIXES
+
+    return Path(path).suffix.lower() in PARQUET_SUFFIXES
+
+
+def _check_table_output(path: str | Path) -> bool:
+    """Whether a synthetic table goes to ``path`` as Parquet (by its suffix, .parquet or .pq, as
+    inputs are read) rather than CSV; an error, before anything is read or spent, where Parquet is
+    asked for and pyarrow, its writer, is not installed."""
+    if not _is_parquet(path):
+        return False
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise SynthDPError(f"'{path}' asks for a Parquet file, which needs pyarrow (pip install pyarrow, or "
+                           "\"synthdp[scale]\"): install it, or give the output a .csv name") from None
+    return True
+
+
+def _table_writer(frame: pd.DataFrame, final: str | Path) -> Callable[[Path], object]:
+    """Write ``frame`` to a (temporary) path as the table ``final`` names: Parquet where its suffix
+    is .parquet or .pq (:func:`write_parquet`), else CSV (:func:`write_csv`)."""
+    return (lambda path: write_parquet(frame, path)) if _is_parquet(final) else (lambda path: write_csv(frame, path))
+
+
+def write_parquet(frame: pd.DataFrame, path: Path) -> None:
+    """Write ``frame`` as a Parquet file (pyarrow), without an index: ``pandas.read_parquet`` reads
+    back the same table, with its column types (dates and levels as text, as the CSV writes them)."""
+    appender = _ParquetAppender(path)
+    try:
+        appender.write(frame)
+    finally:
+        appender.close()
+
+
+class _ParquetAppender:
+    """A Parquet file written chunk by chunk (``synthdp sample``'s streamed rows), each chunk a row
+    group, every chunk in the first one's column types (a chunk whose nullable column happens to
+    hold no missing cell keeps the same type)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path: Path = path
+        self.writer: Any = None  # pyarrow.parquet.ParquetWriter, from the first chunk's types
+        self.schema: Any = None
+
+    def write(self, frame: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
+        if self.writer is None:
+            self.schema = table.schema
+            self.writer = pq.ParquetWriter(self.path, self.schema)
+        self.writer.write_table(table)
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
 
 
 def _text(content: str) -> Callable[[Path], object]:

@@ -339,6 +339,8 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
                                    f"differs from {copies_info_path(output).name}'s record): write the copies again")
             if reader is not None:
                 return reader(path)
+            if path.suffix.lower() in (".parquet", ".pq"):  # generate -o OUTPUT.parquet writes Parquet copies
+                return _read_parquet_copy(path)
             # a one-column table writes a row whose only cell is missing as a blank line: a row, not a gap
             return pd.read_csv(path, **{"skip_blank_lines": False, **read_csv})
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError):  # the message may quote content
@@ -361,6 +363,20 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     return Copies(tables, reference_table, info.get("seconds_per_copy", float("nan")),
                   info.get("measures_dependence", True),
                   None if measured is None else frozenset(frozenset(pair) for pair in measured))
+
+
+def _read_parquet_copy(path: Path) -> pd.DataFrame:
+    """A copy written as Parquet; a file that is not one is an error naming it (pyarrow's message may
+    quote its bytes)."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise SynthDPError(f"copy '{path}' is a Parquet file, which needs pyarrow to read (pip install pyarrow)") from None
+    try:
+        return pd.read_parquet(path)
+    except pa.ArrowException:
+        raise SynthDPError(f"copy '{path}' is not a Parquet table: write the copies again (synthdp generate "
+                           "--copies)") from None
 
 
 def _copies_info(path: Path) -> dict[str, Any]:

@@ -1,0 +1,99 @@
+"""Synthetic tables written as Parquet where the output's name ends in .parquet or .pq (as inputs
+are read by their suffix): generate (and its copies), sample; the same rows as the CSV of the same
+seeded run; refused before any budget is spent where pyarrow, the writer, is missing."""
+
+from __future__ import annotations
+
+import builtins
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from synthdp.cli import main
+
+pq = pytest.importorskip("pyarrow.parquet")
+
+ROOT = Path(__file__).resolve().parents[1]
+CLINIC = str(ROOT / "synthdp" / "datasets" / "clinic.csv")
+BOUNDS = str(ROOT / "synthdp" / "datasets" / "clinic_bounds.json")
+HEART = str(ROOT / "data" / "heart_cleveland.csv")
+HEART_SCHEMA = str(ROOT / "configs" / "heart_cleveland_schema.json")
+
+
+@pytest.mark.parametrize("table, domain", [(CLINIC, ["--bounds", BOUNDS]), (HEART, ["--schema", HEART_SCHEMA])],
+                         ids=["numeric", "mixed"])
+def test_generate_writes_the_seeded_csvs_rows_as_parquet(tmp_path, table, domain):
+    """The same seed, the same rows: the Parquet file read back equals the CSV read back (text levels,
+    missing cells and integer columns included), and is a Parquet file, not CSV text."""
+    for suffix in ("csv", "parquet"):
+        assert main(["generate", table, "-o", str(tmp_path / f"out.{suffix}"), *domain, "--seed", "4",
+                     "--quiet"]) == 0
+    written = tmp_path / "out.parquet"
+    assert written.read_bytes()[:4] == b"PAR1"
+    from_parquet, from_csv = pd.read_parquet(written), pd.read_csv(tmp_path / "out.csv")
+    assert list(from_parquet.columns) == list(from_csv.columns) and len(from_parquet) == len(from_csv)
+    for name in from_csv.columns:
+        expected, got = from_csv[name], from_parquet[name]
+        if expected.dtype.kind in "if":
+            pd.testing.assert_series_equal(got.astype(float), expected.astype(float), rtol=1e-12, check_names=False)
+        else:  # text: the CSV reads levels such as "1.0" as text as the Parquet file stores them
+            assert got.astype(str).where(got.notna()).tolist() == expected.astype(str).where(expected.notna()).tolist()
+
+
+def test_copies_as_parquet_are_read_by_infer(tmp_path, capsys):
+    out = tmp_path / "out.pq"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--copies", "3", "--quiet"]) == 0
+    files = sorted(path.name for path in tmp_path.iterdir())
+    assert files == ["out.1.pq", "out.2.pq", "out.3.pq", "out.copies.json", "out.pq", "out.reference.pq"]
+    assert all((tmp_path / name).read_bytes()[:4] == b"PAR1" for name in files if name.endswith(".pq"))
+    # the same copies as CSV files (their record, without the Parquet files' digests): the same intervals
+    for name in ("1", "2", "3", "reference"):
+        pd.read_parquet(tmp_path / f"out.{name}.pq").to_csv(tmp_path / f"csv.{name}.csv", index=False)
+    record = json.loads((tmp_path / "out.copies.json").read_text())
+    (tmp_path / "csv.copies.json").write_text(json.dumps({key: value for key, value in record.items()
+                                                          if key != "sha256"}))
+    results = []
+    for table in ("out.pq", "csv.csv"):
+        assert main(["infer", str(tmp_path / table), "--mean", "age", "bmi", "-o", str(tmp_path / "r.csv"),
+                     "--overwrite"]) == 0
+        results.append(pd.read_csv(tmp_path / "r.csv", index_col=0))
+    pd.testing.assert_frame_equal(results[0], results[1], rtol=1e-12)
+    assert (results[0]["lower"] < results[0]["upper"]).all()
+
+
+def test_sample_streams_chunks_into_one_parquet_file(tmp_path, monkeypatch):
+    """Several chunks (row groups), one column type each, the same rows as the CSV of the same seed."""
+    from synthdp.pipeline import model as model_file
+
+    model = tmp_path / "m.synthdp"
+    assert main(["fit", HEART, "-o", str(model), "--schema", HEART_SCHEMA, "--quiet"]) == 0
+    monkeypatch.setattr(model_file.SamplingModel, "chunk_rows", lambda self: 1_000)
+    rows = 2_500  # three chunks
+    for suffix in ("csv", "parquet"):
+        assert main(["sample", str(model), "-n", str(rows), "-o", str(tmp_path / f"s.{suffix}"), "--seed", "2",
+                     "--quiet"]) == 0
+    parquet = pq.ParquetFile(tmp_path / "s.parquet")
+    assert parquet.metadata.num_rows == rows and parquet.metadata.num_row_groups >= 2
+    from_parquet, from_csv = pd.read_parquet(tmp_path / "s.parquet"), pd.read_csv(tmp_path / "s.csv")
+    numeric = [name for name in from_csv.columns if from_csv[name].dtype.kind in "if"]
+    pd.testing.assert_frame_equal(from_parquet[numeric].astype(float), from_csv[numeric].astype(float), rtol=1e-12)
+
+
+def test_parquet_output_without_pyarrow_is_refused_before_the_budget_is_spent(tmp_path, monkeypatch, capsys):
+    real_import = builtins.__import__
+
+    def without_pyarrow(name, *args, **kwargs):
+        if name.split(".")[0] == "pyarrow":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_pyarrow)
+    budget = tmp_path / "b.json"
+    code = main(["generate", CLINIC, "-o", str(tmp_path / "out.parquet"), "--bounds", BOUNDS, "--budget-file",
+                 str(budget), "--lifetime-epsilon", "2", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "needs pyarrow" in err
+    assert not (tmp_path / "out.parquet").exists()
+    assert not budget.exists() or json.loads(budget.read_text())["releases"] == []
