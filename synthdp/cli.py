@@ -1461,17 +1461,25 @@ def _check_writable(path: Path) -> None:
 def _temporary(final: Path | None, cleanup: ExitStack) -> Path:
     """A temporary file beside ``final`` (same filesystem, so the rename is atomic); in the system's
     temporary folder for an output that is written into rather than replaced (None)."""
-    if final is None:
-        handle, name = tempfile.mkstemp(prefix=".synthdp-", suffix=".tmp")
-    else:
-        handle, name = tempfile.mkstemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent or ".")
-    os.close(handle)
-    path = Path(name)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(path, 0o666 & ~umask)  # the mode a plain open() would give, not mkstemp's private 0600
-    cleanup.callback(lambda: path.unlink(missing_ok=True))
-    return path
+    import secrets
+
+    folder, prefix = (Path(tempfile.gettempdir()), ".synthdp-") if final is None else (final.parent, f".{final.name}.")
+    names: list[Path] = []
+    # the removal is registered before the file is made: a Ctrl-C or a kill between the two (the moment a
+    # command stopped as soon as its temporary file shows is likeliest to hit) leaves nothing behind
+    def remove() -> None:
+        for name in names:
+            name.unlink(missing_ok=True)
+
+    cleanup.callback(remove)
+    while True:
+        path = folder / f"{prefix}{secrets.token_hex(8)}.tmp"
+        names.append(path)
+        try:  # the mode a plain open() would give (0666 less the umask), not mkstemp's private 0600
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return path
+        except FileExistsError:  # another's file of that name (a chance of 2^-64): not ours to remove
+            names.remove(path)
 
 
 def _json_default(value):

@@ -649,5 +649,5 @@ def test_a_condition_without_mass_on_a_text_column_names_its_levels():
     and '1.0') has probability 0: the error shows the column's public levels."""
     model = _named_model()._sampling_model()
     with pytest.raises(SynthDPError, match=r"'native-country' has text levels \('Cuba', 'Peru', 'Chile'.*compare it "
-                                           "with text"):
+                                           "with one of its levels, as text"):
         model_file.where(model, "`native-country` == 1")
