@@ -262,3 +262,47 @@ def test_a_schema_with_a_date_and_a_categorical_column(tmp_path, capsys):
     code, printed = run(["generate", data, "-o", out, "--schema", schema_file, "--seed", 1, "--quiet"], capsys)
     assert code == 0, printed
     assert pd.read_csv(out, dtype=str)["visit"].str.fullmatch(DATE.pattern[1:-1]).all()
+
+
+# ------------------------------------------------------------------------ chunk-independent parsing
+def test_nanoseconds_and_years_past_2262_parse_alike_whatever_the_chunk():
+    """pandas parses a batch of text at the finest resolution one of its values needs: a value with
+    nanoseconds made the batch datetime64[ns], whose range ends in 2262, so a later year beside it
+    failed while it parsed in a chunk of its own. The fraction is cut to microseconds (floored, as a
+    datetime64[ns] value is): each value gives the same number alone or beside any other."""
+    from synthdp.reader.dates import time_values
+
+    values = ["2021-03-04T05:06:07.123456789", "2300-01-01T00:00:00", "1969-12-31T23:59:59.9999999",
+              "9999-12-31T23:59:59", "0001-01-01T00:00:00.5", "2262-04-11T23:47:16.854775808"]
+    alone = np.array([time_values(pd.Series([value]), "stamp", "datetime")[0] for value in values])
+    np.testing.assert_array_equal(time_values(pd.Series(values), "stamp", "datetime"), alone)
+    np.testing.assert_array_equal(time_values(pd.Series(values[::-1]), "stamp", "datetime"), alone[::-1])
+    assert alone[0] == (dt.datetime(2021, 3, 4, 5, 6, 7, 123456) - dt.datetime(1970, 1, 1)).total_seconds()
+    assert alone[2] == -1e-6 and alone[3] == (dt.datetime(9999, 12, 31, 23, 59, 59) - dt.datetime(1970, 1, 1)).total_seconds()
+    days = time_values(pd.Series(["2300-01-01", "2021-03-04T00:00:00.000000001"]), "visit", "date")
+    np.testing.assert_array_equal(days, [(dt.date(2300, 1, 1) - dt.date(1970, 1, 1)).days, 18690])
+
+
+def test_every_engine_and_chunking_reads_nanoseconds_beside_late_years(tmp_path):
+    """The file of the test above's values in every engine, in chunks that put them together or apart:
+    the same sums (the in-memory table failed, and so did any chunk holding both)."""
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    n = 600
+    stamps = (pd.Timestamp("2020-02-01") + pd.to_timedelta(np.arange(n) * 3600, unit="s")).strftime(
+        "%Y-%m-%dT%H:%M:%S").tolist()
+    stamps[5], stamps[7] = "2021-03-04T05:06:07.123456789", "2300-01-01T00:00:00"
+    stamps[400], stamps[550] = "1969-12-31T23:59:59.9999999", "9999-12-31T23:59:59"
+    frame = pd.DataFrame({"stamp": stamps, "x": np.arange(n) / n})
+    csv, parquet = tmp_path / "t.csv", tmp_path / "t.parquet"
+    frame.to_csv(csv, index=False)
+    frame.to_parquet(parquet, row_group_size=250)
+    times = {"stamp": "datetime"}
+    request = SumRequest(data_range=True)
+    expected = PrivateTable.open(csv, time_columns=times).row_sums(request)
+    assert expected["minimum"][0] == -1e-6 and expected["maximum"][0] == 253402300799.0
+    for source, engine, chunk_rows in ((csv, "numpy", 3), (csv, "numpy", 6), (csv, "numpy", 300), (parquet, "numpy", 7),
+                                       (csv, "dask", 300), (parquet, "dask", None), (frame, "dask", 100)):
+        sums = PrivateTable.open(source, engine, chunk_rows, time_columns=times).row_sums(request)
+        for name in ("minimum", "maximum", "integer"):
+            np.testing.assert_array_equal(sums[name], expected[name], err_msg=f"{engine} {chunk_rows} {name}")

@@ -11,6 +11,7 @@ from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
 from synthdp.domain.box import Domain
 from synthdp.reader.table import PrivateTable
+from synthdp.reader.units import UnitBound
 from synthdp.stats.histograms import CellLayout
 from synthdp.stats.row_sums import SumRequest
 from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
@@ -485,3 +486,78 @@ def test_the_dask_engine_reads_a_stored_index_as_pandas_does_and_refuses_lines_e
                  str(tmp_path / "cr_out.csv"), "--seed", "1", "--engine", "dask", "--chunk-rows", "1000", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "carriage return alone" in err and err.count("\n") == 1 and not (tmp_path / "cr_out.csv").exists()
+
+
+# The first two: an ulp off through Arrow's own cast of a decimal to a float.
+DECIMALS = ["1824344105835.598", "-898936017745.367", "0.100", "2.250", "-3.001", "17.000"]
+
+
+def test_a_parquet_decimal_column_is_numeric_and_read_alike_by_every_engine(tmp_path):
+    """A Parquet DECIMAL column (money, as a database exports it) is a numeric column in every engine,
+    each value read as the float64 nearest to it (``float(Decimal)``), whether the engine holds it as
+    Arrow decimals (streamed, Dask) or Python Decimals (pandas): the streamed engine refused it, Dask
+    took it in a pass after a footer check that refused it (or, by unit, with no footer check)."""
+    import decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    values = [decimal.Decimal(DECIMALS[i % len(DECIMALS)]) for i in range(60)]
+    path = tmp_path / "money.parquet"
+    pq.write_table(pa.table({"pid": [f"p{i % 20}" for i in range(60)], "amount": pa.array(values, pa.decimal128(18, 3)),
+                             "x": np.linspace(0.0, 1.0, 60)}), path, row_group_size=25)
+    numbers = pd.read_parquet(path, columns=["amount", "x"])  # Python Decimals
+    numbers.to_parquet(tmp_path / "numbers.parquet", row_group_size=25)
+    unit = UnitBound("pid", 3, 5)  # every row kept: the same values as without a unit
+    tables = {"memory, Decimals": PrivateTable(numbers),
+              "memory, Arrow": PrivateTable(numbers.astype({"amount": pd.ArrowDtype(pa.decimal128(18, 3))})),
+              "streamed arrays": PrivateTable.open(tmp_path / "numbers.parquet", chunk_rows=7),
+              "streamed frames": PrivateTable.open(path, chunk_rows=7, unit=unit),
+              "dask": PrivateTable.open(tmp_path / "numbers.parquet", "dask"),
+              "dask by unit": PrivateTable.open(path, "dask", unit=unit),
+              "dask, a DataFrame of Decimals": PrivateTable.open(numbers, "dask", 20)}
+    floats = [float(value) for value in values]
+    for name, table in tables.items():
+        assert table.row_sums(SumRequest()).n_rows == 60, name  # a streamed file's first pass checks the footer
+        sums = table.row_sums(SumRequest(data_range=True))
+        assert sums["minimum"][0] == min(floats) and sums["maximum"][0] == max(floats), name
+        assert not sums["integer"][0], name
+
+
+def test_integers_past_64_bits_in_a_csv_are_read_alike_by_every_engine_and_chunking(tmp_path):
+    """pandas reads a column as text (or Python ints) where a chunk of it holds an integer past 2^64,
+    or one past 2^63 beside a negative number, a fraction or a missing cell, and as numbers in a chunk
+    without: a file was refused or read depending on its chunks, and Dask, which types a column from
+    the first rows, refused a later block of it. Every engine now reads each number as the float64
+    nearest to it as written (as it reads a column of floats); text is still refused, by name."""
+    n = 12_000  # Dask's blocks are 64 KiB at least: two of them
+    cells = [str(i % 97) for i in range(n)]
+    cells[3], cells[4] = str(2**63 + 12_345), "-1"  # together in every chunking, and in Dask's sample
+    cells[5_000], cells[5_001] = str(2**63 + 999), "2.5"
+    cells[7_000] = str(2**64 + 2**40 + 7)
+    cells[11_000], cells[11_001] = str(2**63 + 2**20), ""  # beside a missing cell, in Dask's second block
+    engines = (("numpy", None), ("numpy", 3_000), ("numpy", 5_001), ("numpy", 11_001), ("dask", 2_000), ("dask", None))
+
+    def write(name: str, column: list[str]):
+        (tmp_path / name).write_text("a,b\n" + "".join(f"{cell},{i % 5}\n" for i, cell in enumerate(column)))
+        return tmp_path / name
+
+    full = write("full.csv", [cell or "7" for cell in cells])
+    for engine, chunk_rows in engines:  # the nearest floats: the data's range, exactly
+        sums = PrivateTable.open(full, engine, chunk_rows).row_sums(SumRequest(data_range=True))
+        assert (sums["minimum"][0], sums["maximum"][0]) == (-1.0, float(2**64 + 2**40 + 7)), (engine, chunk_rows)
+    releases = []
+    for engine, chunk_rows in engines:  # a missing cell beside a number past 2^63: the same release
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            releases.append(SmoothSynthesizer(epsilon=1.0, seed=1, engine=engine, chunk_rows=chunk_rows).fit(
+                write("missing.csv", cells), bounds={"a": {"bounds": [-1, 2e19], "nullable": True}, "b": [0, 4]},
+                synthesize=False).release_.noisy_moments)
+    for release in releases[1:]:
+        np.testing.assert_allclose(release, releases[0], rtol=1e-12, atol=1e-12)
+    cells[9_000] = f"{SECRET}x"
+    for engine, chunk_rows in engines[:2] + engines[4:5]:
+        with pytest.raises(SynthDPError, match="column 'a' is not numeric") as error:
+            PrivateTable.open(write("text.csv", cells), engine, chunk_rows, nullable=("a",)).row_sums(
+                SumRequest(data_range=True))
+        assert SECRET not in str(error.value) and "\n" not in str(error.value)

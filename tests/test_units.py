@@ -2,6 +2,7 @@
 sensitivities on extreme units, every engine keeping the same rows, the report, and the output's
 synthetic identifiers. The empirical audit of the unit releases is in tests/test_audit.py."""
 
+import json
 import math
 import warnings
 
@@ -362,3 +363,46 @@ def test_a_row_count_drowned_in_its_noise_is_announced():
         SmoothSynthesizer(epsilon=1.0, seed=1, privacy_unit="person", max_rows_per_unit=2).fit(
             large, bounds={"x": [0, 1]}, synthesize=False)
     assert not any("released row count" in str(warning.message) for warning in caught)
+
+
+BAD_CELLS = {  # name: (how the file is spoiled, the most rows per unit, the error)
+    "text": (lambda frame: frame.astype({"a": str}).assign(a=lambda f: f["a"].where(f.index != 50, "7.5.1")), K,
+             "column 'a' is not numeric"),
+    "missing": (lambda frame: frame.assign(b=frame["b"].where(frame.index != 50)), K, "column 'b' has missing"),
+    "one kept row": (lambda frame: frame.assign(person="p0"), 1, "the input needs at least 2 rows"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_CELLS))
+def test_a_bad_file_fails_before_the_units_count_is_released_in_every_engine(tmp_path, bad):
+    """By unit, the streamed and Dask engines released the units' noisy count (and a budget file was
+    charged for it) before a later pass checked the cells; the in-memory table checked them first.
+    Every engine now checks every cell in the pass that counts the rows per unit: the same one-line
+    error before any release, and the budget file keeps no release."""
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    spoil, max_rows, expected = BAD_CELLS[bad]
+    frame = spoil(_base(np.random.default_rng(4), units=40))
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet", row_group_size=40)
+    budget = tmp_path / "t.budget.json"
+    for data, engine, chunk_rows in ((frame, "numpy", None), (tmp_path / "t.csv", "numpy", None),
+                                     (tmp_path / "t.csv", "numpy", 30), (tmp_path / "t.parquet", "numpy", 30),
+                                     (tmp_path / "t.csv", "dask", 30), (tmp_path / "t.parquet", "dask", None)):
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1, privacy_unit="person", max_rows_per_unit=max_rows, engine=engine,
+                                  chunk_rows=chunk_rows)
+        with warnings.catch_warnings(), pytest.raises(SynthDPError, match=expected) as error:
+            warnings.simplefilter("ignore")
+            synth.fit(data, bounds=BOUNDS, budget_file=budget, lifetime_epsilon=100.0)
+        assert "\n" not in str(error.value) and "7.5.1" not in str(error.value)
+        assert json.loads(budget.read_text())["releases"] == [], (engine, chunk_rows)
+
+
+def test_a_bad_cell_is_refused_whichever_rows_the_bound_keeps():
+    """Every row's cells are checked, those the bound leaves out too: whether a file is refused no longer
+    depends on the run's random choice of each unit's rows (a bad cell in a row left out passed)."""
+    frame = pd.DataFrame({"person": ["p0", "p0", "p1", "p1", "p2"], "a": [1.0, np.nan, 2.0, 3.0, 4.0],
+                          "b": [1.0, 2.0, 3.0, 4.0, 5.0]})
+    for key in range(12):  # K = 1: the missing cell's row is left out under some keys
+        with pytest.raises(SynthDPError, match="column 'a' has missing"):
+            PrivateTable(frame, unit=UnitBound("person", 1, key))

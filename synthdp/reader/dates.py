@@ -19,6 +19,8 @@ from synthdp.errors import SynthDPError
 MICROSECONDS = 10**6
 # A time-zone designator after a time: "Z", or an offset "+02", "+0200", "+02:00", "-05:00".
 TIME_ZONE = r"(?:\d[zZ]|[T ]\d{2}(?::?\d{2}){0,2}(?:[.,]\d+)?\s*[+-]\d{2}(?::?\d{2})?)\s*$"
+# The digits of a fraction of a second past its microseconds ("07.123456789": 789), cut before parsing.
+PAST_MICROSECONDS = r"(\d[.,]\d{6})\d+$"
 
 
 def with_time_values(frame: pd.DataFrame, names: list[str], time_columns: Mapping[str, str]) -> pd.DataFrame:
@@ -56,15 +58,28 @@ def time_values(series: pd.Series, name: str, kind: str) -> np.ndarray:
         if text.str.contains(TIME_ZONE, regex=True, na=False).any():
             raise offset_error
         try:
-            parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
+            parsed = pd.to_datetime(microsecond_text(text), format="ISO8601", errors="coerce")
         except (ValueError, TypeError, OverflowError):  # e.g. mixed offsets; the message may quote values
             raise SynthDPError(f"column '{name}' has a value that is not an ISO {kind} like {example}") from None
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):
             raise offset_error
         if (parsed.isna() & text.notna()).any():
             raise SynthDPError(f"column '{name}' has a value that is not an ISO {kind} like {example}")
-    missing = parsed.isna().to_numpy()
+    missing = parsed.isna().to_numpy()  # (datetime64[ns] values are floored to microseconds, as cut text is)
     micro = parsed.to_numpy(dtype="datetime64[us]").astype(np.int64)
     values = (micro // (SECONDS_PER_DAY * MICROSECONDS)).astype(float) if kind == "date" else micro / MICROSECONDS
     values[missing] = np.nan
     return values
+
+
+def microsecond_text(text: pd.Series) -> pd.Series:
+    """ISO text with every fraction of a second cut to microseconds (its digits past the sixth dropped).
+
+    pandas parses a batch of text at the finest resolution any value of it needs: a value with
+    nanoseconds makes it datetime64[ns], whose range ends in 2262, so a value of a later year in
+    the same batch would fail while it parses in a batch of its own. Cut to microseconds (the
+    resolution of the numbers read, :func:`time_values`), every batch parses at most at
+    datetime64[us] (years 1 to 9999), and each value gives the same number whichever chunk holds
+    it. Cutting the digits floors the time, as the cast of a datetime64[ns] value to microseconds does.
+    """
+    return text.str.replace(PAST_MICROSECONDS, r"\1", regex=True)

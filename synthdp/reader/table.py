@@ -32,9 +32,12 @@ next chunks in a thread while it sums SUM_WORKERS chunks at once (:func:`_read_a
 :func:`_in_order`), adding their sums in the file's order.
 
 With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first counts each
-unit's rows (the unit column only), then keeps at most K rows per unit, the same rows in every
-engine and pass (:mod:`synthdp.reader.units`), and drops the unit column: every statistic is of
-the bounded table, whose row count is then private.
+unit's rows, then keeps at most K rows per unit, the same rows in every engine and pass
+(:mod:`synthdp.reader.units`), and drops the unit column: every statistic is of the bounded
+table, whose row count is then private. The pass that counts reads every column and checks every
+cell of every row (those the bound leaves out too, :func:`_checked_units`), and the bounded
+table's row count: a bad file fails before the units' noisy count, the first release, in every
+engine, and whether it fails does not depend on the random choice of the kept rows.
 
 Validation errors (missing values, text in a numeric column, too few rows) necessarily
 depend on the data; they reveal only a property of the file the user passed, and they
@@ -46,6 +49,7 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
 import math
 import queue
 import tempfile
@@ -127,20 +131,19 @@ class PrivateTable:
     def __init__(self, frame: pd.DataFrame, text_columns: Collection[str] = (), nullable: Collection[str] = (),
                  time_columns: Mapping[str, str] | None = None, unit: UnitBound | None = None) -> None:
         self.contributions: Contributions | None = None
-        if unit is not None:
-            names = check_column_names(frame.columns)
-            check_unit_column(unit, names)
-            column = frame.columns[names.index(unit.column)]
-            self.contributions = Contributions(unit, count_units([unit_values(frame[column], unit.column)]),
-                                               names.index(unit.column))
-            frame = bounded_frame(frame, column, self.contributions,
-                                  np.zeros(len(self.contributions.units), dtype=np.int64))
+        keep: np.ndarray | None = None
+        if unit is not None:  # every row's cells are checked, those the bound leaves out too (as every engine does)
+            frame, self.contributions, keep = _frame_units(frame, unit)
         self.all_names = check_column_names(frame.columns)
-        check_row_count(len(frame))
+        if keep is None:
+            check_row_count(len(frame))
         frame = with_time_values(frame, self.all_names, time_columns or {})
         self.column_names = [name for name in self.all_names if name not in text_columns]
         numeric = [column for name, column in zip(self.all_names, frame.columns) if name not in text_columns]
         values = chunk_values(frame[numeric], self.column_names, missing_allowed=nullable)
+        if keep is not None:
+            values, frame = values[keep], frame.loc[keep].reset_index(drop=True)
+            check_row_count(len(values))
         self._values: np.ndarray | None = values
         self._text = {name: frame[column].reset_index(drop=True)
                       for name, column in zip(self.all_names, frame.columns) if name in text_columns}
@@ -157,8 +160,8 @@ class PrivateTable:
         # as text, as the streams read them: a categorical column's values as written, never typed by the
         # whole column (one missing cell would make its 1 a 1.0 for every row)
         as_text = (*(time_columns or ()), *((unit.column,) if unit else ()), *text_columns)
-        return cls(read_csv_frame(path, csv_format=csv_format, as_text=as_text), text_columns, nullable, time_columns,
-                   unit)
+        frame = CsvNumbers(csv_format, as_text).chunk(read_csv_frame(path, csv_format=csv_format, as_text=as_text))
+        return cls(frame, text_columns, nullable, time_columns, unit)
 
     @classmethod
     def open(cls, source, engine: str = "numpy", chunk_rows: int | None = None,
@@ -200,7 +203,8 @@ class PrivateTable:
             dd = _optional("dask.dataframe", "the Dask engine")
             check_column_names(source.columns)
             rows = chunk_rows or _default_chunk_rows(source.shape[1])
-            return cls._from_reader(*_dask_reader(dd.from_pandas(source, chunksize=rows, sort=False), "DataFrame",
+            partitions = dd.from_pandas(_arrow_decimals(source, text), chunksize=rows, sort=False)
+            return cls._from_reader(*_dask_reader(partitions, "DataFrame",
                                                   scheduler,
                                                   None, times, text, nulls, unit), text_columns)
         if not isinstance(source, (str, Path)):
@@ -321,6 +325,36 @@ class PrivateTable:
         return points, rows_clipped, rows_other
 
 
+def _frame_units(frame: pd.DataFrame, unit: UnitBound) -> tuple[pd.DataFrame, Contributions, np.ndarray]:
+    """An in-memory table without its unit column, its rows per unit, and which of its rows the bound keeps."""
+    names = check_column_names(frame.columns)
+    check_unit_column(unit, names)
+    column = frame.columns[names.index(unit.column)]
+    units = unit_values(frame[column], unit.column)
+    contributions = Contributions(unit, count_units([units]), names.index(unit.column))
+    keep = contributions.select(units, np.zeros(len(contributions.units), dtype=np.int64))
+    return frame.drop(columns=[column]), contributions, keep
+
+
+def _checked_units(frame: pd.DataFrame, unit: UnitBound, names: list[str], time_columns: Mapping[str, str] | None,
+                   text_columns: Collection[str], nullable: Collection[str]) -> pd.Series:
+    """One chunk's unit identifiers (:func:`unit_values`), after checking every cell of its other columns
+    (``names``) as a pass that sums checks them (:func:`_checked_chunk`): a streamed engine's count of the
+    rows per unit, which comes before any release, checks every row, so that a bad file fails before the
+    units' noisy count is released, as the in-memory table does."""
+    column = next(label for label in frame.columns if str(label) == unit.column)  # a DataFrame's label may be no str
+    _checked_chunk(frame.drop(columns=[column]), names, time_columns, text_columns, nullable)
+    return unit_values(frame[column], unit.column)
+
+
+def _unit_contributions(unit: UnitBound, counts: Mapping[str, int], names: list[str]) -> Contributions:
+    """The rows per unit of a table (``names``: its columns, the unit column among them), whose bounded
+    table has at least 2 rows."""
+    contributions = Contributions(unit, counts, names.index(unit.column))
+    check_row_count(contributions.n_rows)
+    return contributions
+
+
 def check_unit_column(unit: UnitBound, names: list[str]) -> None:
     """The unit column is one of the table's columns (and not its only one)."""
     if unit.column not in names:
@@ -393,17 +427,77 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
     and finite (missing cells, as NaN, allowed in the ``missing_allowed`` columns only)."""
     if len(frame) == 0:  # a header-only file parses as text columns: it is empty, not text
         return np.empty((0, len(names)))
+    decimals = {}
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if isinstance(series.dtype, pd.CategoricalDtype) and pd.api.types.is_numeric_dtype(series.cat.categories) \
                 and not pd.api.types.is_bool_dtype(series.cat.categories):
             continue  # numbers kept as a category (a Parquet round trip): to_numpy reads them as numbers
+        if _holds_decimals(series):
+            decimals[column] = decimal_floats(series)
+            continue
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             kind = "true/false values" if pd.api.types.is_bool_dtype(series) else "text, dates or integers past 64 bits"
             raise SynthDPError(f"column '{name}' is not numeric (it holds {kind}: a date or time column needs "
                                "\"type\": \"date\" or \"datetime\" in the bounds or schema file; a text or true/false "
                                "column needs a schema, with an entry for it of type binary or categorical)")
+    if decimals:
+        frame = frame.copy(deep=False)
+        for column, floats in decimals.items():
+            frame[column] = floats
     return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
+
+
+def _arrow_decimals(frame: pd.DataFrame, text_columns: Collection[str]) -> pd.DataFrame:
+    """``frame`` with its numeric columns of Python Decimals as Arrow decimals, for Dask, which would
+    make them text (:func:`decimal_floats` reads either alike); a column Arrow cannot hold (a Decimal
+    NaN) is left as it is, and refused as the in-memory table refuses its NaN."""
+    import pyarrow as pa
+
+    converted = {}
+    for column in frame.columns:
+        series = frame[column]
+        if str(column) not in text_columns and series.dtype == object and _holds_decimals(series):
+            try:
+                converted[column] = pd.Series(pd.arrays.ArrowExtensionArray(pa.array(series, from_pandas=True)),
+                                              index=series.index)
+            except pa.ArrowException:
+                continue
+    if not converted:
+        return frame
+    frame = frame.copy(deep=False)
+    for column, values in converted.items():
+        frame[column] = values
+    return frame
+
+
+def _holds_decimals(series: pd.Series) -> bool:
+    """Whether a column holds decimal numbers: Arrow decimals (a Parquet DECIMAL column as Dask, or
+    ``dtype_backend="pyarrow"``, reads it), or Python Decimals (as pandas reads it by default)."""
+    if isinstance(series.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return pa.types.is_decimal(series.dtype.pyarrow_dtype)
+    return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) == "decimal"
+
+
+def decimal_floats(values) -> np.ndarray:
+    """The float64 nearest to each decimal number of ``values`` (an Arrow decimal array, or a pandas
+    Series of Arrow decimals or of Python Decimals), NaN where missing: the same conversion in every
+    engine (a Parquet DECIMAL column is read as Arrow decimals by the streamed engine and by Dask, as
+    Python Decimals by pandas). Through the exact text of each value, which Arrow parses correctly
+    rounded; Arrow's own cast of a decimal to a float is not (an ulp off for some values), and
+    ``float(Decimal)`` is correctly rounded too, so the result is that of ``float(value)``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(values, pd.Series) and not isinstance(values.dtype, pd.ArrowDtype):
+        text = pa.array([None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+                         else str(value) for value in values], type=pa.string())
+    else:
+        text = pc.cast(pa.array(values) if isinstance(values, pd.Series) else values, pa.string())
+    floats = pc.cast(text, pa.float64())
+    return np.asarray(floats.to_numpy(zero_copy_only=False), dtype=float)
 
 
 def _finite_values(values: np.ndarray, names: list[str], missing_allowed: Collection[str]) -> np.ndarray:
@@ -504,12 +598,20 @@ def _frame_sums(frame: pd.DataFrame, names: list[str], request: SumRequest,
                 nullable: Collection[str] = (), kept_cells: list[np.ndarray] | None = None) -> RowSums:
     """The per-chunk function every engine applies: dates to numbers, validate, then sum (the
     ``text_columns`` of a mixed table are kept as values; ``nullable`` columns may have missing cells)."""
+    numeric, values, text = _checked_chunk(frame, names, time_columns, text_columns, nullable)
+    return _values_sums(values, text, numeric, request, kept_cells, overwrite=True)  # values: the chunk's own copy
+
+
+def _checked_chunk(frame: pd.DataFrame, names: list[str], time_columns: Mapping[str, str] | None,
+                   text_columns: Collection[str], nullable: Collection[str]
+                   ) -> tuple[list[str], np.ndarray, dict[str, pd.Series]]:
+    """One chunk's numeric column names, their values (dates as numbers, every cell checked by
+    :func:`chunk_values`) and its text columns."""
     frame = with_time_values(frame, names, time_columns or {})
     numeric = [name for name in names if name not in text_columns]
-    positions = [names.index(name) for name in numeric]
-    values = chunk_values(frame.iloc[:, positions], numeric, missing_allowed=nullable)
+    values = chunk_values(frame.iloc[:, [names.index(name) for name in numeric]], numeric, missing_allowed=nullable)
     text = {name: frame.iloc[:, names.index(name)] for name in names if name in text_columns}
-    return _values_sums(values, text, numeric, request, kept_cells, overwrite=True)  # values: the chunk's own copy
+    return numeric, values, text
 
 
 def _chunk_sums_and_cells(counting: bool, names: list[str], request: SumRequest,
@@ -776,6 +878,63 @@ def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dic
     return {**options, "dtype": {name: str for name in as_text}} if as_text else options
 
 
+@dataclass(frozen=True)
+class CsvNumbers:
+    """A CSV chunk with its numeric columns (all but ``as_text``) that pandas left as text read as
+    numbers, where they hold numbers only; called on a chunk, or as Dask's reader of a block.
+
+    pandas reads an integer past 64 bits (or one past 2^63 beside a negative number, a missing cell
+    or a fraction in the same chunk) as text, or as Python ints: whether such a column was numbers
+    depended on the chunk (the one at 2^63 beside a -1 in one chunk but not in another), and Dask,
+    which types a column from the file's first rows, refused a later block of it. Such a column's
+    cells are read again by pandas' own float64 parser, with the file's options, so every engine
+    reads the nearest float64 to each number as written, as a column of floats is read. A column
+    with a cell that is no number stays text: :func:`chunk_values` refuses it, naming the column.
+    """
+
+    csv_format: CsvFormat
+    as_text: Collection[str]
+    __name__ = "read_csv"  # Dask's reader: the name its messages give
+
+    def __call__(self, *args, **kwargs) -> pd.DataFrame:
+        """``pandas.read_csv(*args, **kwargs)`` with its numbers read as numbers: Dask's reader of a block."""
+        return self.chunk(pd.read_csv(*args, **kwargs))
+
+    def chunk(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A chunk that pandas read, with its numbers read as numbers."""
+        floats = {}
+        for column in frame.columns:
+            series = frame[column]
+            if column not in self.as_text and len(series) and not (
+                    pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+                parsed = _csv_floats(series, self.csv_format)
+                if parsed is not None:
+                    floats[column] = parsed
+        if not floats:
+            return frame
+        frame = frame.copy(deep=False)
+        for column, values in floats.items():
+            frame[column] = values
+        return frame
+
+
+def _csv_floats(series: pd.Series, csv_format: CsvFormat) -> np.ndarray | None:
+    """The cells of a CSV column that pandas read as text (or Python ints) through its float64 parser
+    (a missing cell as NaN); None when one is no number."""
+    cells = "\n".join("" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+                      else str(value) for value in series.to_numpy(dtype=object))
+    if any(mark in cells for mark in (csv_format.sep, '"', "\r")) or cells.count("\n") != len(series) - 1:
+        return None  # a quoted cell (a separator, a quote or a line break in it) is no number
+    try:  # a first line "0" so that a column of empty cells is not an empty file
+        parsed = pd.read_csv(io.StringIO(f"0\n{cells}\n"), header=None, sep=csv_format.sep, decimal=csv_format.decimal,
+                             dtype=np.float64, skip_blank_lines=False, quoting=csv.QUOTE_NONE, **EXACT_FLOATS)
+    except (ValueError, pd.errors.ParserError):
+        return None
+    if parsed.shape != (len(series) + 1, 1):
+        return None
+    return parsed.iloc[1:, 0].to_numpy(dtype=float)
+
+
 def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFAULT_CSV,
                 time_columns: Mapping[str, str] | None = None, text_columns: Collection[str] = (),
                 nullable: Collection[str] = (), unit: UnitBound | None = None) -> tuple[list[str], _Reader]:
@@ -785,15 +944,17 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
         names = check_column_names(_csv_header(path, label, csv_format))
     rows = chunk_rows or _default_chunk_rows(len(names))
     as_text = (*(time_columns or ()), *text_columns, *((unit.column,) if unit else ()))
+    numbers = CsvNumbers(csv_format, as_text)
     contributions = None
+    columns = _unit_dropped(names, unit)
     if unit is not None:
         check_unit_column(unit, names)
         with _csv_errors(path, label, csv_format), \
-                pd.read_csv(path, chunksize=rows, usecols=[unit.column],
-                            **_pandas_options(csv_format, (unit.column,))) as unit_chunks:
-            contributions = Contributions(unit, count_units(unit_values(chunk[unit.column], unit.column)
-                                                            for chunk in unit_chunks), names.index(unit.column))
-    columns = _unit_dropped(names, unit)
+                pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
+                _read_ahead(map(numbers.chunk, chunks)) as frames:
+            contributions = _unit_contributions(unit, count_units(_in_order(
+                lambda frame: _checked_units(frame, unit, columns, time_columns, text_columns, nullable), frames)),
+                names)
 
     kept = _KeptCells()
 
@@ -808,7 +969,7 @@ def _csv_reader(path: Path, chunk_rows: int | None, csv_format: CsvFormat = DEFA
         chunk = _chunk_sums_and_cells(kept.start(request), columns, request, time_columns, text_columns, nullable)
         with _csv_errors(path, label, csv_format), \
                 pd.read_csv(path, chunksize=rows, **_pandas_options(csv_format, as_text)) as chunks, \
-                _read_ahead(chunks) as frames:
+                _read_ahead(map(numbers.chunk, chunks)) as frames:
             sums = total(kept.add(*result) for result in _in_order(chunk, _bounded_chunks(frames, unit, contributions)))
         kept.finish(request, sums.n_rows)
         return sums
@@ -989,13 +1150,15 @@ def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[st
         names = check_column_names(_parquet_data_columns(pq.read_schema(path)))
     rows = chunk_rows or _default_chunk_rows(len(names))
     contributions = None
+    columns = _unit_dropped(names, unit)
     if unit is not None:
         check_unit_column(unit, names)
         with _parquet_errors(path), _open_parquet(path) as parquet:
-            contributions = Contributions(unit, count_units(
-                unit_values(frame[unit.column], unit.column)
-                for frame in _parquet_frames(parquet, rows, [unit.column])), names.index(unit.column))
-    columns = _unit_dropped(names, unit)
+            _check_parquet_footer(parquet, columns, time_columns or {}, text_columns, nullable)
+            with _read_ahead(_parquet_frames(parquet, rows)) as frames:
+                contributions = _unit_contributions(unit, count_units(_in_order(
+                    lambda frame: _checked_units(frame, unit, columns, time_columns, text_columns, nullable),
+                    frames)), names)
 
     kept = _KeptCells()
 
@@ -1124,24 +1287,29 @@ def _parquet_pieces(parquet, rows: int, columns: list[str] | None = None) -> Ite
 def _pieces_array(pieces: list) -> np.ndarray:
     """One float64 array (rows, d), column-major as a chunk's values are, of the record batches ``pieces``,
     which it empties (the batches are freed as soon as the array holds their rows)."""
+    import pyarrow as pa
+
     values = np.empty((sum(piece.num_rows for piece in pieces), pieces[0].num_columns), order="F")
     start = 0
     for piece in pieces:
         stop = start + piece.num_rows
         for j in range(piece.num_columns):
-            values[start:stop, j] = piece.column(j).to_numpy(zero_copy_only=False)
+            column = piece.column(j)
+            values[start:stop, j] = (decimal_floats(column) if pa.types.is_decimal(column.type)
+                                     else column.to_numpy(zero_copy_only=False))
         start = stop
     pieces.clear()
     return values
 
 
 def _pieces_frame(pieces: list) -> pd.DataFrame:
-    """One DataFrame of the record batches ``pieces``, which it empties (the frame holds the rows then)."""
+    """One DataFrame of the record batches ``pieces``, which it empties (the frame holds the rows then).
+    A decimal column stays Arrow decimals, as the Dask engine reads it (not a Python Decimal per cell)."""
     import pyarrow as pa
 
     table = pa.Table.from_batches(pieces)
     pieces.clear()
-    return table.to_pandas()
+    return table.to_pandas(types_mapper=lambda kind: pd.ArrowDtype(kind) if pa.types.is_decimal(kind) else None)
 
 
 def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, str] | None = None,
@@ -1165,7 +1333,7 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
                     or pa.types.is_large_string(stored) or pa.types.is_string_view(stored)):
                 continue  # read as days or seconds by the pass that sums (which refuses time zones)
             raise SynthDPError(f"{times[name]} column '{name}' holds neither dates nor ISO text")
-        if not (pa.types.is_integer(stored) or pa.types.is_floating(stored)):
+        if not (pa.types.is_integer(stored) or pa.types.is_floating(stored) or pa.types.is_decimal(stored)):
             raise SynthDPError(f"column '{name}' is not numeric")
     metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
@@ -1209,6 +1377,11 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
             arrow = pq.read_schema(path)
             data_columns = _parquet_data_columns(arrow)  # a column of nested values: refused by name
         check_column_names(data_columns)  # a name twice: as the numpy engine says it, before Dask fails on it
+        if unit is not None:  # the footer check of the streamed engine's pass that counts the rows per unit
+            check_unit_column(unit, data_columns)
+            with _parquet_errors(path), _open_parquet(path) as parquet:
+                _check_parquet_footer(parquet, _unit_dropped(data_columns, unit), time_columns or {}, text_columns,
+                                      nullable)
         with _parquet_errors(path):  # a stored pandas index left out: it is no column, as pandas reads the file
             frame = dd.read_parquet(path, columns=data_columns if len(data_columns) < len(arrow.names) else None,
                                     blocksize=DASK_BLOCK_BYTES, index=False)
@@ -1242,9 +1415,10 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         blocksize = DASK_BLOCK_BYTES if chunk_rows is None else max(2**16, chunk_rows * _bytes_per_row(path))
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
-        frame = dd.read_csv(path, blocksize=blocksize, assume_missing=True,
-                            **_pandas_options(csv_format, (*(time_columns or ()), *text_columns,
-                                                           *((unit.column,) if unit else ()))))
+        as_text = (*(time_columns or ()), *text_columns, *((unit.column,) if unit else ()))
+        frame = _optional("dask.dataframe.io.csv", "the Dask engine").read_pandas(
+            CsvNumbers(csv_format, as_text), path, blocksize=blocksize, assume_missing=True,
+            **_pandas_options(csv_format, as_text))
     return _dask_reader(frame, "CSV file", scheduler, path, time_columns, text_columns, nullable, unit)
 
 
@@ -1277,21 +1451,21 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
     description = {"engine": "dask", "input": kind, "scheduler": scheduler or "current Dask client, else local threads"}
     contributions, starts = None, []
+    columns = _unit_dropped(names, unit)
     if unit is not None:
         check_unit_column(unit, names)
-        column = frame.columns[names.index(unit.column)]
-        # the partitions the sums read (a one-column read of a Parquet file can put row groups together
-        # into fewer partitions: its counts would then not line up with the sums' partitions)
-        per_part = [dask.delayed(_partition_units)(part[column], unit.column) for part in frame.to_delayed()]
+        # the partitions the sums read, every cell of them checked (:func:`_checked_units`)
+        rows = _default_chunk_rows(len(names))
+        per_part = [dask.delayed(_partition_units)(part, rows, unit, columns, time_columns, text_columns, nullable)
+                    for part in frame.to_delayed()]
         with reading():
             part_counts = list(dask.compute(*per_part))
         merged: dict[str, int] = {}
         for counts in part_counts:
             for key, count in counts.items():
                 merged[key] = merged.get(key, 0) + count
-        contributions = Contributions(unit, merged, names.index(unit.column))
+        contributions = _unit_contributions(unit, merged, names)
         starts = contributions.start_counts(part_counts)
-    columns = _unit_dropped(names, unit)
 
     def reduce(request: SumRequest) -> RowSums:
         parts = frame.to_delayed()
@@ -1315,8 +1489,12 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     return columns, _Reader(description, reduce, contributions)
 
 
-def _partition_units(part: pd.Series, name: str) -> dict[str, int]:
-    return count_units([unit_values(part, name)])
+def _partition_units(part: pd.DataFrame, rows: int, unit: UnitBound, names: list[str],
+                     time_columns: Mapping[str, str] | None, text_columns: Collection[str],
+                     nullable: Collection[str]) -> dict[str, int]:
+    """A Dask partition's rows per unit, every cell checked, block by block of ``rows`` rows as it is summed."""
+    return count_units(_checked_units(block, unit, names, time_columns, text_columns, nullable)
+                       for block in _row_blocks(part, rows))
 
 
 def _row_blocks(frame: pd.DataFrame, rows: int) -> Iterator[pd.DataFrame]:
