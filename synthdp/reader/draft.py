@@ -36,7 +36,7 @@ from synthdp.domain.box import MAX_EXACT_INTEGER
 from synthdp.domain.dates import iso_text_times
 from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, looks_like_codes
 from synthdp.errors import SynthDPError
-from synthdp.reader.table import check_column_names, check_row_count
+from synthdp.reader.table import check_column_names, check_row_count, decimal_floats, holds_decimals
 
 DEFAULT_MAX_LEVELS = 50
 DRAFT_ENTRY = {
@@ -137,6 +137,8 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
     codes: list[str] = []
     for name, column in zip(names, frame.columns):
         series = frame[column]
+        if holds_decimals(series):  # a Parquet DECIMAL column: numbers, as a release reads them
+            series = pd.Series(decimal_floats(series), index=series.index)
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             spec = _numeric_spec(name, series, notes)
             if spec["type"] in ("binary", "categorical"):

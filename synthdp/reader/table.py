@@ -433,7 +433,7 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
         if isinstance(series.dtype, pd.CategoricalDtype) and pd.api.types.is_numeric_dtype(series.cat.categories) \
                 and not pd.api.types.is_bool_dtype(series.cat.categories):
             continue  # numbers kept as a category (a Parquet round trip): to_numpy reads them as numbers
-        if _holds_decimals(series):
+        if holds_decimals(series):
             decimals[column] = decimal_floats(series)
             continue
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
@@ -457,7 +457,7 @@ def _arrow_decimals(frame: pd.DataFrame, text_columns: Collection[str]) -> pd.Da
     converted = {}
     for column in frame.columns:
         series = frame[column]
-        if str(column) not in text_columns and series.dtype == object and _holds_decimals(series):
+        if str(column) not in text_columns and series.dtype == object and holds_decimals(series):
             try:
                 converted[column] = pd.Series(pd.arrays.ArrowExtensionArray(pa.array(series, from_pandas=True)),
                                               index=series.index)
@@ -471,7 +471,7 @@ def _arrow_decimals(frame: pd.DataFrame, text_columns: Collection[str]) -> pd.Da
     return frame
 
 
-def _holds_decimals(series: pd.Series) -> bool:
+def holds_decimals(series: pd.Series) -> bool:
     """Whether a column holds decimal numbers: Arrow decimals (a Parquet DECIMAL column as Dask, or
     ``dtype_backend="pyarrow"``, reads it), or Python Decimals (as pandas reads it by default)."""
     if isinstance(series.dtype, pd.ArrowDtype):
