@@ -288,3 +288,22 @@ def test_codes_keep_the_input_s_number_type_and_infinite_values_are_not_codes():
     content, _ = draft_schema(frame)
     assert content["columns"]["grade"]["levels"] == [1.0, 2.0, 5.0]  # floats read as floats, written back so
     assert content["columns"]["flag"]["type"] != "categorical"
+
+
+def test_a_parquet_decimal_column_is_drafted_as_a_number(tmp_path):
+    """A DECIMAL column (money, as databases export it) is numeric to a release, so the draft types it
+    as one, with the decimals its values use, not as a column of text levels."""
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    prices = [decimal.Decimal(f"{value:.2f}") for value in rng.uniform(10, 500, 300)]
+    path = tmp_path / "prices.parquet"
+    pq.write_table(pa.table({"price": pa.array(prices, type=pa.decimal128(10, 2)), "units": rng.normal(size=300)}),
+                   path)
+    assert main(["schema", str(path), "-o", str(tmp_path / "s.json")]) == 0
+    spec = json.loads((tmp_path / "s.json").read_text())["columns"]["price"]
+    assert spec["type"] == "continuous" and spec["decimals"] == 2
+    assert spec["bounds"][0] <= float(min(prices)) and float(max(prices)) <= spec["bounds"][1]
