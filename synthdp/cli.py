@@ -258,7 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
                                       description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_release_options(fit_command, "generate", "MODEL", "where to write the model file")
+    fit_groups = _add_release_options(fit_command, "generate", "MODEL", "where to write the model file")
+    fit_groups["output"].add_argument("--summary-out", metavar="SUMMARY.json",
+                                      help="also write the summary of this same release (see synthdp summarize); no "
+                                           "extra budget")
     sample_command = commands.add_parser(
         "sample", help="draw rows from a model file (no budget, no data)", description=SAMPLE_DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -720,9 +723,12 @@ def fit_command(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=True)
     report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
-    _write_outputs([(Path(args.output), synth.save)] + _report_output(written, run))
+    summary = [(Path(run["summary_out"]), _text(_summary_json(synth, report)))] if run["summary_out"] else []
+    _write_outputs([(Path(args.output), synth.save), *summary] + _report_output(written, run))
     if not run["quiet"]:
-        print(f"synthdp: wrote the model to {args.output}; sample from it with synthdp sample "
+        print(f"synthdp: wrote the model to {args.output}"
+              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
+              + f"; sample from it with synthdp sample "
               f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
     return 0

@@ -651,3 +651,20 @@ def test_a_condition_without_mass_on_a_text_column_names_its_levels():
     with pytest.raises(SynthDPError, match=r"'native-country' has text levels \('Cuba', 'Peru', 'Chile'.*compare it "
                                            "with one of its levels, as text"):
         model_file.where(model, "`native-country` == 1")
+
+
+def test_fit_saves_the_summary_of_its_release_as_generate_does(tmp_path):
+    """fit --summary-out: the summary of the same release as the model, no second budget; seeded, the
+    same answers as generate --summary-out's (which the same release gives)."""
+    for command, out in (("fit", "m.synthdp"), ("generate", "g.csv")):
+        assert main([command, str(CLINIC), "-o", str(tmp_path / out), "--bounds", str(CLINIC_BOUNDS), "--seed", "5",
+                     "--summary-out", str(tmp_path / f"{command}.json"), "--report", str(tmp_path / f"{command}.r"),
+                     "--quiet"]) == 0
+    from synthdp import Summary
+
+    fitted, generated = (Summary.load(tmp_path / f"{command}.json") for command in ("fit", "generate"))
+    for query in (lambda rows: rows["age"], lambda rows: rows["bmi"] * rows["age"], lambda rows: rows["bmi"] ** 2):
+        assert fitted.answer(query) == generated.answer(query)
+    spent = [json.loads((tmp_path / f"{command}.r").read_text())["privacy"]["epsilon_spent"] for command in
+             ("fit", "generate")]
+    assert spent == [1.0, 1.0]
