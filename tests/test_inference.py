@@ -570,3 +570,28 @@ def test_copies_of_one_nullable_column_and_of_too_few_rows(tmp_path):
     assert main(["generate", str(tmp_path / "one.csv"), "-o", str(tmp_path / "p.csv"), "--bounds",
                  str(tmp_path / "b.json"), "--copies", "2", "--rows", "1", "--quiet"]) == 2
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_a_release_that_selects_its_pairs_measures_the_selected_ones_only():
+    """A release that chooses the pairs worth measuring (Plan.selects_pairs: pima at (1, 1e-10)) measured
+    the chosen pairs and the pairs of its two-column moments, not every pair: the others take the
+    max-entropy completion of the chosen ones in the fitted distribution and in every copy, and infer
+    marks a statistic that reads one."""
+    from pathlib import Path
+
+    from synthdp.pipeline.copies import measured_pairs
+    from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
+
+    pima = pd.read_csv(Path(__file__).resolve().parent.parent / "data" / "pima.csv")
+    bounds = {column: [float(pima[column].min()), float(pima[column].max())] for column in pima}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        release = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(pima, bounds=bounds).release_
+    assert release.plan.selects_pairs
+    names = list(pima.columns)
+    chosen = {frozenset((names[i], names[j])) for i, j in release.selected_pairs.pairs}
+    indices, noise = release.basis_indices, np.broadcast_to(release.moment_noise_sd, (len(release.basis_indices),))
+    moments = {frozenset(names[j] for j in np.flatnonzero(row)) for row, sd in zip(indices, noise)
+               if np.count_nonzero(row) == 2 and sd <= MOMENT_NOISE_LIMIT}
+    assert measured_pairs(release) == chosen | moments
+    assert len(chosen | moments) < len(names) * (len(names) - 1) // 2  # not every pair

@@ -127,7 +127,10 @@ def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
     moments keep a tenth of the budget (sd 0.9 on a correlation's product moment) came out as
     correlations of -0.54 and +0.03 from one table. A nullable column's missing indicator and an
     integer column's value block stand for their column. Public: the release's plan, basis and
-    noise scales. :func:`synthdp.infer` marks the statistics that read a pair outside these."""
+    noise scales. :func:`synthdp.infer` marks the statistics that read a pair outside these.
+    A release that selects its pairs (``Plan.selects_pairs``) counts the selected ones, not every
+    pair: on PKS at 2 000 rows 64 of 190, and the pairs of motor_UPDRS with age and with HNR were
+    among them in 13 % and 9.5 % of 200 releases."""
     schema = release.schema
     numeric = list(release.domain.names)
     if schema is None:
@@ -137,7 +140,11 @@ def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
         names = list(dict.fromkeys(numeric + internal))
         owner = np.array([names.index(name) for name in numeric + internal])[schema.block_of_coordinate]
     pairs: set[frozenset[str]] = set()
-    if release.plan.releases_pairs or release.pca is not None:  # the pairs, or the private axes of every pair
+    # the pairs release of every pair, or the private axes of every pair; a release that selects its pairs
+    # (Plan.selects_pairs, also a pairs release) measured the selected ones only (below): the others take
+    # what the max-entropy completion of the selected ones gives them, in the fitted distribution and in
+    # every copy alike, and a copy cannot show how far that is from the data
+    if (release.plan.releases_pairs and not release.plan.selects_pairs) or release.pca is not None:
         pairs |= {frozenset((a, b)) for i, a in enumerate(numeric) for b in numeric[i + 1:]}
     if release.plan.selects_pairs and release.selected_pairs is not None:
         pairs |= {frozenset((numeric[i], numeric[j])) for i, j in np.asarray(release.selected_pairs.pairs, dtype=int)}
