@@ -71,9 +71,15 @@ def test_noisy_estimates_are_close_when_the_budget_is_ample():
 
 
 def test_opendp_is_the_private_path():
+    """OpenDP's noise cannot be seeded, so this test is random. Values in [10, 20) fill the half-octave
+    bins [2^3, 2^3.5), [2^3.5, 2^4) and [2^4, 2^4.5) (709, 2378 and 1913 rows at this seed), every other
+    bin is empty, and a bin counts above max(tau, 0.5 % of n) = 25 rows. At epsilon = 50 the Laplace
+    scale is 0.04, so the range is [2^3, 2^4.5] unless a count moves by more than 25 rows: an empty
+    bin rising above 25 or the 709 falling below it, each with probability below exp(-25 / 0.04) / 2,
+    so a false failure has probability below 388 exp(-625) / 2, about 1e-269."""
     values = np.random.default_rng(5).uniform(10, 20, 5000)
     lower, upper = estimate_bounds(histogram_counts(values), 50.0, OpenDPNoise())
-    assert 8 <= lower <= 10 and 20 <= upper <= 23
+    assert lower == 2.0**3 and upper == 2.0**4.5
 
 
 def test_threshold_grows_like_one_over_epsilon():

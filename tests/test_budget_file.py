@@ -98,12 +98,14 @@ def test_a_failed_release_is_not_charged(tmp_path):
 
 
 RUN = """
-import sys, time
+import sys, threading, time
 from synthdp import synthesizer
 from synthdp.cli import main
-if sys.argv[-1] == "slow":  # holds its reservation for a while, as a long fit does
+if sys.argv[-1] in ("slow", "held"):  # holds its reservation for a while (or until killed), as a long fit does
     fit = synthesizer.SmoothSynthesizer.fit
     def slow(self, *args, **kwargs):
+        if sys.argv[-1] == "held":
+            threading.Event().wait()  # never set: the fit is still running when the process is killed
         time.sleep(float(sys.argv[-2]))
         return fit(self, *args, **kwargs)
     synthesizer.SmoothSynthesizer.fit = slow
@@ -111,10 +113,10 @@ sys.exit(main(sys.argv[1:-2]))
 """
 
 
-def _spawn(tmp_path, budget, name, epsilon, sleep=0.0):
+def _spawn(tmp_path, budget, name, epsilon, sleep=0.0, held=False):
     command = [sys.executable, "-c", RUN, "generate", CLINIC, "-o", str(tmp_path / f"{name}.csv"), "--bounds", BOUNDS,
                "--epsilon", str(epsilon), "--budget-file", str(budget), "--lifetime-epsilon", "1", "--quiet",
-               str(sleep), "slow" if sleep else "fast"]
+               str(sleep), "held" if held else "slow" if sleep else "fast"]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
@@ -134,15 +136,22 @@ def test_concurrent_releases_never_exceed_the_lifetime_budget(tmp_path):
 def test_a_killed_release_is_not_charged_and_its_reservation_is_not_lost(tmp_path):
     """A command killed during its fit (before it was charged, so nothing of it was renamed into
     place) leaves a pending entry whose process is gone; the next command drops it and finds the
-    whole budget."""
+    whole budget. The command's fit waits until it is killed (not a fixed time, which a loaded
+    machine could outlast before the test looks), and the test waits for its reservation."""
     budget = tmp_path / "b.json"
-    process = _spawn(tmp_path, budget, "killed", 1.0, sleep=60.0)
-    deadline = time.time() + 60
-    while time.time() < deadline and not (budget.exists() and _document(budget)["releases"]):
-        time.sleep(0.05)
-    assert _document(budget)["releases"][0]["state"] == "pending"
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    process = _spawn(tmp_path, budget, "killed", 1.0, held=True)
+    try:
+        deadline = time.monotonic() + 300  # only against a hang: the loop ends when the reservation is written
+        while (process.poll() is None and time.monotonic() < deadline
+               and not (budget.exists() and _document(budget)["releases"])):
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()[1]  # still in its fit
+        assert _document(budget)["releases"][0]["state"] == "pending"
+        os.kill(process.pid, signal.SIGKILL)
+    finally:  # a failed check above does not leave the held command running
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
     assert not (tmp_path / "killed.csv").exists()
     assert _release(tmp_path, budget, "after", "--epsilon", "1")[0] == 0
     document = _document(budget)

@@ -314,8 +314,9 @@ def test_text_report_lists_every_metric(small):
 
 
 def test_invented_pairs_counts_correlations_the_real_table_does_not_have():
-    """Four independent real columns (5 000 rows: sampling sd of r about .014, so every real
-    |r| is below 0.1 with probability > 1 - 1e-12); the synthetic copy ties c to a (r about .8):
+    """Four independent real columns (5 000 rows: sampling sd of r about .014, so a real |r| is
+    0.1 or more with probability 1.5e-12, one of the six pairs' with probability below 1e-11);
+    the synthetic copy ties c to a (r about .8):
     one of the six pairs is invented, and its |r| is the largest."""
     rng = np.random.default_rng(4)
     real = pd.DataFrame(rng.normal(size=(5000, 4)), columns=list("abcd"))

@@ -311,12 +311,13 @@ def test_fit_then_sample_from_the_command_line(tmp_path, monkeypatch, capsys):
     expected = SmoothSynthesizer.load(model).sample(2500, condition="age >= 50", seed=8)
     assert len(written) == 2500 and (written["age"] >= 50).all()
     np.testing.assert_allclose(written.to_numpy(float), expected.to_numpy(float))
-    # the output may not be the model, and a failed run writes nothing
+    # the output may not be the model, and a failed run writes nothing (the model's bytes are untouched)
+    saved = model.read_bytes()
     assert main(["sample", str(model), "-n", "5", "-o", str(model)]) == 2
     assert "is the model file" in capsys.readouterr().err
     missing = tmp_path / "none.csv"
     assert main(["sample", str(model), "-n", "5", "-o", str(missing), "--where", "age > 500"]) == 2
-    assert not missing.exists() and SmoothSynthesizer.load(model) is not None
+    assert not missing.exists() and model.read_bytes() == saved
 
 
 def test_generate_writes_the_model_beside_the_rows(tmp_path):

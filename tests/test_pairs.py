@@ -642,7 +642,7 @@ def test_false_discovery_selection_keeps_clear_pairs_and_rarely_any_under_the_nu
     """Benjamini-Hochberg on the released pairs' z values: under the global null (independent
     p-values) it selects anything with probability exactly ``fdr`` = 0.1, so over 400 sets of
     100 null pairs the count of sets with a selection is Binomial(400, 0.1) (mean 40, sd 6):
-    above 65 has probability about 1e-5. Pairs 6 sd out among nulls are all kept; nothing below
+    above 65 has probability 4e-5 (the exact binomial tail; BH's threshold of 2 sd only lowers it). Pairs 6 sd out among nulls are all kept; nothing below
     the threshold is; Laplace noise, heavier-tailed, asks for more than Gaussian noise."""
     rng = np.random.default_rng(11)
     usable = np.ones(100, dtype=bool)

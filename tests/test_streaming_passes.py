@@ -243,12 +243,17 @@ def test_read_ahead_keeps_the_order_and_the_first_error():
             seen.append(item)
     assert seen == [0, 1, 2]  # every chunk before the reader's error was handed over first
 
-    before = threading.active_count()
     with pytest.raises(RuntimeError, match="the caller's"), _read_ahead(iter(range(10**6))) as items:
         for item in items:
             if item == 5:
                 raise RuntimeError("the caller's")  # wins over anything the reader does next
-    assert threading.active_count() == before  # the reader was stopped and joined
+    assert not _threads_named("synthdp-read-ahead")  # the reader was stopped and joined
+
+
+def _threads_named(prefix: str) -> list[threading.Thread]:
+    """This module's threads still alive (by name: a count of all the process's threads would also
+    see threads other tests left to end on their own schedule)."""
+    return [thread for thread in threading.enumerate() if thread.name.startswith(prefix)]
 
 
 def _read_ahead_items(iterable):
@@ -287,11 +292,11 @@ def test_in_order_keeps_the_order_and_the_first_error_in_that_order():
             seen.append(item)
     assert seen == list(range(5))
 
-    before = threading.active_count()
     stopped = _in_order(slow, iter(range(10**6)), workers=3)
     assert [next(stopped) for _ in range(4)] == [0, 1, 2, 3]
+    assert _threads_named("synthdp-sum")  # the pool is running
     stopped.close()  # the caller stops: no more chunks start, the pool's threads end
-    assert threading.active_count() == before
+    assert not _threads_named("synthdp-sum")
 
 
 @pytest.mark.parametrize("source", ["csv", "parquet", "frame"])

@@ -449,7 +449,7 @@ def test_answer_intervals_cover_the_tables_value_at_their_level(clinic_like, opt
     """300 releases: the 95 % interval of an in-span query (a mean) and of one outside the span (a
     kernel) must each cover the table's own value in 270-299 of them. For a random seed, the count
     of a 95 % interval is Binomial(300, 0.95) or above (the kernel's approximation term is
-    conservative), below 270 with probability 3e-5; 300 would mean a needlessly wide interval
+    conservative), below 270 with probability 1.3e-4 (the exact binomial tail); 300 would mean a needlessly wide interval
     for the mean (probability 2e-7 at exact coverage)."""
     frame, bounds = clinic_like
     mean_age = lambda rows: rows["age"]
@@ -499,7 +499,7 @@ def test_intervals_by_unit_cover_the_noisy_row_count_too():
 
     40 seeded releases of a column near the top of its bounds (where dividing by a wrong n moves the answer
     most); at least 34 intervals must hold the table's mean. At the nominal 0.95 a false failure has
-    probability 0.004 (binomial: 7 or more misses of 40); without the count's noise 21 to 26 of 40 held."""
+    probability 0.0034 (binomial: 7 or more misses of 40); without the count's noise 21 to 26 of 40 held."""
     rng = np.random.default_rng(5)
     people = np.repeat([f"p{i}" for i in range(200)], 5)
     frame = pd.DataFrame({"person": people, "x": 99 + rng.uniform(0, 1, 1000), "y": rng.uniform(0, 1, 1000)})
