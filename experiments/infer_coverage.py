@@ -162,7 +162,8 @@ def mean_width_floor(name: str, column: str, n: int, delta: float = 1e-10) -> fl
 def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int],
                 delta: float = 1e-10) -> pd.DataFrame:
     """One sample of n rows, its release, its copies and the three intervals of every statistic:
-    covered or not, and the width of ours over the real sample's."""
+    covered or not, the width of ours over the real sample's, and our estimate's error (estimate less
+    the population's value) and std_error, from which :func:`run` tells bias from a std_error too small."""
     spec, extras = SPECS[name], EXTRAS.get(name)
     if name in SCHEMAS:  # a mixed table: its schema gives its bounds and levels
         frame, given = pd.read_csv(DATA_DIR / f"{name}.csv"), {"schema": json.loads(SCHEMAS[name].read_text())}
@@ -186,6 +187,8 @@ def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]
         "real": (real - truth).abs() <= Z * real_se,
         "width": (ours["upper"] - ours["lower"]) / (2 * Z * real_se),
         "unmeasured": ~ours["measured"],
+        "error": ours["estimate"] - truth,
+        "std_error": ours["std_error"],
         "seconds_per_copy": kept.seconds_per_copy}).rename_axis("statistic").reset_index()
 
 
@@ -196,7 +199,11 @@ def _one(task: tuple) -> pd.DataFrame:
 def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int = 1,
         cache: Path = CACHE, delta: float = 1e-10) -> pd.DataFrame:
     """Every release of one cell, its rows cached one file per release under ``cache`` (resumable),
-    averaged per statistic."""
+    averaged per statistic; with ``bias_se``, the estimates' mean error over their mean std_error, and
+    ``sd_se``, the estimates' standard deviation across releases over their mean std_error (about 1
+    where the std_error is the estimate's: a coverage short of .95 with ``sd_se`` well above 1 is a
+    std_error too small, with ``bias_se`` far from 0 an interval centred off the value). Files cached
+    before the error was recorded leave both NaN."""
     rng = np.random.default_rng([seed, n])
     seeds = [tuple(int(v) for v in rng.integers(2**31, size=4)) for _ in range(releases)]
     folder = cache / (f"{name}_n{n}_copies{copies}_seed{seed}" + ("" if delta == 1e-10 else f"_delta{delta:g}"))
@@ -214,9 +221,14 @@ def run(name: str, n: int, releases: int, copies: int, seed: int, workers: int =
             done += 1
             if done % 10 == 0:
                 log(f"{name} n={n}: {done} of {len(todo)}")
-    frames = [pd.read_csv(path) for path in paths]
+    whole = pd.concat([pd.read_csv(path) for path in paths])
     log(f"{name} n={n}: done")
-    return pd.concat(frames).groupby("statistic", sort=False).mean()
+    result = whole.groupby("statistic", sort=False).mean()
+    grouped = whole.groupby("statistic", sort=False)
+    scale = grouped["std_error"].mean() if "std_error" in whole else np.nan
+    result["bias_se"] = grouped["error"].mean() / scale if "error" in whole else np.nan
+    result["sd_se"] = grouped["error"].std() / scale if "error" in whole else np.nan
+    return result
 
 
 def plot(cells: dict[str, pd.DataFrame], releases: int, path: Path) -> None:
@@ -275,14 +287,16 @@ def main(argv: list[str] | None = None) -> None:
             cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows ({releases[n]} releases)", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real "
-                     "| width floor | flagged |", "|---|---:|---:|---:|---:|---:|---:|"]
+                     "| width floor | flagged | bias / se | sd / se |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for statistic, row in result.iterrows():
                 plain_mean = statistic.startswith("mean ") and " given " not in statistic  # a column's mean, not a group's
                 value = mean_width_floor(name, statistic[len('mean '):], n, args.delta) if plain_mean else float("nan")
                 floor = "" if np.isnan(value) else f"{value:.2f}"
                 flagged = "" if pd.isna(row.get("unmeasured", np.nan)) else f"{row['unmeasured']:.2f}"
+                ratios = " | ".join("" if pd.isna(row[key]) else f"{row[key]:+.2f}" if key == "bias_se" else
+                                    f"{row[key]:.2f}" for key in ("bias_se", "sd_se"))
                 lines.append(f"| {statistic} | {row['ours']:.3f} | {row['naive']:.3f} | {row['real']:.3f} | "
-                             f"{row['width']:.2f} | {floor} | {flagged} |")
+                             f"{row['width']:.2f} | {floor} | {flagged} | {ratios} |")
             lines.append(f"\nSeconds per copy: {result['seconds_per_copy'].mean():.2f}.")
             sections.append("\n".join(lines) + "\n")
     fewest = min(releases.values())
@@ -298,7 +312,10 @@ def main(argv: list[str] | None = None) -> None:
         "interval would have if the release were the d column means alone, with all of the budget "
         "(`mean_width_floor`): no release of every column can be narrower. Flagged: the share of releases in which "
         "synthdp.infer marked the statistic as reading a pair of columns whose dependence the release did not "
-        "measure (its `measured` False, with a warning). Per release: one file under "
+        "measure (its `measured` False, with a warning). Bias / se: the mean of our estimate less the "
+        "population's value over the mean std_error; sd / se: our estimates' standard deviation across releases "
+        "over the mean std_error (near 1 where the std_error is right: a coverage short of .95 with sd / se well "
+        "above 1 is an interval too narrow, with bias / se far from 0 one centred off the value). Per release: one file under "
         "experiments/results/cache/infer_coverage/ unless --cache-dir says otherwise (git ignores it; a rerun "
         "reuses them).\n\n"
         f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections))
