@@ -561,3 +561,14 @@ def test_integers_past_64_bits_in_a_csv_are_read_alike_by_every_engine_and_chunk
             PrivateTable.open(write("text.csv", cells), engine, chunk_rows, nullable=("a",)).row_sums(
                 SumRequest(data_range=True))
         assert SECRET not in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_dask_csv_error_leaves_out_the_line_break_hint_where_no_value_is_quoted(tmp_path, capsys):
+    """A file without a quote cannot hold a quoted line break: a missing cell is named as that alone."""
+    rows = ["x,y"] + [f"{i / 1000:.3f},{'' if i == 500 else 0.5}" for i in range(1000)]
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "b.json").write_text('{"x": [0, 1], "y": [0, 1]}')
+    code = main(["generate", str(tmp_path / "m.csv"), "-o", str(tmp_path / "o.csv"), "--bounds",
+                 str(tmp_path / "b.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "column 'y' has missing" in err and "line break" not in err and err.count("\n") == 1

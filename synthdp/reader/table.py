@@ -1444,8 +1444,9 @@ def _dask_reader(frame, kind: str, scheduler: str | None, path: Path | None = No
     @contextmanager
     def reading() -> Iterator[None]:
         """Dask's errors as one line naming the input, while it computes on the scheduler."""
-        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names,
-                          DASK_CSV_HINT if kind == "CSV file" else ""), _dask_client(scheduler):
+        hint = (lambda: DASK_CSV_HINT if _holds_a_quote(path) else "") if kind == "CSV file" and path else ""
+        with _dask_errors(str(path) if path else kind, "input file" if path else "input", names, hint), \
+                _dask_client(scheduler):
             yield
 
     # No partition count here: for a CSV file it follows the file's byte size, which depends on the values.
@@ -1559,9 +1560,21 @@ DASK_CSV_HINT = ("; if a quoted value of the file holds a line break, that is th
                  "Parquet)")
 
 
+def _holds_a_quote(path: str | Path) -> bool:
+    """Whether a file holds a double quote anywhere (read in blocks, up to the first): without one, no
+    value of it is quoted, so none holds a line break that would cut Dask's blocks mid-row."""
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            if b'"' in block:
+                return True
+    return False
+
+
 @contextmanager
-def _dask_errors(source: str, label: str, names: list[str], hint: str = "") -> Iterator[None]:
+def _dask_errors(source: str, label: str, names: list[str], hint: str | Callable[[], str] = "") -> Iterator[None]:
     """One-line errors for what Dask raises while reading ``source``; its own messages may quote values.
+    ``hint``, added to an error of the file's content (or a function giving it, called only then): the
+    CSV file's quoted line breaks, where it has a quote.
     Dask's use of a pandas keyword that pandas 3.1 deprecates (reset_index(inplace=True), in its
     Parquet reader) is not the user's to fix: that warning is left out."""
     try:
@@ -1569,10 +1582,12 @@ def _dask_errors(source: str, label: str, names: list[str], hint: str = "") -> I
             warnings.filterwarnings("ignore", message=r"The inplace keyword in DataFrame\.reset_index is deprecated")
             yield
     except SynthDPError as error:
+        hint = hint() if callable(hint) else hint
         if not hint:
             raise
         raise SynthDPError(f"{error}{hint}") from None
     except ValueError as error:  # dask.dataframe.read_csv: a later block's dtype differs from the first's
+        hint = hint() if callable(hint) else hint
         cells = [line.split("|")[1].strip() for line in str(error).splitlines() if line.startswith("| ")]
         column = next((name for name in cells if name in names), None)
         raise SynthDPError((f"column '{column}' is not numeric" if column
