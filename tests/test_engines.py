@@ -572,3 +572,19 @@ def test_a_dask_csv_error_leaves_out_the_line_break_hint_where_no_value_is_quote
                  str(tmp_path / "b.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
     err = capsys.readouterr().err
     assert code == 2 and "column 'y' has missing" in err and "line break" not in err and err.count("\n") == 1
+
+
+def test_a_text_column_is_refused_in_the_same_words_by_every_engine(tmp_path, capsys):
+    """The Parquet footer's check, the streamed chunks' and Dask's give the one message, with what to declare."""
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 600), "kind": ["a", "b", "c"] * 200})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet")
+    (tmp_path / "b.json").write_text('{"x": [0, 1], "kind": [0, 1]}')
+    messages = set()
+    for suffix, engine in ((".csv", "numpy"), (".parquet", "numpy"), (".csv", "dask"), (".parquet", "dask")):
+        code = main(["generate", str(tmp_path / f"t{suffix}"), "-o", str(tmp_path / "o.csv"), "--bounds",
+                     str(tmp_path / "b.json"), "--engine", engine, "--chunk-rows", "200", "--quiet"])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1
+        messages.add(err.split(": ", 2)[-1].split("; if a quoted")[0].strip())
+    assert len(messages) == 1 and "column 'kind' is not numeric (it holds text" in messages.pop()

@@ -437,15 +437,21 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
             decimals[column] = decimal_floats(series)
             continue
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
-            kind = "true/false values" if pd.api.types.is_bool_dtype(series) else "text, dates or integers past 64 bits"
-            raise SynthDPError(f"column '{name}' is not numeric (it holds {kind}: a date or time column needs "
-                               "\"type\": \"date\" or \"datetime\" in the bounds or schema file; a text or true/false "
-                               "column needs a schema, with an entry for it of type binary or categorical)")
+            raise not_numeric(name, pd.api.types.is_bool_dtype(series))
     if decimals:
         frame = frame.copy(deep=False)
         for column, floats in decimals.items():
             frame[column] = floats
     return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
+
+
+def not_numeric(name: str, boolean: bool = False) -> SynthDPError:
+    """The error for a column read as numbers that holds something else (``boolean``: true/false
+    values), and what to declare instead: the same words whichever engine or check finds it."""
+    kind = "true/false values" if boolean else "text, dates or integers past 64 bits"
+    return SynthDPError(f"column '{name}' is not numeric (it holds {kind}: a date or time column needs \"type\": "
+                        "\"date\" or \"datetime\" in the bounds or schema file; a text or true/false column needs a "
+                        "schema, with an entry for it of type binary or categorical)")
 
 
 def _arrow_decimals(frame: pd.DataFrame, text_columns: Collection[str]) -> pd.DataFrame:
@@ -1334,7 +1340,7 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
                 continue  # read as days or seconds by the pass that sums (which refuses time zones)
             raise SynthDPError(f"{times[name]} column '{name}' holds neither dates nor ISO text")
         if not (pa.types.is_integer(stored) or pa.types.is_floating(stored) or pa.types.is_decimal(stored)):
-            raise SynthDPError(f"column '{name}' is not numeric")
+            raise not_numeric(name, pa.types.is_boolean(stored))
     metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
         row_group = metadata.row_group(group)
@@ -1590,7 +1596,7 @@ def _dask_errors(source: str, label: str, names: list[str], hint: str | Callable
         hint = hint() if callable(hint) else hint
         cells = [line.split("|")[1].strip() for line in str(error).splitlines() if line.startswith("| ")]
         column = next((name for name in cells if name in names), None)
-        raise SynthDPError((f"column '{column}' is not numeric" if column
+        raise SynthDPError((str(not_numeric(column)) if column
                             else f"{label} '{source}' could not be read as a numeric table") + hint) from None
     except OSError:  # a damaged file (Arrow's read errors are OSErrors): not an output's failure
         raise SynthDPError(f"{label} '{source}' could not be read: it is damaged, truncated or not a table") from None
