@@ -12,12 +12,13 @@ import pytest
 import synthdp.postprocess.candidates as candidates_module
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema
 from synthdp.pipeline import run
 from synthdp.postprocess.candidates import mixed_candidates, moment_gaussian
-from synthdp.reader.table import PrivateTable
+from synthdp.reader.table import PrivateTable, encode_levels, encode_rows
 from synthdp.stats.chebyshev import ChebyshevBasis
-from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.mixed_basis import basis_indices, groups_count, nonzero_counts
 from synthdp.summaries.marginal import MarginalSummary, column_sets, marginal, marginal_errors
 
 SCHEMA = {"columns": {
@@ -1376,3 +1377,68 @@ def test_a_level_a_csv_reader_takes_for_missing_is_named(tmp_path):
     with pytest.warns(UserWarning), pytest.raises(SynthDPError, match="its level 'NA' is read from a CSV file as a "
                                                                        "missing value"):
         SmoothSynthesizer(epsilon=1.0, delta=1e-6).fit(tmp_path / "t.csv", schema=schema)
+
+
+# ------------------------------------------------------- points held per column (many levels)
+def _compact_and_dense(schema):
+    indices = basis_indices(schema, 2)
+    points, _, _ = encoded(mixed_frame(300, 5), schema)
+    compact = mixed_candidates(schema, indices, ChebyshevBasis(indices).moments(points), 400,
+                               np.random.default_rng(1))
+    return indices, compact, np.asarray(compact)
+
+
+def test_encoded_points_read_as_their_dense_array(schema):
+    """Candidates hold each column's level (EncodedPoints), not its one-hot block; every way the
+    pipeline reads them gives the dense array's values."""
+    _, compact, dense = _compact_and_dense(schema)
+    assert isinstance(compact, EncodedPoints) and compact.shape == dense.shape == (400, schema.n_coordinates)
+    assert compact.levels.shape == (400, len(schema.categorical))
+    rows = np.random.default_rng(2).integers(0, 400, 50)
+    for selection in (rows, dense[:, 0] > 0, slice(10, 30)):
+        np.testing.assert_array_equal(np.asarray(compact[selection]), dense[selection])
+    for key in (5, -1, (slice(None), 3), (slice(None), -2), (slice(None), slice(2, 9)),
+                (slice(None), slice(None, None, 3)), (slice(None), np.array([0, 7, 3, 20])), (rows, slice(2, 9)),
+                (rows[:4], np.array([0, 7, 3, 20])), (7, slice(1, 6))):
+        np.testing.assert_array_equal(compact[key], dense[key])
+    pd.testing.assert_frame_equal(schema.decode(compact), schema.decode(dense))
+
+
+def test_the_design_matrix_and_moments_of_encoded_points_are_the_dense_ones_to_the_bit(schema):
+    indices, compact, dense = _compact_and_dense(schema)
+    basis = ChebyshevBasis(indices)
+    by_levels, by_array = basis.sparse_design_matrix(compact), basis.sparse_design_matrix(dense)
+    assert by_levels.shape == by_array.shape
+    for part in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(by_levels, part), getattr(by_array, part))
+    assert np.array_equal(basis.moments(compact), basis.moments(dense))
+
+
+def test_rows_encoded_per_column_are_the_one_hot_rows(schema):
+    table = PrivateTable(mixed_frame(500, 3), [c.name for c in schema.categorical])
+    dense, clipped, other, missing = encode_rows(table._values, table._text, table.column_names, schema)
+    compact, clipped_too, other_too, missing_too = encode_levels(table._values, table._text, table.column_names,
+                                                                 schema)
+    np.testing.assert_array_equal(np.asarray(compact), dense)
+    assert (clipped, other) == (clipped_too, other_too) and np.array_equal(missing, missing_too)
+
+
+def test_a_tree_draw_counts_the_levels_below_as_the_dense_comparison():
+    """tree_levels' draw by a binary search in each parent level's row: the count of the dense
+    (candidates, levels) comparison, ties and zero cells included."""
+    rng = np.random.default_rng(0)
+    conditional = rng.random((4, 30))
+    conditional[:, ::3] = 0.0  # flat steps in the cumulative rows
+    conditional /= conditional.sum(axis=1, keepdims=True)
+    given, uniform = rng.integers(0, 4, 2000), rng.random(2000)
+    uniform[:20] = conditional.cumsum(axis=1)[given[:20], 5]  # exactly on a cumulative value
+    expected = (uniform[:, None] > conditional[given].cumsum(axis=1)).sum(axis=1)
+    assert np.array_equal(candidates_module._levels_below(conditional.cumsum(axis=1), given, uniform), expected)
+
+
+def test_the_basis_is_int8_and_counted_without_a_dense_copy(schema):
+    indices = basis_indices(schema, 2)
+    assert indices.dtype == np.int8
+    assert np.array_equal(nonzero_counts(indices), np.count_nonzero(indices, axis=1))
+    rest = np.random.default_rng(0).random(len(indices)) < 0.5
+    assert groups_count(schema, indices, rest) == groups_count(schema, indices[rest])

@@ -80,6 +80,7 @@ from synthdp.domain.box import (
     time_columns,
 )
 from synthdp.domain.decode import decode
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.errors import SynthDPError
 
 LEVEL_TYPES = ("binary", "categorical")
@@ -456,8 +457,9 @@ class Schema:
         raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema")
 
     # -------------------------------------------------------------- decoding
-    def decode(self, points: np.ndarray, mixed_levels: bool = False) -> pd.DataFrame:
-        """Encoded points, shape (m, D), back to the table's columns, units and levels.
+    def decode(self, points: np.ndarray | EncodedPoints, mixed_levels: bool = False) -> pd.DataFrame:
+        """Encoded points, shape (m, D) (an array, or :class:`~synthdp.domain.encoded.EncodedPoints`),
+        back to the table's columns, units and levels.
 
         Numeric columns as :func:`synthdp.domain.decode.decode` (rounded to their declared
         ``"decimals"``); a categorical block decodes to the level of its largest indicator, a binary
@@ -467,13 +469,18 @@ class Schema:
         ``mixed_levels`` as an object column of the numbers and "other" (a condition such as
         ``code == 401`` then compares numbers with numbers, whatever other rows hold).
         """
-        frame = decode(points[:, : self.d_numeric], self.numeric)
+        encoded = points if isinstance(points, EncodedPoints) else None  # each column's level held as it is
+        frame = decode(points[:, : self.d_numeric] if encoded is None else encoded.numeric, self.numeric)
         columns = {name: frame[name] for name in frame.columns}
-        for column in self.categorical:
+        for b, column in enumerate(self.categorical):
             if column.values_of is not None:  # the numeric coordinate holds the value
                 continue
-            block = points[:, self.block_slice(column.name)]
-            choice = (block[:, 0] > 0.5).astype(np.int64) if column.binary else block.argmax(axis=1)
+            if encoded is not None:  # what the one-hot block below gives: its set coordinate (0 where none)
+                coordinate = encoded.coordinates(b)
+                choice = (coordinate == 0).astype(np.int64) if column.binary else np.maximum(coordinate, 0)
+            else:
+                block = points[:, self.block_slice(column.name)]
+                choice = (block[:, 0] > 0.5).astype(np.int64) if column.binary else block.argmax(axis=1)
             if column.indicator_of is not None:  # a nullable numeric column: missing where its indicator is 1
                 values = columns[column.indicator_of]
                 missing = choice.astype(bool)

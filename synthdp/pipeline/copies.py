@@ -152,8 +152,11 @@ def measured_pairs(release: run.Release) -> frozenset[frozenset[str]]:
     noise = np.asarray(release.moment_noise_sd, dtype=float)
     if noise.shape != (len(indices),):  # one sd for all (or none): the largest stands for each
         noise = np.full(len(indices), float(noise.max()) if noise.size else np.inf)
-    kept = (indices[noise <= MOMENT_NOISE_LIMIT] != 0).astype(np.int64)
-    reads = (kept @ (owner[:, None] == np.arange(len(names))).astype(np.int64)) > 0  # moment x column it reads
+    # moment x column it reads, from the non-zero degrees (a mixed basis is mostly zeros: no R x D copy)
+    rows, coordinates = np.nonzero(indices)
+    reads = np.zeros((len(indices), len(names)), dtype=bool)
+    reads[rows, owner[coordinates]] = True
+    reads = reads[noise <= MOMENT_NOISE_LIMIT]
     together = reads.T.astype(np.int64) @ reads  # the moments that read both columns
     pairs |= {frozenset((names[i], names[j])) for i, j in zip(*np.nonzero(np.triu(together, 1)))}
     return frozenset(pairs)

@@ -55,6 +55,7 @@ from synthdp._version import __version__
 from synthdp.checks import is_finite_number, is_int
 from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file
@@ -78,8 +79,9 @@ class SamplingModel:
 
     Attributes
     ----------
-    points : array, shape (S, D)
-        The support points, in unit coordinates (numeric tables) or the schema's encoded ones.
+    points : array, shape (S, D), or EncodedPoints
+        The support points, in unit coordinates (numeric tables) or the schema's encoded ones
+        (a fit's mixed table's held as each column's level: :class:`~synthdp.domain.encoded.EncodedPoints`).
     weights : array, shape (S,)
         Their probabilities (non-negative, summing to 1).
     domain : Domain
@@ -99,7 +101,7 @@ class SamplingModel:
         ``"datetime64[us]"`` for a date or datetime column. Empty for a fit on a file.
     """
 
-    points: np.ndarray
+    points: np.ndarray | EncodedPoints
     weights: np.ndarray
     domain: Domain
     schema: Schema | None
@@ -116,12 +118,12 @@ class SamplingModel:
             names.insert(min(self.units.position, len(names)), self.units.column)
         return names
 
-    def decode(self, points: np.ndarray, mixed_levels: bool = False) -> pd.DataFrame:
+    def decode(self, points: np.ndarray | EncodedPoints, mixed_levels: bool = False) -> pd.DataFrame:
         """Points back to the table's columns, units and levels (without the unit column);
         ``mixed_levels`` as :meth:`synthdp.domain.schema.Schema.decode`'s."""
         if self.schema is not None:
             return self.schema.decode(points, mixed_levels)
-        return _decode_numeric(points, self.domain)
+        return _decode_numeric(np.asarray(points), self.domain)
 
     def typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         """``frame`` (decoded rows) with the pandas types of :attr:`dtypes`: categories in the

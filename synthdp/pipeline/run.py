@@ -32,6 +32,7 @@ import scipy.sparse as sp
 
 from synthdp.config import CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import (
     Schema,
     bounds_schema,
@@ -376,8 +377,9 @@ class FittedModel:
     ledger : PrivacyLedger
     lp : LPSolution or None
         None for a summary-only fit (``synthesize=False``).
-    support_points : array, shape (S, D), or None
-        Candidates with positive weight.
+    support_points : array, shape (S, D), EncodedPoints, or None
+        Candidates with positive weight (a mixed table's held as each column's level,
+        :class:`~synthdp.domain.encoded.EncodedPoints`; ``numpy.asarray`` gives the array).
     support_weights : array, shape (S,), or None
     blend_share : float
         Share of the uniform distribution over the candidates mixed into the LP's optimum.
@@ -399,7 +401,7 @@ class FittedModel:
     release: Release
     ledger: PrivacyLedger
     lp: LPSolution | None
-    support_points: np.ndarray | None
+    support_points: np.ndarray | EncodedPoints | None
     support_weights: np.ndarray | None
     blend_share: float
     rearranged: bool
@@ -951,7 +953,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         # where the moments are noise, the categorical columns' one-way cells are released apart (mixed_shares)
         apart = one_way_cells(schema, indices) if plan.budget.share(LEVEL_CELLS) > 0 else np.zeros(len(indices), bool)
         rest = ~apart
-        groups = groups_count(schema, indices[rest])
+        groups = groups_count(schema, indices, rest)  # of indices[rest], without that copy (R x D)
         tabled = [str(column.values_of) + (" in bins" if column.binned else "") for column in schema.value_blocks
                   if indices[:, schema.block_slice(column.name)].any()]  # none at marginal degree 1
         noisy_moments = np.empty(len(indices))
@@ -968,8 +970,8 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         moment_noise_sd = np.full(len(indices), noise_standard_deviation(plan.noise, scale))
         moment_noise_l1 = expected_l1_norm(plan.noise, scale, int(rest.sum()))
         if apart.any():
-            level_columns = sum(bool(indices[apart][:, schema.block_slice(column.name)].any())
-                                for column in schema.categorical)
+            level_columns = sum(bool((indices[:, schema.block_slice(column.name)].any(axis=1) & apart).any())
+                                for column in schema.categorical)  # not a copy of the apart rows (R x D)
             noisy_moments[apart] = release_level_cells(moments[apart], level_columns,
                                                        plan.budget.stage(LEVEL_CELLS), plan.n, ledger, noise,
                                                        plan.neighbours)
@@ -1012,7 +1014,8 @@ def _numeric_moments_note(held: bool) -> str:
 
 # ---------------------------------------------------------- post-processing
 def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Generator, stages: StageTracker,
-                     study: StudyOptions | None = None) -> tuple[LPSolution, np.ndarray, np.ndarray, float, bool]:
+                     study: StudyOptions | None = None
+                     ) -> tuple[LPSolution, np.ndarray | EncodedPoints, np.ndarray, float, bool]:
     """Post-processing: candidates, then the l1 fit of their weights to the noisy moments.
 
     Returns the LP's solution, the candidates with positive weight, their weights, the
@@ -1055,6 +1058,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                 sparse, dense = False, design.toarray()
                 columns = lambda start, stop: dense[:, start:stop]  # noqa: E731
         else:
+            candidates = np.asarray(candidates)  # a numeric table's: an array already
             lattice = plan.theory.L if plan.round_to_lattice else None
             columns = candidate_columns(basis, candidates, config.max_lp_entries, lattice)
             target = target if lattice is None else grid.round_to_lattice(target, lattice)
@@ -1123,7 +1127,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                 row_columns = np.argmax(release.basis_indices != 0, axis=1)
                 weights = column_tilt_weights(columns, len(candidates), target, optimum, tilt_tolerance, row_columns,
                                               release.plan.d)
-        return solution, rearranged(candidates, weights), np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
+        points = rearranged(np.asarray(candidates), weights)
+        return solution, points, np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
     keep = weights > 0
     return solution, candidates[keep], weights[keep], blend_share, False
 
@@ -1138,11 +1143,11 @@ def rearranges(release: Release, study: StudyOptions) -> bool:
     which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
     Measured: docs/decisions/rearranged.md.
     """
-    one_way = bool(np.all(np.count_nonzero(release.basis_indices, axis=1) <= 1))
-    return study.rearrange and release.plan.candidates == "copula" and one_way
+    return (study.rearrange and release.plan.candidates == "copula"
+            and bool(np.all(np.count_nonzero(release.basis_indices, axis=1) <= 1)))
 
 
-def mixed_design(release: Release, basis: ChebyshevBasis, candidates: np.ndarray,
+def mixed_design(release: Release, basis: ChebyshevBasis, candidates: np.ndarray | EncodedPoints,
                  leave_out: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray, float, float]:
     """The sparse LP of a mixed table, each row in units of its noise: W, b_hat, E||noise||_1 and
     the noise sd every row then has (the smallest).

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import special
 
 from synthdp.config import SynthConfig
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
 from synthdp.postprocess.copula import (
@@ -134,8 +135,10 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
                      rng: np.random.Generator, marginals: Marginals | None = None,
                      moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None,
                      join_ratio: float | None = None, ordinal_levels: str = "shrunk",
-                     noise_kind: str = "gaussian", edge_z: float | None = None) -> np.ndarray:
-    """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks.
+                     noise_kind: str = "gaussian", edge_z: float | None = None) -> EncodedPoints:
+    """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks,
+    held as each column's level (:class:`~synthdp.domain.encoded.EncodedPoints`; ``numpy.asarray`` of
+    them is the dense array, which for a column of 5 000 levels took 3 GB).
 
     The numeric columns are drawn from the Gaussian copula of their released histograms
     (``marginals``), so that every column keeps its shape, its atoms and the spikes of its
@@ -191,11 +194,9 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
         values = schema.numeric.from_unit(parts[0])  # each value block is its integer column's drawn value
         drawn |= {column.name: column.value_codes(values[:, j]) for column, j in schema.valued_numeric}
     chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind, edge_z, joined)
-    for column in schema.categorical:
-        one_hot = np.zeros((count, len(column.all_levels)))
-        one_hot[np.arange(count), chosen[column.name]] = 1.0
-        parts.append(one_hot[:, 1:] if column.binary else one_hot)  # a binary column's first level has no coordinate
-    return np.concatenate(parts, axis=1)
+    # each column's level rather than its one-hot block (a binary column's first level has no coordinate)
+    return EncodedPoints.of(schema, parts[0] if parts else np.zeros((count, 0)),
+                            [chosen[column.name] for column in schema.categorical])
 
 
 def moment_correlation(center: np.ndarray, covariance: np.ndarray, noise_sd: float,
@@ -695,9 +696,24 @@ def tree_levels(schema: Schema, indices: np.ndarray, moments: np.ndarray, count:
             uniform, order = rng.random(count)[:, None], np.arange(joint.shape[1])
         else:  # the latent uniform through the levels in their latent order
             uniform, order = column.uniform[:, None], column.order
-        cumulative = conditional[given][:, order].cumsum(axis=1)
-        drawn[child] = order[np.minimum((uniform > cumulative).sum(axis=1), len(order) - 1)]
+        drawn[child] = order[np.minimum(_levels_below(conditional[:, order].cumsum(axis=1), given, uniform[:, 0]),
+                                        len(order) - 1)]
     return drawn
+
+
+def _levels_below(cumulative: np.ndarray, given: np.ndarray, uniform: np.ndarray) -> np.ndarray:
+    """For each candidate, how many entries of its parent level's row of ``cumulative`` (shape
+    (parent levels, levels): non-decreasing rows, the cumulative conditional distributions) lie
+    below its ``uniform``: ``(uniform[:, None] > cumulative[given]).sum(axis=1)``, without that
+    (candidates, levels) array (3 GB for a column of 5 000 levels), by a binary search in each row."""
+    below = np.empty(len(given), dtype=np.int64)
+    by_parent = np.argsort(given, kind="stable")
+    edges = np.searchsorted(given[by_parent], np.arange(len(cumulative) + 1))
+    for level in range(len(cumulative)):
+        at = by_parent[edges[level] : edges[level + 1]]
+        if len(at):
+            below[at] = np.searchsorted(cumulative[level], uniform[at], side="left")
+    return below
 
 
 def _raked(joint: np.ndarray, rows: np.ndarray, columns: np.ndarray, steps: int = RAKE_STEPS) -> np.ndarray:
@@ -951,7 +967,7 @@ def _pair_correlation(release: Release, marginals: Marginals, rng: np.random.Gen
                               block_edges=options.block_edges, extend_blocks=options.extend_blocks)
 
 
-CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray]
+CandidateMaker = Callable[[Release, np.random.Generator, SynthConfig, CandidateOptions], np.ndarray | EncodedPoints]
 CANDIDATE_KINDS: dict[str, CandidateMaker] = {}
 
 
@@ -967,8 +983,9 @@ def register_candidates(kind: str) -> Callable[[CandidateMaker], CandidateMaker]
 
 
 def make_candidates(kind: str, release: Release, rng: np.random.Generator, config: SynthConfig,
-                    options: CandidateOptions | None = None) -> np.ndarray:
-    """The candidate points of kind ``kind`` for ``release``, shape (C, D).
+                    options: CandidateOptions | None = None) -> np.ndarray | EncodedPoints:
+    """The candidate points of kind ``kind`` for ``release``, shape (C, D) (a mixed table's as
+    :class:`~synthdp.domain.encoded.EncodedPoints`).
 
     ``options``: alternatives for design studies (:class:`CandidateOptions`); None is the product.
     """
@@ -1003,7 +1020,8 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
 
 
 @register_candidates("mixed")
-def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig, options: CandidateOptions) -> np.ndarray:
+def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig,
+           options: CandidateOptions) -> EncodedPoints:
     if release.schema is None:
         raise SynthDPError("mixed candidates need a release with a schema")
     marginals = None if release.noisy_histograms is None else copula_marginals(release, options.atom_threshold)

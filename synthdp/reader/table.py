@@ -68,6 +68,7 @@ import pandas as pd
 
 from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema, level_text
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.reader.dates import with_time_values
@@ -543,13 +544,21 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
     missing : bool array, shape (rows, d_numeric)
         The missing cells of the numeric columns.
     """
-    n_rows = len(values)
+    points, rows_clipped, rows_other, missing = encode_levels(values, text, column_names, schema)
+    return points.toarray(), rows_clipped, rows_other, missing
+
+
+def encode_levels(values: np.ndarray, text: Mapping[str, pd.Series], column_names: list[str],
+                  schema: Schema) -> tuple[EncodedPoints, int, int, np.ndarray]:
+    """:func:`encode_rows` with each binary or categorical column's level rather than its block of
+    indicators (:class:`~synthdp.domain.encoded.EncodedPoints`): rows x (d + k) numbers rather than
+    rows x D (20 000 rows of a column of 5 000 levels: 0.8 GB). The same coordinates where read."""
     missing = np.isnan(values)  # only in nullable columns: chunk_values refused the others
     centres = np.array([(column.lower + column.upper) / 2 for column in schema.numeric.columns])
     # a missing cell sits at its column's centre (0 in unit coordinates) and its indicator says so
     numeric = np.where(missing, centres, values)
     numeric, rows_clipped = clip_to_unit(numeric, schema.numeric, out=numeric)
-    blocks, other = [numeric], np.zeros(n_rows, dtype=bool)
+    levels, other = [], np.zeros(len(values), dtype=bool)
     for column in schema.categorical:
         if column.indicator_of is not None:
             codes = missing[:, column_names.index(column.indicator_of)].astype(np.int64)
@@ -559,12 +568,11 @@ def encode_rows(values: np.ndarray, text: Mapping[str, pd.Series], column_names:
             codes = column.level_codes(text[column.name].reset_index(drop=True))
             if not column.binary and column.other:
                 other |= codes == len(column.levels)
-        coordinates = codes - column.binary
-        block = np.zeros((n_rows, column.width))
-        coded = coordinates >= 0
-        block[np.flatnonzero(coded), coordinates[coded]] = 1.0
-        blocks.append(block)
-    return np.concatenate(blocks, axis=1), rows_clipped, int(np.count_nonzero(other)), missing
+        codes = np.asarray(codes, dtype=np.int64)
+        if codes.max(initial=-1) - column.binary >= column.width:  # as the block's assignment refused it
+            raise IndexError(f"a level code of column '{column.name}' is past its {column.width} coordinates")
+        levels.append(codes)
+    return EncodedPoints.of(schema, numeric, levels), rows_clipped, int(np.count_nonzero(other)), missing
 
 
 def _values_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list[str], request: SumRequest,
@@ -575,7 +583,7 @@ def _values_sums(values: np.ndarray, text: Mapping[str, pd.Series], names: list[
         return chunk_sums(values, request, kept_cells, overwrite)
     if len(values) == 0:
         return RowSums({"rows": np.array(0)})
-    points, rows_clipped, rows_other, missing = encode_rows(values, text, names, request.schema)
+    points, rows_clipped, rows_other, missing = encode_levels(values, text, names, request.schema)
     return encoded_sums(points, missing, rows_clipped, rows_other, request, kept_cells)
 
 

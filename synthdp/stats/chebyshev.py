@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import numpy as np
 import scipy.sparse as sp
 
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.errors import SynthDPError
 
 ROW_CHUNK = 4096  # rows evaluated at once: bounds the (rows, R) block; larger blocks measured slower
@@ -107,7 +108,9 @@ class ChebyshevBasis:
     """
 
     def __init__(self, indices: np.ndarray):
-        indices = np.asarray(indices, dtype=np.int64)
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":  # an integer type is kept (a mixed basis's int8), not copied to int64
+            indices = indices.astype(np.int64)
         if indices.ndim != 2 or indices.shape[0] == 0:
             raise SynthDPError("indices must be a non-empty (R, d) array")
         if np.any(indices.sum(axis=1) == 0):
@@ -116,11 +119,13 @@ class ChebyshevBasis:
         self.max_degree = int(indices.max())
         # Only the columns some function uses get a Chebyshev table.
         self._used_columns = np.flatnonzero(indices.any(axis=0))
-        used = indices[:, self._used_columns]
         # phi_r is the product of its factors T_degree(x_column) over its non-zero degrees,
         # each a flat position in a (rows, used columns x (max_degree + 1)) table whose
-        # position 0 is T_0 = 1.
-        factors = [[int(p) * (self.max_degree + 1) + int(r[p]) for p in np.flatnonzero(r)] for r in used]
+        # position 0 is T_0 = 1. From the non-zero degrees (row by row, each row's columns in
+        # order), not from a copy of the used columns: a mixed basis is mostly zeros (R x D).
+        rows, columns = np.nonzero(indices)
+        flat = np.searchsorted(self._used_columns, columns) * (self.max_degree + 1) + indices[rows, columns]
+        factors = [part.tolist() for part in np.split(flat, np.cumsum(np.bincount(rows, minlength=len(indices)))[:-1])]
         self._factors = factors
         order, self._slots = _product_slots(factors)
         # sorted position of each function; None when sorting changes nothing (e.g. R <= d)
@@ -168,7 +173,7 @@ class ChebyshevBasis:
         table = chebyshev_table(points[:, self._used_columns], self.max_degree)
         return table.reshape(len(table), -1)
 
-    def sparse_design_matrix(self, candidates: np.ndarray) -> sp.csr_matrix:
+    def sparse_design_matrix(self, candidates: np.ndarray | EncodedPoints) -> sp.csr_matrix:
         """W as a sparse matrix, shape (R, C), sorted indices: for bases whose functions vanish on most candidates.
 
         Indicator products (mixed tables) are 0 unless the candidate has every level they
@@ -178,7 +183,9 @@ class ChebyshevBasis:
         (a test), without the dense (C, R) values (adult: 20 532 x 6 844 values, 1.1 s; now
         0.08 s, docs/performance.md).
         """
-        points = np.atleast_2d(np.asarray(candidates, dtype=float))
+        if isinstance(candidates, EncodedPoints):
+            return self._encoded_design_matrix(candidates)
+        points = _points(candidates)
         # the factors some function uses, T_k(x_j) for k >= 1, each a row of the table below
         needed = sorted({f for factors in self._factors for f in factors})
         row_of = {f: i for i, f in enumerate(needed)}
@@ -204,6 +211,60 @@ class ChebyshevBasis:
             return blocks[0] if blocks else sp.csr_matrix((self.size, 0))
         return sp.hstack(blocks, format="csr")  # each row's entries by candidate, block after block: sorted
 
+    def _encoded_design_matrix(self, points: EncodedPoints) -> sp.csr_matrix:
+        """:meth:`sparse_design_matrix` of points held per column: an indicator factor's candidates
+        are those of its level (from the levels, sorted once per column), not the non-zeros of a
+        dense row over every candidate, so there is no (factors, candidates) table to fill in
+        blocks (a column of 5 000 levels: 94 blocks, each a loop over the 25 000 functions). Each
+        function's values are those of :meth:`sparse_design_matrix`, to the bit: the same factors
+        multiplied in the same order at candidates that hold all of its non-zeros (any such set
+        gives the same entries, the zeros dropped), an indicator's factor being 1.0 or 0.0."""
+        width = self.max_degree + 1
+        count, d = len(points), points.numeric.shape[1]
+        needed = sorted({f for factors in self._factors for f in factors})
+        values: dict[int, np.ndarray] = {}  # a factor's values at every candidate (numeric columns)
+        nonzero: dict[int, np.ndarray] = {}
+        indicator: dict[int, tuple[np.ndarray, int]] = {}  # a level's factor: its column's coordinates, its own
+        by_level: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # per block: coordinates, sorted, edges
+        for position, items in itertools.groupby(needed, key=lambda flat: flat // width):
+            group = list(items)
+            j = int(self._used_columns[position])
+            if j >= d and group == [position * width + 1]:  # an indicator, at degree 1: T_1 = itself
+                block = int(np.searchsorted(points.starts, j, side="right")) - 1
+                if block not in by_level:
+                    coordinate = points.coordinates(block)
+                    order = np.argsort(coordinate, kind="stable").astype(np.int32)  # ascending within a level
+                    by_level[block] = (coordinate, order, np.searchsorted(coordinate[order],
+                                                                          np.arange(int(points.widths[block]) + 1)))
+                coordinate, order, edges = by_level[block]
+                level = j - int(points.starts[block])
+                indicator[group[0]] = (coordinate, level)
+                nonzero[group[0]] = order[edges[level] : edges[level + 1]]
+                continue
+            x = np.ascontiguousarray(points.numeric[:, j]) if j < d else points.column(j)
+            degrees = chebyshev_table(x, group[-1] % width)
+            for flat in group:
+                values[flat] = degrees[:, flat % width]
+                nonzero[flat] = np.flatnonzero(values[flat]).astype(np.int32)
+
+        def factor(flat: int, at: np.ndarray) -> np.ndarray:
+            if flat in values:
+                return values[flat][at]
+            coordinate, level = indicator[flat]
+            return (coordinate[at] == level).astype(np.float64)
+
+        columns, entries = [], []
+        for factors in self._factors:
+            at = min((nonzero[f] for f in factors), key=len)
+            product = factor(factors[0], at)
+            for f in factors[1:]:
+                product = product * factor(f, at)
+            keep = product != 0
+            columns.append(at[keep])
+            entries.append(product[keep])
+        indptr = np.concatenate([[0], np.cumsum([len(c) for c in columns])])
+        return sp.csr_matrix((np.concatenate(entries), np.concatenate(columns), indptr), shape=(self.size, count))
+
     def _factor_table(self, points: np.ndarray, needed: list[int]) -> np.ndarray:
         """The rows of :meth:`_table`'s transpose at the flat positions ``needed``, shape (len(needed), rows).
 
@@ -224,7 +285,7 @@ class ChebyshevBasis:
         """The LP matrix W with W[r, k] = phi_r(candidate k), shape (R, C)."""
         return self.evaluate(candidates).T
 
-    def moments(self, points: np.ndarray, compiled: bool = False) -> np.ndarray:
+    def moments(self, points: np.ndarray | EncodedPoints, compiled: bool = False) -> np.ndarray:
         """Mean of each phi_r over the rows of ``points``, shape (R,).
 
         Per block of rows, one matrix product of the prefix products with the Chebyshev table
@@ -235,11 +296,11 @@ class ChebyshevBasis:
         """
         from threadpoolctl import threadpool_limits
 
-        points = np.atleast_2d(np.asarray(points, dtype=float))
+        points = _points(points)
         if compiled:
             from synthdp.stats import compiled as kernels
 
-            return kernels.moment_sums(points, *self.compiled_parts) / len(points)
+            return kernels.moment_sums(np.asarray(points, dtype=float), *self.compiled_parts) / len(points)
         sums: np.ndarray | float = 0.0
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
@@ -268,7 +329,7 @@ class ChebyshevBasis:
             lengths[: len(slot)] += 1
         return factors, lengths
 
-    def _table_by_rows(self, points: np.ndarray) -> np.ndarray:
+    def _table_by_rows(self, points: np.ndarray | EncodedPoints) -> np.ndarray:
         """:meth:`_table` transposed, shape (used columns x (max_degree + 1), rows), each T_k(x_j) a
         contiguous row: the same values to the bit, about 5 times as fast as the table in rows
         (the recurrence on whole rows, in place; docs/decisions/chebyshev-moments.md).
@@ -287,6 +348,14 @@ class ChebyshevBasis:
             step *= 2.0
             step -= out[:, k - 2]
         return out.reshape(-1, len(points))
+
+
+def _points(points: np.ndarray | EncodedPoints) -> np.ndarray | EncodedPoints:
+    """Points as an (m, d) float array, or as they are where they are a mixed table's
+    :class:`~synthdp.domain.encoded.EncodedPoints` (whose rows and coordinates read as that array's)."""
+    if isinstance(points, EncodedPoints):
+        return points
+    return np.atleast_2d(np.asarray(points, dtype=float))
 
 
 def _product_slots(factor_lists: list[list[int]]) -> tuple[np.ndarray, list[np.ndarray]]:

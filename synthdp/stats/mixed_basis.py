@@ -8,7 +8,6 @@ of the multi-indices below, grouped for the sensitivity (:func:`basis_groups`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -16,10 +15,12 @@ from synthdp.domain.schema import DEFAULT_MARGINAL_DEGREE, Schema
 from synthdp.errors import SynthDPError
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
 
+BASIS_DTYPE = np.int8  # the multi-indices' type: degrees of at most 2 (sums and products widen it, as numpy does)
+
 
 def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE,
                   block_means: bool = False, numeric_moments: bool = True) -> np.ndarray:
-    """The released multi-indices of a mixed table, shape (R, D).
+    """The released multi-indices of a mixed table, shape (R, D), of type BASIS_DTYPE (int8).
 
     * every Chebyshev product of total degree <= 2 of the numeric coordinates (the moment
       candidates need all of them), unless ``numeric_moments`` is False;
@@ -53,10 +54,9 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
     if not (isinstance(marginal_degree, int) and marginal_degree >= 1):
         raise SynthDPError("marginal_degree must be an integer >= 1")
     D, d = schema.n_coordinates, schema.d_numeric
-    rows: list[np.ndarray] = []
-    if d and numeric_moments:
-        numeric = lowest_degree_indices(d, count_indices_up_to_degree(d, 2))
-        rows.extend(np.pad(numeric, ((0, 0), (0, D - d))))
+    numeric = (lowest_degree_indices(d, count_indices_up_to_degree(d, 2)) if d and numeric_moments
+               else np.zeros((0, d), dtype=np.int64))
+    rows: list[tuple[int, ...]] = []  # the other multi-indices' coordinates (each of degree 1), not R rows of D
     blocks = [range(schema.block_slice(c.name).start, schema.block_slice(c.name).stop) for c in schema.categorical]
     value_block = {block.start for block, c in zip(blocks, schema.categorical) if c.values_of is not None}
     tabled = set() if block_means or marginal_degree < 2 else {j for _, j in schema.valued_numeric}
@@ -66,12 +66,18 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
             if values and (size > 2 or values > 1 or marginal_degree < 2):  # its cells and 2-way tables only
                 continue
             for coordinates in itertools.product(*chosen):
-                rows.append(_index(D, coordinates))
+                rows.append(coordinates)
                 if size == 1 and not values and numeric_moments:  # the numeric means of this level
-                    rows.extend(_index(D, coordinates + (j,)) for j in range(d) if j not in tabled)
-    return np.array(rows, dtype=np.int64).reshape(len(rows), D)
+                    rows.extend(coordinates + (j,) for j in range(d) if j not in tabled)
+    # int8: the degrees are at most 2, and R x D of them is 1 GB as int64 for a column of 5 000 levels
+    indices = np.zeros((len(numeric) + len(rows), D), dtype=BASIS_DTYPE)
+    indices[: len(numeric), :d] = numeric
+    at = np.repeat(np.arange(len(numeric), len(indices)), [len(coordinates) for coordinates in rows])
+    indices[at, np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(at))] = 1
+    return indices
 
-def basis_groups(schema: Schema, indices: np.ndarray) -> np.ndarray:
+
+def basis_groups(schema: Schema, indices: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Group number of each multi-index, shape (R,); the release's sensitivity counts groups.
 
     Two multi-indices are in the same group when they have the same numeric part and
@@ -88,6 +94,8 @@ def basis_groups(schema: Schema, indices: np.ndarray) -> np.ndarray:
     touched = np.zeros((len(indices), len(schema.categorical)), dtype=bool)
     for b, column in enumerate(schema.categorical):
         touched[:, b] = indices[:, schema.block_slice(column.name)].any(axis=1)
+    if rows is not None:  # those of indices[rows], without that copy of the rows (R x D)
+        numeric, touched = numeric[rows], touched[rows]
     signature = np.concatenate([numeric, touched], axis=1)
     return np.unique(signature, axis=0, return_inverse=True)[1].reshape(-1)
 
@@ -98,15 +106,16 @@ def one_way_cells(schema: Schema, indices: np.ndarray) -> np.ndarray:
     releases apart where a mixed table's moments are noise."""
     indices = np.asarray(indices)
     numeric = indices[:, : schema.d_numeric].any(axis=1)
-    return ~numeric & (np.count_nonzero(indices[:, schema.d_numeric:], axis=1) == 1)
+    return ~numeric & (nonzero_counts(indices[:, schema.d_numeric:]) == 1)
 
 
-def groups_count(schema: Schema, indices: np.ndarray) -> int:
-    """G, the number of sensitivity groups of ``indices`` (see :func:`basis_groups`)."""
-    return int(basis_groups(schema, indices).max()) + 1
+def nonzero_counts(indices: np.ndarray) -> np.ndarray:
+    """``np.count_nonzero(indices, axis=1)`` without its (R, D) array of booleans (a mixed basis
+    is mostly zeros: 125 MB for a column of 5 000 levels), shape (R,)."""
+    return np.bincount(np.nonzero(indices)[0], minlength=len(indices))
 
 
-def _index(D: int, coordinates: Sequence[int]) -> np.ndarray:
-    index = np.zeros(D, dtype=np.int64)
-    index[list(coordinates)] = 1
-    return index
+def groups_count(schema: Schema, indices: np.ndarray, rows: np.ndarray | None = None) -> int:
+    """G, the number of sensitivity groups of ``indices`` (see :func:`basis_groups`), or of
+    ``indices[rows]`` (``rows``: a boolean mask or positions)."""
+    return int(basis_groups(schema, indices, rows).max()) + 1

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from synthdp.domain.box import Domain
+from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema
 from synthdp.stats import compiled as kernels
 from synthdp.stats import grid
@@ -250,14 +251,15 @@ def _unit_sums(values: np.ndarray, request: SumRequest, kept_cells: list[np.ndar
     return sums
 
 
-def encoded_sums(points: np.ndarray, missing: np.ndarray, rows_clipped: int, rows_other: int,
+def encoded_sums(points: np.ndarray | EncodedPoints, missing: np.ndarray, rows_clipped: int, rows_other: int,
                  request: SumRequest, kept_cells: list[np.ndarray] | None = None) -> RowSums:
     """The requested statistics of one chunk of a mixed table's encoded rows.
 
     Parameters
     ----------
-    points : array, shape (rows, D)
-        The chunk's rows encoded by ``request.schema`` (numeric coordinates first).
+    points : array, shape (rows, D), or EncodedPoints
+        The chunk's rows encoded by ``request.schema`` (numeric coordinates first), or each
+        column's level as :func:`synthdp.reader.table.encode_levels` holds them.
     missing : bool array, shape (rows, d_numeric)
         Missing cells of the nullable numeric columns (their coordinate sits at 0).
     rows_clipped, rows_other : int
