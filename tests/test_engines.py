@@ -452,15 +452,25 @@ def test_the_dask_engine_reads_what_the_numpy_engine_reads(tmp_path):
                                                                       synthesize=False)
 
 
-def test_a_dask_csv_error_names_quoted_line_breaks_as_a_cause(tmp_path, capsys):
-    # blocks of 64 KiB at least, about 10 here; half the file's line breaks are quoted: boundaries fall in them
-    rows = ["x,g"] + [f'{i / 100000:.5f},"a\nb"' for i in range(60000)]
-    (tmp_path / "q.csv").write_text("\n".join(rows) + "\n")
-    (tmp_path / "s.json").write_text('{"columns": {"x": [0, 1], "g": {"type": "categorical", "levels": ["a"]}}}')
-    code = main(["generate", str(tmp_path / "q.csv"), "-o", str(tmp_path / "o.csv"), "--schema",
-                 str(tmp_path / "s.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
+@pytest.mark.parametrize("quoted", [True, False], ids=["quoted-line-breaks", "no-quote"])
+def test_a_dask_csv_error_names_quoted_line_breaks_as_a_cause_where_the_file_has_a_quote(tmp_path, capsys, quoted):
+    """Quoted: blocks of 64 KiB at least, about 10 here, and half the file's line breaks quoted, so
+    that block boundaries fall in them: the error names them as the cause. Without a quote no value
+    can hold a line break: a missing cell is named as that alone."""
+    if quoted:
+        rows = ["x,g"] + [f'{i / 100000:.5f},"a\nb"' for i in range(60000)]
+        domain = ["--schema", '{"columns": {"x": [0, 1], "g": {"type": "categorical", "levels": ["a"]}}}']
+    else:
+        rows = ["x,y"] + [f"{i / 1000:.3f},{'' if i == 500 else 0.5}" for i in range(1000)]
+        domain = ["--bounds", '{"x": [0, 1], "y": [0, 1]}']
+    (tmp_path / "t.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "d.json").write_text(domain[1])
+    code = main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), domain[0],
+                 str(tmp_path / "d.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "line break" in err and not (tmp_path / "o.csv").exists()
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "o.csv").exists()
+    assert ("line break" in err) == quoted
+    assert quoted or "column 'y' has missing" in err
 
 
 def test_the_dask_engine_reads_a_stored_index_as_pandas_does_and_refuses_lines_ending_in_cr(tmp_path, capsys):
@@ -562,16 +572,6 @@ def test_integers_past_64_bits_in_a_csv_are_read_alike_by_every_engine_and_chunk
                 SumRequest(data_range=True))
         assert SECRET not in str(error.value) and "\n" not in str(error.value)
 
-
-def test_a_dask_csv_error_leaves_out_the_line_break_hint_where_no_value_is_quoted(tmp_path, capsys):
-    """A file without a quote cannot hold a quoted line break: a missing cell is named as that alone."""
-    rows = ["x,y"] + [f"{i / 1000:.3f},{'' if i == 500 else 0.5}" for i in range(1000)]
-    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
-    (tmp_path / "b.json").write_text('{"x": [0, 1], "y": [0, 1]}')
-    code = main(["generate", str(tmp_path / "m.csv"), "-o", str(tmp_path / "o.csv"), "--bounds",
-                 str(tmp_path / "b.json"), "--engine", "dask", "--chunk-rows", "300", "--quiet"])
-    err = capsys.readouterr().err
-    assert code == 2 and "column 'y' has missing" in err and "line break" not in err and err.count("\n") == 1
 
 
 def test_a_text_column_is_refused_in_the_same_words_by_every_engine(tmp_path, capsys):

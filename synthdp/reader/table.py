@@ -439,10 +439,7 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
             continue
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise not_numeric(name, pd.api.types.is_bool_dtype(series))
-    if decimals:
-        frame = frame.copy(deep=False)
-        for column, floats in decimals.items():
-            frame[column] = floats
+    frame = _with_columns(frame, decimals)
     return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
 
 
@@ -470,10 +467,16 @@ def _arrow_decimals(frame: pd.DataFrame, text_columns: Collection[str]) -> pd.Da
                                               index=series.index)
             except pa.ArrowException:
                 continue
-    if not converted:
+    return _with_columns(frame, converted)
+
+
+def _with_columns(frame: pd.DataFrame, replaced: Mapping) -> pd.DataFrame:
+    """``frame`` with the columns of ``replaced`` (label to values) replaced, on a shallow copy (the
+    caller's frame is left as it is); ``frame`` itself where there are none."""
+    if not replaced:
         return frame
     frame = frame.copy(deep=False)
-    for column, values in converted.items():
+    for column, values in replaced.items():
         frame[column] = values
     return frame
 
@@ -924,12 +927,7 @@ class CsvNumbers:
                 parsed = _csv_floats(series, self.csv_format)
                 if parsed is not None:
                     floats[column] = parsed
-        if not floats:
-            return frame
-        frame = frame.copy(deep=False)
-        for column, values in floats.items():
-            frame[column] = values
-        return frame
+        return _with_columns(frame, floats)
 
 
 def _csv_floats(series: pd.Series, csv_format: CsvFormat) -> np.ndarray | None:
