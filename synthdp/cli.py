@@ -757,7 +757,7 @@ def sample_command(args: argparse.Namespace) -> int:
         with ExitStack() as stack:
             bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=args.quiet, leave=False, desc="sample"))
             handle = None if parquet else stack.enter_context(open(path, "wb"))
-            appender = _ParquetAppender(path) if parquet else None
+            appender = _ParquetAppender(path, _text_levels(model)) if parquet else None
             if appender is not None:
                 stack.callback(appender.close)
             for index, frame in enumerate(model_file.draw_chunks(model, rows, rng)):
@@ -837,7 +837,9 @@ def budget_command(args: argparse.Namespace) -> int:
         return f"epsilon {entry['epsilon']:.6g}, delta {entry['delta']:.3g}"
 
     unit = state["privacy_unit"]
-    lines = [f"budget file '{state['path']}', kept {'by row' if unit is None else f'by unit {unit!r}'} "
+    kept = ("by the next release's unit (rows or a column's)" if not state["unit_declared"]
+            else "by row" if unit is None else f"by unit {unit!r}")
+    lines = [f"budget file '{state['path']}', kept {kept} "
              f"({state['composition']})",
              f"  lifetime:  {pair(state['lifetime'])}",
              f"  spent:     {pair(state['spent'])} in {state['spent']['releases']} release(s)",
@@ -1266,20 +1268,47 @@ def write_parquet(frame: pd.DataFrame, path: Path) -> None:
         appender.close()
 
 
+def _text_levels(model) -> dict[str, dict]:
+    """The columns of numeric levels that a model's rows may give as text (some support point of
+    positive weight takes the "other" level, which is no number), each with its numbers' text levels:
+    a chunk of a streamed Parquet output writes them as text even where it drew no "other" row, since
+    every chunk takes the first one's column types (a chunk of numbers and one with "other" would
+    not fit one type)."""
+    import pandas as pd
+
+    schema = model.schema
+    coded = [] if schema is None else [column for column in schema.categorical if column.numbers is not None
+                                       and column.values_of is None and column.indicator_of is None]
+    if not coded:
+        return {}
+    support = model.decode(model.points[model.weights > 0])
+    return {column.name: dict(zip(column.numbers, column.all_levels)) for column in coded
+            if not pd.api.types.is_numeric_dtype(support[column.name])}
+
+
 class _ParquetAppender:
     """A Parquet file written chunk by chunk (``synthdp sample``'s streamed rows), each chunk a row
     group, every chunk in the first one's column types (a chunk whose nullable column happens to
-    hold no missing cell keeps the same type)."""
+    hold no missing cell keeps the same type). ``text_levels`` (:func:`_text_levels`): the columns
+    of numeric levels written as text in every chunk, each with its numbers' text."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, text_levels: dict[str, dict] | None = None) -> None:
         self.path: Path = path
         self.writer: Any = None  # pyarrow.parquet.ParquetWriter, from the first chunk's types
         self.schema: Any = None
+        self.text_levels = text_levels or {}
 
     def write(self, frame: pd.DataFrame) -> None:
+        import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from synthdp.domain.schema import TEXT_DTYPE
+
+        numbers = [name for name in self.text_levels if pd.api.types.is_numeric_dtype(frame[name])]
+        if numbers:  # a chunk that drew no "other" row: its numbers as their levels' text
+            frame = frame.assign(**{name: pd.Series(frame[name].map(self.text_levels[name]), dtype=TEXT_DTYPE)
+                                    for name in numbers})
         table = pa.Table.from_pandas(frame, schema=self.schema, preserve_index=False)
         if self.writer is None:
             self.schema = table.schema

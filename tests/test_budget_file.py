@@ -420,3 +420,23 @@ def test_the_budget_command_refuses_a_missing_or_foreign_file_in_one_line(tmp_pa
     assert main(["budget", str(other)]) == 2
     err = capsys.readouterr().err
     assert "not a synthdp budget file" in err and "123456" not in err and err.count("\n") == 1
+
+
+def test_the_budget_command_says_the_next_release_declares_the_unit_where_only_stale_entries_name_one(tmp_path,
+                                                                                                   capsys):
+    """A file whose only entry by a unit is stale (its process ended) takes the next release's unit, as
+    reserve() drops the stale entry: the command does not say it is kept by that unit."""
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    lifetime.reserve(budget, "fit", 0.25, 0.0, lifetime_epsilon=1.0, privacy_unit="person")
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    document = _document(budget)
+    document["releases"][0]["pid"] = int(ended.stdout)
+    budget.write_text(json.dumps(document))
+    state = lifetime.status(budget)
+    assert state["privacy_unit"] is None and state["unit_declared"] is False
+    assert main(["budget", str(budget)]) == 0
+    assert "by unit 'person'" not in capsys.readouterr().out
+    lifetime.reserve(budget, "generate", 0.5, 0.0)  # by row: accepted, as the status says
+    assert lifetime.status(budget)["privacy_unit"] is None and lifetime.status(budget)["unit_declared"] is True

@@ -97,3 +97,30 @@ def test_parquet_output_without_pyarrow_is_refused_before_the_budget_is_spent(tm
     assert code == 2 and err.count("\n") == 1 and "needs pyarrow" in err
     assert not (tmp_path / "out.parquet").exists()
     assert not budget.exists() or json.loads(budget.read_text())["releases"] == []
+
+
+def test_sample_parquet_of_numeric_levels_with_other_in_some_chunks(tmp_path, monkeypatch):
+    """A categorical column of numeric levels is numbers in a chunk that drew no "other" row and text in
+    one that did: every chunk is written in one type (text, as the model's support takes "other"), not a
+    crash on the second chunk's type, and the rows are the CSV's of the same seed."""
+    import numpy as np
+
+    from synthdp.pipeline import model as model_file
+
+    rng = np.random.default_rng(0)
+    code = rng.choice([1, 2, 3, 9], 500, p=[0.3, 0.3, 0.3, 0.1])  # 9 is no level: "other"
+    pd.DataFrame({"x": rng.uniform(0, 1, 500).round(2), "code": code}).to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                                             "code": {"type": "categorical", "levels": [1, 2, 3]}}}))
+    model = tmp_path / "m.synthdp"
+    assert main(["fit", str(tmp_path / "t.csv"), "-o", str(model), "--schema", str(tmp_path / "s.json"),
+                 "--epsilon", "4", "--seed", "1", "--quiet"]) == 0
+    monkeypatch.setattr(model_file.SamplingModel, "chunk_rows", lambda self: 1)  # a chunk per row
+    for suffix in ("csv", "parquet"):
+        assert main(["sample", str(model), "-n", "60", "-o", str(tmp_path / f"o.{suffix}"), "--seed", "3",
+                     "--quiet"]) == 0
+    from_csv = pd.read_csv(tmp_path / "o.csv", dtype={"code": str})
+    assert (from_csv["code"] == "other").any() and (from_csv["code"] != "other").any()  # both kinds of chunk
+    from_parquet = pd.read_parquet(tmp_path / "o.parquet")
+    assert pq.ParquetFile(tmp_path / "o.parquet").metadata.num_row_groups == 60
+    assert from_parquet["code"].tolist() == from_csv["code"].tolist()

@@ -265,7 +265,8 @@ def status(path: str | Path) -> dict:
     what the charged releases spent, what live reservations hold, what remains for the next release
     (the lifetime less both, as :func:`reserve` counts them), and every release. A pending entry whose
     process is gone (on this host, in this PID namespace) is listed as ``stale``: not counted, since
-    the next release drops it. Nothing is written and no lock is taken (every update replaces the
+    the next release drops it. ``unit_declared`` False: no release counted yet (or a file written
+    before the key), so the next release declares the unit (``privacy_unit`` then None). Nothing is written and no lock is taken (every update replaces the
     file whole, so a read sees one state or the next)."""
     path = Path(os.path.realpath(path))
     document = _read(path)
@@ -284,8 +285,12 @@ def status(path: str | Path) -> dict:
                 "delta": sum(float(entry["delta"]) for entry in chosen), "releases": len(chosen)}
 
     spent, pending = total("spent"), total("pending")
+    # as reserve() keeps it: a file with no counted release (none, or stale ones only, which the next
+    # release drops), or written before the key, takes the next release's unit, whatever it names
+    declared = spent["releases"] + pending["releases"] > 0 and "privacy_unit" in document
     return {"path": str(path), "lifetime": {"epsilon": lifetime[0], "delta": lifetime[1]},
-            "privacy_unit": document.get("privacy_unit"), "spent": spent, "pending": pending,
+            "privacy_unit": document["privacy_unit"] if declared else None, "unit_declared": declared,
+            "spent": spent, "pending": pending,
             "remaining": {"epsilon": max(0.0, lifetime[0] - spent["epsilon"] - pending["epsilon"]),
                           "delta": max(0.0, lifetime[1] - spent["delta"] - pending["delta"])},
             "stale": sum(1 for entry in entries if entry["state"] == "stale"),
