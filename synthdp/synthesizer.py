@@ -199,11 +199,19 @@ class SmoothSynthesizer:
         self.budget_reservation_ = reservation
         self.model_ = model
         self.release_, self.ledger_, self.lp_ = model.release, model.ledger, model.lp
-        self.support_points_, self.support_weights_ = model.support_points, model.support_weights
+        self.support_weights_ = model.support_weights
         self.blend_share_, self.timings_, self.engine_ = model.blend_share, model.timings, model.engine
         self.noise_sampler_ = model.noise_sampler
         self.dtypes_ = model_file.input_dtypes(data, model.release.domain, model.release.schema)
         return self
+
+    @property
+    def support_points_(self) -> np.ndarray:
+        """The fitted distribution's support points, shape (S, D), in the release's encoded
+        coordinates (``support_weights_`` their weights). A mixed table's are held one level per
+        column (:class:`synthdp.domain.encoded.EncodedPoints`, which keeps a column of thousands
+        of levels small) and made a dense array here, at each access."""
+        return np.asarray(self.model_.support_points)
 
     # --------------------------------------------------------------- sample
     def sample(self, n_rows: int | None = None, *, condition: str | None = None,

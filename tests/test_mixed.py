@@ -1442,3 +1442,18 @@ def test_the_basis_is_int8_and_counted_without_a_dense_copy(schema):
     assert np.array_equal(nonzero_counts(indices), np.count_nonzero(indices, axis=1))
     rest = np.random.default_rng(0).random(len(indices)) < 0.5
     assert groups_count(schema, indices, rest) == groups_count(schema, indices[rest])
+
+
+def test_the_support_points_attribute_is_an_array_on_a_mixed_table():
+    """support_points_ stays what scikit-learn users expect, an array (S, D) with its methods, though the
+    fit holds a mixed table's support one level per column; its rows' one-hot blocks each sum to 1."""
+    root = Path(__file__).resolve().parents[1]
+    frame = pd.read_csv(root / "data" / "heart_cleveland.csv")
+    content = json.loads((root / "configs" / "heart_cleveland_schema.json").read_text())
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=3).fit(frame, schema=content)
+    points = synth.support_points_
+    assert isinstance(points, np.ndarray) and points.shape == (len(synth.support_weights_), points.T.shape[0])
+    schema = synth.release_.schema
+    for column in schema.categorical:
+        block = points[:, schema.block_slice(column.name)]
+        assert set(np.unique(block)) <= {0.0, 1.0} and block.sum(axis=1).max() <= 1.0
