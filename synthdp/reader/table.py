@@ -35,9 +35,11 @@ With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first
 unit's rows, then keeps at most K rows per unit, the same rows in every engine and pass
 (:mod:`synthdp.reader.units`), and drops the unit column: every statistic is of the bounded
 table, whose row count is then private. The pass that counts reads every column and checks every
-cell of every row (those the bound leaves out too, :func:`_checked_units`), and the bounded
-table's row count: a bad file fails before the units' noisy count, the first release, in every
-engine, and whether it fails does not depend on the random choice of the kept rows.
+numeric and date cell of every row (those the bound leaves out too, :func:`_checked_units`), and
+the bounded table's row count: such a bad file fails before the units' noisy count, the first
+release, in every engine, and whether it fails does not depend on the random choice of the kept
+rows. A binary or categorical column's levels are checked when the kept rows are encoded, after
+that count (the readers are not given the schema's levels).
 
 Validation errors (missing values, text in a numeric column, too few rows) necessarily
 depend on the data; they reveal only a property of the file the user passed, and they

@@ -5,8 +5,9 @@ rows of one unit (:class:`synthdp.privacy.sensitivity.Neighbours`). Every sensit
 needs each unit to have at most K rows, so the reader keeps, of a unit with m > K rows, a
 uniformly random K of them, chosen without looking at their values:
 
-* a first pass counts each unit's rows (and checks every cell of every row, before any release:
-  :func:`synthdp.reader.table._checked_units`);
+* a first pass counts each unit's rows (and checks every numeric and date cell of every row,
+  before any release: :func:`synthdp.reader.table._checked_units`; a binary or categorical
+  column's levels are checked later, when the kept rows are encoded);
 * the random choice is fixed by a public key (from the run's Generator): each of a unit's m
   positions (its 1st, 2nd, ... row in the order the table is read) gets a pseudo-random key
   from the run's key, the unit's identifier and the position alone, and the K positions with
