@@ -266,8 +266,9 @@ def status(path: str | Path) -> dict:
     (the lifetime less both, as :func:`reserve` counts them), and every release. A pending entry whose
     process is gone (on this host, in this PID namespace) is listed as ``stale``: not counted, since
     the next release drops it. ``unit_declared`` False: no release counted yet (or a file written
-    before the key), so the next release declares the unit (``privacy_unit`` then None). Nothing is written and no lock is taken (every update replaces the
-    file whole, so a read sees one state or the next)."""
+    before the key), so the next release declares the unit (``privacy_unit`` then None). Nothing is
+    written and no lock is taken (every update replaces the file whole, so a read sees one state or
+    the next)."""
     path = Path(os.path.realpath(path))
     document = _read(path)
     if document is None:

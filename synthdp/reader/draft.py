@@ -36,7 +36,8 @@ from synthdp.domain.box import MAX_EXACT_INTEGER
 from synthdp.domain.dates import iso_text_times
 from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, looks_like_codes
 from synthdp.errors import SynthDPError
-from synthdp.reader.table import check_column_names, check_row_count, decimal_floats, holds_decimals
+from synthdp.reader.numbers import decimal_floats, holds_decimals
+from synthdp.reader.table import check_column_names, check_row_count
 
 DEFAULT_MAX_LEVELS = 50
 DRAFT_ENTRY = {
