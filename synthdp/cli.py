@@ -267,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sample_command.add_argument("model", metavar="MODEL", help="a model file (synthdp fit, or generate --model-out)")
     sample_command.add_argument("-n", "--rows", required=True, metavar="N", help="rows to draw")
-    sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv", help="where to write the rows: CSV, or Parquet for a name ending in .parquet or .pq")
+    sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv",
+                                help="where to write the rows: CSV, or Parquet for a name ending in .parquet or .pq")
     sample_command.add_argument("--where", metavar="EXPR",
                                 help="draw from the fitted distribution restricted to this condition, an expression "
                                      "over the columns in pandas query syntax, e.g. \"sex == 'Female' and age >= 60\" "
@@ -447,11 +448,10 @@ def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, opti
     Given for a Parquet ``path`` (by its suffix), which has no separator, encoding or decimal mark of
     its own to set, the options are checked all the same and a warning says they were ignored."""
     from synthdp.config import CsvFormat
-    from synthdp.reader.table import PARQUET_SUFFIXES
 
     given = [f"{options}{name}" for name, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
              if value is not None]
-    if given and path is not None and Path(path).suffix.lower() in PARQUET_SUFFIXES:
+    if given and path is not None and _is_parquet(path):
         warnings.warn(f"{', '.join(given)} ignored: '{path}' is a Parquet file, read by its own types", stacklevel=2)
 
     try:
@@ -990,18 +990,16 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.pipeline.run import without_column
 
         bounds, content = without_column(bounds, unit), without_column(content, unit)
-        from synthdp.reader.table import table_header
-
-        for path, label, file_format, options in files:
-            if unit not in table_header(path, label, file_format, options):
-                raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
     from synthdp.evaluation.metrics import check_same_columns
     from synthdp.reader.table import table_header
 
-    # before any cell is read: a table of other columns is named as that, not by its first cell the other's
-    # types do not fit
-    check_same_columns(*([name for name in table_header(path, label, file_format, options) if name != unit]
-                         for path, label, file_format, options in files))
+    # each table's columns, from its header or footer, before any cell is read: a table of other columns is
+    # named as that, not by its first cell the other's types do not fit
+    headers = [table_header(path, label, file_format, options) for path, label, file_format, options in files]
+    for (path, label, _, _), names in zip(files, headers):
+        if unit is not None and unit not in names:
+            raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
+    check_same_columns(*([name for name in names if name != unit] for names in headers))
     as_text = (*text_columns, *(() if unit is None else (unit,)))
     real, synth = (_read_table(path, label, file_format, as_text, nullable, times, options)
                    for path, label, file_format, options in files)
