@@ -13,7 +13,7 @@ import pytest
 from synthdp import SmoothSynthesizer
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
-from synthdp.domain.schema import Schema
+from synthdp.domain.schema import Schema, closed_level_columns
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError
 from synthdp.privacy.sensitivity import (
@@ -396,6 +396,67 @@ def test_a_bad_file_fails_before_the_units_count_is_released_in_every_engine(tmp
             synth.fit(data, bounds=BOUNDS, budget_file=budget, lifetime_epsilon=100.0)
         assert "\n" not in str(error.value) and "7.5.1" not in str(error.value)
         assert json.loads(budget.read_text())["releases"] == [], (engine, chunk_rows)
+
+
+SCHEMA = {"columns": {"a": {"type": "continuous", "bounds": [-5, 5]}, "b": {"type": "continuous", "bounds": [0, 10]},
+                      "c": {"type": "binary", "levels": ["x", "y"]},
+                      "g": {"type": "categorical", "levels": ["u", "v", "w"], "other": False}}}
+BAD_LEVELS = {  # name: (how the schema or the file is spoiled, the error)
+    "binary": (lambda schema, frame: (schema, frame.assign(c=frame["c"].where(frame.index != 50, "zz"))),
+               "binary column 'c' has a value outside its 2 levels"),
+    "no other": (lambda schema, frame: (schema, frame.assign(g=frame["g"].where(frame.index != 50, "zz"))),
+                 "column 'g' has a value outside its levels"),
+    "missing level": (lambda schema, frame: (schema, frame.assign(g=frame["g"].where(frame.index != 50))),
+                      "column 'g' has a value outside its levels .or a missing value."),
+    "unknown column": (lambda schema, frame: ({"columns": {**schema["columns"], "zz": {"type": "continuous"}}},
+                                              frame), "schema names unknown column 'zz'"),
+    "no entry": (lambda schema, frame: ({"columns": {k: v for k, v in schema["columns"].items() if k != "b"}},
+                                        frame), "schema has no entry for column 'b'"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_LEVELS))
+def test_a_bad_level_or_schema_fails_before_the_units_count_is_released_in_every_engine(tmp_path, bad):
+    """By unit, a binary (or ``"other": false``) column's value outside its levels was found when the
+    kept rows were encoded, after the units' noisy count (a budget file was charged for the failed run,
+    and a bad value in a row the bound left out passed); a schema naming other columns failed after
+    that count too. The counting pass now checks those levels in every row, and the schema's columns
+    are checked against the header before any release: one line, and the budget file keeps no release."""
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(5)
+    base = _base(rng, units=40)
+    base = base.assign(c=rng.choice(["x", "y"], len(base)), g=rng.choice(["u", "v", "w"], len(base)))
+    schema, frame = BAD_LEVELS[bad][0](SCHEMA, base)
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    frame.to_parquet(tmp_path / "t.parquet", row_group_size=40)
+    budget = tmp_path / "t.budget.json"
+    for data, engine, chunk_rows in ((frame, "numpy", None), (tmp_path / "t.csv", "numpy", None),
+                                     (tmp_path / "t.csv", "numpy", 30), (tmp_path / "t.parquet", "numpy", 30),
+                                     (tmp_path / "t.csv", "dask", 30), (tmp_path / "t.parquet", "dask", None)):
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-8, seed=1, privacy_unit="person", max_rows_per_unit=K,
+                                  engine=engine, chunk_rows=chunk_rows)
+        with warnings.catch_warnings(), pytest.raises(SynthDPError, match=BAD_LEVELS[bad][1]) as error:
+            warnings.simplefilter("ignore")
+            synth.fit(data, schema=schema, budget_file=budget, lifetime_epsilon=100.0, lifetime_delta=1e-6)
+        assert "\n" not in str(error.value) and "zz'" not in str(error.value).replace("'zz'", "")
+        assert json.loads(budget.read_text())["releases"] == [], (engine, chunk_rows)
+
+
+def test_a_bad_level_is_refused_whichever_rows_the_bound_keeps():
+    """A value outside a binary column's levels, in a row the bound may leave out, is refused under
+    every key (it passed where the row was left out); an open categorical column's is not an error."""
+    frame = pd.DataFrame({"person": ["p0", "p0", "p1", "p1", "p2"], "a": [1.0, 2.0, 2.0, 3.0, 4.0],
+                          "c": ["x", "maybe", "y", "x", "y"]})
+    closed = Schema.from_dict({"columns": {"a": {"type": "continuous", "bounds": [0, 5]},
+                                           "c": {"type": "binary", "levels": ["x", "y"]}}}, ["a", "c"])
+    opened = Schema.from_dict({"columns": {"a": {"type": "continuous", "bounds": [0, 5]},
+                                           "c": {"type": "categorical", "levels": ["x", "y"]}}}, ["a", "c"])
+    for key in range(12):  # K = 1: the bad cell's row is left out under some keys
+        with pytest.raises(SynthDPError, match="binary column 'c' has a value outside"):
+            PrivateTable(frame, ["c"], unit=UnitBound("person", 1, key, closed_level_columns(closed)))
+        assert closed_level_columns(opened) == ()
+        PrivateTable(frame, ["c"], unit=UnitBound("person", 1, key, closed_level_columns(opened)))
 
 
 def test_a_bad_cell_is_refused_whichever_rows_the_bound_keeps():

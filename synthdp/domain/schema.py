@@ -545,38 +545,16 @@ class Schema:
         leaves out the integer columns' value blocks, ``binned_blocks=False`` the binned ones
         (design studies' variants, :class:`synthdp.pipeline.run.StudyOptions`).
         """
-        check_schema_columns(content, origin)
+        check_schema_names(content, column_names, origin)
         specs = content["columns"]
-        unknown = [name for name in specs if name not in column_names]
-        if unknown:
-            raise SynthDPError(f"{origin} names unknown column '{unknown[0]}'")
-        missing = [name for name in column_names if name not in specs]
-        if missing:
-            raise SynthDPError(f"{origin} has no entry for column '{missing[0]}'")
-        other_label = content.get("other_label", DEFAULT_OTHER_LABEL)
-        if not isinstance(other_label, str):
-            raise SynthDPError(f"{origin}: other_label must be a string")
+        other_label = _other_label(content, origin)
         numeric, categorical, indicators = [], [], []
         for name in column_names:
             spec = specs[name]
             nullable = isinstance(spec, Mapping) and spec.get("nullable", False)  # a bool: checked above
             column_type = spec.get("type", "continuous") if isinstance(spec, Mapping) else "continuous"  # checked above
             if column_type in LEVEL_TYPES:  # its keys checked above: no "decimals" (its values are its levels)
-                levels = spec.get("levels")
-                if levels == DISCOVER:
-                    raise SynthDPError(f"{origin}: the levels of column '{name}' are to be discovered: give them, "
-                                       "or a share of the budget to discover them (levels_share, with delta > 0)")
-                if not (isinstance(levels, list) and all(isinstance(level, (str, int, float)) for level in levels)):
-                    raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings (or numbers)")
-                other = spec.get("other", True)  # a bool, on a categorical column: checked above
-                try:  # a nullable binary column needs a third cell for its missing values: a categorical block,
-                    # still without an "other" level (a value outside its two levels is an error, as in a binary one)
-                    categorical.append(CategoricalColumn(name, tuple(str(level) for level in levels),
-                                                         spec["type"] == "binary" and not nullable, other_label,
-                                                         nullable=bool(nullable), numbers=level_numbers(levels),
-                                                         other=bool(other) and not (spec["type"] == "binary" and nullable)))
-                except SynthDPError as error:
-                    raise SynthDPError(f"{origin}: {error}") from None
+                categorical.append(_level_column(name, spec, other_label, origin))
             else:
                 numeric.append(_parse_column(name, spec))
                 if nullable:
@@ -604,6 +582,61 @@ class Schema:
                    tuple(categorical + indicators + values), other_label)
 
 
+def check_schema_names(content: Mapping, column_names: Sequence[str], origin: str = "schema") -> None:
+    """A schema mapping's entries are the table's columns (``column_names``, its header: public),
+    each once: checked before any release, so that a schema for another table costs nothing."""
+    check_schema_columns(content, origin)
+    specs = content["columns"]
+    unknown = [name for name in specs if name not in column_names]
+    if unknown:
+        raise SynthDPError(f"{origin} names unknown column '{unknown[0]}'")
+    missing = [name for name in column_names if name not in specs]
+    if missing:
+        raise SynthDPError(f"{origin} has no entry for column '{missing[0]}'")
+
+
+def _other_label(content: Mapping, origin: str) -> str:
+    other_label = content.get("other_label", DEFAULT_OTHER_LABEL)
+    if not isinstance(other_label, str):
+        raise SynthDPError(f"{origin}: other_label must be a string")
+    return other_label
+
+
+def _level_column(name: str, spec: Mapping, other_label: str, origin: str) -> CategoricalColumn:
+    """A binary or categorical column of a schema mapping (``spec``: its entry, whose keys
+    :func:`check_schema_columns` checked), with its levels given."""
+    levels = spec.get("levels")
+    if levels == DISCOVER:
+        raise SynthDPError(f"{origin}: the levels of column '{name}' are to be discovered: give them, "
+                           "or a share of the budget to discover them (levels_share, with delta > 0)")
+    if not (isinstance(levels, list) and all(isinstance(level, (str, int, float)) for level in levels)):
+        raise SynthDPError(f"{origin}: column '{name}' needs \"levels\": a list of strings (or numbers)")
+    nullable = bool(spec.get("nullable", False))
+    binary = spec["type"] == "binary"
+    try:  # a nullable binary column needs a third cell for its missing values: a categorical block,
+        # still without an "other" level (a value outside its two levels is an error, as in a binary one)
+        return CategoricalColumn(name, tuple(str(level) for level in levels), binary and not nullable, other_label,
+                                 nullable=nullable, numbers=level_numbers(levels),
+                                 other=bool(spec.get("other", True)) and not (binary and nullable))
+    except SynthDPError as error:
+        raise SynthDPError(f"{origin}: {error}") from None
+
+
+def closed_level_columns(content: Mapping | Schema) -> tuple[CategoricalColumn, ...]:
+    """The binary and categorical columns whose levels are every value they may take (binary, or
+    ``"other": false``), given in the schema: a value outside them is an input error
+    (:meth:`CategoricalColumn.level_codes`). A pass that comes before any release (the rows per
+    privacy unit, :class:`synthdp.reader.units.UnitBound`) checks them, so that such a file fails
+    before anything is spent. Columns whose levels are to be discovered are not among them."""
+    if isinstance(content, Schema):
+        return tuple(column for column in content.declared if column.binary or not column.other)
+    check_schema_columns(content)
+    other_label = _other_label(content, "schema")
+    columns = (_level_column(name, spec, other_label, "schema") for name, spec in content["columns"].items()
+               if isinstance(spec, Mapping) and spec.get("type") in LEVEL_TYPES and spec.get("levels") != DISCOVER)
+    return tuple(column for column in columns if column.binary or not column.other)
+
+
 def load_schema_file(path: str | Path) -> dict:
     """Read a schema JSON file into a mapping; errors name the file, not its content."""
     content = read_json_file(path, "schema file")
@@ -622,7 +655,8 @@ def check_schema_columns(content: object, origin: str = "schema", given: bool = 
     categorical column's "bounds" is an error, not ignored) and, where the user ``given`` the
     mapping, at least one level for a categorical column (an empty list would map every value to
     "other"; level discovery may find none, and says so in the report). The rest (levels' content,
-    bounds' values, the columns against the table's) is :meth:`Schema.from_dict`'s."""
+    bounds' values) is :meth:`Schema.from_dict`'s, the columns against the table's
+    :func:`check_schema_names`'s."""
     if not isinstance(content, Mapping) or not isinstance(content.get("columns"), Mapping):
         raise SynthDPError(f"{origin} must hold a JSON object {{\"columns\": {{column: {{\"type\": ...}}}}}}")
     unknown = [key for key in content if key not in SCHEMA_KEYS]

@@ -37,6 +37,8 @@ from synthdp.domain.schema import (
     Schema,
     bounds_schema,
     check_schema_columns,
+    check_schema_names,
+    closed_level_columns,
     columns_to_discover,
     columns_without_bounds,
     declared_time_columns,
@@ -454,12 +456,17 @@ def fit(
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
     noise, rng = randomness(config)
     unit = None if config.privacy_unit is None or config.max_rows_per_unit is None else UnitBound(
-        config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)))  # the key: public randomness
+        config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)),  # the key: public randomness
+        closed_level_columns(schema) if schema is not None else ())  # checked before the units' count
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
                        nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
         schema = {**schema, "columns": {**{name: {"type": "continuous"} for name in table.all_names},
                                         **schema["columns"]}}
+    if isinstance(schema, Mapping):  # before any release: a schema of other columns costs nothing
+        check_schema_names(schema, table.all_names)
+    elif isinstance(schema, Schema) and list(schema.names) != table.all_names:
+        raise SynthDPError("the schema's columns do not match the table's")
     neighbours, units, public_n = ROWS, None, None
     if unit is not None:
         neighbours = Neighbours(unit.max_rows, unit.column)

@@ -35,11 +35,11 @@ With a privacy unit (:class:`synthdp.reader.units.UnitBound`) every engine first
 unit's rows, then keeps at most K rows per unit, the same rows in every engine and pass
 (:mod:`synthdp.reader.units`), and drops the unit column: every statistic is of the bounded
 table, whose row count is then private. The pass that counts reads every column and checks every
-numeric and date cell of every row (those the bound leaves out too, :func:`_checked_units`), and
-the bounded table's row count: such a bad file fails before the units' noisy count, the first
-release, in every engine, and whether it fails does not depend on the random choice of the kept
-rows. A binary or categorical column's levels are checked when the kept rows are encoded, after
-that count (the readers are not given the schema's levels).
+numeric and date cell of every row, and every cell of a column whose levels are all its values
+(those of rows the bound leaves out too, :func:`_checked_units`; the levels are the bound's,
+:attr:`synthdp.reader.units.UnitBound.levels`), and the bounded table's row count: such a bad
+file fails before the units' noisy count, the first release, in every engine, and whether it
+fails does not depend on the random choice of the kept rows.
 
 Validation errors (missing values, text in a numeric column, too few rows) necessarily
 depend on the data; they reveal only a property of the file the user passed, and they
@@ -342,6 +342,7 @@ def _frame_units(frame: pd.DataFrame, unit: UnitBound) -> tuple[pd.DataFrame, Co
     check_unit_column(unit, names)
     column = frame.columns[names.index(unit.column)]
     units = unit_values(frame[column], unit.column)
+    _checked_levels(frame, unit)
     contributions = Contributions(unit, count_units([units]), names.index(unit.column))
     keep = contributions.select(units, np.zeros(len(contributions.units), dtype=np.int64))
     return frame.drop(columns=[column]), contributions, keep
@@ -355,7 +356,18 @@ def _checked_units(frame: pd.DataFrame, unit: UnitBound, names: list[str], time_
     units' noisy count is released, as the in-memory table does."""
     column = next(label for label in frame.columns if str(label) == unit.column)  # a DataFrame's label may be no str
     _checked_chunk(frame.drop(columns=[column]), names, time_columns, text_columns, nullable)
+    _checked_levels(frame, unit)
     return unit_values(frame[column], unit.column)
+
+
+def _checked_levels(frame: pd.DataFrame, unit: UnitBound) -> None:
+    """Every cell of the columns whose levels are all their values (``unit.levels``) is one of them
+    (or missing in a nullable one), as encoding the rows checks it (:meth:`CategoricalColumn.level_codes`,
+    whose error names the column); a column the table lacks is left to the schema's check."""
+    labels = {str(label): label for label in frame.columns}
+    for column in unit.levels:
+        if column.name in labels:
+            column.level_codes(frame[labels[column.name]])
 
 
 def _unit_contributions(unit: UnitBound, counts: Mapping[str, int], names: list[str]) -> Contributions:

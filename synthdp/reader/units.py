@@ -5,9 +5,11 @@ rows of one unit (:class:`synthdp.privacy.sensitivity.Neighbours`). Every sensit
 needs each unit to have at most K rows, so the reader keeps, of a unit with m > K rows, a
 uniformly random K of them, chosen without looking at their values:
 
-* a first pass counts each unit's rows (and checks every numeric and date cell of every row,
-  before any release: :func:`synthdp.reader.table._checked_units`; a binary or categorical
-  column's levels are checked later, when the kept rows are encoded);
+* a first pass counts each unit's rows, and checks every row before any release
+  (:func:`synthdp.reader.table._checked_units`): every numeric and date cell, and every cell of
+  a column whose levels are all its values (binary, or ``"other": false``;
+  :attr:`UnitBound.levels`), those of rows the bound leaves out too, so that a bad file fails
+  before the units' count is spent, as it would without a unit;
 * the random choice is fixed by a public key (from the run's Generator): each of a unit's m
   positions (its 1st, 2nd, ... row in the order the table is read) gets a pseudo-random key
   from the run's key, the unit's identifier and the position alone, and the K positions with
@@ -31,18 +33,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from synthdp.domain.schema import CategoricalColumn
 from synthdp.domain.units import contribution_bins
 from synthdp.errors import SynthDPError
 
 
 @dataclass(frozen=True)
 class UnitBound:
-    """Which column identifies the privacy unit, the most rows K a unit keeps, and the public
-    key of the random choice of those rows."""
+    """Which column identifies the privacy unit, the most rows K a unit keeps, the public key of
+    the random choice of those rows, and the columns whose levels the counting pass checks
+    (:func:`synthdp.domain.schema.closed_level_columns`: public, from the schema)."""
 
     column: str
     max_rows: int
     key: int
+    levels: tuple[CategoricalColumn, ...] = ()
 
 
 def unit_values(column: pd.Series, name: str) -> pd.Series:
