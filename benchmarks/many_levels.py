@@ -1,4 +1,5 @@
-"""Memory and time of a mixed table with one categorical column of many levels.
+"""Memory and time of a mixed table with one categorical column of many levels: generate, and fit
+to a model file and sample from it.
 
     python benchmarks/many_levels.py [--cases 3000:2000 5000:5000:40000] [--out benchmarks/results/many_levels.md]
 
@@ -45,17 +46,29 @@ def make_table(rows: int, levels: int, folder: Path) -> tuple[Path, Path]:
     return table, schema
 
 
-def run_case(rows: int, levels: int, candidates: int | None, folder: Path) -> dict:
-    table, schema = make_table(rows, levels, folder)
-    command = ["/usr/bin/time", "-f", "TIME %e %M", sys.executable, "-m", "synthdp", "generate", str(table), "-o",
-               str(folder / "out.csv"), "--schema", str(schema), "--epsilon", "1", "--delta", "1e-10", "--seed", "1",
-               "--quiet", "--overwrite", *(["--n-candidates", str(candidates)] if candidates else [])]
+def timed(arguments: list[str], case: str) -> tuple[float, float]:
+    """Wall seconds and peak resident GB of ``python -m synthdp ARGUMENTS`` as a process of its own."""
+    command = ["/usr/bin/time", "-f", "TIME %e %M", sys.executable, "-m", "synthdp", *arguments]
     result = subprocess.run(command, capture_output=True, text=True)
     found = re.search(r"TIME ([0-9.]+) ([0-9]+)", result.stderr)
     if result.returncode != 0 or found is None:
-        raise SystemExit(f"case {rows}:{levels} failed: {result.stderr.strip().splitlines()[-1]}")
-    return {"rows": rows, "levels": levels, "candidates": candidates or 10_000, "seconds": float(found.group(1)),
-            "peak_gb": int(found.group(2)) / 2**20}
+        raise SystemExit(f"case {case} failed: {result.stderr.strip().splitlines()[-1]}")
+    return float(found.group(1)), int(found.group(2)) / 2**20
+
+
+def run_case(rows: int, levels: int, candidates: int | None, folder: Path) -> dict:
+    """generate; fit to a model file; sample as many rows as the table's from that file."""
+    table, schema = make_table(rows, levels, folder)
+    options = ["--schema", str(schema), "--epsilon", "1", "--delta", "1e-10", "--seed", "1", "--quiet", "--overwrite",
+               *(["--n-candidates", str(candidates)] if candidates else [])]
+    case, model = f"{rows}:{levels}", folder / "model.synthdp"
+    seconds, peak = timed(["generate", str(table), "-o", str(folder / "out.csv"), *options], case)
+    fit_seconds, fit_peak = timed(["fit", str(table), "-o", str(model), *options], case)
+    sample_seconds, sample_peak = timed(["sample", str(model), "-o", str(folder / "sampled.csv"), "--rows", str(rows),
+                                         "--seed", "2", "--quiet", "--overwrite"], case)
+    return {"rows": rows, "levels": levels, "candidates": candidates or 10_000, "seconds": seconds, "peak_gb": peak,
+            "fit_seconds": fit_seconds, "fit_peak_gb": fit_peak, "model_mb": model.stat().st_size / 2**20,
+            "sample_seconds": sample_seconds, "sample_peak_gb": sample_peak}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -73,10 +86,13 @@ def main(argv: list[str] | None = None) -> None:
              generated_by(" ".join(["python benchmarks/many_levels.py", *(sys.argv[1:] if argv is None else argv)]))
              + ".", "",
              "Two numeric columns and one categorical column of L declared levels, (1, 1e-10), seeded; "
-             "one process per case under /usr/bin/time (wall time, peak resident memory).", "",
-             "| rows | levels L | candidates | wall s | peak GB |", "|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['rows']} | {r['levels']} | {r['candidates']} | {r['seconds']:.1f} | {r['peak_gb']:.2f} |"
-              for r in rows]
+             "one process per command under /usr/bin/time (wall time, peak resident memory): `generate`; "
+             "`fit -o model.synthdp` (the model file's size); `sample` of as many rows as the table's from it.", "",
+             "| rows | levels L | candidates | generate s | peak GB | fit s | peak GB | model file MB | sample s "
+             "| peak GB |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['rows']} | {r['levels']} | {r['candidates']} | {r['seconds']:.1f} | {r['peak_gb']:.2f} "
+              f"| {r['fit_seconds']:.1f} | {r['fit_peak_gb']:.2f} | {r['model_mb']:.1f} | {r['sample_seconds']:.1f} "
+              f"| {r['sample_peak_gb']:.2f} |" for r in rows]
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -4,9 +4,8 @@ What a release fitted (the support points and their weights, the columns' domain
 privacy unit's public shape) is itself differentially private: sampling from it spends no budget
 and reads no data. :class:`SamplingModel` holds exactly that, and the privacy report.
 
-File format (``FORMAT``, ``FORMAT_VERSION`` 2, or 1 where no column lacks its "other" level:
-version 2 adds a categorical column's ``"other": false``, which a reader of version 1 cannot
-decode, so a file that does not use it stays version 1; both are read): a zip archive of
+File format (``FORMAT``, ``FORMAT_VERSION`` 3 for a mixed table, 1 for a numeric one; versions
+1 to 3 are read): a zip archive of
 
 * ``model.json``: ``{"format", "format_version", "synthdp_version", "rows", "columns", "domain",
   "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
@@ -17,9 +16,17 @@ decode, so a file that does not use it stays version 1; both are read): a zip ar
   sha256 of the rest of the document as canonical JSON (:func:`document_checksum`), which a reader
   that does not know it ignores too (a file without it, written before it, is read, its document
   checked field by field as every file's is);
-* one ``.npy`` member per array: ``support_points`` (float64, (S, D): unit or encoded
-  coordinates), ``support_weights`` (float64, (S,), summing to 1), and with a privacy unit
-  ``unit_contributions`` (float64, the released contributions histogram).
+* one ``.npy`` member per array: ``support_weights`` (float64, (S,), summing to 1); the support
+  points, of a numeric table as ``support_points`` (float64, (S, d): unit coordinates), of a
+  mixed table (version 3) as ``support_numeric`` (float64, (S, d): the numeric coordinates) and
+  ``support_levels`` (int16 or int32, (S, k): each binary or categorical column's level, an index
+  into its levels, in the schema's order; :class:`synthdp.domain.encoded.EncodedPoints`); and
+  with a privacy unit ``unit_contributions`` (float64, the released contributions histogram).
+
+Versions 1 and 2 held a mixed table's support as ``support_points`` (float64, (S, D): the
+one-hot encoded coordinates), S D numbers where version 3 holds S (d + k): 1.6 GB for 40 000
+points of a column of 5 000 levels; version 2 added a categorical column's ``"other": false``.
+Both are still read.
 
 No pickle: the document is JSON, the arrays are read with ``numpy.load(allow_pickle=False)``.
 A file of another format or version, a truncated or an edited one (an array whose bytes do not
@@ -63,8 +70,8 @@ from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
 FORMAT = "synthdp-model"
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
 CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
 DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # a naive datetime column's types
@@ -592,8 +599,7 @@ def _first_line(error: Exception) -> str:
 def save(model: SamplingModel, path: str | Path) -> None:
     """Write ``model`` to ``path`` (:data:`FORMAT`), atomically: a temporary file beside it, then a rename."""
     path = Path(path)
-    arrays = {"support_points": np.ascontiguousarray(model.points, dtype=np.float64),
-              "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
+    arrays = {**_support_arrays(model), "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
     if model.units is not None:
         arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
     members, manifest = {}, {}
@@ -605,8 +611,7 @@ def save(model: SamplingModel, path: str | Path) -> None:
                           "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
     document = {
         "format": FORMAT, "synthdp_version": __version__, "rows": int(model.rows),
-        "format_version": FORMAT_VERSION if model.schema is not None and any(
-            not column.other for column in model.schema.categorical) else 1,
+        "format_version": FORMAT_VERSION if model.schema is not None else 1,
         "columns": model.names, "domain": _domain_document(model.domain),
         "schema": None if model.schema is None else _schema_document(model.schema),
         "units": None if model.units is None else {
@@ -636,6 +641,29 @@ def save(model: SamplingModel, path: str | Path) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _support_arrays(model: SamplingModel) -> dict[str, np.ndarray]:
+    """The support points as the file holds them (module docstring): a mixed table's as each numeric
+    coordinate and each column's level, never the dense one-hot array."""
+    if model.schema is None:
+        return {"support_points": np.ascontiguousarray(model.points, dtype=np.float64)}
+    points = model.points
+    if not isinstance(points, EncodedPoints):
+        points = encoded_support(np.asarray(points, dtype=np.float64), model.schema)
+    widest = max((len(column.all_levels) for column in model.schema.categorical), default=0)
+    return {"support_numeric": np.ascontiguousarray(points.numeric, dtype=np.float64),
+            "support_levels": np.ascontiguousarray(points.levels, dtype=np.int16 if widest <= 2**15 else np.int32)}
+
+
+def encoded_support(dense: np.ndarray, schema: Schema) -> EncodedPoints:
+    """Dense encoded points (S, D) of ``schema`` per column: each block's level is the coordinate set
+    to 1 (a binary column's one coordinate: its second level where set, else its first)."""
+    levels = []
+    for column in schema.categorical:
+        block = dense[:, schema.block_slice(column.name)]
+        levels.append((block[:, 0] > 0.5).astype(np.int64) if column.binary else np.argmax(block, axis=1))
+    return EncodedPoints.of(schema, dense[:, :schema.d_numeric], levels)
 
 
 def load(path: str | Path) -> SamplingModel:
@@ -708,11 +736,9 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
                 and np.all(np.isfinite(contributions))):
             raise damaged("its units' contributions do not fit their max_rows")
         units = UnitsRelease(column, int(position), int(max_rows), float(noisy_rows), contributions)
-    points, weights = arrays["support_points"], arrays["support_weights"]
-    width = schema.n_coordinates if schema is not None else domain.d
-    if points.ndim != 2 or points.shape[1] != width or weights.shape != (len(points),) \
-            or not np.all(np.isfinite(points)) or not np.all(weights >= 0) or not math.isclose(weights.sum(), 1.0,
-                                                                                                  rel_tol=1e-6):
+    points, weights = _support(arrays, domain, schema, document["format_version"])
+    if points is None or weights.shape != (len(points),) or not np.all(weights >= 0) \
+            or not math.isclose(weights.sum(), 1.0, rel_tol=1e-6):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its support does not fit its columns)")
     dtypes = document.get("dtypes", {})
     levelled = set() if schema is None else {column.name for column in schema.declared}
@@ -727,6 +753,25 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
+
+
+def _support(arrays: dict[str, np.ndarray], domain: Domain, schema: Schema | None,
+             version: int) -> tuple[np.ndarray | EncodedPoints | None, np.ndarray]:
+    """The support points and weights of a file's arrays (None where the points do not fit the columns):
+    a mixed table's per column from version 3, dense (S, D) before (module docstring)."""
+    weights = arrays["support_weights"]
+    if schema is None or version < 3:
+        points = arrays["support_points"]
+        width = schema.n_coordinates if schema is not None else domain.d
+        fits = points.ndim == 2 and points.shape[1] == width and bool(np.all(np.isfinite(points)))
+        return (points if fits else None), weights
+    numeric, levels = arrays["support_numeric"], arrays["support_levels"]
+    sizes = np.array([len(column.all_levels) for column in schema.categorical], dtype=np.int64)
+    if not (numeric.ndim == 2 and numeric.shape[1] == schema.d_numeric and np.all(np.isfinite(numeric))
+            and levels.shape == (len(numeric), len(sizes)) and np.issubdtype(levels.dtype, np.integer)
+            and np.all((levels >= 0) & (levels < sizes))):
+        return None, weights
+    return EncodedPoints.of(schema, numeric, list(levels.T)), weights
 
 
 def _columns_problem(domain: Domain, schema: Schema | None) -> str | None:
