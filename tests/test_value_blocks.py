@@ -247,6 +247,12 @@ def test_a_summary_written_before_value_blocks_still_loads(schema):
                           "sex": ["F", "M"] * 100, "job": ["a", "b", "b", "a"] * 50})
     summary = SmoothSynthesizer(seed=2, n_candidates=300).fit(frame, schema=SCHEMA).marginal_summary()
     content = json.loads(summary.to_json())
+    full = [[0] * content["n_coordinates"] for _ in content["basis_terms"]]  # as version 1 wrote it: in full
+    for row, term in zip(full, content.pop("basis_terms")):
+        for coordinate, degree in term:
+            row[coordinate] = degree
+    content.update(format_version=1, basis_indices=full)
+    del content["n_coordinates"]
     block = schema.block_slice("grade" + VALUES_SUFFIX)
     older = [index for index in content["basis_indices"] if not any(index[block])]
     content["noisy_moments"] = [m for index, m in zip(content["basis_indices"], content["noisy_moments"])

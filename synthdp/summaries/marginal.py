@@ -45,7 +45,11 @@ from synthdp.errors import SynthDPError
 from synthdp.summaries.base import SummaryFile
 
 FORMAT = "synthdp-marginal-summary"
-FORMAT_VERSION = 1
+#: 2: each moment's multi-index as its terms, ``"basis_terms"``: [[coordinate, degree], ...] of its
+#: nonzero entries, with ``"n_coordinates"`` (D). Version 1 listed every multi-index in full,
+#: ``"basis_indices"`` (R x D numbers: 25 000 x 5 005 for a column of 5 000 levels); it is still read.
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
 
 
 def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.Series:
@@ -120,9 +124,14 @@ class MarginalSummary(SummaryFile):
         """The summary as plain JSON types: the schema, every released multi-index and moment, the report."""
         from synthdp._version import __version__
 
+        indices = np.asarray(self.basis_indices)
+        rows, coordinates = np.nonzero(indices)  # row by row, coordinates ascending
+        terms: list[list[list[int]]] = [[] for _ in range(len(indices))]
+        for row, coordinate, degree in zip(rows.tolist(), coordinates.tolist(), indices[rows, coordinates].tolist()):
+            terms[row].append([coordinate, degree])
         return {
             "format": FORMAT, "format_version": FORMAT_VERSION, "synthdp_version": __version__,
-            "schema": self.schema.to_dict(), "basis_indices": np.asarray(self.basis_indices).tolist(),
+            "schema": self.schema.to_dict(), "n_coordinates": int(indices.shape[1]), "basis_terms": terms,
             "noisy_moments": np.asarray(self.noisy_moments, dtype=float).tolist(), "privacy_report": self.report,
         }
 
@@ -135,20 +144,19 @@ class MarginalSummary(SummaryFile):
             raise SynthDPError(f"a marginal summary takes no options; got {sorted(options)}")
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
             raise SynthDPError(f"{origin} is not a synthdp marginal summary (no \"format\": \"{FORMAT}\")")
-        if content.get("format_version") != FORMAT_VERSION:
-            raise SynthDPError(f"{origin} has format_version {content.get('format_version')!r}; "
-                               f"this synthdp reads {FORMAT_VERSION}")
+        version = content.get("format_version")
+        if version not in READ_VERSIONS:
+            raise SynthDPError(f"{origin} has format_version {version!r}; "
+                               f"this synthdp reads {READ_VERSIONS[0]} to {READ_VERSIONS[-1]}")
         try:
             schema = Schema.from_dict(content["schema"], list(content["schema"]["columns"]), origin)
-            given = np.array(content["basis_indices"], dtype=float)
             moments = np.array(content["noisy_moments"], dtype=float)
+            indices = (_indices(content["basis_indices"], origin) if version == 1
+                       else _terms_indices(content["basis_terms"], content["n_coordinates"], origin))
         except (KeyError, TypeError, ValueError, AttributeError) as error:
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
-        if not (moments.ndim == 1 and np.isfinite(given).all() and (given == np.round(given)).all()
-                and (given >= 0).all() and np.isfinite(moments).all()):
-            raise SynthDPError(f"{origin} is malformed (basis_indices must be integers >= 0, noisy_moments finite "
-                               "numbers)")
-        indices = given.astype(np.int64)
+        if not (moments.ndim == 1 and np.isfinite(moments).all()):
+            raise SynthDPError(f"{origin} is malformed (noisy_moments must be finite numbers)")
         if indices.ndim == 2:
             # the schema the release had: a summary-only release has no value blocks, one written before the
             # binned blocks has only the blocks of single values, one written before value blocks none
@@ -158,7 +166,7 @@ class MarginalSummary(SummaryFile):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
         if (indices[:, schema.d_numeric:] > 1).any():
             raise SynthDPError(f"{origin} is malformed (a level's indicator has a degree above 1)")
-        if len(np.unique(indices, axis=0)) < len(indices):
+        if len({row.tobytes() for row in np.ascontiguousarray(indices)}) < len(indices):  # not np.unique: R x D sorts
             raise SynthDPError(f"{origin} is malformed (a moment's multi-index is listed twice)")
         ones = indices[indices.sum(axis=1) == 1]
         if not np.array_equal(np.sort(np.flatnonzero(ones[:, schema.d_numeric:].any(axis=0))),
@@ -291,6 +299,36 @@ def _distinct(columns: Sequence[str]) -> list[str]:
 
 def _full_index(columns: Sequence[str], levels: Sequence[Sequence[str]]) -> pd.MultiIndex:
     return pd.MultiIndex.from_product([list(names) for names in levels], names=list(columns))
+
+
+def _indices(given: Any, origin: str) -> np.ndarray:
+    """Version 1's multi-indices, listed in full (R x D)."""
+    values = np.array(given, dtype=float)
+    if not (np.isfinite(values).all() and (values == np.round(values)).all() and (values >= 0).all()):
+        raise SynthDPError(f"{origin} is malformed (basis_indices must be integers >= 0)")
+    return values.astype(np.int64)
+
+
+def _terms_indices(terms: Any, n_coordinates: Any, origin: str) -> np.ndarray:
+    """Version 2's multi-indices from their terms (:data:`FORMAT_VERSION`), as an (R, D) array of
+    the smallest integer type that holds their degrees."""
+    if not (isinstance(n_coordinates, int) and not isinstance(n_coordinates, bool) and n_coordinates >= 1
+            and isinstance(terms, list) and all(isinstance(term, list) for term in terms)):
+        raise SynthDPError(f"{origin} is malformed (basis_terms must be a list of lists, n_coordinates a count)")
+    pairs = [pair for term in terms for pair in term]
+    if not all(isinstance(pair, list) and len(pair) == 2 and all(
+            isinstance(value, int) and not isinstance(value, bool) for value in pair) for pair in pairs):
+        raise SynthDPError(f"{origin} is malformed (basis_terms must be [coordinate, degree] pairs of integers)")
+    rows = np.repeat(np.arange(len(terms)), [len(term) for term in terms])
+    coordinates, degrees = (np.array([pair[k] for pair in pairs], dtype=np.int64).reshape(-1) for k in (0, 1))
+    if not (((coordinates >= 0) & (coordinates < n_coordinates)).all() and (degrees >= 1).all()):
+        raise SynthDPError(f"{origin} is malformed (a term's coordinate is outside n_coordinates, or its degree "
+                           "below 1)")
+    if len(np.unique(rows * n_coordinates + coordinates)) < len(rows):
+        raise SynthDPError(f"{origin} is malformed (a moment lists a coordinate twice)")
+    indices = np.zeros((len(terms), n_coordinates), dtype=np.int8 if degrees.max(initial=0) <= 127 else np.int64)
+    indices[rows, coordinates] = degrees
+    return indices
 
 
 def _as_series(values: np.ndarray, columns: Sequence[str], levels: Sequence[Sequence[str]]) -> pd.Series:
