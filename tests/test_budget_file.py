@@ -201,10 +201,22 @@ def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
     assert sum(r["epsilon"] for r in _document(budget)["releases"]) == pytest.approx(1.0)
 
 
-def test_a_python_fit_that_fails_after_a_stage_released_is_charged(tmp_path):
-    """By unit, the units stage releases a noisy row count (which a warning may name) before the
-    schema's level discovery refuses to run without its share: something of the release is out,
-    so its reservation is charged, not dropped, or repeated failing fits would average the count."""
+def _failing_plan(monkeypatch):
+    """The mixed plan, the step after the units stage, made to fail (a discovery without its share,
+    which these tests used, is refused before any release now)."""
+    from synthdp import SynthDPError
+    from synthdp.pipeline import run
+
+    def failing(*args, **kwargs):
+        raise SynthDPError("the plan failed on the released levels")
+
+    monkeypatch.setattr(run, "make_mixed_plan", failing)
+
+
+def test_a_python_fit_that_fails_after_a_stage_released_is_charged(tmp_path, monkeypatch):
+    """By unit, the units stage releases a noisy row count (which a warning may name) before a later
+    step fails: something of the release is out, so its reservation is charged, not dropped, or
+    repeated failing fits would average the count."""
     import warnings
 
     import numpy as np
@@ -216,9 +228,10 @@ def test_a_python_fit_that_fails_after_a_stage_released_is_charged(tmp_path):
     frame = pd.DataFrame({"person": np.repeat(np.arange(100), 2), "x": rng.uniform(0, 1, 200),
                           "c": rng.choice(["a", "b"], 200)})
     schema = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
-                          "c": {"type": "categorical", "levels": "discover"}}}
+                          "c": {"type": "categorical", "levels": ["a", "b"]}}}
     budget = tmp_path / "t.budget.json"
-    with warnings.catch_warnings(), pytest.raises(SynthDPError, match="levels_share"):
+    _failing_plan(monkeypatch)
+    with warnings.catch_warnings(), pytest.raises(SynthDPError, match="the plan failed"):
         warnings.simplefilter("ignore")
         SmoothSynthesizer(epsilon=0.3, delta=1e-6, privacy_unit="person", max_rows_per_unit=2).fit(
             frame, schema=schema, budget_file=budget, lifetime_epsilon=1.0, lifetime_delta=1e-5)
@@ -247,16 +260,23 @@ def _units_table(tmp_path):
     return table, declared, schema
 
 
-def test_a_command_that_fails_after_a_stage_released_is_charged(tmp_path, capsys):
-    """As the Python fit: by unit, the units stage releases a noisy row count before the level
-    discovery refuses to run without its share; the one-line error may carry what the plan made of
-    that count, so the release is charged, not dropped (repeated failing commands would average it)."""
-    table, _, schema = _units_table(tmp_path)
+def test_a_command_that_fails_after_a_stage_released_is_charged(tmp_path, capsys, monkeypatch):
+    """As the Python fit: by unit, the units stage releases a noisy row count before a later step
+    fails; the one-line error may carry what the plan made of that count, so the release is charged,
+    not dropped (repeated failing commands would average it). A discovery without its share is
+    refused before any release: nothing charged."""
+    table, declared, schema = _units_table(tmp_path)
     budget = tmp_path / "b.json"
     code = main(["generate", str(table), "-o", str(tmp_path / "x.csv"), "--schema", str(schema), "--epsilon", "0.3",
                  "--delta", "1e-6", "--privacy-unit", "person", "--max-rows-per-unit", "2", "--budget-file",
                  str(budget), "--lifetime-epsilon", "1", "--lifetime-delta", "1e-5", "--quiet"])
-    assert code == 2 and "levels" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
+    assert code == 2 and "levels" in capsys.readouterr().err and _document(budget)["releases"] == []
+    schema = declared
+    _failing_plan(monkeypatch)
+    code = main(["generate", str(table), "-o", str(tmp_path / "x.csv"), "--schema", str(schema), "--epsilon", "0.3",
+                 "--delta", "1e-6", "--privacy-unit", "person", "--max-rows-per-unit", "2", "--budget-file",
+                 str(budget), "--lifetime-epsilon", "1", "--lifetime-delta", "1e-5", "--quiet"])
+    assert code == 2 and "the plan failed" in capsys.readouterr().err and not (tmp_path / "x.csv").exists()
     releases = _document(budget)["releases"]
     assert [(r["state"], r["epsilon"], r["differentially_private"]) for r in releases] == [("spent", 0.3, None)]
 

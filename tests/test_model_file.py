@@ -190,6 +190,25 @@ def test_a_mixed_model_files_levels_out_of_their_columns_are_refused(tmp_path):
         assert "\n" not in str(error.value), name
 
 
+def test_a_model_files_complex_support_is_refused(tmp_path):
+    """Complex numbers (the file edited, every checksum made again) passed the finite check and were read
+    with their imaginary parts dropped (numpy's ComplexWarning), in a mixed table's version 3 arrays as in a
+    numeric table's: refused as damaged, in one line."""
+    for make, points in ((_mixed, "support_numeric"), (_numeric, "support_points")):
+        path = tmp_path / "m.synthdp"
+        make().save(path)
+        arrays = _arrays(path)
+        with zipfile.ZipFile(path) as archive:
+            version = json.loads(archive.read("model.json"))["format_version"]
+        for name in (points, "support_weights"):
+            edited = _rewritten(path, tmp_path / "complex.synthdp", {**arrays, name: arrays[name] + 0.5j}, version)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no ComplexWarning either
+                with pytest.raises(SynthDPError, match="damaged") as error:
+                    SmoothSynthesizer.load(edited)
+            assert "\n" not in str(error.value), name
+
+
 def test_conditions_on_a_nullable_coded_column_pass_over_its_missing_cells():
     """Levels [0, 1] of a nullable column decode to Int64 with missing cells: a condition or a given value
     selects the rows it names, a missing cell satisfying none."""

@@ -649,6 +649,40 @@ def test_an_edited_marginal_summary_is_one_line(tmp_path):
             MarginalSummary.from_dict(edited)
 
 
+def test_a_marginal_summary_s_huge_or_empty_terms_are_one_plain_line():
+    """A number past 64 bits (a term's degree or coordinate, n_coordinates, a moment) was a traceback
+    (OverflowError); an n_coordinates of 2**40 made an (R, 2**40) array (out of memory, or a machine's
+    memory taken); an empty term (the constant 1 as a moment) was read and changed every binary
+    column's first level; and the helpers' own errors were wrapped in a second "is malformed (...)"."""
+    from synthdp.summaries.marginal import MarginalSummary
+
+    content = json.loads(json.dumps(_marginal_content().to_dict()))
+    numeric = next(k for k, term in enumerate(content["basis_terms"]) if term[0][0] < 1)
+
+    def term(value):
+        return lambda c: c["basis_terms"][numeric].__setitem__(0, value)
+
+    for edit, message in ((term([0, 10**20]), "malformed"), (term([10**20, 1]), "malformed"),
+                          (lambda c: c.update(n_coordinates=10**20), "n_coordinates does not match"),
+                          (lambda c: c.update(n_coordinates=2**40), "n_coordinates does not match"),
+                          (lambda c: c["noisy_moments"].__setitem__(0, 10**400), "malformed"),
+                          (lambda c: c["basis_terms"].__setitem__(numeric, []), "has no term"),
+                          (lambda c: c.update(basis_terms=None), "list of lists")):
+        edited = json.loads(json.dumps(content))
+        edit(edited)
+        with pytest.raises(SynthDPError, match=message) as error:
+            MarginalSummary.from_dict(edited)
+        assert "\n" not in str(error.value) and str(error.value).count("malformed") == 1, str(error.value)
+    version_1 = _version_1(content)
+    for edit, message in ((lambda c: c["basis_indices"][0].__setitem__(0, 1.5), "integers >= 0"),
+                          (lambda c: c["basis_indices"][numeric].__setitem__(0, 0), "has no term")):
+        edited = json.loads(json.dumps(version_1))
+        edit(edited)
+        with pytest.raises(SynthDPError, match=message) as error:
+            MarginalSummary.from_dict(edited)
+        assert str(error.value).count("malformed") == 1, str(error.value)
+
+
 def test_marginal_of_a_table_holding_other_columns_and_of_internal_columns(tmp_path, capsys):
     """--table reads the schema over its own columns (the table may hold a unit column it leaves
     out); an internal coordinate (a nullable column's missingness) is not a column: one line."""

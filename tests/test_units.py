@@ -443,6 +443,51 @@ def test_a_bad_level_or_schema_fails_before_the_units_count_is_released_in_every
         assert json.loads(budget.read_text())["releases"] == [], (engine, chunk_rows)
 
 
+BAD_PUBLIC = {  # name: (fit's keywords, the data as a CSV file read whole (False) or streamed (True), the error)
+    "bounds name another column": ({"bounds": {**BOUNDS, "zz": [0, 1]}}, False, "bounds name unknown column 'zz'"),
+    "bounds leave one out": ({"bounds": {"a": BOUNDS["a"]}}, False, "no bounds for column 'b'"),
+    "bounds reversed": ({"bounds": {**BOUNDS, "a": [5, -5]}}, False, "bounds for column 'a' need lo < hi"),
+    "schema bounds reversed": ({"schema": {"columns": {**SCHEMA["columns"], "a": {"type": "continuous",
+                                                                                  "bounds": [5, -5]}}}},
+                               False, "bounds for column 'a' need lo < hi"),
+    "schema decimals": ({"schema": {"columns": {**SCHEMA["columns"], "b": {"type": "continuous", "bounds": [0, 10],
+                                                                           "decimals": -1}}}},
+                        False, "column 'b' has \"decimals\""),
+    "schema without bounds": ({"schema": {"columns": {**SCHEMA["columns"], "a": {"type": "continuous"}}}},
+                              False, "no bounds for column 'a'"),
+    "discovery without a share": ({"schema": {"columns": {**SCHEMA["columns"],
+                                                          "g": {"type": "categorical", "levels": "discover"}}}},
+                                  False, "column 'g' asks for DP level discovery"),
+    "discovery streamed": ({"schema": {"columns": {**SCHEMA["columns"],
+                                                   "g": {"type": "categorical", "levels": "discover"}}},
+                            "levels_share": 0.1}, True, "DP discovery of levels reads the table in memory"),
+}
+
+
+@pytest.mark.parametrize("bad", list(BAD_PUBLIC))
+def test_bad_public_inputs_fail_before_the_units_count_is_released(tmp_path, bad):
+    """By unit, what the bounds or the schema alone refuse (a column the header lacks or one without
+    bounds, reversed bounds, bad decimals, a discovery without its share or on a streamed table) was
+    found after the units' noisy count: the budget file was charged for the failed run. It is checked
+    before any release now, as the schema's column names are."""
+    rng = np.random.default_rng(5)
+    frame = _base(rng, units=40)
+    frame = frame.assign(c=rng.choice(["x", "y"], len(frame)), g=rng.choice(["u", "v", "w"], len(frame)))
+    keywords, streamed, expected = BAD_PUBLIC[bad]
+    if "bounds" in keywords:
+        frame = frame.drop(columns=["c", "g"])
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    budget = tmp_path / "t.budget.json"
+    fit_options = {key: value for key, value in keywords.items() if key in ("bounds", "schema")}
+    synth = SmoothSynthesizer(epsilon=1.0, delta=1e-8, seed=1, privacy_unit="person", max_rows_per_unit=K,
+                              chunk_rows=30 if streamed else None, levels_share=keywords.get("levels_share", 0.0))
+    with warnings.catch_warnings(), pytest.raises(SynthDPError, match=expected) as error:
+        warnings.simplefilter("ignore")
+        synth.fit(tmp_path / "t.csv", **fit_options, budget_file=budget, lifetime_epsilon=100.0, lifetime_delta=1e-6)
+    assert "\n" not in str(error.value)
+    assert json.loads(budget.read_text())["releases"] == []
+
+
 def test_a_bad_level_is_refused_whichever_rows_the_bound_keeps():
     """A value outside a binary column's levels, in a row the bound may leave out, is refused under
     every key (it passed where the row was left out); an open categorical column's is not an error."""

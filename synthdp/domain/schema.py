@@ -595,6 +595,16 @@ def check_schema_names(content: Mapping, column_names: Sequence[str], origin: st
         raise SynthDPError(f"{origin} has no entry for column '{missing[0]}'")
 
 
+def check_numeric_specs(content: Mapping, estimated: Sequence[str] = ()) -> None:
+    """A schema mapping's numeric columns parsed as :meth:`Schema.from_dict` parses them (type,
+    bounds, decimals), but for the columns whose bounds are to be ``estimated``: checked before any
+    release (the units' count, level discovery, the bounds' estimates come before the schema is
+    built), so that a schema's bad bounds cost nothing."""
+    for name, spec in content["columns"].items():
+        if name not in estimated and not (isinstance(spec, Mapping) and spec.get("type") in LEVEL_TYPES):
+            _parse_column(name, spec)
+
+
 def _other_label(content: Mapping, origin: str) -> str:
     other_label = content.get("other_label", DEFAULT_OTHER_LABEL)
     if not isinstance(other_label, str):

@@ -760,18 +760,25 @@ def _support(arrays: dict[str, np.ndarray], domain: Domain, schema: Schema | Non
     """The support points and weights of a file's arrays (None where the points do not fit the columns):
     a mixed table's per column from version 3, dense (S, D) before (module docstring)."""
     weights = arrays["support_weights"]
+    if not _real(weights):
+        return None, weights
     if schema is None or version < 3:
         points = arrays["support_points"]
         width = schema.n_coordinates if schema is not None else domain.d
-        fits = points.ndim == 2 and points.shape[1] == width and bool(np.all(np.isfinite(points)))
+        fits = points.ndim == 2 and points.shape[1] == width and _real(points) and bool(np.all(np.isfinite(points)))
         return (points if fits else None), weights
     numeric, levels = arrays["support_numeric"], arrays["support_levels"]
     sizes = np.array([len(column.all_levels) for column in schema.categorical], dtype=np.int64)
-    if not (numeric.ndim == 2 and numeric.shape[1] == schema.d_numeric and np.all(np.isfinite(numeric))
+    if not (numeric.ndim == 2 and numeric.shape[1] == schema.d_numeric and _real(numeric) and np.all(np.isfinite(numeric))
             and levels.shape == (len(numeric), len(sizes)) and np.issubdtype(levels.dtype, np.integer)
             and np.all((levels >= 0) & (levels < sizes))):
         return None, weights
     return EncodedPoints.of(schema, numeric, list(levels.T)), weights
+
+
+def _real(array: np.ndarray) -> bool:
+    """Whether ``array`` holds real numbers (complex ones were read, their imaginary parts dropped)."""
+    return array.dtype.kind in "fiu"
 
 
 def _columns_problem(domain: Domain, schema: Schema | None) -> str | None:

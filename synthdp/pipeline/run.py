@@ -36,6 +36,7 @@ from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import (
     Schema,
     bounds_schema,
+    check_numeric_specs,
     check_schema_columns,
     check_schema_names,
     closed_level_columns,
@@ -467,6 +468,7 @@ def fit(
         check_schema_names(schema, table.all_names)
     elif isinstance(schema, Schema) and list(schema.names) != table.all_names:
         raise SynthDPError("the schema's columns do not match the table's")
+    check_public_inputs(config, table, bounds, schema, bounds_from_data)
     neighbours, units, public_n = ROWS, None, None
     if unit is not None:
         neighbours = Neighbours(unit.max_rows, unit.column)
@@ -643,13 +645,42 @@ def release_unit_counts(config: SynthConfig, table: PrivateTable, neighbours: Ne
     return units, replace(config, epsilon=config.epsilon - epsilon)
 
 
+def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, object] | Domain | None,
+                        schema: Mapping | Schema | None, bounds_from_data: bool) -> None:
+    """What the public inputs alone refuse (the bounds against the header, a schema's numeric columns'
+    bounds, the share a column's levels or bounds to be found need, level discovery on a streamed table),
+    checked before any release: the units' count (by unit), level discovery and the bounds' estimates
+    come before the steps that found them, and a budget file was charged for a run that then failed."""
+    if isinstance(schema, Mapping):
+        discover = columns_to_discover(schema)
+        if discover:
+            _check_levels_share(config, discover)
+            table.check_level_counts([name for name in discover if name in table.all_names])
+        unbounded = columns_without_bounds(schema, table.column_names)
+        if unbounded:
+            _check_bounds_share(config, unbounded)
+        check_numeric_specs(schema, unbounded)
+    elif schema is None and (bounds is not None or not bounds_from_data):  # not its warning of bounds from data
+        known_bounds(config, table, bounds, bounds_from_data)
+
+
+def _check_levels_share(config: SynthConfig, names: Sequence[str]) -> None:
+    if config.levels_share == 0:
+        raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
+                           "set levels_share (CLI: --levels-share S) and delta > 0")
+
+
+def _check_bounds_share(config: SynthConfig, names: Sequence[str]) -> None:
+    if config.bounds_share == 0:
+        raise SynthDPError(f"no bounds for column '{names[0]}': give them (in the bounds or schema file), or spend a "
+                           "share of epsilon on DP estimates (bounds_share; CLI: --bounds-share S)")
+
+
 def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
                     noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[dict, SynthConfig]:
     """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
     names = columns_to_discover(schema)
-    if config.levels_share == 0:
-        raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
-                           "set levels_share (CLI: --levels-share S) and delta > 0")
+    _check_levels_share(config, names)
     share = config.levels_share
     counts = {name: table.level_counts(name) for name in names if name in table.all_names}
     levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise, neighbours)
@@ -666,9 +697,7 @@ def estimate_schema_bounds(config: SynthConfig, table: PrivateTable, schema: Map
     bins per column, epsilon * bounds_share split between them; a missing cell is in no bin), in a
     pass of their own before the schema is built, since its value blocks and encoding need them. An
     integer column's estimate is widened to whole numbers."""
-    if config.bounds_share == 0:
-        raise SynthDPError(f"no bounds for column '{names[0]}': give them (in the bounds or schema file), or spend a "
-                           "share of epsilon on DP estimates (bounds_share; CLI: --bounds-share S)")
+    _check_bounds_share(config, names)
     specs = schema["columns"]  # a date or datetime column without bounds has been refused as the table opened
     scan = table.row_sums(SumRequest(histogram_columns=tuple(table.column_names.index(name) for name in names)))
     share = config.bounds_share

@@ -57,7 +57,7 @@ import tempfile
 import threading
 import warnings
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -273,11 +273,16 @@ class PrivateTable:
 
         Private: for the level-discovery mechanism only (:func:`synthdp.privacy.release.release_levels`).
         """
-        if name not in self._text:
+        self.check_level_counts([name])
+        return level_text(self._text[name]).value_counts(sort=False).to_dict()
+
+    def check_level_counts(self, names: Sequence[str]) -> None:
+        """That :meth:`level_counts` can count the columns ``names`` of the table (one held in memory):
+        public (how the table is read), checked before any release."""
+        if any(name not in self._text for name in names):
             raise SynthDPError("DP discovery of levels reads the table in memory, and this one streams (a Parquet "
                                "file, a CSV file over the in-memory size, --chunk-rows or --engine dask): give the "
                                "column's levels in the schema, or a CSV file read whole")
-        return level_text(self._text[name]).value_counts(sort=False).to_dict()
 
     def encoded_moments(self, schema: Schema, indices: np.ndarray, layout: CellLayout | None = None,
                         n: float | None = None, compiled: bool = False) -> tuple[np.ndarray, np.ndarray | None, int, int]:

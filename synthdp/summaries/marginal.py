@@ -151,21 +151,27 @@ class MarginalSummary(SummaryFile):
         try:
             schema = Schema.from_dict(content["schema"], list(content["schema"]["columns"]), origin)
             moments = np.array(content["noisy_moments"], dtype=float)
+            # the schema the release had: a summary-only release has no value blocks, one written before the
+            # binned blocks has only the blocks of single values, one written before value blocks none
+            layouts = (schema, schema.without_binned_blocks(), schema.without_value_blocks())
             indices = (_indices(content["basis_indices"], origin) if version == 1
-                       else _terms_indices(content["basis_terms"], content["n_coordinates"], origin))
-        except (KeyError, TypeError, ValueError, AttributeError) as error:
+                       else _terms_indices(content["basis_terms"], content["n_coordinates"], origin,
+                                           [layout.n_coordinates for layout in layouts]))
+        except SynthDPError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:  # 10**400: OverflowError
             raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
         if not (moments.ndim == 1 and np.isfinite(moments).all()):
             raise SynthDPError(f"{origin} is malformed (noisy_moments must be finite numbers)")
         if indices.ndim == 2:
-            # the schema the release had: a summary-only release has no value blocks, one written before the
-            # binned blocks has only the blocks of single values, one written before value blocks none
-            schema = next((layout for layout in (schema, schema.without_binned_blocks(), schema.without_value_blocks())
-                           if layout.n_coordinates == indices.shape[1]), schema)
+            schema = next((layout for layout in layouts if layout.n_coordinates == indices.shape[1]), schema)
         if indices.ndim != 2 or indices.shape != (len(moments), schema.n_coordinates):
             raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
         if (indices[:, schema.d_numeric:] > 1).any():
             raise SynthDPError(f"{origin} is malformed (a level's indicator has a degree above 1)")
+        if not (np.bincount(np.nonzero(indices)[0], minlength=len(indices)) > 0).all():
+            raise SynthDPError(f"{origin} is malformed (a moment's multi-index has no term: the constant 1 is no "
+                               "released moment)")
         if len({row.tobytes() for row in np.ascontiguousarray(indices)}) < len(indices):  # not np.unique: R x D sorts
             raise SynthDPError(f"{origin} is malformed (a moment's multi-index is listed twice)")
         ones = indices[indices.sum(axis=1) == 1]
@@ -309,12 +315,15 @@ def _indices(given: Any, origin: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
-def _terms_indices(terms: Any, n_coordinates: Any, origin: str) -> np.ndarray:
+def _terms_indices(terms: Any, n_coordinates: Any, origin: str, layouts: Sequence[int]) -> np.ndarray:
     """Version 2's multi-indices from their terms (:data:`FORMAT_VERSION`), as an (R, D) array of
-    the smallest integer type that holds their degrees."""
+    the smallest integer type that holds their degrees; ``layouts``: the D a layout of the summary's
+    schema has, which ``n_coordinates`` must be (checked before an (R, D) array is made of it)."""
     if not (isinstance(n_coordinates, int) and not isinstance(n_coordinates, bool) and n_coordinates >= 1
             and isinstance(terms, list) and all(isinstance(term, list) for term in terms)):
         raise SynthDPError(f"{origin} is malformed (basis_terms must be a list of lists, n_coordinates a count)")
+    if n_coordinates not in layouts:
+        raise SynthDPError(f"{origin} is malformed (n_coordinates does not match the schema)")
     pairs = [pair for term in terms for pair in term]
     if not all(isinstance(pair, list) and len(pair) == 2 and all(
             isinstance(value, int) and not isinstance(value, bool) for value in pair) for pair in pairs):
