@@ -7,7 +7,6 @@ false-failure rate.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import subprocess
@@ -111,13 +110,7 @@ def _rewritten(path: Path, out: Path, arrays: dict[str, np.ndarray], version: in
     every checksum made again: a file as another synthdp would have written it."""
     with zipfile.ZipFile(path) as archive:
         document = json.loads(archive.read("model.json"))
-    members, manifest = {}, {}
-    for name, array in arrays.items():
-        buffer = io.BytesIO()
-        np.save(buffer, array, allow_pickle=False)
-        members[f"{name}.npy"] = buffer.getvalue()
-        manifest[name] = {"shape": list(array.shape), "dtype": str(array.dtype),
-                          "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
+    members, manifest = model_file.array_members(arrays)
     document = {**document, "arrays": manifest, "format_version": version}
     document[model_file.DOCUMENT_CHECKSUM] = model_file.document_checksum(document)
     with zipfile.ZipFile(out, "w") as archive:

@@ -365,6 +365,17 @@ def test_a_row_count_drowned_in_its_noise_is_announced():
     assert not any("released row count" in str(warning.message) for warning in caught)
 
 
+def _every_engine(frame: pd.DataFrame, folder) -> list[tuple]:
+    """``frame`` as each engine reads it, (data, engine, chunk_rows): in memory, a CSV file whole and
+    in chunks, a Parquet file in chunks, and Dask on both files."""
+    pytest.importorskip("dask.dataframe")
+    pytest.importorskip("pyarrow")
+    frame.to_csv(folder / "t.csv", index=False)
+    frame.to_parquet(folder / "t.parquet", row_group_size=40)
+    return [(frame, "numpy", None), (folder / "t.csv", "numpy", None), (folder / "t.csv", "numpy", 30),
+            (folder / "t.parquet", "numpy", 30), (folder / "t.csv", "dask", 30), (folder / "t.parquet", "dask", None)]
+
+
 BAD_CELLS = {  # name: (how the file is spoiled, the most rows per unit, the error)
     "text": (lambda frame: frame.astype({"a": str}).assign(a=lambda f: f["a"].where(f.index != 50, "7.5.1")), K,
              "column 'a' is not numeric"),
@@ -379,16 +390,10 @@ def test_a_bad_file_fails_before_the_units_count_is_released_in_every_engine(tmp
     charged for it) before a later pass checked the cells; the in-memory table checked them first.
     Every engine now checks every cell in the pass that counts the rows per unit: the same one-line
     error before any release, and the budget file keeps no release."""
-    pytest.importorskip("dask.dataframe")
-    pytest.importorskip("pyarrow")
     spoil, max_rows, expected = BAD_CELLS[bad]
     frame = spoil(_base(np.random.default_rng(4), units=40))
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    frame.to_parquet(tmp_path / "t.parquet", row_group_size=40)
     budget = tmp_path / "t.budget.json"
-    for data, engine, chunk_rows in ((frame, "numpy", None), (tmp_path / "t.csv", "numpy", None),
-                                     (tmp_path / "t.csv", "numpy", 30), (tmp_path / "t.parquet", "numpy", 30),
-                                     (tmp_path / "t.csv", "dask", 30), (tmp_path / "t.parquet", "dask", None)):
+    for data, engine, chunk_rows in _every_engine(frame, tmp_path):
         synth = SmoothSynthesizer(epsilon=1.0, seed=1, privacy_unit="person", max_rows_per_unit=max_rows, engine=engine,
                                   chunk_rows=chunk_rows)
         with warnings.catch_warnings(), pytest.raises(SynthDPError, match=expected) as error:
@@ -422,18 +427,12 @@ def test_a_bad_level_or_schema_fails_before_the_units_count_is_released_in_every
     and a bad value in a row the bound left out passed); a schema naming other columns failed after
     that count too. The counting pass now checks those levels in every row, and the schema's columns
     are checked against the header before any release: one line, and the budget file keeps no release."""
-    pytest.importorskip("dask.dataframe")
-    pytest.importorskip("pyarrow")
     rng = np.random.default_rng(5)
     base = _base(rng, units=40)
     base = base.assign(c=rng.choice(["x", "y"], len(base)), g=rng.choice(["u", "v", "w"], len(base)))
     schema, frame = BAD_LEVELS[bad][0](SCHEMA, base)
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    frame.to_parquet(tmp_path / "t.parquet", row_group_size=40)
     budget = tmp_path / "t.budget.json"
-    for data, engine, chunk_rows in ((frame, "numpy", None), (tmp_path / "t.csv", "numpy", None),
-                                     (tmp_path / "t.csv", "numpy", 30), (tmp_path / "t.parquet", "numpy", 30),
-                                     (tmp_path / "t.csv", "dask", 30), (tmp_path / "t.parquet", "dask", None)):
+    for data, engine, chunk_rows in _every_engine(frame, tmp_path):
         synth = SmoothSynthesizer(epsilon=1.0, delta=1e-8, seed=1, privacy_unit="person", max_rows_per_unit=K,
                                   engine=engine, chunk_rows=chunk_rows)
         with warnings.catch_warnings(), pytest.raises(SynthDPError, match=BAD_LEVELS[bad][1]) as error:

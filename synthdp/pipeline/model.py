@@ -602,13 +602,7 @@ def save(model: SamplingModel, path: str | Path) -> None:
     arrays = {**_support_arrays(model), "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
     if model.units is not None:
         arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
-    members, manifest = {}, {}
-    for name, array in arrays.items():
-        buffer = io.BytesIO()
-        np.save(buffer, array, allow_pickle=False)
-        members[f"{name}.npy"] = buffer.getvalue()
-        manifest[name] = {"shape": list(array.shape), "dtype": str(array.dtype),
-                          "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
+    members, manifest = array_members(arrays)
     document = {
         "format": FORMAT, "synthdp_version": __version__, "rows": int(model.rows),
         "format_version": FORMAT_VERSION if model.schema is not None else 1,
@@ -641,6 +635,19 @@ def save(model: SamplingModel, path: str | Path) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def array_members(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, bytes], dict[str, dict]]:
+    """Each array as the file's ``.npy`` member (no pickle), and the document's ``arrays`` manifest:
+    each one's shape, dtype and sha256."""
+    members, manifest = {}, {}
+    for name, array in arrays.items():
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        members[f"{name}.npy"] = buffer.getvalue()
+        manifest[name] = {"shape": list(array.shape), "dtype": str(array.dtype),
+                          "sha256": hashlib.sha256(members[f"{name}.npy"]).hexdigest()}
+    return members, manifest
 
 
 def _support_arrays(model: SamplingModel) -> dict[str, np.ndarray]:
