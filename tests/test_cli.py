@@ -388,7 +388,7 @@ def test_outputs_get_the_mode_of_ordinary_files(tmp_path):
 
 def test_the_csv_writer_reads_back_as_the_same_table(tmp_path):
     """write_csv (pyarrow's writer where installed) round-trips numbers, text, missing cells and dates."""
-    from synthdp.cli import write_csv
+    from synthdp.writers import write_csv
 
     rng = np.random.default_rng(4)
     frame = pd.DataFrame({
@@ -408,7 +408,7 @@ def test_the_csv_writer_reads_back_as_the_same_table(tmp_path):
 
 
 def test_a_float_column_of_whole_numbers_reads_back_as_floats(tmp_path):
-    from synthdp.cli import write_csv
+    from synthdp.writers import write_csv
 
     frame = pd.DataFrame({"grid": [151.0, 152.0, 149.0], "x": [0.5, 0.25, 1.0]})
     write_csv(frame, tmp_path / "o.csv")
