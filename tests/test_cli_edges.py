@@ -199,3 +199,27 @@ def test_csv_options_given_for_a_parquet_input_are_named_as_ignored(tmp_path, ca
     assert main(["generate", CLINIC, "-o", str(tmp_path / "csv.csv"), "--bounds", BOUNDS, "--encoding", "utf-8",
                  "--quiet"]) == 0
     assert "ignored" not in capsys.readouterr().err
+
+
+def test_a_renamed_set_of_copies_is_still_checked(copies, tmp_path, capsys):
+    """Copies moved to another name as a set: out.copies.json's digests are by the old names, which no
+    file has now, and every copy passed unchecked (another release's, or an edited one). They are
+    checked by their place in the record's list of files."""
+    for name in ("a.csv", "a.1.csv", "a.2.csv", "a.reference.csv", "a.copies.json"):
+        shutil.copy(copies / name, tmp_path / name.replace("a.", "b.", 1))
+    assert main(["infer", str(tmp_path / "b.csv"), "--mean", "age"]) == 0
+    capsys.readouterr()
+    shutil.copy(copies / "c.2.csv", tmp_path / "b.2.csv")  # same columns and rows, another release
+    assert main(["infer", str(tmp_path / "b.csv"), "--mean", "age"]) == 2
+    _one_error(capsys, "b.2.csv", "is not what this release's generate --copies wrote")
+
+
+def test_a_copy_of_other_columns_is_named(copies, tmp_path, capsys):
+    """Without out.copies.json (copies written before it), a copy of other columns was read and the
+    statistic failed on it with 'column ... is not in the table', naming no file."""
+    for name in ("a.csv", "a.1.csv", "a.2.csv", "a.reference.csv"):
+        shutil.copy(copies / name, tmp_path / name)
+    frame = pd.read_csv(tmp_path / "a.2.csv")
+    frame.drop(columns=["bmi"]).to_csv(tmp_path / "a.2.csv", index=False)
+    assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age", "bmi"]) == 2
+    _one_error(capsys, "a.2.csv", "other columns than")

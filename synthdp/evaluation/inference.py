@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import hashlib
+import numbers
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -112,6 +113,32 @@ def _as_series(value: Any) -> pd.Series:
     return pd.Series(array.ravel())
 
 
+def _aligned(series: pd.Series, index: pd.Index, where: str) -> pd.Series:
+    """``series`` (the statistic's elements on ``where``) on the elements ``index``: by name, or by
+    place where two elements share a name and both have the same names in the same order; elements
+    of one name that do not line up (a group absent from one of two group statistics) are an error."""
+    if not (series.index.has_duplicates or index.has_duplicates):
+        return series.reindex(index)
+    if series.index.equals(index):
+        return series
+    shared = index if index.has_duplicates else series.index
+    name = shared[shared.duplicated()][0]
+    raise SynthDPError(f"the statistic has two or more elements named '{name}', and its elements on {where} are "
+                       "not those on the first block of the copies' reference sample: give each element its own name "
+                       "(pd.concat([...], keys=[...]) names each part's elements by its key)")
+
+
+def _on(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, where: str) -> pd.Series:
+    """The statistic's elements on ``table``; an error the statistic raises keeps its type and says
+    ``where`` (which copy) in a note."""
+    try:
+        value = statistic(table)
+    except Exception as error:
+        error.add_note(f"(synthdp.infer: the statistic raised this on {where})")
+        raise
+    return _as_series(value)
+
+
 def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float = 0.95,
           limits: tuple[float, float] | Mapping[Any, tuple[float, float]] | None = None) -> pd.DataFrame:
     """Estimate, standard error and interval of ``statistic`` from a release's copies.
@@ -141,23 +168,43 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
         copy's rows) before the bias correction; and ``measured``, False where the element reads
         two columns whose dependence the release did not measure (:func:`read_pairs`): its
-        interval is centred on their independence, and :func:`infer` warns.
+        interval is centred on their independence, and :func:`infer` warns. An element some
+        copies have no value of (a group absent from them) takes its mean, standard error and t
+        from the copies that have one, and has no interval (NaN) where fewer than two do; infer
+        warns, naming it.
     """
+    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+        raise SynthDPError("level must be a number in (0, 1), e.g. 0.95")
     if not 0 < level < 1:
         raise SynthDPError("level must be in (0, 1), e.g. 0.95")
     tables = list(getattr(copies, "tables", []))
     reference = getattr(copies, "reference", None)
     if len(tables) < 2 or reference is None:
         raise SynthDPError("infer takes what SmoothSynthesizer.sample_copies returns (at least two copies)")
-    own = _fitted_value(statistic, reference, len(tables[0]))
-    measured = _unmeasured_reads(copies, statistic, reference.iloc[:len(tables[0])].reset_index(drop=True), own.index)
-    values = pd.concat([_as_series(statistic(table)).reindex(own.index) for table in tables], axis=1).astype(float)
-    m = values.shape[1]
+    rows = len(tables[0])
+    own, block = _fitted_value(statistic, reference, rows)
+    measured = _unmeasured_reads(copies, statistic, reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True),
+                                 own.index)
+    m = len(tables)
+    values = pd.DataFrame(np.column_stack([_aligned(_on(statistic, table, f"copy {k} of {m}"), own.index,
+                                                    f"copy {k} of {m}").to_numpy(dtype=float)
+                                           for k, table in enumerate(tables, start=1)]), index=own.index)
+    # each element over the copies that have a value of it (a group absent from some copies has fewer)
+    counts = values.notna().sum(axis=1)
     estimate = 2 * own - values.mean(axis=1)
-    se = values.std(axis=1, ddof=1) * np.sqrt(1 + 1 / m)
+    se = values.std(axis=1, ddof=1) * np.sqrt(1 + 1 / counts.clip(lower=1))
     from scipy import stats  # here, not at import: scipy.stats alone takes 0.3 s, and every command imports this module
 
-    z = stats.t.ppf(0.5 + level / 2, df=m - 1)
+    z = pd.Series(stats.t.ppf(0.5 + level / 2, df=(counts - 1).where(counts >= 2).to_numpy(dtype=float)),
+                  index=own.index)
+    short = counts[counts < m]
+    if len(short):
+        listed = ", ".join(f"'{name}' ({count} of the {m} copies)" for name, count in list(short.items())[:4]) + (
+            f" and {len(short) - 4} more" if len(short) > 4 else "")
+        warnings.warn(f"only some copies have a value of {listed}: a group absent from some copies, or a missing "
+                      "result; each such element's standard error and interval come from the copies that have one "
+                      "(Student's t on their number less one), and it has none (NaN) where fewer than two do",
+                      InferenceWarning, stacklevel=2)
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
@@ -168,15 +215,24 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     return result
 
 
-def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFrame, rows: int) -> pd.Series:
+def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFrame, rows: int
+                  ) -> tuple[pd.Series, int]:
     """The statistic's mean over the reference cut into whole blocks of ``rows`` rows (a copy's), each
-    element over the blocks that have it; on the whole reference where it holds less than one block."""
+    element over the blocks that have it; on the whole reference where it holds less than one block.
+    And the first block with a value of the most elements (every one, where a block has): the one
+    :func:`read_pairs` reorders, where an element without a value would count as reading every column."""
     blocks = len(reference) // max(rows, 1)
     if blocks < 1:
-        return _as_series(statistic(reference)).astype(float)
-    parts = [_as_series(statistic(reference.iloc[k * rows:(k + 1) * rows].reset_index(drop=True))).astype(float)
-             for k in range(blocks)]
-    return pd.concat(parts, axis=1).mean(axis=1)
+        return _on(statistic, reference, "the copies' reference sample").astype(float), 0
+    parts = [_on(statistic, reference.iloc[k * rows:(k + 1) * rows].reset_index(drop=True),
+                 f"block {k + 1} of the copies' reference sample").astype(float) for k in range(blocks)]
+    if any(part.index.has_duplicates for part in parts):  # elements told apart by place: the same in every block
+        values = pd.DataFrame(np.column_stack([_aligned(part, parts[0].index, f"block {k + 1} of the copies' "
+                                                        "reference sample").to_numpy() for k, part in enumerate(parts)]),
+                              index=parts[0].index)
+    else:
+        values = pd.concat(parts, axis=1)
+    return values.mean(axis=1), int(np.argmax(values.notna().sum(axis=0).to_numpy()))
 
 
 def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,
@@ -331,6 +387,11 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     *numbered, reference = copy_files(output, info)
 
     written = info.get("sha256", {})
+    # each file's digest by its place in the record's list of files, where it has one for each: a set of
+    # copies moved to another name as a whole is checked all the same; else by name
+    listed = [Path(name).name for name in info.get("files", [])][:-1]  # the last: OUTPUT.copies.json itself
+    if len(listed) == len(numbered) + 1 and all(name in written for name in listed):
+        written = {path.name: written[name] for path, name in zip([*numbered, reference], listed)}
 
     def read(path: Path) -> pd.DataFrame:
         try:
@@ -359,6 +420,10 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     if short or rows < 2:
         path, found = short[0] if short else (numbered[0], rows)
         raise SynthDPError(f"copy '{path}' has {found} rows, not what was written: write the copies again")
+    for path, table in zip(numbered, tables):  # one release's copies have its columns, in its order
+        if list(table.columns) != list(reference_table.columns):
+            raise SynthDPError(f"copy '{path}' has other columns than the reference sample '{reference.name}': "
+                               "write the copies again")
     measured = info.get("measured_pairs")
     return Copies(tables, reference_table, info.get("seconds_per_copy", float("nan")),
                   info.get("measures_dependence", True),
@@ -382,8 +447,9 @@ def _read_parquet_copy(path: Path) -> pd.DataFrame:
 def _copies_info(path: Path) -> dict[str, Any]:
     """OUTPUT.copies.json's ``seconds_per_copy`` (float), ``measures_dependence`` (bool) and, where it
     holds them, the ``count`` of copies, each copy's ``rows`` and the reference's ``reference_rows``
-    (ints), the ``measured_pairs`` (lists of two column names) and each file's ``sha256`` (name to
-    hex digest); {} where the file is absent. A file of another shape is an error, not a guess (its
+    (ints), the ``measured_pairs`` (lists of two column names), the ``files`` written (paths, in
+    order: the copies, the reference, this file) and each file's ``sha256`` (name to hex digest);
+    {} where the file is absent. A file of another shape is an error, not a guess (its
     content is not quoted)."""
     import json
 
@@ -398,6 +464,9 @@ def _copies_info(path: Path) -> dict[str, Any]:
         seconds, dependence = info["seconds_per_copy"], info["measures_dependence"]
         counts = {key: info[key] for key in ("count", "rows", "reference_rows") if key in info}
         pairs = {"measured_pairs": info["measured_pairs"]} if "measured_pairs" in info else {}
+        files = {"files": info["files"]} if "files" in info else {}
+        if not (isinstance(files.get("files", []), list) and all(isinstance(name, str) for name in files.get("files", []))):
+            raise TypeError
         if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and all(
                 is_int(value) and value >= 2 for value in counts.values())
                 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
@@ -405,7 +474,8 @@ def _copies_info(path: Path) -> dict[str, Any]:
             raise TypeError
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, OSError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
-    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs, **digests}
+    return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs, **files,
+            **digests}
 
 
 def file_sha256(path: Path) -> str:
