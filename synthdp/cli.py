@@ -674,19 +674,39 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_sizes(run: dict, config: SynthConfig, columns: int | None) -> None:
+def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format, content: dict | None = None,
+                 synthesize: bool = True) -> None:
     """What would fail only after the fit, checked before it (and before a budget file is charged):
-    copies of a release by privacy unit, and an output, or the copies' reference sample (20 x the
-    rows per copy), over the output bound, where the bounds or the schema give the columns."""
+    copies of a release by privacy unit, a summary of a release that holds none (``content``: the schema,
+    or the bounds' where they declare a nullable column: numeric columns and their missingness under
+    Laplace noise, whose moments go to the histograms), and an output, or the copies' reference sample
+    (20 x the rows per copy), over the output bound, where --rows gives the rows: the columns are the
+    input's (``source``: its header or Parquet footer, public), the privacy unit's and those whose bounds
+    are estimated or read from the data included."""
     from synthdp.evaluation.inference import REFERENCE_FACTOR
     from synthdp.pipeline.copies import COPIES_BY_UNIT
     from synthdp.pipeline.model import check_output_size
 
     if run["copies"] is not None and config.privacy_unit is not None:
         raise SynthDPError(f"--{COPIES_BY_UNIT}")  # as sample_copies refuses them, before the fit
-    if run["rows"] in (None, "theory") or columns is None:
+    if run["summary_out"] and content is not None:
+        from synthdp.domain.schema import nullable_numeric_columns, schema_text_columns
+        from synthdp.pipeline.plan import mixed_numeric_moments
+        from synthdp.pipeline.report import NO_NUMERIC_MOMENTS
+        from synthdp.pipeline.run import without_column
+
+        if config.privacy_unit is not None:  # not a column of the release
+            content = without_column(content, config.privacy_unit)
+        nullable = nullable_numeric_columns(content)
+        # as _summary_json: a table without binary or categorical columns gets a summary of its numeric moments
+        if nullable and not schema_text_columns(content) and not mixed_numeric_moments(config, len(nullable),
+                                                                                         synthesize):
+            raise SynthDPError(f"--summary-out: {NO_NUMERIC_MOMENTS}")
+    if run["rows"] in (None, "theory"):
         return
-    rows = _int_or_word(run["rows"], "theory", "--rows")
+    from synthdp.reader.table import table_header
+
+    rows, columns = _int_or_word(run["rows"], "theory", "--rows"), len(table_header(source, "input file", csv_format))
     advice = "ask for fewer rows (synthdp sample streams any number to a file)"
     check_output_size(rows, columns, "--rows: the synthetic table", advice)
     if run["copies"] is not None:
@@ -1152,7 +1172,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     _warn_idle_options(options, config, mixed=schema is not None or (bounds is not None and bounds_schema(bounds)
                                                                      is not None))
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
-    _check_sizes(run, config, len(schema["columns"]) if schema else len(bounds) if bounds else None)
+    _check_sizes(run, config, args.input, csv_format, schema if schema is not None else bounds_schema(bounds)
+                 if bounds else None, synthesize)
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime
@@ -1346,8 +1367,9 @@ def _same_file(first: Path, second: Path) -> bool:
 def _check_writable(path: Path) -> None:
     if path.is_dir():
         raise SynthDPError(f"output path '{path}' is a folder")
-    if not path.parent.exists() and str(path.parent) not in ("", "."):
-        raise SynthDPError(f"output folder '{path.parent}' does not exist")
+    if not path.parent.is_dir() and str(path.parent) not in ("", "."):  # a file on the way: written into nowhere
+        raise SynthDPError(f"output folder '{path.parent}' " + ("is a file, not a folder" if path.parent.exists()
+                                                                 else "does not exist"))
     if _written_into(path):  # /dev/null, /dev/stdout, a pipe: written into, whatever its folder allows
         if not os.access(path, os.W_OK):
             raise SynthDPError(f"output '{path}' is not writable")

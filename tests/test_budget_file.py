@@ -399,6 +399,89 @@ def test_what_would_fail_after_the_fit_is_refused_before_the_budget_is_charged(t
     assert not budget.exists() or _document(budget)["releases"] == []
 
 
+def _public_inputs(tmp_path):
+    """Tables of 100 people with two rows each (numeric: x, y; mixed: x, c), one with a missing cell,
+    and the bounds and schema files the refusals below start from."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(7)
+    frame = pd.DataFrame({"person": np.repeat(np.arange(100), 2), "x": rng.uniform(0, 1, 200),
+                          "y": rng.uniform(0, 1, 200), "c": rng.choice(["a", "b"], 200)})
+    frame[["person", "x", "y"]].to_csv(tmp_path / "numeric.csv", index=False)
+    frame[["person", "x", "c"]].to_csv(tmp_path / "mixed.csv", index=False)
+    frame[["x", "c"]].to_csv(tmp_path / "mixed_rows.csv", index=False)
+    holes = frame[["x", "y"]].copy()
+    holes.loc[::9, "x"] = np.nan
+    holes.to_csv(tmp_path / "holes.csv", index=False)
+    files = {"bounds": {"x": [0, 1], "y": [0, 1]}, "x_only": {"x": [0, 1]},
+             "nullable": {"x": {"bounds": [0, 1], "nullable": True}, "y": [0, 1]},
+             "schema": {"columns": {"x": [0, 1], "c": {"type": "categorical", "levels": ["a", "b"]}}},
+             "discover": {"columns": {"x": [0, 1], "c": {"type": "categorical", "levels": "discover"}}},
+             "unbounded_three": {"columns": {"x": {"type": "continuous"},
+                                             "c": {"type": "binary", "levels": ["a", "b", "z"]}}}}
+    for name, content in files.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(content))
+    return tmp_path
+
+
+UNIT = ["--privacy-unit", "person", "--max-rows-per-unit", "2"]
+DISCOVERY = ["--levels-share", "0.1", "--delta", "1e-6"]
+PUBLIC_REFUSALS = [  # (command, input, options, what the one line says)
+    # by unit, the units' noisy count came first: the plan's options after it
+    ("generate", "numeric.csv", ["--bounds", "bounds.json", "--candidates", "moments", "--n-basis", "2", *UNIT],
+     "raise --n-basis"),
+    ("generate", "mixed.csv", ["--schema", "schema.json", "--mode", "exact", *UNIT], "practical mode"),
+    ("fit", "mixed.csv", ["--schema", "schema.json", "--max-lp-entries", "100", *UNIT], "max_lp_entries"),
+    # by row, a schema's level discovery or bounds estimation came first
+    ("generate", "mixed_rows.csv", ["--schema", "unbounded_three.json", "--bounds-share", "0.1"], "exactly 2 levels"),
+    ("generate", "mixed_rows.csv", ["--schema", "discover.json", *DISCOVERY, "--mode", "exact"], "practical mode"),
+    # after the fit: a summary the release does not hold, an output over the bound by the header's columns
+    ("generate", "holes.csv", ["--bounds", "nullable.json", "--summary-out", "s.json"], "--summary-out: "),
+    ("fit", "holes.csv", ["--bounds", "nullable.json", "--summary-out", "s.json"], "--summary-out: "),
+    ("generate", "numeric.csv", ["--bounds", "x_only.json", "--bounds-share", "0.1", "--rows", "200000000"],
+     "x 3 columns"),
+    ("generate", "numeric.csv", ["--bounds-from-data", "--rows", "200000000"], "x 3 columns"),
+    ("generate", "mixed.csv", ["--schema", "schema.json", "--rows", "200000000", *UNIT], "x 3 columns"),
+]
+
+
+@pytest.mark.parametrize("command, table, options, message", PUBLIC_REFUSALS)
+def test_what_public_inputs_refuse_is_refused_before_the_first_release_too(tmp_path, capsys, command, table, options,
+                                                                       message):
+    """An error that follows from the options, the bounds or schema file and the table's header alone
+    is raised before any stage released (by unit the units' count, a schema's level discovery or bounds
+    estimation come before the plan; a summary or the synthetic table come after the fit): the budget
+    file is not charged, and nothing is written."""
+    folder = _public_inputs(tmp_path)
+    budget, out = folder / "b.json", folder / "out"
+    out.mkdir()
+    options = [str(folder / option) if option.endswith(".json") and option != "s.json" else
+               str(out / option) if option == "s.json" else option for option in options]
+    output = out / {"fit": "m.synthdp", "summarize": "s2.json"}.get(command, "x.csv")
+    code = main([command, str(folder / table), "-o", str(output), *options, "--budget-file", str(budget),
+                 "--lifetime-epsilon", "10", "--lifetime-delta", "1e-3", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert not budget.exists() or _document(budget)["releases"] == []
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("flag", ["-o", "--report", "--summary-out", "--model-out", "--budget-file"])
+def test_an_output_in_a_folder_that_is_a_file_is_refused_before_the_budget_is_charged(tmp_path, capsys, flag):
+    """A path through a regular file ('notes.txt/x.csv') passed the output checks (its 'folder' exists
+    and is writable): the release was charged, then writing failed with "Not a directory"."""
+    budget, blocker = tmp_path / "b.json", tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    paths = {"-o": tmp_path / "x.csv", "--budget-file": budget, flag: blocker / "out.json"}
+    code = main(["generate", CLINIC, "--bounds", BOUNDS, "--quiet", "--lifetime-epsilon", "1",
+                 *(str(part) for item in paths.items() for part in item)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"folder '{blocker}' is a file" in err, err
+    assert not budget.exists() or _document(budget)["releases"] == []
+    assert sorted(path.name for path in tmp_path.iterdir()) in (["notes.txt"], ["b.json", "b.json.lock", "notes.txt"])
+    assert blocker.read_text() == "mine\n"
+
 def test_the_budget_command_shows_what_remains_exactly_as_a_release_counts_it(tmp_path, capsys):
     """``synthdp budget`` adds the charged releases and the live reservations (a pending entry of this
     process), leaves out a stale one (a process that has ended), and the remainder it prints is what

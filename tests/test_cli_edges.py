@@ -223,3 +223,15 @@ def test_a_copy_of_other_columns_is_named(copies, tmp_path, capsys):
     frame.drop(columns=["bmi"]).to_csv(tmp_path / "a.2.csv", index=False)
     assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age", "bmi"]) == 2
     _one_error(capsys, "a.2.csv", "other columns than")
+
+
+def test_a_csv_file_the_dask_engine_cannot_sample_is_one_line(tmp_path, capsys):
+    """A quote left open: Dask's reader says so in a ValueError of its own (a traceback) while it samples the
+    file's start; it is one line naming the file, with the Dask engine's hint about quoted line breaks."""
+    pytest.importorskip("dask.dataframe")
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,2\n3,\"open\n" + "".join(f"{i},{i % 7}\n" for i in range(50)))
+    assert main(["generate", str(table), "-o", str(tmp_path / "o.csv"), "--bounds-from-data", "--engine", "dask",
+                 "--quiet"]) == 2
+    _one_error(capsys, "not a well-formed CSV file", "quoted value")
+    assert not (tmp_path / "o.csv").exists()

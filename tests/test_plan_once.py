@@ -2,7 +2,10 @@
 
 A configuration followed through a fit (and its sampling and copies) enters
 ``synthdp/pipeline/plan.py`` once: one call of :func:`synthdp.pipeline.plan.make_plan` (by way of
-:func:`synthdp.pipeline.plan.make_mixed_plan` for a mixed table). Every later stage reads the
+:func:`synthdp.pipeline.plan.make_mixed_plan` for a mixed table). By unit, the units' count is released
+before the plan, so the fit checks what the plan would refuse whatever n before it, once
+(:func:`synthdp.pipeline.plan.check_plan_options`, or a mixed table's basis,
+:func:`synthdp.pipeline.plan.mixed_plan_basis`, which the plan then takes as it is). Every later stage reads the
 plan's fields (``releases_pairs``, ``moments_within_limit``, ``value_cells``, ...) instead of
 calling back into the plan's module; the privacy report writes the plan out with
 :meth:`synthdp.pipeline.plan.Plan.to_dict` and nothing else. The tracer counts calls into that module's code from code
@@ -104,12 +107,19 @@ def test_mixed_and_by_unit_enter_the_plan_once():
             entries = _entries(lambda synth=synth: (synth.fit(frame, schema=schema), synth.sample(40)))
         assert entries == Counter({("make_mixed_plan", "fit"): 1}), options
 
+    # by unit: what the plan refuses whatever n, checked before the units' count, once; a mixed table's basis made once
+    frame["person"] = np.repeat(np.arange(150), 2)
+    mixed_by_unit = SmoothSynthesizer(epsilon=1.0, delta=1e-10, privacy_unit="person", max_rows_per_unit=2, seed=5)
+    with pytest.warns(Warning):
+        entries = _entries(lambda: (mixed_by_unit.fit(frame, schema=schema), mixed_by_unit.sample(40)))
+    assert entries == Counter({("mixed_plan_basis", "check_public_inputs"): 1, ("make_mixed_plan", "fit"): 1})
+
     frame, bounds = _table(600)
     frame["person"] = np.repeat(np.arange(300), 2)
     by_unit = SmoothSynthesizer(epsilon=1.0, delta=1e-10, privacy_unit="person", max_rows_per_unit=2, seed=6)
     with pytest.warns(Warning):
         entries = _entries(lambda: (by_unit.fit(frame, bounds=bounds), by_unit.sample(40)))
-    assert entries == Counter({("make_plan", "fit"): 1})
+    assert entries == Counter({("check_plan_options", "check_public_inputs"): 1, ("make_plan", "fit"): 1})
 
 
 def test_derived_fields_follow_the_plan_and_stay_out_of_its_dict():

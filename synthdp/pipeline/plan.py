@@ -294,45 +294,28 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
+    check_plan_options(config, d, synthesize, mixed_basis=mixed_basis)
     sample_size = max(2, n // neighbours.k) if neighbours.by_unit else n
     theory = theory_parameters(sample_size, d, config.smoothness, config.delta)
     kind: str = config.candidate_kind if synthesize else "none"
+    tilt_candidates = 0
     if mixed_basis is not None:
-        if config.mode == "exact" or config.candidates is not None:
-            raise SynthDPError("tables with binary or categorical columns use practical mode and their own "
-                               "candidates: leave mode and candidates unset")
         kind = "mixed" if synthesize else "none"
-        n_basis, n_candidates = mixed_basis[0], config.n_candidates if synthesize else 0
-        if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
-            raise SynthDPError(
-                f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
-                "n_candidates, or release a summary only (synthdp summarize; fit(..., synthesize=False))")
+        n_basis = mixed_basis[0]
+        n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
     elif config.mode == "exact":
         n_basis = _capped_power(theory.t, d) - 1
         n_candidates = _capped_power(theory.N, d) if synthesize else 0
     else:
         n_basis = (auto_n_basis(sample_size, d, config.smoothness, config.delta) if config.n_basis == "auto"
                    else config.n_basis)
-        if kind == "moments":
-            needed = count_indices_up_to_degree(d, 2)
-            if config.n_basis != "auto" and n_basis < needed:
-                raise SynthDPError(f"moment candidates need all {needed} moments of degree <= 2: raise --n-basis")
-            n_basis = max(n_basis, needed)
+        if kind == "moments":  # an n_basis below them refused by check_plan_options
+            n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
         n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
-    tilt_candidates = 0
-    if kind == "mixed" and config.spread == 0 and config.tilt > 0:  # the tilt of pipeline.run.tilts
-        tilt_candidates = max(n_candidates, TILT_CANDIDATES_PER_MOMENT * n_basis)
-    drawn = max(n_candidates, tilt_candidates)
-    if mixed_basis is None:
+    if mixed_basis is None:  # a mixed table's LP: checked by check_plan_options
         _check_lp_memory(config, n_basis, n_candidates, d, kind)
-    elif max(mixed_basis[1] * max(drawn, 1), n_basis) > config.max_lp_entries:
-        # mixed tables: a sparse W whole, at most G non-zeros per candidate
-        raise SynthDPError(
-            f"the LP would have {mixed_basis[1]} x {drawn} = {mixed_basis[1] * drawn:.3g} matrix "
-            f"entries, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
-            "lower --n-candidates or --marginal-degree")
     if estimated_bounds and not config.bounds_share > 0:
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
@@ -406,25 +389,76 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     ))
 
 
-def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: bool = True,
-                    neighbours: Neighbours = ROWS, block_means: bool = False, laplace_cells: bool = True,
-                    quiet_clip: bool = True) -> tuple[Plan, Schema, np.ndarray]:
-    """The plan of a mixed table (binary or categorical columns), with the basis it fixes.
+def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mixed: bool = False,
+                       mixed_basis: tuple[int, int] | None = None) -> None:
+    """The refusals of :func:`make_plan` that follow from the options and the table's columns alone,
+    whatever n: a mixed table's (``mixed``) mode and candidates and, given its basis's R moments in G
+    groups (``mixed_basis``), its LP's size; moment candidates' n_basis. The fit also checks them
+    before its first release (:func:`synthdp.pipeline.run.check_public_inputs`), which by unit, or
+    with a schema's level discovery or bounds estimation, comes before the plan."""
+    if mixed or mixed_basis is not None:
+        if config.mode == "exact" or config.candidates is not None:
+            raise SynthDPError("tables with binary or categorical columns use practical mode and their own "
+                               "candidates: leave mode and candidates unset")
+    elif synthesize and config.candidate_kind == "moments" and config.n_basis != "auto":
+        needed = count_indices_up_to_degree(d, 2)
+        if config.n_basis < needed:
+            raise SynthDPError(f"moment candidates need all {needed} moments of degree <= 2: raise --n-basis")
+    if mixed_basis is None:
+        return
+    n_basis, groups = mixed_basis
+    n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
+    if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
+        raise SynthDPError(
+            f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
+            "n_candidates, or release a summary only (synthdp summarize; fit(..., synthesize=False))")
+    drawn = max(n_candidates, tilt_candidates)
+    if max(groups * max(drawn, 1), n_basis) > config.max_lp_entries:
+        # mixed tables: a sparse W whole, at most G non-zeros per candidate
+        raise SynthDPError(
+            f"the LP would have {groups} x {drawn} = {groups * drawn:.3g} matrix "
+            f"entries, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
+            "lower --n-candidates or --marginal-degree")
 
-    Returns the plan (:func:`make_plan` with ``mixed_basis``), the schema it holds (without its
-    binned value blocks where their tables would hold more moments than the LP has candidates)
-    and the basis's indices (:func:`synthdp.stats.mixed_basis.basis_indices`): whether the basis
-    holds the numeric columns' own moments and means per level is :func:`mixed_numeric_moments`'
-    decision (always, with ``laplace_cells`` False: a design study's alternative, before), and
-    ``block_means`` asks for the binned blocks' means (a design study's alternative). Public:
-    the configuration, the schema and n (or its noisy count).
-    """
+
+def _mixed_candidates(config: SynthConfig, n_basis: int, synthesize: bool) -> tuple[int, int]:
+    """A mixed table's candidates for the l1 fit, and for its tilt (:func:`synthdp.pipeline.run.tilts`; 0 without one)."""
+    n_candidates = config.n_candidates if synthesize else 0
+    tilts = synthesize and config.spread == 0 and config.tilt > 0
+    return n_candidates, max(n_candidates, TILT_CANDIDATES_PER_MOMENT * n_basis) if tilts else 0
+
+
+def mixed_plan_basis(config: SynthConfig, schema: Schema, synthesize: bool = True, block_means: bool = False,
+                     laplace_cells: bool = True) -> tuple[Schema, np.ndarray, bool]:
+    """The basis a mixed table's plan fixes, whatever n: the schema it holds (without its binned value
+    blocks where their tables would hold more moments than the LP has candidates), the basis's indices
+    (:func:`synthdp.stats.mixed_basis.basis_indices`) and whether they hold the numeric columns' own
+    moments and means per level (:func:`mixed_numeric_moments`' decision; always, with
+    ``laplace_cells`` False: a design study's alternative, before); ``block_means`` asks for the binned
+    blocks' means (a design study's alternative). Refused where the LP could not hold it
+    (:func:`check_plan_options`). Public: the configuration and the schema."""
     held = mixed_numeric_moments(config, schema.d_numeric, synthesize) or not laplace_cells
     indices = basis_indices(schema, config.marginal_degree, block_means, held)
     if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
         # the binned blocks' tables would hold more moments than the LP has candidates: without them
         schema = schema.without_binned_blocks()
         indices = basis_indices(schema, config.marginal_degree, block_means, held)
+    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+    return schema, indices, held
+
+
+def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: bool = True,
+                    neighbours: Neighbours = ROWS, block_means: bool = False, laplace_cells: bool = True,
+                    quiet_clip: bool = True,
+                    basis: tuple[Schema, np.ndarray, bool] | None = None) -> tuple[Plan, Schema, np.ndarray]:
+    """The plan of a mixed table (binary or categorical columns), with the basis it fixes.
+
+    Returns the plan (:func:`make_plan` with ``mixed_basis``), the schema it holds and the basis's
+    indices, of :func:`mixed_plan_basis` (``block_means`` and ``laplace_cells`` as there), or ``basis``, what
+    it returned before (the fit's check before its first release, by unit). Public: the
+    configuration, the schema and n (or its noisy count).
+    """
+    schema, indices, held = basis or mixed_plan_basis(config, schema, synthesize, block_means, laplace_cells)
     plan = make_plan(config, n, schema.n_coordinates, bounds_are_public=True, synthesize=synthesize,
                      mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                      neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip,

@@ -142,6 +142,11 @@ def missing_rates(release: Release) -> dict:
                                   "indicator, released with noise in the 'moments' stage"}
 
 
+NO_NUMERIC_MOMENTS = ("this release holds no moments of the numeric columns (under Laplace noise a mixed table leaves "
+                      "them to its histograms and pairs release): sample a table, or fit with synthesize=False (synthdp "
+                      "summarize) for a summary")
+
+
 def smooth_summary(model: FittedModel, report: dict) -> Summary:
     """The release as a :class:`synthdp.Summary` of the numeric columns' moments."""
     release = model.release
@@ -154,9 +159,7 @@ def smooth_summary(model: FittedModel, report: dict) -> Summary:
             raise SynthDPError("the table has no numeric column: use marginal_summary() for its marginals")
         numeric = ~indices[:, d:].any(axis=1)
         if not numeric.any():  # synthdp.pipeline.plan.mixed_numeric_moments
-            raise SynthDPError("this release holds no moments of the numeric columns (under Laplace noise a mixed "
-                               "table leaves them to its histograms and pairs release): sample a table, or fit with "
-                               "synthesize=False (synthdp summarize) for a summary")
+            raise SynthDPError(NO_NUMERIC_MOMENTS)
         indices, moments = indices[numeric, :d], moments[numeric]
     return Summary(release.domain, indices, moments, smoothness=release.plan.smoothness, report=report,
                    nullable=nullable)

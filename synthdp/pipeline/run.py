@@ -50,7 +50,16 @@ from synthdp.domain.schema import (
 )
 from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
 from synthdp.pipeline.model import SamplingModel, draw
-from synthdp.pipeline.plan import LEVEL_CELLS, MOMENT_NOISE_LIMIT, SELECTION, Plan, make_mixed_plan, make_plan
+from synthdp.pipeline.plan import (
+    LEVEL_CELLS,
+    MOMENT_NOISE_LIMIT,
+    SELECTION,
+    Plan,
+    check_plan_options,
+    make_mixed_plan,
+    make_plan,
+    mixed_plan_basis,
+)
 from synthdp.pipeline.progress import StageTracker
 from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
 from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
@@ -468,10 +477,11 @@ def fit(
         check_schema_names(schema, table.all_names)
     elif isinstance(schema, Schema) and list(schema.names) != table.all_names:
         raise SynthDPError("the schema's columns do not match the table's")
-    check_public_inputs(config, table, bounds, schema, bounds_from_data)
-    neighbours, units, public_n = ROWS, None, None
+    neighbours = ROWS if unit is None else Neighbours(unit.max_rows, unit.column)
+    basis = check_public_inputs(config, table, bounds, schema, bounds_from_data, synthesize, neighbours, study,
+                                plans=planned is None)
+    units, public_n = None, None
     if unit is not None:
-        neighbours = Neighbours(unit.max_rows, unit.column)
         units, config = release_unit_counts(config, table, neighbours, ledger, noise)  # config: the budget left
         public_n = max(2, round(units.noisy_rows))
     if schema is not None and not isinstance(schema, Schema) and columns_to_discover(schema):
@@ -485,14 +495,7 @@ def fit(
         schema, config, estimated = estimate_schema_bounds(config, table, schema, unbounded, ledger, noise,
                                                            neighbours, public_n)
     if schema is not None:
-        # value blocks serve the candidates' 2-way tables: none at marginal degree 1, none for a summary only
-        # (its marginals are over the table's columns), none in a design study without them
-        blocks = (study is None or study.value_blocks) and config.marginal_degree >= 2 and synthesize
-        binned = study is None or study.binned_blocks
-        if isinstance(schema, Schema):  # built by the caller: its value blocks dropped where they would only add noise
-            schema = (schema if binned else schema.without_binned_blocks()) if blocks else schema.without_value_blocks()
-        else:
-            schema = Schema.from_dict(schema, table.all_names, value_blocks=blocks, binned_blocks=binned)
+        schema = build_schema(schema, table.all_names, config, synthesize, study)
         if list(schema.names) != table.all_names:
             raise SynthDPError("the schema's columns do not match the table's")
         for column in schema.declared:  # public: the schema's levels (and other_label), not the data's values
@@ -519,7 +522,7 @@ def fit(
             plan, schema, indices = make_mixed_plan(config, schema, n_rows, synthesize, neighbours,
                                                     block_means=not (study or PRODUCT).binned_blocks,
                                                     laplace_cells=(study or PRODUCT).laplace_cells,
-                                                    quiet_clip=(study or PRODUCT).quiet_clip)
+                                                    quiet_clip=(study or PRODUCT).quiet_clip, basis=basis)
         if estimated:  # spent before the plan, on the schema's bounds: its budget shows them as a numeric table's
             plan = replace(plan, budget=replace(plan.budget, bounds=estimated_epsilon))
         run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
@@ -645,12 +648,38 @@ def release_unit_counts(config: SynthConfig, table: PrivateTable, neighbours: Ne
     return units, replace(config, epsilon=config.epsilon - epsilon)
 
 
+def build_schema(schema: Mapping | Schema, names: Sequence[str], config: SynthConfig, synthesize: bool,
+                 study: StudyOptions | None) -> Schema:
+    """The schema the release encodes the table's columns ``names`` with: a mapping's built
+    (:meth:`Schema.from_dict`), a caller's Schema as given; with value blocks (for the candidates' 2-way
+    tables: none at marginal degree 1, none for a summary only, whose marginals are over the table's
+    columns, none in a design study without them), the binned ones where the study keeps them."""
+    blocks = (study is None or study.value_blocks) and config.marginal_degree >= 2 and synthesize
+    binned = study is None or study.binned_blocks
+    if isinstance(schema, Schema):  # built by the caller: its value blocks dropped where they would only add noise
+        return (schema if binned else schema.without_binned_blocks()) if blocks else schema.without_value_blocks()
+    return Schema.from_dict(schema, names, value_blocks=blocks, binned_blocks=binned)
+
+
 def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, object] | Domain | None,
-                        schema: Mapping | Schema | None, bounds_from_data: bool) -> None:
+                        schema: Mapping | Schema | None, bounds_from_data: bool, synthesize: bool = True,
+                        neighbours: Neighbours = ROWS, study: StudyOptions | None = None,
+                        plans: bool = True) -> tuple[Schema, np.ndarray, bool] | None:
     """What the public inputs alone refuse (the bounds against the header, a schema's numeric columns'
     bounds, the share a column's levels or bounds to be found need, level discovery on a streamed table),
     checked before any release: the units' count (by unit), level discovery and the bounds' estimates
-    come before the steps that found them, and a budget file was charged for a run that then failed."""
+    come before the steps that found them, and a budget file was charged for a run that then failed.
+
+    Where such a release comes before the plan, also what the schema and the plan refuse whatever n:
+    the plan's options (:func:`synthdp.pipeline.plan.check_plan_options`), every column as the schema
+    is built (:func:`build_schema`: a binary column's levels, a name its missingness or value block
+    needs), no level standing for those to discover and bounds [0, 1] for those to estimate (as a
+    continuous column's: no value block, so no refusal of one the estimate might not make); by unit,
+    with every level and bound given, a mixed table's basis and its LP's size
+    (:func:`synthdp.pipeline.plan.mixed_plan_basis`), returned for the plan to take (``plans`` False:
+    the fit takes a plan made before)."""
+    discover: list[str] = []
+    unbounded: list[str] = []
     if isinstance(schema, Mapping):
         discover = columns_to_discover(schema)
         if discover:
@@ -662,6 +691,25 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
         check_numeric_specs(schema, unbounded)
     elif schema is None and (bounds is not None or not bounds_from_data):  # not its warning of bounds from data
         known_bounds(config, table, bounds, bounds_from_data)
+    if not (neighbours.by_unit or discover or unbounded):
+        return None  # the plan comes before the first release, and refuses the rest itself
+    if schema is None:
+        check_plan_options(config, table.d, synthesize)
+        return None
+    if isinstance(schema, Mapping):
+        schema = {**schema, "columns": {
+            name: {**spec, "levels": []} if name in discover else
+            {**spec, "type": "continuous", "bounds": [0, 1]} if name in unbounded else spec
+            for name, spec in schema["columns"].items()}}
+    built = build_schema(schema, table.all_names, config, synthesize, study)
+    if not built.categorical:  # released as a numeric table
+        check_plan_options(config, built.d_numeric, synthesize)
+    elif plans and not discover and not unbounded:  # by unit, every level and bound given
+        return mixed_plan_basis(config, built, synthesize, block_means=not (study or PRODUCT).binned_blocks,
+                                laplace_cells=(study or PRODUCT).laplace_cells)
+    else:
+        check_plan_options(config, built.n_coordinates, synthesize, mixed=True)
+    return None
 
 
 def _check_levels_share(config: SynthConfig, names: Sequence[str]) -> None:

@@ -161,8 +161,9 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     would replace the link with a second record). ``privacy_unit``: the release's unit column (None:
     rows), refused in a file kept by another unit (module docstring)."""
     path = Path(os.path.realpath(path))
-    if not path.parent.exists() and str(path.parent) not in ("", "."):
-        raise SynthDPError(f"budget file folder '{path.parent}' does not exist")
+    if not path.parent.is_dir() and str(path.parent) not in ("", "."):
+        raise SynthDPError(f"budget file folder '{path.parent}' " + ("is a file, not a folder" if path.parent.exists()
+                                                                      else "does not exist"))
     for name, value in (("--lifetime-epsilon", lifetime_epsilon), ("--lifetime-delta", lifetime_delta)):
         if value is not None and not (math.isfinite(value) and value >= 0):
             raise SynthDPError(f"{name} must be a number >= 0")

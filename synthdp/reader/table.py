@@ -1330,9 +1330,14 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
         # Integer columns read as floats, so that a later block with a missing or fractional value
         # is checked like any other (Dask fixes every column's dtype from the first block).
         as_text = (*(time_columns or ()), *text_columns, *((unit.column,) if unit else ()))
-        frame = _optional("dask.dataframe.io.csv", "the Dask engine").read_pandas(
-            CsvNumbers(csv_format, as_text), path, blocksize=blocksize, assume_missing=True,
-            **_pandas_options(csv_format, as_text))
+        try:
+            frame = _optional("dask.dataframe.io.csv", "the Dask engine").read_pandas(
+                CsvNumbers(csv_format, as_text), path, blocksize=blocksize, assume_missing=True,
+                **_pandas_options(csv_format, as_text))
+        except ValueError as error:  # Dask's sample of the file ends inside a quoted value: its parser's error, retold
+            if not isinstance(error.__cause__, pd.errors.ParserError):
+                raise
+            raise SynthDPError(f"{label} '{path}' is not a well-formed CSV file{DASK_CSV_HINT}") from None
     return _dask_reader(frame, "CSV file", scheduler, path, time_columns, text_columns, nullable, unit)
 
 
