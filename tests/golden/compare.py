@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -173,8 +174,17 @@ def document_view(document: Any) -> Any:
     if isinstance(document, list):
         if len(document) > LONG_LIST and _numeric(document):
             return {"array": sketch(np.asarray(document, dtype=float))}
+        if len(document) > LONG_LIST and _integers(document):  # ragged (a marginal summary's terms): hashed
+            return {"length": len(document), "sha256": hashlib.sha256(json.dumps(document).encode()).hexdigest()}
         return [document_view(item) for item in document]
     return document
+
+
+def _integers(value: Any) -> bool:
+    """Integers, or lists of them nested to any depth and of any lengths."""
+    if isinstance(value, list):
+        return all(_integers(item) for item in value)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _numeric(items: list) -> bool:
