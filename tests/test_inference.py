@@ -308,8 +308,16 @@ def test_evaluate_checks_the_copies_intervals_against_the_real_table(tmp_path, c
     page = tmp_path / "page.html"
     assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--html",
                  str(page), "--no-sdmetrics", "--queries", "50"]) == 0
-    assert "intervals from 4 copies" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "intervals from 4 copies" in text
     assert '<section id="intervals">' in page.read_text()
+    # the text report says, as the page does, which statistic reads a pair the release did not measure
+    header = next(line for line in text.splitlines() if "holds" in line and "statistic" in line)
+    assert header.rstrip().endswith("pair measured")
+    lines = [line.strip() for line in text.splitlines()]
+    for row in intervals["statistics"]:
+        line = next(line for line in lines if line.startswith(row["statistic"] + " "))
+        assert line.split()[-1] == ("yes" if row["measured"] else "no"), row["statistic"]
     # no copies beside the table: one line, nothing written; the page never overwrites a copy
     assert main(["evaluate", "--real", str(real), "--synth", str(real), "--bounds", str(bounds), "--copies"]) == 2
     assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--html",
