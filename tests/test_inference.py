@@ -686,3 +686,14 @@ def test_an_element_the_first_block_lacks_is_tried_on_a_block_that_has_it():
     with pytest.warns(InferenceWarning, match="a and c"):
         pair = infer(copies, lambda frame: frame.groupby("c")["a"].mean())
     assert not pair["measured"].any()
+
+
+def test_an_infinite_value_on_a_copy_counts_as_missing_with_a_warning():
+    """A statistic infinite on one copy (a ratio over a zero) made the estimate infinite or NaN without
+    a word; it now counts as no value of that copy: the others' known combination, and a warning."""
+    copies = _copies(3.5, [1.0, 2.0, 4.0, 5.0, 0.0])
+    with pytest.warns(InferenceWarning, match="'value' .4 of the 5 copies.*infinite"):
+        row = infer(copies, lambda frame: 1.0 / frame["x"].mean() if frame["x"].mean() else np.inf).iloc[0]
+    values = 1.0 / np.array([1.0, 2.0, 4.0, 5.0])
+    assert row["estimate"] == pytest.approx(2 / 3.5 - values.mean())
+    assert row["std_error"] == pytest.approx(np.std(values, ddof=1) * np.sqrt(1 + 1 / 4))

@@ -189,7 +189,9 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     values = pd.DataFrame(np.column_stack([_aligned(_on(statistic, table, f"copy {k} of {m}"), own.index,
                                                     f"copy {k} of {m}").to_numpy(dtype=float)
                                            for k, table in enumerate(tables, start=1)]), index=own.index)
-    # each element over the copies that have a value of it (a group absent from some copies has fewer)
+    # each element over the copies that have a finite value of it (a group absent from some copies has fewer;
+    # an infinite one, a ratio over a zero, would make its mean and standard error infinite or NaN)
+    values = values.where(np.isfinite(values))
     counts = values.notna().sum(axis=1)
     estimate = 2 * own - values.mean(axis=1)
     se = values.std(axis=1, ddof=1) * np.sqrt(1 + 1 / counts.clip(lower=1))
@@ -202,7 +204,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         listed = ", ".join(f"'{name}' ({count} of the {m} copies)" for name, count in list(short.items())[:4]) + (
             f" and {len(short) - 4} more" if len(short) > 4 else "")
         warnings.warn(f"only some copies have a value of {listed}: a group absent from some copies, or a missing "
-                      "result; each such element's standard error and interval come from the copies that have one "
+                      "or infinite result; each such element's standard error and interval come from the copies that have one "
                       "(Student's t on their number less one), and it has none (NaN) where fewer than two do",
                       InferenceWarning, stacklevel=2)
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
