@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
 
 from synthdp._version import __version__
-from synthdp.config import GROUPS, SynthConfig, choices, option_fields
+from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file
 from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
 from synthdp.writers import (
@@ -453,8 +453,6 @@ def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, opti
     """The CsvFormat of a command's CSV options; an error names the option (``options``: their prefix).
     Given for a Parquet ``path`` (by its suffix), which has no separator, encoding or decimal mark of
     its own to set, the options are checked all the same and a warning says they were ignored."""
-    from synthdp.config import CsvFormat
-
     given = [f"{options}{name}" for name, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
              if value is not None]
     if given and path is not None and is_parquet(path):
@@ -674,34 +672,39 @@ def generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format, content: dict | None = None,
-                 synthesize: bool = True) -> None:
+def _check_summary_output(run: dict, config: SynthConfig, content: dict | None, synthesize: bool) -> None:
+    """A --summary-out the release cannot hold, refused before the fit (and before a budget file is
+    charged): a table of numeric columns only, some of them nullable (``content``: the schema, or the
+    bounds' where they declare a nullable column), is released as a mixed table, whose moments under
+    Laplace noise hold none of the numeric columns (they go to the histograms:
+    :func:`synthdp.pipeline.plan.mixed_numeric_moments`), and :func:`_summary_json` writes it a summary of
+    its numeric moments."""
+    if not run["summary_out"] or content is None:
+        return
+    from synthdp.domain.schema import nullable_numeric_columns, schema_text_columns
+    from synthdp.pipeline.plan import mixed_numeric_moments
+    from synthdp.pipeline.report import NO_NUMERIC_MOMENTS
+    from synthdp.pipeline.run import without_column
+
+    if config.privacy_unit is not None:  # not a column of the release
+        content = without_column(content, config.privacy_unit)
+    nullable = nullable_numeric_columns(content)
+    if nullable and not schema_text_columns(content) and not mixed_numeric_moments(config, len(nullable), synthesize):
+        raise SynthDPError(f"--summary-out: {NO_NUMERIC_MOMENTS}")
+
+
+def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFormat) -> None:
     """What would fail only after the fit, checked before it (and before a budget file is charged):
-    copies of a release by privacy unit, a summary of a release that holds none (``content``: the schema,
-    or the bounds' where they declare a nullable column: numeric columns and their missingness under
-    Laplace noise, whose moments go to the histograms), and an output, or the copies' reference sample
-    (20 x the rows per copy), over the output bound, where --rows gives the rows: the columns are the
-    input's (``source``: its header or Parquet footer, public), the privacy unit's and those whose bounds
-    are estimated or read from the data included."""
+    copies of a release by privacy unit, and an output, or the copies' reference sample (20 x the rows
+    per copy), over the output bound, where --rows gives the rows: the columns are the input's
+    (``source``: its header or Parquet footer, public), the privacy unit's and those whose bounds are
+    estimated or read from the data included."""
     from synthdp.evaluation.inference import REFERENCE_FACTOR
     from synthdp.pipeline.copies import COPIES_BY_UNIT
     from synthdp.pipeline.model import check_output_size
 
     if run["copies"] is not None and config.privacy_unit is not None:
         raise SynthDPError(f"--{COPIES_BY_UNIT}")  # as sample_copies refuses them, before the fit
-    if run["summary_out"] and content is not None:
-        from synthdp.domain.schema import nullable_numeric_columns, schema_text_columns
-        from synthdp.pipeline.plan import mixed_numeric_moments
-        from synthdp.pipeline.report import NO_NUMERIC_MOMENTS
-        from synthdp.pipeline.run import without_column
-
-        if config.privacy_unit is not None:  # not a column of the release
-            content = without_column(content, config.privacy_unit)
-        nullable = nullable_numeric_columns(content)
-        # as _summary_json: a table without binary or categorical columns gets a summary of its numeric moments
-        if nullable and not schema_text_columns(content) and not mixed_numeric_moments(config, len(nullable),
-                                                                                         synthesize):
-            raise SynthDPError(f"--summary-out: {NO_NUMERIC_MOMENTS}")
     if run["rows"] in (None, "theory"):
         return
     from synthdp.reader.table import table_header
@@ -1169,11 +1172,12 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     schema = load_schema_file(run["schema"]) if run["schema"] else None
     from synthdp.domain.schema import bounds_schema
 
-    _warn_idle_options(options, config, mixed=schema is not None or (bounds is not None and bounds_schema(bounds)
-                                                                     is not None))
+    # the schema, or the one the bounds amount to where they declare a nullable column: a mixed table
+    declared = schema if schema is not None else bounds_schema(bounds) if bounds else None
+    _warn_idle_options(options, config, mixed=declared is not None)
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
-    _check_sizes(run, config, args.input, csv_format, schema if schema is not None else bounds_schema(bounds)
-                 if bounds else None, synthesize)
+    _check_summary_output(run, config, declared, synthesize)
+    _check_sizes(run, config, args.input, csv_format)
     synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime

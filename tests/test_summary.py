@@ -649,6 +649,20 @@ def test_an_edited_marginal_summary_is_one_line(tmp_path):
             MarginalSummary.from_dict(edited)
 
 
+def test_a_moment_count_that_does_not_match_names_the_file_s_own_field():
+    """A version 2 file whose terms and moments differ in number was said to have "basis_indices"
+    that do not match: a field only version 1 holds."""
+    from synthdp.summaries.marginal import MarginalSummary
+
+    content = json.loads(json.dumps(_marginal_content().to_dict()))
+    for given, field, other in ((content, "basis_terms", "basis_indices"),
+                                (_version_1(json.loads(json.dumps(content))), "basis_indices", "basis_terms")):
+        given["noisy_moments"].pop()
+        with pytest.raises(SynthDPError, match=f"malformed .{field} do not match the schema and the moments") as error:
+            MarginalSummary.from_dict(given)
+        assert other not in str(error.value)
+
+
 def test_a_marginal_summary_s_huge_or_empty_terms_are_one_plain_line():
     """A number past 64 bits (a term's degree or coordinate, n_coordinates, a moment) was a traceback
     (OverflowError); an n_coordinates of 2**40 made an (R, 2**40) array (out of memory, or a machine's

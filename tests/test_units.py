@@ -457,6 +457,9 @@ BAD_PUBLIC = {  # name: (fit's keywords, the data as a CSV file read whole (Fals
     "discovery without a share": ({"schema": {"columns": {**SCHEMA["columns"],
                                                           "g": {"type": "categorical", "levels": "discover"}}}},
                                   False, "column 'g' asks for DP level discovery"),
+    "schema object of other columns": ({"schema": Schema.from_dict(
+        {"columns": {k: v for k, v in SCHEMA["columns"].items() if k != "b"}}, ["a", "c", "g"])},
+        False, "the schema's columns do not match the table's"),
     "discovery streamed": ({"schema": {"columns": {**SCHEMA["columns"],
                                                    "g": {"type": "categorical", "levels": "discover"}}},
                             "levels_share": 0.1}, True, "DP discovery of levels reads the table in memory"),

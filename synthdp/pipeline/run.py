@@ -473,13 +473,9 @@ def fit(
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
         schema = {**schema, "columns": {**{name: {"type": "continuous"} for name in table.all_names},
                                         **schema["columns"]}}
-    if isinstance(schema, Mapping):  # before any release: a schema of other columns costs nothing
-        check_schema_names(schema, table.all_names)
-    elif isinstance(schema, Schema) and list(schema.names) != table.all_names:
-        raise SynthDPError("the schema's columns do not match the table's")
     neighbours = ROWS if unit is None else Neighbours(unit.max_rows, unit.column)
     basis = check_public_inputs(config, table, bounds, schema, bounds_from_data, synthesize, neighbours, study,
-                                plans=planned is None)
+                                makes_plan=planned is None)
     units, public_n = None, None
     if unit is not None:
         units, config = release_unit_counts(config, table, neighbours, ledger, noise)  # config: the budget left
@@ -495,9 +491,7 @@ def fit(
         schema, config, estimated = estimate_schema_bounds(config, table, schema, unbounded, ledger, noise,
                                                            neighbours, public_n)
     if schema is not None:
-        schema = build_schema(schema, table.all_names, config, synthesize, study)
-        if list(schema.names) != table.all_names:
-            raise SynthDPError("the schema's columns do not match the table's")
+        schema = build_schema(schema, table.all_names, config, synthesize, study)  # its columns: checked above
         for column in schema.declared:  # public: the schema's levels (and other_label), not the data's values
             if (marked := column.read_as_missing) is not None:
                 warnings.warn(f"column '{column.name}' has the level '{marked}', which a CSV file's reader (pandas "
@@ -664,11 +658,12 @@ def build_schema(schema: Mapping | Schema, names: Sequence[str], config: SynthCo
 def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mapping[str, object] | Domain | None,
                         schema: Mapping | Schema | None, bounds_from_data: bool, synthesize: bool = True,
                         neighbours: Neighbours = ROWS, study: StudyOptions | None = None,
-                        plans: bool = True) -> tuple[Schema, np.ndarray, bool] | None:
-    """What the public inputs alone refuse (the bounds against the header, a schema's numeric columns'
-    bounds, the share a column's levels or bounds to be found need, level discovery on a streamed table),
-    checked before any release: the units' count (by unit), level discovery and the bounds' estimates
-    come before the steps that found them, and a budget file was charged for a run that then failed.
+                        makes_plan: bool = True) -> tuple[Schema, np.ndarray, bool] | None:
+    """What the public inputs alone refuse (the schema's or the bounds' columns against the header, a
+    schema's numeric columns' bounds, the share a column's levels or bounds to be found need, level
+    discovery on a streamed table), checked before any release: the units' count (by unit), level
+    discovery and the bounds' estimates come before the steps that found them, and a budget file was
+    charged for a run that then failed.
 
     Where such a release comes before the plan, also what the schema and the plan refuse whatever n:
     the plan's options (:func:`synthdp.pipeline.plan.check_plan_options`), every column as the schema
@@ -676,15 +671,18 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
     needs), no level standing for those to discover and bounds [0, 1] for those to estimate (as a
     continuous column's: no value block, so no refusal of one the estimate might not make); by unit,
     with every level and bound given, a mixed table's basis and its LP's size
-    (:func:`synthdp.pipeline.plan.mixed_plan_basis`), returned for the plan to take (``plans`` False:
-    the fit takes a plan made before)."""
+    (:func:`synthdp.pipeline.plan.mixed_plan_basis`), returned for the plan to take (``makes_plan``
+    False: the fit takes a plan made before, and none is returned)."""
     discover: list[str] = []
     unbounded: list[str] = []
+    if isinstance(schema, Schema) and list(schema.names) != table.all_names:
+        raise SynthDPError("the schema's columns do not match the table's")
     if isinstance(schema, Mapping):
+        check_schema_names(schema, table.all_names)  # a schema of other columns costs nothing
         discover = columns_to_discover(schema)
         if discover:
             _check_levels_share(config, discover)
-            table.check_level_counts([name for name in discover if name in table.all_names])
+            table.check_level_counts(discover)  # the schema's columns are the table's (checked above)
         unbounded = columns_without_bounds(schema, table.column_names)
         if unbounded:
             _check_bounds_share(config, unbounded)
@@ -704,7 +702,7 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
     built = build_schema(schema, table.all_names, config, synthesize, study)
     if not built.categorical:  # released as a numeric table
         check_plan_options(config, built.d_numeric, synthesize)
-    elif plans and not discover and not unbounded:  # by unit, every level and bound given
+    elif makes_plan and not discover and not unbounded:  # by unit, every level and bound given
         return mixed_plan_basis(config, built, synthesize, block_means=not (study or PRODUCT).binned_blocks,
                                 laplace_cells=(study or PRODUCT).laplace_cells)
     else:

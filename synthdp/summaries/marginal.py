@@ -166,7 +166,8 @@ class MarginalSummary(SummaryFile):
         if indices.ndim == 2:
             schema = next((layout for layout in layouts if layout.n_coordinates == indices.shape[1]), schema)
         if indices.ndim != 2 or indices.shape != (len(moments), schema.n_coordinates):
-            raise SynthDPError(f"{origin} is malformed (basis_indices do not match the schema and the moments)")
+            field = "basis_indices" if version == 1 else "basis_terms"  # the field the file holds
+            raise SynthDPError(f"{origin} is malformed ({field} do not match the schema and the moments)")
         if (indices[:, schema.d_numeric:] > 1).any():
             raise SynthDPError(f"{origin} is malformed (a level's indicator has a degree above 1)")
         if not (np.bincount(np.nonzero(indices)[0], minlength=len(indices)) > 0).all():
