@@ -278,7 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.add_argument("--where", metavar="EXPR",
                                 help="draw from the fitted distribution restricted to this condition, an expression "
                                      "over the columns in pandas query syntax, e.g. \"sex == 'Female' and age >= 60\" "
-                                     "(names with spaces or dashes in backticks)")
+                                     "(names with spaces, dashes or quotes, or that are Python keywords such as class, in "
+                                     "backticks; a date compared as one: day >= '2021-06-01')")
     sample_command.add_argument("--seed", type=int, metavar="S",
                                 help="seed of the draws: the same rows as SmoothSynthesizer.load(MODEL).sample(N, "
                                      "seed=S) (public randomness: the model is private either way)")
@@ -369,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     marginal_command.add_argument("--columns", required=True, metavar="A,B,...", help="comma-separated columns")
     source = marginal_command.add_mutually_exclusive_group(required=True)
     source.add_argument("--summary", metavar="SUMMARY.json", help="a marginal summary")
-    source.add_argument("--table", metavar="TABLE.csv", help="a table (needs --schema)")
+    source.add_argument("--table", metavar="TABLE.csv", help="a table, CSV or Parquet (.parquet, .pq) (needs --schema)")
     marginal_command.add_argument("--schema", metavar="SCHEMA.json", help="the table's schema")
     marginal_command.add_argument("-o", "--output", metavar="OUT.csv", help="write CSV here instead of printing")
     _add_csv_options(marginal_command, "the --table")
@@ -928,7 +929,7 @@ def infer_command(args: argparse.Namespace) -> int:
 
 def marginal_command(args: argparse.Namespace) -> int:
     from synthdp.domain.schema import Schema, columns_without_bounds, load_schema_file
-    from synthdp.reader.table import read_csv_frame
+    from synthdp.reader.table import read_table_frame
     from synthdp.summaries.marginal import MarginalSummary, marginal
 
     columns = [name.strip() for name in args.columns.split(",")]
@@ -940,7 +941,8 @@ def marginal_command(args: argparse.Namespace) -> int:
         if not args.schema:
             raise SynthDPError("--table needs --schema")
         content = load_schema_file(args.schema)
-        frame = read_csv_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal))
+        frame = read_table_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal,
+                                                                  path=args.table))  # CSV, or Parquet as sample writes it
         # the schema over its own columns (the table may hold others: a privacy unit's identifiers); a numeric
         # column's bounds, which a marginal of levels does not use, may be left to --bounds-share
         unbounded = columns_without_bounds(content, list(content["columns"]))

@@ -543,3 +543,37 @@ def test_the_budget_command_says_the_next_release_declares_the_unit_where_only_s
     assert "by unit 'person'" not in capsys.readouterr().out
     lifetime.reserve(budget, "generate", 0.5, 0.0)  # by row: accepted, as the status says
     assert lifetime.status(budget)["privacy_unit"] is None and lifetime.status(budget)["unit_declared"] is True
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["releases"][0].update(epsilon=float("nan")),  # every comparison with NaN fails: nothing refused
+    lambda d: d["lifetime"].update(epsilon=float("nan")),
+    lambda d: d["releases"][0].update(epsilon=-5.0),  # budget given back
+    lambda d: d["lifetime"].update(epsilon=float("inf")),
+    lambda d: d["lifetime"].update(epsilon="2"),
+    lambda d: d["releases"][0].update(delta=True),
+    lambda d: d["lifetime"].update(delta=2.0),
+    lambda d: d["releases"][0].update(state="done"),  # neither pending nor spent: dropped as if stale
+    lambda d: d.update(releases={}),
+    lambda d: d["releases"][0].update(differentially_private="no"),  # the budget command's table: a traceback
+    lambda d: d["releases"][0].update(started=[1]),
+])
+def test_an_edited_budget_file_whose_numbers_or_states_do_not_hold_is_refused_before_the_data_is_read(tmp_path, capsys,
+                                                                                                       edit):
+    """A budget file whose epsilons, deltas or states are not what synthdp writes (a NaN, a negative
+    epsilon, text, a flag, an unknown state) is refused in one line, by the budget command and by a
+    release, before the data is read: a NaN spent epsilon made every release pass the lifetime check
+    (fit --epsilon 100 in a lifetime of 2), a negative one gave budget back."""
+    budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "2")[0] == 0
+    document = _document(budget)
+    edit(document)
+    budget.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["budget", str(budget)]) == 2
+    err = capsys.readouterr().err
+    assert "damaged or edited" in err and err.count("\n") == 1
+    code, out = _release(tmp_path, budget, "b", "--epsilon", "100", command="fit")
+    assert code == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "damaged or edited" in err and err.count("\n") == 1

@@ -227,3 +227,17 @@ def test_a_csv_file_the_dask_engine_cannot_sample_is_one_line(tmp_path, capsys):
                  "--quiet"]) == 2
     _one_error(capsys, "not a well-formed CSV file", "quoted value")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_marginal_reads_a_parquet_table_as_sample_writes_it(tmp_path, capsys):
+    """synthdp sample writes Parquet by the suffix; marginal --table read every table as CSV and called the
+    Parquet file "not utf-8 text". It reads it as every other command does, to the same marginal as the CSV."""
+    pytest.importorskip("pyarrow")
+    schema = ROOT / "configs" / "iris_schema.json"
+    frame = pd.read_csv(ROOT / "data" / "iris.csv")
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    answers = []
+    for table in (str(ROOT / "data" / "iris.csv"), str(tmp_path / "t.parquet")):
+        assert main(["marginal", "--table", table, "--schema", str(schema), "--columns", "species"]) == 0
+        answers.append(capsys.readouterr().out)
+    assert answers[0] == answers[1] and "Iris-setosa" in answers[1]

@@ -481,6 +481,42 @@ def test_a_dataframe_s_categories_and_datetimes_come_back_as_they_went_in_and_th
     assert not isinstance(from_file["kind"].dtype, pd.CategoricalDtype) and from_file["day"].dtype.kind != "M"
 
 
+def test_a_condition_compares_date_and_datetime_columns_as_times_not_as_text(tmp_path, capsys):
+    """A date or datetime column's values are ISO text; a condition's text compared with one is read as an
+    ISO time, so that "day < '2020-6-1'" keeps the days before June (as text, '2020-10-02' < '2020-6-1':
+    it kept every month from October on, and "day >= '2020-6-1'" had no mass), '2020-01-05 12:00' orders
+    with the datetimes that decode with a T, and a number or text that is no ISO time is one line."""
+    frame, schema = _typed_frame()
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    model = synth._sampling_model()
+    support = model.typed(model.decode(model.points))
+    cases = {"day < '2020-6-1'": support["day"] < pd.Timestamp("2020-06-01"),
+             "'2020-6-1' <= day < '2020-8-1'": support["day"].between(pd.Timestamp("2020-06-01"),
+                                                                       pd.Timestamp("2020-07-31")),
+             "day.between('2020-2-1', '2020-3-1') or day in ['2020-7-4']":
+                 support["day"].between(pd.Timestamp("2020-02-01"), pd.Timestamp("2020-03-01"))
+                 | (support["day"] == pd.Timestamp("2020-07-04")),
+             "at < '2020-01-05 12:00'": support["at"] < pd.Timestamp("2020-01-05 12:00"),
+             "at >= '2020-01-05'": support["at"] >= pd.Timestamp("2020-01-05")}
+    for condition, expected in cases.items():
+        expected = expected.fillna(False).to_numpy(dtype=bool)
+        assert 0 < expected.sum() < len(expected), condition
+        kept = model_file.where(model, condition)
+        np.testing.assert_array_equal(kept.weights, model.weights[expected] / model.weights[expected].sum(),
+                                      err_msg=condition)
+    rows = synth.sample(200, condition="day < '2020-6-1'", seed=2)
+    assert (rows["day"] < pd.Timestamp("2020-06-01")).all()
+    for condition, message in {"day > 5": "with a number", "at in [-1]": "with a number",
+                               "day > 'June'": "not an ISO date", "at > '2020-01-05T00:00+02:00'": "not an ISO datetime"}.items():
+        with pytest.raises(SynthDPError, match=message):
+            model_file.where(model, condition)
+    synth.save(tmp_path / "m.synthdp")
+    out = tmp_path / "june.csv"
+    assert main(["sample", str(tmp_path / "m.synthdp"), "-n", "50", "-o", str(out), "--quiet", "--where",
+                 "day >= '2020-6-1' and day < '2020-7-1'"]) == 0
+    assert pd.read_csv(out)["day"].str.startswith("2020-06-").all()
+
+
 @pytest.mark.parametrize("dtypes", [{"kind": "object"}, {"day": "datetime64[ns, UTC]"}, ["category"],
                                     {"x": "datetime64[us]"}, {"day": "category"}])
 def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):

@@ -259,6 +259,28 @@ def test_a_parquet_file_drafts_the_schema_its_csv_would(tmp_path, capsys):
     assert code == 2 and printed.strip() == f"synthdp: error: input file '{tmp_path / 'fake.parquet'}' is not a well-formed Parquet file"
 
 
+def test_a_parquet_file_s_empty_text_is_drafted_as_a_schema_its_release_accepts(tmp_path, capsys):
+    """A Parquet file (or a DataFrame) may hold empty text, which a CSV reads as a missing cell and no
+    schema accepts as a level: the draft listed "" as a level (binary ["", "k"]) and the release with it
+    failed ("has an empty level"). It lists the other values, in a categorical column whose "other"
+    level takes the empty text, and a note names the column, never a value."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "tag": rng.choice(["", SECRET_LEVEL], 300),
+                          "kind": rng.choice(["", "a", "b", "c"], 300)})
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    code, printed = run(["schema", tmp_path / "t.parquet", "-o", tmp_path / "s.json"], capsys)
+    assert code == 0 and "'tag', 'kind' hold empty text" in printed and SECRET_LEVEL not in printed
+    columns = json.loads((tmp_path / "s.json").read_text())["columns"]
+    assert columns["tag"] == {"type": "categorical", "levels": [SECRET_LEVEL]}
+    assert columns["kind"] == {"type": "categorical", "levels": ["a", "b", "c"]}
+    code, printed = run(["fit", tmp_path / "t.parquet", "-o", tmp_path / "m.synthdp", "--schema", tmp_path / "s.json",
+                         "--epsilon", "4", "--quiet"], capsys)
+    assert code == 0, printed
+    code, printed = run(["sample", tmp_path / "m.synthdp", "-n", "200", "-o", tmp_path / "r.csv", "--quiet"], capsys)
+    assert code == 0 and set(pd.read_csv(tmp_path / "r.csv")["tag"]) <= {SECRET_LEVEL, "other"}
+
+
 def test_a_few_whole_values_are_drafted_as_codes_and_a_note_says_so():
     """As evaluate types columns (SDV's rule): a column of 4 sparse whole values (a diagnosis code)
     and one of 0, 1, 2 are categorical codes with numeric levels, every value listed; a count with

@@ -62,6 +62,7 @@ from synthdp._version import __version__
 from synthdp.checks import is_finite_number, is_int
 from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
@@ -230,8 +231,9 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
         raise SynthDPError("the condition must be a non-empty expression over the columns")
     support = model.decode(model.points, mixed_levels=True)  # a coded column's levels as numbers, "other" as text
     numeric = {str(name) for name in support.columns if pd.api.types.is_numeric_dtype(support[name])}
+    temporal = {column.name: column.temporal for column in model.domain.columns if column.temporal}
     expression, used = condition_expression(condition, [str(name) for name in support.columns], numeric,
-                                            None if model.units is None else model.units.column)
+                                            None if model.units is None else model.units.column, temporal)
     # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
     # placeholders): what it parses is what was checked
     frame = pd.DataFrame({placeholder: support[name] for placeholder, name in used.items()}, index=support.index)
@@ -239,7 +241,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
         mask = frame.eval(expression, engine="python")
     except Exception as error:  # pandas' errors on a checked expression: they name types and tokens, not data
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
-                           f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
+                           f"{_first_line(error)}); {BACKTICKS}") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
         raise SynthDPError("the condition must be true or false for each row (e.g. \"age >= 60\")")
     keep = mask.to_numpy(dtype=bool, na_value=False)  # a missing cell satisfies no comparison
@@ -262,7 +264,9 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
 
 # ---------------------------------------------------------------------- conditions
 CONDITION = "the condition (--where, or condition= in Python)"
-CONDITION_HOLDS = ("a condition holds column names (in backticks where they have spaces or dashes), numbers, "
+BACKTICKS = "names with spaces, dashes or quotes, and Python keywords (class, and, None), go in backticks"
+CONDITION_HOLDS = ("a condition holds column names (in backticks where they have spaces, dashes or quotes, or are "
+                   "Python keywords), numbers, "
                    "quoted text, True/False/None, comparisons (== != < <= > >=, in and not in a list), "
                    "and/or/not (& | ~), arithmetic (+ - * / // % **), column.isna() or .notna(), "
                    "column.isin([constants]) and column.between(low, high)")
@@ -285,8 +289,8 @@ _REFUSED = {"Call": "a function or method call", "Attribute": "attribute access"
             "BitOr": "the operator |", "Is": "the operator is", "IsNot": "the operator is not"}
 
 
-def condition_expression(condition: str, columns: list[str], numeric: set[str],
-                         unit: str | None = None) -> tuple[str, dict[str, str]]:
+def condition_expression(condition: str, columns: list[str], numeric: set[str], unit: str | None = None,
+                         temporal: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
     """``condition`` checked against an allow-list, as a Python expression over placeholders for the
     columns it names, and the columns of the placeholders (in the order named).
 
@@ -297,7 +301,13 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str],
     exponent a number of at most MAX_EXPONENT, its base without a power), and ``column.isna()``,
     ``.notna()``, ``.isnull()``, ``.notnull()``. Anything else (a call, an attribute, a subscript,
     a lambda, a comprehension, a name that is no column, ``@variable``) is a one-line error
-    naming what is not allowed (not a data value); ``unit``, the unit column, cannot be named."""
+    naming what is not allowed (not a data value); ``unit``, the unit column, cannot be named.
+
+    ``temporal``: the date and datetime columns (name -> "date" or "datetime"), whose values are ISO
+    text: a text constant compared with one of them (by a comparison, ``in``, ``isin`` or ``between``)
+    is read as an ISO date or time and written as the column writes its values, so that the text
+    comparison is the comparison of times (``day < '2021-6-1'`` is ``day < '2021-06-01'``, which
+    text alone would read otherwise: '2021-10-02' < '2021-6-1'); a number compared with one is an error."""
     try:
         if len(condition) > MAX_CONDITION_CHARS:
             raise SynthDPError(f"{CONDITION} is longer than {MAX_CONDITION_CHARS} characters")
@@ -327,12 +337,14 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str],
                                    "after the rows")
             if name not in columns:
                 raise SynthDPError(f"{CONDITION} names '{name}', which is not a column of the model (names with "
-                                   "spaces or dashes go in backticks)")
+                                   "spaces, dashes or quotes, and Python keywords, go in backticks)")
             placeholder = next((key for key, value in used.items() if value == name), f"_synthdp_column_{len(used)}")
             used[placeholder] = name
             return placeholder, name
 
         _check_node(tree, column, numeric)
+        _times_as_text(tree, {placeholder: (name, temporal[name]) for placeholder, name in used.items()
+                              if temporal and name in temporal})
         return ast.unparse(tree), used
     except SynthDPError:
         raise
@@ -340,7 +352,7 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str],
         raise SynthDPError(f"{CONDITION} is nested too deeply") from None
     except (SyntaxError, tokenize.TokenError, ValueError) as error:
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
-                           f"{_first_line(error)}); names with spaces or dashes go in backticks") from None
+                           f"{_first_line(error)}); {BACKTICKS}") from None
 
 
 def _levels(model: SamplingModel, name: str) -> tuple[str, ...]:
@@ -451,6 +463,51 @@ def _check_node(node: ast.AST, column: Callable[[str], tuple[str, str]], numeric
         elif isinstance(node, ast.Attribute):
             detail = f" (.{node.attr})"
         raise _refuse(_REFUSED.get(what, f"a {what} expression") + detail)
+
+
+def _times_as_text(tree: ast.AST, temporal: Mapping[str, tuple[str, str]]) -> None:
+    """Rewrite, in a checked tree, each text constant compared with a date or datetime column (``temporal``:
+    placeholder -> the column's name and kind) as the ISO text the column decodes to
+    (:func:`condition_expression`); a number compared with one is an error."""
+    if not temporal:
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):  # isin([...]), between(a, b)
+            operands = [node.func.value, *node.args]
+        else:
+            continue
+        column = next((temporal[operand.id] for operand in operands
+                       if isinstance(operand, ast.Name) and operand.id in temporal), None)
+        if column is None:
+            continue
+        for operand in operands:
+            for constant in (operand.elts if isinstance(operand, (ast.List, ast.Tuple)) else [operand]):
+                if _is_constant(constant) and not (isinstance(constant, ast.Constant)
+                                                   and (constant.value is None or isinstance(constant.value, str))):
+                    raise SynthDPError(f"{CONDITION} compares {column[1]} column '{column[0]}' with a number: compare "
+                                       f"it with an ISO {column[1]} in quotes, such as '{TIME_EXAMPLES[column[1]]}'")
+                if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
+                    constant.value = _iso_text(constant.value, *column)
+
+
+def _iso_text(text: str, name: str, kind: str) -> str:
+    """A condition's text ``text`` compared with the ``kind`` column ``name``, as the ISO text the column's
+    values are written in (a date: YYYY-MM-DD, or with its time where it has one, which then orders it
+    after the date's midnight; a datetime: YYYY-MM-DDTHH:MM:SS, its fraction of a second after it)."""
+    try:
+        moment = pd.to_datetime(text.strip(), format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        moment = pd.NaT
+    if pd.isna(moment) or moment.tzinfo is not None:
+        raise SynthDPError(f"{CONDITION} compares {kind} column '{name}' with text that is not an ISO {kind} "
+                           f"without a time zone, such as '{TIME_EXAMPLES[kind]}'")
+    day = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+    if kind == "date" and moment == moment.normalize():
+        return day
+    fraction = f".{moment.microsecond:06d}" if moment.microsecond or moment.nanosecond else ""
+    return f"{day}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{fraction}"
 
 
 def _is_number(node: ast.AST) -> bool:

@@ -11,6 +11,9 @@ release reads the data. It is JSON (``FORMAT``, version 1):
                    "finished", "host", "pid", "pid_namespace", "privacy_unit", "differentially_private"},
                   ...]}
 
+A file whose budgets are not finite numbers >= 0 (a NaN would make every release pass the check, a
+negative epsilon give budget back), or whose entries have another state, is refused with one line.
+
 A release is *reserved* before the data is read (``pending``, counted against the lifetime
 budget), and marked ``spent`` as soon as its fit has released anything: when the fit succeeds
 (before any output is written, so a run stopped while writing is charged), or when it fails
@@ -51,11 +54,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from synthdp.checks import is_finite_number
 from synthdp.errors import SynthDPError
 
 FORMAT = "synthdp-budget"
 FORMAT_VERSION = 1
 _SLACK = 1e-9  # relative tolerance for float sums of budgets
+STATES = ("pending", "spent")  # a release's states (a stale one is a pending one whose process is gone)
 
 
 @dataclass(frozen=True)
@@ -100,14 +105,37 @@ def _read(path: Path) -> dict | None:
     if document.get("format_version") != FORMAT_VERSION:
         raise SynthDPError(f"budget file '{path}' has format version {document.get('format_version')!r}; this synthdp "
                            f"reads version {FORMAT_VERSION}")
-    try:
-        lifetime = document["lifetime"]
-        float(lifetime["epsilon"]), float(lifetime["delta"])
-        for release in document["releases"]:
-            float(release["epsilon"]), float(release["delta"]), str(release["state"]), str(release["id"])
-    except (KeyError, TypeError, ValueError):
-        raise SynthDPError(f"budget file '{path}' lacks a field or has one of the wrong type: restore it") from None
+    problem = _problem(document)
+    if problem:
+        raise SynthDPError(f"budget file '{path}' {problem}: it was damaged or edited; restore it")
     return document
+
+
+def _problem(document: dict) -> str | None:
+    """What makes a budget document unusable, or None. Its budgets are checked as numbers, not only as
+    fields: a NaN (which every comparison fails, so no release would be refused), a negative epsilon
+    (which would give budget back), text or a flag would each make the file refuse less than it says."""
+    lifetime, releases = document.get("lifetime"), document.get("releases")
+    if not (isinstance(lifetime, dict) and isinstance(releases, list)
+            and all(isinstance(release, dict) for release in releases)):
+        return "lacks a field or has one of the wrong type"
+    fields = ("id", "command", "epsilon", "delta", "state")
+    if not all(key in lifetime for key in ("epsilon", "delta")) or not all(
+            key in release for release in releases for key in fields):
+        return "lacks a field or has one of the wrong type"
+    budgets = [lifetime["epsilon"], lifetime["delta"]] + [release[key] for release in releases
+                                                          for key in ("epsilon", "delta")]
+    if not all(is_finite_number(value) and value >= 0 for value in budgets) or lifetime["delta"] >= 1:
+        return "has an epsilon or a delta that is not a finite number >= 0, or a lifetime delta of 1 or more"
+    if not (all(isinstance(release[key], str) for release in releases for key in ("id", "command"))
+            and all(release["state"] in STATES for release in releases)
+            and all(release.get("differentially_private") in (True, False, None)
+                    and all(isinstance(release.get(key), (str, type(None))) for key in ("started", "finished",
+                                                                                        "privacy_unit"))
+                    for release in releases)
+            and isinstance(document.get("privacy_unit"), (str, type(None)))):
+        return "lacks a field or has one of the wrong type"
+    return None
 
 
 def _write(path: Path, document: dict) -> None:

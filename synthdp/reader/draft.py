@@ -19,8 +19,10 @@ any value uses; synthetic values are rounded to them); a text column of ISO date
 ``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
 distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
 "other" level), and with more than ``max_levels`` its levels are left to DP discovery
-(``"levels": "discover"``, values it leaves out becoming "other"). A column with missing cells
-gets ``"nullable": true``.
+(``"levels": "discover"``, values it leaves out becoming "other"). Empty text (a Parquet file's or
+a DataFrame's; a CSV reads an empty cell as missing) is no level, which a schema refuses: its
+column is ``categorical`` with an "other" level, to which a release maps it, and a note says so.
+A column with missing cells gets ``"nullable": true``.
 
 Notes and errors name columns, never a value (the values are in the draft file only).
 """
@@ -136,6 +138,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
     all_levels: set[str] = set()
     closed: list[str] = []
     codes: list[str] = []
+    empty: list[str] = []  # text columns holding empty text
     for name, column in zip(names, frame.columns):
         series = frame[column]
         if holds_decimals(series):  # a Parquet DECIMAL column: numbers, as a release reads them
@@ -150,6 +153,9 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
             spec = time_spec
         else:
             levels = sorted({str(value) for value in series.dropna()})
+            if "" in levels:  # a Parquet file's or a DataFrame's empty text: no level (a CSV writes it as a missing cell)
+                levels.remove("")
+                empty.append(name)
             if not levels:
                 raise SynthDPError(f"column '{name}' has no values: drop it or fill it before drafting a schema")
             if len(levels) > max_levels:
@@ -158,9 +164,9 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
                              "DP discovery (\"levels\": \"discover\", which needs --levels-share and --delta > 0); "
                              "list its public levels instead if you know them")
             else:
-                spec = {"type": "binary" if len(levels) == 2 else "categorical", "levels": levels}
+                spec = {"type": "binary" if len(levels) == 2 and name not in empty else "categorical", "levels": levels}
                 all_levels.update(levels)
-        if spec["type"] == "categorical" and isinstance(spec["levels"], list):
+        if spec["type"] == "categorical" and isinstance(spec["levels"], list) and name not in empty:
             spec["other"] = False  # every value it takes is listed: no "other" level in the synthetic table
             closed.append(name)
         if series.isna().any():
@@ -172,6 +178,11 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         notes.append(f"column(s) {shown} have missing cells (marked \"nullable\": true): the release "
                      "synthesizes missing cells there at a noisy rate; remove the mark where the public "
                      "description says a column has no missing values")
+    if empty:
+        shown = ", ".join(f"'{name}'" for name in empty)
+        notes.append(f"column(s) {shown} hold empty text, which no level can be (a CSV writes it as a missing cell): "
+                     "drafted as categorical, where a release maps it to the 'other' level; or make those cells "
+                     "missing values (None) and mark the column \"nullable\": true")
     if codes:
         shown = ", ".join(f"'{name}'" for name in codes)
         notes.append(f"numeric column(s) {shown} take a few whole values: drafted as categorical codes (levels as "
