@@ -795,12 +795,27 @@ def sample_command(args: argparse.Namespace) -> int:
                     appender.write(frame)
                 else:
                     write_csv_rows(frame, handle, header=index == 0)
+                if index == 0 and len(frame) < rows:
+                    if handle is not None:
+                        handle.flush()
+                    _check_room(path, len(frame), rows, args.output)
                 bar.update(len(frame))
 
     _write_outputs([(Path(args.output), write)])
     if not args.quiet:
         print(f"synthdp: wrote {rows} rows to {args.output} (no budget spent: drawn from the model)", file=sys.stderr)
     return 0
+
+
+def _check_room(path: Path, written: int, rows: int, output: str) -> None:
+    """After the first chunk of ``written`` rows went to ``path``: refuse, before filling the disk, a
+    sample whose size at that chunk's bytes per row is more than the free space of ``path``'s folder."""
+    used = path.stat().st_size
+    needed = used / max(written, 1) * rows
+    free = shutil.disk_usage(path.parent).free + used
+    if needed > free:
+        raise SynthDPError(f"--rows {rows} would take about {needed / 1e9:.3g} GB, and the folder of '{output}' has "
+                           f"{free / 1e9:.3g} GB free: ask for fewer rows or write elsewhere (nothing was written)")
 
 
 def summarize(args: argparse.Namespace) -> int:

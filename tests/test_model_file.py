@@ -799,3 +799,25 @@ def test_fit_saves_the_summary_of_its_release_as_generate_does(tmp_path):
     spent = [json.loads((tmp_path / f"{command}.r").read_text())["privacy"]["epsilon_spent"] for command in
              ("fit", "generate")]
     assert spent == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_sample_larger_than_the_disks_free_space_is_refused_after_its_first_chunk(saved, tmp_path, monkeypatch,
+                                                                                      capsys, suffix):
+    """--rows far past the disk's room streamed until the disk was full; the first chunk's bytes per row
+    now size the whole, and a sample the folder cannot hold is one line, nothing written. Room enough:
+    the same command writes every row."""
+    import shutil
+
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(model_file, "CHUNK_VALUES", 5 * 1_000)  # several chunks
+    out = tmp_path / f"rows{suffix}"
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=20_000))
+    assert main(["sample", str(saved / "numeric.synthdp"), "-n", "100000", "-o", str(out), "--quiet"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert "--rows 100000 would take about" in error and "\n" not in error
+    assert not out.exists() and not list(tmp_path.glob(".rows*"))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=10**9))
+    assert main(["sample", str(saved / "numeric.synthdp"), "-n", "3000", "-o", str(out), "--quiet"]) == 0
+    assert len(pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)) == 3000
