@@ -503,11 +503,9 @@ def _iso_text(text: str, name: str, kind: str) -> str:
     if pd.isna(moment) or moment.tzinfo is not None:
         raise SynthDPError(f"{CONDITION} compares {kind} column '{name}' with text that is not an ISO {kind} "
                            f"without a time zone, such as '{TIME_EXAMPLES[kind]}'")
-    day = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
     if kind == "date" and moment == moment.normalize():
-        return day
-    fraction = f".{moment.microsecond:06d}" if moment.microsecond or moment.nanosecond else ""
-    return f"{day}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}{fraction}"
+        return moment.date().isoformat()
+    return moment.isoformat()  # YYYY-MM-DDTHH:MM:SS, and its fraction of a second where it has one
 
 
 def _is_number(node: ast.AST) -> bool:
