@@ -728,7 +728,7 @@ def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, l
     names = columns_to_discover(schema)
     _check_levels_share(config, names)
     share = config.levels_share
-    counts = {name: table.level_counts(name) for name in names if name in table.all_names}
+    counts = {name: table.level_counts(name) for name in names}  # the table's columns (check_public_inputs)
     levels = release_levels(counts, config.epsilon * share, config.delta * share, ledger, noise, neighbours)
     rest = replace(config, epsilon=config.epsilon * (1 - share), delta=config.delta * (1 - share))
     return with_levels(schema, levels), rest
