@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -421,6 +422,30 @@ def test_the_copies_keep_every_measured_pair_at_its_noisy_reading():
     assert abs(product[0, 3]) > 0.8 and abs(inference[0, 3] - product[0, 3]) < 0.05
     refit = inference_fit(synth._model(), np.random.default_rng(1))
     assert refit.release is release and refit.support_points is not synth._model().support_points
+
+
+def test_the_copies_tilt_a_mixed_table_without_the_noise_box():
+    """Iris at (1, 1e-10): the release's tilt holds its noisy moments within the noise box (the
+    LP's status says so), which keeps a fit near its candidates' independence; the copies' fitted
+    distribution is post-processed again without it (INFERENCE), as each copy's refit is."""
+    from synthdp.pipeline.copies import INFERENCE, inference_fit, noise_boxed
+    from synthdp.pipeline.run import fit
+
+    root = Path(__file__).resolve().parents[1]
+    frame = pd.read_csv(root / "data" / "iris.csv")
+    schema = json.loads((root / "configs" / "iris_schema.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fit(SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=4).config, frame, schema=schema)
+    assert INFERENCE.noise_box is False and noise_boxed(model.release)
+    assert "held within sqrt(2 ln" in model.lp.status
+    refit = inference_fit(model, np.random.default_rng(1))
+    assert refit.release is model.release and "held within" not in refit.lp.status
+    numeric = pd.DataFrame({"x": np.linspace(0, 1, 300), "y": np.linspace(1, 0, 300)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = SmoothSynthesizer(epsilon=1.0, seed=1).fit(numeric, bounds={"x": [0, 1], "y": [0, 1]})
+    assert not noise_boxed(plain.release_)
 
 
 def test_the_reference_holds_twenty_blocks_of_a_copy_s_rows_whatever_their_number():

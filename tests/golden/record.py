@@ -58,7 +58,8 @@ def child(names: list[str], out: Path, keep: Path | None) -> None:
                 results[name] = {"error": traceback.format_exc(limit=8)}
             if keep is not None:
                 shutil.rmtree(keep / name, ignore_errors=True)
-                shutil.copytree(Path(tmp) / name, keep / name)
+                if (Path(tmp) / name).exists():  # a case that failed before making its folder has none
+                    shutil.copytree(Path(tmp) / name, keep / name)
     out.write_text(json.dumps({"environment": environment(), "cases": results}))
 
 
