@@ -424,11 +424,12 @@ def test_the_copies_keep_every_measured_pair_at_its_noisy_reading():
     assert refit.release is release and refit.support_points is not synth._model().support_points
 
 
-def test_the_copies_tilt_a_mixed_table_without_the_noise_box():
+def test_the_copies_fit_a_mixed_table_without_its_thresholds():
     """Iris at (1, 1e-10): the release's tilt holds its noisy moments within the noise box (the
     LP's status says so), which keeps a fit near its candidates' independence; the copies' fitted
-    distribution is post-processed again without it (INFERENCE), as each copy's refit is."""
-    from synthdp.pipeline.copies import INFERENCE, inference_fit, noise_boxed
+    distribution is post-processed again without it and without the trees' edge threshold
+    (INFERENCE), as each copy's refit is."""
+    from synthdp.pipeline.copies import INFERENCE, inference_fit
     from synthdp.pipeline.run import fit
 
     root = Path(__file__).resolve().parents[1]
@@ -437,15 +438,10 @@ def test_the_copies_tilt_a_mixed_table_without_the_noise_box():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = fit(SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=4).config, frame, schema=schema)
-    assert INFERENCE.noise_box is False and noise_boxed(model.release)
+    assert INFERENCE.noise_box is False and INFERENCE.tree_edges is False
     assert "held within sqrt(2 ln" in model.lp.status
     refit = inference_fit(model, np.random.default_rng(1))
     assert refit.release is model.release and "held within" not in refit.lp.status
-    numeric = pd.DataFrame({"x": np.linspace(0, 1, 300), "y": np.linspace(1, 0, 300)})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        plain = SmoothSynthesizer(epsilon=1.0, seed=1).fit(numeric, bounds={"x": [0, 1], "y": [0, 1]})
-    assert not noise_boxed(plain.release_)
 
 
 def test_the_reference_holds_twenty_blocks_of_a_copy_s_rows_whatever_their_number():
