@@ -92,6 +92,13 @@ examples:
   synthdp generate data.csv -o synthetic.csv --bounds bounds.json --summary-out summary.json
 """
 
+FIT_EPILOG = PRIVACY_EPILOG + """
+examples:
+  synthdp fit data.csv -o model.synthdp --epsilon 1 --bounds bounds.json --report report.json
+  synthdp sample model.synthdp -n 100000 -o rows.csv
+  synthdp sample model.synthdp -n 1000 -o older.csv --where "age >= 60" --seed 7
+"""
+
 FIT_DESCRIPTION = """\
 synthdp fit spends the privacy budget once, as synthdp generate does, and writes the fitted
 model instead of rows: the distribution over the support points, the columns' domains or schema,
@@ -183,6 +190,8 @@ examples:
       --html report.html --privacy-report release_report.json
 """
 
+QUIET_HELP = "no progress bar, and no closing line saying what was written, nor notes (warnings and errors still print)"
+
 DEFAULT_MAX_LEVELS = 50  # synthdp.reader.draft.DEFAULT_MAX_LEVELS (not imported here: --help loads no pandas)
 
 BUDGET_DESCRIPTION = """\
@@ -195,9 +204,10 @@ gone is shown as stale (not counted: the next release drops it).
 
 SCHEMA_DESCRIPTION = """\
 synthdp schema reads a table and drafts its schema (the --schema file of generate and
-summarize) for you to review and edit: each column's type (integer, continuous, binary or
-categorical), the data's min and max rounded outward to round numbers as bounds, the sorted
-levels of text columns ("levels": "discover" above --max-levels distinct values), and
+summarize) for you to review and edit: each column's type (integer, continuous, binary,
+categorical, date or datetime), the data's min and max rounded outward to round numbers as
+bounds, the sorted levels of text columns ("levels": "discover" above --max-levels distinct
+values), "decimals" for a continuous column written with at most 6 decimals, and
 "nullable": true for columns with missing cells.
 
 It reads the data: the draft is NOT private. Its bounds and levels are the data's, and the
@@ -245,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"synthdp {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    gen = commands.add_parser("generate", help="write a differentially private synthetic CSV",
+    gen = commands.add_parser("generate", help="write a differentially private synthetic table (CSV or Parquet)",
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     groups = _add_release_options(gen, "generate", "OUTPUT.csv", "where to write the synthetic table: CSV, or Parquet "
@@ -262,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "infer (or synthdp.infer in Python); "
                           "no extra budget")
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
-                                      description=FIT_DESCRIPTION, epilog=GENERATE_EPILOG,
+                                      description=FIT_DESCRIPTION, epilog=FIT_EPILOG,
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
     fit_groups = _add_release_options(fit_command, "generate", "MODEL", "where to write the model file")
     fit_groups["output"].add_argument("--summary-out", metavar="SUMMARY.json",
@@ -283,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.add_argument("--seed", type=int, metavar="S",
                                 help="seed of the draws: the same rows as SmoothSynthesizer.load(MODEL).sample(N, "
                                      "seed=S) (public randomness: the model is private either way)")
-    sample_command.add_argument("--quiet", action="store_true", help="no progress bar")
+    sample_command.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     summ = commands.add_parser("summarize", help="write a differentially private summary for answering smooth queries",
                                description=SUMMARIZE_DESCRIPTION, epilog=SUMMARIZE_EPILOG,
                                formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -433,7 +443,7 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
             if kind is not None:
                 options["type"] = kind
         groups[meta["group"]].add_argument("--" + field.name.replace("_", "-"), **options)
-    groups["output"].add_argument("--quiet", action="store_const", const=True, help="no progress bar")
+    groups["output"].add_argument("--quiet", action="store_const", const=True, help=QUIET_HELP)
     groups["output"].add_argument("--data-timings", action="store_const", const=True,
                                   help="also write the times of the stages that read the data into the report (for "
                                        "benchmarks: they depend on the data, so the report then says it is not "
@@ -564,6 +574,15 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(number, handler)
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe: standard output goes to /dev/null, so that the interpreter's last flush of
+    what its buffer still holds does not print a traceback of its own."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # standard output is no file (captured, as in the tests)
+        pass
+
+
 def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace, received: list) -> int:
     """The command, its warnings once each if it ends, and every failure as one line with its exit status."""
     try:
@@ -571,6 +590,9 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
             warnings.simplefilter("always")
             try:
                 code = command(args)
+            except BrokenPipeError:  # the reader of a pipe stopped early (-o /dev/stdout | head): not an error
+                _quiet_stdout()
+                code = 0
             finally:
                 _release_reservation(args)
             # each warning once, and only for a command that ran to its end: a failure is one line
@@ -1098,7 +1120,7 @@ def evaluate(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (e.g. | head): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
     if args.html:
         print(f"synthdp: wrote the report page to {args.html}", file=sys.stderr)
     return 0

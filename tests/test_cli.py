@@ -247,6 +247,21 @@ def test_help_explains_the_privacy_model():
     assert "--bounds-from-data" in text and "NOT differentially private" in text
 
 
+
+def test_help_of_fit_schema_and_quiet_says_what_they_do():
+    """A review: fit's help showed generate's examples, schema's left out the dates and decimals it drafts,
+    and --quiet said only "no progress bar" while it also drops the closing line and the notes."""
+    from synthdp.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(action for action in parser._actions if action.dest == "command").choices
+    fit_help = " ".join(subcommands["fit"].format_help().split())
+    assert "synthdp fit data.csv -o model.synthdp" in fit_help and "synthdp generate data.csv" not in fit_help
+    schema_help = " ".join(subcommands["schema"].format_help().split())
+    assert "date or datetime" in schema_help and '"decimals"' in schema_help
+    for command in ("generate", "fit", "summarize", "sample"):
+        assert "no closing line" in " ".join(subcommands[command].format_help().split()), command
+
 def test_python_dash_m_synthdp_is_the_command():
     from synthdp import __version__
 
