@@ -18,6 +18,7 @@ into place only when the whole run succeeded, so a failed run leaves no partial 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import math
@@ -800,7 +801,9 @@ def sample_command(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    model = model_file.load(args.model)
+    # a file's columns as generate writes them (dates as ISO text, levels as written), not in the pandas
+    # types a DataFrame's fit gives back in Python (a date as "2020-06-23 00:00:00.000000", a boolean as "true")
+    model = dataclasses.replace(model_file.load(args.model), dtypes={})
     if args.where is not None:
         model = model_file.where(model, args.where)
     rng = np.random.default_rng(args.seed)

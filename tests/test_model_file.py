@@ -481,6 +481,69 @@ def test_a_dataframe_s_categories_and_datetimes_come_back_as_they_went_in_and_th
     assert not isinstance(from_file["kind"].dtype, pd.CategoricalDtype) and from_file["day"].dtype.kind != "M"
 
 
+def test_a_dataframe_s_booleans_and_ordered_categories_come_back_as_they_went_in(tmp_path):
+    """A bool column came back as the text 'True'/'False', a nullable boolean too, an ordered category
+    unordered, a category of numbers declared with numeric levels as missing values only (its decoded numbers
+    are not its levels' text), and a category column whose name is a number (7, read as '7') as text. Each
+    comes back in its pandas type (the container's, public), from sample, sample_copies and the model file."""
+    rng = np.random.default_rng(6)
+    n = 400
+    nullable = pd.array(rng.random(n) < 0.3, dtype="boolean")
+    nullable[:20] = pd.NA
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, n), "flag": rng.random(n) < 0.4, "maybe": nullable,
+                          "coded": rng.random(n) < 0.5,
+                          "scale": pd.Categorical(rng.choice(["low", "mid", "high"], n),
+                                                  categories=["low", "mid", "high"], ordered=True),
+                          "code": pd.Categorical(rng.choice([3, 1, 2], n), categories=[3, 1, 2]),
+                          7: pd.Categorical(rng.choice(["p", "q"], n))})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "flag": {"type": "binary", "levels": ["False", "True"]},
+                          "maybe": {"type": "binary", "levels": ["False", "True"], "nullable": True},
+                          "coded": {"type": "binary", "levels": [0, 1]},
+                          "scale": {"type": "categorical", "levels": ["low", "mid", "high"], "other": False},
+                          "code": {"type": "categorical", "levels": [3, 1, 2], "other": False},
+                          "7": {"type": "binary", "levels": ["p", "q"]}}}
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    out = synth.sample(2000, seed=5)
+    assert list(out.columns) == ["x", "flag", "maybe", "coded", "scale", "code", "7"]
+    assert out["flag"].dtype == np.dtype(bool) and out["coded"].dtype == np.dtype(bool)
+    assert out["flag"].any() and not out["flag"].all()
+    assert out["maybe"].dtype == pd.BooleanDtype() and out["maybe"].isna().any() and out["maybe"].any()
+    assert out["scale"].dtype == pd.CategoricalDtype(["low", "mid", "high"], ordered=True)
+    assert out["code"].dtype == pd.CategoricalDtype([3, 1, 2]) and set(out["code"]) == {1, 2, 3}
+    assert out["7"].dtype == pd.CategoricalDtype(["p", "q"])
+    synth.save(tmp_path / "m.synthdp")
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(tmp_path / "m.synthdp").sample(2000, seed=5), out)
+    assert all(table.dtypes.equals(out.dtypes) for table in synth.sample_copies(2, 100, seed=3).tables)
+    # with an "other" level a column is no boolean: its levels stay text
+    other = SmoothSynthesizer(epsilon=1.0, seed=1).fit(
+        frame[["x", "flag"]], schema={"columns": {"x": {"bounds": [0, 1]},
+                                                  "flag": {"type": "categorical", "levels": ["False", "True"]}}})
+    assert not pd.api.types.is_bool_dtype(other.sample(5, seed=1)["flag"])
+
+
+def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a_table(tmp_path):
+    """synthdp sample wrote a model file saved from a DataFrame's fit in that fit's pandas types: a date as
+    "2020-06-23 00:00:00.000000" (not the ISO date of every other output), a boolean as "false" (which the
+    schema's levels "False" and "True" do not read back). It writes the file's text, the rows Python draws."""
+    frame, schema = _typed_frame()
+    frame["flag"] = frame["x"] > 0.5
+    schema["columns"]["flag"] = {"type": "binary", "levels": ["False", "True"]}
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    synth.save(tmp_path / "m.synthdp")
+    for suffix in ("csv", "parquet"):
+        if suffix == "parquet":
+            pytest.importorskip("pyarrow")
+        out = tmp_path / f"rows.{suffix}"
+        assert main(["sample", str(tmp_path / "m.synthdp"), "-n", "300", "-o", str(out), "--seed", "5", "--quiet"]) == 0
+        rows = pd.read_csv(out, dtype=str) if suffix == "csv" else pd.read_parquet(out)
+        assert rows["day"].dropna().str.fullmatch(r"\d{4}-\d\d-\d\d").all(), suffix
+        assert rows["at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").all(), suffix
+        assert set(rows["flag"]) == {"False", "True"}, suffix
+        typed = synth.sample(300, seed=5)
+        assert (pd.to_datetime(rows["day"]) == typed["day"]).sum() == typed["day"].notna().sum()
+        assert (rows["flag"] == typed["flag"].astype(str)).all()
+
+
 def test_a_condition_compares_date_and_datetime_columns_as_times_not_as_text(tmp_path, capsys):
     """A date or datetime column's values are ISO text; a condition's text compared with one is read as an
     ISO time, so that "day < '2020-6-1'" keeps the days before June (as text, '2020-10-02' < '2020-6-1':
@@ -518,7 +581,8 @@ def test_a_condition_compares_date_and_datetime_columns_as_times_not_as_text(tmp
 
 
 @pytest.mark.parametrize("dtypes", [{"kind": "object"}, {"day": "datetime64[ns, UTC]"}, ["category"],
-                                    {"x": "datetime64[us]"}, {"day": "category"}])
+                                    {"x": "datetime64[us]"}, {"day": "category"}, {"kind": "bool"},
+                                    {"x": "boolean"}, {"day": "category (ordered)"}])
 def test_a_model_file_whose_dtypes_were_edited_is_refused(tmp_path, dtypes):
     frame, schema = _typed_frame()
     SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).save(tmp_path / "m.synthdp")

@@ -329,3 +329,24 @@ def test_a_parquet_decimal_column_is_drafted_as_a_number(tmp_path):
     spec = json.loads((tmp_path / "s.json").read_text())["columns"]["price"]
     assert spec["type"] == "continuous" and spec["decimals"] == 2
     assert spec["bounds"][0] <= float(min(prices)) and float(max(prices)) <= spec["bounds"][1]
+
+
+def test_a_pandas_category_is_drafted_with_its_declared_levels_in_their_order(tmp_path, capsys):
+    """A pandas category (a DataFrame's, or a Parquet file's) declares its levels and their order: the draft
+    listed the values seen, sorted (["high", "low", "mid"] for a scale declared low < mid < high), so the
+    release's categories lost the declared order. It lists the declared categories, in their order, an unused
+    one included (public metadata, not values read from the rows), numbers as numbers (codes)."""
+    rng = np.random.default_rng(5)
+    scale = pd.Categorical(rng.choice(["low", "mid", "high"], 300), categories=["low", "mid", "high", "unused"],
+                           ordered=True)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "scale": scale,
+                          "code": pd.Categorical(rng.choice([3, 1, 2], 300), categories=[3, 1, 2])})
+    content, _ = draft_schema(frame)
+    assert content["columns"]["scale"] == {"type": "categorical", "levels": ["low", "mid", "high", "unused"],
+                                           "other": False}
+    assert content["columns"]["code"] == {"type": "categorical", "levels": [3, 1, 2], "other": False}
+    pytest.importorskip("pyarrow")
+    frame.to_parquet(tmp_path / "t.parquet", index=False)
+    assert run(["schema", tmp_path / "t.parquet", "-o", tmp_path / "s.json"], capsys)[0] == 0
+    drafted = json.loads((tmp_path / "s.json").read_text())["columns"]["scale"]
+    assert drafted["levels"] == ["low", "mid", "high", "unused"]

@@ -11,8 +11,10 @@ File format (``FORMAT``, ``FORMAT_VERSION`` 3 for a mixed table, 1 for a numeric
   "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
   descriptions of the columns (every field, so that decoding is the fit's to the bit), ``arrays``
   the name, shape, dtype and sha256 of each array member; an optional ``"dtypes"`` (a fit on a
-  DataFrame with pandas categories or datetime64 columns: :attr:`SamplingModel.dtypes`), which a
-  reader that does not know it ignores, so it needs no new version; and ``"document_sha256"``, the
+  DataFrame with pandas categories, booleans or datetime64 columns: :attr:`SamplingModel.dtypes`), which a
+  reader that does not know it ignores, so it needs no new version (a reader of before 2026-11-30 knows
+  only "category" and the datetime64 types, and refuses "bool", "boolean" and "category (ordered)" as
+  an edited file); and ``"document_sha256"``, the
   sha256 of the rest of the document as canonical JSON (:func:`document_checksum`), which a reader
   that does not know it ignores too (a file without it, written before it, is read, its document
   checked field by field as every file's is);
@@ -77,6 +79,9 @@ CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB o
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
 DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # a naive datetime column's types
 OUTPUT_DATETIME = "datetime64[us]"  # what a date or datetime column fitted as one of them comes back as
+ORDERED_CATEGORY = "category (ordered)"  # a binary or categorical column fitted as an ordered pandas category
+BOOLEAN_DTYPES = ("bool", "boolean")  # a binary column fitted as a numpy or nullable boolean
+TRUTH = {"False": False, "True": True, 0: False, 1: True}  # the levels a boolean column decodes to, as booleans
 MAX_OUTPUT_VALUES = 500_000_000  # 4 GB of float64 in one in-memory sample
 DOCUMENT_CHECKSUM = "document_sha256"  # the document's own checksum (:func:`document_checksum`)
 
@@ -105,8 +110,9 @@ class SamplingModel:
         The fit's privacy report.
     dtypes : mapping
         The pandas types the fitted DataFrame's columns had where a sample gives them back
-        (:func:`input_dtypes`): ``"category"`` for a binary or categorical column,
-        ``"datetime64[us]"`` for a date or datetime column. Empty for a fit on a file.
+        (:func:`input_dtypes`): ``"category"`` (``"category (ordered)"``) for a binary or categorical
+        column, ``"bool"`` or ``"boolean"`` for a binary column whose levels are False and True (or 0
+        and 1), ``"datetime64[us]"`` for a date or datetime column. Empty for a fit on a file.
     """
 
     points: np.ndarray | EncodedPoints
@@ -135,18 +141,28 @@ class SamplingModel:
 
     def typed(self, frame: pd.DataFrame) -> pd.DataFrame:
         """``frame`` (decoded rows) with the pandas types of :attr:`dtypes`: categories in the
-        schema's order of levels ("other" last), dates and times as datetime64 (missing: NaT)."""
+        schema's order of levels ("other" last; levels the schema gives as numbers as those numbers),
+        ordered where the fitted column's were, booleans (missing: NA), dates and times as
+        datetime64 (missing: NaT)."""
         if not self.dtypes:
             return frame
-        levels = {} if self.schema is None else {column.name: [level for level in column.all_levels
-                                                               if level != MISSING_LABEL]
-                                                 for column in self.schema.categorical}
+        columns = {} if self.schema is None else {column.name: column for column in self.schema.categorical}
         frame = frame.copy()
         for name, dtype in self.dtypes.items():
             if name not in frame.columns:
                 continue
-            if dtype == "category" and name in levels:
-                frame[name] = pd.Categorical(frame[name], categories=levels[name])
+            if dtype in ("category", ORDERED_CATEGORY) and name in columns:
+                column = columns[name]
+                values = frame[name]
+                if column.numbers is not None and pd.api.types.is_numeric_dtype(values):  # as its levels' text
+                    values = values.map(dict(zip(column.numbers, column.levels)))
+                categories = [level for level in column.all_levels if level != MISSING_LABEL]
+                typed = pd.Categorical(values, categories=categories, ordered=dtype == ORDERED_CATEGORY)
+                if column.numbers is not None:  # numbers decode as numbers, or as their text beside "other"
+                    typed = typed.rename_categories(dict(zip(column.levels, column.numbers)))
+                frame[name] = typed
+            elif dtype in BOOLEAN_DTYPES:
+                frame[name] = frame[name].map(TRUTH, na_action="ignore").astype(dtype)
             elif dtype.startswith("datetime64"):
                 frame[name] = pd.to_datetime(frame[name], format="ISO8601").astype(dtype)
         return frame
@@ -587,22 +603,36 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
 def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, str]:
     """The pandas types of an in-memory DataFrame's columns that a sample gives back (the container's
     types, as its column names: public, not read from the rows): ``"category"`` where a binary or
-    categorical column was categorical, ``datetime64[us]`` where a date or datetime column was a
+    categorical column was categorical (``"category (ordered)"`` where ordered), ``"bool"`` or
+    ``"boolean"`` where a binary column whose levels are truth values (:func:`truth_levels`) was
+    boolean (``"boolean"`` where it may be missing), ``datetime64[us]`` where a date or datetime column was a
     naive datetime64 of any unit (pandas may pick the unit from the values, say ns for one value
     with nanoseconds: that is not the container's, and would tell of the data). Empty for anything
     else (a file's columns come back as the file's text)."""
     if not isinstance(data, pd.DataFrame):
         return {}
-    declared = set() if schema is None else {column.name for column in schema.declared}
+    declared = {} if schema is None else {column.name: column for column in schema.declared}
     temporal = {column.name for column in domain.columns if column.temporal}
     dtypes = {}
-    for name in [name for name in data.columns if name in declared | temporal]:
-        dtype = data.dtypes[name]
+    for dtype, name in zip(data.dtypes, map(str, data.columns)):  # names as the release reads them (7 is '7')
         if isinstance(dtype, pd.CategoricalDtype) and name in declared:
-            dtypes[str(name)] = "category"
+            dtypes[name] = ORDERED_CATEGORY if dtype.ordered else "category"
+        elif pd.api.types.is_bool_dtype(dtype) and name in declared and truth_levels(declared[name]):
+            dtypes[name] = "boolean" if declared[name].nullable or str(dtype) == "boolean" else "bool"
         elif name in temporal and str(dtype) in DATETIME_DTYPES:
-            dtypes[str(name)] = OUTPUT_DATETIME  # not the column's own unit, which pandas may pick from its values
+            dtypes[name] = OUTPUT_DATETIME  # not the column's own unit, which pandas may pick from its values
     return dtypes
+
+
+def truth_levels(column: CategoricalColumn) -> bool:
+    """Whether every level ``column`` decodes to (but a missing cell) is a truth value: ``"False"`` and
+    ``"True"``, the levels a boolean is read as, or the numbers 0 and 1; a column with an "other"
+    level is not one."""
+    if not (column.binary or not column.other):
+        return False
+    if column.numbers is not None:
+        return all(number in (0, 1) for number in column.numbers)
+    return all(level in TRUTH for level in column.levels)
 
 
 def _iso(value: Any, kind: str | None) -> Any:
@@ -803,9 +833,11 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
             or not math.isclose(weights.sum(), 1.0, rel_tol=1e-6):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its support does not fit its columns)")
     dtypes = document.get("dtypes", {})
-    levelled = set() if schema is None else {column.name for column in schema.declared}
+    levelled = {} if schema is None else {column.name: column for column in schema.declared}
     temporal = {column.name for column in domain.columns if column.temporal}
-    if not (isinstance(dtypes, dict) and all((value == "category" and name in levelled) or (
+    if not (isinstance(dtypes, dict) and all((value in ("category", ORDERED_CATEGORY) and name in levelled) or (
+            value in BOOLEAN_DTYPES and name in levelled and truth_levels(levelled[name])
+            and (value == "boolean" or not levelled[name].nullable)) or (
             value in DATETIME_DTYPES and name in temporal) for name, value in dtypes.items())):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its dtypes are not pandas types it gives)")
     rows, report = document["rows"], document["privacy_report"]

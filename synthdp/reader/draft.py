@@ -18,7 +18,8 @@ levels, and a note says so. Any other numeric column whose values are all intege
 any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
 ``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
 distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
-"other" level), and with more than ``max_levels`` its levels are left to DP discovery
+"other" level; a pandas category's levels are its categories, in their declared order, unused ones
+included, numbers as numbers), and with more than ``max_levels`` its levels are left to DP discovery
 (``"levels": "discover"``, values it leaves out becoming "other"). Empty text (a Parquet file's or
 a DataFrame's; a CSV reads an empty cell as missing) is no level, which a schema refuses: its
 column is ``categorical`` with an "other" level, to which a release maps it, and a note says so.
@@ -152,7 +153,12 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         elif (time_spec := _time_spec(series)) is not None:
             spec = time_spec
         else:
-            levels = sorted({str(value) for value in series.dropna()})
+            if isinstance(series.dtype, pd.CategoricalDtype):  # a pandas category's declared levels, in their order
+                categories = series.cat.categories  # numbers as numbers (codes), as a numeric column's levels
+                numbers = pd.api.types.is_numeric_dtype(categories) and not pd.api.types.is_bool_dtype(categories)
+                levels = categories.tolist() if numbers else list(dict.fromkeys(str(value) for value in categories))
+            else:
+                levels = sorted({str(value) for value in series.dropna()})
             if "" in levels:  # a Parquet file's or a DataFrame's empty text: no level (a CSV writes it as a missing cell)
                 levels.remove("")
                 empty.append(name)
@@ -165,7 +171,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
                              "list its public levels instead if you know them")
             else:
                 spec = {"type": "binary" if len(levels) == 2 and name not in empty else "categorical", "levels": levels}
-                all_levels.update(levels)
+                all_levels.update(str(level) for level in levels)
         if spec["type"] == "categorical" and isinstance(spec["levels"], list) and name not in empty:
             spec["other"] = False  # every value it takes is listed: no "other" level in the synthetic table
             closed.append(name)
