@@ -273,7 +273,7 @@ class SynthConfig:
             value = getattr(self, option.name)
             if type(value).__module__ == "numpy" and hasattr(value, "item") and getattr(value, "ndim", None) == 0:
                 object.__setattr__(self, option.name, value.item())
-        _check(is_finite_number(self.epsilon) and self.epsilon > 0, "epsilon must be a number > 0")
+        _check(is_finite_number(self.epsilon) and self.epsilon > 0, "epsilon must be a finite number > 0")
         _check(MIN_EPSILON <= self.epsilon <= MAX_EPSILON,
                f"epsilon must be between {MIN_EPSILON:g} and {MAX_EPSILON:g} (outside, noise calibration is meaningless)")
         _check(is_finite_number(self.delta) and 0 <= self.delta < 1, "delta must be in [0, 1)")

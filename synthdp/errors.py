@@ -5,7 +5,9 @@ the private table is in memory must not become a side channel for it.
 """
 
 
+import difflib
 import os
+from collections.abc import Sequence
 
 
 class SynthDPError(ValueError):
@@ -20,6 +22,15 @@ def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
             "is not a regular file (a pipe or a device, such as standard input): save the table to a file first"
             if os.path.exists(path) else "does not exist")
     return SynthDPError(f"{label} '{path}' {what}")
+
+
+def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPError:
+    """The error for a column ``name`` that is not among ``columns`` (a table's header: public, as
+    every column name is): "``prefix`` unknown column 'name'", and where one of ``columns`` is
+    spelled nearly alike, "(the table has 'that')"."""
+    near = difflib.get_close_matches(str(name), [str(column) for column in columns], n=1, cutoff=0.75)
+    hint = f" (the table has '{near[0]}')" if near else ""
+    return SynthDPError(f"{prefix} unknown column '{name}'{hint}")
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -265,3 +265,21 @@ def test_a_reader_that_stops_early_is_not_an_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0 and "error" not in err, err
     assert received[0].startswith(b"age,bmi")
+
+
+@pytest.mark.parametrize(("name", "hint"), [("agee", " (the table has 'age')"), ("zzz", "")])
+def test_an_unknown_column_in_the_bounds_or_schema_names_the_nearest_column(tmp_path, capsys, name, hint):
+    """A misspelt column (bounds or schema) is one line naming it and, where a column of the header is
+    spelt nearly alike, that one (the header's names are public); no hint for a name like none of them."""
+    bounds = json.loads(Path(BOUNDS).read_text())
+    bounds[name] = bounds.pop("age")
+    (tmp_path / "b.json").write_text(json.dumps(bounds))
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", str(tmp_path / "b.json"),
+                 "--quiet"]) == 2
+    _one_error(capsys, f"bounds name unknown column '{name}'{hint}\n")
+    schema = {"columns": {key: {"bounds": value} for key, value in bounds.items()}}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--quiet"]) == 2
+    _one_error(capsys, f"names unknown column '{name}'{hint}\n")
+    assert not (tmp_path / "o.csv").exists()

@@ -209,7 +209,7 @@ def test_numpy_scalars_are_parameters_and_the_report_holds_plain_numbers(clinic_
     assert type(config["seed"]) is int and type(config["epsilon"]) is float and config["marginal_bins"] == 8
     json.dumps(synth.privacy_report())
     for bad in (np.bool_(True), np.array([2.0])):
-        with pytest.raises(SynthDPError, match="epsilon must be a number > 0"):
+        with pytest.raises(SynthDPError, match="epsilon must be a finite number > 0"):
             SynthConfig(epsilon=bad)
 
 
@@ -221,7 +221,7 @@ def test_a_parameter_the_fit_does_not_use_warns_and_a_failed_fit_leaves_nothing_
         warnings.simplefilter("error", UserWarning)  # the default: nothing to warn of
         SmoothSynthesizer(n_candidates=300).fit(frame, bounds=bounds)
     assert len(synth.sample(5)) == 5
-    with pytest.raises(SynthDPError, match="epsilon must be a number > 0"):
+    with pytest.raises(SynthDPError, match="epsilon must be a finite number > 0"):
         synth.set_params(epsilon=-1.0, pca_share=0.3).fit(frame, bounds=bounds)
     with pytest.raises(SynthDPError, match="call fit"):
         synth.sample(5)  # not the earlier fit's rows

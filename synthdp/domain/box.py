@@ -28,7 +28,7 @@ import numpy as np
 
 from synthdp.checks import is_int
 from synthdp.domain.dates import TIME_TYPES, format_bound, parse_bound
-from synthdp.errors import SynthDPError, absent_file
+from synthdp.errors import SynthDPError, absent_file, unknown_column
 
 COLUMN_TYPES = ("continuous", "integer") + TIME_TYPES
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
@@ -163,7 +163,7 @@ def parse_bounds(bounds: Mapping[str, object], column_names: Sequence[str]) -> d
     """The public bounds given for some or all of ``column_names``; unknown names are an error."""
     unknown = [name for name in bounds if name not in column_names]
     if unknown:
-        raise SynthDPError(f"bounds name unknown column '{unknown[0]}'")
+        raise unknown_column("bounds name", unknown[0], column_names)
     return {name: _parse_column(name, bounds[name]) for name in column_names if name in bounds}
 
 

@@ -81,7 +81,7 @@ from synthdp.domain.box import (
 )
 from synthdp.domain.decode import decode
 from synthdp.domain.encoded import EncodedPoints
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, unknown_column
 
 LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
@@ -589,7 +589,7 @@ def check_schema_names(content: Mapping, column_names: Sequence[str], origin: st
     specs = content["columns"]
     unknown = [name for name in specs if name not in column_names]
     if unknown:
-        raise SynthDPError(f"{origin} names unknown column '{unknown[0]}'")
+        raise unknown_column(f"{origin} names", unknown[0], column_names)
     missing = [name for name in column_names if name not in specs]
     if missing:
         raise SynthDPError(f"{origin} has no entry for column '{missing[0]}'")

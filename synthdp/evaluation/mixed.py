@@ -36,7 +36,7 @@ import pandas as pd
 from synthdp.checks import is_int
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema, columns_without_bounds
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, unknown_column
 
 __all__ = [
     "BINS",
@@ -90,7 +90,7 @@ def described_schema(schema: Schema | Mapping, real: pd.DataFrame) -> Schema:
     schema = _as_schema(schema, names)
     unknown = [name for name in schema.names if name not in names]
     if unknown:
-        raise SynthDPError(f"the schema names unknown column '{unknown[0]}'")
+        raise unknown_column("the schema names", unknown[0], names)
     missing = [name for name in names if name not in schema.names]
     if missing:
         raise SynthDPError(f"the schema has no entry for column '{missing[0]}'")
