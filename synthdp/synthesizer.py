@@ -35,6 +35,19 @@ from synthdp.summaries.smooth import Summary
 _DEFAULTS: dict[str, Any] = {**{f.name: f.default for f in fields(SynthConfig)}, "progress": False}
 
 
+def _named_as_text(columns: Mapping[Any, object] | None, origin: str) -> Mapping[str, object] | None:
+    """``columns`` (bounds or a schema's columns: a mapping by column name) keyed by each name's text,
+    as a table's columns are read (a DataFrame's column 7 is '7'): bounds={7: [0, 1]} names that column.
+    Anything else as it is (its own check refuses it)."""
+    if not isinstance(columns, Mapping) or all(isinstance(name, str) for name in columns):
+        return columns  # its keys are text already, or it is no mapping
+    named = {str(name): value for name, value in columns.items()}
+    if len(named) < len(columns):
+        twice = next(str(name) for name in columns if sum(str(other) == str(name) for other in columns) > 1)
+        raise SynthDPError(f"column '{twice}' is named twice in {origin} (once as a number)")
+    return named
+
+
 def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed: bool) -> None:
     """A warning for each parameter set away from its default that the fit will not use (``pca_share``
     without ``candidates='pca'``), as the command line warns of its flags."""
@@ -167,6 +180,9 @@ class SmoothSynthesizer:
             bounds = load_bounds_file(bounds)
         if isinstance(schema, (str, Path)):
             schema = load_schema_file(schema)
+        bounds = _named_as_text(bounds, "bounds")
+        if isinstance(schema, dict) and isinstance(schema.get("columns"), Mapping):
+            schema = {**schema, "columns": _named_as_text(schema["columns"], "the schema")}
         _warn_idle_parameters(self.get_params(), config, schema is not None
                               or (isinstance(bounds, Mapping) and bounds_schema(bounds) is not None))
         reservation = None

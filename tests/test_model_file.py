@@ -885,3 +885,16 @@ def test_a_sample_larger_than_the_disks_free_space_is_refused_after_its_first_ch
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=10**9))
     assert main(["sample", str(saved / "numeric.synthdp"), "-n", "3000", "-o", str(out), "--quiet"]) == 0
     assert len(pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out)) == 3000
+
+
+def test_bounds_and_a_schema_name_a_dataframe_s_numbered_column_by_its_number():
+    """A DataFrame's column 7 is read as '7': bounds={7: [0, 1]} (or a schema's entry 7) named an 'unknown
+    column 7'; it names that column. The same name given as 7 and as '7' is one line."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({7: rng.uniform(0, 1, 300), "y": rng.uniform(0, 1, 300)})
+    out = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={7: [0, 1], "y": [0, 1]}).sample(10, seed=1)
+    assert list(out.columns) == ["7", "y"] and out["7"].between(0, 1).all()
+    schema = {"columns": {7: {"bounds": [0, 1]}, "y": {"bounds": [0, 1]}}}
+    assert len(SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).sample(10, seed=1)) == 10
+    with pytest.raises(SynthDPError, match=r"^column '7' is named twice in bounds \(once as a number\)$"):
+        SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={7: [0, 1], "7": [0, 1], "y": [0, 1]})
