@@ -898,3 +898,18 @@ def test_bounds_and_a_schema_name_a_dataframe_s_numbered_column_by_its_number():
     assert len(SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).sample(10, seed=1)) == 10
     with pytest.raises(SynthDPError, match=r"^column '7' is named twice in bounds \(once as a number\)$"):
         SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={7: [0, 1], "7": [0, 1], "y": [0, 1]})
+
+
+def test_a_condition_compares_a_boolean_column_with_true_and_false():
+    """A bool column (levels 'False' and 'True', given back as bool) took a condition's True as no level
+    (no mass: an error); True and False are read as its levels, in comparisons, lists and isin."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 400), "flag": rng.random(400) < 0.4})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "flag": {"type": "binary", "levels": ["False", "True"]}}}
+    base = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)._sampling_model()
+    where = model_file.where
+    for condition, text in [("flag == True", "flag == 'True'"), ("flag != True", "flag == 'False'"),
+                            ("flag in [False]", "flag == 'False'"), ("flag.isin([True]) and x < 0.5",
+                                                                     "flag == 'True' and x < 0.5")]:
+        np.testing.assert_array_equal(where(base, condition).weights, where(base, text).weights)
+    assert 0 < where(base, "flag == True").weights.size < base.weights.size

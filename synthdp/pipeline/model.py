@@ -52,7 +52,7 @@ import tokenize
 import warnings
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -248,8 +248,10 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     support = model.decode(model.points, mixed_levels=True)  # a coded column's levels as numbers, "other" as text
     numeric = {str(name) for name in support.columns if pd.api.types.is_numeric_dtype(support[name])}
     temporal = {column.name: column.temporal for column in model.domain.columns if column.temporal}
+    truths = () if model.schema is None else {column.name for column in model.schema.declared
+                                              if column.numbers is None and truth_levels(column)}
     expression, used = condition_expression(condition, [str(name) for name in support.columns], numeric,
-                                            None if model.units is None else model.units.column, temporal)
+                                            None if model.units is None else model.units.column, temporal, truths)
     # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
     # placeholders): what it parses is what was checked
     frame = pd.DataFrame({placeholder: support[name] for placeholder, name in used.items()}, index=support.index)
@@ -306,7 +308,8 @@ _REFUSED = {"Call": "a function or method call", "Attribute": "attribute access"
 
 
 def condition_expression(condition: str, columns: list[str], numeric: set[str], unit: str | None = None,
-                         temporal: Mapping[str, str] | None = None) -> tuple[str, dict[str, str]]:
+                         temporal: Mapping[str, str] | None = None,
+                         truths: Collection[str] = ()) -> tuple[str, dict[str, str]]:
     """``condition`` checked against an allow-list, as a Python expression over placeholders for the
     columns it names, and the columns of the placeholders (in the order named).
 
@@ -323,7 +326,9 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
     text: a text constant compared with one of them (by a comparison, ``in``, ``isin`` or ``between``)
     is read as an ISO date or time and written as the column writes its values, so that the text
     comparison is the comparison of times (``day < '2021-6-1'`` is ``day < '2021-06-01'``, which
-    text alone would read otherwise: '2021-10-02' < '2021-6-1'); a number compared with one is an error."""
+    text alone would read otherwise: '2021-10-02' < '2021-6-1'); a number compared with one is an error.
+    ``truths``: the binary columns whose levels are the text 'False' and 'True' (a boolean's, which a
+    DataFrame's fit gives back as bool): True or False compared with one is read as that text."""
     try:
         if len(condition) > MAX_CONDITION_CHARS:
             raise SynthDPError(f"{CONDITION} is longer than {MAX_CONDITION_CHARS} characters")
@@ -361,6 +366,7 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
         _check_node(tree, column, numeric)
         _times_as_text(tree, {placeholder: (name, temporal[name]) for placeholder, name in used.items()
                               if temporal and name in temporal})
+        _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in truths})
         return ast.unparse(tree), used
     except SynthDPError:
         raise
@@ -485,8 +491,20 @@ def _times_as_text(tree: ast.AST, temporal: Mapping[str, tuple[str, str]]) -> No
     """Rewrite, in a checked tree, each text constant compared with a date or datetime column (``temporal``:
     placeholder -> the column's name and kind) as the ISO text the column decodes to
     (:func:`condition_expression`); a number compared with one is an error."""
-    if not temporal:
-        return
+    for named, constants in _compared(tree, temporal):
+        column = temporal[named]
+        for constant in constants:
+            value = constant.value if isinstance(constant, ast.Constant) else 0  # a signed number: not text
+            if not (value is None or isinstance(value, str)):
+                raise SynthDPError(f"{CONDITION} compares {column[1]} column '{column[0]}' with a number: compare "
+                                   f"it with an ISO {column[1]} in quotes, such as '{TIME_EXAMPLES[column[1]]}'")
+            if isinstance(constant, ast.Constant) and isinstance(value, str):
+                constant.value = _iso_text(value, *column)
+
+
+def _compared(tree: ast.AST, placeholders: Collection[str]) -> Iterator[tuple[str, list[ast.expr]]]:
+    """Each comparison (or ``isin``, ``between``) in a checked tree that names a column of
+    ``placeholders``: that column's placeholder and the comparison's constants."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
@@ -494,18 +512,21 @@ def _times_as_text(tree: ast.AST, temporal: Mapping[str, tuple[str, str]]) -> No
             operands = [node.func.value, *node.args]
         else:
             continue
-        column = next((temporal[operand.id] for operand in operands
-                       if isinstance(operand, ast.Name) and operand.id in temporal), None)
-        if column is None:
-            continue
-        for operand in operands:
-            for constant in (operand.elts if isinstance(operand, (ast.List, ast.Tuple)) else [operand]):
-                if _is_constant(constant) and not (isinstance(constant, ast.Constant)
-                                                   and (constant.value is None or isinstance(constant.value, str))):
-                    raise SynthDPError(f"{CONDITION} compares {column[1]} column '{column[0]}' with a number: compare "
-                                       f"it with an ISO {column[1]} in quotes, such as '{TIME_EXAMPLES[column[1]]}'")
-                if isinstance(constant, ast.Constant) and isinstance(constant.value, str):
-                    constant.value = _iso_text(constant.value, *column)
+        named = next((operand.id for operand in operands
+                      if isinstance(operand, ast.Name) and operand.id in placeholders), None)
+        if named is not None:
+            yield named, [constant for operand in operands for constant in
+                          (operand.elts if isinstance(operand, (ast.List, ast.Tuple)) else [operand])
+                          if _is_constant(constant)]
+
+
+def _truths_as_text(tree: ast.AST, truths: Collection[str]) -> None:
+    """Rewrite, in a checked tree, True or False compared with a column of ``truths`` (placeholders of
+    binary columns whose levels are the text 'False' and 'True') as that text."""
+    for _, constants in _compared(tree, truths):
+        for constant in constants:
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, bool):
+                constant.value = str(constant.value)
 
 
 def _iso_text(text: str, name: str, kind: str) -> str:
