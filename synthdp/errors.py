@@ -27,9 +27,12 @@ def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
 def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPError:
     """The error for a column ``name`` that is not among ``columns`` (a table's header: public, as
     every column name is): "``prefix`` unknown column 'name'", and where one of ``columns`` is
-    spelled nearly alike, "(the table has 'that')"."""
-    near = difflib.get_close_matches(str(name), [str(column) for column in columns], n=1, cutoff=0.75)
-    hint = f" (the table has '{near[0]}')" if near else ""
+    spelled nearly alike, case aside ('Age' for 'age'), "(the table has 'that')"."""
+    folded: dict[str, str] = {}
+    for column in columns:  # by its name in lower case: the first column so spelt
+        folded.setdefault(str(column).casefold(), str(column))
+    near = difflib.get_close_matches(str(name).casefold(), list(folded), n=1, cutoff=0.75)
+    hint = f" (the table has '{folded[near[0]]}')" if near else ""
     return SynthDPError(f"{prefix} unknown column '{name}'{hint}")
 
 

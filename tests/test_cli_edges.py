@@ -267,7 +267,8 @@ def test_a_reader_that_stops_early_is_not_an_error(tmp_path, capsys):
     assert received[0].startswith(b"age,bmi")
 
 
-@pytest.mark.parametrize(("name", "hint"), [("agee", " (the table has 'age')"), ("zzz", "")])
+@pytest.mark.parametrize(("name", "hint"), [("agee", " (the table has 'age')"), ("zzz", ""),
+                                            ("Age", " (the table has 'age')"), ("AGE", " (the table has 'age')")])
 def test_an_unknown_column_in_the_bounds_or_schema_names_the_nearest_column(tmp_path, capsys, name, hint):
     """A misspelt column (bounds or schema) is one line naming it and, where a column of the header is
     spelt nearly alike, that one (the header's names are public); no hint for a name like none of them."""

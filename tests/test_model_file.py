@@ -913,3 +913,16 @@ def test_a_condition_compares_a_boolean_column_with_true_and_false():
                                                                      "flag == 'True' and x < 0.5")]:
         np.testing.assert_array_equal(where(base, condition).weights, where(base, text).weights)
     assert 0 < where(base, "flag == True").weights.size < base.weights.size
+
+
+def test_a_given_true_or_false_is_the_level_of_a_bool_column_declared_with_levels_0_and_1():
+    """A bool column declared with the levels 0 and 1 comes back as bool, but sample_from_conditions took a
+    given True or False (a value of that sample) as no level ("binary column 'b' has a value outside its 2
+    levels"). A truth value is the level 1 or 0, as the bool column's values were in the fit."""
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "b": rng.random(300) < 0.5})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "b": {"type": "binary", "levels": [0, 1]}}}
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    out = synth.sample_from_conditions(pd.DataFrame({"b": [True, False]}), seed=2)
+    assert out["b"].dtype == np.dtype(bool) and out["b"].tolist() == [True, False]
+    pd.testing.assert_frame_equal(out, synth.sample_from_conditions(pd.DataFrame({"b": [1, 0]}), seed=2))

@@ -588,7 +588,10 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             if name in levelled:
-                value = levelled[name].level_codes(pd.Series([row[name]], dtype=object))[0]
+                value = row[name]
+                if levelled[name].numbers is not None and isinstance(value, (bool, np.bool_)):
+                    value = int(value)  # the level 0 or 1, as a bool column's value was in the fit (and comes back)
+                value = levelled[name].level_codes(pd.Series([value], dtype=object))[0]
             else:
                 value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
                                     _decimals(model, name), name, given=True).iloc[0]
