@@ -973,6 +973,10 @@ def marginal_command(args: argparse.Namespace) -> int:
     from synthdp.summaries.marginal import MarginalSummary, marginal
 
     columns = [name.strip() for name in args.columns.split(",")]
+    if args.output:  # before any work, as --overwrite's help says
+        _check_outputs({"--output": args.output},
+                       {"the table": args.table, "the summary": args.summary, "the schema file": args.schema},
+                       overwrite=args.overwrite)
     if args.summary:
         if args.schema:
             raise SynthDPError("--schema goes with --table; a summary holds its own schema")
@@ -993,8 +997,6 @@ def marginal_command(args: argparse.Namespace) -> int:
         answer = marginal(frame, columns, schema)
     text = answer.reset_index().to_csv(index=False)
     if args.output:
-        _check_outputs({"--output": args.output},
-                       {"the table": args.table, "the summary": args.summary, "the schema file": args.schema}, overwrite=args.overwrite)
         _write_outputs([(Path(args.output), _text(text))])
     else:
         sys.stdout.write(text)
@@ -1047,7 +1049,9 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.evaluation.column_types import infer_schema, inference_note, needs_schema
         from synthdp.reader.table import read_table_frame
 
-        guess = infer_schema(read_table_frame(args.real, "real table", csv_format))
+        real_frame = read_table_frame(args.real, "real table", csv_format)
+        # the unit column is left out of the scores: it neither types the table nor counts in the note
+        guess = infer_schema(real_frame.drop(columns=[args.privacy_unit], errors="ignore"))
         if needs_schema(guess):  # text, binary, code or date columns, or missing cells: compared as typed
             content, inferred = guess, True
             print(f"synthdp: note: {inference_note(guess)}", file=sys.stderr)
@@ -1082,10 +1086,13 @@ def evaluate(args: argparse.Namespace) -> int:
               if content is not None else None)
     missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
                for name in real.columns if name in synth.columns and (real[name].isna().any() or synth[name].isna().any())}
+    whole_real = real  # the copies' statistics read each column's present cells, as the real value must
     if nullable:  # the numeric metrics compare the rows whose nullable numeric cells are present
         real, synth = real.dropna(subset=list(nullable)), synth.dropna(subset=list(nullable))
         if len(real) < 2 or len(synth) < 2:
-            raise SynthDPError("fewer than 2 rows without missing cells in the nullable columns: nothing to compare")
+            side = "real" if len(real) < 2 else "synthetic"
+            raise SynthDPError(f"fewer than 2 rows of the {side} table without missing cells in the nullable columns "
+                               f"({', '.join(nullable)}): nothing to compare")
     report = utility_report(real, synth, bounds, args.target, task=args.task, n_queries=args.queries, seed=args.seed,
                             schema=schema, sdmetrics=not args.no_sdmetrics)
     if args.copies:
@@ -1095,7 +1102,7 @@ def evaluate(args: argparse.Namespace) -> int:
         copies = load_copies(args.synth, reader=lambda path: _read_table(str(path), f"the copy '{path.name}' of the "
                                                                          f"{label}", synth_options, as_text, nullable,
                                                                          times, prefix))
-        report["intervals"] = check_against_real(real, copies, report["columns"]["numeric"])
+        report["intervals"] = check_against_real(whole_real, copies, report["columns"]["numeric"])
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
                                     "nullable numeric cells are present" if nullable else ""}, **report}
@@ -1135,6 +1142,9 @@ def _unit_counts(unit: str, real, synth):
     both headers for)."""
     counts: dict[str, object] = {"column": unit}
     for side, frame in (("real", real), ("synthetic", synth)):
+        if frame[unit].isna().any():  # generate refuses them too; value_counts would leave those rows out
+            raise SynthDPError(f"the {side} table's privacy unit column '{unit}' has missing values: every row "
+                               "needs its unit (--privacy-unit)")
         sizes = frame[unit].astype(str).value_counts()
         counts[side] = {"units": int(len(sizes)), "rows_per_unit_mean": float(sizes.mean()),
                         "rows_per_unit_max": int(sizes.max())}

@@ -206,6 +206,17 @@ def test_a_bad_real_table_is_named_and_its_values_are_not_printed(tmp_path, caps
     assert "column needs a schema" in err and len(err.strip().splitlines()) == 1
 
 
+def test_too_few_rows_with_every_nullable_cell_names_the_table_and_the_columns(tables, tmp_path, capsys):
+    real, _, _ = tables
+    synth = _write(tmp_path, _synth(score=[0.1, np.nan, np.nan]), "synth.csv")
+    bounds = tmp_path / "nullable.json"
+    bounds.write_text(json.dumps({"score": {"bounds": [0, 1], "nullable": True}}))
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5], capsys)
+    assert code == 2 and out == ""
+    assert err.strip() == ("synthdp: error: fewer than 2 rows of the synthetic table without missing cells in the "
+                           "nullable columns (score): nothing to compare")
+
+
 def test_missing_real_file(tmp_path, capsys):
     code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _write(tmp_path, _synth(), "s.csv")], capsys)
     assert code == 2 and err.strip() == f"synthdp: error: real table '{tmp_path / 'no.csv'}' does not exist"
@@ -271,3 +282,30 @@ def test_a_parquet_real_table_by_privacy_unit(tmp_path, capsys):
     assert code == 0, err
     units = frame["pid"].nunique()
     assert f"privacy unit 'pid': real {units} units" in out and f"synthetic {units} units" in out
+
+
+def test_the_unit_column_neither_types_the_table_nor_may_miss_a_cell(tmp_path, capsys):
+    """Without types, the unit column (left out of the scores) is left out of the inference: the rest,
+    numbers only, is compared as a numeric table, with no note; a unit cell missing in either table
+    is one line, as generate says it (an empty unit column was a traceback, a missing cell a row
+    left out of the counts)."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"pid": [f"P{i // 3}" for i in range(300)], "x": rng.normal(size=300),
+                          "y": rng.normal(size=300)})
+    real, synth = tmp_path / "real.csv", tmp_path / "synth.csv"
+    frame.to_csv(real, index=False)
+    frame.to_csv(synth, index=False)
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--privacy-unit", "pid", "--queries", 5,
+                          "--no-sdmetrics"], capsys)
+    assert code == 0 and "inferred" not in err, err
+    assert "privacy unit 'pid': real 100 units" in out
+    for table, pid in ((real, None), (synth, [None] * 299 + ["P1"])):
+        frame.assign(pid=pid).to_csv(table, index=False)
+        code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--privacy-unit", "pid", "--queries", 5,
+                              "--no-sdmetrics", "--bounds", _write(tmp_path, '{"x": [-5, 5], "y": [-5, 5]}', "b.json")],
+                             capsys)
+        side = "real" if table == real else "synthetic"
+        assert code == 2 and out == "" and err.strip() == (
+            f"synthdp: error: the {side} table's privacy unit column 'pid' has missing values: every row needs "
+            "its unit (--privacy-unit)"), err
+        frame.to_csv(table, index=False)

@@ -120,11 +120,15 @@ def test_correlation_similarity_by_hand():
     assert pair["tv"] == 1.0
 
 
-def test_a_binary_value_outside_its_levels_names_the_column():
+def test_a_binary_value_outside_its_levels_is_other():
+    """As in a categorical column (another tool's table): a cell of its own, not an error."""
     real = adult_like(20)
     synth = real.assign(sex=["Female"] * 19 + ["unknown"])
-    with pytest.raises(SynthDPError, match="binary column 'sex'"):
-        column_tv(real, synth, schema_of())
+    female = float((real["sex"] == "Female").mean())
+    # (Female, Male, other): real (f, 1 - f, 0), synthetic (19/20, 0, 1/20)
+    expected = (abs(female - 0.95) + (1 - female) + 0.05) / 2
+    assert column_tv(real, synth, schema_of())["per_column"]["sex"] == pytest.approx(expected)
+    assert cell_labels(schema_of(), "sex") == ["Female", "Male", "other"]
 
 
 # ------------------------------------------------------------------ the report

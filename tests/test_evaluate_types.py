@@ -165,6 +165,25 @@ def test_evaluate_without_a_schema_infers_the_types_and_says_so(tmp_path, capsys
     assert code == 0 and json.loads(given)["tv"] == report["tv"]
 
 
+def test_a_third_value_in_a_column_the_real_table_types_binary_is_other(tmp_path, capsys):
+    """Without a schema, a column of two real values is binary; the synthetic table's third value
+    (another tool's) is its "other" cell, as in a categorical column, not an error that asks to
+    declare a schema the user did not give."""
+    rng = np.random.default_rng(3)
+    real = pd.DataFrame({"x": rng.normal(size=100), "smoker": rng.choice(["no", "yes"], 100)})
+    synth = real.assign(smoker=["maybe"] * 10 + list(real["smoker"][10:]))
+    real_path, synth_path = tmp_path / "real.csv", tmp_path / "synth.csv"
+    real.to_csv(real_path, index=False)
+    synth.to_csv(synth_path, index=False)
+    code, out, err = run(["evaluate", "--real", real_path, "--synth", synth_path, "--queries", 10, "--json",
+                          "--no-sdmetrics", "--target", "smoker"], capsys)
+    assert code == 0, err
+    assert "1 binary" in err
+    report = json.loads(out)
+    assert report["tv"]["per_column"]["smoker"] == pytest.approx(0.1)  # the 10 rows moved to "other"
+    assert report["model"]["task"] == "classification"
+
+
 # ------------------------------------------------------------------ dates in the HTML page
 @pytest.fixture
 def dated(tmp_path):

@@ -603,6 +603,31 @@ def test_copies_of_one_nullable_column_and_of_too_few_rows(tmp_path):
     assert not (tmp_path / "p.csv").exists()
 
 
+def test_evaluate_checks_the_copies_against_every_present_cell_of_the_real_table(tmp_path, capsys):
+    """The copies' intervals estimate each column's statistic over its present cells; evaluate's other
+    metrics compare the rows whose nullable cells are all present, but the real value an interval is
+    checked against is the whole table's (a mean of a column read on the rows where another is present
+    was a value the intervals did not estimate)."""
+    from synthdp.cli import main
+
+    frame = _population(400, 6)
+    frame.loc[frame["a"] > 6, "b"] = np.nan  # b missing where a is large: a's mean over the rows with b is lower
+    frame.to_csv(tmp_path / "real.csv", index=False)
+    (tmp_path / "b.json").write_text(json.dumps({**BOUNDS, "b": {"bounds": BOUNDS["b"], "nullable": True}}))
+    out = tmp_path / "o.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["generate", str(tmp_path / "real.csv"), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
+                     "--copies", "2", "--seed", "4", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(tmp_path / "real.csv"), "--synth", str(out), "--copies", "--json",
+                 "--bounds", str(tmp_path / "b.json"), "--no-sdmetrics", "--queries", "10"]) == 0
+    rows = {row["statistic"]: row for row in json.loads(capsys.readouterr().out)["intervals"]["statistics"]}
+    assert rows["mean a"]["real"] == pytest.approx(frame["a"].mean())
+    assert rows["mean b"]["real"] == pytest.approx(frame["b"].mean())
+    assert rows["corr a ~ c"]["real"] == pytest.approx(frame["a"].corr(frame["c"]))
+
+
 def test_a_release_that_selects_its_pairs_measures_the_selected_ones_only():
     """A release that chooses the pairs worth measuring (Plan.selects_pairs: pima at (1, 1e-10)) measured
     the chosen pairs and the pairs of its two-column moments, not every pair: the others take the

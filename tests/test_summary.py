@@ -714,6 +714,16 @@ def test_marginal_of_a_table_holding_other_columns_and_of_internal_columns(tmp_p
     assert "not a column of the table" in capsys.readouterr().err
 
 
+def test_marginal_refuses_an_existing_output_before_it_reads_anything(tmp_path, capsys):
+    """As --overwrite's help says: the output is checked before any work (a large --table was read,
+    and its errors came first)."""
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"sex": {"type": "binary", "levels": ["F", "M"]}}}))
+    (tmp_path / "out.csv").write_text("kept\n")
+    assert main_command(["marginal", "--table", str(tmp_path / "absent.csv"), "--schema", str(tmp_path / "s.json"),
+                         "--columns", "sex", "-o", str(tmp_path / "out.csv")]) == 2
+    assert "--output" in capsys.readouterr().err and (tmp_path / "out.csv").read_text() == "kept\n"
+
+
 def test_an_equality_on_an_integer_column_gets_an_interval_that_holds_the_table_s_value():
     """age == 40 is 0 at every quadrature node and check point between whole numbers, so its misfit
     showed as 0 and its interval was [0, 0], which never held the table's share (0 of 200 releases);

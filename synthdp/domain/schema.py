@@ -189,13 +189,14 @@ class CategoricalColumn:
     def scoring(self) -> CategoricalColumn:
         """The column as the evaluation scores it: with its "other" level, so that a synthetic
         table's value outside the levels (another tool's, or one edited) is a cell of its own, not
-        an error."""
-        if self.binary or self.other or self.values_of is not None:
+        an error; a binary column's too (a real table's two values, typed binary by
+        ``synthdp evaluate`` without a schema, and a third in the synthetic one)."""
+        if (self.other and not self.binary) or self.values_of is not None:
             return self
         label = self.other_label
         while label in self.levels:  # a level may be named like other_label where there is no "other" level
             label = f"({label})"
-        return replace(self, other=True, other_label=label)
+        return replace(self, binary=False, other=True, other_label=label)
 
     @property
     def internal(self) -> bool:
