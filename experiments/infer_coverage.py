@@ -254,8 +254,9 @@ def plot(cells: dict[str, pd.DataFrame], releases: int, path: Path) -> None:
         axis.set_title(title)
     axes[0][0].invert_yaxis()
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    columns = min(4, 2 * len(cells))  # one cell's figure holds two entries a row: four were cut at its edges
+    fig.legend(handles, labels, loc="lower center", ncol=columns, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08 * -(-len(handles) // columns), 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
