@@ -381,6 +381,7 @@ BAD_CELLS = {  # name: (how the file is spoiled, the most rows per unit, the err
              "column 'a' is not numeric"),
     "missing": (lambda frame: frame.assign(b=frame["b"].where(frame.index != 50)), K, "column 'b' has missing"),
     "one kept row": (lambda frame: frame.assign(person="p0"), 1, "the input needs at least 2 rows"),
+    "header only": (lambda frame: frame.iloc[:0], K, "the input has no data rows"),  # in memory: "changed between"
 }
 
 

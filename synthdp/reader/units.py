@@ -135,7 +135,7 @@ class Contributions:
         within = pd.Series(codes).groupby(codes).cumcount().to_numpy()
         positions = self.offsets[codes] + seen[codes] + within
         seen += np.bincount(codes, minlength=len(seen))
-        if positions.max(initial=0) >= len(self.keep()):
+        if positions.max(initial=-1) >= len(self.keep()):  # no rows (a header-only file): no position to check
             raise SynthDPError("the input changed between two passes over it")
         return self.keep()[positions]
 
