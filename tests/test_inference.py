@@ -456,12 +456,27 @@ def test_the_reference_holds_twenty_blocks_of_a_copy_s_rows_whatever_their_numbe
     assert 0.3 * 5000 < total["naive"] < 0.7 * 5000  # a sum over a copy's 5 000 rows, not over 4 000
 
 
+def _copies_evaluated(tmp_path, capsys, real: str, copies: int, seed: int, queries: int) -> dict:
+    """``generate --copies`` of tmp_path/real with the bounds tmp_path/b.json, then ``evaluate --copies
+    --json`` of them against it: the report."""
+    from synthdp.cli import main
+
+    out = tmp_path / "out.csv"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["generate", str(tmp_path / real), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
+                     "--copies", str(copies), "--seed", str(seed), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--real", str(tmp_path / real), "--synth", str(out), "--bounds", str(tmp_path / "b.json"),
+                 "--copies", "--json", "--no-sdmetrics", "--queries", str(queries)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, capsys):
     """A date column: the copies' ISO dates are read as days, as the synthetic table's are (they
     were read as text, and every interval check stopped at 'not numeric')."""
     import json
 
-    from synthdp.cli import main
 
     rng = np.random.default_rng(11)
     frame = pd.DataFrame({"x": rng.uniform(0, 1, 600), "visit": (pd.Timestamp("2020-01-01") + pd.to_timedelta(
@@ -469,15 +484,8 @@ def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, cap
     frame.to_csv(tmp_path / "t.csv", index=False)
     (tmp_path / "b.json").write_text(json.dumps({"x": [0, 1], "visit": {"type": "date",
                                                                         "bounds": ["2020-01-01", "2020-12-31"]}}))
-    out = tmp_path / "out.csv"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert main(["generate", str(tmp_path / "t.csv"), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
-                     "--copies", "3", "--seed", "3", "--quiet"]) == 0
-    capsys.readouterr()
-    assert main(["evaluate", "--real", str(tmp_path / "t.csv"), "--synth", str(out), "--bounds",
-                 str(tmp_path / "b.json"), "--copies", "--json", "--no-sdmetrics", "--queries", "20"]) == 0
-    statistics = {row["statistic"] for row in json.loads(capsys.readouterr().out)["intervals"]["statistics"]}
+    report = _copies_evaluated(tmp_path, capsys, "t.csv", copies=3, seed=3, queries=20)
+    statistics = {row["statistic"] for row in report["intervals"]["statistics"]}
     assert "mean visit" in statistics
 
 
@@ -608,21 +616,13 @@ def test_evaluate_checks_the_copies_against_every_present_cell_of_the_real_table
     metrics compare the rows whose nullable cells are all present, but the real value an interval is
     checked against is the whole table's (a mean of a column read on the rows where another is present
     was a value the intervals did not estimate)."""
-    from synthdp.cli import main
 
     frame = _population(400, 6)
     frame.loc[frame["a"] > 6, "b"] = np.nan  # b missing where a is large: a's mean over the rows with b is lower
     frame.to_csv(tmp_path / "real.csv", index=False)
     (tmp_path / "b.json").write_text(json.dumps({**BOUNDS, "b": {"bounds": BOUNDS["b"], "nullable": True}}))
-    out = tmp_path / "o.csv"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert main(["generate", str(tmp_path / "real.csv"), "-o", str(out), "--bounds", str(tmp_path / "b.json"),
-                     "--copies", "2", "--seed", "4", "--quiet"]) == 0
-    capsys.readouterr()
-    assert main(["evaluate", "--real", str(tmp_path / "real.csv"), "--synth", str(out), "--copies", "--json",
-                 "--bounds", str(tmp_path / "b.json"), "--no-sdmetrics", "--queries", "10"]) == 0
-    rows = {row["statistic"]: row for row in json.loads(capsys.readouterr().out)["intervals"]["statistics"]}
+    report = _copies_evaluated(tmp_path, capsys, "real.csv", copies=2, seed=4, queries=10)
+    rows = {row["statistic"]: row for row in report["intervals"]["statistics"]}
     assert rows["mean a"]["real"] == pytest.approx(frame["a"].mean())
     assert rows["mean b"]["real"] == pytest.approx(frame["b"].mean())
     assert rows["corr a ~ c"]["real"] == pytest.approx(frame["a"].corr(frame["c"]))
