@@ -475,9 +475,6 @@ def _copies_evaluated(tmp_path, capsys, real: str, copies: int, seed: int, queri
 def test_evaluate_reads_the_copies_as_it_reads_the_synthetic_table(tmp_path, capsys):
     """A date column: the copies' ISO dates are read as days, as the synthetic table's are (they
     were read as text, and every interval check stopped at 'not numeric')."""
-    import json
-
-
     rng = np.random.default_rng(11)
     frame = pd.DataFrame({"x": rng.uniform(0, 1, 600), "visit": (pd.Timestamp("2020-01-01") + pd.to_timedelta(
         rng.integers(0, 300, 600), unit="D")).strftime("%Y-%m-%d")})
