@@ -173,10 +173,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
         warns, naming it.
     """
-    if isinstance(level, bool) or not isinstance(level, numbers.Real):
+    if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise SynthDPError("level must be a number in (0, 1), e.g. 0.95")
-    if not 0 < level < 1:
-        raise SynthDPError("level must be in (0, 1), e.g. 0.95")
     tables = list(getattr(copies, "tables", []))
     reference = getattr(copies, "reference", None)
     if len(tables) < 2 or reference is None:
