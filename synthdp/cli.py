@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, get_args, get_type_hints
 
 from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
-from synthdp.errors import SynthDPError, absent_file
+from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
 from synthdp.writers import (
     ParquetAppender,
@@ -1073,7 +1073,7 @@ def evaluate(args: argparse.Namespace) -> int:
     headers = [table_header(path, label, file_format, options) for path, label, file_format, options in files]
     for (path, label, _, _), names in zip(files, headers):
         if unit is not None and unit not in names:
-            raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit)")
+            raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit){near_column(unit, names)}")
     check_same_columns(*([name for name in names if name != unit] for names in headers))
     as_text = (*text_columns, *(() if unit is None else (unit,)))
     real, synth = (_read_table(path, label, file_format, as_text, nullable, times, options)

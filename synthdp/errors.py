@@ -24,16 +24,20 @@ def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
     return SynthDPError(f"{label} '{path}' {what}")
 
 
-def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPError:
-    """The error for a column ``name`` that is not among ``columns`` (a table's header: public, as
-    every column name is): "``prefix`` unknown column 'name'", and where one of ``columns`` is
-    spelled nearly alike, case aside ('Age' for 'age'), "(the table has 'that')"."""
+def near_column(name: str, columns: Sequence[str]) -> str:
+    """" (the table has 'that')" where one of ``columns`` (a table's header: public, as every
+    column name is) is spelled nearly as ``name``, case aside ('Age' for 'age'); else ""."""
     folded: dict[str, str] = {}
     for column in columns:  # by its name in lower case: the first column so spelt
         folded.setdefault(str(column).casefold(), str(column))
     near = difflib.get_close_matches(str(name).casefold(), list(folded), n=1, cutoff=0.75)
-    hint = f" (the table has '{folded[near[0]]}')" if near else ""
-    return SynthDPError(f"{prefix} unknown column '{name}'{hint}")
+    return f" (the table has '{folded[near[0]]}')" if near else ""
+
+
+def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPError:
+    """The error for a column ``name`` that is not among ``columns``: "``prefix`` unknown column
+    'name'", with :func:`near_column`'s hint."""
+    return SynthDPError(f"{prefix} unknown column '{name}'{near_column(name, columns)}")
 
 
 class PrivacyLeakWarning(UserWarning):

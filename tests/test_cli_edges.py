@@ -284,3 +284,37 @@ def test_an_unknown_column_in_the_bounds_or_schema_names_the_nearest_column(tmp_
                  "--quiet"]) == 2
     _one_error(capsys, f"names unknown column '{name}'{hint}\n")
     assert not (tmp_path / "o.csv").exists()
+
+
+def test_a_column_named_in_other_case_is_pointed_to_wherever_a_user_names_one(tmp_path, capsys):
+    """--target, marginal --columns, a privacy unit, a condition, given values and a statistic's
+    column each name the header's column spelt alike but for case (the header's names are public)."""
+    from synthdp import SmoothSynthesizer
+    from synthdp.errors import SynthDPError
+    from synthdp.evaluation.inference import common_statistics
+
+    table = pd.read_csv(CLINIC)
+    assert main(["evaluate", "--real", CLINIC, "--synth", CLINIC, "--target", "Age"]) == 2
+    _one_error(capsys, "target column 'Age' is not a column of the tables (the table has 'age')\n")
+    frame = pd.DataFrame({"sex": ["f", "m"] * 20, "smoker": ["y", "n", "n", "y"] * 10})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    schema = {"columns": {"sex": {"type": "binary", "levels": ["f", "m"]},
+                          "smoker": {"type": "binary", "levels": ["n", "y"]}}}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    assert main(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--columns", "Sex"]) == 2
+    _one_error(capsys, "'Sex' is not a binary or categorical column of the schema (the table has 'sex')\n")
+    people = table.assign(person=range(len(table)))
+    people.to_csv(tmp_path / "p.csv", index=False)
+    assert main(["generate", str(tmp_path / "p.csv"), "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS,
+                 "--privacy-unit", "Person", "--max-rows-per-unit", "1", "--quiet"]) == 2
+    _one_error(capsys, "'Person' is not a column of the input (the table has 'person')\n")
+    assert not (tmp_path / "o.csv").exists()
+    with pytest.warns(UserWarning):  # the testing seed's warning
+        model = SmoothSynthesizer(epsilon=1.0, seed=0).fit(table, bounds=json.loads(Path(BOUNDS).read_text()))
+    with pytest.raises(SynthDPError, match=r"names 'Age', which is not a column of the model \(the table has 'age'\)$"):
+        model.sample(10, condition="Age > 50")
+    with pytest.raises(SynthDPError, match=r"not a column of the model \(the table has 'bmi'\)$"):
+        model.sample_from_conditions(pd.DataFrame({"BMI": [30.0]}))
+    with pytest.raises(SynthDPError, match=r"is not in the table \(the table has 'age'\)$"):
+        common_statistics(means=["AGE"])(table)

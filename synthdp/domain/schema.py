@@ -81,7 +81,7 @@ from synthdp.domain.box import (
 )
 from synthdp.domain.decode import decode
 from synthdp.domain.encoded import EncodedPoints
-from synthdp.errors import SynthDPError, unknown_column
+from synthdp.errors import SynthDPError, near_column, unknown_column
 
 LEVEL_TYPES = ("binary", "categorical")
 DEFAULT_OTHER_LABEL = "other"
@@ -448,14 +448,18 @@ class Schema:
             if column.name == name:
                 return slice(start, start + column.width)
             start += column.width
-        raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema")
+        raise self._not_categorical(name)
+
+    def _not_categorical(self, name: str) -> SynthDPError:
+        hint = near_column(name, [column.name for column in self.categorical])
+        return SynthDPError(f"'{name}' is not a binary or categorical column of the schema{hint}")
 
     def column(self, name: str) -> CategoricalColumn:
         """The binary or categorical column called ``name``."""
         for column in self.categorical:
             if column.name == name:
                 return column
-        raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema")
+        raise self._not_categorical(name)
 
     # -------------------------------------------------------------- decoding
     def decode(self, points: np.ndarray | EncodedPoints, mixed_levels: bool = False) -> pd.DataFrame:

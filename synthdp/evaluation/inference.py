@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.checks import is_int
-from synthdp.errors import InferenceWarning, SynthDPError
+from synthdp.errors import InferenceWarning, SynthDPError, near_column
 
 REFERENCE_FACTOR = 20  # the reference sample has this many times the release's n rows (its own noise 1/20 of a copy's)
 NO_DEPENDENCE = (
@@ -523,7 +523,7 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
 
     def column(frame: pd.DataFrame, name: str) -> pd.Series:
         if name not in frame.columns:
-            raise SynthDPError(f"column '{name}' is not in the table")
+            raise SynthDPError(f"column '{name}' is not in the table{near_column(name, list(frame.columns))}")
         return frame[name]
 
     def numeric(frame: pd.DataFrame, name: str) -> pd.Series:

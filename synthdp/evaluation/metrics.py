@@ -40,7 +40,7 @@ import pandas as pd
 from synthdp.checks import is_int
 from synthdp.domain.box import ColumnDomain, parse_bounds
 from synthdp.domain.schema import Schema
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, near_column
 from synthdp.evaluation.mixed import (
     SDMETRICS_ROWS,
     column_tv,
@@ -373,7 +373,7 @@ def model_accuracy(
 
     real, synth = _pair(real, synth)
     if target not in real.columns:
-        raise SynthDPError(f"target column '{target}' is not a column of the tables")
+        raise SynthDPError(f"target column '{target}' is not a column of the tables{near_column(target, list(real.columns))}")
     if not (isinstance(test_share, (int, float)) and 0 < test_share < 1):
         raise SynthDPError("test_share must lie in (0, 1)")
     seed = _seed(seed)
@@ -569,7 +569,7 @@ def utility_report(
         raise SynthDPError("sigmas must be a non-empty list of numbers > 0")
     real_values, synth_values = _numeric(real, "real", numeric), _numeric(synth, "synthetic", numeric)
     if target is not None and target not in real.columns:
-        raise SynthDPError(f"target column '{target}' is not a column of the tables")
+        raise SynthDPError(f"target column '{target}' is not a column of the tables{near_column(target, list(real.columns))}")
 
     ks_section = correlation = smooth = None
     normalisation: dict[str, dict] = {}

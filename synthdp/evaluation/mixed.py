@@ -36,7 +36,7 @@ import pandas as pd
 from synthdp.checks import is_int
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.schema import Schema, columns_without_bounds
-from synthdp.errors import SynthDPError, unknown_column
+from synthdp.errors import SynthDPError, near_column, unknown_column
 
 __all__ = [
     "BINS",
@@ -123,7 +123,7 @@ def _numeric_bounds(schema: Schema) -> dict[str, tuple[float, float]]:
 def _codes(frame: pd.DataFrame, schema: Schema, name: str, label: str, bins: int) -> tuple[np.ndarray, int]:
     """The cell of every row of ``frame[name]`` and the number of cells of the column."""
     if name not in frame.columns:
-        raise SynthDPError(f"the {label} table has no column '{name}'")
+        raise SynthDPError(f"the {label} table has no column '{name}'{near_column(name, list(frame.columns))}")
     series = frame[name]
     bounds = _numeric_bounds(schema)
     if name not in bounds:

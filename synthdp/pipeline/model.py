@@ -68,7 +68,7 @@ from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
-from synthdp.errors import SynthDPError, absent_file
+from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
@@ -357,8 +357,9 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
                 raise SynthDPError(f"the unit column '{unit}' cannot be conditioned on: its identifiers are drawn "
                                    "after the rows")
             if name not in columns:
-                raise SynthDPError(f"{CONDITION} names '{name}', which is not a column of the model (names with "
-                                   "spaces, dashes or quotes, and Python keywords, go in backticks)")
+                hint = near_column(name, columns) or (" (names with spaces, dashes or quotes, and Python keywords, "
+                                                      "go in backticks)")
+                raise SynthDPError(f"{CONDITION} names '{name}', which is not a column of the model{hint}")
             placeholder = next((key for key, value in used.items() if value == name), f"_synthdp_column_{len(used)}")
             used[placeholder] = name
             return placeholder, name
@@ -565,7 +566,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
     with :func:`where` instead."""
     unknown = [name for name in known.columns if name not in model.names]
     if unknown:
-        raise SynthDPError(f"column '{unknown[0]}' of the given values is not a column of the model")
+        raise SynthDPError(f"column '{unknown[0]}' of the given values is not a column of the model"
+                           f"{near_column(unknown[0], model.names)}")
     if known.columns.duplicated().any():
         raise SynthDPError(f"the given values name column '{known.columns[known.columns.duplicated()][0]}' twice")
     if model.units is not None and model.units.column in known.columns:

@@ -71,7 +71,7 @@ from synthdp.config import STREAM_CSV_BYTES, CsvFormat
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema, level_text
-from synthdp.errors import SynthDPError, absent_file
+from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.reader.dates import with_time_values
 from synthdp.reader.numbers import (
     EXACT_FLOATS,
@@ -386,7 +386,8 @@ def _unit_contributions(unit: UnitBound, counts: Mapping[str, int], names: list[
 def check_unit_column(unit: UnitBound, names: list[str]) -> None:
     """The unit column is one of the table's columns (and not its only one)."""
     if unit.column not in names:
-        raise SynthDPError(f"privacy unit column '{unit.column}' is not a column of the input")
+        raise SynthDPError(f"privacy unit column '{unit.column}' is not a column of the input"
+                           f"{near_column(unit.column, names)}")
     if len(names) < 2:
         raise SynthDPError(f"privacy unit column '{unit.column}' is the input's only column: nothing to synthesize")
 

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.schema import Schema
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, near_column
 from synthdp.summaries.base import SummaryFile
 
 FORMAT = "synthdp-marginal-summary"
@@ -73,7 +73,7 @@ def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.
     described = _asked(schema, columns)
     absent = [column.name for column in described if column.name not in table.columns]
     if absent:
-        raise SynthDPError(f"the table has no column '{absent[0]}'")
+        raise SynthDPError(f"the table has no column '{absent[0]}'{near_column(absent[0], list(table.columns))}")
     codes = [column.level_codes(table[column.name]) for column in described]
     levels = [column.all_levels for column in described]
     shape = tuple(len(names) for names in levels)
