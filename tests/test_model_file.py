@@ -637,6 +637,50 @@ def test_given_rows_by_person_get_units_of_the_bounded_sizes_and_types_do_not_de
         synth.save(tmp_path)
 
 
+def test_given_rows_of_a_coded_column_beside_other_come_back_in_sample_s_type():
+    """Each given row was drawn and decoded alone: a coded column decoded to numbers where that row was
+    not "other" and to text where it was, so the rows together made an object column of 1 and 'other'.
+    The rows are decoded together, as sample decodes its rows: one type, the same values as sample's."""
+    rng = np.random.default_rng(7)
+    codes = rng.choice([250, 272, 278, 401, 999], 800, p=[0.3, 0.2, 0.2, 0.2, 0.1])  # 999: not a level, "other"
+    frame = pd.DataFrame({"icd": codes, "x": rng.uniform(0, 1, 800)})
+    schema = {"columns": {"icd": {"type": "categorical", "levels": [250, 272, 278, 401]}, "x": {"bounds": [0, 1]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+    given = synth.sample_from_conditions(pd.DataFrame({"x": [np.nan] * 60}), seed=2)
+    assert (given["icd"].astype(str) == "other").any() and (given["icd"].astype(str) != "other").any()
+    assert given["icd"].map(type).nunique() == 1  # not 250 beside 'other'
+    assert given.dtypes.equals(synth.sample(4000, seed=2).dtypes)
+
+
+def test_a_given_date_or_time_is_read_as_one_whatever_its_iso_spelling():
+    """A condition reads '2020-3-1' as a date; a given value compared as text had no mass unless written
+    as the column writes its values ('2020-03-01'), and text that is no date at all was "no mass" too.
+    A given date or time is read as one (a date's time of day dropped, as the input's is), the row
+    comes back with the column's own value, and text that is no ISO date or time is one line naming
+    the column."""
+    frame, schema = _typed_frame()
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+    model = synth._sampling_model()
+    support = model.decode(model.points)
+    day = pd.Timestamp(support["day"].dropna().iloc[0])
+    at = pd.Timestamp(support["at"].iloc[0])
+    expected = synth.sample_from_conditions(pd.DataFrame({"day": [day], "at": [at]}), seed=2)
+    for spelling in ([day.strftime("%Y-%m-%d")], [f"{day.year}-{day.month}-{day.day}"],
+                     [day.strftime("%Y-%m-%dT00:00:00")], [day + pd.Timedelta(hours=13)]):
+        for at_spelling in (at.strftime("%Y-%m-%dT%H:%M:%S"), at.strftime("%Y-%m-%d %H:%M:%S")):
+            given = synth.sample_from_conditions(pd.DataFrame({"day": spelling, "at": [at_spelling]}), seed=2)
+            pd.testing.assert_frame_equal(given, expected)
+    assert expected["day"].iloc[0] == day and expected["at"].iloc[0] == at
+    for value, kind in (("not a date", "date column 'day'"), (20200301, "date column 'day'")):
+        with pytest.raises(SynthDPError, match=f"a given value of {kind} is not an ISO date") as error:
+            synth.sample_from_conditions(pd.DataFrame({"day": [value]}), seed=2)
+        assert "\n" not in str(error.value)
+    with pytest.raises(SynthDPError, match="datetime column 'at' is not an ISO datetime"):
+        synth.sample_from_conditions(pd.DataFrame({"at": ["2020-01-02T03:04:05+02:00"]}), seed=2)
+
+
 def test_a_nullable_text_column_keeps_its_type_when_every_drawn_cell_is_missing():
     rng = np.random.default_rng(3)
     city = rng.choice(["a", "b"], 800).astype(object)

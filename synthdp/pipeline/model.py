@@ -561,7 +561,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
     """One row for each row of ``known``, with its index (a partial DataFrame of given values, missing cells for
     the columns to draw): drawn from the fitted distribution restricted to the support points whose
     decoded values equal the given ones (compared as text, so 1 and "1" are one level), in
-    ``known``'s order, with the given values as given. A continuous column can be given only where
+    ``known``'s order, with the given values as given (a date or time, read in any ISO spelling, as the column
+    writes it), decoded together as :func:`draw` decodes its rows. A continuous column can be given only where
     it declares its decimals (then compared at them); otherwise a value has no mass: give a range
     with :func:`where` instead."""
     unknown = [name for name in known.columns if name not in model.names]
@@ -583,7 +584,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
     # holds it, is the level "1"), the others text
     text = {name: (pd.Series(levelled[name].level_codes(support[name])) if name in levelled
                    else _comparable(support[name], _decimals(model, name), name)) for name in known.columns}
-    out = []
+    chosen = []
     pattern = known.notna()
     for index in range(len(known)):
         row = known.iloc[index]
@@ -594,24 +595,30 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
                 if levelled[name].numbers is not None and isinstance(value, (bool, np.bool_)):
                     value = int(value)  # the level 0 or 1, as a bool column's value was in the fit (and comes back)
                 value = levelled[name].level_codes(pd.Series([value], dtype=object))[0]
+            elif name in temporal:  # a date or time however it is written in ISO form, as a condition reads one
+                value = _given_time(row[name], name, temporal[name])
             else:
-                value = _comparable(pd.Series([_iso(row[name], temporal.get(name))], dtype=object),
-                                    _decimals(model, name), name, given=True).iloc[0]
+                value = _comparable(pd.Series([row[name]], dtype=object), _decimals(model, name), name,
+                                    given=True).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
             raise SynthDPError(f"given row {index} has no mass under the fitted distribution (no support point has "
                                "those values; give ranges with a condition instead)")
-        # one row, untyped (the whole result is typed once, below), its unit drawn with the others'
-        drawn = draw(replace(model, points=model.points[keep], weights=model.weights[keep] / mass, units=None,
-                             dtypes={}), 1, rng)
-        for name in known.columns[pattern.iloc[index].to_numpy()]:
-            if name in levelled:
-                continue  # the drawn level is the given one, written as the column writes its levels
-            drawn[name] = drawn[name].astype(object)
-            drawn.loc[0, name] = row[name]
-        out.append(drawn)
-    result = pd.concat(out, ignore_index=True) if out else model.decode(model.points[:0])
+        # one support point, drawn as draw() draws one row of the restricted model (the same random numbers)
+        points = np.flatnonzero(keep)
+        chosen.append(points[rng.choice(len(points), size=1, p=clean_weights(model.weights[keep] / mass))[0]])
+    # the rows decoded together, untyped (typed once, below), as sample decodes its rows: a coded column beside
+    # "other" is one type (each row decoded alone gave numbers beside text)
+    result = model.decode(model.points[np.asarray(chosen, dtype=np.int64)])
+    for name in known.columns:
+        if name in levelled or name in temporal:
+            continue  # the drawn level or time is the given one, written as the column writes its values
+        given_rows = pattern[name].to_numpy()
+        if given_rows.any():
+            values = np.array(result[name].to_numpy(dtype=object), dtype=object)  # a writable copy
+            values[given_rows] = known[name].to_numpy(dtype=object)[given_rows]
+            result[name] = pd.Series(values, index=result.index, dtype=object)
     for name in known.columns:  # the given values in the column's own type (an integer column stays int64)
         try:
             result[name] = result[name].astype(support[name].dtype)
@@ -661,12 +668,22 @@ def truth_levels(column: CategoricalColumn) -> bool:
     return all(level in TRUTH for level in column.levels)
 
 
-def _iso(value: Any, kind: str | None) -> Any:
-    """A given date or time (a Timestamp, datetime, date or datetime64) as the ISO text a date or
-    datetime column decodes to; any other value as it is."""
-    if kind is None or isinstance(value, str) or not isinstance(value, (dt.date, np.datetime64)):
-        return value
-    return pd.Timestamp(value).strftime("%Y-%m-%d" if kind == "date" else "%Y-%m-%dT%H:%M:%S")
+def _given_time(value: Any, name: str, kind: str) -> str:
+    """A given value of the ``kind`` ("date" or "datetime") column ``name`` (ISO text in any of its
+    spellings, a Timestamp, datetime, date or datetime64) as the ISO text the column decodes to (a date's
+    time of day dropped, as the input's is); anything else a one-line error naming the column."""
+    moment: Any = pd.NaT
+    if isinstance(value, str):
+        try:
+            moment = pd.to_datetime(value.strip(), format="ISO8601")
+        except (ValueError, TypeError, OverflowError):
+            pass
+    elif isinstance(value, (dt.date, np.datetime64)):
+        moment = pd.Timestamp(value)
+    if pd.isna(moment) or moment.tzinfo is not None:
+        raise SynthDPError(f"a given value of {kind} column '{name}' is not an ISO {kind} without a time zone, "
+                           f"such as '{TIME_EXAMPLES[kind]}'")
+    return moment.strftime("%Y-%m-%d" if kind == "date" else "%Y-%m-%dT%H:%M:%S")
 
 
 def _decimals(model: SamplingModel, name: str) -> int | None:
