@@ -254,10 +254,16 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
                                             None if model.units is None else model.units.column, temporal, truths)
     # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
     # placeholders): what it parses is what was checked
-    frame = pd.DataFrame({placeholder: support[name] for placeholder, name in used.items()}, index=support.index)
+    frame = pd.DataFrame({placeholder: _as_compared(model, support[name], name) for placeholder, name in used.items()},
+                         index=support.index)
     try:
         mask = frame.eval(expression, engine="python")
     except Exception as error:  # pandas' errors on a checked expression: they name types and tokens, not data
+        ordered = [name for placeholder, name in used.items() if isinstance(frame[placeholder].dtype, pd.CategoricalDtype)]
+        if isinstance(error, TypeError) and ordered:  # an ordered category compared with what is none of its levels
+            levels = ", ".join(repr(level) for level in _levels(model, ordered[0]) if level != MISSING_LABEL)
+            raise SynthDPError(f"{CONDITION} compares ordered column '{ordered[0]}' with something other than one of "
+                               f"its levels ({levels})") from None
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); {BACKTICKS}") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
@@ -376,6 +382,19 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
     except (SyntaxError, tokenize.TokenError, ValueError) as error:
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); {BACKTICKS}") from None
+
+
+def _as_compared(model: SamplingModel, values: pd.Series, name: str) -> pd.Series:
+    """A decoded column as a condition compares it: a column fitted as an ordered pandas category
+    (text levels) as that category, so that ``grade > 'low'`` compares by the levels' order, as on the
+    sample (text would compare alphabetically); any other column as decoded."""
+    if model.dtypes.get(name) != ORDERED_CATEGORY or model.schema is None:
+        return values
+    column = model.schema.column(name)
+    if column.numbers is not None:  # numbers compare as numbers
+        return values
+    return pd.Series(pd.Categorical(values, categories=[level for level in column.all_levels if level != MISSING_LABEL],
+                                    ordered=True), index=values.index)
 
 
 def _levels(model: SamplingModel, name: str) -> tuple[str, ...]:
