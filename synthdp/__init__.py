@@ -14,6 +14,7 @@ from synthdp._version import __version__
 
 _EXPORTS = {
     "SmoothSynthesizer": "synthdp.synthesizer",
+    "Condition": "synthdp.pipeline.model",
     "SynthConfig": "synthdp.config",
     "Summary": "synthdp.summaries.smooth",
     "MarginalSummary": "synthdp.summaries.marginal",
@@ -26,7 +27,7 @@ _EXPORTS = {
     "infer": "synthdp.evaluation.inference",
 }
 
-__all__ = ["ConvergenceWarning", "InferenceWarning", "MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig",
+__all__ = ["Condition", "ConvergenceWarning", "InferenceWarning", "MarginalSummary", "PrivacyLeakWarning", "SmoothSynthesizer", "Summary", "SynthConfig",
            "SynthDPError", "TestingSeedWarning", "__version__", "infer", "load_summary"]
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
         TestingSeedWarning,
     )
     from synthdp.evaluation.inference import infer
+    from synthdp.pipeline.model import Condition
     from synthdp.summaries.base import load_summary
     from synthdp.summaries.marginal import MarginalSummary
     from synthdp.summaries.smooth import Summary

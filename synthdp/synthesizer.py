@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
@@ -231,7 +231,7 @@ class SmoothSynthesizer:
 
     # --------------------------------------------------------------- sample
     def sample(self, n_rows: int | None = None, *, condition: str | None = None,
-               seed: int | None = None) -> pd.DataFrame:
+               seed: int | None = None, num_rows: int | None = None) -> pd.DataFrame:
         """Draw ``n_rows`` synthetic rows (default: as many as the input had).
 
         Spends no privacy budget and never reads the data: it samples the fitted distribution.
@@ -251,21 +251,34 @@ class SmoothSynthesizer:
             Draw from ``numpy.random.default_rng(seed)`` instead of the fit's generator: the same
             rows from this fit and from its model file loaded anywhere (:meth:`save`). Public
             randomness: the rows' privacy does not depend on it.
+        num_rows : int, optional
+            ``n_rows`` by SDV's name (``sample(num_rows=100)``); give one of the two.
         """
+        if num_rows is not None:
+            if n_rows is not None:
+                raise SynthDPError("give n_rows or num_rows (SDV's name for it), not both")
+            n_rows = num_rows
         model = self._sampling_model()
         if condition is not None:
             model = model_file.where(model, condition)
         return model_file.draw(model, model.rows if n_rows is None else n_rows, self._sampling_rng(seed))
 
-    def sample_from_conditions(self, known: pd.DataFrame, *, seed: int | None = None) -> pd.DataFrame:
-        """One synthetic row per row of ``known``, a partial DataFrame of given values (missing cells
-        for the columns to draw), from the fitted distribution restricted to the given values
-        (:func:`synthdp.pipeline.model.given`), as SDV's ``sample_remaining_columns``: indexed as
-        ``known`` is, each column in the type :meth:`sample` gives it. A continuous column can be
-        given only where it declares its decimals; give ranges with ``condition``."""
-        if not isinstance(known, pd.DataFrame):
-            raise SynthDPError("sample_from_conditions takes a DataFrame of given values")
-        return model_file.given(self._sampling_model(), known, self._sampling_rng(seed))
+    def sample_from_conditions(self, known: pd.DataFrame | Iterable[model_file.Condition], *,
+                               seed: int | None = None) -> pd.DataFrame:
+        """Rows from the fitted distribution restricted to given values
+        (:func:`synthdp.pipeline.model.given`), each column in the type :meth:`sample` gives it.
+
+        ``known`` is either a partial DataFrame of given values (missing cells for the columns to
+        draw): one row per row of it, indexed as it is, as SDV's ``sample_remaining_columns``; or a
+        list of :class:`synthdp.Condition` (``Condition({"sex": "Female"}, num_rows=100)``; SDV's
+        own ``Condition`` objects too): each condition's ``num_rows`` rows in turn, indexed 0, 1,
+        ..., as SDV's ``sample_from_conditions``. A continuous column can be given only where it
+        declares its decimals; give ranges with ``condition``."""
+        if isinstance(known, pd.DataFrame):
+            return model_file.given(self._sampling_model(), known, self._sampling_rng(seed))
+        rows, counts = model_file.condition_rows(known)
+        drawn = model_file.given(self._sampling_model(), rows, self._sampling_rng(seed), counts)
+        return drawn.reset_index(drop=True)
 
     def sample_copies(self, copies: int = 20, n_rows: int | None = None, *, seed: int | None = None,
                       progress: bool = False) -> Copies:

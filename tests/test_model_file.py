@@ -378,6 +378,34 @@ def test_given_values_are_kept_and_the_rest_is_drawn():
         synth.sample_from_conditions(pd.DataFrame({"height": [1]}))
 
 
+def test_sdv_s_conditions_and_num_rows_are_taken_as_sdv_users_write_them():
+    """SDV's sample(num_rows=...) and sample_from_conditions([Condition(column_values, num_rows)]) (a
+    duck-typed object of SDV's own included) give the rows a DataFrame of the same given values gives,
+    in turn and indexed 0, 1, ...; a malformed condition is one line naming it."""
+    from types import SimpleNamespace
+
+    from synthdp import Condition
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = _mixed()
+    assert synth.sample(num_rows=7, seed=1).equals(synth.sample(7, seed=1))
+    with pytest.raises(SynthDPError, match="not both"):
+        synth.sample(5, num_rows=5)
+    sdv_like = SimpleNamespace(column_values={"sex": "Male", "kind": "c"}, num_rows=40)
+    rows = synth.sample_from_conditions([Condition({"sex": "Female"}, num_rows=3), sdv_like], seed=2)
+    assert list(rows.index) == list(range(43)) and rows["sex"].tolist() == ["Female"] * 3 + ["Male"] * 40
+    assert (rows["kind"].iloc[3:] == "c").all() and rows[["age", "income"]].notna().all().all()
+    assert rows.dtypes.equals(synth.sample(5, seed=1).dtypes)
+    one_by_one = synth.sample_from_conditions(pd.DataFrame({"sex": ["Female"]}), seed=4)
+    assert synth.sample_from_conditions([Condition({"sex": "Female"})], seed=4).equals(one_by_one)
+    for bad, message in [([Condition({})], "condition 0 is not a Condition with column_values"),
+                         ([Condition({"sex": "Male"}, 0)], "condition 0's num_rows must be an integer >= 1"),
+                         ([], "no conditions"), ({"sex": "Male"}, "a DataFrame of given values or a list of Condition")]:
+        with pytest.raises(SynthDPError, match=message):
+            synth.sample_from_conditions(bad)
+
+
 def test_chunks_give_the_rows_of_one_draw(monkeypatch):
     """Drawn chunk by chunk (the CLI's stream) or at once, the same rows under a seed."""
     with warnings.catch_warnings():

@@ -576,9 +576,42 @@ def _is_constant(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str)))
 
 
-def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Condition:
+    """``num_rows`` rows whose columns take ``column_values`` (a mapping of column name to value; the
+    other columns drawn), for :meth:`synthdp.SmoothSynthesizer.sample_from_conditions`: SDV's
+    ``sdv.sampling.Condition``, whose own objects are taken as well."""
+
+    column_values: Mapping[str, Any]
+    num_rows: int = 1
+
+
+def condition_rows(conditions: Any) -> tuple[pd.DataFrame, list[int]]:
+    """SDV-style conditions (objects with ``column_values``, a mapping of column to value, and ``num_rows``,
+    as :class:`Condition` and ``sdv.sampling.Condition``) as a partial DataFrame of given values, a row
+    for each condition (missing cells for the columns it does not give), and each one's count of rows;
+    anything else a one-line error."""
+    if isinstance(conditions, (str, bytes, Mapping)) or not hasattr(conditions, "__iter__"):
+        raise SynthDPError("sample_from_conditions takes a DataFrame of given values or a list of Condition objects")
+    rows, counts = [], []
+    for index, condition in enumerate(conditions):
+        values, count = getattr(condition, "column_values", None), getattr(condition, "num_rows", None)
+        if not (isinstance(values, Mapping) and values):
+            raise SynthDPError(f"condition {index} is not a Condition with column_values (a mapping of column to value)")
+        if not (is_int(count) and count >= 1):
+            raise SynthDPError(f"condition {index}'s num_rows must be an integer >= 1")
+        rows.append({str(name): value for name, value in values.items()})
+        counts.append(int(count))
+    if not rows:
+        raise SynthDPError("sample_from_conditions was given no conditions")
+    return pd.DataFrame(rows, columns=list(dict.fromkeys(name for row in rows for name in row))), counts
+
+
+def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
+          counts: Collection[int] | None = None) -> pd.DataFrame:
     """One row for each row of ``known``, with its index (a partial DataFrame of given values, missing cells for
-    the columns to draw): drawn from the fitted distribution restricted to the support points whose
+    the columns to draw; ``counts[i]`` rows for its row i where counts are given): drawn from the fitted
+    distribution restricted to the support points whose
     decoded values equal the given ones (compared as text, so 1 and "1" are one level), in
     ``known``'s order, with the given values as given (a date or time, read in any ISO spelling, as the column
     writes it), decoded together as :func:`draw` decodes its rows. A continuous column can be given only where
@@ -603,8 +636,9 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
     # holds it, is the level "1"), the others text
     text = {name: (pd.Series(levelled[name].level_codes(support[name])) if name in levelled
                    else _comparable(support[name], _decimals(model, name), name)) for name in known.columns}
-    chosen = []
+    chosen: list[np.ndarray] = []
     pattern = known.notna()
+    repeats = np.ones(len(known), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
     for index in range(len(known)):
         row = known.iloc[index]
         keep = np.ones(len(support), dtype=bool)
@@ -626,10 +660,12 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator) -
                                "those values; give ranges with a condition instead)")
         # one support point, drawn as draw() draws one row of the restricted model (the same random numbers)
         points = np.flatnonzero(keep)
-        chosen.append(points[rng.choice(len(points), size=1, p=clean_weights(model.weights[keep] / mass))[0]])
+        chosen.append(points[rng.choice(len(points), size=int(repeats[index]), p=clean_weights(model.weights[keep] / mass))])
     # the rows decoded together, untyped (typed once, below), as sample decodes its rows: a coded column beside
     # "other" is one type (each row decoded alone gave numbers beside text)
-    result = model.decode(model.points[np.asarray(chosen, dtype=np.int64)])
+    result = model.decode(model.points[np.concatenate(chosen).astype(np.int64) if chosen else np.zeros(0, np.int64)])
+    known = known.iloc[np.repeat(np.arange(len(known)), repeats)]  # each given row as many times as it is drawn
+    pattern = known.notna()
     for name in known.columns:
         if name in levelled or name in temporal:
             continue  # the drawn level or time is the given one, written as the column writes its values
