@@ -569,6 +569,32 @@ def test_a_condition_compares_an_ordered_category_by_its_order_as_pandas_does_on
         synth.sample(10, condition="scale > 'lowest'")
 
 
+def test_a_nullable_boolean_comes_back_as_one_whether_or_not_a_cell_was_missing(tmp_path):
+    """pandas.read_csv reads a column of True and False as bool, but as object where one cell is
+    missing: that type comes from the rows, not from the container. A nullable one came back as
+    boolean from the first and as the text 'True'/'False' from the second, and the model file's dtypes
+    said which, so the release told whether a real cell was missing. Both now come back as boolean."""
+    rng = np.random.default_rng(8)
+    flags = rng.choice(["True", "False"], 300)
+    lines = ["x,flag"] + [f"{x:.4f},{flag}" for x, flag in zip(rng.uniform(0, 1, 300), flags)]
+    schema = {"columns": {"x": {"bounds": [0, 1]},
+                          "flag": {"type": "binary", "levels": ["False", "True"], "nullable": True}}}
+    full = pd.read_csv(io.StringIO("\n".join(lines)))
+    lines[18] = lines[18].split(",")[0] + ","  # one row's flag missing: a neighbouring table
+    gap = pd.read_csv(io.StringIO("\n".join(lines)))
+    assert full["flag"].dtype == np.dtype(bool) and gap["flag"].dtype == np.dtype(object)  # as pandas reads them
+    types, stored = [], []
+    for i, frame in enumerate((full, gap)):
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+        synth.save(tmp_path / f"{i}.synthdp")
+        with zipfile.ZipFile(tmp_path / f"{i}.synthdp") as archive:
+            stored.append(json.loads(archive.read("model.json")).get("dtypes"))
+        types += [synth.sample(50, seed=2)["flag"].dtype,
+                  SmoothSynthesizer.load(tmp_path / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
+    assert stored[0] == stored[1] == {"flag": "boolean"}
+    assert types == [pd.BooleanDtype()] * 4
+
+
 def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a_table(tmp_path):
     """synthdp sample wrote a model file saved from a DataFrame's fit in that fit's pandas types: a date as
     "2020-06-23 00:00:00.000000" (not the ISO date of every other output), a boolean as "false" (which the

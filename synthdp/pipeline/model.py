@@ -693,10 +693,14 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     types, as its column names: public, not read from the rows): ``"category"`` where a binary or
     categorical column was categorical (``"category (ordered)"`` where ordered), ``"bool"`` or
     ``"boolean"`` where a binary column whose levels are truth values (:func:`truth_levels`) was
-    boolean (``"boolean"`` where it may be missing), ``datetime64[us]`` where a date or datetime column was a
-    naive datetime64 of any unit (pandas may pick the unit from the values, say ns for one value
-    with nanoseconds: that is not the container's, and would tell of the data). Empty for anything
-    else (a file's columns come back as the file's text)."""
+    boolean (``"boolean"`` where it may be missing; a nullable one held as ``object`` too, as
+    ``pandas.read_csv`` holds True and False beside a missing cell, where it reads the same column
+    without one as bool: which of the two pandas picks is the rows', so both come back as
+    ``boolean``), ``datetime64[us]`` for every date or datetime column, whether it was ISO text or a
+    naive datetime64 of any unit (``pandas.read_csv(parse_dates=...)`` picks text or datetime64, and
+    the unit, from the values: a time of day in one value of a date column, nanoseconds in one
+    value, would tell of the data). Empty for anything else (a file's columns come back as the
+    file's text)."""
     if not isinstance(data, pd.DataFrame):
         return {}
     declared = {} if schema is None else {column.name: column for column in schema.declared}
@@ -705,11 +709,19 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     for dtype, name in zip(data.dtypes, map(str, data.columns)):  # names as the release reads them (7 is '7')
         if isinstance(dtype, pd.CategoricalDtype) and name in declared:
             dtypes[name] = ORDERED_CATEGORY if dtype.ordered else "category"
-        elif pd.api.types.is_bool_dtype(dtype) and name in declared and truth_levels(declared[name]):
+        elif name in declared and truth_levels(declared[name]) and (
+                pd.api.types.is_bool_dtype(dtype) or _truth_values_with_gaps(declared[name], dtype)):
             dtypes[name] = "boolean" if declared[name].nullable or str(dtype) == "boolean" else "bool"
-        elif name in temporal and str(dtype) in DATETIME_DTYPES:
-            dtypes[name] = OUTPUT_DATETIME  # not the column's own unit, which pandas may pick from its values
+        elif name in temporal:  # whatever its type: pandas picks text or datetime64, and its unit, from the values
+            dtypes[name] = OUTPUT_DATETIME
     return dtypes
+
+
+def _truth_values_with_gaps(column: CategoricalColumn, dtype: Any) -> bool:
+    """Whether ``dtype`` is how pandas holds a nullable column of the text levels "False" and "True"
+    that has a missing cell (``object``: bools and NaN), where without one it is ``bool``; the numbers
+    0 and 1 it reads as integers or floats either way."""
+    return column.nullable and column.numbers is None and pd.api.types.is_object_dtype(dtype)
 
 
 def truth_levels(column: CategoricalColumn) -> bool:
