@@ -318,7 +318,8 @@ class SmoothSynthesizer:
     @property
     def theory_rows(self) -> int:
         """The paper's m, the number of synthetic rows its accuracy theorem assumes."""
-        return self._model().release.plan.theory.m
+        return self._model("theory_rows needs the fit's plan, which a model file does not hold (fit in this "
+                           "process)").release.plan.theory.m
 
     def summary(self, report: dict | None = None) -> Summary:
         """The release as a :class:`synthdp.Summary`, which answers smooth queries without sampling.

@@ -80,6 +80,8 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
         loaded.summary()
     with pytest.raises(SynthDPError, match="samples rows only: copies rerun the release's mechanism"):
         loaded.sample_copies(2)
+    with pytest.raises(SynthDPError, match="samples rows only: theory_rows needs the fit's plan"):
+        _ = loaded.theory_rows
     with pytest.raises(SynthDPError, match="without the data stages' times"):  # it never held them
         loaded.privacy_report(data_timings=True)
 
@@ -404,6 +406,24 @@ def test_sdv_s_conditions_and_num_rows_are_taken_as_sdv_users_write_them():
                          ([], "no conditions"), ({"sex": "Male"}, "a DataFrame of given values or a list of Condition")]:
         with pytest.raises(SynthDPError, match=message):
             synth.sample_from_conditions(bad)
+
+
+def test_a_condition_too_long_for_pandas_and_a_level_that_is_none_say_so():
+    """400 terms ran pandas' evaluator out of stack: the error said "not an expression (RecursionError)"
+    and pointed to backticks. A level that is none of a nullable column's listed '(missing)', which no
+    condition compares with (missing cells are asked for with isna())."""
+    rng = np.random.default_rng(3)
+    sex = pd.Series(rng.choice(["F", "M"], 400), dtype=object)
+    sex[:20] = None
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 400), "sex": sex})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "sex": {"type": "binary", "levels": ["F", "M"], "nullable": True}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+    with pytest.raises(SynthDPError, match=r"has too many terms for pandas to evaluate: shorten it"):
+        synth.sample(5, condition=" and ".join(["x > -1"] * 400))
+    with pytest.raises(SynthDPError, match=r"'sex' has text levels \('F', 'M'\): compare it"):
+        synth.sample(5, condition="sex == 'Q'")
 
 
 def test_chunks_give_the_rows_of_one_draw(monkeypatch):

@@ -261,9 +261,12 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     except Exception as error:  # pandas' errors on a checked expression: they name types and tokens, not data
         ordered = [name for placeholder, name in used.items() if isinstance(frame[placeholder].dtype, pd.CategoricalDtype)]
         if isinstance(error, TypeError) and ordered:  # an ordered category compared with what is none of its levels
-            levels = ", ".join(repr(level) for level in _levels(model, ordered[0]) if level != MISSING_LABEL)
+            levels = ", ".join(repr(level) for level in _levels(model, ordered[0]))
             raise SynthDPError(f"{CONDITION} compares ordered column '{ordered[0]}' with something other than one of "
                                f"its levels ({levels})") from None
+        if isinstance(error, RecursionError):  # pandas' evaluator nests one call per term
+            raise SynthDPError(f"{CONDITION} has too many terms for pandas to evaluate: shorten it (a column's "
+                               "values with isin([...]) or between(low, high))") from None
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); {BACKTICKS}") from None
     if not (isinstance(mask, pd.Series) and pd.api.types.is_bool_dtype(mask)):
@@ -398,9 +401,10 @@ def _as_compared(model: SamplingModel, values: pd.Series, name: str) -> pd.Serie
 
 
 def _levels(model: SamplingModel, name: str) -> tuple[str, ...]:
-    """The public levels of the categorical column ``name`` of a mixed model."""
+    """The public levels of the categorical column ``name`` of a mixed model, "other" included, not the
+    missing cells' (which a condition asks for with ``isna()``)."""
     assert model.schema is not None
-    return model.schema.column(name).all_levels
+    return tuple(level for level in model.schema.column(name).all_levels if level != MISSING_LABEL)
 
 
 def _split_backticks(text: str) -> list[tuple[bool, str]]:
