@@ -11,6 +11,7 @@ Not a unit test: timings belong in benchmarks.
 from __future__ import annotations
 
 import argparse
+import compileall
 import shutil
 import statistics
 import subprocess
@@ -32,6 +33,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=9, help="runs of each command (default 9)")
     args = parser.parse_args()
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "synthdp", quiet=1)  # as installed: no run compiles it
     synthdp = shutil.which("synthdp")
     commands = {
         "synthdp --help": [synthdp, "--help"] if synthdp else [sys.executable, "-m", "synthdp.cli", "--help"],
