@@ -346,8 +346,9 @@ class SmoothSynthesizer:
         ``output`` entry (its rows and distinct rows); None leaves that entry empty. A model
         loaded from a file gives the report it was saved with.
         ``data_timings``: also the times of the stages that read the data; they depend on the
-        data, so the report then says it is not differentially private (for benchmarks:
-        ``timings_`` holds every stage's time in this process without a report).
+        data, so the report then says it is not differentially private, and a budget file the fit
+        charged records the release as not private (for benchmarks: ``timings_`` holds every
+        stage's time in this process without a report).
         """
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
             if data_timings:
@@ -359,6 +360,8 @@ class SmoothSynthesizer:
         report = reporting.privacy_report(model, None if output is None else reporting.describe_output(output),
                                           data_timings)
         reservation = getattr(self, "budget_reservation_", None)
+        if reservation is not None and data_timings:  # a report that is not private: its release is recorded so
+            lifetime.mark_not_private(reservation)
         if reservation is not None:  # the table's budget across releases (fit's budget_file)
             report = {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
         return report

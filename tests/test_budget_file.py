@@ -411,6 +411,7 @@ def _public_inputs(tmp_path):
     frame[["person", "x", "y"]].to_csv(tmp_path / "numeric.csv", index=False)
     frame[["person", "x", "c"]].to_csv(tmp_path / "mixed.csv", index=False)
     frame[["x", "c"]].to_csv(tmp_path / "mixed_rows.csv", index=False)
+    frame[["x", "y"]].to_csv(tmp_path / "numeric_rows.csv", index=False)
     holes = frame[["x", "y"]].copy()
     holes.loc[::9, "x"] = np.nan
     holes.to_csv(tmp_path / "holes.csv", index=False)
@@ -418,6 +419,7 @@ def _public_inputs(tmp_path):
              "nullable": {"x": {"bounds": [0, 1], "nullable": True}, "y": [0, 1]},
              "schema": {"columns": {"x": [0, 1], "c": {"type": "categorical", "levels": ["a", "b"]}}},
              "discover": {"columns": {"x": [0, 1], "c": {"type": "categorical", "levels": "discover"}}},
+             "unbounded_x": {"columns": {"x": {"type": "continuous"}, "y": [0, 1]}},
              "unbounded_three": {"columns": {"x": {"type": "continuous"},
                                              "c": {"type": "binary", "levels": ["a", "b", "z"]}}}}
     for name, content in files.items():
@@ -433,9 +435,16 @@ PUBLIC_REFUSALS = [  # (command, input, options, what the one line says)
      "raise --n-basis"),
     ("generate", "mixed.csv", ["--schema", "schema.json", "--mode", "exact", *UNIT], "practical mode"),
     ("fit", "mixed.csv", ["--schema", "schema.json", "--max-lp-entries", "100", *UNIT], "max_lp_entries"),
+    # a numeric table's LP and candidates, their sizes given (neither follows n)
+    ("generate", "numeric.csv", ["--bounds", "bounds.json", "--n-basis", "100000", *UNIT], "max_lp_entries"),
+    ("summarize", "numeric.csv", ["--bounds", "bounds.json", "--n-basis", "30000000", *UNIT], "max_lp_entries"),
+    ("generate", "numeric.csv", ["--bounds", "bounds.json", "--n-candidates", "200000000", *UNIT],
+     "candidate values"),
     # by row, a schema's level discovery or bounds estimation came first
     ("generate", "mixed_rows.csv", ["--schema", "unbounded_three.json", "--bounds-share", "0.1"], "exactly 2 levels"),
     ("generate", "mixed_rows.csv", ["--schema", "discover.json", *DISCOVERY, "--mode", "exact"], "practical mode"),
+    ("fit", "numeric_rows.csv", ["--schema", "unbounded_x.json", "--bounds-share", "0.1", "--n-basis", "100000"],
+     "max_lp_entries"),
     # after the fit: a summary the release does not hold, an output over the bound by the header's columns
     ("generate", "holes.csv", ["--bounds", "nullable.json", "--summary-out", "s.json"], "--summary-out: "),
     ("fit", "holes.csv", ["--bounds", "nullable.json", "--summary-out", "s.json"], "--summary-out: "),
@@ -577,3 +586,104 @@ def test_an_edited_budget_file_whose_numbers_or_states_do_not_hold_is_refused_be
     assert code == 2 and not out.exists()
     err = capsys.readouterr().err
     assert "damaged or edited" in err and err.count("\n") == 1
+
+
+def test_a_rewrite_keeps_the_budget_files_mode_and_a_failed_one_leaves_nothing_beside_it(tmp_path, capsys,
+                                                                                        monkeypatch):
+    """Every update replaced the file by a mkstemp file, mode 0600: a budget file a group shares
+    (0664) became its last writer's alone, and the others' releases were refused as if it were not
+    valid JSON. A write that failed (disk full) left its temporary file beside the budget file, and
+    the one line blamed "the output"."""
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    umask = os.umask(0o022)
+    try:
+        assert _release(tmp_path, budget, "a", "--epsilon", "0.2", "--lifetime-epsilon", "1")[0] == 0
+    finally:
+        os.umask(umask)
+    assert budget.stat().st_mode & 0o777 == 0o644  # as a plain open() makes it
+    budget.chmod(0o664)
+    assert _release(tmp_path, budget, "b", "--epsilon", "0.2")[0] == 0
+    assert budget.stat().st_mode & 0o777 == 0o664
+    before = budget.read_bytes()
+
+    def full(descriptor):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(lifetime.os, "fsync", full)
+    capsys.readouterr()
+    code, out = _release(tmp_path, budget, "c", "--epsilon", "0.2")
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and err.count("\n") == 1
+    assert f"cannot write budget file '{budget}': No space left on device" in err, err
+    assert budget.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.csv", "b.csv", "b.json", "b.json.lock"]
+    monkeypatch.undo()
+
+    def unreadable(self, *args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_text", unreadable)
+    assert main(["budget", str(budget)]) == 2
+    err = capsys.readouterr().err
+    assert f"budget file '{budget}' cannot be read: Permission denied" in err and err.count("\n") == 1
+
+
+def test_a_report_with_the_data_timings_is_recorded_as_a_release_that_was_not_private(tmp_path):
+    """--data-timings with --report writes the times of the stages that read the data, and the report
+    says it is NOT differentially private; the budget file recorded the release as private all the
+    same, and the next release's budget_file entry counted no earlier release that was not. In Python,
+    privacy_report(data_timings=True) records it too."""
+    from synthdp import SmoothSynthesizer
+
+    budget, report = tmp_path / "b.json", tmp_path / "r.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.2", "--lifetime-epsilon", "1", "--report", str(report),
+                    "--data-timings")[0] == 0
+    assert json.loads(report.read_text())["privacy"]["differentially_private"] is False
+    assert _release(tmp_path, budget, "b", "--epsilon", "0.2")[0] == 0  # without them: private
+    assert [r["differentially_private"] for r in _document(budget)["releases"]] == [False, True]
+    synth = SmoothSynthesizer(epsilon=0.2, progress=False).fit(CLINIC, BOUNDS, budget_file=budget)
+    assert synth.privacy_report()["privacy"]["budget_file"]["earlier_releases_not_private"] == 1
+    assert _document(budget)["releases"][-1]["differentially_private"] is True
+    synth.privacy_report(data_timings=True)
+    assert [r["differentially_private"] for r in _document(budget)["releases"]] == [False, True, False]
+
+
+def test_every_update_of_the_budget_file_is_synced_with_its_folder(tmp_path, monkeypatch):
+    """The file was synced but not the rename: after a power cut the folder could still name the file
+    before the charge, while the release's outputs (written after it) were there."""
+    import stat
+
+    from synthdp.privacy import lifetime
+
+    synced, real = [], os.fsync
+
+    def fsync(descriptor):
+        synced.append(stat.S_ISDIR(os.fstat(descriptor).st_mode))
+        real(descriptor)
+
+    monkeypatch.setattr(lifetime.os, "fsync", fsync)
+    reservation = lifetime.reserve(tmp_path / "b.json", "generate", 0.1, 0.0, 1.0)
+    lifetime.charge(reservation, True)
+    assert synced == [False, True, False, True]  # the file, then its folder, at each update
+
+
+def test_a_budget_file_whose_lock_cannot_be_made_is_refused_in_one_line_naming_it(tmp_path, capsys, monkeypatch):
+    """A budget file in a read-only folder: the lock could not be made, and the one line said "cannot
+    write the output", naming neither the budget file nor its lock."""
+    import builtins
+
+    budget = tmp_path / "b.json"
+    real = builtins.open
+
+    def read_only(file, *args, **kwargs):
+        if str(file).endswith(".lock"):
+            raise OSError(30, "Read-only file system")
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only)
+    code, out = _release(tmp_path, budget, "a", "--epsilon", "0.2", "--lifetime-epsilon", "1")
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and err.count("\n") == 1
+    assert f"cannot lock budget file '{budget}'" in err and "Read-only file system" in err, err

@@ -393,17 +393,26 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
                        mixed_basis: tuple[int, int] | None = None) -> None:
     """The refusals of :func:`make_plan` that follow from the options and the table's columns alone,
     whatever n: a mixed table's (``mixed``) mode and candidates and, given its basis's R moments in G
-    groups (``mixed_basis``), its LP's size; moment candidates' n_basis. The fit also checks them
-    before its first release (:func:`synthdp.pipeline.run.check_public_inputs`), which by unit, or
-    with a schema's level discovery or bounds estimation, comes before the plan."""
+    groups (``mixed_basis``), its LP's size; moment candidates' n_basis; a numeric table's candidate
+    values and, where n_basis is given, its LP's size (practical mode, candidates other than the
+    grid: neither depends on n). The fit also checks them before its first release
+    (:func:`synthdp.pipeline.run.check_public_inputs`), which by unit, or with a schema's level
+    discovery or bounds estimation, comes before the plan."""
     if mixed or mixed_basis is not None:
         if config.mode == "exact" or config.candidates is not None:
             raise SynthDPError("tables with binary or categorical columns use practical mode and their own "
                                "candidates: leave mode and candidates unset")
-    elif synthesize and config.candidate_kind == "moments" and config.n_basis != "auto":
-        needed = count_indices_up_to_degree(d, 2)
-        if config.n_basis < needed:
-            raise SynthDPError(f"moment candidates need all {needed} moments of degree <= 2: raise --n-basis")
+    else:
+        kind = config.candidate_kind if synthesize else "none"
+        if synthesize and kind == "moments" and config.n_basis != "auto":
+            needed = count_indices_up_to_degree(d, 2)
+            if config.n_basis < needed:
+                raise SynthDPError(f"moment candidates need all {needed} moments of degree <= 2: raise --n-basis")
+        if config.mode != "exact" and kind != "grid":  # make_plan's sizes, as it takes them, before n is known
+            n_basis = 0 if config.n_basis == "auto" else config.n_basis  # auto (it follows n): the candidates only
+            if kind == "moments":
+                n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
+            _check_lp_memory(config, n_basis, 0 if kind == "none" else config.n_candidates, d, kind)
     if mixed_basis is None:
         return
     n_basis, groups = mixed_basis

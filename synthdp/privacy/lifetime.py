@@ -31,7 +31,8 @@ another is refused: by row in a file by unit, its epsilon by unit is up to K tim
 privacy); by unit in a file by rows, its epsilon by row may be up to twice its own (one row
 replaced is a unit removed and one added). Each entry records whether its release was
 differentially private; the report's ``budget_file`` entry counts the earlier releases that were
-not (``--bounds-from-data``, ``--seed``), since what they made public no later budget covers.
+not (``--bounds-from-data``, ``--seed``, a report with ``--data-timings``: :func:`mark_not_private`),
+since what they made public no later budget covers.
 
 Every read-modify-write holds an exclusive lock (``fcntl.flock`` on ``PATH.lock``) and replaces
 the file atomically, so two commands on one table never both pass the check on the same
@@ -47,6 +48,7 @@ import json
 import math
 import os
 import socket
+import stat
 import tempfile
 import time
 import uuid
@@ -82,7 +84,11 @@ def _locked(path: Path) -> Iterator[None]:
     import fcntl
 
     lock = path.with_name(path.name + ".lock")
-    with open(lock, "a") as handle:
+    try:
+        handle = open(lock, "a")
+    except OSError as error:  # a read-only folder: one line naming the budget file, not "the output"
+        raise SynthDPError(f"cannot lock budget file '{path}' ('{lock}'): {error.strerror or error}") from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)  # waits while another command holds it
         try:
             yield
@@ -96,8 +102,12 @@ def _read(path: Path) -> dict | None:
     if path.is_dir():
         raise SynthDPError(f"budget file '{path}' is a folder: give the path of a budget file (or of one to create)")
     try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError):
+        text = path.read_text()
+    except OSError as error:  # not a damaged record: one this user may not read (a group's file made private)
+        raise SynthDPError(f"budget file '{path}' cannot be read: {error.strerror or error}") from None
+    try:
+        document = json.loads(text)
+    except ValueError:
         raise SynthDPError(f"budget file '{path}' is not valid JSON: if it is the table's record, restore it; else "
                            "give the path of a budget file (or of one to create)") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -139,12 +149,38 @@ def _problem(document: dict) -> str | None:
 
 
 def _write(path: Path, document: dict) -> None:
+    """Replace the file atomically with ``document``, keeping its mode (a file a group shares stays
+    shared; a new one gets what a plain open() gives, 0666 less the umask, not mkstemp's 0600). A write
+    that fails (disk full, Ctrl-C) leaves the file as it was and no temporary file beside it, and is
+    one line naming the budget file. The file and then its folder are synced before this returns: a
+    release is charged before its first output byte, and a crash after that must not undo the charge."""
     handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    with os.fdopen(handle, "w") as out:
-        out.write(json.dumps(document, indent=1) + "\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(name, path)
+    try:
+        with os.fdopen(handle, "w") as out:
+            try:
+                mode = stat.S_IMODE(os.stat(path).st_mode)
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.fchmod(out.fileno(), mode)
+            out.write(json.dumps(document, indent=1) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(name, path)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        if isinstance(error, OSError):
+            raise SynthDPError(f"cannot write budget file '{path}': {error.strerror or error}; it was left as it "
+                               "was") from None
+        raise
+    with contextlib.suppress(OSError):  # the rename made durable too (where a folder cannot be synced: as before)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
 
 
 def _pid_namespace() -> str | None:
@@ -258,6 +294,21 @@ def charge(reservation: Reservation, differentially_private: bool | None = None)
         found[0]["state"], found[0]["finished"] = "spent", _now()
         found[0]["differentially_private"] = differentially_private
         _write(reservation.path, document)
+
+
+def mark_not_private(reservation: Reservation) -> None:
+    """Record that the charged release made public something its fit did not protect (a report with
+    the times of the stages that read the data, ``data_timings``), as a fit with a caveat is recorded:
+    a later release's report counts it among the earlier releases that were not differentially private.
+    Raises if the reservation is gone or was not charged: then no output may be written."""
+    with _locked(reservation.path):
+        document = _read(reservation.path)
+        found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
+        if document is None or not found or found[0]["state"] != "spent":
+            raise SynthDPError(f"budget file '{reservation.path}' lost this release's charge; no output was written")
+        if found[0].get("differentially_private") is not False:
+            found[0]["differentially_private"] = False
+            _write(reservation.path, document)
 
 
 def cancel(reservation: Reservation) -> None:
