@@ -731,17 +731,23 @@ def test_given_rows_by_person_get_units_of_the_bounded_sizes_and_types_do_not_de
         synth.save(tmp_path)
 
 
-def test_given_rows_of_a_coded_column_beside_other_come_back_in_sample_s_type():
-    """Each given row was drawn and decoded alone: a coded column decoded to numbers where that row was
-    not "other" and to text where it was, so the rows together made an object column of 1 and 'other'.
-    The rows are decoded together, as sample decodes its rows: one type, the same values as sample's."""
+def _coded_beside_other() -> SmoothSynthesizer:
+    """A fit of a categorical column of numeric levels whose rows also hold a code that is none of them
+    (999, "other")."""
     rng = np.random.default_rng(7)
     codes = rng.choice([250, 272, 278, 401, 999], 800, p=[0.3, 0.2, 0.2, 0.2, 0.1])  # 999: not a level, "other"
     frame = pd.DataFrame({"icd": codes, "x": rng.uniform(0, 1, 800)})
     schema = {"columns": {"icd": {"type": "categorical", "levels": [250, 272, 278, 401]}, "x": {"bounds": [0, 1]}}}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+        return SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+
+
+def test_given_rows_of_a_coded_column_beside_other_come_back_in_sample_s_type():
+    """Each given row was drawn and decoded alone: a coded column decoded to numbers where that row was
+    not "other" and to text where it was, so the rows together made an object column of 1 and 'other'.
+    The rows are decoded together, as sample decodes its rows: one type, the same values as sample's."""
+    synth = _coded_beside_other()
     given = synth.sample_from_conditions(pd.DataFrame({"x": [np.nan] * 60}), seed=2)
     assert (given["icd"].astype(str) == "other").any() and (given["icd"].astype(str) != "other").any()
     assert given["icd"].map(type).nunique() == 1  # not 250 beside 'other'
@@ -806,13 +812,9 @@ def test_given_levels_of_a_partial_frame_match_by_value():
 def test_a_condition_compares_a_coded_column_s_numbers_even_beside_other():
     """A categorical column of numeric levels whose support also holds "other" (text): a condition
     written with the numbers (icd == 401) selects them, as it does where no row is "other"."""
-    rng = np.random.default_rng(7)
-    codes = rng.choice([250, 272, 278, 401, 999], 800, p=[0.3, 0.2, 0.2, 0.2, 0.1])  # 999: not a level, "other"
-    frame = pd.DataFrame({"icd": codes, "x": rng.uniform(0, 1, 800)})
-    schema = {"columns": {"icd": {"type": "categorical", "levels": [250, 272, 278, 401]}, "x": {"bounds": [0, 1]}}}
+    synth = _coded_beside_other()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
         assert (synth.sample(4000, seed=2)["icd"].astype(str) == "other").any()  # the support holds "other"
         rows = synth.sample(300, condition="icd == 401", seed=3)
     assert len(rows) == 300 and (rows["icd"].astype(str) == "401").all()
