@@ -250,8 +250,10 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     temporal = {column.name: column.temporal for column in model.domain.columns if column.temporal}
     truths = () if model.schema is None else {column.name for column in model.schema.declared
                                               if column.numbers is None and truth_levels(column)}
+    booleans = {name for name in truths if model.dtypes.get(name) == "boolean"}  # compared as the sample's
     expression, used = condition_expression(condition, [str(name) for name in support.columns], numeric,
-                                            None if model.units is None else model.units.column, temporal, truths)
+                                            None if model.units is None else model.units.column, temporal, truths,
+                                            booleans)
     # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
     # placeholders): what it parses is what was checked
     frame = pd.DataFrame({placeholder: _as_compared(model, support[name], name) for placeholder, name in used.items()},
@@ -318,7 +320,7 @@ _REFUSED = {"Call": "a function or method call", "Attribute": "attribute access"
 
 def condition_expression(condition: str, columns: list[str], numeric: set[str], unit: str | None = None,
                          temporal: Mapping[str, str] | None = None,
-                         truths: Collection[str] = ()) -> tuple[str, dict[str, str]]:
+                         truths: Collection[str] = (), booleans: Collection[str] = ()) -> tuple[str, dict[str, str]]:
     """``condition`` checked against an allow-list, as a Python expression over placeholders for the
     columns it names, and the columns of the placeholders (in the order named).
 
@@ -337,7 +339,9 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
     comparison is the comparison of times (``day < '2021-6-1'`` is ``day < '2021-06-01'``, which
     text alone would read otherwise: '2021-10-02' < '2021-6-1'); a number compared with one is an error.
     ``truths``: the binary columns whose levels are the text 'False' and 'True' (a boolean's, which a
-    DataFrame's fit gives back as bool): True or False compared with one is read as that text."""
+    DataFrame's fit gives back as bool): True or False compared with one is read as that text; of them,
+    ``booleans`` (a DataFrame's nullable booleans, compared as the pandas booleans the sample holds) the
+    other way round, the text 'True' or 'False' as True or False."""
     try:
         if len(condition) > MAX_CONDITION_CHARS:
             raise SynthDPError(f"{CONDITION} is longer than {MAX_CONDITION_CHARS} characters")
@@ -376,7 +380,9 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
         _check_node(tree, column, numeric)
         _times_as_text(tree, {placeholder: (name, temporal[name]) for placeholder, name in used.items()
                               if temporal and name in temporal})
-        _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in truths})
+        _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in truths
+                               and name not in booleans})
+        _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in booleans}, as_text=False)
         return ast.unparse(tree), used
     except SynthDPError:
         raise
@@ -390,7 +396,11 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
 def _as_compared(model: SamplingModel, values: pd.Series, name: str) -> pd.Series:
     """A decoded column as a condition compares it: a column fitted as an ordered pandas category
     (text levels) as that category, so that ``grade > 'low'`` compares by the levels' order, as on the
-    sample (text would compare alphabetically); any other column as decoded."""
+    sample (text would compare alphabetically); one fitted as a nullable boolean as one, so that a
+    missing cell satisfies no comparison (``flag != True`` leaves it out, as pandas does on the sample);
+    any other column as decoded."""
+    if model.dtypes.get(name) == "boolean" and model.schema is not None and truth_levels(model.schema.column(name)):
+        return values.map(TRUTH, na_action="ignore").astype("boolean")
     if model.dtypes.get(name) != ORDERED_CATEGORY or model.schema is None:
         return values
     column = model.schema.column(name)
@@ -544,13 +554,18 @@ def _compared(tree: ast.AST, placeholders: Collection[str]) -> Iterator[tuple[st
                           if _is_constant(constant)]
 
 
-def _truths_as_text(tree: ast.AST, truths: Collection[str]) -> None:
+def _truths_as_text(tree: ast.AST, truths: Collection[str], as_text: bool = True) -> None:
     """Rewrite, in a checked tree, True or False compared with a column of ``truths`` (placeholders of
-    binary columns whose levels are the text 'False' and 'True') as that text."""
+    binary columns whose levels are the text 'False' and 'True') as that text; or, not ``as_text``, the
+    text 'True' or 'False' compared with one as True or False."""
     for _, constants in _compared(tree, truths):
         for constant in constants:
-            if isinstance(constant, ast.Constant) and isinstance(constant.value, bool):
+            if not isinstance(constant, ast.Constant):
+                continue
+            if as_text and isinstance(constant.value, bool):
                 constant.value = str(constant.value)
+            elif not as_text and constant.value in ("True", "False"):
+                constant.value = constant.value == "True"
 
 
 def _iso_text(text: str, name: str, kind: str) -> str:
