@@ -638,6 +638,32 @@ def test_a_nullable_boolean_comes_back_as_one_whether_or_not_a_cell_was_missing(
     assert types == [pd.BooleanDtype()] * 4
 
 
+def test_a_nullable_boolean_comes_back_as_one_whether_or_not_every_cell_was_missing(tmp_path):
+    """pandas.read_csv reads a column whose every cell is missing as float64, and the same column with
+    one True as object: the first came back as the text 'True'/'False' and the second as boolean, and
+    the model file's dtypes said which, so the release told whether one real cell was there."""
+    lines = ["x,flag"] + [f"{i / 200:.4f}," for i in range(200)]
+    schema = {"columns": {"x": {"bounds": [0, 1]},
+                          "flag": {"type": "binary", "levels": ["False", "True"], "nullable": True}}}
+    empty = pd.read_csv(io.StringIO("\n".join(lines)))
+    lines[18] = lines[18] + "True"  # one row's flag there: a neighbouring table
+    one = pd.read_csv(io.StringIO("\n".join(lines)))
+    assert empty["flag"].dtype == np.dtype(float) and one["flag"].dtype == np.dtype(object)  # as pandas reads them
+    types, stored = [], []
+    for i, frame in enumerate((empty, one)):
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+        synth.save(tmp_path / f"{i}.synthdp")
+        with zipfile.ZipFile(tmp_path / f"{i}.synthdp") as archive:
+            stored.append(json.loads(archive.read("model.json")).get("dtypes"))
+        types += [synth.sample(50, seed=2)["flag"].dtype,
+                  SmoothSynthesizer.load(tmp_path / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
+    assert stored[0] == stored[1] == {"flag": "boolean"}
+    assert types == [pd.BooleanDtype()] * 4
+    as_text = pd.read_csv(io.StringIO("\n".join(lines)), dtype={"flag": str})  # read as text: text back
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(as_text, schema=schema)
+    assert not pd.api.types.is_bool_dtype(synth.sample(5, seed=2)["flag"])
+
+
 def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a_table(tmp_path):
     """synthdp sample wrote a model file saved from a DataFrame's fit in that fit's pandas types: a date as
     "2020-06-23 00:00:00.000000" (not the ISO date of every other output), a boolean as "false" (which the

@@ -334,9 +334,14 @@ def level_text(values: pd.Series) -> pd.Series:
 
 
 def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarray:
-    """Index of each value among ``numbers`` (-1 where it is none of them, or not a number), shape (n,)."""
+    """Index of each value among ``numbers`` (-1 where it is none of them, or not a number), shape (n,).
+    A truth value is 0 or 1 wherever it is: in a bool column, and beside other values in an object
+    column (as pandas holds True and False beside a missing cell: read as text there, "True", every
+    one of them was other than 1 because of one other row)."""
     if pd.api.types.is_bool_dtype(values):
         values = values.astype(float)
+    if values.dtype == object:
+        values = values.map(lambda value: float(value) if isinstance(value, (bool, np.bool_)) else value)
     if not pd.api.types.is_numeric_dtype(values):
         text = values.astype("string").str.strip()
         values = pd.to_numeric(text, errors="coerce")

@@ -663,10 +663,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             if name in levelled:
-                value = row[name]
-                if levelled[name].numbers is not None and isinstance(value, (bool, np.bool_)):
-                    value = int(value)  # the level 0 or 1, as a bool column's value was in the fit (and comes back)
-                value = levelled[name].level_codes(pd.Series([value], dtype=object))[0]
+                value = levelled[name].level_codes(pd.Series([row[name]], dtype=object))[0]  # True: the level 1
             elif name in temporal:  # a date or time however it is written in ISO form, as a condition reads one
                 value = _given_time(row[name], name, temporal[name])
             else:
@@ -714,12 +711,12 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     ``"boolean"`` where a binary column whose levels are truth values (:func:`truth_levels`) was
     boolean (``"boolean"`` where it may be missing; a nullable one held as ``object`` too, as
     ``pandas.read_csv`` holds True and False beside a missing cell, where it reads the same column
-    without one as bool: which of the two pandas picks is the rows', so both come back as
-    ``boolean``), ``datetime64[us]`` for every date or datetime column, whether it was ISO text or a
-    naive datetime64 of any unit (``pandas.read_csv(parse_dates=...)`` picks text or datetime64, and
-    the unit, from the values: a time of day in one value of a date column, nanoseconds in one
-    value, would tell of the data). Empty for anything else (a file's columns come back as the
-    file's text)."""
+    without one as bool, and any type but text where every cell is missing, as ``float64``: which
+    one pandas picks is the rows', so all come back as ``boolean``), ``datetime64[us]`` for every
+    date or datetime column, whether it was ISO text or a naive datetime64 of any unit
+    (``pandas.read_csv(parse_dates=...)`` picks text or datetime64, and the unit, from the values: a
+    time of day in one value of a date column, nanoseconds in one value, would tell of the data).
+    Empty for anything else (a file's columns come back as the file's text)."""
     if not isinstance(data, pd.DataFrame):
         return {}
     declared = {} if schema is None else {column.name: column for column in schema.declared}
@@ -737,10 +734,18 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
 
 
 def _truth_values_with_gaps(column: CategoricalColumn, dtype: Any) -> bool:
-    """Whether ``dtype`` is how pandas holds a nullable column of the text levels "False" and "True"
-    that has a missing cell (``object``: bools and NaN), where without one it is ``bool``; the numbers
-    0 and 1 it reads as integers or floats either way."""
-    return column.nullable and column.numbers is None and pd.api.types.is_object_dtype(dtype)
+    """Whether ``dtype`` is how pandas may hold a nullable column of the text levels "False" and "True"
+    that has a missing cell: ``object`` (bools and NaN), where without one it is ``bool``, and, where
+    every cell is missing, whatever type the reader gives a column of nothing (``float64`` from
+    ``pandas.read_csv``, ``Int64`` or ``null[pyarrow]`` from its other backends), where one True
+    beside them makes it ``object``: anything but text (a column read with ``dtype=str`` stays text,
+    whatever its cells). The numbers 0 and 1 it reads as integers or floats either way."""
+    return column.nullable and column.numbers is None and not _text_dtype(dtype)
+
+
+def _text_dtype(dtype: Any) -> bool:
+    """Whether ``dtype`` is one of pandas' text types (``str``, ``string``, an Arrow string), not ``object``."""
+    return pd.api.types.is_string_dtype(dtype) and not pd.api.types.is_object_dtype(dtype)
 
 
 def truth_levels(column: CategoricalColumn) -> bool:
