@@ -360,3 +360,30 @@ def test_privacy_unit_run_shows_no_identifier_and_no_private_value(workdir, caps
     everything = "\n".join([printed, json.dumps(report), json.dumps(unit), written])
     assert not any(str(424200 + i) in everything for i in range(37))
     assert pd.read_csv(workdir / "out.csv")["person"].str.startswith("synthetic-").all()
+
+
+def test_the_report_describes_a_csv_file_alike_whether_its_size_streamed_it_or_not(tmp_path, monkeypatch):
+    """A CSV file over STREAM_CSV_BYTES streams, one under it is read in memory: its size is the values'
+    (one longer value crosses the line), and the report said "in memory" or "CSV file, streamed" with its
+    chunk rows and where the cells were kept. It now gives the rule alone, the same for both; the release
+    is the same (the engines' tests check it to 1e-12) and so are the report's documents."""
+    from synthdp.reader import table as table_module
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 400).round(3), "y": rng.uniform(0, 1, 400).round(3)})
+    frame.to_csv(tmp_path / "short.csv", index=False)
+    frame.loc[5, "x"] = 0.123456789  # a neighbour: one value written longer
+    frame.to_csv(tmp_path / "long.csv", index=False)
+    limit = (tmp_path / "short.csv").stat().st_size
+    assert (tmp_path / "long.csv").stat().st_size > limit
+    monkeypatch.setattr(table_module, "STREAM_CSV_BYTES", limit)
+    bounds = tmp_path / "bounds.json"
+    bounds.write_text(json.dumps({"x": [0, 1], "y": [0, 1]}))
+    engines = []
+    for name in ("short", "long"):
+        assert main(["generate", str(tmp_path / f"{name}.csv"), "-o", str(tmp_path / f"{name}.out.csv"),
+                     "--bounds", str(bounds),
+                     "--epsilon", "1", "--delta", "1e-10", "--report", str(tmp_path / f"{name}.json"),
+                     "--quiet"]) == 0
+        engines.append(json.loads((tmp_path / f"{name}.json").read_text())["engine"])
+    assert engines[0] == engines[1] and "streamed" in engines[0]["input"] and "kept_cells" not in engines[0]

@@ -229,9 +229,15 @@ class PrivateTable:
                                                        nulls, unit), text_columns)
         if parquet:
             return cls._from_reader(*_parquet_reader(path, chunk_rows, times, text, nulls, unit), text_columns)
-        if chunk_rows is None and path.stat().st_size <= STREAM_CSV_BYTES:
-            return cls.read_csv(path, text_columns, csv_format, nullable, time_columns=times, unit=unit)
-        return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times, text, nulls, unit), text_columns)
+        if chunk_rows is not None:
+            return cls._from_reader(*_csv_reader(path, chunk_rows, csv_format, times, text, nulls, unit), text_columns)
+        # in memory up to STREAM_CSV_BYTES, else streamed: the file's size is the values', so the report says the
+        # rule, not which way it went (nor where a streamed file's cells were kept)
+        table = (cls.read_csv(path, text_columns, csv_format, nullable, time_columns=times, unit=unit)
+                 if path.stat().st_size <= STREAM_CSV_BYTES else
+                 cls._from_reader(*_csv_reader(path, None, csv_format, times, text, nulls, unit), text_columns))
+        table._reader = replace(table._reader, description=dict(AUTOMATIC_CSV), kept=None)
+        return table
 
     @classmethod
     def _from_reader(cls, names: list[str], reader: _Reader,
@@ -390,6 +396,9 @@ def check_unit_column(unit: UnitBound, names: list[str]) -> None:
                            f"{near_column(unit.column, names)}")
     if len(names) < 2:
         raise SynthDPError(f"privacy unit column '{unit.column}' is the input's only column: nothing to synthesize")
+
+
+AUTOMATIC_CSV = {"engine": "numpy", "input": f"CSV file, in memory up to {STREAM_CSV_BYTES // 2**20} MB, else streamed"}
 
 
 @dataclass(frozen=True)
