@@ -1313,6 +1313,11 @@ def test_levels_are_matched_value_by_value_whatever_the_column_s_type():
     from synthdp.domain.schema import level_text
 
     assert list(level_text(pd.Series(np.float32([0.1, 2.0, np.nan])))) == ["0.1", "2"]
+    # a large whole number writes alike from an int64 column and from the float64 one a missing cell makes
+    # of it (it wrote "1152921504606846976.0" there: the level's text told whether a cell was missing)
+    big = 2**60
+    assert list(level_text(pd.Series([big, big + 2**10]))) == list(level_text(pd.Series([big, big + 2**10, None],
+                                                                                        dtype=float)))
 
 
 def test_an_integer_column_s_value_block_does_not_count_as_a_many_level_column():

@@ -302,8 +302,10 @@ def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:
 
 def _value_text(value: object) -> str | None:
     """One value as the text a level is compared with, from the value alone: text as it is; a whole
-    number as an integer ("1" for 1 and 1.0); another number in its shortest form (float32's 0.1
-    as "0.1"); a date at midnight as "2020-01-01", another time as "2020-01-01 10:30:00"; None
+    number within int64's range as an integer ("1" for 1 and 1.0; a float of 2**60 as the int64 of it
+    is, so that a column of large whole numbers writes a level alike whether one missing cell made
+    pandas hold it as float64 or none left it int64); another number in its shortest form (float32's
+    0.1 as "0.1"); a date at midnight as "2020-01-01", another time as "2020-01-01 10:30:00"; None
     where missing."""
     if isinstance(value, str):
         return value
@@ -316,7 +318,7 @@ def _value_text(value: object) -> str | None:
     if isinstance(value, (float, np.floating)):
         if not math.isfinite(float(value)):
             return None
-        if float(value).is_integer() and abs(float(value)) < 2**53:
+        if float(value).is_integer() and abs(float(value)) < 2**63:
             return str(int(value))
         return str(value) if isinstance(value, np.floating) else repr(float(value))
     if isinstance(value, (dt.date, np.datetime64)):
