@@ -687,3 +687,23 @@ def test_a_budget_file_whose_lock_cannot_be_made_is_refused_in_one_line_naming_i
     err = capsys.readouterr().err
     assert code == 2 and not out.exists() and err.count("\n") == 1
     assert f"cannot lock budget file '{budget}'" in err and "Read-only file system" in err, err
+
+
+def test_a_rewrite_keeps_the_budget_files_group_and_never_changes_the_umask(tmp_path, monkeypatch):
+    """A rename leaves the file its writer's, in the writer's group: 0664 kept, a file its group shares
+    still became another group's, which the first group could no longer write. The mode of a new file
+    was found by setting the umask to 0 and back, which every thread of the process shares (one creating
+    a file meanwhile made it world-writable)."""
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    reservation = lifetime.reserve(budget, "generate", 0.1, 0.0, 1.0)
+    if os.geteuid() == 0:  # a group the writer is not in: only root can give the file one
+        group = os.stat(budget).st_gid + 4242
+        os.chown(budget, -1, group)
+        lifetime.charge(reservation, True)
+        assert os.stat(budget).st_gid == group
+    changed = []
+    monkeypatch.setattr(lifetime.os, "umask", lambda mask: changed.append(mask) or 0o022)
+    lifetime.reserve(tmp_path / "new.json", "generate", 0.1, 0.0, 1.0)
+    assert changed == []

@@ -659,9 +659,42 @@ def test_a_nullable_boolean_comes_back_as_one_whether_or_not_every_cell_was_miss
                   SmoothSynthesizer.load(tmp_path / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
     assert stored[0] == stored[1] == {"flag": "boolean"}
     assert types == [pd.BooleanDtype()] * 4
-    as_text = pd.read_csv(io.StringIO("\n".join(lines)), dtype={"flag": str})  # read as text: text back
+    as_text = pd.read_csv(io.StringIO("\n".join(lines)), dtype={"flag": "string"})  # a text type: text back
     synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(as_text, schema=schema)
     assert not pd.api.types.is_bool_dtype(synth.sample(5, seed=2)["flag"])
+
+
+def test_a_nullable_truth_column_of_levels_0_and_1_comes_back_as_one_type_whether_or_not_a_cell_was_missing():
+    """The same leak for levels the schema gives as the numbers 0 and 1: pandas.read_csv reads True and
+    False as bool, as object beside one missing cell; the first came back as boolean, the second as
+    int64, so the sample's type told whether a real cell was missing."""
+    rng = np.random.default_rng(8)
+    lines = ["x,flag"] + [f"{x:.4f},{flag}" for x, flag in zip(rng.uniform(0, 1, 300),
+                                                                rng.choice(["True", "False"], 300))]
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "flag": {"type": "binary", "levels": [0, 1], "nullable": True}}}
+    full = pd.read_csv(io.StringIO("\n".join(lines)))
+    lines[18] = lines[18].split(",")[0] + ","  # one row's flag missing: a neighbouring table
+    gap = pd.read_csv(io.StringIO("\n".join(lines)))
+    assert full["flag"].dtype == np.dtype(bool) and gap["flag"].dtype == np.dtype(object)  # as pandas reads them
+    types = [SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema).sample(50, seed=2)["flag"].dtype
+             for frame in (full, gap)]
+    assert types == [pd.BooleanDtype()] * 2
+
+
+def test_the_rows_of_conditions_are_bounded_as_a_sample_s_are(monkeypatch):
+    """sample(10**11) is one line over the output bound; a Condition's num_rows of 10**11 tried to
+    allocate 745 GiB (MemoryError), and fewer, a few GB, could take the machine's memory."""
+    from synthdp import Condition
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = _mixed()
+    with pytest.raises(SynthDPError, match="the conditions' rows: .* over the output bound"):
+        synth.sample_from_conditions([Condition({"sex": "Female"}, num_rows=10**11)])
+    monkeypatch.setattr(model_file, "MAX_OUTPUT_VALUES", 50 * len(synth.sample(1, seed=1).columns))
+    assert len(synth.sample_from_conditions([Condition({"sex": "Female"}, num_rows=25)] * 2)) == 50
+    with pytest.raises(SynthDPError, match="the conditions' rows: 51 rows"):  # all the conditions' rows
+        synth.sample_from_conditions([Condition({"sex": "Female"}, num_rows=25)] * 2 + [Condition({"sex": "Male"})])
 
 
 def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a_table(tmp_path):

@@ -343,7 +343,11 @@ def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarr
     if pd.api.types.is_bool_dtype(values):
         values = values.astype(float)
     if values.dtype == object:
-        values = values.map(lambda value: float(value) if isinstance(value, (bool, np.bool_)) else value)
+        kind = pd.api.types.infer_dtype(values, skipna=True)  # a scan in C: most object columns hold no truth value
+        if kind == "boolean":
+            values = values.astype(float)
+        elif kind.startswith("mixed"):  # truth values among numbers or text: each one by itself
+            values = values.map(lambda value: float(value) if isinstance(value, (bool, np.bool_)) else value)
     if not pd.api.types.is_numeric_dtype(values):
         text = values.astype("string").str.strip()
         values = pd.to_numeric(text, errors="coerce")

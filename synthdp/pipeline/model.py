@@ -262,7 +262,7 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
         mask = frame.eval(expression, engine="python")
     except Exception as error:  # pandas' errors on a checked expression: they name types and tokens, not data
         ordered = [name for placeholder, name in used.items() if isinstance(frame[placeholder].dtype, pd.CategoricalDtype)]
-        if isinstance(error, TypeError) and ordered:  # an ordered category compared with what is none of its levels
+        if isinstance(error, TypeError) and ordered and "ategor" in str(error):  # compared with none of its levels
             levels = ", ".join(repr(level) for level in _levels(model, ordered[0]))
             raise SynthDPError(f"{CONDITION} compares ordered column '{ordered[0]}' with something other than one of "
                                f"its levels ({levels})") from None
@@ -658,6 +658,9 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
     chosen: list[np.ndarray] = []
     pattern = known.notna()
     repeats = np.ones(len(known), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
+    if counts is not None:  # each condition's rows are drawn at once: bounded as sample's are
+        check_output_size(int(repeats.sum()), len(model.names), "the conditions' rows",
+                          "ask for fewer num_rows (or in batches)")
     for index in range(len(known)):
         row = known.iloc[index]
         keep = np.ones(len(support), dtype=bool)
@@ -738,9 +741,17 @@ def _truth_values_with_gaps(column: CategoricalColumn, dtype: Any) -> bool:
     that has a missing cell: ``object`` (bools and NaN), where without one it is ``bool``, and, where
     every cell is missing, whatever type the reader gives a column of nothing (``float64`` from
     ``pandas.read_csv``, ``Int64`` or ``null[pyarrow]`` from its other backends), where one True
-    beside them makes it ``object``: anything but text (a column read with ``dtype=str`` stays text,
-    whatever its cells). The numbers 0 and 1 it reads as integers or floats either way."""
-    return column.nullable and column.numbers is None and not _text_dtype(dtype)
+    beside them makes it ``object``: anything but a pandas text type (a column read with ``dtype="string"``,
+    or with ``dtype=str`` in pandas 3, stays text whatever its cells; ``dtype=str`` in pandas 2 is
+    ``object``, which comes back as ``boolean``). Of levels the schema gives as the numbers 0 and 1: ``object`` alone (True and
+    False beside a missing cell, where without one it is ``bool``); the numbers themselves pandas reads
+    as integers or floats either way (``float64`` is also a column of 0 and 1 with a missing cell: it
+    comes back as numbers, as ``int64`` does)."""
+    if not column.nullable:
+        return False
+    if column.numbers is not None:
+        return pd.api.types.is_object_dtype(dtype)
+    return not _text_dtype(dtype)
 
 
 def _text_dtype(dtype: Any) -> bool:

@@ -49,7 +49,6 @@ import math
 import os
 import socket
 import stat
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -149,21 +148,25 @@ def _problem(document: dict) -> str | None:
 
 
 def _write(path: Path, document: dict) -> None:
-    """Replace the file atomically with ``document``, keeping its mode (a file a group shares stays
-    shared; a new one gets what a plain open() gives, 0666 less the umask, not mkstemp's 0600). A write
+    """Replace the file atomically with ``document``, keeping its mode and group (a file a group shares
+    stays shared; a new one gets what a plain open() gives, 0666 less the umask, not mkstemp's 0600). A write
     that fails (disk full, Ctrl-C) leaves the file as it was and no temporary file beside it, and is
     one line naming the budget file. The file and then its folder are synced before this returns: a
     release is charged before its first output byte, and a crash after that must not undo the charge."""
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    name = os.path.join(path.parent if str(path.parent) else ".", f".{path.name}.{uuid.uuid4().hex}.tmp")
+    # created as open() creates a file (0666 less the umask, which the process's other threads share: never
+    # changed here), then given the budget file's own mode and group (a rename makes the writer its owner, in
+    # the writer's group: the others of a shared file's group could no longer write it)
     try:
-        with os.fdopen(handle, "w") as out:
+        with os.fdopen(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w") as out:
             try:
-                mode = stat.S_IMODE(os.stat(path).st_mode)
+                status = os.stat(path)
             except FileNotFoundError:
-                umask = os.umask(0)
-                os.umask(umask)
-                mode = 0o666 & ~umask
-            os.fchmod(out.fileno(), mode)
+                status = None
+            if status is not None:
+                os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
+                with contextlib.suppress(PermissionError):  # a group the writer is not in: the writer's
+                    os.fchown(out.fileno(), -1, status.st_gid)
             out.write(json.dumps(document, indent=1) + "\n")
             out.flush()
             os.fsync(out.fileno())
