@@ -70,17 +70,6 @@ def seconds(command: list[str]) -> float:
     return elapsed
 
 
-def commit() -> str:
-    try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "synthdp"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + (" with uncommitted changes" if dirty else "")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="rounds over every command (default 5)")
@@ -89,6 +78,8 @@ def main() -> int:
     parser.add_argument("--delta", type=float, default=1e-10)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
+    from command_speed import _commit  # sibling module: the source tree's commit, as its results name it
+
     compileall.compile_dir(REPO / "synthdp", quiet=1)  # as an installed package has it
     with tempfile.TemporaryDirectory() as folder:
         commands = {"python -c \"import pandas\"": [sys.executable, "-c", "import pandas"],
@@ -108,7 +99,7 @@ def main() -> int:
     sizes = {name: pd.read_csv(DATA / f"{name}.csv").shape for name in args.tables}
     lines = [f"# A small table as a command (median of {args.runs} interleaved runs)", "",
              f"`python benchmarks/small_command.py --runs {args.runs} --tables {' '.join(args.tables)}` on {started} "
-             f"at commit {commit()} ({platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, "
+             f"at commit {_commit()} ({platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, "
              f"Python {platform.python_version()}; load average at the end "
              f"{os.getloadavg()[0]:.1f}). Each table: `synthdp generate TABLE.csv -o OUT.csv "
              f"--epsilon {args.epsilon:g} --delta {args.delta:g} --quiet` with its schema (configs/) or min/max "

@@ -612,6 +612,21 @@ def test_a_condition_compares_an_ordered_category_by_its_order_as_pandas_does_on
         synth.sample(10, condition="scale > 'lowest'")
 
 
+def _boolean_back_from_both(first: pd.DataFrame, second: pd.DataFrame, schema: dict, folder: Path) -> None:
+    """Both neighbouring frames' fits give 'flag' back as boolean, from the fit and from its model file,
+    whose dtypes say so alike."""
+    types, stored = [], []
+    for i, frame in enumerate((first, second)):
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+        synth.save(folder / f"{i}.synthdp")
+        with zipfile.ZipFile(folder / f"{i}.synthdp") as archive:
+            stored.append(json.loads(archive.read("model.json")).get("dtypes"))
+        types += [synth.sample(50, seed=2)["flag"].dtype,
+                  SmoothSynthesizer.load(folder / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
+    assert stored[0] == stored[1] == {"flag": "boolean"}
+    assert types == [pd.BooleanDtype()] * 4
+
+
 def test_a_nullable_boolean_comes_back_as_one_whether_or_not_a_cell_was_missing(tmp_path):
     """pandas.read_csv reads a column of True and False as bool, but as object where one cell is
     missing: that type comes from the rows, not from the container. A nullable one came back as
@@ -626,16 +641,7 @@ def test_a_nullable_boolean_comes_back_as_one_whether_or_not_a_cell_was_missing(
     lines[18] = lines[18].split(",")[0] + ","  # one row's flag missing: a neighbouring table
     gap = pd.read_csv(io.StringIO("\n".join(lines)))
     assert full["flag"].dtype == np.dtype(bool) and gap["flag"].dtype == np.dtype(object)  # as pandas reads them
-    types, stored = [], []
-    for i, frame in enumerate((full, gap)):
-        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
-        synth.save(tmp_path / f"{i}.synthdp")
-        with zipfile.ZipFile(tmp_path / f"{i}.synthdp") as archive:
-            stored.append(json.loads(archive.read("model.json")).get("dtypes"))
-        types += [synth.sample(50, seed=2)["flag"].dtype,
-                  SmoothSynthesizer.load(tmp_path / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
-    assert stored[0] == stored[1] == {"flag": "boolean"}
-    assert types == [pd.BooleanDtype()] * 4
+    _boolean_back_from_both(full, gap, schema, tmp_path)
 
 
 def test_a_nullable_boolean_comes_back_as_one_whether_or_not_every_cell_was_missing(tmp_path):
@@ -649,16 +655,7 @@ def test_a_nullable_boolean_comes_back_as_one_whether_or_not_every_cell_was_miss
     lines[18] = lines[18] + "True"  # one row's flag there: a neighbouring table
     one = pd.read_csv(io.StringIO("\n".join(lines)))
     assert empty["flag"].dtype == np.dtype(float) and one["flag"].dtype == np.dtype(object)  # as pandas reads them
-    types, stored = [], []
-    for i, frame in enumerate((empty, one)):
-        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
-        synth.save(tmp_path / f"{i}.synthdp")
-        with zipfile.ZipFile(tmp_path / f"{i}.synthdp") as archive:
-            stored.append(json.loads(archive.read("model.json")).get("dtypes"))
-        types += [synth.sample(50, seed=2)["flag"].dtype,
-                  SmoothSynthesizer.load(tmp_path / f"{i}.synthdp").sample(50, seed=2)["flag"].dtype]
-    assert stored[0] == stored[1] == {"flag": "boolean"}
-    assert types == [pd.BooleanDtype()] * 4
+    _boolean_back_from_both(empty, one, schema, tmp_path)
     as_text = pd.read_csv(io.StringIO("\n".join(lines)), dtype={"flag": "string"})  # a text type: text back
     synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(as_text, schema=schema)
     assert not pd.api.types.is_bool_dtype(synth.sample(5, seed=2)["flag"])

@@ -394,20 +394,16 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
 
 
 def _as_compared(model: SamplingModel, values: pd.Series, name: str) -> pd.Series:
-    """A decoded column as a condition compares it: a column fitted as an ordered pandas category
-    (text levels) as that category, so that ``grade > 'low'`` compares by the levels' order, as on the
-    sample (text would compare alphabetically); one fitted as a nullable boolean as one, so that a
-    missing cell satisfies no comparison (``flag != True`` leaves it out, as pandas does on the sample);
-    any other column as decoded."""
-    if model.dtypes.get(name) == "boolean" and model.schema is not None and truth_levels(model.schema.column(name)):
-        return values.map(TRUTH, na_action="ignore").astype("boolean")
-    if model.dtypes.get(name) != ORDERED_CATEGORY or model.schema is None:
+    """A decoded column as a condition compares it: a column fitted as a nullable boolean, or as an
+    ordered pandas category of text levels, in the type the sample gives it (:meth:`SamplingModel.typed`),
+    so that a missing cell satisfies no comparison (``flag != True`` leaves it out) and ``grade > 'low'``
+    compares by the levels' order, as pandas does on the sample (text would compare alphabetically);
+    any other column as decoded (an ordered category of numbers compares its numbers)."""
+    dtype = model.dtypes.get(name)
+    if model.schema is None or not (dtype == "boolean" or (
+            dtype == ORDERED_CATEGORY and model.schema.column(name).numbers is None)):
         return values
-    column = model.schema.column(name)
-    if column.numbers is not None:  # numbers compare as numbers
-        return values
-    return pd.Series(pd.Categorical(values, categories=[level for level in column.all_levels if level != MISSING_LABEL],
-                                    ordered=True), index=values.index)
+    return model.typed(pd.DataFrame({name: values}, index=values.index))[name]
 
 
 def _levels(model: SamplingModel, name: str) -> tuple[str, ...]:
