@@ -7,7 +7,12 @@ the private table is in memory must not become a side channel for it.
 
 import difflib
 import os
+import sys
+import warnings
 from collections.abc import Sequence
+from types import FrameType
+
+_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")  # synthdp's folder, with its separator
 
 
 class SynthDPError(ValueError):
@@ -38,6 +43,18 @@ def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPErr
     """The error for a column ``name`` that is not among ``columns``: "``prefix`` unknown column
     'name'", with :func:`near_column`'s hint."""
     return SynthDPError(f"{prefix} unknown column '{name}'{near_column(name, columns)}")
+
+
+def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn(message, category)`` attributed to the first caller outside synthdp: the line of
+    the user's code that called the public function (``fit``, ``sample``), however deep in the package
+    the warning arises. A fixed ``stacklevel`` names a line of synthdp where a function is reached by
+    more than one path (``release_domain`` from the schema's bounds and from a numeric release)."""
+    frame: FrameType | None = sys._getframe(1)
+    level = 2  # warn_user's caller
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
 
 
 class PrivacyLeakWarning(UserWarning):

@@ -8,6 +8,7 @@ A scikit-learn-style estimator: its parameters are :class:`synthdp.config.SynthC
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import warnings
 from collections.abc import Iterable, Mapping
@@ -48,6 +49,12 @@ def _named_as_text(columns: Mapping[Any, object] | None, origin: str) -> Mapping
     return named
 
 
+def _did_you_mean(name: str) -> str:
+    """" (did you mean 'that'?)" where a parameter is spelled nearly as ``name`` ('favor' for 'favour'); else ""."""
+    near = difflib.get_close_matches(str(name), list(_DEFAULTS), n=1, cutoff=0.6)
+    return f" (did you mean '{near[0]}'?)" if near else ""
+
+
 def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed: bool) -> None:
     """A warning for each parameter set away from its default that the fit will not use (``pca_share``
     without ``candidates='pca'``), as the command line warns of its flags."""
@@ -84,7 +91,8 @@ class SmoothSynthesizer:
     def __init__(self, **params: Any) -> None:
         unknown = sorted(set(params) - set(_DEFAULTS))
         if unknown:
-            raise TypeError(f"SmoothSynthesizer() got an unexpected keyword argument '{unknown[0]}'")
+            raise TypeError(f"SmoothSynthesizer() got an unexpected keyword argument '{unknown[0]}'"
+                            f"{_did_you_mean(unknown[0])}")
         for name, default in _DEFAULTS.items():
             setattr(self, name, params.get(name, default))
 
@@ -108,9 +116,21 @@ class SmoothSynthesizer:
         """Set parameters (validated at the next :meth:`fit`); returns the estimator."""
         for name, value in params.items():
             if name not in _DEFAULTS:
-                raise ValueError(f"invalid parameter '{name}' for SmoothSynthesizer; valid: {sorted(_DEFAULTS)}")
+                raise ValueError(f"invalid parameter '{name}' for SmoothSynthesizer{_did_you_mean(name)}; "
+                                 f"valid: {sorted(_DEFAULTS)}")
             setattr(self, name, value)
         return self
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """Whether there is a fit (or a loaded model file) to sample: ``sklearn.utils.validation.check_is_fitted``."""
+        return getattr(self, "model_", None) is not None or getattr(self, "sampling_model_", None) is not None
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's tags (>= 1.6 reads them in ``check_is_fitted``): an estimator with no target that needs a
+        fit, as ``BaseEstimator``'s. scikit-learn is imported only where it asks, so it is loaded already."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=False))
 
     @property
     def config(self) -> SynthConfig:

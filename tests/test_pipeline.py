@@ -305,3 +305,77 @@ def test_study_options_at_their_defaults_release_what_no_study_releases_and_exac
         StudyOptions(ordinal_levels="raw")
     with pytest.raises(SynthDPError, match="extend_blocks"):
         StudyOptions(extend_blocks=True)
+
+
+def test_check_is_fitted_and_not_fitted_as_scikit_learn_reads_them(clinic_like, tmp_path):
+    """sklearn.utils.validation.check_is_fitted (scikit-learn >= 1.6 reads __sklearn_tags__) raises NotFittedError
+    before fit and after a failed refit, and passes after fit and on a loaded model file."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(n_candidates=300, seed=2)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(synth)
+    with pytest.warns(TestingSeedWarning):
+        synth.fit(frame, bounds=bounds)
+    check_is_fitted(synth)
+    synth.save(tmp_path / "model.synthdp")
+    check_is_fitted(SmoothSynthesizer.load(tmp_path / "model.synthdp"))
+    with pytest.raises(SynthDPError), warnings.catch_warnings():
+        warnings.simplefilter("ignore", TestingSeedWarning)
+        synth.fit(frame, bounds={"age": [18, 90]})  # no bounds for the other columns
+    with pytest.raises(NotFittedError):
+        check_is_fitted(synth)
+
+
+def test_a_misspelt_parameter_is_named_with_the_nearest_one():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'favor' \(did you mean 'favour'\?\)"):
+        SmoothSynthesizer(favor="relationships")
+    with pytest.raises(ValueError, match=r"invalid parameter 'n_candidate' for SmoothSynthesizer \(did you mean "
+                                         r"'n_candidates'\?\)"):
+        SmoothSynthesizer().set_params(n_candidate=300)
+    with pytest.raises(ValueError, match=r"invalid parameter 'xyz' for SmoothSynthesizer; valid: "):
+        SmoothSynthesizer().set_params(xyz=1)
+
+
+def _caught_here(caught, text: str) -> list:
+    return [w for w in caught if text in str(w.message)]
+
+
+def test_warnings_deep_in_the_pipeline_name_the_callers_line(clinic_like):
+    """A warning from a fit or a sample names the user's line that called it (warnings.warn's stacklevel), not a
+    line of synthdp, however deep it arises: the DP bounds' warning, the PCA axes', a condition's few points."""
+    frame, bounds = clinic_like
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SmoothSynthesizer(n_candidates=300, seed=1, bounds_share=0.05).fit(frame, bounds={"age": bounds["age"]})
+        SmoothSynthesizer(n_candidates=300, seed=1, candidates="pca", epsilon=0.01).fit(frame, bounds=bounds)
+        synth = SmoothSynthesizer(n_candidates=300, seed=1).fit(frame, bounds=bounds)
+        row = synth.sample(1, seed=0).iloc[0]
+        synth.sample(5, condition=f"age == {int(row['age'])} and score == {float(row['score'])!r}", seed=0)
+    for text in ("private bounds for 2 column(s)", "private PCA axes have no variance", "effective support points"):
+        found = _caught_here(caught, text)
+        assert found, text
+        assert all(w.filename == __file__ for w in found), (text, [w.filename for w in found])
+
+
+def test_given_values_name_columns_as_the_fit_does(clinic_like):
+    """A DataFrame fitted with columns named by numbers samples them as text ('0'): given values may name them
+    either way, as Condition objects may."""
+    from synthdp import Condition
+
+    frame, bounds = clinic_like
+    numbered = frame.set_axis(range(frame.shape[1]), axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TestingSeedWarning)
+        synth = SmoothSynthesizer(n_candidates=300, seed=3).fit(numbered, bounds=dict(enumerate(bounds.values())))
+    age = int(synth.sample(1, seed=0).iloc[0]["0"])
+    by_number = synth.sample_from_conditions(pd.DataFrame({0: [age, None]}, index=[7, 8]), seed=1)
+    by_text = synth.sample_from_conditions(pd.DataFrame({"0": [age, None]}, index=[7, 8]), seed=1)
+    pd.testing.assert_frame_equal(by_number, by_text)
+    assert list(by_number.index) == [7, 8] and by_number["0"].iloc[0] == age
+    conditions = synth.sample_from_conditions([Condition({0: age}, num_rows=2)], seed=1)
+    assert (conditions["0"] == age).all()
+    with pytest.raises(SynthDPError, match="twice"):
+        synth.sample_from_conditions(pd.DataFrame({0: [age], "0": [age]}), seed=1)

@@ -49,7 +49,6 @@ import math
 import os
 import tempfile
 import tokenize
-import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -68,7 +67,7 @@ from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
-from synthdp.errors import SynthDPError, absent_file, near_column
+from synthdp.errors import SynthDPError, absent_file, near_column, warn_user
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
@@ -285,8 +284,8 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     weights = np.where(keep, model.weights, 0.0) / mass
     effective = 1.0 / float(np.sum(weights**2))
     if effective < MIN_EFFECTIVE_POINTS:
-        warnings.warn(f"the condition holds {mass:.3g} of the fitted distribution, on {effective:.0f} effective support "
-                      "points: the rows will repeat these few points", UserWarning, stacklevel=2)
+        warn_user(f"the condition holds {mass:.3g} of the fitted distribution, on {effective:.0f} effective support "
+                  "points: the rows will repeat these few points", UserWarning)
     kept = np.flatnonzero(keep)
     return replace(model, points=model.points[kept], weights=weights[kept])
 
@@ -632,6 +631,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
     writes it), decoded together as :func:`draw` decodes its rows. A continuous column can be given only where
     it declares its decimals (then compared at them); otherwise a value has no mass: give a range
     with :func:`where` instead."""
+    if not all(isinstance(name, str) for name in known.columns):  # named as the fit reads a DataFrame's (7 is '7')
+        known = known.set_axis([str(name) for name in known.columns], axis=1)
     unknown = [name for name in known.columns if name not in model.names]
     if unknown:
         raise SynthDPError(f"column '{unknown[0]}' of the given values is not a column of the model"

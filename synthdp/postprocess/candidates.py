@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,7 +36,7 @@ from scipy import special
 from synthdp.config import SynthConfig
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, warn_user
 from synthdp.postprocess.copula import (
     ATOM_THRESHOLD,
     Marginals,
@@ -1047,10 +1046,10 @@ def _pca(release: Release, rng: np.random.Generator, config: SynthConfig, option
     flat = int(np.sum(release.pca.eigenvalues <= 0))
     if flat:  # a released (noisy) value: public, and what the user needs to know of this output
         k = len(release.pca.eigenvalues)
-        warnings.warn(f"{flat} of the {k} private PCA axes have no variance after their noise (eigenvalue 0): the "
-                      f"candidates lie in {k - flat} dimension(s), so the synthetic columns are as related as a "
-                      f"{k - flat}-dimensional cloud makes them (on a line: correlations of +-1) whatever the data's; "
-                      "at this n and budget use the default candidates (copula)", UserWarning, stacklevel=2)
+        warn_user(f"{flat} of the {k} private PCA axes have no variance after their noise (eigenvalue 0): the "
+                  f"candidates lie in {k - flat} dimension(s), so the synthetic columns are as related as a "
+                  f"{k - flat}-dimensional cloud makes them (on a line: correlations of +-1) whatever the data's; "
+                  "at this n and budget use the default candidates (copula)", UserWarning)
     return ellipsoid_candidates(release.pca, release.plan.n_candidates, rng, config.ellipsoid_radius)
 
 

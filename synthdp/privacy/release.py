@@ -15,12 +15,12 @@ privacy unit, differ by all rows of one unit, at most K (``neighbours``,
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
 
 from synthdp.domain.box import ColumnDomain, Domain
+from synthdp.errors import warn_user
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.dp_bounds import (
     detection_threshold,
@@ -74,10 +74,10 @@ def release_domain(column_names: list[str], scan: RowSums, known_columns: dict[s
         ))
         threshold = detection_threshold(per_column, neighbours)
         if threshold > n / 20:
-            warnings.warn(
+            warn_user(
                 f"private bounds for {len(missing)} column(s) from epsilon = {epsilon:.3g} are unreliable at "
                 f"n = {n:.0f}: a bin needs about {threshold:.0f} rows to be detected; pass public "
-                "bounds (--bounds, or in the schema) or raise --bounds-share", UserWarning, stacklevel=4,
+                "bounds (--bounds, or in the schema) or raise --bounds-share", UserWarning,
             )
         for name, counts in zip(missing, scan["histograms"]):
             lower, upper = estimate_bounds(counts, per_column, noise, n, neighbours)
