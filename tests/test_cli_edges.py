@@ -318,3 +318,20 @@ def test_a_column_named_in_other_case_is_pointed_to_wherever_a_user_names_one(tm
         model.sample_from_conditions(pd.DataFrame({"BMI": [30.0]}))
     with pytest.raises(SynthDPError, match=r"is not in the table \(the table has 'age'\)$"):
         common_statistics(means=["AGE"])(table)
+
+
+def test_a_schema_column_spelt_otherwise_is_named_before_the_table_is_read_by_its_types(tmp_path, capsys):
+    """'Species' for 'species' left the header's 'species' without an entry, so the table was read with it
+    as numeric and refused as "not numeric"; the schema's unknown name is said first, with the nearest."""
+    from synthdp import SmoothSynthesizer
+    from synthdp.errors import SynthDPError
+
+    frame = pd.DataFrame({"x": [0.1, 0.5, 0.9, 0.3] * 10, "species": ["a", "b"] * 20})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "Species": {"type": "binary", "levels": ["a", "b"]}}}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--quiet"]) == 2
+    _one_error(capsys, "schema names unknown column 'Species' (the table has 'species')\n")
+    with pytest.raises(SynthDPError, match=r"^schema names unknown column 'Species' \(the table has 'species'\)$"):
+        SmoothSynthesizer(epsilon=1.0).fit(frame, schema=schema)

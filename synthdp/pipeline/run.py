@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
-from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning, unknown_column
 from synthdp.pipeline.model import SamplingModel, draw
 from synthdp.pipeline.plan import (
     LEVEL_CELLS,
@@ -117,7 +118,7 @@ from synthdp.privacy.release import (
     release_units,
 )
 from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity, units_sensitivity
-from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index
+from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index, table_header
 from synthdp.reader.units import UnitBound
 from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
 from synthdp.stats import compiled, grid
@@ -468,6 +469,8 @@ def fit(
     unit = None if config.privacy_unit is None or config.max_rows_per_unit is None else UnitBound(
         config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)),  # the key: public randomness
         closed_level_columns(schema) if schema is not None else ())  # checked before the units' count
+    if isinstance(schema, Mapping):  # a column it names that the header has not: said before the types it gives
+        _check_schema_against_header(schema, data, csv_format or CsvFormat())
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
                        nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
@@ -602,6 +605,23 @@ def _check_stored_index(data: Any, bounds: Any, schema: Any) -> None:
                            f"(pandas.read_parquet reads it as the index): {way_out}, or leave it out")
     warnings.warn(f"the Parquet file's stored pandas index '{stored[0]}' is not a column (pandas.read_parquet reads "
                   f"it as the index), so the synthetic table has none: {way_out}", UserWarning, stacklevel=3)
+
+
+def _check_schema_against_header(schema: Mapping, data: Any, csv_format: CsvFormat) -> None:
+    """A schema's columns that a DataFrame's columns or a file's header (public: no row is read) do not
+    hold, as :func:`check_schema_names` names them, before the table is read with the types the schema
+    gives its columns: a column spelt 'Species' for 'species' was read as numeric and refused as
+    "not numeric"."""
+    if isinstance(data, pd.DataFrame):
+        names = [str(name) for name in data.columns]
+    elif isinstance(data, (str, Path)) and Path(data).is_file():
+        names = table_header(data, "input file", csv_format)
+    else:
+        return
+    check_schema_columns(schema, "schema")
+    unknown = [name for name in schema["columns"] if name not in names]
+    if unknown:
+        raise unknown_column("schema names", unknown[0], names)
 
 
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
