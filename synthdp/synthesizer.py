@@ -246,8 +246,13 @@ class SmoothSynthesizer:
         """The fitted distribution's support points, shape (S, D), in the release's encoded
         coordinates (``support_weights_`` their weights). A mixed table's are held one level per
         column (:class:`synthdp.domain.encoded.EncodedPoints`, which keeps a column of thousands
-        of levels small) and made a dense array here, at each access."""
-        return np.asarray(self.model_.support_points)
+        of levels small) and made a dense array here, at each access. A fit with ``synthesize=False``
+        (statistics for a summary only) has none: an error says so."""
+        points = self._model("support points need the fit (fit in this process)").support_points
+        if points is None:
+            raise SynthDPError("this fit released statistics only (synthesize=False): it has no support points; fit "
+                               "with synthesize=True to sample")
+        return np.asarray(points)
 
     # --------------------------------------------------------------- sample
     def sample(self, n_rows: int | None = None, *, condition: str | None = None,

@@ -379,3 +379,13 @@ def test_given_values_name_columns_as_the_fit_does(clinic_like):
     assert (conditions["0"] == age).all()
     with pytest.raises(SynthDPError, match="twice"):
         synth.sample_from_conditions(pd.DataFrame({0: [age], "0": [age]}), seed=1)
+
+
+def test_a_fit_of_statistics_only_says_it_has_no_support_points():
+    """support_points_ after fit(synthesize=False) was array(None, dtype=object)."""
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 200), "y": np.linspace(1, 0, 200)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds={"x": [0, 1], "y": [0, 1]}, synthesize=False)
+    with pytest.raises(SynthDPError, match=r"released statistics only \(synthesize=False\): it has no support points"):
+        _ = synth.support_points_
