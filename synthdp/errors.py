@@ -69,7 +69,11 @@ class TestingSeedWarning(UserWarning):
 
 class ConvergenceWarning(UserWarning):
     """A post-processing solver stopped before its optimum (scikit-learn's name for the same news):
-    the output is as private as ever, and a little less accurate than it could be."""
+    the output is as private as ever, and a little less accurate than it could be.
+
+    No release raises it since the tilt that stops at its cap is mixed with the l1 optimum, which
+    fits every moment within its tolerance (the report's ``lp.status`` says so,
+    docs/performance.md); it is kept so that code filtering it keeps working."""
 
 
 class InferenceWarning(UserWarning):
