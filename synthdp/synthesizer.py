@@ -159,8 +159,10 @@ class SmoothSynthesizer:
         Parameters
         ----------
         data : DataFrame, str or Path, dask DataFrame, or PrivateTable
-            Numeric table, one row per individual: in memory, the path of a CSV or Parquet
-            file (read by the configured engine, streamed when large), or a Dask DataFrame.
+            The table, one row per individual (or per row of a ``privacy_unit``): numeric with
+            ``bounds``, or with binary, categorical, date and nullable columns as ``schema``
+            describes them; in memory, the path of a CSV or Parquet file (read by the configured
+            engine, streamed when large), or a Dask DataFrame.
         bounds : mapping, str or Path, optional
             Public bounds ``{column: [lo, hi]}`` (or ``{column: {"bounds": [lo, hi],
             "type": "integer"}}``) for every column, or the path of a bounds JSON file holding
@@ -275,7 +277,8 @@ class SmoothSynthesizer:
         seed : int, optional
             Draw from ``numpy.random.default_rng(seed)`` instead of the fit's generator: the same
             rows from this fit and from its model file loaded anywhere (:meth:`save`). Public
-            randomness: the rows' privacy does not depend on it.
+            randomness: the rows' privacy does not depend on it. Calls without a seed share the
+            fit's generator, which is not thread-safe: from several threads, give each call a seed.
         num_rows : int, optional
             ``n_rows`` by SDV's name (``sample(num_rows=100)``); give one of the two.
         """

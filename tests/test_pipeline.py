@@ -389,3 +389,10 @@ def test_a_fit_of_statistics_only_says_it_has_no_support_points():
         synth = SmoothSynthesizer(epsilon=1.0, seed=0).fit(frame, bounds={"x": [0, 1], "y": [0, 1]}, synthesize=False)
     with pytest.raises(SynthDPError, match=r"released statistics only \(synthesize=False\): it has no support points"):
         _ = synth.support_points_
+
+
+def test_a_dataframe_with_multiindex_columns_is_told_to_name_each_column_once():
+    """Two-level column names were refused as "bounds name unknown column 'age'"."""
+    frame = pd.DataFrame(np.ones((20, 2)), columns=pd.MultiIndex.from_tuples([("a", "x"), ("a", "y")]))
+    with pytest.raises(SynthDPError, match="columns are a MultiIndex: give each column one name"):
+        SmoothSynthesizer(epsilon=1.0).fit(frame, bounds={"a_x": [0, 1], "a_y": [0, 1]})

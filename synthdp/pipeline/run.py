@@ -462,6 +462,9 @@ def fit(
     from_bounds = False
     if isinstance(bounds, Mapping) and (nullable_schema := bounds_schema(bounds)) is not None:
         schema, bounds, from_bounds = nullable_schema, None, True  # nullable columns: the mixed model
+    if isinstance(data, pd.DataFrame) and isinstance(data.columns, pd.MultiIndex):
+        raise SynthDPError("the DataFrame's columns are a MultiIndex: give each column one name (e.g. df.columns = "
+                           "['_'.join(map(str, name)) for name in df.columns])")
     _check_stored_index(data, bounds, schema)
     full_config = config
     draft = is_draft(schema)  # a schema drafted from the data (synthdp schema), not yet edited
