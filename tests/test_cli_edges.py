@@ -335,3 +335,6 @@ def test_a_schema_column_spelt_otherwise_is_named_before_the_table_is_read_by_it
     _one_error(capsys, "schema names unknown column 'Species' (the table has 'species')\n")
     with pytest.raises(SynthDPError, match=r"^schema names unknown column 'Species' \(the table has 'species'\)$"):
         SmoothSynthesizer(epsilon=1.0).fit(frame, schema=schema)
+    nullable = {"X": {"bounds": [0, 1], "nullable": True}}  # a bounds file's: named as the bounds' name
+    with pytest.raises(SynthDPError, match=r"^bounds name unknown column 'X' \(the table has 'x'\)$"):
+        SmoothSynthesizer(epsilon=1.0).fit(frame[["x"]], bounds=nullable)

@@ -473,7 +473,8 @@ def fit(
         config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)),  # the key: public randomness
         closed_level_columns(schema) if schema is not None else ())  # checked before the units' count
     if isinstance(schema, Mapping):  # a column it names that the header has not: said before the types it gives
-        _check_schema_against_header(schema, data, csv_format or CsvFormat())
+        _check_schema_against_header(schema, data, csv_format or CsvFormat(), "bounds name" if from_bounds else
+                                     "schema names")
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
                        nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
@@ -610,11 +611,12 @@ def _check_stored_index(data: Any, bounds: Any, schema: Any) -> None:
                   f"it as the index), so the synthetic table has none: {way_out}", UserWarning, stacklevel=3)
 
 
-def _check_schema_against_header(schema: Mapping, data: Any, csv_format: CsvFormat) -> None:
+def _check_schema_against_header(schema: Mapping, data: Any, csv_format: CsvFormat, prefix: str) -> None:
     """A schema's columns that a DataFrame's columns or a file's header (public: no row is read) do not
     hold, as :func:`check_schema_names` names them, before the table is read with the types the schema
     gives its columns: a column spelt 'Species' for 'species' was read as numeric and refused as
-    "not numeric"."""
+    "not numeric". ``prefix`` names the file the names came from ("schema names", or "bounds name" for
+    a schema made of a bounds file's nullable columns)."""
     if isinstance(data, pd.DataFrame):
         names = [str(name) for name in data.columns]
     elif isinstance(data, (str, Path)) and Path(data).is_file():
@@ -624,7 +626,7 @@ def _check_schema_against_header(schema: Mapping, data: Any, csv_format: CsvForm
     check_schema_columns(schema, "schema")
     unknown = [name for name in schema["columns"] if name not in names]
     if unknown:
-        raise unknown_column("schema names", unknown[0], names)
+        raise unknown_column(prefix, unknown[0], names)
 
 
 def open_table(config: SynthConfig, data: Any, text_columns: tuple[str, ...] | list[str],
