@@ -338,3 +338,7 @@ def test_a_schema_column_spelt_otherwise_is_named_before_the_table_is_read_by_it
     nullable = {"X": {"bounds": [0, 1], "nullable": True}}  # a bounds file's: named as the bounds' name
     with pytest.raises(SynthDPError, match=r"^bounds name unknown column 'X' \(the table has 'x'\)$"):
         SmoothSynthesizer(epsilon=1.0).fit(frame[["x"]], bounds=nullable)
+    gap = frame[["x"]].assign(y=0.5)
+    gap.loc[3, "x"] = None  # was refused as "column 'x' has missing or infinite values"
+    with pytest.raises(SynthDPError, match=r"^bounds name unknown column 'X' \(the table has 'x'\)$"):
+        SmoothSynthesizer(epsilon=1.0).fit(gap, bounds={"X": [0, 1], "y": [0, 1]})

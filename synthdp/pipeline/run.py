@@ -473,8 +473,11 @@ def fit(
         config.privacy_unit, config.max_rows_per_unit, int(rng.integers(2**63)),  # the key: public randomness
         closed_level_columns(schema) if schema is not None else ())  # checked before the units' count
     if isinstance(schema, Mapping):  # a column it names that the header has not: said before the types it gives
-        _check_schema_against_header(schema, data, csv_format or CsvFormat(), "bounds name" if from_bounds else
-                                     "schema names")
+        check_schema_columns(schema, "schema")
+        _check_names_against_header(list(schema["columns"]), data, csv_format or CsvFormat(),
+                                    "bounds name" if from_bounds else "schema names")
+    elif isinstance(bounds, Mapping):  # said before the table is read (a missing cell of a misspelt column)
+        _check_names_against_header(list(bounds), data, csv_format or CsvFormat(), "bounds name")
     table = open_table(config, data, schema_text_columns(schema or {}), csv_format or CsvFormat(),
                        nullable_numeric_columns(schema), time_columns=declared_time_columns(bounds, schema), unit=unit)
     if from_bounds and isinstance(schema, Mapping):  # a column the bounds leave out: its bounds are to be estimated
@@ -611,20 +614,20 @@ def _check_stored_index(data: Any, bounds: Any, schema: Any) -> None:
                   f"it as the index), so the synthetic table has none: {way_out}", UserWarning, stacklevel=3)
 
 
-def _check_schema_against_header(schema: Mapping, data: Any, csv_format: CsvFormat, prefix: str) -> None:
-    """A schema's columns that a DataFrame's columns or a file's header (public: no row is read) do not
-    hold, as :func:`check_schema_names` names them, before the table is read with the types the schema
-    gives its columns: a column spelt 'Species' for 'species' was read as numeric and refused as
-    "not numeric". ``prefix`` names the file the names came from ("schema names", or "bounds name" for
-    a schema made of a bounds file's nullable columns)."""
+def _check_names_against_header(given: list[str], data: Any, csv_format: CsvFormat, prefix: str) -> None:
+    """The columns a schema or bounds name (``given``) that a DataFrame's columns or a file's header
+    (public: no row is read) do not hold, named as :func:`check_schema_names` and
+    :func:`synthdp.domain.box.parse_bounds` name them (``prefix``: "schema names", "bounds name"),
+    before the table is read with the types they give: a column spelt 'Species' for 'species' was
+    read as numeric and refused as "not numeric", a misspelt bounded column with a missing cell as
+    "missing values"."""
     if isinstance(data, pd.DataFrame):
         names = [str(name) for name in data.columns]
     elif isinstance(data, (str, Path)) and Path(data).is_file():
         names = table_header(data, "input file", csv_format)
     else:
         return
-    check_schema_columns(schema, "schema")
-    unknown = [name for name in schema["columns"] if name not in names]
+    unknown = [name for name in given if name not in names]
     if unknown:
         raise unknown_column(prefix, unknown[0], names)
 
