@@ -51,6 +51,8 @@ from synthdp.writers import (
 if TYPE_CHECKING:  # imported where used: --help and argument errors answer without pandas or scipy
     import pandas as pd
 
+    from synthdp.summaries.marginal import MarginalSummary
+    from synthdp.summaries.smooth import Summary
     from synthdp.synthesizer import SmoothSynthesizer
 
 DESCRIPTION = """\
@@ -847,19 +849,25 @@ def summarize(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=False)
     report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
-    _write_outputs([(Path(args.output), _text(_summary_json(synth, report)))] + _report_output(written, run))
-    if not run["quiet"]:
-        print(f"synthdp: wrote a summary of {synth.release_.plan.n_basis} noisy moments to {args.output}"
+    summary = _summary(synth, report)
+    _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(written, run))
+    if not run["quiet"]:  # the summary's moments: a nullable column's smooth summary holds fewer than the release
+        print(f"synthdp: wrote a summary of {len(summary.noisy_moments)} noisy moments to {args.output}"
               + _budget_note(written), file=sys.stderr)
     return 0
 
 
-def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
+def _summary(synth: SmoothSynthesizer, report: dict) -> Summary | MarginalSummary:
     """The summary of a release (with ``report`` embedded): a marginal summary for a table with
     binary or categorical columns, else a smooth-query summary (a numeric table, nullable columns
     included)."""
     schema = synth.release_.schema
-    return (synth.marginal_summary(report) if schema is not None and schema.declared else synth.summary(report)).to_json()
+    return synth.marginal_summary(report) if schema is not None and schema.declared else synth.summary(report)
+
+
+def _summary_json(synth: SmoothSynthesizer, report: dict) -> str:
+    """:func:`_summary`'s JSON text."""
+    return _summary(synth, report).to_json()
 
 
 def schema_command(args: argparse.Namespace) -> int:

@@ -48,6 +48,24 @@ class SummaryFile:
         return cls.from_dict(content, f"summary file '{path}'", **options)  # type: ignore[arg-type]
 
 
+def column_order(order: object, columns: Mapping, origin: str | None = None) -> list[str]:
+    """The columns in the order of the release's coordinates, from a summary file.
+
+    ``order`` is the file's ``"column_order"``, which must list each key of ``columns`` (its bounds' or
+    schema's ``"columns"``) once. A file written before it was added gives None: then the order of those
+    keys, which a tool that rewrites JSON sorting its keys (``jq -S``, ``json.dumps(sort_keys=True)``, a
+    database's JSON type) changes, and every moment would be read as another column's. ``origin``, if
+    given, names the file in the error.
+    """
+    if order is None:
+        return list(columns)
+    if not (isinstance(order, list) and all(isinstance(name, str) for name in order)
+            and len(set(order)) == len(order) and set(order) == set(columns)):
+        problem = "column_order must list each column of the summary once"
+        raise SynthDPError(problem if origin is None else f"{origin} is malformed ({problem})")
+    return list(order)
+
+
 def load_summary(path: str | Path, **options: Any) -> SummaryFile:
     """Read a summary file of either kind (by its ``"format"``); ``options`` go to a smooth-query summary."""
     from synthdp.summaries.marginal import MarginalSummary

@@ -63,7 +63,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from functools import cached_property
 from typing import ClassVar, TypeGuard
@@ -73,9 +73,9 @@ import pandas as pd
 
 from synthdp.checks import is_finite_number, is_int
 from synthdp.domain.box import Domain
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, near_column
 from synthdp.stats.chebyshev import ChebyshevBasis
-from synthdp.summaries.base import SummaryFile
+from synthdp.summaries.base import SummaryFile, column_order
 
 FORMAT = "synthdp-summary"
 FORMAT_VERSION = 1
@@ -86,6 +86,7 @@ BASIS_DESCRIPTION = (
 DAMPINGS = ("none", "jackson")
 DEFAULT_NODES = 2**13
 MAX_DEGREE = 4096  # a basis degree a summary may hold (a release's are a few tens; the Jackson studies 512): past it, an edited file
+DESIGN_ENTRIES = 2**22  # values of the basis at the nodes held at once (32 MB)
 MIN_TENSOR_NODES = 8  # fewer nodes per axis than this: the product rule is too coarse, use Sobol'
 
 Query = Callable[[pd.DataFrame], object]
@@ -199,16 +200,41 @@ class _SobolRule:
         return np.cos(np.pi * u)
 
     def project(self, values: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        """(1/N) sum_j values_j (phi_r(x_j) - mean phi_r) for each r: (N,) or (N, k) -> (R,) or (R, k)."""
-        return self._centred_design(indices).T @ values / len(self.nodes)
+        """(1/N) sum_j values_j (phi_r(x_j) - mean phi_r) for each r: (N,) or (N, k) -> (R,) or (R, k).
+
+        By blocks of nodes (:func:`_design_blocks`): sum_j v_j phi_r(x_j) - mean phi_r sum_j v_j."""
+        raw: np.ndarray | float = 0.0
+        sums: np.ndarray | float = 0.0
+        for rows, design in _design_blocks(ChebyshevBasis(indices), self.nodes):
+            raw = raw + design.T @ values[rows]
+            sums = sums + design.sum(axis=0)
+        n = len(self.nodes)
+        return (raw - np.multiply.outer(np.asarray(sums) / n, values.sum(axis=0))) / n
 
     def expand(self, coefficients: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """sum_r coefficients_r (phi_r(x_j) - mean phi_r) at every node, shape (N,)."""
-        return self._centred_design(indices) @ coefficients
+        out = np.empty(len(self.nodes))
+        sums: np.ndarray | float = 0.0
+        for rows, design in _design_blocks(ChebyshevBasis(indices), self.nodes):
+            out[rows] = design @ coefficients
+            sums = sums + design.sum(axis=0)
+        return out - (np.asarray(sums) / len(self.nodes)) @ coefficients
 
-    def _centred_design(self, indices: np.ndarray) -> np.ndarray:
-        design = ChebyshevBasis(indices).evaluate(self.nodes)
-        return design - design.mean(axis=0)
+
+def _design_blocks(basis: ChebyshevBasis, points: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
+    """``basis.evaluate(points)`` by blocks of rows, (rows, their values), at most :data:`DESIGN_ENTRIES` values at
+    once: the whole (N, R) array of a large basis (``--n-basis 100000``: 6 GB at N = 8192) was a MemoryError."""
+    step = max(1, DESIGN_ENTRIES // basis.size)
+    for start in range(0, len(points), step):
+        yield slice(start, start + step), basis.evaluate(points[start:start + step])
+
+
+def _basis_products(basis: ChebyshevBasis, points: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
+    """``basis.evaluate(points) @ coefficients``, by :func:`_design_blocks`."""
+    out = np.empty((len(points),) + coefficients.shape[1:])
+    for rows, design in _design_blocks(basis, points):
+        out[rows] = design @ coefficients
+    return out
 
 
 def _support_sizes(indices: np.ndarray) -> np.ndarray:
@@ -608,7 +634,7 @@ class Summary(SummaryFile):
             if values is None:
                 values = self._evaluate_at(f, self.domain.from_unit(unit))
             values = values.reshape(len(unit), -1)
-            residual = values - c0 - basis.evaluate(unit) @ c
+            residual = values - c0 - _basis_products(basis, unit, c)
             worst = np.maximum(worst, np.abs(residual).max(axis=0))
         return worst
 
@@ -639,7 +665,15 @@ class Summary(SummaryFile):
 
     def _evaluate_at(self, f: Query, points: np.ndarray) -> np.ndarray:
         frame = self._frame(points)
-        result = f(frame)
+        try:
+            result = f(frame)
+        except KeyError as error:  # rows["agee"]: a column the summary does not hold (a bare KeyError: 'agee')
+            key = error.args[0] if len(error.args) == 1 else None
+            if not isinstance(key, str) or key in frame.columns:
+                raise
+            raise SynthDPError(f"the query raised KeyError({key!r}): the summary's columns are "
+                               f"{', '.join(repr(name) for name in self.domain.names)}"
+                               f"{near_column(key, self.domain.names)}") from error
         if isinstance(result, (pd.Series, pd.DataFrame)) and not result.index.equals(frame.index):
             if len(result.index) != len(frame.index) or not result.index.sort_values().equals(frame.index):
                 raise SynthDPError("the query must return one value per row of its input, indexed as its input is")
@@ -675,6 +709,7 @@ class Summary(SummaryFile):
             "format_version": FORMAT_VERSION,
             "synthdp_version": __version__,
             "basis": BASIS_DESCRIPTION,
+            "column_order": list(self.domain.names),  # JSON objects are unordered: "bounds" alone may lose it
             "bounds": self.domain.to_dict(),
             "parameters": {"smoothness": self.smoothness, "d": self.d, "n_basis": self.n_basis,
                            "max_degree": self.max_degree},
@@ -693,7 +728,8 @@ class Summary(SummaryFile):
             raise SynthDPError(f"{origin} has format_version {content.get('format_version')!r}; "
                                f"this synthdp reads {FORMAT_VERSION}")
         try:
-            return cls(_domain_from_dict(content["bounds"]), content["basis_indices"], content["noisy_moments"],
+            return cls(_domain_from_dict(content["bounds"], content.get("column_order")), content["basis_indices"],
+                       content["noisy_moments"],
                        smoothness=content["parameters"]["smoothness"],
                        report=content.get("privacy_report"), nullable=_names(content.get("nullable", [])), **options)
         except (KeyError, TypeError) as error:
@@ -715,10 +751,11 @@ def _names(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _domain_from_dict(content: Mapping) -> Domain:
-    """The inverse of :meth:`Domain.to_dict`, keeping where each column's bounds came from."""
+def _domain_from_dict(content: Mapping, order: object = None) -> Domain:
+    """The inverse of :meth:`Domain.to_dict`, keeping where each column's bounds came from; ``order``: the
+    summary's ``"column_order"`` (see :func:`column_order`)."""
     columns = content["columns"]
-    domain = Domain.from_bounds(columns, list(columns), source=content["source"])
+    domain = Domain.from_bounds(columns, column_order(order, columns), source=content["source"])
     sources = {name: spec.get("source") for name, spec in columns.items() if isinstance(spec, Mapping)}
     return Domain(tuple(replace(column, source=sources.get(column.name) or column.source)
                         for column in domain.columns), domain.source)
