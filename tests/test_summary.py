@@ -517,6 +517,10 @@ def test_intervals_by_unit_cover_the_noisy_row_count_too():
     assert unit["rows_noise"] == "Laplace" and unit["rows_noise_scale"] > 0
     same = summary.answer_interval(lambda rows: rows["x"], level=np.float32(0.95)).iloc[0]  # a numpy level too
     assert same["upper"] == pytest.approx(row["upper"], rel=1e-6)
+    edited = Summary.from_dict(json.loads(summary.to_json()))  # a count's mechanism edited away: not read as Laplace
+    edited.report["privacy"]["privacy_unit"]["rows_noise"] = "Cauchy"
+    with pytest.raises(SynthDPError, match="rows_noise is neither 'Gaussian' nor 'Laplace'"):
+        edited.answer_interval(lambda rows: rows["x"])
 
 
 def test_a_query_s_series_in_another_order_is_answered_value_by_value(clinic_like):

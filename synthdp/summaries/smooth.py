@@ -579,7 +579,11 @@ class Summary(SummaryFile):
         if not (_positive_number(scale) and _positive_number(rows)):
             raise SynthDPError("the summary's privacy report has no noise scale for its noisy row count (a release "
                                "by privacy unit divides every moment by it): write the summary again with this synthdp")
-        return str(unit.get("rows_noise", "Laplace")), float(scale), float(rows)
+        mechanism = unit.get("rows_noise", "Laplace")
+        if mechanism not in ("Gaussian", "Laplace"):  # an edited report: not read as Laplace without a word
+            raise SynthDPError("the summary's privacy report is malformed (its privacy unit's rows_noise is neither "
+                               "'Gaussian' nor 'Laplace')")
+        return mechanism, float(scale), float(rows)
 
     def _privacy(self) -> Mapping:
         """The privacy report's ``privacy`` section ({} without one); a report of another shape is an error."""
