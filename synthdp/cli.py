@@ -998,8 +998,16 @@ def marginal_command(args: argparse.Namespace) -> int:
         # the schema over its own columns (the table may hold others: a privacy unit's identifiers); a numeric
         # column's bounds, which a marginal of levels does not use, may be left to --bounds-share
         unbounded = columns_without_bounds(content, list(content["columns"]))
+        # a column left to DP discovery ("levels": "discover", as a draft gives a privacy unit's identifiers) has
+        # no levels to count: left out unless asked for, and then named with where its levels are
+        discover = [name for name, spec in content["columns"].items()
+                    if isinstance(spec, dict) and spec.get("levels") == "discover"]
+        asked = next((name for name in columns if name in discover), None)
+        if asked is not None:
+            raise SynthDPError(f"column '{asked}' says \"levels\": \"discover\" in the schema: give its levels there "
+                               "to count them (a release lists those it kept in its report's schema.columns)")
         content = {**content, "columns": {name: {**spec, "bounds": [0, 1]} if name in unbounded else spec
-                                          for name, spec in content["columns"].items()}}
+                                          for name, spec in content["columns"].items() if name not in discover}}
         schema = Schema.from_dict(content, list(content["columns"]), f"schema file '{args.schema}'",
                                   value_blocks=False)
         answer = marginal(frame, columns, schema)

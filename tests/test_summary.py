@@ -719,6 +719,24 @@ def test_marginal_of_a_table_holding_other_columns_and_of_internal_columns(tmp_p
     assert "not a column of the table" in capsys.readouterr().err
 
 
+def test_marginal_of_a_table_whose_schema_leaves_levels_to_discovery(tmp_path, capsys):
+    """The schema a release by unit used (a draft gives its unit column of many identifiers
+    "levels": "discover"): such a column is left out unless asked for, and asked for it is one line
+    that names no option marginal lacks (it named levels_share for a column not asked)."""
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"pid": [f"synthetic-{i:03d}" for i in range(300)], "sex": rng.choice(["F", "M"], 300)})
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"pid": {"type": "categorical", "levels": "discover"},
+                                                             "sex": {"type": "binary", "levels": ["F", "M"]}}}))
+    assert main_command(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                         "--columns", "sex"]) == 0
+    assert "F," in capsys.readouterr().out
+    assert main_command(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                         "--columns", "pid"]) == 2
+    error = capsys.readouterr().err
+    assert "'pid'" in error and "levels_share" not in error and error.count("\n") == 1
+
+
 def test_marginal_refuses_an_existing_output_before_it_reads_anything(tmp_path, capsys):
     """As --overwrite's help says: the output is checked before any work (a large --table was read,
     and its errors came first)."""

@@ -83,6 +83,9 @@ class Contributions:
         self.bound, self.position = bound, position
         self.units = sorted(counts)
         self.code = {unit: position for position, unit in enumerate(self.units)}
+        # the units' positions, looked up by one hash table built once (a Categorical per chunk
+        # rebuilt it from every unit: with many units and small chunks, most of a pass's time)
+        self._index = pd.Index(self.units, dtype=object)
         self.rows = np.array([counts[unit] for unit in self.units], dtype=np.int64)
         self.offsets = np.concatenate([[0], np.cumsum(self.rows)[:-1]]).astype(np.int64)
         self._keep: np.ndarray | None = None
@@ -129,7 +132,7 @@ class Contributions:
     def select(self, units: pd.Series, seen: np.ndarray) -> np.ndarray:
         """The rows of one chunk to keep, given ``seen``, each unit's rows in the chunks before
         it (updated in place). ``units``: the chunk's identifiers as text."""
-        codes = pd.Categorical(units, categories=self.units).codes.astype(np.int64)
+        codes = self._index.get_indexer(pd.Index(units, dtype=object)).astype(np.int64)
         if len(codes) and codes.min() < 0:
             raise SynthDPError("the input changed between two passes over it")
         within = pd.Series(codes).groupby(codes).cumcount().to_numpy()
