@@ -515,4 +515,3 @@ def test_a_bad_cell_is_refused_whichever_rows_the_bound_keeps():
     for key in range(12):  # K = 1: the missing cell's row is left out under some keys
         with pytest.raises(SynthDPError, match="column 'a' has missing"):
             PrivateTable(frame, unit=UnitBound("person", 1, key))
-
