@@ -29,14 +29,21 @@ def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:
     return SynthDPError(f"{label} '{path}' {what}")
 
 
+def closest_name(name: str, names: Sequence[str], cutoff: float = 0.75) -> str | None:
+    """The one of ``names`` spelled most nearly as ``name``, case aside ('Age' for 'age'; difflib's ratio
+    at least ``cutoff``); None where none is."""
+    folded: dict[str, str] = {}
+    for candidate in names:  # by its name in lower case: the first so spelt
+        folded.setdefault(str(candidate).casefold(), str(candidate))
+    near = difflib.get_close_matches(str(name).casefold(), list(folded), n=1, cutoff=cutoff)
+    return folded[near[0]] if near else None
+
+
 def near_column(name: str, columns: Sequence[str]) -> str:
     """" (the table has 'that')" where one of ``columns`` (a table's header: public, as every
-    column name is) is spelled nearly as ``name``, case aside ('Age' for 'age'); else ""."""
-    folded: dict[str, str] = {}
-    for column in columns:  # by its name in lower case: the first column so spelt
-        folded.setdefault(str(column).casefold(), str(column))
-    near = difflib.get_close_matches(str(name).casefold(), list(folded), n=1, cutoff=0.75)
-    return f" (the table has '{folded[near[0]]}')" if near else ""
+    column name is) is spelled nearly as ``name`` (:func:`closest_name`); else ""."""
+    near = closest_name(name, columns)
+    return f" (the table has '{near}')" if near is not None else ""
 
 
 def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPError:

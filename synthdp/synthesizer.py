@@ -8,7 +8,6 @@ A scikit-learn-style estimator: its parameters are :class:`synthdp.config.SynthC
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import warnings
 from collections.abc import Iterable, Mapping
@@ -22,7 +21,7 @@ import pandas as pd
 from synthdp.config import CsvFormat, IdleOptionWarning, SynthConfig, idle_options
 from synthdp.domain.box import load_bounds_file
 from synthdp.domain.schema import Schema, bounds_schema, load_schema_file
-from synthdp.errors import SynthDPError
+from synthdp.errors import SynthDPError, closest_name
 from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
 from synthdp.pipeline import run
@@ -51,8 +50,8 @@ def _named_as_text(columns: Mapping[Any, object] | None, origin: str) -> Mapping
 
 def _did_you_mean(name: str) -> str:
     """" (did you mean 'that'?)" where a parameter is spelled nearly as ``name`` ('favor' for 'favour'); else ""."""
-    near = difflib.get_close_matches(str(name), list(_DEFAULTS), n=1, cutoff=0.6)
-    return f" (did you mean '{near[0]}'?)" if near else ""
+    near = closest_name(name, list(_DEFAULTS), cutoff=0.6)
+    return f" (did you mean '{near}'?)" if near is not None else ""
 
 
 def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed: bool) -> None:
