@@ -462,8 +462,13 @@ class Schema:
         raise self._not_categorical(name)
 
     def _not_categorical(self, name: str) -> SynthDPError:
-        hint = near_column(name, [column.name for column in self.categorical])
-        return SynthDPError(f"'{name}' is not a binary or categorical column of the schema{hint}")
+        """The error for ``name``, which is no binary or categorical column: a numeric column is said to be
+        one; another name gets the table column spelt nearly alike (a column of the table, never an
+        internal one such as a nullable column's 'x (missing)')."""
+        if name in self.numeric.names:
+            return SynthDPError(f"'{name}' is a numeric column: binary or categorical columns only here")
+        return SynthDPError(f"'{name}' is not a binary or categorical column of the schema"
+                            f"{near_column(name, list(self.names))}")
 
     def column(self, name: str) -> CategoricalColumn:
         """The binary or categorical column called ``name``."""

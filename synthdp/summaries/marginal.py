@@ -297,14 +297,7 @@ def _asked(schema: Schema, columns: Sequence[str]) -> list:
     """The schema's columns a marginal asks for: distinct binary or categorical columns of the table
     (not the internal ones the schema adds: a nullable numeric column's missingness, an integer
     column's values, which no table holds)."""
-    names = _distinct(columns)
-    for name in names:
-        if name in schema.numeric.names:  # it was "not a binary or categorical column", and the hint another column
-            raise SynthDPError(f"'{name}' is a numeric column: a marginal is over binary or categorical columns")
-        if not any(column.name == name for column in schema.categorical):  # the hint: a column of the table, not an internal one
-            raise SynthDPError(f"'{name}' is not a binary or categorical column of the schema"
-                               f"{near_column(name, list(schema.names))}")
-    described = [schema.column(name) for name in names]
+    described = [schema.column(name) for name in _distinct(columns)]
     internal = [column.name for column in described if column.indicator_of is not None or column.values_of is not None]
     if internal:
         raise SynthDPError(f"'{internal[0]}' is not a column of the table (the schema's internal coordinates of a "
