@@ -82,7 +82,6 @@ class Contributions:
     def __init__(self, bound: UnitBound, counts: Mapping[str, int], position: int) -> None:
         self.bound, self.position = bound, position
         self.units = sorted(counts)
-        self.code = {unit: position for position, unit in enumerate(self.units)}
         # the units' positions, looked up by one hash table built once (a Categorical per chunk
         # rebuilt it from every unit: with many units and small chunks, most of a pass's time)
         self._index = pd.Index(self.units, dtype=object)
@@ -148,8 +147,11 @@ class Contributions:
         starts, seen = [], np.zeros(len(self.units), dtype=np.int64)
         for counts in chunk_counts:
             starts.append(seen.copy())
-            for unit, count in counts.items():
-                seen[self.code[unit]] += count
+            if counts:  # each unit's position by the one index (its identifiers are distinct keys)
+                positions = self._index.get_indexer(list(counts))
+                if positions.min() < 0:  # a unit the counting pass did not see
+                    raise SynthDPError("the input changed between two passes over it")
+                seen[positions] += np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
         return starts
 
 
