@@ -286,16 +286,16 @@ def charge(reservation: Reservation, differentially_private: bool | None = None)
     a fit that failed): called as soon as its fit released anything (module docstring). Raises if
     the reservation is gone (the file was edited meanwhile): then no output may be written."""
     with _locked(reservation.path):
-        document = _read(reservation.path)
-        found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
-        if document is None or not found:
+        found = _entry(reservation)
+        if found is None:
             raise SynthDPError(f"budget file '{reservation.path}' lost this release's reservation; no output was "
                                "written")
-        if found[0]["state"] != "pending":  # one reservation, one release
+        document, entry = found
+        if entry["state"] != "pending":  # one reservation, one release
             raise SynthDPError(f"budget file '{reservation.path}': this reservation was charged already; reserve "
                                "again for another release")
-        found[0]["state"], found[0]["finished"] = "spent", _now()
-        found[0]["differentially_private"] = differentially_private
+        entry["state"], entry["finished"] = "spent", _now()
+        entry["differentially_private"] = differentially_private
         _write(reservation.path, document)
 
 
@@ -305,13 +305,21 @@ def mark_not_private(reservation: Reservation) -> None:
     a later release's report counts it among the earlier releases that were not differentially private.
     Raises if the reservation is gone or was not charged: then no output may be written."""
     with _locked(reservation.path):
-        document = _read(reservation.path)
-        found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
-        if document is None or not found or found[0]["state"] != "spent":
+        found = _entry(reservation)
+        if found is None or found[1]["state"] != "spent":
             raise SynthDPError(f"budget file '{reservation.path}' lost this release's charge; no output was written")
-        if found[0].get("differentially_private") is not False:
-            found[0]["differentially_private"] = False
+        document, entry = found
+        if entry.get("differentially_private") is not False:
+            entry["differentially_private"] = False
             _write(reservation.path, document)
+
+
+def _entry(reservation: Reservation) -> tuple[dict, dict] | None:
+    """The budget file's document and this reservation's entry in it; None where the file or the entry is
+    gone. Called under the file's lock."""
+    document = _read(reservation.path)
+    found = [] if document is None else [r for r in document["releases"] if r["id"] == reservation.id]
+    return (document, found[0]) if document is not None and found else None
 
 
 def cancel(reservation: Reservation) -> None:
