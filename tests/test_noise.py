@@ -115,14 +115,14 @@ def test_opendp_noise_distribution(kind, distribution):
 
 
 def test_the_root_finder_is_scipys_brentq_to_the_last_bit():
-    """privacy.noise._brentq ports scipy.optimize.brentq so that the command line need not import
+    """stats.roots.brentq ports scipy.optimize.brentq so that the command line need not import
     scipy.optimize: on the calibration's own equations and on random cubics the roots agree exactly."""
     import math
 
     from scipy.optimize import brentq
     from scipy.special import ndtr
 
-    from synthdp.privacy.noise import _brentq
+    from synthdp.stats.roots import brentq as _brentq
 
     rng = np.random.default_rng(1)
     compared = 0

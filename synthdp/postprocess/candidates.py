@@ -48,6 +48,7 @@ from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent
 from synthdp.postprocess.selected_pairs import bivariate_normal_cdf, quadrant_score_map, selected_latent_correlation
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
+from synthdp.stats.roots import brentq
 from synthdp.summaries.marginal import MarginalSummary
 
 
@@ -587,9 +588,8 @@ def _tetrachoric(both: float, first: float, second: float) -> float:
     """The correlation r of a standard bivariate normal with P(Z_1 > first, Z_2 > second) = ``both``
     (clipped to what some r in [-0.99, 0.99] attains). The orthant probability is Owen's closed form
     (:func:`synthdp.postprocess.selected_pairs.bivariate_normal_cdf`; scipy.stats' numerical
-    integration, to 1e-5, took half a second to import on every mixed table's fit)."""
-    from scipy import optimize
-
+    integration, to 1e-5, took half a second to import on every mixed table's fit; its root by
+    scipy's Brent method ported, :func:`synthdp.stats.roots.brentq`, as scipy.optimize took 0.1 s)."""
     def orthant(r: float) -> float:
         return float(bivariate_normal_cdf(-first, -second, r))
 
@@ -598,7 +598,7 @@ def _tetrachoric(both: float, first: float, second: float) -> float:
         return -0.99
     if both >= high:
         return 0.99
-    return float(optimize.brentq(lambda r: orthant(r) - both, -0.99, 0.99, xtol=1e-4))
+    return brentq(lambda r: orthant(r) - both, -0.99, 0.99, xtol=1e-4, what="a latent correlation")
 
 
 EDGE_Z = 3.0  # noise-only excess sds by which a table's excess must exceed their mean to be a tree edge

@@ -26,64 +26,12 @@ from __future__ import annotations
 import functools
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 
 import numpy as np
 from scipy import special
 
 from synthdp.errors import SynthDPError
-
-
-def _brentq(f: Callable[[float], float], xa: float, xb: float, xtol: float = 1e-12,
-            rtol: float = 4 * 2.220446049250313e-16, maxiter: int = 100) -> float:
-    """A root of ``f`` in [xa, xb] by Brent's method: scipy.optimize.brentq's algorithm
-    (scipy/optimize/Zeros/brentq.c), step for step, so the calibrated noise is the same to the
-    last bit (a test compares them), without importing scipy.optimize, which costs a command
-    0.1 s of start-up. ``f(xa)`` and ``f(xb)`` must have opposite signs."""
-    xpre, xcur = float(xa), float(xb)
-    xblk = fblk = spre = scur = 0.0
-    fpre, fcur = f(xpre), f(xcur)
-    if fpre == 0:
-        return xpre
-    if fcur == 0:
-        return xcur
-    if math.copysign(1, fpre) == math.copysign(1, fcur):
-        raise SynthDPError("the noise calibration found no sign change: a bug, please report it")
-    for _ in range(maxiter):
-        if fpre != 0 and fcur != 0 and math.copysign(1, fpre) != math.copysign(1, fcur):
-            xblk, fblk = xpre, fpre
-            spre = scur = xcur - xpre
-        if abs(fblk) < abs(fcur):
-            xpre, xcur, xblk = xcur, xblk, xcur
-            fpre, fcur, fblk = fcur, fblk, fcur
-        delta = (xtol + rtol * abs(xcur)) / 2
-        sbis = (xblk - xcur) / 2
-        if fcur == 0 or abs(sbis) < delta:
-            return xcur
-        if abs(spre) > delta and abs(fcur) < abs(fpre):
-            # a zero denominator (f flat where it underflows, delta ~ 1e-300) gives C's inf or NaN,
-            # which the test below rejects for bisection; here without numpy's warning, to the same step
-            if xpre == xblk:
-                denominator = fcur - fpre
-                stry = -fcur * (xcur - xpre) / denominator if denominator != 0 else math.inf
-            else:
-                dpre = (fpre - fcur) / (xpre - xcur)
-                dblk = (fblk - fcur) / (xblk - xcur)
-                denominator = dblk * dpre * (fblk - fpre)
-                stry = -fcur * (fblk * dblk - fpre * dpre) / denominator if denominator != 0 else math.inf
-            if 2 * abs(stry) < min(abs(spre), 3 * abs(sbis) - delta):
-                spre, scur = scur, stry
-            else:
-                spre = scur = sbis
-        else:
-            spre = scur = sbis
-        xpre, fpre = xcur, fcur
-        if abs(scur) > delta:
-            xcur += scur
-        else:
-            xcur += delta if sbis > 0 else -delta
-        fcur = f(xcur)
-    raise SynthDPError("the noise calibration did not converge: a bug, please report it")
+from synthdp.stats.roots import brentq
 
 
 def laplace_scale(l1_sensitivity: float, epsilon: float) -> float:
@@ -107,7 +55,7 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
         low -= 20.0
     while excess(high) > 0:
         high += 20.0
-    log_s = _brentq(excess, low, high)
+    log_s = brentq(excess, low, high, what="the noise calibration")
     s = math.exp(log_s) * (1 + 1e-9)  # stay on the private side of the root
     return s * l2_sensitivity
 
@@ -135,7 +83,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     high = 1.0
     while excess(high) > 0:
         high *= 2
-    return _brentq(excess, 0.0, high) * (1 + 1e-9) if excess(0.0) > 0 else 0.0
+    return brentq(excess, 0.0, high, what="the noise calibration") * (1 + 1e-9) if excess(0.0) > 0 else 0.0
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -222,7 +170,7 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     def total(eps0: float) -> float:
         return log_term * eps0 + count * eps0 * math.expm1(eps0) - epsilon
 
-    advanced = _brentq(total, 0.0, epsilon, xtol=1e-15) * (1 - 1e-9)  # private side of the root
+    advanced = brentq(total, 0.0, epsilon, xtol=1e-15, what="the noise calibration") * (1 - 1e-9)  # private side of the root
     return max(basic, advanced)
 
 
