@@ -687,7 +687,7 @@ def generate(args: argparse.Namespace) -> int:
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
-        outputs.append((Path(run["model_out"]), synth.save))
+        outputs.append((Path(run["model_out"]), _model_writer(synth)))
     written = _with_data_timings(synth, report, run)
     _write_outputs(outputs + _report_output(written, run))
     if not run["quiet"]:
@@ -779,7 +779,7 @@ def fit_command(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
     summary = [(Path(run["summary_out"]), _text(_summary_json(synth, report)))] if run["summary_out"] else []
-    _write_outputs([(Path(args.output), synth.save), *summary] + _report_output(written, run))
+    _write_outputs([(Path(args.output), _model_writer(synth)), *summary] + _report_output(written, run))
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {args.output}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
@@ -1283,6 +1283,12 @@ def _budget_note(report: dict) -> str:
     privacy = report["privacy"]
     return (f"; epsilon={privacy['epsilon_spent']:.4g}, delta={privacy['delta_spent']:.3g}"
             + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
+
+
+def _model_writer(synth: SmoothSynthesizer) -> Callable[[Path], None]:
+    """The writer of a model file for :func:`_write_outputs`: it writes into the temporary file made for it,
+    which exists (the output itself was checked before any work, --overwrite included: :func:`_check_outputs`)."""
+    return lambda path: synth.save(path, overwrite=True)
 
 
 def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None:

@@ -6,6 +6,7 @@ the private table is in memory must not become a side channel for it.
 
 
 import difflib
+import functools
 import os
 import sys
 import warnings
@@ -17,6 +18,38 @@ _PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")  # synth
 
 class SynthDPError(ValueError):
     """Bad input or an impossible configuration; the CLI prints it as a one-line error."""
+
+
+@functools.cache
+def _not_fitted_class() -> type[SynthDPError]:
+    """:class:`NotFittedError`, made at its first use: it subclasses scikit-learn's, and ``import
+    sklearn.exceptions`` loads all of scikit-learn (about a second), which neither ``import synthdp``
+    nor the command line pays for (tests/test_cli.py)."""
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    class NotFittedError(SynthDPError, SklearnNotFittedError):
+        """A method that needs a fit was called before :meth:`~synthdp.SmoothSynthesizer.fit` (or after a
+        fit that failed): a :class:`SynthDPError` and scikit-learn's ``sklearn.exceptions.NotFittedError``
+        (so a ``ValueError`` and an ``AttributeError``), as ``check_is_fitted`` raises it.
+
+        The class is made when first asked for (``synthdp.errors.NotFittedError``, or the first such
+        error), since it imports scikit-learn."""
+
+    NotFittedError.__module__, NotFittedError.__qualname__ = __name__, "NotFittedError"  # pickled by this name
+    return NotFittedError
+
+
+def not_fitted(method: str) -> SynthDPError:
+    """The error for ``method`` (``"sample()"``, ``"support_points_"``) called before a fit: a
+    :class:`NotFittedError`, "call fit() before ``method``"."""
+    return _not_fitted_class()(f"call fit() before {method}")
+
+
+def __getattr__(name: str) -> type[SynthDPError]:
+    """``NotFittedError``, made at its first use (PEP 562: :func:`_not_fitted_class`)."""
+    if name == "NotFittedError":
+        return _not_fitted_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def absent_file(label: str, path: str | os.PathLike) -> SynthDPError:

@@ -21,7 +21,7 @@ import pandas as pd
 from synthdp.config import CsvFormat, IdleOptionWarning, SynthConfig, idle_options
 from synthdp.domain.box import load_bounds_file
 from synthdp.domain.schema import Schema, bounds_schema, load_schema_file
-from synthdp.errors import SynthDPError, closest_name
+from synthdp.errors import SynthDPError, closest_name, not_fitted
 from synthdp.pipeline import model as model_file
 from synthdp.pipeline import report as reporting
 from synthdp.pipeline import run
@@ -54,10 +54,23 @@ def _did_you_mean(name: str) -> str:
     return f" (did you mean '{near}'?)" if near is not None else ""
 
 
+def _is_default(name: str, value: Any) -> bool:
+    """Whether the parameter ``name`` holds its default: equal to it as one truth value. A value whose
+    comparison is no truth value (``pandas.NA``, an array) or raises is not the default."""
+    default = _DEFAULTS[name]
+    if value is default:
+        return True
+    try:
+        equal = value == default
+    except Exception:  # a value's own __eq__ may raise anything: it is then not the default
+        return False
+    return isinstance(equal, (bool, np.bool_)) and bool(equal)
+
+
 def _warn_idle_parameters(params: Mapping[str, Any], config: SynthConfig, mixed: bool) -> None:
     """A warning for each parameter set away from its default that the fit will not use (``pca_share``
     without ``candidates='pca'``), as the command line warns of its flags."""
-    changed = [name for name, value in params.items() if name in _DEFAULTS and value != _DEFAULTS[name]]
+    changed = [name for name, value in params.items() if name in _DEFAULTS and not _is_default(name, value)]
     for given, _, needs in idle_options(changed, config, mixed):
         names = ", ".join(given)
         warnings.warn(f"{names} act{'s' if len(given) == 1 else ''} only with {needs}: ignored in this fit",
@@ -137,7 +150,9 @@ class SmoothSynthesizer:
         return SynthConfig(**{name: getattr(self, name) for name in SynthConfig.keys()})
 
     def __repr__(self) -> str:
-        changed = {name: value for name, value in self.get_params().items() if value != _DEFAULTS[name]}
+        """The parameters set away from their defaults, each as its ``repr`` (never raises on a value that
+        compares ambiguously, such as ``pandas.NA`` or an array: such a value is shown)."""
+        changed = {name: value for name, value in self.get_params().items() if not _is_default(name, value)}
         return f"SmoothSynthesizer({', '.join(f'{name}={value!r}' for name, value in changed.items())})"
 
     # ------------------------------------------------------------------ fit
@@ -249,7 +264,8 @@ class SmoothSynthesizer:
         column (:class:`synthdp.domain.encoded.EncodedPoints`, which keeps a column of thousands
         of levels small) and made a dense array here, at each access. A fit with ``synthesize=False``
         (statistics for a summary only) has none: an error says so."""
-        points = self._model("support points need the fit (fit in this process)").support_points
+        needs = "support points need the fit (fit in this process)"
+        points = self._model(needs, method="support_points_").support_points
         if points is None:
             raise SynthDPError("this fit released statistics only (synthesize=False): it has no support points; fit "
                                "with synthesize=True to sample")
@@ -285,7 +301,7 @@ class SmoothSynthesizer:
             if n_rows is not None:
                 raise SynthDPError("give n_rows or num_rows (SDV's name for it), not both")
             n_rows = num_rows
-        model = self._sampling_model()
+        model = self._sampling_model(method="sample()")
         if condition is not None:
             model = model_file.where(model, condition)
         return model_file.draw(model, model.rows if n_rows is None else n_rows, self._sampling_rng(seed))
@@ -301,10 +317,11 @@ class SmoothSynthesizer:
         own ``Condition`` objects too): each condition's ``num_rows`` rows in turn, indexed 0, 1,
         ..., as SDV's ``sample_from_conditions``. A continuous column can be given only where it
         declares its decimals; give ranges with ``condition``."""
+        model = self._sampling_model(method="sample_from_conditions()")
         if isinstance(known, pd.DataFrame):
-            return model_file.given(self._sampling_model(), known, self._sampling_rng(seed))
+            return model_file.given(model, known, self._sampling_rng(seed))
         rows, counts = model_file.condition_rows(known)
-        drawn = model_file.given(self._sampling_model(), rows, self._sampling_rng(seed), counts)
+        drawn = model_file.given(model, rows, self._sampling_rng(seed), counts)
         return drawn.reset_index(drop=True)
 
     def sample_copies(self, copies: int = 20, n_rows: int | None = None, *, seed: int | None = None,
@@ -321,15 +338,28 @@ class SmoothSynthesizer:
         not change, the result's ``seconds_per_copy`` says how long each took."""
         needs = ("copies rerun the release's mechanism, whose statistics a model file does not hold (synthdp "
                  "generate --copies, or sample_copies after fit in this process)")
-        made = release_copies(self._model(needs), copies, n_rows, self._sampling_rng(seed), progress)
-        typed = self._sampling_model().typed  # the fitted DataFrame's categories and dates, as sample gives them
+        fitted = self._model(needs, method="sample_copies()")
+        made = release_copies(fitted, copies, n_rows, self._sampling_rng(seed), progress)
+        # the fitted DataFrame's categories and dates, as sample gives them
+        typed = self._sampling_model(method="sample_copies()").typed
         return replace(made, tables=[typed(table) for table in made.tables], reference=typed(made.reference))
 
-    def save(self, path: str | Path) -> None:
+    def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the fitted model to ``path``: the fitted distribution, the columns' domains or schema,
         the decoders and the privacy report, no raw value and no pickle (:mod:`synthdp.pipeline.model`);
-        :meth:`load` reads it back, in any process, to sample the same rows under a seed."""
-        model_file.save(self._sampling_model(with_report=True), path)
+        :meth:`load` reads it back, in any process, to sample the same rows under a seed.
+
+        Parameters
+        ----------
+        path : str or Path
+            The model file to write, atomically (a temporary file beside it, then put in place).
+        overwrite : bool, default False
+            Replace a file that exists at ``path``. Without it such a path is refused with an
+            error, and nothing is written: a user's file is never replaced unasked (as the
+            command line's ``--overwrite``).
+        """
+        model = self._sampling_model(with_report=True, method="save()")
+        model_file.save(model, path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path: str | Path) -> SmoothSynthesizer:
@@ -345,8 +375,8 @@ class SmoothSynthesizer:
     @property
     def theory_rows(self) -> int:
         """The paper's m, the number of synthetic rows its accuracy theorem assumes."""
-        return self._model("theory_rows needs the fit's plan, which a model file does not hold (fit in this "
-                           "process)").release.plan.theory.m
+        return self._model("theory_rows needs the fit's plan, which a model file does not hold (fit in this process)",
+                           method="theory_rows").release.plan.theory.m
 
     def summary(self, report: dict | None = None) -> Summary:
         """The release as a :class:`synthdp.Summary`, which answers smooth queries without sampling.
@@ -355,7 +385,8 @@ class SmoothSynthesizer:
         given, is embedded instead: say, one that describes a sampled table); it spends no
         budget and never reads the data.
         """
-        return reporting.smooth_summary(self._model(), self.privacy_report() if report is None else report)
+        return reporting.smooth_summary(self._model(method="summary()"),
+                                        self.privacy_report() if report is None else report)
 
     def marginal_summary(self, report: dict | None = None) -> MarginalSummary:
         """The release of a mixed table as a :class:`synthdp.MarginalSummary`.
@@ -363,7 +394,8 @@ class SmoothSynthesizer:
         It answers marginals of the binary and categorical columns from the noisy moments,
         without sampling; no budget, no data access. ``report`` as in :meth:`summary`.
         """
-        return reporting.marginal_summary(self._model(), self.privacy_report() if report is None else report)
+        return reporting.marginal_summary(self._model(method="marginal_summary()"),
+                                          self.privacy_report() if report is None else report)
 
     # --------------------------------------------------------------- report
     def privacy_report(self, output: pd.DataFrame | None = None, *, data_timings: bool = False) -> dict:
@@ -383,7 +415,7 @@ class SmoothSynthesizer:
                                    "needs the fit, in the process that fitted")
             report = dict(self.sampling_model_.report)
             return {**report, "output": reporting.describe_output(output)} if output is not None else report
-        model = self._model()
+        model = self._model(method="privacy_report()")
         report = reporting.privacy_report(model, None if output is None else reporting.describe_output(output),
                                           data_timings)
         reservation = getattr(self, "budget_reservation_", None)
@@ -393,21 +425,24 @@ class SmoothSynthesizer:
             report = {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
         return report
 
-    def _model(self, needs: str = "summaries need the fit (synthdp summarize, or fit in this process)") -> run.FittedModel:
-        """This fit's model; an error naming what ``needs`` it where there is none (not fitted, or
-        loaded from a model file, which holds the fitted distribution but not the release)."""
+    def _model(self, needs: str = "summaries need the fit (synthdp summarize, or fit in this process)", *,
+               method: str = "summary()") -> run.FittedModel:
+        """This fit's model, for the public ``method`` (``"summary()"``); where there is none, a
+        :class:`synthdp.errors.NotFittedError` naming ``method`` (not fitted), or an error naming what
+        ``needs`` it (loaded from a model file, which holds the fitted distribution but not the release)."""
         model = getattr(self, "model_", None)
         if model is None:
             if getattr(self, "sampling_model_", None) is not None:
                 raise SynthDPError(f"a model loaded from a file samples rows only: {needs}")
-            raise SynthDPError("call fit() before sample(), summary() or privacy_report()")
+            raise not_fitted(method)
         return model
 
-    def _sampling_model(self, with_report: bool = False) -> model_file.SamplingModel:
-        """The fitted distribution to sample: this fit's, or the loaded model file's."""
+    def _sampling_model(self, with_report: bool = False, *, method: str = "sample()") -> model_file.SamplingModel:
+        """The fitted distribution to sample, for the public ``method``: this fit's, or the loaded model file's."""
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
             return self.sampling_model_
-        return replace(run.sampling_model(self._model(), self.privacy_report() if with_report else None),
+        model = self._model(method=method)
+        return replace(run.sampling_model(model, self.privacy_report() if with_report else None),
                        dtypes=getattr(self, "dtypes_", {}))
 
     def _sampling_rng(self, seed: int | None) -> np.random.Generator:

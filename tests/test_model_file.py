@@ -92,6 +92,57 @@ def test_a_model_saved_into_a_missing_folder_is_one_line(fitted, tmp_path):
         synth.save(tmp_path / "no" / "such" / "m.synthdp")
 
 
+def test_save_refuses_a_path_that_exists_unless_told_to_overwrite_it(tmp_path, monkeypatch):
+    """save() replaced a file at its path silently. A path that exists (a file, a link to one, a link to
+    nothing) is now refused in one line naming it and overwrite=True, and nothing is written; so is a file
+    that appears while the model is written (linked into place, never renamed over it); overwrite=True
+    replaces the file."""
+    synth = _numeric()
+    precious = tmp_path / "precious.synthdp"
+    precious.write_text("keep me")
+    (tmp_path / "link.synthdp").symlink_to(precious)
+    (tmp_path / "dangling.synthdp").symlink_to(tmp_path / "nothing")
+    before = sorted(tmp_path.iterdir())
+    for name in ("precious.synthdp", "link.synthdp", "dangling.synthdp"):
+        with pytest.raises(SynthDPError) as error:
+            synth.save(tmp_path / name)
+        assert str(error.value) == (f"the model file '{tmp_path / name}' exists: pass overwrite=True to replace it, "
+                                    "or choose another path (nothing was written)")
+    assert precious.read_text() == "keep me" and sorted(tmp_path.iterdir()) == before  # no temporary file left
+    chmod = model_file.os.chmod
+
+    def appear(path, mode):  # another's file of that name, made after the check and before the file is in place
+        chmod(path, mode)
+        (tmp_path / "late.synthdp").write_text("mine")
+
+    monkeypatch.setattr(model_file.os, "chmod", appear)
+    with pytest.raises(SynthDPError, match=r"late\.synthdp' exists: pass overwrite=True"):
+        synth.save(tmp_path / "late.synthdp")
+    monkeypatch.undo()
+    assert (tmp_path / "late.synthdp").read_text() == "mine"
+    assert sorted(tmp_path.iterdir()) == sorted([*before, tmp_path / "late.synthdp"])
+    with pytest.raises(SynthDPError, match="overwrite must be True or False"):
+        synth.save(precious, overwrite="yes")
+    synth.save(precious, overwrite=True)
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(precious).sample(20, seed=1), synth.sample(20, seed=1))
+    synth.save(tmp_path / "new.synthdp")  # a new path needs no overwrite
+    loaded = SmoothSynthesizer.load(tmp_path / "new.synthdp")
+    assert loaded.privacy_report()["privacy"] == synth.privacy_report()["privacy"]
+
+
+def test_synthdp_fit_writes_its_model_and_replaces_one_only_with_overwrite(tmp_path, capsys):
+    """The command line writes the model into a temporary file it made (which exists) and then renames it:
+    it passes overwrite=True there; an existing -o is still refused before any work without --overwrite."""
+    model = tmp_path / "m.synthdp"
+    command = ["fit", str(CLINIC), "-o", str(model), "--bounds", str(CLINIC_BOUNDS), "--seed", "1", "--quiet"]
+    assert main(command) == 0, capsys.readouterr().err
+    first = model.read_bytes()
+    assert main(command) == 2 and "pass --overwrite to replace it" in capsys.readouterr().err
+    assert model.read_bytes() == first
+    assert main([*command, "--overwrite", "--epsilon", "2"]) == 0, capsys.readouterr().err
+    assert model.read_bytes() != first and SmoothSynthesizer.load(model).get_params()["epsilon"] == 2.0
+
+
 def test_a_column_without_other_level_keeps_it_through_the_file(tmp_path):
     synth = _mixed(closed=True)
     assert synth.release_.schema.column("kind").all_levels == ("a", "b", "c")
@@ -190,7 +241,7 @@ def test_a_model_files_complex_support_is_refused(tmp_path):
     with their imaginary parts dropped (numpy's ComplexWarning), in a mixed table's version 3 arrays as in a
     numeric table's: refused as damaged, in one line."""
     for make, points in ((_mixed, "support_numeric"), (_numeric, "support_points")):
-        path = tmp_path / "m.synthdp"
+        path = tmp_path / f"{points}.synthdp"
         make().save(path)
         arrays = _arrays(path)
         with zipfile.ZipFile(path) as archive:
@@ -590,6 +641,39 @@ def test_a_dataframe_s_booleans_and_ordered_categories_come_back_as_they_went_in
         frame[["x", "flag"]], schema={"columns": {"x": {"bounds": [0, 1]},
                                                   "flag": {"type": "categorical", "levels": ["False", "True"]}}})
     assert not pd.api.types.is_bool_dtype(other.sample(5, seed=1)["flag"])
+
+
+def test_a_category_of_booleans_comes_back_as_a_bool_column_does(tmp_path):
+    """pd.Categorical([True, False, ...]) is drafted and fitted as binary, as a bool column is, but came back
+    as a category of the text levels 'False' and 'True' (== True held nowhere). It now comes back as a bool
+    column does: bool, boolean where nullable, whether or not a cell (or every cell) is missing, since its
+    categories are the rows' (none where every cell is missing); a category of the text levels stays one."""
+    from synthdp.reader.draft import draft_schema
+
+    rng = np.random.default_rng(3)
+    n = 400
+    flags = rng.random(n) < 0.4
+    x = rng.uniform(0, 1, n)
+    plain = pd.DataFrame({"x": x, "flag": flags})
+    as_category = pd.DataFrame({"x": x, "flag": pd.Categorical(flags)})
+    drafted = draft_schema(as_category)[0]["columns"]["flag"]
+    assert drafted == draft_schema(plain)[0]["columns"]["flag"] == {"type": "binary", "levels": ["False", "True"]}
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "flag": drafted}}
+    synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(as_category, schema=schema)
+    out = synth.sample(500, seed=2)
+    reference = SmoothSynthesizer(epsilon=1.0, seed=1).fit(plain, schema=schema).sample(500, seed=2)
+    pd.testing.assert_frame_equal(out, reference)
+    assert out["flag"].dtype == np.dtype(bool) and out["flag"].any() and not out["flag"].all()
+    synth.save(tmp_path / "m.synthdp")
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(tmp_path / "m.synthdp").sample(500, seed=2), out)
+    nullable = {"columns": {"x": {"bounds": [0, 1]}, "flag": {**drafted, "nullable": True}}}
+    for cells in ([None] * n, [True] + [None] * (n - 1), [True, None] * (n // 2)):  # neighbours: one cell apart
+        frame = pd.DataFrame({"x": x, "flag": pd.Series(cells, dtype=object).astype("category")})
+        assert SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=nullable).sample(50, seed=2)[
+            "flag"].dtype == pd.BooleanDtype()
+    text = pd.DataFrame({"x": x, "flag": pd.Categorical(np.where(flags, "True", "False"))})
+    back = SmoothSynthesizer(epsilon=1.0, seed=1).fit(text, schema=schema).sample(50, seed=2)["flag"]
+    assert back.dtype == pd.CategoricalDtype(["False", "True"])
 
 
 def test_a_condition_compares_an_ordered_category_by_its_order_as_pandas_does_on_the_sample():

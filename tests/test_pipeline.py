@@ -396,3 +396,48 @@ def test_a_dataframe_with_multiindex_columns_is_told_to_name_each_column_once():
     frame = pd.DataFrame(np.ones((20, 2)), columns=pd.MultiIndex.from_tuples([("a", "x"), ("a", "y")]))
     with pytest.raises(SynthDPError, match="columns are a MultiIndex: give each column one name"):
         SmoothSynthesizer(epsilon=1.0).fit(frame, bounds={"a_x": [0, 1], "a_y": [0, 1]})
+
+
+@pytest.mark.parametrize("value, shown", [(pd.NA, "epsilon=<NA>"), (np.array([1.0, 2.0]), "epsilon=array([1., 2.])"),
+                                          (float("nan"), "epsilon=nan"), (2.0, "epsilon=2.0")])
+def test_the_repr_shows_a_parameter_whose_comparison_is_no_truth_value(value, shown):
+    """repr compared each parameter with its default as a truth value: pandas.NA (and an array) raised
+    TypeError (ValueError) from repr itself. Such a value is shown; a default one is left out."""
+    assert repr(SmoothSynthesizer(epsilon=value)) == f"SmoothSynthesizer({shown})"
+    assert repr(SmoothSynthesizer(epsilon=1.0)) == "SmoothSynthesizer()"  # the default
+
+
+NEEDS_THE_FIT = {
+    "sample()": lambda synth, path: synth.sample(5),
+    "sample_from_conditions()": lambda synth, path: synth.sample_from_conditions(pd.DataFrame({"age": [30.0]})),
+    "sample_copies()": lambda synth, path: synth.sample_copies(2),
+    "save()": lambda synth, path: synth.save(path),
+    "summary()": lambda synth, path: synth.summary(),
+    "marginal_summary()": lambda synth, path: synth.marginal_summary(),
+    "privacy_report()": lambda synth, path: synth.privacy_report(),
+    "support_points_": lambda synth, path: synth.support_points_,
+    "theory_rows": lambda synth, path: synth.theory_rows,
+}
+
+
+@pytest.mark.parametrize("method", list(NEEDS_THE_FIT))
+def test_a_method_called_before_fit_raises_scikit_learns_not_fitted_error_naming_it(method, tmp_path, clinic_like):
+    """Each public method that needs a fit, called before one (or after a fit that failed), raised a plain
+    SynthDPError that named sample(), summary() and privacy_report() whatever was called. It is now also
+    scikit-learn's NotFittedError (a ValueError and an AttributeError), naming the method, and writes nothing."""
+    from sklearn.exceptions import NotFittedError
+
+    from synthdp.errors import NotFittedError as SynthDPNotFittedError
+
+    frame, bounds = clinic_like
+    synth = SmoothSynthesizer(n_candidates=300)
+    failed = SmoothSynthesizer(n_candidates=300)
+    with pytest.raises(SynthDPError):
+        failed.fit(frame, bounds={"age": [18, 90]})  # no bounds for the other columns: nothing fitted
+    for unfitted in (synth, failed):
+        with pytest.raises(NotFittedError) as error:
+            NEEDS_THE_FIT[method](unfitted, tmp_path / "m.synthdp")
+        assert isinstance(error.value, SynthDPError) and isinstance(error.value, SynthDPNotFittedError)
+        assert isinstance(error.value, AttributeError) and isinstance(error.value, ValueError)
+        assert str(error.value) == f"call fit() before {method}"
+    assert list(tmp_path.iterdir()) == []

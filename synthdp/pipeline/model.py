@@ -709,10 +709,11 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     types, as its column names: public, not read from the rows): ``"category"`` where a binary or
     categorical column was categorical (``"category (ordered)"`` where ordered), ``"bool"`` or
     ``"boolean"`` where a binary column whose levels are truth values (:func:`truth_levels`) was
-    boolean (``"boolean"`` where it may be missing; a nullable one held as ``object`` too, as
-    ``pandas.read_csv`` holds True and False beside a missing cell, where it reads the same column
-    without one as bool, and any type but text where every cell is missing, as ``float64``: which
-    one pandas picks is the rows', so all come back as ``boolean``), ``datetime64[us]`` for every
+    boolean or a category of truth values (:func:`_truth_category`; ``"boolean"`` where it may be
+    missing; a nullable one held as ``object`` too, as ``pandas.read_csv`` holds True and False
+    beside a missing cell, where it reads the same column without one as bool, and any type but text
+    where every cell is missing, as ``float64``: which one pandas picks is the rows', so all come back
+    as ``boolean``), ``datetime64[us]`` for every
     date or datetime column, whether it was ISO text or a naive datetime64 of any unit
     (``pandas.read_csv(parse_dates=...)`` picks text or datetime64, and the unit, from the values: a
     time of day in one value of a date column, nanoseconds in one value, would tell of the data).
@@ -723,7 +724,9 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
     temporal = {column.name for column in domain.columns if column.temporal}
     dtypes = {}
     for dtype, name in zip(data.dtypes, map(str, data.columns)):  # names as the release reads them (7 is '7')
-        if isinstance(dtype, pd.CategoricalDtype) and name in declared:
+        if name in declared and _truth_category(declared[name], dtype):  # as a bool column comes back
+            dtypes[name] = "boolean" if declared[name].nullable else "bool"
+        elif isinstance(dtype, pd.CategoricalDtype) and name in declared:
             dtypes[name] = ORDERED_CATEGORY if dtype.ordered else "category"
         elif name in declared and truth_levels(declared[name]) and (
                 pd.api.types.is_bool_dtype(dtype) or _truth_values_with_gaps(declared[name], dtype)):
@@ -731,6 +734,22 @@ def input_dtypes(data: Any, domain: Domain, schema: Schema | None) -> dict[str, 
         elif name in temporal:  # whatever its type: pandas picks text or datetime64, and its unit, from the values
             dtypes[name] = OUTPUT_DATETIME
     return dtypes
+
+
+def _truth_category(column: CategoricalColumn, dtype: Any) -> bool:
+    """Whether ``dtype``, a pandas category of the truth-valued ``column`` (:func:`truth_levels`), comes
+    back from a sample as a bool column does (``bool``, or ``boolean`` where nullable) rather than as a
+    category of the text levels "False" and "True" (which compare unequal to True): where its categories
+    are truth values (``pd.Categorical([True, False])``). Where the column is nullable, any category of
+    the text levels does: its categories are often the rows' (``astype("category")``,
+    ``pandas.read_csv(dtype="category")``), none where every cell is missing, so that looking at them
+    would tell whether one real cell was there (:func:`_truth_values_with_gaps`); a nullable one of the
+    levels 0 and 1 stays a category."""
+    if not (isinstance(dtype, pd.CategoricalDtype) and truth_levels(column)):
+        return False
+    if column.nullable:
+        return column.numbers is None
+    return pd.api.types.is_bool_dtype(dtype.categories)
 
 
 def _truth_values_with_gaps(column: CategoricalColumn, dtype: Any) -> bool:
@@ -823,9 +842,18 @@ def _first_line(error: Exception) -> str:
 
 
 # ---------------------------------------------------------------------- the file
-def save(model: SamplingModel, path: str | Path) -> None:
-    """Write ``model`` to ``path`` (:data:`FORMAT`), atomically: a temporary file beside it, then a rename."""
+def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> None:
+    """Write ``model`` to ``path`` (:data:`FORMAT`), atomically: a temporary file beside it, then a rename.
+
+    A path that exists (a file, a link, anything but a folder) is refused, before anything is written,
+    unless ``overwrite``: the user's files are never replaced unasked. Without ``overwrite`` the
+    temporary file is linked into place, which fails where a file of that name appeared meanwhile
+    (a rename would replace it); a filesystem without hard links falls back to the rename."""
     path = Path(path)
+    if not isinstance(overwrite, bool):
+        raise SynthDPError("overwrite must be True or False")
+    if not overwrite and not path.is_dir() and os.path.lexists(path):
+        raise _existing_model_file(path)
     arrays = {**_support_arrays(model), "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
     if model.units is not None:
         arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
@@ -859,9 +887,30 @@ def save(model: SamplingModel, path: str | Path) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, path)
+        if overwrite:
+            os.replace(temporary, path)
+        else:
+            _link_new(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def _existing_model_file(path: Path) -> SynthDPError:
+    return SynthDPError(f"the model file '{path}' exists: pass overwrite=True to replace it, or choose another path "
+                        "(nothing was written)")
+
+
+def _link_new(temporary: Path, path: Path) -> None:
+    """Put the written ``temporary`` file at ``path``, which must not exist: a hard link (atomic, and
+    refused where ``path`` exists), or a rename where the filesystem has no hard links."""
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise _existing_model_file(path) from None
+    except OSError:  # no hard links here (some network and FAT filesystems): checked above, renamed
+        if os.path.lexists(path):
+            raise _existing_model_file(path) from None
+        os.replace(temporary, path)
 
 
 def array_members(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, bytes], dict[str, dict]]:
