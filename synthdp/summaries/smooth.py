@@ -72,6 +72,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.checks import is_finite_number, is_int
+from synthdp.config import MAX_SMOOTHNESS
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError, near_column
 from synthdp.stats.chebyshev import ChebyshevBasis
@@ -108,7 +109,8 @@ def jackson_multipliers(t: int, smoothness: int) -> np.ndarray:
     t : int
         Highest degree, >= 0.
     smoothness : int
-        K >= 1.
+        K, 1 to :data:`synthdp.config.MAX_SMOOTHNESS` (31): the alternating sum's float64 rounding
+        grows as 2^(K + 1) 2^-52.
 
     Returns
     -------
@@ -325,7 +327,8 @@ class Summary(SummaryFile):
             raise SynthDPError("basis_indices must not repeat a multi-index")
         if moments.shape != (len(indices),) or not np.isfinite(moments).all():
             raise SynthDPError(f"noisy_moments must be {len(indices)} finite numbers, one per multi-index")
-        _require(is_int(self.smoothness) and self.smoothness >= 1, "smoothness must be an integer >= 1")
+        _require(is_int(self.smoothness) and 1 <= self.smoothness <= MAX_SMOOTHNESS,
+                 f"smoothness must be an integer from 1 to {MAX_SMOOTHNESS}")
         _require(self.damping in DAMPINGS, f"damping must be one of {list(DAMPINGS)}")
         _require(is_int(self.n_nodes) and self.n_nodes >= 2, "n_nodes must be an integer >= 2")
         _require(is_int(self.seed) and self.seed >= 0, "seed must be an integer >= 0")
