@@ -25,7 +25,6 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 import threading
 import time
 import tomllib
@@ -39,6 +38,7 @@ from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
+from synthdp.files import temporary_beside
 from synthdp.writers import (
     ParquetAppender,
     check_table_output,
@@ -1303,7 +1303,7 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None
         for final, write in outputs:
             stream = _written_into(final)  # /dev/null, a named pipe, /dev/stdout: written into at the end
             real = final if stream else Path(os.path.realpath(final))  # through a link: its target is replaced
-            temporary = _temporary(None if stream else real, cleanup)
+            temporary = temporary_beside(None if stream else real, cleanup)
             write(temporary)
             pending.append((temporary, real, stream))
         _RENAMING.append(True)  # Ctrl-C during the renames lets every file reach its place, not some of them
@@ -1453,30 +1453,6 @@ def _check_writable(path: Path) -> None:
             raise SynthDPError(f"output '{path}' is not writable")
     elif not os.access(path.parent if str(path.parent) else ".", os.W_OK):  # before the fit, not after it
         raise SynthDPError(f"output folder '{path.parent}' is not writable")
-
-
-def _temporary(final: Path | None, cleanup: ExitStack) -> Path:
-    """A temporary file beside ``final`` (same filesystem, so the rename is atomic); in the system's
-    temporary folder for an output that is written into rather than replaced (None)."""
-    import secrets
-
-    folder, prefix = (Path(tempfile.gettempdir()), ".synthdp-") if final is None else (final.parent, f".{final.name}.")
-    names: list[Path] = []
-    # the removal is registered before the file is made: a Ctrl-C or a kill between the two (the moment a
-    # command stopped as soon as its temporary file shows is likeliest to hit) leaves nothing behind
-    def remove() -> None:
-        for name in names:
-            name.unlink(missing_ok=True)
-
-    cleanup.callback(remove)
-    while True:
-        path = folder / f"{prefix}{secrets.token_hex(8)}.tmp"
-        names.append(path)
-        try:  # the mode a plain open() would give (0666 less the umask), not mkstemp's private 0600
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
-            return path
-        except FileExistsError:  # another's file of that name (a chance of 2^-64): not ours to remove
-            names.remove(path)
 
 
 def _json_default(value):

@@ -47,11 +47,11 @@ import io
 import json
 import math
 import os
-import tempfile
 import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,6 +68,7 @@ from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file, near_column, warn_user
+from synthdp.files import temporary_beside
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
@@ -876,23 +877,16 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
         raise SynthDPError(f"cannot write the model file '{path}': it is a folder")
     if not folder.is_dir():
         raise SynthDPError(f"cannot write the model file '{path}': its folder does not exist")
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    os.close(handle)
-    temporary = Path(name)
-    try:
+    with ExitStack() as cleanup:  # the temporary file removed however this ends (a link leaves it beside the file)
+        temporary = temporary_beside(path, cleanup)  # 0666 less the umask, as open() would make the file
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr("model.json", json.dumps(document, indent=1))
             for member, content in members.items():
                 archive.writestr(member, content)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
         if overwrite:
             os.replace(temporary, path)
         else:
             _link_new(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def _existing_model_file(path: Path) -> SynthDPError:

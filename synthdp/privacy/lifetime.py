@@ -52,11 +52,13 @@ import stat
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 from synthdp.checks import is_finite_number
 from synthdp.errors import SynthDPError
+from synthdp.files import temporary_beside
 
 FORMAT = "synthdp-budget"
 FORMAT_VERSION = 1
@@ -153,31 +155,28 @@ def _write(path: Path, document: dict) -> None:
     that fails (disk full, Ctrl-C) leaves the file as it was and no temporary file beside it, and is
     one line naming the budget file. The file and then its folder are synced before this returns: a
     release is charged before its first output byte, and a crash after that must not undo the charge."""
-    name = os.path.join(path.parent if str(path.parent) else ".", f".{path.name}.{uuid.uuid4().hex}.tmp")
     # created as open() creates a file (0666 less the umask, which the process's other threads share: never
     # changed here), then given the budget file's own mode and group (a rename makes the writer its owner, in
     # the writer's group: the others of a shared file's group could no longer write it)
     try:
-        with os.fdopen(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "w") as out:
-            try:
-                status = os.stat(path)
-            except FileNotFoundError:
-                status = None
-            if status is not None:
-                os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
-                with contextlib.suppress(PermissionError):  # a group the writer is not in: the writer's
-                    os.fchown(out.fileno(), -1, status.st_gid)
-            out.write(json.dumps(document, indent=1) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(name, path)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        if isinstance(error, OSError):
-            raise SynthDPError(f"cannot write budget file '{path}': {error.strerror or error}; it was left as it "
-                               "was") from None
-        raise
+        with ExitStack() as cleanup:  # the temporary file removed however this ends (disk full, Ctrl-C)
+            name = temporary_beside(path, cleanup)
+            with open(name, "w") as out:
+                try:
+                    status = os.stat(path)
+                except FileNotFoundError:
+                    status = None
+                if status is not None:
+                    os.fchmod(out.fileno(), stat.S_IMODE(status.st_mode))
+                    with contextlib.suppress(PermissionError):  # a group the writer is not in: the writer's
+                        os.fchown(out.fileno(), -1, status.st_gid)
+                out.write(json.dumps(document, indent=1) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(name, path)
+    except OSError as error:
+        raise SynthDPError(f"cannot write budget file '{path}': {error.strerror or error}; it was left as it "
+                           "was") from None
     with contextlib.suppress(OSError):  # the rename made durable too (where a folder cannot be synced: as before)
         folder = os.open(path.parent, os.O_RDONLY)
         try:
