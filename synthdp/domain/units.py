@@ -33,20 +33,25 @@ def synthetic_units(n_rows: int, contributions: np.ndarray, max_rows: int,
     no real identifier: a user who groups by unit gets groups of plausible sizes.
     """
     weights = np.clip(np.asarray(contributions, dtype=float), 0, None)
-    bins = contribution_bins(max_rows)
+    bins = np.array(contribution_bins(max_rows))
     weights = np.ones(len(bins)) if weights.sum() <= 0 else weights
-    sizes: list[int] = []
+    sizes = np.zeros(0, dtype=np.int64)
     covered = 0
     while covered < n_rows:
         draws = rng.choice(len(bins), size=max(1, math.ceil((n_rows - covered) / max_rows)) * 2,
                            p=weights / weights.sum())
-        for b in draws:
-            low, high = bins[b]
-            size = int(rng.integers(low, high + 1))
-            sizes.append(min(size, n_rows - covered))
-            covered += sizes[-1]
-            if covered >= n_rows:
-                break
+        # each drawn unit's size uniform within its bin, until they cover the rows: drawn for the whole
+        # batch at once, then, where fewer were needed, again for those only from the same state (an
+        # array of bounds draws what as many scalar draws would, so the stream is that of one draw per unit)
+        state = rng.bit_generator.state
+        batch = rng.integers(bins[draws, 0], bins[draws, 1] + 1)
+        reached = np.flatnonzero(covered + np.cumsum(batch) >= n_rows)
+        if len(reached) and reached[0] + 1 < len(batch):
+            rng.bit_generator.state = state
+            batch = rng.integers(bins[draws[: reached[0] + 1], 0], bins[draws[: reached[0] + 1], 1] + 1)
+        batch[-1] -= max(0, covered + int(batch.sum()) - n_rows)  # the last unit holds the rows left
+        sizes = np.concatenate([sizes, batch])
+        covered += int(batch.sum())
     width = len(str(len(sizes)))
     labels = np.repeat([f"synthetic-{i + 1:0{width}d}" for i in range(len(sizes))], sizes)
     return pd.Series(rng.permutation(labels))
