@@ -11,8 +11,11 @@ from __future__ import annotations
 import os
 import secrets
 import tempfile
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+
+from synthdp.errors import SynthDPError
 
 
 def temporary_beside(final: Path | None, cleanup: ExitStack) -> Path:
@@ -38,3 +41,46 @@ def temporary_beside(final: Path | None, cleanup: ExitStack) -> Path:
             return path
         except FileExistsError:  # another's file of that name (a chance of 2^-64): not ours to remove
             names.remove(path)
+
+
+def check_new(path: Path, overwrite: bool, what: str) -> None:
+    """Refuse, before any work, to write the ``what`` file at ``path`` where one exists (a file, a link,
+    a dangling link: anything but a folder) unless ``overwrite``, as the command line's ``--overwrite``:
+    a user's file is never replaced unasked."""
+    if not isinstance(overwrite, bool):
+        raise SynthDPError("overwrite must be True or False")
+    if not overwrite and not path.is_dir() and os.path.lexists(path):
+        raise _exists(path, what)
+
+
+def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool, what: str) -> None:
+    """Write the ``what`` file at ``path`` whole or not at all: ``write`` fills a temporary file beside it
+    (:func:`temporary_beside`), which is then renamed onto ``path`` (``overwrite``) or linked there, which
+    fails where a file of that name appeared meanwhile (a rename would replace it; a filesystem without
+    hard links falls back to a check and the rename). Errors are one line naming the file; the
+    temporary file is removed however this ends."""
+    check_new(path, overwrite, what)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise SynthDPError(f"cannot write the {what} '{path}': it is a folder")
+    if not folder.is_dir():
+        raise SynthDPError(f"cannot write the {what} '{path}': its folder does not exist")
+    with ExitStack() as cleanup:
+        temporary = temporary_beside(path, cleanup)
+        write(temporary)
+        if overwrite:
+            os.replace(temporary, path)
+            return
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            raise _exists(path, what) from None
+        except OSError:  # no hard links here (some network and FAT filesystems): checked, then renamed
+            if os.path.lexists(path):
+                raise _exists(path, what) from None
+            os.replace(temporary, path)
+
+
+def _exists(path: Path, what: str) -> SynthDPError:
+    return SynthDPError(f"the {what} '{path}' exists: pass overwrite=True to replace it, or choose another path "
+                        "(nothing was written)")

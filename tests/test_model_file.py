@@ -109,13 +109,15 @@ def test_save_refuses_a_path_that_exists_unless_told_to_overwrite_it(tmp_path, m
         assert str(error.value) == (f"the model file '{tmp_path / name}' exists: pass overwrite=True to replace it, "
                                     "or choose another path (nothing was written)")
     assert precious.read_text() == "keep me" and sorted(tmp_path.iterdir()) == before  # no temporary file left
-    temporary_beside = model_file.temporary_beside
+    import synthdp.files
+
+    temporary_beside = synthdp.files.temporary_beside
 
     def appear(final, cleanup):  # another's file of that name, made after the check and before the file is in place
         (tmp_path / "late.synthdp").write_text("mine")
         return temporary_beside(final, cleanup)
 
-    monkeypatch.setattr(model_file, "temporary_beside", appear)
+    monkeypatch.setattr(synthdp.files, "temporary_beside", appear)
     with pytest.raises(SynthDPError, match=r"late\.synthdp' exists: pass overwrite=True"):
         synth.save(tmp_path / "late.synthdp")
     monkeypatch.undo()

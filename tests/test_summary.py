@@ -283,6 +283,29 @@ def test_an_inconsistent_summary_is_refused(case):
         Summary(domain, indices, moments, **options)
 
 
+@pytest.mark.parametrize("kind", ["summary", "marginal_summary"])
+def test_a_summary_refuses_to_replace_a_file_unless_told_to(clinic_like, tmp_path, kind):
+    """Summary.save and MarginalSummary.save never replace a user's file unasked (as --overwrite):
+    the file stays as it was and no temporary file is left; overwrite=True replaces it whole."""
+    frame, bounds = clinic_like
+    if kind == "summary":
+        synth = SmoothSynthesizer(epsilon=1.0, seed=3).fit(frame, bounds, synthesize=False)
+    else:
+        from test_mixed import SCHEMA, mixed_frame
+
+        synth = SmoothSynthesizer(epsilon=1.0, seed=3).fit(mixed_frame(60, 1), schema=SCHEMA, synthesize=False)
+    summary = getattr(synth, kind)()
+    path = tmp_path / "s.json"
+    path.write_text("mine")
+    with pytest.raises(SynthDPError, match=r"s\.json' exists: pass overwrite=True to replace it"):
+        summary.save(path)
+    assert path.read_text() == "mine" and sorted(tmp_path.iterdir()) == [path]
+    with pytest.raises(SynthDPError, match="its folder does not exist"):
+        summary.save(tmp_path / "absent" / "s.json")
+    summary.save(path, overwrite=True)
+    assert type(summary).load(path).to_dict() == summary.to_dict() and sorted(tmp_path.iterdir()) == [path]
+
+
 def test_save_and_load_round_trip(clinic_like, tmp_path):
     frame, bounds = clinic_like
     bounds = {name: spec for name, spec in bounds.items() if name != "score"}  # estimated with DP

@@ -46,12 +46,10 @@ import hashlib
 import io
 import json
 import math
-import os
 import tokenize
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
-from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -68,7 +66,7 @@ from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file, near_column, warn_user
-from synthdp.files import temporary_beside
+from synthdp.files import check_new, write_in_place
 from synthdp.postprocess.sampling import clean_weights
 from synthdp.released import UnitsRelease
 
@@ -851,10 +849,7 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
     temporary file is linked into place, which fails where a file of that name appeared meanwhile
     (a rename would replace it); a filesystem without hard links falls back to the rename."""
     path = Path(path)
-    if not isinstance(overwrite, bool):
-        raise SynthDPError("overwrite must be True or False")
-    if not overwrite and not path.is_dir() and os.path.lexists(path):
-        raise _existing_model_file(path)
+    check_new(path, overwrite, "model file")  # before the work below
     arrays = {**_support_arrays(model), "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
     if model.units is not None:
         arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
@@ -872,39 +867,14 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
     }
     document = json.loads(json.dumps(document, default=_json_default))  # as a reader parses it
     document[DOCUMENT_CHECKSUM] = document_checksum(document)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise SynthDPError(f"cannot write the model file '{path}': it is a folder")
-    if not folder.is_dir():
-        raise SynthDPError(f"cannot write the model file '{path}': its folder does not exist")
-    with ExitStack() as cleanup:  # the temporary file removed however this ends (a link leaves it beside the file)
-        temporary = temporary_beside(path, cleanup)  # 0666 less the umask, as open() would make the file
+
+    def write(temporary: Path) -> None:
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             archive.writestr("model.json", json.dumps(document, indent=1))
             for member, content in members.items():
                 archive.writestr(member, content)
-        if overwrite:
-            os.replace(temporary, path)
-        else:
-            _link_new(temporary, path)
 
-
-def _existing_model_file(path: Path) -> SynthDPError:
-    return SynthDPError(f"the model file '{path}' exists: pass overwrite=True to replace it, or choose another path "
-                        "(nothing was written)")
-
-
-def _link_new(temporary: Path, path: Path) -> None:
-    """Put the written ``temporary`` file at ``path``, which must not exist: a hard link (atomic, and
-    refused where ``path`` exists), or a rename where the filesystem has no hard links."""
-    try:
-        os.link(temporary, path)
-    except FileExistsError:
-        raise _existing_model_file(path) from None
-    except OSError:  # no hard links here (some network and FAT filesystems): checked above, renamed
-        if os.path.lexists(path):
-            raise _existing_model_file(path) from None
-        os.replace(temporary, path)
+    write_in_place(path, write, overwrite, "model file")
 
 
 def array_members(arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, bytes], dict[str, dict]]:

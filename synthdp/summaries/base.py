@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 
 from synthdp.domain.box import read_json_file
 from synthdp.errors import SynthDPError
+from synthdp.files import write_in_place
 
 S = TypeVar("S", bound="SummaryFile")
 
@@ -34,12 +35,12 @@ class SummaryFile:
         """The JSON text of :meth:`to_dict` (floats round-trip exactly)."""
         return json.dumps(self.to_dict(), indent=1) + "\n"
 
-    def save(self, path: str | Path) -> None:
-        """Write the summary as JSON to ``path``."""
-        path = Path(path)
-        if not path.parent.is_dir():
-            raise SynthDPError(f"output folder '{path.parent}' does not exist")
-        path.write_text(self.to_json())
+    def save(self, path: str | Path, *, overwrite: bool = False) -> None:
+        """Write the summary as JSON to ``path``, atomically (a temporary file beside it, then put in
+        place). A path that exists is refused, and nothing written, unless ``overwrite``: a user's
+        file is never replaced unasked (as the command line's ``--overwrite``)."""
+        text = self.to_json()
+        write_in_place(Path(path), lambda temporary: temporary.write_text(text), overwrite, "summary file")
 
     @classmethod
     def load(cls: type[S], path: str | Path, **options: Any) -> S:
