@@ -57,7 +57,7 @@ def test_text_report(tables, capsys):
     assert note.startswith("NOTE: these scores are computed from the real table and are NOT differentially private")
     assert lines[0].split() == ["real", "synthetic"]
     assert lines[1].split() == ["rows", "200", "150"]
-    assert lines[2].split() == ["distinct", "rows", "200", "141"]
+    assert lines[2].split() == ["distinct", "rows", "200", str(150 - 9)]  # ten identical synthetic rows count once
     assert "Kolmogorov-Smirnov" in out and "correlation" in out and "predict income (regression, R^2" in out
     assert "over 50 random sums" in out and "mapped to [-1, 1] by the given bounds)" in out
     sigma_rows = [line.split()[0] for line in lines if line.split()[:1] in (["2"], ["4"], ["6"], ["8"], ["10"])]
@@ -74,8 +74,9 @@ def test_json_report_is_the_python_report(tables, capsys):
                               json.loads(bounds.read_text()), "income",
                               n_queries=40, seed=5)
     assert printed == json.loads(json.dumps(expected))
-    assert printed["distinct_rows"] == {"real": 200, "synthetic": 141}
-    # the synthetic table has no age-income relation: the model trained on it does much worse
+    assert printed["distinct_rows"] == {"real": 200, "synthetic": 150 - 9}  # ten identical rows count once
+    # the synthetic table has no age-income relation: the model trained on it does much worse (the tables
+    # and the split are seeded, so this margin is deterministic, not a sampling bound)
     model = printed["model"]
     assert model["train_real_test_real"] > 0.5 > model["train_synth_test_real"]
 

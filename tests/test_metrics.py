@@ -1,4 +1,9 @@
-"""Utility metrics beyond smooth queries (synthdp.evaluation.metrics), each against an independent computation."""
+"""Utility metrics beyond smooth queries (synthdp.evaluation.metrics), each against an independent computation.
+
+Every check here is deterministic (fixed tables, fixed seeds for the split and the models): none
+has a false-failure rate. The model-accuracy tolerances (e.g. a copy of the real table scoring
+within 0.03 of it) are margins for these fixed tables, not sampling bounds.
+"""
 
 from __future__ import annotations
 

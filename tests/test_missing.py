@@ -101,6 +101,13 @@ def test_a_bounds_file_nullable_that_is_not_a_boolean_is_an_error_not_ignored(tm
 
 
 def test_a_nullable_binary_column_keeps_its_missing_cells():
+    """A nullable binary column (10 % missing) refused unless declared nullable; declared, the
+    synthetic share of missing cells lies in (0.03, 0.2).
+
+    False-failure rate: over 400 seeds (table and release, (4, 0)) the share had mean 0.100 and
+    sd 0.009 (range 0.080-0.123, none outside the interval): 0.03 is 8 sd below the mean and 0.2
+    over 11 sd above, so a normal fit puts a false failure below 1e-15 per run. The seeds are
+    fixed, so the test is deterministic."""
     rng = np.random.default_rng(5)
     sex = rng.choice(["F", "M"], 1000).astype(object)
     sex[:100] = None
@@ -133,6 +140,13 @@ def test_the_grouped_sensitivity_holds_with_missingness_indicators_on_extreme_ro
 
 
 def test_a_nullable_date_column_is_written_back_with_empty_cells():
+    """A nullable date column (10 % missing): the synthetic share of missing cells lies in
+    (0.03, 0.2), the missing cells are NaT and the others whole days within the bounds.
+
+    False-failure rate: over 400 seeds (table and release, (4, 0)) the share had mean 0.100 and
+    sd 0.011 (range 0.069-0.143, none outside the interval): 0.03 is 6.2 sd below the mean and
+    0.2 8.8 sd above, so a normal fit puts a false failure below 1e-9 per run. The seeds are
+    fixed, so the test is deterministic."""
     rng = np.random.default_rng(6)
     days = pd.to_datetime("2020-01-01") + pd.to_timedelta(rng.integers(0, 365, 800), unit="D")
     visit = pd.Series(days.strftime("%Y-%m-%d"), dtype=object)

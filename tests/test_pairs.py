@@ -391,7 +391,13 @@ def test_a_wide_tables_block_of_related_columns_is_kept_by_the_selected_pairs_an
     came out independent, .05-.10, before the selection) and the independent columns' pairs stay
     near 0; --favour relationships releases every pair, denoised as a matrix (the block's
     eigenvalue stands about 3 times above the noise's edge), and keeps the block too (.68). The
-    report says how they were read."""
+    report says how they were read.
+
+    False-failure rate: over 100 seeds (table and release) the block's mean |r| was .70 (sd .019,
+    least .65) by the selected pairs and .67 (sd .045, least .57) by --favour, the independent
+    columns' .020 (sd .004, largest .036): the line .35 is 7 sd below the lower mean and .12 over
+    20 sd above the higher, so a normal fit puts a false failure below 1e-11 per run. The seeds
+    are fixed, so the test is deterministic."""
     rng = np.random.default_rng(31)
     n = 2500
     factor = rng.normal(size=n)
@@ -499,7 +505,11 @@ def test_matrix_scores_keep_a_small_wide_tables_block_that_step_scores_lose():
 def test_favour_relationships_keeps_a_strong_pair_with_the_cells_in_the_lp():
     """Three columns, two with correlation .9 (one of them skewed), at (4, 1e-6): the fit's LP
     holds R moments plus the 3 x (B + 2) cells, and the synthetic correlation keeps at least .7 of
-    the real one (noise sd of the released correlation ~.01 at 4000 rows; measured .85-.95)."""
+    the real one (noise sd of the released correlation ~.01 at 4000 rows; measured .85-.95).
+
+    False-failure rate: over 1 200 seeds (table and release) the ratio had mean .98 and sd .06
+    with a heavy lower tail: 6 fell below .7 (least .56), so a fresh seed fails about 0.5 % of
+    the time (95 % interval 0.2-1.1 %). The seeds are fixed, so the test is deterministic."""
     rng = np.random.default_rng(13)
     n = 4000
     x = rng.normal(size=n)

@@ -9,6 +9,7 @@ stated next to it.
 import dataclasses
 import json
 import warnings
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -529,7 +530,7 @@ def test_answer_interval_terms(clinic_like):
     interval = gaussian_summary.answer_interval(lambda rows: rows["age"], level=0.9)
     _, c = gaussian_summary.coefficients(lambda rows: rows["age"])
     assert interval["std_error"].iloc[0] == pytest.approx(sigma * np.linalg.norm(c), rel=1e-12)
-    assert interval["noise_half_width"].iloc[0] == pytest.approx(1.6448536 * sigma * np.linalg.norm(c), rel=1e-6)
+    assert interval["noise_half_width"].iloc[0] == pytest.approx(NormalDist().inv_cdf(0.95) * sigma * np.linalg.norm(c), rel=1e-9)
     assert interval["approximation_error"].iloc[0] < 1e-9  # a mean is in the released span
     # A query outside the span: its approximation term is at least its misfit at any point of the box.
     outside = lambda rows: ((rows["weight"] - 30) / 120) ** 6

@@ -22,9 +22,12 @@ from synthdp.privacy.sensitivity import (
     grouped_means_sensitivity,
     histogram_sensitivity,
     iteration_sensitivity,
+    level_cells_sensitivity,
     moments_sensitivity,
+    per_value_sensitivity,
     row_count_sensitivity,
     score_products_sensitivity,
+    top_eigenvalue_sensitivity,
     units_sensitivity,
     value_histogram_sensitivity,
 )
@@ -32,7 +35,7 @@ from synthdp.reader.table import PrivateTable
 from synthdp.reader.units import UnitBound
 from synthdp.stats.chebyshev import lowest_degree_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.mixed_basis import basis_indices, groups_count, one_way_cells
 from synthdp.stats.row_sums import SumRequest
 from synthdp.stats.scores import ScoreMap, default_clip_norm_sq
 
@@ -96,7 +99,8 @@ def test_bounding_keeps_a_random_k_of_each_unit_and_never_changes_another_units_
 def test_unit_sensitivities_hold_on_extreme_units(stage):
     """Each sensitivity by unit (synthdp.privacy.sensitivity), on the sums the release divides by
     the public n: adding one unit of extreme, outside or random rows (before bounding K + 2) moves
-    them by at most the bound at n = 1, and the extreme units attain the moments' and histograms' bounds."""
+    them by at most the bound at n = 1, and the extreme units attain the moments' and histograms' bounds;
+    each single moment moves by at most K (per_value_sensitivity by unit), attained by K corner rows."""
     neighbours = Neighbours(K, "person")
     domain = Domain.from_bounds(BOUNDS, ["a", "b"])
     indices = lowest_degree_indices(2, 5)
@@ -113,13 +117,17 @@ def test_unit_sensitivities_hold_on_extreme_units(stage):
     }[stage]
     key = {"moments": "moments", "histograms": "cell_counts", "score products": "score_products",
            "second moment": "second_moment", "row counts": "rows_clipped"}[stage]
-    worst_l1 = worst_l2 = 0.0
+    worst_l1 = worst_l2 = worst_inf = 0.0
     for first, second in _neighbours():
         change = np.ravel(_table(second).row_sums(request)[key] - _table(first).row_sums(request)[key])
         if stage == "second moment":  # the iterate's change (Delta S) X for an orthonormal X: at most ||Delta S||_2
             worst_l2 = max(worst_l2, np.linalg.norm(change.reshape(2, 2), 2))
             continue
         worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+        worst_inf = max(worst_inf, np.abs(change).max())
+    if stage == "moments":  # one mean of a function in [-1, 1]: K rows move its sum by at most K
+        assert worst_inf == pytest.approx(per_value_sensitivity(1.0, neighbours))
+        assert worst_inf <= per_value_sensitivity(1.0, neighbours) * SLACK
     assert worst_l1 <= bound[0] * SLACK and worst_l2 <= bound[1] * SLACK
     if stage in ("moments", "histograms", "row counts"):  # K rows at a corner (or outside): attained
         assert worst_l1 == pytest.approx(bound[0]) and worst_l2 == pytest.approx(bound[1])
@@ -154,6 +162,41 @@ def test_grouped_and_units_sensitivities_hold_and_are_attained():
     moved = np.concatenate([[weight * (second.n_rows - first.n_rows) / K], second.histogram() - first.histogram()])
     assert len(first.histogram()) == len(bins)
     assert np.abs(moved).sum() == pytest.approx(weight + 1)  # attained: K rows, one bin
+
+
+def test_level_cells_and_pairs_test_sensitivities_by_unit_hold_on_extreme_units():
+    """level_cells_sensitivity by unit (K k/n, K sqrt(k)/n): a unit of K + 1 rows (bounded to K),
+    all at the same levels with an indicator, moves one cell of each of the k columns by K, and
+    attains both bounds. top_eigenvalue_sensitivity by unit (K C^2/n): the pairs test's statistic
+    moves by at most that when one unit of extreme, outside or random rows is added."""
+    from synthdp.privacy.release import pairs_test_statistic
+
+    neighbours = Neighbours(K, "person")
+    schema = Schema.from_dict({"columns": {"a": {"type": "continuous", "bounds": [-5, 5]},
+                                           "c": {"type": "categorical", "levels": ["p", "q", "r"]},
+                                           "s": {"type": "binary", "levels": ["no", "yes"]}}}, ["a", "c", "s"])
+    indices = basis_indices(schema, 2)
+    rows = one_way_cells(schema, indices)
+    rng = np.random.default_rng(6)
+    base = pd.DataFrame({"person": rng.choice(["x", "y", "z"], 12), "a": rng.uniform(-5, 5, 12),
+                         "c": rng.choice(["p", "q"], 12), "s": rng.choice(["no", "yes"], 12)})
+    extra = pd.DataFrame({"person": "new", "a": [5.0] * (K + 1), "c": ["r"] * (K + 1), "s": ["yes"] * (K + 1)})
+    cells = [_table(frame, text=["c", "s"]).encoded_moments(schema, indices, n=1.0)[0][rows]
+             for frame in (base, pd.concat([base, extra], ignore_index=True))]
+    change = cells[1] - cells[0]
+    l1, l2 = level_cells_sensitivity(2, 1.0, neighbours)
+    assert np.abs(change).sum() <= l1 * SLACK and np.linalg.norm(change) <= l2 * SLACK
+    assert np.abs(change).sum() == pytest.approx(l1) and np.linalg.norm(change) == pytest.approx(l2)  # attained
+
+    n = 25.0
+    score_map = ScoreMap(np.tile([2e-6, 0.5 - 2e-6, 0.5 - 2e-6, 2e-6], (2, 1)), default_clip_norm_sq(2))
+    request = SumRequest(Domain.from_bounds(BOUNDS, ["a", "b"]), score_map=score_map)
+    bound = top_eigenvalue_sensitivity(n, score_map.clip_norm_sq, neighbours)
+    worst = max(abs(pairs_test_statistic(_table(second).row_sums(request)["score_products"], n, 2)
+                    - pairs_test_statistic(_table(first).row_sums(request)["score_products"], n, 2))
+                for first, second in _neighbours())
+    assert bound[0] == bound[1] == pytest.approx(K * score_map.clip_norm_sq / n)
+    assert 0 < worst <= bound[0] * SLACK
 
 
 def test_every_engine_keeps_the_same_rows(tmp_path):
