@@ -502,3 +502,56 @@ def test_laplace_with_delta_takes_the_less_noisy_calibration_and_spends_delta_on
     whole = budget.noise_scale(*grouped_means_sensitivity(groups, n))
     assert event.noise_scale == pytest.approx(min(whole, budget.means_noise_scale(groups, n)))
     assert (event.delta > 0) == per_value and (event.noise_scale < whole) == per_value
+
+
+def test_other_count_changes_by_at_most_one_and_attains_it_on_extreme_rows():
+    """The other_count stage (release_row_count on a mixed table's rows with a categorical value
+    outside its levels, PrivateTable.encoded_moments' fourth value): replacing one row among rows
+    with no, one or two "other" values (an undeclared level, a missing cell of a non-nullable
+    column), with and without a clipped number, moves the count by at most row_count_sensitivity()
+    = 1; a row with every value declared against one with two "other" values attains it."""
+    from synthdp.domain.schema import Schema
+    from synthdp.privacy.sensitivity import row_count_sensitivity
+    from synthdp.stats.mixed_basis import basis_indices
+
+    schema = Schema.from_dict({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "categorical", "levels": ["p", "q", "r"]},
+                                           "t": {"type": "categorical", "levels": ["u", "v"]},
+                                           "s": {"type": "binary", "levels": ["no", "yes"]}}}, ["x", "c", "t", "s"])
+    indices = basis_indices(schema, 1)
+    rng = np.random.default_rng(6)
+    n = 30
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, n), "c": rng.choice(["p", "q", "r", "zzz"], n),
+                          "t": rng.choice(["u", "v", "w"], n), "s": rng.choice(["no", "yes"], n)})
+    extremes = [(0.5, "p", "u", "no"), (0.5, "zzz", "u", "no"), (0.5, "zzz", "w", "yes"), (0.5, None, None, "no"),
+                (1e6, "zzz", "w", "yes"), (-1e6, "q", "v", "no")]
+    worst = 0
+    for old, new in itertools.product(extremes, repeat=2):
+        counts = []
+        for row in (old, new):
+            changed = frame.copy()
+            changed.loc[0] = row
+            counts.append(PrivateTable(changed, ["c", "t", "s"]).encoded_moments(schema, indices)[3])
+        worst = max(worst, abs(counts[0] - counts[1]))
+    assert worst == row_count_sensitivity() == 1.0
+
+
+def test_pca_centre_sensitivity_holds_and_is_attained_on_extreme_rows():
+    """The pca_centre stage (release_pca's column means where the basis lacks some degree-1 moment,
+    through release_bounded_means at bounded_means_sensitivity(d, n)): the means of the reader's
+    column sums move by at most 2d/n (l1) and 2 sqrt(d)/n (l2) when one row is replaced among
+    corners, far-outside values and random rows, and opposite corners attain both."""
+    from synthdp.privacy.sensitivity import bounded_means_sensitivity
+
+    rng = np.random.default_rng(7)
+    n = 25
+    domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
+    l1, l2 = bounded_means_sensitivity(D, n)
+    worst_l1 = worst_l2 = 0.0
+    for first, second in _neighbour_pairs(rng):
+        sums = [PrivateTable(pd.DataFrame(t, columns=list(BOUNDS))).row_sums(
+            SumRequest(domain, column_sums=True))["column_sums"] for t in (first, second)]
+        change = (sums[0] - sums[1]) / n
+        worst_l1, worst_l2 = max(worst_l1, np.abs(change).sum()), max(worst_l2, np.linalg.norm(change))
+    assert worst_l1 == pytest.approx(l1) and worst_l2 == pytest.approx(l2)
+    assert worst_l1 <= l1 * (1 + 1e-12) and worst_l2 <= l2 * (1 + 1e-12)

@@ -95,7 +95,8 @@ def test_bounding_keeps_a_random_k_of_each_unit_and_never_changes_another_units_
     assert rows_of(_table(base, key=8)) != rows_of(kept)  # another key, another choice
 
 
-@pytest.mark.parametrize("stage", ["moments", "histograms", "score products", "second moment", "row counts"])
+@pytest.mark.parametrize("stage", ["moments", "histograms", "score products", "second moment", "row counts",
+                                   "column sums"])
 def test_unit_sensitivities_hold_on_extreme_units(stage):
     """Each sensitivity by unit (synthdp.privacy.sensitivity), on the sums the release divides by
     the public n: adding one unit of extreme, outside or random rows (before bounding K + 2) moves
@@ -114,9 +115,11 @@ def test_unit_sensitivities_hold_on_extreme_units(stage):
         "second moment": (SumRequest(domain, second_moment=True),
                           (math.inf, iteration_sensitivity(2, 2, 1.0, "l2", neighbours))),
         "row counts": (SumRequest(domain), (row_count_sensitivity(neighbours),) * 2),
+        # the pca_centre stage: the column means (release_bounded_means at the generic bound)
+        "column sums": (SumRequest(domain, column_sums=True), bounded_means_sensitivity(2, 1.0, neighbours)),
     }[stage]
     key = {"moments": "moments", "histograms": "cell_counts", "score products": "score_products",
-           "second moment": "second_moment", "row counts": "rows_clipped"}[stage]
+           "second moment": "second_moment", "row counts": "rows_clipped", "column sums": "column_sums"}[stage]
     worst_l1 = worst_l2 = worst_inf = 0.0
     for first, second in _neighbours():
         change = np.ravel(_table(second).row_sums(request)[key] - _table(first).row_sums(request)[key])
@@ -129,7 +132,7 @@ def test_unit_sensitivities_hold_on_extreme_units(stage):
         assert worst_inf == pytest.approx(per_value_sensitivity(1.0, neighbours))
         assert worst_inf <= per_value_sensitivity(1.0, neighbours) * SLACK
     assert worst_l1 <= bound[0] * SLACK and worst_l2 <= bound[1] * SLACK
-    if stage in ("moments", "histograms", "row counts"):  # K rows at a corner (or outside): attained
+    if stage in ("moments", "histograms", "row counts", "column sums"):  # K rows at a corner (or outside): attained
         assert worst_l1 == pytest.approx(bound[0]) and worst_l2 == pytest.approx(bound[1])
     assert moments_sensitivity(indices, 1.0, neighbours) == bounded_means_sensitivity(len(indices), 1.0, neighbours)
 
@@ -197,6 +200,72 @@ def test_level_cells_and_pairs_test_sensitivities_by_unit_hold_on_extreme_units(
                 for first, second in _neighbours())
     assert bound[0] == bound[1] == pytest.approx(K * score_map.clip_norm_sq / n)
     assert 0 < worst <= bound[0] * SLACK
+
+
+def test_bounds_histograms_sensitivity_by_unit_holds_and_is_attained_on_extreme_units():
+    """The bounds stage by unit (release_domain: one value histogram per column without bounds,
+    value_histogram_sensitivity = K per column): adding a unit of extreme, outside or random
+    rows (K + 1 or more before bounding) moves each column's histogram of the reader's
+    histogram_columns by at most K in l1; K rows in one bin attain it."""
+    neighbours = Neighbours(K, "person")
+    request = SumRequest(histogram_columns=(0, 1))  # no domain: the raw values, as the first pass counts them
+    units = EXTREME_UNITS + [np.tile([1e-300, -1e300], (K + 3, 1))]
+    worst = 0.0
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        base = _base(rng)
+        for rows in units + [rng.uniform([-5, 0], [5, 10], size=(K + 1, 2))]:
+            change = _table(_with_unit(base, rows)).row_sums(request)["histograms"] - _table(base).row_sums(request)["histograms"]
+            per_column = np.abs(change).sum(axis=1)
+            worst = max(worst, float(per_column.max()))
+    assert worst == value_histogram_sensitivity(neighbours) == K
+
+
+def test_levels_other_count_and_level_cells_sensitivities_by_unit_hold_on_extreme_units():
+    """Three stages of a mixed table by unit, on a unit of K + 2 rows (bounded to K) added:
+    * levels (release_levels): the counts of the values both tables hold move by at most K in l1,
+      and at most K values are new, each with count at most K (the threshold's derivation);
+      K rows of one shared level, of one new level and of K + 2 new levels attain each;
+    * other_count (release_row_count): the rows with an undeclared value move by at most K, attained;
+    * level cells (release_level_cells): the one-way cells of the k categorical columns (sums over
+      n = 1) move by at most K k (l1) and K sqrt(k) (l2), attained by rows with an indicator in
+      every column."""
+    from synthdp.privacy.sensitivity import level_cells_sensitivity
+    from synthdp.stats.mixed_basis import one_way_cells
+
+    neighbours = Neighbours(K, "person")
+    schema = Schema.from_dict({"columns": {"a": {"type": "continuous", "bounds": [-5, 5]},
+                                           "c": {"type": "categorical", "levels": ["p", "q", "r"]},
+                                           "s": {"type": "binary", "levels": ["no", "yes"]}}}, ["a", "c", "s"])
+    indices = basis_indices(schema, 2)
+    cells = one_way_cells(schema, indices)
+    k = len(schema.categorical)
+    l1, l2 = level_cells_sensitivity(k, 1.0, neighbours)
+    rng = np.random.default_rng(9)
+    base = pd.DataFrame({"person": rng.choice(["x", "y", "z", "w"], 16), "a": rng.uniform(-5, 5, 16),
+                         "c": rng.choice(["p", "q", "zzz"], 16), "s": rng.choice(["no", "yes"], 16)})
+    size = K + 2
+    units = [(["q"] * size, ["yes"] * size), (["new"] * size, ["no"] * size),
+             ([f"new{i}" for i in range(size)], ["yes"] * size), (["p", "zzz", None, "r", "q"][:size], ["no"] * size)]
+    seen = {"shared": 0, "new values": 0, "new count": 0, "other": 0, "cells l1": 0.0, "cells l2": 0.0}
+    for levels, binary in units:
+        extra = pd.DataFrame({"person": "new", "a": 5.0, "c": levels, "s": binary})
+        tables = [_table(frame, text=["c", "s"]) for frame in (base, pd.concat([base, extra], ignore_index=True))]
+        before, after = (table.level_counts("c") for table in tables)
+        shared = sum(abs(after[value] - count) for value, count in before.items())
+        new = [count for value, count in after.items() if value not in before]
+        assert shared <= value_histogram_sensitivity(neighbours) and len(new) <= K and max(new, default=0) <= K
+        encoded = [table.encoded_moments(schema, indices, n=1.0) for table in tables]
+        other = abs(encoded[1][3] - encoded[0][3])
+        change = encoded[1][0][cells] - encoded[0][0][cells]
+        assert other <= row_count_sensitivity(neighbours)
+        assert np.abs(change).sum() <= l1 * SLACK and np.linalg.norm(change) <= l2 * SLACK
+        seen = {"shared": max(seen["shared"], shared), "new values": max(seen["new values"], len(new)),
+                "new count": max(seen["new count"], max(new, default=0)), "other": max(seen["other"], other),
+                "cells l1": max(seen["cells l1"], np.abs(change).sum()),
+                "cells l2": max(seen["cells l2"], np.linalg.norm(change))}
+    assert seen == pytest.approx({"shared": K, "new values": K, "new count": K, "other": K, "cells l1": l1,
+                                  "cells l2": l2})
 
 
 def test_every_engine_keeps_the_same_rows(tmp_path):
