@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, get_args, get_type_hints
 from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
-from synthdp.evaluation.options import DEFAULT_QUERIES, TASKS
+from synthdp.evaluation.options import DEFAULT_QUERIES, MAX_COPIES, TASKS
 from synthdp.files import temporary_beside
 from synthdp.writers import (
     ParquetAppender,
@@ -270,10 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--model-out", metavar="MODEL",
                      help="also write the fitted model, to sample more rows later (synthdp sample); no extra budget")
     out.add_argument("--copies", metavar="M",
-                     help="also write M copies of the release that carry its uncertainty (OUTPUT.1.csv ... OUTPUT.M.csv, "
-                          "OUTPUT.reference.csv, and OUTPUT.copies.json, what they are), for the intervals of synthdp "
-                          "infer (or synthdp.infer in Python); "
-                          "no extra budget")
+                     help=f"also write M copies (2 to {MAX_COPIES}) of the release that carry its uncertainty "
+                          "(OUTPUT.1.csv ... OUTPUT.M.csv, OUTPUT.reference.csv, and OUTPUT.copies.json, what they "
+                          "are), for the intervals of synthdp infer (or synthdp.infer in Python); no extra budget")
     fit_command = commands.add_parser("fit", help="fit a model file to sample from later (spends the budget once)",
                                       description=FIT_DESCRIPTION, epilog=FIT_EPILOG,
                                       formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -691,9 +690,12 @@ def generate(args: argparse.Namespace) -> int:
     written = _with_data_timings(synth, report, run)
     _write_outputs(outputs + _report_output(written, run))
     if not run["quiet"]:
+        copies_note = "" if run["copies"] is None else (  # they are files too: say where
+            f", {report['copies']['count']} copies and their reference sample beside it ({paths[0].name} ... "
+            f"{paths[-3].name}, {paths[-2].name}, {paths[-1].name})")
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
-              + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "") + _budget_note(written),
-              file=sys.stderr)
+              + copies_note + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
+              + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
     return 0
 
@@ -742,6 +744,9 @@ def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFor
         check_output_size(REFERENCE_FACTOR * rows, columns,
                           f"--rows with --copies: the copies' reference sample ({REFERENCE_FACTOR} x the rows per copy)",
                           advice)
+        copies = _int_or_word(run["copies"], None, "--copies")
+        check_output_size(copies * rows, columns, f"--copies with --rows: {copies} copies of {rows} rows, held in memory "
+                          "until written", "ask for fewer copies or fewer rows per copy")
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:
@@ -1220,8 +1225,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         from synthdp.evaluation.inference import copy_paths
 
         count = _int_or_word(run["copies"], None, "--copies")
-        if count is None or count < 2:
-            raise SynthDPError("--copies must be an integer >= 2")
+        if count is None or not 2 <= count <= MAX_COPIES:
+            raise SynthDPError(f"--copies must be an integer from 2 to {MAX_COPIES}")
         if run["rows"] not in (None, "theory") and _int_or_word(run["rows"], "theory", "--rows") < 2:
             raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
                                "says nothing")

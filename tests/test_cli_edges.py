@@ -342,3 +342,72 @@ def test_a_schema_column_spelt_otherwise_is_named_before_the_table_is_read_by_it
     gap.loc[3, "x"] = None  # was refused as "column 'x' has missing or infinite values"
     with pytest.raises(SynthDPError, match=r"^bounds name unknown column 'X' \(the table has 'x'\)$"):
         SmoothSynthesizer(epsilon=1.0).fit(gap, bounds={"X": [0, 1], "y": [0, 1]})
+
+
+def test_a_count_of_copies_past_the_limit_is_one_line_before_any_file_is_listed(tmp_path, capsys, monkeypatch):
+    """--copies 99999999999999999999 was taken: listing its files ran the process out of memory
+    (killed, no message); a count past MAX_COPIES is refused before the paths are built or the data read."""
+    from synthdp.evaluation import inference
+    from synthdp.evaluation.options import MAX_COPIES
+
+    def listed(output, count):
+        raise AssertionError(f"the paths of {count} copies were built")
+
+    monkeypatch.setattr(inference, "copy_paths", listed)
+    for count in ("99999999999999999999", str(MAX_COPIES + 1)):
+        assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", count,
+                     "--quiet"]) == 2
+        _one_error(capsys, "--copies must be an integer from 2 to")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_copies_held_in_memory_past_the_output_bound_are_refused_before_the_first_refit(monkeypatch):
+    """Every copy is held in memory until written: sample_copies refuses what cannot fit before it
+    refits, as the reference sample's check does, and past MAX_COPIES."""
+    import warnings
+
+    from synthdp import SmoothSynthesizer, SynthDPError
+    from synthdp.evaluation.options import MAX_COPIES
+    from synthdp.pipeline import run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(pd.read_csv(CLINIC), json.loads(Path(BOUNDS).read_text()))
+
+    def refit(*args, **kwargs):
+        raise AssertionError("a copy was refitted")
+
+    monkeypatch.setattr(run, "fit", refit)
+    with pytest.raises(SynthDPError, match=r"5000 copies of 100000 rows, held in memory .* fewer copies"):
+        synth.sample_copies(5000, 100_000)
+    with pytest.raises(SynthDPError, match=f"from 2 to {MAX_COPIES}"):
+        synth.sample_copies(MAX_COPIES + 1)
+
+
+def test_copies_with_rows_past_the_output_bound_are_refused_before_the_fit(tmp_path, capsys, monkeypatch):
+    from synthdp import synthesizer
+
+    def fitted(*args, **kwargs):
+        raise AssertionError("the release was fitted")
+
+    monkeypatch.setattr(synthesizer.SmoothSynthesizer, "fit", fitted)
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "5000",
+                 "--rows", "100000", "--quiet"]) == 2
+    _one_error(capsys, "--copies with --rows: 5000 copies of 100000 rows")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_closing_line_names_the_copies_written(tmp_path, capsys):
+    """generate --copies wrote M + 3 files and its closing line named only the synthetic table."""
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "2", "--rows",
+                 "40", "--seed", "1"]) == 0
+    closing = capsys.readouterr().err.splitlines()[0]
+    assert closing.startswith("synthdp: wrote 40 rows") and (
+        "2 copies and their reference sample beside it (o.1.csv ... o.2.csv, o.reference.csv, o.copies.json)" in closing)
+
+
+def test_a_column_asked_for_twice_in_a_marginal_is_named(capsys):
+    """--columns species,species said 'a marginal needs one or more distinct columns', naming nothing."""
+    assert main(["marginal", "--table", str(ROOT / "data" / "iris.csv"), "--schema",
+                 str(ROOT / "configs" / "iris_schema.json"), "--columns", "species, species"]) == 2
+    _one_error(capsys, "column 'species' is asked for twice")

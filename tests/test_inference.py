@@ -50,6 +50,38 @@ def test_theta_0_is_the_mean_over_the_reference_s_blocks_of_a_copy_s_rows():
     assert infer(short, lambda frame: frame["x"].mean()).iloc[0]["naive"] == pytest.approx(2.0)
 
 
+def test_an_element_the_reference_sample_has_no_value_of_says_why_it_has_no_estimate():
+    """A nullable column all missing in the fitted distribution's reference sample, some of whose copies
+    have cells: its mean had a NaN estimate beside a finite standard error, and the only warning was
+    that some copies lacked it."""
+    reference = pd.DataFrame({"x": np.full(40, np.nan), "y": np.tile(np.arange(10.0), 4)})
+    tables = [pd.DataFrame({"x": [np.nan] * 9 + [value], "y": np.arange(10.0)}) for value in (1.0, 2.0, 3.0)]
+    with pytest.warns(InferenceWarning, match=r"reference sample \(the fitted distribution\) has no finite value of "
+                      r"'x'"):
+        result = infer(Copies(tables, reference, 0.0), lambda frame: frame[["x", "y"]].mean())
+    assert np.isnan(result.loc["x", "estimate"]) and result.loc["y", "estimate"] == pytest.approx(4.5)
+
+
+def test_a_group_only_a_later_block_of_the_reference_has_stays_with_its_statistic():
+    """A group absent from the reference's first block (visits 17 on the bundled example) was listed
+    after every other statistic, below an OLS model's coefficients, not beside its own group mean."""
+    reference = pd.DataFrame({"g": [1, 2] * 5 + [1, 2, 3] * 3 + [1], "x": np.arange(20.0)})  # 3 in block 2 only
+    tables = [reference.iloc[10:].reset_index(drop=True)] * 2
+
+    def statistic(frame):
+        return pd.concat([frame.groupby("g")["x"].mean().rename(lambda g: f"g{g}"), pd.Series({"last": 1.0})])
+
+    assert list(infer(Copies(tables, reference, 0.0), statistic).index) == ["g1", "g2", "g3", "last"]
+    # a group seen in a block without its neighbours goes where every block's order puts it (11 after 9, which
+    # the first block has and the second lacks; the third has both), not right after its predecessor there
+    groups = {0: [1, 2, 9, 12], 1: [1, 11, 12], 2: [9, 11]}
+    reference = pd.DataFrame({"block": np.repeat([0, 1, 2], 4)})
+    by_block = lambda frame: pd.Series(1.0, index=groups[int(frame["block"].iloc[0])])  # noqa: E731
+    with pytest.warns(InferenceWarning, match="only some copies have a value of '11'"):  # the copies lack it
+        found = infer(Copies([reference.iloc[:4]] * 2, reference, 0.0), by_block)
+    assert list(found.index) == [1, 2, 9, 11, 12]
+
+
 def test_limits_keep_the_estimate_and_interval_among_the_values_the_statistic_takes():
     """A bias correction past a statistic's range (a copy attenuates a strong correlation) is put back into it."""
     copies = _copies(0.95, [0.80, 0.84, 0.86, 0.90])  # 2 * 0.95 - 0.85 = 1.05
@@ -237,6 +269,18 @@ def test_the_common_statistics_on_a_known_table():
         synthdp_common(ols=[("y",)])
 
 
+def test_ols_coefficients_that_a_table_does_not_determine_are_nan_not_zero():
+    """A predictor with no present cell (a nullable column all missing in the reference sample) left
+    no rows to fit: lstsq's minimum-norm answer, 0 for every coefficient, was given as the naive value
+    and the estimate 2 * 0 - mean(copies) as if it were one; a constant or repeated predictor split
+    its coefficient arbitrarily."""
+    frame = pd.DataFrame({"x": [np.nan] * 4, "c": [1.0] * 4, "z": [1.0, 2.0, 3.0, 5.0], "y": [1.0, 3.0, 5.0, 6.0]})
+    for ols in (("y", "x"), ("y", "c"), ("y", "z", "z")):
+        values = synthdp_common(ols=[ols])(frame)
+        assert values.isna().all(), (ols, values)
+    assert synthdp_common(ols=[("y", "z")])(frame).notna().all()
+
+
 def synthdp_common(**kwargs):
     from synthdp.evaluation.inference import common_statistics
 
@@ -256,8 +300,10 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     assert main(["infer", str(out), "--mean", "x", "y", "--share", "g=1", "--corr", "x", "y", "--ols", "y", "x",
                  "--group-mean", "y", "g", "--level", "0.9", "-o", str(tmp_path / "result.csv")]) == 0
     written = pd.read_csv(tmp_path / "result.csv", index_col="statistic")
-    expected = infer(load_copies(out), synthdp_common(means=["x", "y"], proportions=[("g", "1")], correlations=[("x", "y")],
-                                                      ols=[("y", "x")], group_means=[("y", "g")]), level=0.9)
+    with pytest.warns(InferenceWarning, match="out.copies.json, the record of the copies of 'out.csv', is missing"):
+        loaded = load_copies(out)  # copies made by hand: no record
+    expected = infer(loaded, synthdp_common(means=["x", "y"], proportions=[("g", "1")], correlations=[("x", "y")],
+                                            ols=[("y", "x")], group_means=[("y", "g")]), level=0.9)
     assert list(written.index) == list(expected.index)
     np.testing.assert_allclose(written.drop(columns="measured").to_numpy(),
                                expected.drop(columns="measured").to_numpy(), rtol=1e-12)
@@ -387,7 +433,11 @@ def test_the_infer_command_warns_where_the_release_measured_no_dependence(tmp_pa
     assert "no dependence" not in err and "--share c=oops: no row of the copies' reference sample" in err
     info.unlink()
     assert main(["infer", str(out), "--corr", "a", "b"]) == 0
-    assert "no dependence" not in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no dependence" not in err
+    # but it says the record is missing, whose absence marks every statistic measured (a user who lost it saw
+    # 'measured True' for a correlation the release never measured, and no warning)
+    assert "synthdp: warning: out.copies.json, the record of the copies of 'out.csv', is missing" in err
     info.write_text("{not json")
     assert main(["infer", str(out), "--corr", "a", "b"]) == 2
     assert capsys.readouterr().err.strip() == (f"synthdp: error: '{info}' is not what synthdp generate --copies "

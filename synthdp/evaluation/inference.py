@@ -171,7 +171,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         interval is centred on their independence, and :func:`infer` warns. An element some
         copies have no value of (a group absent from them) takes its mean, standard error and t
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
-        warns, naming it.
+        warns, naming it. One the reference sample has no finite value of (a nullable column the
+        fitted distribution leaves all missing) has no estimate or interval; infer warns, naming it.
     """
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise SynthDPError("level must be a number in (0, 1), e.g. 0.95")
@@ -205,6 +206,11 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
                       "or infinite result; each such element's standard error and interval come from the copies that have one "
                       "(Student's t on their number less one), and it has none (NaN) where fewer than two do",
                       InferenceWarning, stacklevel=2)
+    unknown = own.index[~np.isfinite(own.to_numpy(dtype=float))]
+    if len(unknown):  # no theta_0: nothing to centre the estimate on (a column the fitted distribution leaves missing)
+        listed = ", ".join(f"'{name}'" for name in unknown[:4]) + (f" and {len(unknown) - 4} more" if len(unknown) > 4 else "")
+        warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed}: no "
+                      "estimate or interval (NaN), whatever the copies give", InferenceWarning, stacklevel=2)
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
@@ -232,7 +238,46 @@ def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFr
                               index=parts[0].index)
     else:
         values = pd.concat(parts, axis=1)
+        values = values.iloc[values.index.get_indexer(_in_order(parts))]  # pandas puts a later block's new elements last
     return values.mean(axis=1), int(np.argmax(values.notna().sum(axis=0).to_numpy()))
+
+
+def _in_order(parts: Sequence[pd.Series]) -> list:
+    """The elements of ``parts`` (one statistic on several blocks, each element named once) in the order
+    the blocks give them: each block's order kept (a group mean's groups by value), ties broken by first
+    appearance, and where blocks disagree (a cycle) the first seen first. pandas' union would put an
+    element only a later block has (a group absent from the first) at the end, after an OLS model's
+    coefficients, and one seen in a block without its neighbours before them."""
+    import heapq
+
+    first: dict = {}
+    for part in parts:
+        for name in part.index:
+            first.setdefault(name, len(first))
+    names = list(first)
+    follows: list[set[int]] = [set() for _ in names]
+    waiting = [0] * len(names)  # each element's predecessors not yet placed
+    for part in parts:
+        places = [first[name] for name in part.index]
+        for a, b in zip(places, places[1:]):
+            if b not in follows[a]:
+                follows[a].add(b)
+                waiting[b] += 1
+    ready = [place for place in range(len(names)) if waiting[place] == 0]
+    heapq.heapify(ready)
+    placed: list[int] = []
+    done = [False] * len(names)
+    while len(placed) < len(names):
+        place = heapq.heappop(ready) if ready else min(p for p in range(len(names)) if not done[p])  # a cycle
+        if done[place]:
+            continue
+        done[place] = True
+        placed.append(place)
+        for after in follows[place]:
+            waiting[after] -= 1
+            if waiting[after] == 0 and not done[after]:
+                heapq.heappush(ready, after)
+    return [names[place] for place in placed]
 
 
 def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,
@@ -382,9 +427,15 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     one copy's path instead, as ``synthdp evaluate`` reads the synthetic table), with what OUTPUT.copies.json
     says of them (:func:`copies_info_path`): whether the release measured any dependence, so that
     :func:`infer` warns where it did not, and the seconds per copy. Copies written without that
-    file (before it existed) are taken as measuring dependence, their time unknown."""
+    file (before it existed, or with it lost) are taken as measuring dependence, their time unknown, and
+    load_copies warns that it is missing."""
     info = _copies_info(copies_info_path(output))  # read once: the files listed and checked by the same record
     *numbered, reference = copy_files(output, info)
+    if not info:  # copies written before the record existed, or the record lost: nothing says which pairs
+        warnings.warn(f"{copies_info_path(output).name}, the record of the copies of '{Path(output).name}', is missing: "
+                      "the copies are not checked against it, and which pairs the release measured is unknown, so every "
+                      "statistic shows measured True and none is warned of (write the copies again)", InferenceWarning,
+                      stacklevel=2)
 
     written = info.get("sha256", {})
     # each file's digest by its place in the record's list of files, where it has one for each: a set of
@@ -506,7 +557,8 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
         Pearson's correlation (``"corr A ~ B"``).
     ols : sequences (target, predictor, ...)
         Ordinary least-squares coefficients of the target on the predictors and an intercept
-        (``"ols Y ~ X"``, ``"ols Y ~ (intercept)"``).
+        (``"ols Y ~ X"``, ``"ols Y ~ (intercept)"``); NaN on a table where they are not determined (fewer
+        rows with every value present than coefficients, or a constant or collinear predictor).
 
     Returns
     -------
@@ -549,7 +601,9 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
             x = pd.concat([numeric(frame, p) for p in predictors], axis=1)
             keep = y.notna() & x.notna().all(axis=1)
             design = np.column_stack([np.ones(int(keep.sum())), x[keep].to_numpy()])
-            beta = np.linalg.lstsq(design, y[keep].to_numpy(), rcond=None)[0]
+            beta, _, rank, _ = np.linalg.lstsq(design, y[keep].to_numpy(), rcond=None)
+            if rank < design.shape[1]:  # fewer complete rows than coefficients, a constant or a repeated predictor:
+                beta = np.full(design.shape[1], np.nan)  # no least-squares coefficients (lstsq's minimum norm: 0s)
             values[f"ols {target} ~ (intercept)"] = beta[0]
             values.update({f"ols {target} ~ {p}": b for p, b in zip(predictors, beta[1:])})
         return pd.Series(values, dtype=float)

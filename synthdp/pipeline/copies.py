@@ -54,6 +54,7 @@ import pandas as pd
 
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
+from synthdp.evaluation.options import MAX_COPIES
 from synthdp.pipeline import run
 from synthdp.pipeline.model import check_output_size, check_rows, draw
 from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
@@ -74,8 +75,8 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     the mechanism on a population drawn from the fitted distribution (module docstring), with the
     reference sample and the seconds per copy. ``rng``: public randomness for the populations, the
     noise and the sampling."""
-    if not (isinstance(copies, (int, np.integer)) and copies >= 2):
-        raise SynthDPError("copies must be an integer >= 2 (a standard error needs at least two)")
+    if not (isinstance(copies, (int, np.integer)) and 2 <= copies <= MAX_COPIES):
+        raise SynthDPError(f"copies must be an integer from 2 to {MAX_COPIES} (a standard error needs at least two)")
     if n_rows is not None:
         check_rows(n_rows)  # before the first refit, not after it
     release = fitted.release
@@ -89,6 +90,9 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     check_output_size(reference_rows, len(model.names),  # named here, before the refits, not as draw's bound
                       f"the copies' reference sample ({REFERENCE_FACTOR} x the larger of n and the rows per copy)",
                       "ask for fewer rows per copy (--rows, n_rows)")
+    rows = release.plan.n if n_rows is None else int(n_rows)
+    check_output_size(copies * rows, len(model.names), f"{copies} copies of {rows} rows, held in memory together",
+                      "ask for fewer copies or fewer rows per copy (--rows, n_rows)")
     reference = draw(model, reference_rows, rng)
     # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
     planned = release if release.plan.pairs_test is None else None

@@ -307,8 +307,11 @@ def _asked(schema: Schema, columns: Sequence[str]) -> list:
 
 def _distinct(columns: Sequence[str]) -> list[str]:
     columns = list(columns)
-    if not columns or len(set(columns)) != len(columns):
+    if not columns:
         raise SynthDPError("a marginal needs one or more distinct columns")
+    twice = next((name for i, name in enumerate(columns) if name in columns[:i]), None)
+    if twice is not None:  # --columns sex,sex: name the column, as every other error of --columns does
+        raise SynthDPError(f"column '{twice}' is asked for twice: a marginal needs distinct columns")
     return columns
 
 
