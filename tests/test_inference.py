@@ -156,6 +156,24 @@ def test_copies_read_nothing_but_the_release(tmp_path):
         synth.sample_copies(1)
 
 
+def test_copies_show_one_bar_counting_them_and_not_each_refit_s(monkeypatch, capsys):
+    """With progress, the copies show one bar on stderr that counts them ("synthdp copies", M of them;
+    its delay of a second set to 0 here), and no refit shows its own stages' bar; without, nothing."""
+    import synthdp.pipeline.copies as copies_module
+
+    shown = copies_module.tqdm
+    monkeypatch.setattr(copies_module, "tqdm", lambda *args, **options: shown(*args, **{**options, "delay": 0}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(_population(600, 1), bounds=BOUNDS)
+        capsys.readouterr()
+        synth.sample_copies(3, 50, seed=4, progress=True)
+        bar = capsys.readouterr().err
+        synth.sample_copies(3, 50, seed=4)
+    assert "synthdp copies" in bar and "/3 " in bar and "stages" not in bar
+    assert capsys.readouterr().err == ""
+
+
 def test_intervals_cover_where_the_usual_ones_do_not():
     """A generated population (3 columns), 20 samples of 2 000 rows, each released at (1, 1e-10) with
     6 copies: the intervals of the two column means cover the population's in at least 70 % of the

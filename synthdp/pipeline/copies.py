@@ -45,12 +45,14 @@ Not for a release by privacy unit yet (its population would need synthetic units
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from tqdm import tqdm
 
 from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
@@ -98,12 +100,14 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     planned = release if release.plan.pairs_test is None else None
     out: list[pd.DataFrame] = []
     start = time.perf_counter()
-    for _ in range(copies):
+    # one bar counting the copies (shown once they take more than a second), not each refit's stages
+    for _ in tqdm(range(copies), desc="synthdp copies", unit="copy", file=sys.stderr, disable=not progress,
+                  leave=False, delay=1.0):
         population = draw(model, release.plan.n, rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
             refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
-                            progress=progress, planned=planned, study=INFERENCE)
+                            progress=False, planned=planned, study=INFERENCE)
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
     measured = measured_pairs(release)
     return Copies(out, reference, (time.perf_counter() - start) / copies, bool(measured), measured)
