@@ -50,6 +50,21 @@ def test_theta_0_is_the_mean_over_the_reference_s_blocks_of_a_copy_s_rows():
     assert infer(short, lambda frame: frame["x"].mean()).iloc[0]["naive"] == pytest.approx(2.0)
 
 
+def test_a_group_only_the_copies_have_gets_a_row_and_a_warning():
+    """A group mean whose group 3 shows in the copies but in no block of the reference sample (too rare
+    in the fitted distribution): it was dropped without a word; now it has a row, NaN, after the
+    reference's groups, and the warning names it. The other groups' values do not change."""
+    reference = pd.DataFrame({"g": np.tile([1, 2], 20), "x": np.arange(40.0)})
+    tables = [pd.DataFrame({"g": [1, 2, 3, 1], "x": [value, 2.0, 5.0, value]}) for value in (1.0, 2.0, 3.0)]
+    mean = lambda frame: frame.groupby("g")["x"].mean()
+    with pytest.warns(InferenceWarning, match=r"no finite value of '3' \(a group too rare to show in it"):
+        result = infer(Copies(tables, reference, 0.0), mean)
+    assert list(result.index) == [1, 2, 3] and result.loc[3, ["estimate", "lower", "upper"]].isna().all()
+    without = [table.replace({"g": {3: 2}, "x": {5.0: 2.0}}) for table in tables]  # the same rows per copy (blocks)
+    first = infer(Copies(without, reference, 0.0), mean)
+    pd.testing.assert_frame_equal(result.loc[[1, 2]], first)
+
+
 def test_an_element_the_reference_sample_has_no_value_of_says_why_it_has_no_estimate():
     """A nullable column all missing in the fitted distribution's reference sample, some of whose copies
     have cells: its mean had a NaN estimate beside a finite standard error, and the only warning was

@@ -171,7 +171,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         interval is centred on their independence, and :func:`infer` warns. An element some
         copies have no value of (a group absent from them) takes its mean, standard error and t
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
-        warns, naming it. One the reference sample has no finite value of (a nullable column the
+        warns, naming it. One the reference sample has no finite value of (a group only copies have, a nullable column the
         fitted distribution leaves all missing) has no estimate or interval; infer warns, naming it.
     """
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
@@ -182,12 +182,16 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         raise SynthDPError("infer takes what SmoothSynthesizer.sample_copies returns (at least two copies)")
     rows = len(tables[0])
     own, block = _fitted_value(statistic, reference, rows)
+    m = len(tables)
+    on_copies = [_on(statistic, table, f"copy {k} of {m}") for k, table in enumerate(tables, start=1)]
+    if not own.index.has_duplicates:  # an element only copies have (a group too rare to show in the reference):
+        extra = pd.Index([name for series in on_copies if not series.index.has_duplicates  # a row of its own, NaN
+                          for name in series.index if name not in own.index]).unique()  # (warned of below)
+        own = own.reindex(own.index.append(extra).set_names(own.index.names)) if len(extra) else own
     measured = _unmeasured_reads(copies, statistic, reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True),
                                  own.index)
-    m = len(tables)
-    values = pd.DataFrame(np.column_stack([_aligned(_on(statistic, table, f"copy {k} of {m}"), own.index,
-                                                    f"copy {k} of {m}").to_numpy(dtype=float)
-                                           for k, table in enumerate(tables, start=1)]), index=own.index)
+    values = pd.DataFrame(np.column_stack([_aligned(series, own.index, f"copy {k} of {m}").to_numpy(dtype=float)
+                                           for k, series in enumerate(on_copies, start=1)]), index=own.index)
     # each element over the copies that have a finite value of it (a group absent from some copies has fewer;
     # an infinite one, a ratio over a zero, would make its mean and standard error infinite or NaN)
     values = values.where(np.isfinite(values))
@@ -209,8 +213,9 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     unknown = own.index[~np.isfinite(own.to_numpy(dtype=float))]
     if len(unknown):  # no theta_0: nothing to centre the estimate on (a column the fitted distribution leaves missing)
         listed = ", ".join(f"'{name}'" for name in unknown[:4]) + (f" and {len(unknown) - 4} more" if len(unknown) > 4 else "")
-        warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed}: no "
-                      "estimate or interval (NaN), whatever the copies give", InferenceWarning, stacklevel=2)
+        warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed} (a "
+                      "group too rare to show in it, or a column it leaves missing): no estimate or interval (NaN), "
+                      "whatever the copies give", InferenceWarning, stacklevel=2)
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
