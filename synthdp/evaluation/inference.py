@@ -171,8 +171,9 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         interval is centred on their independence, and :func:`infer` warns. An element some
         copies have no value of (a group absent from them) takes its mean, standard error and t
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
-        warns, naming it. One the reference sample has no finite value of (a group only copies have, a nullable column the
-        fitted distribution leaves all missing) has no estimate or interval; infer warns, naming it.
+        warns, naming it. One the reference sample has no finite value of (a group only copies have,
+        a nullable column the fitted distribution leaves all missing) has no estimate or interval;
+        infer warns, naming it.
     """
     if isinstance(level, bool) or not isinstance(level, numbers.Real) or not 0 < level < 1:
         raise SynthDPError("level must be a number in (0, 1), e.g. 0.95")
