@@ -332,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        "--synth (SYNTH.1.csv ..., SYNTH.reference.csv): does each numeric column's "
                                        "mean and correlation interval hold the real table's value?")
     evaluate_command.add_argument("--json", action="store_true", help="print JSON instead of text tables")
+    evaluate_command.add_argument("--quiet", action="store_true",
+                                  help="no notes and no closing line saying what was written (warnings and errors "
+                                       "still print)")
     evaluate_command.add_argument("--html", metavar="REPORT.html",
                                   help="also write the report as one self-contained HTML page with charts "
                                        "(needs matplotlib)")
@@ -1075,7 +1078,8 @@ def evaluate(args: argparse.Namespace) -> int:
         guess = infer_schema(real_frame.drop(columns=[args.privacy_unit], errors="ignore"))
         if needs_schema(guess):  # text, binary, code or date columns, or missing cells: compared as typed
             content, inferred = guess, True
-            print(f"synthdp: note: {inference_note(guess)}", file=sys.stderr)
+            if not args.quiet:
+                print(f"synthdp: note: {inference_note(guess)}", file=sys.stderr)
     # each file: its path, label, format and the prefix of the options its errors name
     files = ((args.real, "real table", csv_format, "--"), (args.synth, "synthetic table", synth_format, "--synth-"))
     text_columns = schema_text_columns(content) if content is not None else ()
@@ -1152,7 +1156,7 @@ def evaluate(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (e.g. | head): not an error
         _quiet_stdout()
-    if args.html:
+    if args.html and not args.quiet:
         print(f"synthdp: wrote the report page to {args.html}", file=sys.stderr)
     return 0
 

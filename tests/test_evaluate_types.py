@@ -163,6 +163,9 @@ def test_evaluate_without_a_schema_infers_the_types_and_says_so(tmp_path, capsys
     code, given, _ = run(["evaluate", "--real", real_path, "--synth", synthetic, "--schema", inferred,
                           "--queries", 10, "--json", "--no-sdmetrics"], capsys)
     assert code == 0 and json.loads(given)["tv"] == report["tv"]
+    code, quiet, err = run(["evaluate", "--real", real_path, "--synth", synthetic, "--queries", 10, "--json",
+                            "--no-sdmetrics", "--quiet"], capsys)  # --quiet: the same report, no note
+    assert code == 0 and err == "" and json.loads(quiet)["tv"] == report["tv"]
 
 
 def test_a_third_value_in_a_column_the_real_table_types_binary_is_other(tmp_path, capsys):
