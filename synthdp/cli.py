@@ -1074,6 +1074,8 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.reader.table import read_table_frame
 
         real_frame = read_table_frame(args.real, "real table", csv_format)
+        if real_frame.empty:  # named here: infer_schema's own error does not know the file
+            raise SynthDPError(f"real table '{args.real}' has no rows or no columns: nothing to compare")
         # the unit column is left out of the scores: it neither types the table nor counts in the note
         guess = infer_schema(real_frame.drop(columns=[args.privacy_unit], errors="ignore"))
         if needs_schema(guess):  # text, binary, code or date columns, or missing cells: compared as typed

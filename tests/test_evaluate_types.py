@@ -278,3 +278,14 @@ def test_a_schema_date_column_is_drawn_with_dates_too(dated, tmp_path):
     report = utility_report(real, synth, schema=content, n_queries=5, sdmetrics=False)
     alts = _alt_texts(render_html(report, real, synth, schema=content))
     assert "axis ticks 2019-01-01, 2020-01-01" in alts["visit"]
+
+
+def test_evaluate_names_a_real_table_without_rows_when_it_would_infer_its_types(tmp_path, capsys):
+    """Without --bounds or --schema, a real table with a header only is refused naming the file (the
+    error said only "the real table"), before any score; nothing is written."""
+    real, synthetic = tmp_path / "real.csv", tmp_path / "synthetic.csv"
+    real.write_text("a,b\n")
+    synthetic.write_text("a,b\n1,2\n")
+    code, out, err = run(["evaluate", "--real", real, "--synth", synthetic], capsys)
+    assert code != 0 and out == ""
+    assert err == f"synthdp: error: real table '{real}' has no rows or no columns: nothing to compare\n"
