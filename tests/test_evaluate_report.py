@@ -427,3 +427,16 @@ def test_the_page_shows_strong_pairs_and_missing_cells_as_the_text_does(tmp_path
     text = page_path.read_text(encoding="utf-8")
     assert "strong pairs (real |r| &gt; 0.5)" in text and "Missing cells, share of rows" in text
     assert "missing cells (share of rows): z real 0.100 synthetic 0.000" in out
+
+
+def test_chart_labels_keep_long_names_apart():
+    """The --html charts cut long names to fit: in the middle, keeping the start and the end (where
+    names of one family differ), and two that still read the same are numbered; they were cut at the
+    end, so a correlation matrix's "systolic_blood_pressure_visit_1" and "_2" looked identical."""
+    from synthdp.evaluation.html import _short, _shorts
+
+    names = ["systolic_blood_pressure_visit_1", "systolic_blood_pressure_visit_2", "a" * 40, "a" * 41, "bmi"]
+    shown = _shorts(names, 16)
+    assert len(set(shown)) == len(names) and shown[-1] == "bmi"
+    assert all(len(label) == 16 for label in shown[:3]) and shown[0].startswith("systolic") and shown[1].endswith("_2")
+    assert _short("cost in $", 24) == r"cost in \$"  # literal, not matplotlib's mathtext

@@ -23,7 +23,7 @@ import html
 import io
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -157,7 +157,7 @@ def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, 
         axes = figure.subplots()
         handles = [axes.barh(positions - 0.2, real[shown], height=0.4, color=REAL_COLOUR, label="real"),
                    axes.barh(positions + 0.2, synth[shown], height=0.4, color=SYNTH_COLOUR, label="synthetic")]
-        axes.set_yticks(positions, [_short(labels[k]) for k in shown], fontsize=8)
+        axes.set_yticks(positions, _shorts([labels[k] for k in shown]), fontsize=8)
         axes.invert_yaxis()
         axes.set_xlabel("share of rows" + (f" ({hidden} rarer levels not shown)" if hidden else ""))
     axes.set_title(title, fontsize=10)
@@ -167,9 +167,23 @@ def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, 
 
 
 def _short(label: str, width: int = 24) -> str:
-    """A name for a chart: cut to ``width`` characters, with "$" kept literal (not mathtext)."""
-    label = label if len(label) <= width else label[: width - 1] + "\u2026"
+    """A name for a chart: cut to ``width`` characters in the middle (its start and its end, where names
+    of one family differ: "..._visit_1", "..._visit_2"), with "$" kept literal (not mathtext)."""
+    if len(label) > width:
+        tail = (width - 1) // 3
+        label = label[: width - 1 - tail] + "\u2026" + (label[-tail:] if tail else "")
     return label.replace("$", r"\$")
+
+
+def _shorts(labels: Sequence[str], width: int = 24) -> list[str]:
+    """:func:`_short` of each label, told apart where two would read the same ("#2", "#3" after the second)."""
+    shown = [_short(label, width) for label in labels]
+    seen: dict[str, int] = {}
+    for k, text in enumerate(shown):
+        seen[text] = seen.get(text, 0) + 1
+        if seen[text] > 1:
+            shown[k] = f"{text} #{seen[text]}"
+    return shown
 
 
 def _heatmaps(mpl, names: list[str], real: np.ndarray, synth: np.ndarray) -> str:
@@ -184,8 +198,8 @@ def _heatmaps(mpl, names: list[str], real: np.ndarray, synth: np.ndarray) -> str
         ax.set_title(f"Pearson correlation, {label} table", fontsize=10)
         if d <= 40:
             font = 8 if d <= 15 else 6
-            ax.set_xticks(range(d), [_short(n, 16) for n in names], rotation=90, fontsize=font)
-            ax.set_yticks(range(d), [_short(n, 16) for n in names], fontsize=font)
+            ax.set_xticks(range(d), _shorts(names, 16), rotation=90, fontsize=font)
+            ax.set_yticks(range(d), _shorts(names, 16), fontsize=font)
         else:
             ax.set_xticks([])
             ax.set_yticks([])
@@ -462,7 +476,7 @@ def _intervals_chart(mpl, rows: list) -> str | None:
     inside = np.abs(scaled) <= 1
     axes.plot(np.clip(scaled[inside], -3, 3), y[inside], "o", color="tab:blue", label="real value, inside")
     axes.plot(np.clip(scaled[~inside], -3, 3), y[~inside], "x", color="tab:red", label="real value, outside")
-    axes.set_yticks(y, [_short(row["statistic"], 32) for row in shown], fontsize=7)
+    axes.set_yticks(y, _shorts([row["statistic"] for row in shown], 32), fontsize=7)
     axes.invert_yaxis()
     axes.set_xlim(-3.2, 3.2)
     axes.set_xlabel("real value in its interval (-1: lower end, 1: upper end; beyond 3 at 3)", fontsize=8)
