@@ -411,3 +411,102 @@ def test_a_column_asked_for_twice_in_a_marginal_is_named(capsys):
     assert main(["marginal", "--table", str(ROOT / "data" / "iris.csv"), "--schema",
                  str(ROOT / "configs" / "iris_schema.json"), "--columns", "species, species"]) == 2
     _one_error(capsys, "column 'species' is asked for twice")
+
+
+@pytest.mark.parametrize("engine", [[], ["--chunk-rows", "7"], ["--engine", "dask"]])
+def test_a_separator_at_the_end_of_every_data_line_is_refused(tmp_path, capsys, engine):
+    """A header "x,y" over lines "1.5,20.5,": pandas took the first field of each line as the index, so x
+    silently held y's values and y was all missing (a nullable y ran through, columns shifted)."""
+    if engine[1:] == ["dask"]:
+        pytest.importorskip("dask.dataframe")
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n" + "".join(f"{i % 9 + 0.5},{i % 13 + 20.5},\n" for i in range(40)))
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"x": [0, 10], "y": {"bounds": [0, 40], "nullable": True}}))
+    assert main(["generate", str(table), "-o", str(tmp_path / "o.csv"), "--bounds", str(bounds), "--quiet",
+                 *engine]) == 2
+    _one_error(capsys, "first data row", "more fields than its header", "end of every line")
+    assert not (tmp_path / "o.csv").exists()
+    assert main(["schema", str(table), "-o", str(tmp_path / "s.json")]) == 2
+    _one_error(capsys, "more fields than its header")
+
+
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_a_parquet_binary_column_is_read_as_its_text(tmp_path, capsys, engine):
+    """A Parquet BINARY column (bytes per cell) was read as the bytes' repr, b'x': the draft listed
+    "b'x'" as a level, and a release with the levels x, y mapped every cell to other (the Dask DataFrame
+    from the same frame, whose strings Dask decodes, read them as x and y)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [float(i % 10) for i in range(60)],
+                             "k": pa.array([b"x" if i % 3 else b"y" for i in range(60)], type=pa.binary())}), path)
+    assert main(["schema", str(path), "-o", str(tmp_path / "s.json")]) == 0
+    assert json.loads((tmp_path / "s.json").read_text())["columns"]["k"]["levels"] == ["x", "y"]
+    schema = tmp_path / "schema.json"  # "other": false: a cell that is neither x nor y is an error
+    schema.write_text(json.dumps({"columns": {"x": {"type": "continuous", "bounds": [0, 10]},
+                                              "k": {"type": "categorical", "levels": ["x", "y"], "other": False}}}))
+    capsys.readouterr()
+    assert main(["generate", str(path), "-o", str(tmp_path / "o.csv"), "--schema", str(schema), "--engine", engine,
+                 "--seed", "1", "--quiet"]) == 0, capsys.readouterr().err
+    assert set(pd.read_csv(tmp_path / "o.csv")["k"]) <= {"x", "y"}
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_the_draft_refuses_times_with_a_time_zone(tmp_path, capsys, suffix):
+    """A Parquet timestamp with a time zone (or ISO text with offsets) was drafted as a categorical column,
+    each time a level, where every release refuses such a column: the draft refuses it too, by name."""
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"x": [float(i) for i in range(60)],
+                          "t": pd.date_range("2021-01-01", periods=60, freq="h", tz="Europe/Berlin")})
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.assign(t=frame["t"].map(lambda time: time.isoformat())).to_csv(path, index=False)
+    assert main(["schema", str(path), "-o", str(tmp_path / "s.json")]) == 2
+    _one_error(capsys, "column 't' holds times with a time-zone offset")
+    assert not (tmp_path / "s.json").exists()
+
+
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_a_parquet_column_of_nulls_is_read_as_a_csv_column_of_empty_cells(tmp_path, capsys, engine):
+    """A column every cell of which is missing, declared nullable: from a CSV file it is read as NaN, but
+    the same column in a Parquet file (Arrow's null type, as pandas writes a column of None) was called
+    "not numeric (it holds text...)". Both now give the same seeded release."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    if engine == "dask":
+        pytest.importorskip("dask.dataframe")
+    x = [float(i % 10) for i in range(60)]
+    pq.write_table(pa.table({"x": x, "c": pa.nulls(60)}), tmp_path / "t.parquet")
+    pd.DataFrame({"x": x, "c": [None] * 60}).to_csv(tmp_path / "t.csv", index=False)
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"x": [0, 10], "c": {"bounds": [0, 5], "nullable": True}}))
+    for name in ("t.parquet", "t.csv"):
+        assert main(["generate", str(tmp_path / name), "-o", str(tmp_path / f"{name}.out.csv"), "--bounds",
+                     str(bounds), "--engine", engine, "--seed", "1", "--quiet"]) == 0, capsys.readouterr().err
+    assert (tmp_path / "t.parquet.out.csv").read_text() == (tmp_path / "t.csv.out.csv").read_text()
+    strict = tmp_path / "strict.json"  # not declared nullable: the missing cells are an error, as in a CSV file
+    strict.write_text(json.dumps({"x": [0, 10], "c": [0, 5]}))
+    capsys.readouterr()
+    assert main(["generate", str(tmp_path / "t.parquet"), "-o", str(tmp_path / "o.csv"), "--bounds", str(strict),
+                 "--engine", engine, "--quiet"]) == 2
+    _one_error(capsys, "column 'c' has missing")
+
+
+def test_the_dask_engine_does_not_pass_on_pandas_deprecations_of_its_own_parquet_reader(tmp_path, capsys):
+    """A Parquet file with a stored pandas index, read by the Dask engine: Dask's reader calls
+    reset_index(inplace=True), which pandas 3.1 deprecates, and the warning was printed as synthdp's own."""
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame({"x": [float(i % 10) for i in range(60)], "y": [float(i % 7) for i in range(60)]},
+                         index=pd.Index([(7 * i) % 61 for i in range(60)], name="id"))
+    frame.to_parquet(tmp_path / "t.parquet")
+    assert main(["generate", str(tmp_path / "t.parquet"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
+                 "--engine", "dask", "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "stored pandas index 'id'" in err and "inplace" not in err, err

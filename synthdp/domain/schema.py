@@ -306,9 +306,11 @@ def _value_text(value: object) -> str | None:
     is, so that a column of large whole numbers writes a level alike whether one missing cell made
     pandas hold it as float64 or none left it int64); another number in its shortest form (float32's
     0.1 as "0.1"); a date at midnight as "2020-01-01", another time as "2020-01-01 10:30:00"; None
-    where missing."""
+    where missing; bytes (a Parquet BINARY column's) as their UTF-8 text."""
     if isinstance(value, str):
         return value
+    if isinstance(value, (bytes, bytearray)):  # a Parquet BINARY column's cells: their UTF-8 text, as Dask reads them
+        return bytes(value).decode("utf-8", errors="backslashreplace")
     if value is None or (not isinstance(value, (bool, np.bool_)) and pd.isna(value)):
         return None
     if isinstance(value, (bool, np.bool_)):

@@ -16,7 +16,8 @@ levels, and a note says so. Any other numeric column whose values are all intege
 ``integer``, any other ``continuous``, with
 ``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
 any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
-``date`` (``datetime``), its bounds whole years or months; a text column with more than 2
+``date`` (``datetime``), its bounds whole years or months (times with a time zone are refused, as a
+release refuses them); a text column with more than 2
 distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
 "other" level; a pandas category's levels are its categories, in their declared order, unused ones
 included, numbers as numbers), and with more than ``max_levels`` its levels are left to DP discovery
@@ -36,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from synthdp.domain.box import MAX_EXACT_INTEGER
-from synthdp.domain.dates import iso_text_times
-from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, looks_like_codes
+from synthdp.domain.dates import ISO_DATETIME, iso_text_times
+from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, level_text, looks_like_codes
 from synthdp.errors import SynthDPError
 from synthdp.reader.numbers import decimal_floats, holds_decimals
 from synthdp.reader.table import check_column_names, check_row_count
@@ -53,6 +54,7 @@ DRAFT_ENTRY = {
 #: never rounded, a ratio) gets no "decimals" entry, and its synthetic values are not rounded.
 MAX_DRAFT_DECIMALS = 6
 NICE_MANTISSAS = (1, 2, 5)
+ZONED_ISO_DATETIME = ISO_DATETIME + r"\s*(?:[zZ]|[+-]\d{2}(?::?\d{2})?)"  # an ISO date-time with an offset or Z
 STEPS_PER_WIDTH = 20  # the step is the largest round number <= width / 20: between width/50 and width/20
 
 
@@ -98,6 +100,18 @@ def round_bounds(lower: float, upper: float, integer: bool = False) -> tuple[flo
     return multiple(low_k), multiple(high_k)
 
 
+
+
+def _zoned_times(series: pd.Series) -> bool:
+    """Whether a column holds times with a time zone: a zoned datetime64 column (a Parquet timestamp with a
+    time zone), or ISO date-times each with an offset or Z (text, or Python datetimes with a tzinfo)."""
+    if isinstance(series.dtype, pd.DatetimeTZDtype):
+        return True
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series) \
+            or pd.api.types.is_datetime64_dtype(series):
+        return False
+    text = series.dropna().astype(str).str.strip()
+    return not text.empty and bool(text.str.fullmatch(ZONED_ISO_DATETIME).all())
 
 
 def _time_spec(series: pd.Series) -> dict | None:
@@ -150,6 +164,10 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
                 all_levels.update(str(level) for level in spec["levels"])
             if spec["type"] == "categorical":
                 codes.append(name)
+        elif _zoned_times(series):  # a release refuses them: as a categorical draft, each time would be a level
+            raise SynthDPError(f"column '{name}' holds times with a time-zone offset, which releases refuse (date and "
+                               "datetime columns hold naive times): convert them to one local time (or UTC) without "
+                               "the offset, then draft again")
         elif (time_spec := _time_spec(series)) is not None:
             spec = time_spec
         else:
@@ -158,7 +176,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
                 numbers = pd.api.types.is_numeric_dtype(categories) and not pd.api.types.is_bool_dtype(categories)
                 levels = categories.tolist() if numbers else list(dict.fromkeys(str(value) for value in categories))
             else:
-                levels = sorted({str(value) for value in series.dropna()})
+                levels = sorted(set(level_text(series)))  # each value as a release reads it (bytes as text)
             if "" in levels:  # a Parquet file's or a DataFrame's empty text: no level (a CSV writes it as a missing cell)
                 levels.remove("")
                 empty.append(name)

@@ -109,6 +109,8 @@ READ_AHEAD_POLL = 0.05  # seconds between the read-ahead thread's checks for a s
 SUM_WORKERS = WORKERS  # chunks summed at once by the streamed and blocked passes
 PARQUET_BUFFER_BYTES = 2**20  # a Parquet column chunk is read through a buffer of 1 MB (_open_parquet)
 DASK_BLOCK_BYTES = "64MB"  # a Dask partition of a file: CSV bytes, or Parquet row groups (at least one) up to it
+# pandas 3.1's deprecation of a keyword Dask's Parquet reader uses (reset_index(inplace=True)): not the user's to fix
+DASK_RESET_INDEX = r"The inplace keyword in DataFrame\.reset_index is deprecated"
 KEPT_CELLS_BYTES = 2**26  # at most 64 MB of histogram cells kept in memory between two passes over a file (_KeptCells)
 T = TypeVar("T")
 R = TypeVar("R")
@@ -474,6 +476,8 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
         if holds_decimals(series):
             decimals[column] = decimal_floats(series)
             continue
+        if series.dtype == object and series.isna().all():
+            continue  # every cell missing (a Parquet column of Arrow's null type reads as None): NaN, as a CSV's
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise not_numeric(name, pd.api.types.is_bool_dtype(series))
     frame = with_columns(frame, decimals)
@@ -815,10 +819,13 @@ def _csv_errors(path: Path | str, label: str, csv_format: CsvFormat = DEFAULT_CS
 def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, options: str = "--") -> list[str]:
     """The header row of a CSV file: not empty, no repeated names (pandas would rename them),
     and not one name that holds another likely separator (the file's separator is another;
-    the hint names ``{options}sep``)."""
+    the hint names ``{options}sep``), and a first data row with no more fields than the header has names
+    (pandas would make the extra ones the index)."""
     _refuse_compressed(path, label)
     with path.open(newline="", encoding=csv_format.encoding) as handle:
-        header = next(csv.reader(handle, delimiter=csv_format.sep), None)
+        records = csv.reader(handle, delimiter=csv_format.sep)
+        header = next(records, None)
+        first = next((record for record in records if record), None)  # pandas skips blank lines
     if header and header[0].startswith("\ufeff") and csv_format.encoding.lower().replace("_", "-") in (
             "utf-8", "utf8"):
         header[0] = header[0][1:]  # a byte-order mark (as spreadsheets write UTF-8): not part of the first name
@@ -836,6 +843,12 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
     if len(set(header)) != len(header):
         duplicated = next(n for n in header if header.count(n) > 1)
         raise SynthDPError(f"column name '{duplicated}' appears more than once in {label} '{path}'")
+    if first is not None and len(first) > len(header):
+        # pandas would take the first data row's extra fields as the index: every column shifted one to the left
+        raise SynthDPError(f"the first data row of {label} '{path}' has more fields than its header has names "
+                           "(a separator at the end of every line?): pandas would read the first field as row "
+                           "labels and shift the columns; remove the trailing separators, or name every column "
+                           "in the header")
     return header
 
 
@@ -1220,6 +1233,7 @@ def _pieces_array(pieces: list) -> np.ndarray:
         for j in range(piece.num_columns):
             column = piece.column(j)
             values[start:stop, j] = (decimal_floats(column) if pa.types.is_decimal(column.type)
+                                     else np.nan if pa.types.is_null(column.type)  # a column of nulls only
                                      else column.to_numpy(zero_copy_only=False))
         start = stop
     pieces.clear()
@@ -1257,7 +1271,8 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
                     or pa.types.is_large_string(stored) or pa.types.is_string_view(stored)):
                 continue  # read as days or seconds by the pass that sums (which refuses time zones)
             raise SynthDPError(f"{times[name]} column '{name}' holds neither dates nor ISO text")
-        if not (pa.types.is_integer(stored) or pa.types.is_floating(stored) or pa.types.is_decimal(stored)):
+        if not (pa.types.is_integer(stored) or pa.types.is_floating(stored) or pa.types.is_decimal(stored)
+                or pa.types.is_null(stored)):  # Arrow's null type: a column of missing cells only (checked below)
             raise not_numeric(name, pa.types.is_boolean(stored))
     metadata = parquet.metadata
     for group in range(metadata.num_row_groups):
@@ -1306,7 +1321,8 @@ def _dask_file_reader(path: Path, parquet: bool, chunk_rows: int | None, schedul
             with _parquet_errors(path), _open_parquet(path) as parquet:
                 _check_parquet_footer(parquet, _unit_dropped(data_columns, unit), time_columns or {}, text_columns,
                                       nullable)
-        with _parquet_errors(path):  # a stored pandas index left out: it is no column, as pandas reads the file
+        with _parquet_errors(path), warnings.catch_warnings():  # a stored pandas index left out: no column, as
+            warnings.filterwarnings("ignore", message=DASK_RESET_INDEX)  # pandas reads the file (_dask_errors)
             frame = dd.read_parquet(path, columns=data_columns if len(data_columns) < len(arrow.names) else None,
                                     blocksize=DASK_BLOCK_BYTES, index=False)
         if any(not isinstance(label, str) for label in frame.columns):  # Dask's reader then fails on its partitions
@@ -1508,7 +1524,7 @@ def _dask_errors(source: str, label: str, names: list[str], hint: str | Callable
     Parquet reader) is not the user's to fix: that warning is left out."""
     try:
         with _csv_errors(source, label), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=r"The inplace keyword in DataFrame\.reset_index is deprecated")
+            warnings.filterwarnings("ignore", message=DASK_RESET_INDEX)
             yield
     except SynthDPError as error:
         hint = hint() if callable(hint) else hint
