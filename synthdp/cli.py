@@ -820,7 +820,8 @@ def sample_command(args: argparse.Namespace) -> int:
 
     def write(path: Path) -> None:
         with ExitStack() as stack:
-            bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=args.quiet, leave=False, desc="sample"))
+            bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=args.quiet, leave=False, desc="sample",
+                                            delay=1.0))  # a sample of a second or less: no bar left in a log
             handle = None if parquet else stack.enter_context(open(path, "wb"))
             appender = ParquetAppender(path, text_levels(model)) if parquet else None
             if appender is not None:
@@ -1231,7 +1232,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         from synthdp.evaluation.inference import copy_paths
 
         count = _int_or_word(run["copies"], None, "--copies")
-        if count is None or not 2 <= count <= MAX_COPIES:
+        if count is None or not 2 <= count <= MAX_COPIES:  # before their paths are listed: 10**15 of them filled memory
             raise SynthDPError(f"--copies must be an integer from 2 to {MAX_COPIES}")
         if run["rows"] not in (None, "theory") and _int_or_word(run["rows"], "theory", "--rows") < 2:
             raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
@@ -1254,6 +1255,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     # the schema, or the one the bounds amount to where they declare a nullable column: a mixed table
     declared = schema if schema is not None else bounds_schema(bounds) if bounds else None
     _warn_idle_options(options, config, mixed=declared is not None)
+    if run["data_timings"] and not run["report"]:  # the times go into the report alone (_with_data_timings)
+        warnings.warn("--data-timings acts only with --report: ignored in this run", UserWarning, stacklevel=1)
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
     _check_summary_output(run, config, declared, synthesize)
     _check_sizes(run, config, args.input, csv_format)

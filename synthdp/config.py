@@ -29,6 +29,9 @@ STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_row
 
 GENERATE, BOTH = ("generate",), ("generate", "summarize")
 MAX_ROWS_PER_UNIT = 100_000
+# The most private subspace iterations: each takes a share of the PCA budget (noise grows as sqrt(L) under
+# Gaussian noise, as L under Laplace), so past the default 5 they buy noise, and 10**15 of them spun for hours.
+MAX_PCA_ITERATIONS = 1_000
 # the option groups of the CLI's help, in the order they are shown
 GROUPS = ("budget", "privacy unit", "bounds", "method", "large tables", "output")
 
@@ -210,7 +213,8 @@ class SynthConfig:
         metavar="B", commands=GENERATE, default_text="4 to 16, fewer when the histogram noise is large")
     pca_components: int | None = _option(None, "method", "private PCA dimension", metavar="k", commands=GENERATE,
                                          default_text="min(d, 5)")
-    pca_iterations: int = _option(5, "method", "private subspace iterations", metavar="L", commands=GENERATE)
+    pca_iterations: int = _option(5, "method", f"private subspace iterations, 1 to {MAX_PCA_ITERATIONS}", metavar="L",
+                                  commands=GENERATE)
     pca_calibration: Literal["derived", "paper"] = _option(
         "derived", "method", "PCA noise: the sensitivity derived in synthdp.privacy.sensitivity, or the paper's "
         "Theorem 3.6 constants, raised to the derived scale where lower", commands=GENERATE)
@@ -306,7 +310,8 @@ class SynthConfig:
                "marginal_bins must be an integer in [1, 10000]")
         _check(self.pca_components is None or (is_int(self.pca_components) and self.pca_components >= 1),
                "pca_components must be an integer >= 1")
-        _check(is_int(self.pca_iterations) and self.pca_iterations >= 1, "pca_iterations must be an integer >= 1")
+        _check(is_int(self.pca_iterations) and 1 <= self.pca_iterations <= MAX_PCA_ITERATIONS,
+               f"pca_iterations must be an integer from 1 to {MAX_PCA_ITERATIONS}")
         _choice("pca_calibration", self.pca_calibration, choices("pca_calibration"))
         _choice("ellipsoid_radius", self.ellipsoid_radius, choices("ellipsoid_radius"))
         _check(is_finite_number(self.clip_count_share) and (self.clip_count_share == 0 or MIN_SHARE <= self.clip_count_share < 0.5),
@@ -371,6 +376,23 @@ IDLE_OPTIONS = (
     (("units_share",), lambda config, mixed: config.privacy_unit is not None, "--privacy-unit", "privacy_unit"),
     (("marginal_degree",), lambda config, mixed: mixed, "--schema (or a nullable column in --bounds)",
      "a schema (or a nullable column in the bounds)"),
+    (("n_candidates",), lambda config, mixed: mixed or config.candidate_kind != "grid",
+     "candidates other than the full grid (not --candidates grid, nor --mode exact)",
+     "candidates other than the full grid (not candidates='grid', nor mode='exact')"),
+    (("marginals_share", "correlation_share", "marginal_bins"),
+     lambda config, mixed: mixed or config.candidate_kind == "copula",
+     "--candidates copula (the default in practical mode) or --schema", "candidates='copula' or a schema"),
+    # (favour "smooth", tilt 0 and blend 0 turn a step off: never an option ignored)
+    (("favour",), lambda config, mixed: config.favour == "smooth" or (not mixed and config.candidate_kind == "copula"),
+     "--candidates copula (the default in practical mode) on a numeric table",
+     "candidates='copula' on a numeric table"),
+    (("tilt",), lambda config, mixed: config.tilt == 0 or (config.spread == 0 and (mixed or config.candidate_kind ==
+                                                                                    "copula")),
+     "--candidates copula (the default in practical mode) or --schema, and without --spread",
+     "candidates='copula' or a schema, and spread=0"),
+    (("blend",), lambda config, mixed: config.blend == 0 or (config.spread == 0 and not mixed),
+     "a numeric table without --spread",
+     "a numeric table and spread=0"),
 )
 
 

@@ -378,8 +378,8 @@ def test_copies_held_in_memory_past_the_output_bound_are_refused_before_the_firs
         raise AssertionError("a copy was refitted")
 
     monkeypatch.setattr(run, "fit", refit)
-    with pytest.raises(SynthDPError, match=r"5000 copies of 100000 rows, held in memory .* fewer copies"):
-        synth.sample_copies(5000, 100_000)
+    with pytest.raises(SynthDPError, match=r"1000 copies of 200000 rows, held in memory .* fewer copies"):
+        synth.sample_copies(1000, 200_000)  # 10^9 values of 5 columns: past the bound of 5 x 10^8
     with pytest.raises(SynthDPError, match=f"from 2 to {MAX_COPIES}"):
         synth.sample_copies(MAX_COPIES + 1)
 
@@ -391,9 +391,9 @@ def test_copies_with_rows_past_the_output_bound_are_refused_before_the_fit(tmp_p
         raise AssertionError("the release was fitted")
 
     monkeypatch.setattr(synthesizer.SmoothSynthesizer, "fit", fitted)
-    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "5000",
-                 "--rows", "100000", "--quiet"]) == 2
-    _one_error(capsys, "--copies with --rows: 5000 copies of 100000 rows")
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "1000",
+                 "--rows", "200000", "--quiet"]) == 2
+    _one_error(capsys, "--copies with --rows: 1000 copies of 200000 rows")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -9,5 +9,5 @@ DEFAULT_QUERIES = 1000
 
 #: The most copies of one release (``generate --copies``, ``sample_copies``): each is a refit of the
 #: release and all are held in memory until written, and intervals from 20 already have t within 5 %
-#: of the normal's (a count of 10^20 ran out of memory listing its files).
-MAX_COPIES = 10_000
+#: of the normal's (docs/inference.md uses 20; a count of 10^15 took 17 GB listing their files).
+MAX_COPIES = 1_000

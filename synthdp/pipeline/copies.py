@@ -77,7 +77,7 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     the mechanism on a population drawn from the fitted distribution (module docstring), with the
     reference sample and the seconds per copy. ``rng``: public randomness for the populations, the
     noise and the sampling."""
-    if not (isinstance(copies, (int, np.integer)) and 2 <= copies <= MAX_COPIES):
+    if not (isinstance(copies, (int, np.integer)) and not isinstance(copies, bool) and 2 <= copies <= MAX_COPIES):
         raise SynthDPError(f"copies must be an integer from 2 to {MAX_COPIES} (a standard error needs at least two)")
     if n_rows is not None:
         check_rows(n_rows)  # before the first refit, not after it

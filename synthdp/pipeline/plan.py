@@ -31,6 +31,9 @@ from synthdp.stats.mixed_basis import basis_indices, groups_count
 from synthdp.stats.scores import default_clip_norm_sq
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
+# The most moments of a release: released, reported and written at about a kilobyte each (summarize --n-basis
+# 1000000 peaked at 1.1 GB on 600 rows); 19 000 000 of them, within max_lp_entries, ran out of memory
+MAX_MOMENTS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -919,25 +922,31 @@ def _composition(config: SynthConfig) -> str:
 
 
 def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
-    """Refuse a plan whose LP would not fit the memory bounds.
+    """Refuse a plan whose LP or moments would not fit the memory bounds.
 
     Column generation (:func:`synthdp.postprocess.lp.solve_l1_fit_columns`) holds the C x d candidates,
     one pricing chunk of W (16 MB) and the W columns of its master LP: R x |S| entries,
     which must fit max_lp_entries for at least the first master and one batch (it stops
-    with an error if it needs more). The spread LP holds all of W, R x C entries.
+    with an error if it needs more). The spread LP holds all of W, R x C entries. A summary
+    (``kind`` "none") has no LP; every release holds at most MAX_MOMENTS moments.
     """
-    fix = "use --mode practical" if config.mode == "exact" or kind == "grid" else "lower --n-candidates or --n-basis"
-    if n_candidates * d > MAX_CANDIDATE_VALUES:
-        raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
-                           f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix}")
-    held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
-    entries = n_basis * max(held, 1)  # a summary-only release still holds R moments
-    if entries > config.max_lp_entries:
-        what = "the spread LP (--spread) holds all of W" if config.spread > 0 else "the LP holds at least"
-        raise SynthDPError(
-            f"{what}: {n_basis} x {held} = {entries:.3g} matrix entries, over the memory bound "
-            f"max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); {fix}"
-        )
+    exact = config.mode == "exact" or kind == "grid"
+    fix = "use --mode practical" if exact else "lower --n-candidates or --n-basis"
+    if kind != "none":
+        if n_candidates * d > MAX_CANDIDATE_VALUES:
+            raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
+                               f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix}")
+        held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
+        entries = n_basis * max(held, 1)
+        if entries > config.max_lp_entries:
+            what = "the spread LP (--spread) holds all of W" if config.spread > 0 else "the LP holds at least"
+            raise SynthDPError(
+                f"{what}: {n_basis} x {held} = {entries:.3g} matrix entries, over the memory bound "
+                f"max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); {fix}"
+            )
+    if n_basis > MAX_MOMENTS:
+        raise SynthDPError(f"the release would hold {n_basis:.3g} moments, over the bound of {MAX_MOMENTS:.0e} "
+                           f"moments (about a kilobyte each); {'use --mode practical' if exact else 'lower --n-basis'}")
 
 
 def _capped_power(base: int, exponent: int) -> int:
