@@ -193,6 +193,7 @@ examples:
       --html report.html --privacy-report release_report.json
 """
 
+STANDARD_OUTPUT = "/dev/stdout"  # what an output named "-" is written into
 QUIET_HELP = "no progress bar, and no closing line saying what was written, nor notes (warnings and errors still print)"
 
 DEFAULT_MAX_LEVELS = 50  # synthdp.reader.draft.DEFAULT_MAX_LEVELS (not imported here: --help loads no pandas)
@@ -262,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
                               description=DESCRIPTION, epilog=GENERATE_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     groups = _add_release_options(gen, "generate", "OUTPUT.csv", "where to write the synthetic table: CSV, or Parquet "
-                                  "for a name ending in .parquet or .pq")
+                                  "for a name ending in .parquet or .pq; - for standard output (CSV)")
     out = groups["output"]
     out.add_argument("--rows", metavar="M", help="synthetic rows: a number, or 'theory' for the paper's m (default n)")
     out.add_argument("--summary-out", metavar="SUMMARY.json",
@@ -286,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.add_argument("model", metavar="MODEL", help="a model file (synthdp fit, or generate --model-out)")
     sample_command.add_argument("-n", "--rows", required=True, metavar="N", help="rows to draw")
     sample_command.add_argument("-o", "--output", required=True, metavar="OUTPUT.csv",
-                                help="where to write the rows: CSV, or Parquet for a name ending in .parquet or .pq")
+                                help="where to write the rows: CSV, or Parquet for a name ending in .parquet or .pq; "
+                                     "- for standard output (CSV)")
     sample_command.add_argument("--where", metavar="EXPR",
                                 help="draw from the fitted distribution restricted to this condition, an expression "
                                      "over the columns in pandas query syntax, e.g. \"sex == 'Female' and age >= 60\" "
@@ -567,6 +569,8 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     args = build_parser().parse_args(argv)
+    if getattr(args, "output", None) == "-":  # the usual name of standard output (it wrote a file named "-")
+        args.output = STANDARD_OUTPUT
     keep_chunk_arrays_on_the_heap()
     command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
                "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command,
@@ -1234,6 +1238,9 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         count = _int_or_word(run["copies"], None, "--copies")
         if count is None or not 2 <= count <= MAX_COPIES:  # before their paths are listed: 10**15 of them filled memory
             raise SynthDPError(f"--copies must be an integer from 2 to {MAX_COPIES}")
+        if _written_into(Path(args.output)):
+            raise SynthDPError("--copies writes files named after --output: give --output a file, not standard output "
+                               "or another stream")
         if run["rows"] not in (None, "theory") and _int_or_word(run["rows"], "theory", "--rows") < 2:
             raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
                                "says nothing")

@@ -510,3 +510,21 @@ def test_the_dask_engine_does_not_pass_on_pandas_deprecations_of_its_own_parquet
                  "--engine", "dask", "--quiet"]) == 0
     err = capsys.readouterr().err
     assert "stored pandas index 'id'" in err and "inplace" not in err, err
+
+
+def test_an_output_named_dash_is_standard_output(tmp_path):
+    """-o - writes the table to standard output, as command-line tools do (it wrote a file named "-"), the
+    closing line still on stderr; --copies, which names files after the output, is refused with it."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "synthdp", "generate", CLINIC, "-o", "-", "--bounds", BOUNDS, "--rows", "4",
+               "--seed", "1"]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "age,bmi,systolic_bp,cholesterol,visits_per_year"
+    assert len(done.stdout.splitlines()) == 5 and "wrote 4 rows" in done.stderr and list(tmp_path.iterdir()) == []
+    refused = subprocess.run(command + ["--copies", "3"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and refused.stdout == "" and list(tmp_path.iterdir()) == []
+    assert refused.stderr.strip().splitlines()[-1] == ("synthdp: error: --copies writes files named after --output: "
+                                                       "give --output a file, not standard output or another stream")
