@@ -32,8 +32,8 @@ P[T > c] at level beta = alpha / (4 K) (K thresholds; the complement's bounds ar
 these, so there are 4 K bounds in all). The audit fails if, for some event and direction,
 lower(P[E | D]) > e^eps upper(P[E | D']) + delta. If the mechanism is (eps, delta)-DP this
 needs at least one of the 4 K bounds to be wrong, so (Bonferroni) an audit of a correct
-mechanism fails with probability at most alpha = 1e-4 over the noise; for the 35 audits
-of this file together, at most 3.5e-3. (The seeds are fixed, so the suite is deterministic:
+mechanism fails with probability at most alpha = 1e-4 over the noise; for the 48 audits
+of this file together, at most 4.8e-3. (The seeds are fixed, so the suite is deterministic:
 a failing seed would be one of those rare draws, or a real bug.)
 
 The audit reports ``epsilon_lower_bound`` = max over events of
@@ -69,8 +69,18 @@ sensitivity in opposite directions.
 By unit (--privacy-unit): the moments, the one-way histograms, the pairs release, private PCA
 (Gaussian, two iterations) and the units release (weighted row count and contributions histogram) on add-one-unit neighbours read
 through the reader's contribution bounding (a unit of K + 1 rows at a corner, or at the worst
-scores, bounded to K); the other releases by unit (the counts, DP bounds and levels) scale
-the same sensitivities by K (tests/test_units.py checks them on extreme units).
+scores, bounded to K). So is every other release by unit, on a unit of K + 1 rows (bounded to
+K) all at the extreme that moves the statistic by its full by-unit sensitivity: the bounds' value
+histogram (``release_domain``; K rows in one bin), the levels (``release_levels``; K rows of a
+level whose count stays below the threshold), the clip and the other count (``release_row_count``;
+K rows outside the box, or at an undeclared level), a mixed table's grouped moments and its level
+cells (K rows at levels with an indicator in every group), the pair selection (K rows that move
+every score by K/n, one up and two down), the selected pairs, the PCA's centre (K rows at a corner)
+and the pairs test (K rows orthogonal to the top eigenvector: the trace rises, the eigenvalue
+stays). (tests/test_units.py checks their sensitivities on extreme units too.) 20 000 runs per
+table, 10 000 for the bounds' histogram, the selected pairs and the pairs test (whose halved
+audits still clear eps by 9 sd or more). Not audited by unit: a level only the added unit holds,
+kept with probability at most delta / 2 (as by row, too rare to audit).
 
 Not audited here: the (eps, delta) Laplace moments with advanced composition (at R = d = 2,
 the size where a corner pair attains the sensitivity, basic composition gives the larger
@@ -81,6 +91,7 @@ the derived scale audited here).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -756,6 +767,270 @@ def unit_score_products_samples(epsilon: float, delta: float, noise_kind: str, s
     return _statistics(samples, exact, noise_kind)
 
 
+def unit_pair(shared: pd.DataFrame, extra: pd.DataFrame, text=()) -> tuple[PrivateTable, PrivateTable]:
+    """Add-one-unit neighbours of any columns (as :func:`unit_tables`): D' is ``shared`` (its column
+    "person" names units of at most UNIT_K rows), D also has unit "new" with ``extra``'s rows,
+    bounded to UNIT_K by the reader."""
+    bound = UnitBound("person", UNIT_K, 5)
+    frames = (pd.concat([shared, extra.assign(person="new")], ignore_index=True), shared)
+    first, second = (PrivateTable(frame, text, unit=bound) for frame in frames)
+    return first, second
+
+
+def unit_bounds_histogram_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float,
+                                  seed: int):
+    """release_domain by unit (the bounds stage, --bounds-share) of one column without public bounds
+    (x; y has its bounds): its Laplace value histogram (scale K/eps), counted by the reader's first pass
+    (SumRequest.histogram_columns: the raw values), n the public count.
+
+    The added unit's UNIT_K + 1 rows at x = 1000, bounded to UNIT_K, add UNIT_K to the count of one
+    bin: the declared l1 K (value_histogram_sensitivity by unit), attained."""
+    from synthdp.domain.box import ColumnDomain
+    from synthdp.privacy.release import release_domain
+
+    neighbours = Neighbours(UNIT_K, "person")
+    first, second, _ = unit_tables(np.tile([1000.0, 1.0], (UNIT_K + 1, 1)))
+    scans = [table.row_sums(SumRequest(histogram_columns=(0,))) for table in (first, second)]
+    known = {"y": ColumnDomain("y", *BOUNDS["y"])}
+
+    def run(scan, noise):
+        release_domain(list(BOUNDS), scan, known, epsilon, PrivacyLedger(epsilon, 0.0), noise, N_ROWS, neighbours)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a ten-row table's private bounds are unreliable: the fit warns so
+        exact = []
+        for scan in scans:
+            recorder = Exact()
+            run(scan, recorder)
+            exact.append(recorder.values[0])
+        assert np.abs(exact[0] - exact[1]).sum() == UNIT_K and np.abs(exact[0] - exact[1]).max() == UNIT_K
+        noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+        samples = []
+        for scan in scans:
+            noise.outputs.clear()
+            for _ in range(size):
+                run(scan, noise)
+            samples.append(np.array(noise.outputs))
+    return _statistics(samples, exact, "laplace")
+
+
+def unit_levels_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_levels by unit: Laplace(K/eps) on each observed value's count, kept above
+    tau = K + (K/eps) ln(K/delta) (LEVELS_DELTA: tau = 47.7 at eps = 1, K = 3).
+
+    D' holds level b floor(tau) - K times (in units of one row), D also a unit of UNIT_K + 1 rows of b,
+    bounded to UNIT_K: b's count moves by K, the declared l1 sensitivity K of the values both tables
+    hold, attained. b's count stays at or below tau in both, so P[b kept] is in the Laplace tail under
+    both and falls by exactly e^(-eps) from D to D' (.39 against .14 at eps = 1; halved noise, e^(-2 eps)).
+    T = [b kept]; the events are T > 0.5 and its complement. (The delta part, a value only D holds, is
+    kept with probability at most delta / 2; tests/test_units.py checks the threshold's derivation.)
+    """
+    from synthdp.privacy.release import release_levels
+
+    neighbours = Neighbours(UNIT_K, "person")
+    tau = UNIT_K + UNIT_K / epsilon * math.log(UNIT_K / delta)
+    low = math.floor(tau) - UNIT_K
+    shared = pd.DataFrame({"person": [f"u{i}" for i in range(low)], "job": "b"})
+    tables = unit_pair(shared, pd.DataFrame({"job": ["b"] * (UNIT_K + 1)}), ["job"])
+    counts = [table.level_counts("job") for table in tables]
+    assert counts == [{"b": low + UNIT_K}, {"b": low}] and low + UNIT_K <= tau
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = [np.array([float("b" in release_levels({"job": count}, epsilon, delta, PrivacyLedger(epsilon, delta),
+                                                     noise, neighbours)["job"]) for _ in range(size)])
+               for count in counts]
+    return samples[0], samples[1], np.array([0.5])
+
+
+def unit_clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_row_count (the clip count) by unit: the added unit's UNIT_K + 1 rows far outside the
+    box, bounded to UNIT_K, add UNIT_K clipped rows, the declared K (row_count_sensitivity), attained."""
+    neighbours = Neighbours(UNIT_K, "person")
+    first, second, domain = unit_tables(np.tile(corner([1, 1]) + 1e6, (UNIT_K + 1, 1)))
+    counts = [int(table.row_sums(SumRequest(domain))["rows_clipped"]) for table in (first, second)]
+    assert counts[0] - counts[1] == UNIT_K  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = [np.array([[release_row_count(count, epsilon, "clip_count", CLIPPED_ROWS, PrivacyLedger(epsilon, 0.0),
+                                            noise, neighbours)] for _ in range(size)]) for count in counts]
+    return _statistics(samples, [np.array([float(c)]) for c in counts], "laplace")
+
+
+def unit_other_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_row_count as the other_count stage by unit: the added unit's UNIT_K + 1 rows hold a
+    value outside the categorical column's levels; bounded to UNIT_K they add UNIT_K to the reader's
+    count (PrivateTable.encoded_moments), the declared K, attained."""
+    from synthdp.privacy.release import OTHER_ROWS
+
+    neighbours = Neighbours(UNIT_K, "person")
+    schema = Schema.from_dict({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "categorical", "levels": ["p", "q"]}}}, ["x", "c"])
+    indices = basis_indices(schema, 1)
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"person": np.repeat([f"u{i}" for i in range(5)], 2), "x": rng.uniform(0, 1, N_ROWS),
+                           "c": rng.choice(["p", "q", "zzz"], N_ROWS)})
+    tables = unit_pair(shared, pd.DataFrame({"x": [0.5] * (UNIT_K + 1), "c": "zzz"}), ["c"])
+    counts = [table.encoded_moments(schema, indices)[3] for table in tables]
+    assert counts[0] - counts[1] == UNIT_K  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    samples = [np.array([[release_row_count(count, epsilon, "other_count", OTHER_ROWS, PrivacyLedger(epsilon, 0.0),
+                                            noise, neighbours)] for _ in range(size)]) for count in counts]
+    return _statistics(samples, [np.array([float(c)]) for c in counts], "laplace")
+
+
+def _two_coded_unit_columns():
+    """The schema and basis of :func:`_two_coded_columns` (two categorical columns u and v, every 1- and
+    2-way cell), and the sums over the public n = N_ROWS of D' (five units of two random rows) and D (also
+    a unit of UNIT_K + 1 rows at levels (b, y), bounded to UNIT_K), read by the reader (encoded_moments)."""
+    schema = Schema.from_dict({"columns": {"u": {"type": "categorical", "levels": ["a", "b"]},
+                                           "v": {"type": "categorical", "levels": ["x", "y"]}}}, ["u", "v"])
+    indices = basis_indices(schema, 2)
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"person": np.repeat([f"u{i}" for i in range(5)], 2),
+                           "u": rng.choice(["a", "b", "c"], N_ROWS), "v": rng.choice(["x", "y"], N_ROWS)})
+    tables = unit_pair(shared, pd.DataFrame({"u": ["b"] * (UNIT_K + 1), "v": "y"}), ["u", "v"])
+    return schema, indices, [table.encoded_moments(schema, indices, n=N_ROWS)[0] for table in tables]
+
+
+def unit_mixed_moments_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_bounded_means with groups by unit (a mixed table's moments): every 1- and 2-way cell of two
+    categorical columns. The added unit's UNIT_K rows at (b, y) move one cell of each of the G = 3 groups
+    by UNIT_K / n, attaining the declared K G/n (l1) and K sqrt(G)/n (l2, grouped_means_sensitivity)."""
+    neighbours = Neighbours(UNIT_K, "person")
+    schema, indices, exact = _two_coded_unit_columns()
+    groups = groups_count(schema, indices)
+    change = exact[0] - exact[1]
+    assert np.isclose(np.abs(change).sum(), UNIT_K * groups / N_ROWS)  # full sensitivity
+    assert np.isclose(np.linalg.norm(change), UNIT_K * math.sqrt(groups) / N_ROWS)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_bounded_means(moments, "moments", "cells", budget, N_ROWS, PrivacyLedger(epsilon, delta),
+                                               noise, groups=groups, neighbours=neighbours)
+                         for _ in range(size)]) for moments in exact]
+    return _statistics(samples, exact, noise_kind)
+
+
+def unit_level_cells_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_level_cells by unit: the one-way cells of the same two columns; the unit's UNIT_K rows at
+    (b, y) move one cell of each column by UNIT_K / n, attaining the declared K k/n and K sqrt(k)/n (k = 2)."""
+    neighbours = Neighbours(UNIT_K, "person")
+    schema, indices, moments = _two_coded_unit_columns()
+    exact = [values[one_way_cells(schema, indices)] for values in moments]
+    change = exact[0] - exact[1]
+    assert np.isclose(np.abs(change).sum(), 2 * UNIT_K / N_ROWS)  # full sensitivity
+    assert np.isclose(np.linalg.norm(change), UNIT_K * math.sqrt(2) / N_ROWS)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_level_cells(cells, 2, budget, N_ROWS, PrivacyLedger(epsilon, delta), noise, neighbours)
+                         for _ in range(size)]) for cells in exact]
+    return _statistics(samples, exact, noise_kind)
+
+
+# D' of the selected pairs' audits by unit: SIGN_ROWS rows (sign pattern, count), q_01 = -.55, q_02 = .3, q_12 = -.25
+UNIT_SIGN_BACKGROUND = [((1, 1, 1), 5), ((1, 1, -1), 4), ((1, -1, 1), 21), ((1, -1, -1), 10)]
+
+
+def unit_sign_sums():
+    """The sums of sgn_i sgn_j (np.triu_indices(3) order; signs as in :func:`sign_tables`) of D and D' by
+    unit: D' is UNIT_SIGN_BACKGROUND, one unit per row; D also has a unit of UNIT_K + 1 rows of signs
+    (+, +, -), bounded to UNIT_K: q_01 rises by K/n and q_02, q_12 fall by K/n (n = SIGN_ROWS, public)."""
+    from synthdp.stats.scores import ScoreMap
+
+    sign_map = ScoreMap(np.tile([0.25, 0.25, 0.25, 0.25], (3, 1)), 0.0, signs=True)
+    rows = [signs for signs, count in UNIT_SIGN_BACKGROUND for _ in range(count)]
+    assert len(rows) == SIGN_ROWS
+    shared = pd.DataFrame(0.5 * np.array(rows, dtype=float), columns=list("abc"))
+    shared.insert(0, "person", [f"u{i}" for i in range(SIGN_ROWS)])
+    extra = pd.DataFrame(0.5 * np.tile([1.0, 1.0, -1.0], (UNIT_K + 1, 1)), columns=list("abc"))
+    domain = Domain.from_bounds({name: [-1.0, 1.0] for name in "abc"}, list("abc"))
+    return [table.row_sums(SumRequest(domain, score_map=sign_map))["score_products"]
+            for table in unit_pair(shared, extra)]
+
+
+def unit_pair_selection_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_pair_selection by unit, one pick among three pairs (epsilon_1 = ``epsilon``, scores'
+    l-infinity sensitivity K/n). The added unit moves every score by K/n: |q_12| up, |q_01| and |q_02|
+    down (none crosses 0), the exponential mechanism's worst case, so the pick of (1, 2), T = 2, has
+    probability .10 under D' and .24 under D, a ratio of 2.3 of the e^1 the calibration allows. T is
+    the chosen pair's index; the events are T > 0.5 and T > 1.5 (and their complements)."""
+    from synthdp.privacy.release import release_pair_selection
+
+    neighbours = Neighbours(UNIT_K, "person")
+    sums = unit_sign_sums()
+    off = np.array([1, 2, 4])  # the pairs (0, 1), (0, 2), (1, 2) in np.triu_indices(3) order
+    exact = [values[off] / SIGN_ROWS for values in sums]
+    assert np.allclose(exact[1], [-0.55, 0.3, -0.25]) and np.allclose(exact[0] - exact[1], [0.075, -0.075, -0.075])
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget(epsilon, 0.0)
+    samples = []
+    for total in sums:
+        picks = [release_pair_selection(total, 3, 1, budget, SIGN_ROWS, PrivacyLedger(epsilon, delta), noise,
+                                        neighbours)[0] for _ in range(size)]
+        samples.append(np.array([{(0, 1): 0, (0, 2): 1, (1, 2): 2}[tuple(int(v) for v in pick)] for pick in picks]))
+    return samples[0], samples[1], np.array([0.5, 1.5])
+
+
+def unit_selected_pairs_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_selected_pairs by unit of one pair, (0, 2): the added unit moves its mean of sgn_0 sgn_2
+    by K/n, the declared l1 and l2 K k/n, K sqrt(k)/n (k = 1), attained."""
+    from synthdp.privacy.release import release_selected_pairs
+
+    neighbours = Neighbours(UNIT_K, "person")
+    sums = unit_sign_sums()
+    pairs = np.array([[0, 2]])
+    exact = [np.array([values[2] / SIGN_ROWS]) for values in sums]  # (0, 2) in np.triu_indices(3) order
+    assert np.abs(exact[0] - exact[1]).sum() == pytest.approx(UNIT_K / SIGN_ROWS)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_selected_pairs(total, 3, pairs, budget, SIGN_ROWS, PrivacyLedger(epsilon, delta),
+                                                noise, neighbours)[0] for _ in range(size)]) for total in sums]
+    return _statistics(samples, exact, noise_kind)
+
+
+def unit_pca_centre_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """The pca_centre stage by unit (release_bounded_means on the reader's column sums over the public n):
+    the added unit's UNIT_K + 1 rows at the corner (1, 1), bounded to UNIT_K, move both column means by
+    UNIT_K / n, attaining the declared K d/n (l1) and K sqrt(d)/n (l2)."""
+    neighbours = Neighbours(UNIT_K, "person")
+    first, second, domain = unit_tables(np.tile(corner([1, 1]), (UNIT_K + 1, 1)))
+    exact = [table.row_sums(SumRequest(domain, column_sums=True))["column_sums"] / N_ROWS for table in (first, second)]
+    assert np.allclose(np.abs(exact[0] - exact[1]), UNIT_K / N_ROWS)  # full sensitivity
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_bounded_means(means, "pca_centre", "centre", budget, N_ROWS,
+                                               PrivacyLedger(epsilon, delta), noise, neighbours=neighbours)
+                         for _ in range(size)]) for means in exact]
+    return _statistics(samples, exact, noise_kind)
+
+
+def unit_pairs_test_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_pairs_test by unit (the design study's pairs test) at d = 2 with the matrix norm bound C^2 = 1
+    and the score map of :func:`pairs_test_samples`: D' is N_ROWS rows (units of two) that score C e_1, and
+    D adds a unit of UNIT_K + 1 rows that score C e_2, bounded to UNIT_K. S goes from (C^2 / n) diag(10, 0)
+    to (C^2 / n) diag(10, K): the largest eigenvalue stays and the trace rises by K C^2 / n, and with the
+    bulk edge kappa = d (n = 10) T = lambda_max - tr falls by K C^2 / n, its declared sensitivity by unit
+    (top_eigenvalue_sensitivity), attained."""
+    from synthdp.privacy.release import bulk_edge, pairs_test_statistic, release_pairs_test
+    from synthdp.stats.scores import ScoreMap, matrix_clip_norm_sq
+
+    neighbours = Neighbours(UNIT_K, "person")
+    clip = matrix_clip_norm_sq(D)
+    assert bulk_edge(N_ROWS, D) == D
+    score_map = ScoreMap(np.array([cell_probabilities(0.0, 4.0)] * D), clip)
+    in_bin, at_top = np.array([-0.5, 0.25]), corner([1, 1])
+    shared = pd.DataFrame(np.tile([at_top[0], in_bin[1]], (N_ROWS, 1)), columns=list(BOUNDS))  # scores C e_1
+    shared.insert(0, "person", np.repeat([f"u{i}" for i in range(5)], 2))
+    extra = pd.DataFrame(np.tile([in_bin[0], at_top[1]], (UNIT_K + 1, 1)), columns=list(BOUNDS))  # C e_2
+    domain = Domain.from_bounds(BOUNDS, list(BOUNDS))
+    sums = [table.row_sums(SumRequest(domain, score_map=score_map))["score_products"]
+            for table in unit_pair(shared, extra)]
+    exact = [np.array([pairs_test_statistic(total, N_ROWS, D)]) for total in sums]
+    assert exact[1][0] - exact[0][0] == pytest.approx(UNIT_K * clip / N_ROWS)  # the declared sensitivity, attained
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([[release_pairs_test(total, budget, N_ROWS, D, clip, PrivacyLedger(epsilon, delta), noise,
+                                             neighbours)[0]] for _ in range(size)]) for total in sums]
+    return _statistics(samples, exact, noise_kind)
+
+
 # ------------------------------------------------------------------------------ tests
 @dataclass(frozen=True)
 class Audit:
@@ -959,6 +1234,29 @@ AUDITS = {
     "unit-score-products-gaussian": Audit(unit_score_products_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "unit-pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2, by_unit=True), 1.0, 1e-2,
                                             "gaussian", 6_000, 0.25),
+    # by unit, the stages whose sensitivities test_units.py checks on extreme units (python tests/audit_power.py,
+    # calibrated mean and sd, halved mean and its sd above eps): the bounds' value histogram (a unit's K rows in one
+    # bin; 10 000 runs: .865 and .019, 1.81 and 27 sd), the levels (.886 and .019, 1.81 and 24 sd), the clip and
+    # the other count (.902 and .014, 1.85 and 40 sd)
+    "unit-bounds-histogram-laplace": Audit(unit_bounds_histogram_samples, 1.0, 0.0, "laplace", 10_000, 0.75),
+    "unit-levels-laplace": Audit(unit_levels_samples, 1.0, LEVELS_DELTA, "laplace", 20_000, 0.78),
+    "unit-clip-count-laplace": Audit(unit_clip_count_samples, 1.0, 0.0, "laplace", 20_000, 0.8),
+    "unit-other-count-laplace": Audit(unit_other_count_samples, 1.0, 0.0, "laplace", 20_000, 0.8),
+    # a mixed table's moments (one cell of each of three groups moves by K/n; Laplace .794 and .028, 1.72 and
+    # 19 sd; Gaussian .692 and .033, 1.84 and 11 sd) and its level cells (.855 and .020, 1.80 and 27 sd; .682 and
+    # .034, 1.82 and 12 sd)
+    "unit-mixed-moments-laplace": Audit(unit_mixed_moments_samples, 1.0, 0.0, "laplace", 20_000, 0.64),
+    "unit-mixed-moments-gaussian": Audit(unit_mixed_moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.5),
+    "unit-level-cells-laplace": Audit(unit_level_cells_samples, 1.0, 0.0, "laplace", 20_000, 0.74),
+    "unit-level-cells-gaussian": Audit(unit_level_cells_samples, 1.0, 1e-2, "gaussian", 20_000, 0.5),
+    # the pair selection (the pick of (1, 2): .10 under D', .24 under D; .690 and .024, 1.62 and 12 sd) and the
+    # selected pairs (10 000 runs: Laplace .873 and .020, 1.81 and 27 sd; Gaussian .601 and .041, 1.66 and 9.4 sd)
+    "unit-pair-selection": Audit(unit_pair_selection_samples, 1.0, 0.0, "choice", 20_000, 0.55),
+    "unit-selected-pairs-laplace": Audit(unit_selected_pairs_samples, 1.0, 0.0, "laplace", 10_000, 0.76),
+    "unit-selected-pairs-gaussian": Audit(unit_selected_pairs_samples, 1.0, 1e-2, "gaussian", 10_000, 0.37),
+    # the PCA's centre (.860 and .020, 1.80 and 27 sd) and the pairs test (10 000 runs: .600 and .041, 1.66 and 9.3 sd)
+    "unit-pca-centre-laplace": Audit(unit_pca_centre_samples, 1.0, 0.0, "laplace", 20_000, 0.75),
+    "unit-pairs-test-gaussian": Audit(unit_pairs_test_samples, 1.0, 1e-2, "gaussian", 10_000, 0.37),
 }
 
 
@@ -1002,7 +1300,8 @@ def test_halved_noise_scale_fails_the_audit(name):
     20 000 simulated audits each): no miss in 20 000 for any audit, and the lower bound's mean
     clears eps by 4.9 of its sd (mixed moments, Laplace) to 40 (the clip count): PCA 6.6-7.4, the
     Gaussian value blocks 6.2 at 40 000 runs (at 20 000, 2.9: 4 of 20 000 simulated audits
-    missed), the levels 10.5, the others 11 or more. The normal approximation, conservative here (the simulated
+    missed), the levels 10.5, by unit the Gaussian selected pairs and pairs test at 10 000 runs 9.4 and
+    9.3, the others 11 or more. The normal approximation, conservative here (the simulated
     lower tails are lighter), puts a false pass below 5e-7 per audit. With the fixed seed the
     lower bounds seen are 1.20 eps (value block, Gaussian) to 2.13 eps (selected pairs,
     Gaussian), and 2.78 for PCA Laplace at eps = 2.

@@ -437,7 +437,7 @@ PUBLIC_REFUSALS = [  # (command, input, options, what the one line says)
     ("fit", "mixed.csv", ["--schema", "schema.json", "--max-lp-entries", "100", *UNIT], "max_lp_entries"),
     # a numeric table's LP and candidates, their sizes given (neither follows n)
     ("generate", "numeric.csv", ["--bounds", "bounds.json", "--n-basis", "100000", *UNIT], "max_lp_entries"),
-    ("summarize", "numeric.csv", ["--bounds", "bounds.json", "--n-basis", "30000000", *UNIT], "max_lp_entries"),
+    ("summarize", "numeric.csv", ["--bounds", "bounds.json", "--n-basis", "30000000", *UNIT], "moments, over the bound"),
     ("generate", "numeric.csv", ["--bounds", "bounds.json", "--n-candidates", "200000000", *UNIT],
      "candidate values"),
     # by row, a schema's level discovery or bounds estimation came first
