@@ -18,12 +18,14 @@ CandidateKind = Literal["copula", "pca", "hypercube", "grid", "moments"]
 NoiseKind = Literal["gaussian", "laplace"]
 
 MIN_EPSILON, MAX_EPSILON = 1e-6, 1e6
-# The largest smoothness order K: the Jackson operator of a summary's damping (K's one use beyond the
-# theory's sizes) is an alternating sum of the binomials C(K + 1, l), whose float64 rounding grows as
-# 2^(K + 1) 2^-52: at most 2^-20 (1e-6) up to K = 31 (at K = 50 its multipliers were off by .04, at
-# K = 60 by 10, :func:`synthdp.summaries.smooth.jackson_multipliers`). Larger K also made the theory's
-# exact integer sizes (:func:`synthdp.pipeline.plan.theory_parameters`) take minutes.
-MAX_SMOOTHNESS = 31
+# The largest smoothness order K of a release: the papers' experiments take K = sigma^2, up to 100; past a
+# few thousand the theory's exact integer sizes (:func:`synthdp.pipeline.plan.theory_parameters`) take
+# seconds, and at 10^7 minutes.
+MAX_SMOOTHNESS = 1000
+# The largest K of a summary's Jackson damping: its operator is an alternating sum of the binomials
+# C(K + 1, l), whose float64 rounding grows as 2^(K + 1) 2^-52: at most 2^-20 (1e-6) up to K = 31 (at
+# K = 50 its multipliers were off by .04, at K = 60 by 10, :func:`synthdp.summaries.smooth.jackson_multipliers`).
+MAX_JACKSON_SMOOTHNESS = 31
 MIN_SHARE = 1e-3  # smallest share of the budget a stage may get
 STREAM_CSV_BYTES = 256 * 2**20  # larger CSV files stream even without chunk_rows (synthdp.reader.table)
 
@@ -184,7 +186,7 @@ class SynthConfig:
 
     epsilon: float = _option(1.0, "budget", "total epsilon > 0")
     delta: float = _option(0.0, "budget", "total delta in [0, 1)", default_text="0: pure epsilon-DP")
-    smoothness: int = _option(4, "method", "smoothness order K of the queries, 1 to 31", metavar="K")
+    smoothness: int = _option(4, "method", "smoothness order K of the queries, 1 to 1000", metavar="K")
     mode: Mode = _option("practical", "method", "practical (Section 3.4) or exact (Algorithm 1, small d only)")
     candidates: CandidateKind | None = _option(
         None, "method", "candidate points of the LP: copula, from private one-way histograms and correlations; "

@@ -150,13 +150,14 @@ def _exact_jackson_multipliers(t: int, smoothness: int) -> list[float]:
 
 @pytest.mark.parametrize("t, smoothness", [(16, 4), (64, 20), (64, 31), (256, 31)])
 def test_jackson_multipliers_are_exact_to_1e_6_up_to_the_largest_smoothness(t, smoothness):
-    """Up to MAX_SMOOTHNESS (31) the float64 sum of C(K + 1, l) h(n l) is within 2^(K+1) 2^-52 <=
+    """Up to MAX_JACKSON_SMOOTHNESS (31) the float64 sum of C(K + 1, l) h(n l) is within 2^(K+1) 2^-52 <=
     2^-20 of the exact value (deterministic; beyond, at K = 50 and t = 512, it was .04 off and at
     K = 60 and t = 16 it gave 11 for 1), and a summary past it is refused."""
     exact = np.array(_exact_jackson_multipliers(t, smoothness))
     assert np.max(np.abs(jackson_multipliers(t, smoothness) - exact)) <= 2.0 ** (smoothness + 1 - 52)
-    with pytest.raises(SynthDPError, match="smoothness must be an integer from 1 to 31"):
+    with pytest.raises(SynthDPError, match="damping='jackson' needs smoothness of at most 31"):
         interval_summary(8, damping="jackson", smoothness=32)
+    assert interval_summary(8, smoothness=100).smoothness == 100  # undamped: K only names the queries (K = sigma^2)
 
 
 @pytest.mark.parametrize("damping", ["none", "jackson"])

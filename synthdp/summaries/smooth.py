@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.checks import is_finite_number, is_int
-from synthdp.config import MAX_SMOOTHNESS
+from synthdp.config import MAX_JACKSON_SMOOTHNESS, MAX_SMOOTHNESS
 from synthdp.domain.box import Domain
 from synthdp.errors import SynthDPError, near_column
 from synthdp.stats.chebyshev import ChebyshevBasis
@@ -109,8 +109,8 @@ def jackson_multipliers(t: int, smoothness: int) -> np.ndarray:
     t : int
         Highest degree, >= 0.
     smoothness : int
-        K, 1 to :data:`synthdp.config.MAX_SMOOTHNESS` (31): the alternating sum's float64 rounding
-        grows as 2^(K + 1) 2^-52.
+        K, 1 to :data:`synthdp.config.MAX_JACKSON_SMOOTHNESS` (31): the alternating sum's float64
+        rounding grows as 2^(K + 1) 2^-52.
 
     Returns
     -------
@@ -330,6 +330,9 @@ class Summary(SummaryFile):
         _require(is_int(self.smoothness) and 1 <= self.smoothness <= MAX_SMOOTHNESS,
                  f"smoothness must be an integer from 1 to {MAX_SMOOTHNESS}")
         _require(self.damping in DAMPINGS, f"damping must be one of {list(DAMPINGS)}")
+        _require(self.damping != "jackson" or self.smoothness <= MAX_JACKSON_SMOOTHNESS,
+                 f"damping='jackson' needs smoothness of at most {MAX_JACKSON_SMOOTHNESS} (its multipliers, an "
+                 "alternating sum of binomials, lose their digits in float64 beyond); use damping='none'")
         _require(is_int(self.n_nodes) and self.n_nodes >= 2, "n_nodes must be an integer >= 2")
         _require(is_int(self.seed) and self.seed >= 0, "seed must be an integer >= 0")
         _require(isinstance(self.nullable, (tuple, list)) and all(name in self.domain.names for name in self.nullable),
