@@ -1338,9 +1338,21 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None
         if deferred:
             raise _StoppedAfterWriting(deferred[0])
         for temporary, real, stream in pending:  # a pipe may block until read: stays interruptible
-            if stream:
+            if stream and _is_standard_output(real):
+                # into the descriptor this process was given, as it was opened: opened again by name
+                # (/proc/self/fd/1) it was truncated, so "-o - >> FILE" emptied FILE and lost what came before
+                with open(temporary, "rb") as source:
+                    sys.stdout.flush()
+                    shutil.copyfileobj(source, sys.stdout.buffer)
+                    sys.stdout.buffer.flush()
+            elif stream:
                 with open(temporary, "rb") as source, open(real, "wb") as target:
                     shutil.copyfileobj(source, target)
+
+
+def _is_standard_output(path: Path) -> bool:
+    """Whether an output path names this process's standard output (``-o -``, ``/dev/stdout``)."""
+    return os.path.abspath(path) in (STANDARD_OUTPUT, "/proc/self/fd/1", "/dev/fd/1")
 
 
 def _options(args: argparse.Namespace) -> dict:

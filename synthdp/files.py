@@ -55,21 +55,24 @@ def check_new(path: Path, overwrite: bool, what: str) -> None:
 
 def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool, what: str) -> None:
     """Write the ``what`` file at ``path`` whole or not at all: ``write`` fills a temporary file beside it
-    (:func:`temporary_beside`), which is then renamed onto ``path`` (``overwrite``) or linked there, which
+    (:func:`temporary_beside`), which is then renamed onto ``path`` (``overwrite``; through a link, onto
+    its target, the link kept, as the command line does) or linked there, which
     fails where a file of that name appeared meanwhile (a rename would replace it; a filesystem without
     hard links falls back to a check and the rename). Errors are one line naming the file; the
     temporary file is removed however this ends."""
     check_new(path, overwrite, what)
-    folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise SynthDPError(f"cannot write the {what} '{path}': it is a folder")
+    # through a link, its target is replaced and the link stays, as the command line's --overwrite does
+    target = Path(os.path.realpath(path)) if overwrite and path.is_symlink() else path
+    folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise SynthDPError(f"cannot write the {what} '{path}': its folder does not exist")
     with ExitStack() as cleanup:
-        temporary = temporary_beside(path, cleanup)
+        temporary = temporary_beside(target, cleanup)
         write(temporary)
         if overwrite:
-            os.replace(temporary, path)
+            os.replace(temporary, target)
             return
         try:
             os.link(temporary, path)

@@ -431,6 +431,16 @@ def test_a_separator_at_the_end_of_every_data_line_is_refused(tmp_path, capsys, 
     _one_error(capsys, "more fields than its header")
 
 
+def test_a_long_field_in_the_first_data_row_is_read_as_pandas_reads_it(tmp_path):
+    """The check of the first data row's fields used the csv module, whose fields stop at 128 KB: a
+    well-formed file with a long text in its first row was called "not a well-formed CSV file"."""
+    from synthdp.reader.table import read_csv_frame
+
+    table = tmp_path / "t.csv"
+    table.write_text("x,note\n1," + "a" * 200_000 + "\n2,b\n")
+    frame = read_csv_frame(table)
+    assert frame.shape == (2, 2) and len(frame["note"].iloc[0]) == 200_000
+
 @pytest.mark.parametrize("engine", ["numpy", "dask"])
 def test_a_parquet_binary_column_is_read_as_its_text(tmp_path, capsys, engine):
     """A Parquet BINARY column (bytes per cell) was read as the bytes' repr, b'x': the draft listed
@@ -528,3 +538,21 @@ def test_an_output_named_dash_is_standard_output(tmp_path):
     assert refused.returncode == 2 and refused.stdout == "" and list(tmp_path.iterdir()) == []
     assert refused.stderr.strip().splitlines()[-1] == ("synthdp: error: --copies writes files named after --output: "
                                                        "give --output a file, not standard output or another stream")
+
+
+def test_an_output_named_dash_appends_where_standard_output_appends(tmp_path):
+    """-o - reopened /dev/stdout by name, which truncates the file standard output goes to: with
+    ">> log.csv" the rows replaced what the file held, and a line the shell wrote before them was lost.
+    They now go through the descriptor as it was given."""
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.csv"
+    log.write_text("kept line\n")
+    command = [sys.executable, "-m", "synthdp", "generate", CLINIC, "-o", "-", "--bounds", BOUNDS, "--rows", "3",
+               "--seed", "1", "--quiet"]
+    with open(log, "ab") as appended:
+        done = subprocess.run(command, cwd=tmp_path, stdout=appended, stderr=subprocess.PIPE, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = log.read_text().splitlines()
+    assert lines[:2] == ["kept line", "age,bmi,systolic_bp,cholesterol,visits_per_year"] and len(lines) == 5

@@ -97,6 +97,20 @@ def test_a_group_only_a_later_block_of_the_reference_has_stays_with_its_statisti
     assert list(found.index) == [1, 2, 9, 11, 12]
 
 
+
+def test_a_missing_group_of_a_numeric_key_keeps_its_place_in_the_order():
+    """A group mean by a nullable numeric column (groupby(dropna=False)) has a NaN group in a float
+    index: the blocks' order was found with a dict, where each NaN read from the index is another
+    object, and infer raised KeyError: nan."""
+    reference = pd.DataFrame({"g": [1.0, np.nan, 2.0, 1.0] * 2 + [np.nan, 2.0, 3.0, 1.0], "x": np.arange(12.0)})
+    tables = [reference.iloc[:4].reset_index(drop=True)] * 3
+    statistic = lambda frame: frame.groupby("g", dropna=False)["x"].mean()  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InferenceWarning)  # the copies lack the group 3
+        found = infer(Copies(tables, reference, 0.0), statistic)
+    assert found.index[:3].tolist() == [1.0, 2.0, 3.0] and np.isnan(found.index[3]) and len(found) == 4
+    assert found["naive"].iloc[0] == pytest.approx((1.5 + 5.5 + 11) / 3)  # group 1 over the three blocks
+
 def test_limits_keep_the_estimate_and_interval_among_the_values_the_statistic_takes():
     """A bias correction past a statistic's range (a copy attenuates a strong correlation) is put back into it."""
     copies = _copies(0.95, [0.80, 0.84, 0.86, 0.90])  # 2 * 0.95 - 0.85 = 1.05

@@ -132,6 +132,27 @@ def test_save_refuses_a_path_that_exists_unless_told_to_overwrite_it(tmp_path, m
     assert loaded.privacy_report()["privacy"] == synth.privacy_report()["privacy"]
 
 
+def test_save_with_overwrite_through_a_link_replaces_its_target_as_the_command_line_does(tmp_path):
+    """--overwrite through a link replaces the link's target and keeps the link (docs/cli.md); save(...,
+    overwrite=True), documented as the command line's --overwrite, replaced the link itself with a file
+    and left its target as it was. The summaries share the write."""
+    synth = _numeric()
+    target = tmp_path / "kept" / "model.synthdp"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "current.synthdp"
+    link.symlink_to(target)
+    synth.save(link, overwrite=True)
+    assert link.is_symlink() and link.resolve() == target.resolve()
+    pd.testing.assert_frame_equal(SmoothSynthesizer.load(target).sample(5, seed=1), synth.sample(5, seed=1))
+    summary, summary_target = synth.summary(), tmp_path / "kept" / "s.json"
+    summary_target.write_text("old")
+    (tmp_path / "s.json").symlink_to(summary_target)
+    summary.save(tmp_path / "s.json", overwrite=True)
+    assert (tmp_path / "s.json").is_symlink() and type(summary).load(summary_target).to_dict() == summary.to_dict()
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["current.synthdp", "kept", "model.synthdp",
+                                                                 "s.json", "s.json"]
+
 def test_synthdp_fit_writes_its_model_and_replaces_one_only_with_overwrite(tmp_path, capsys):
     """The command line writes the model into a temporary file it made (which exists) and then renames it:
     it passes overwrite=True there; an existing -o is still refused before any work without --overwrite."""

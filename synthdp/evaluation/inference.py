@@ -248,7 +248,7 @@ def _fitted_value(statistic: Callable[[pd.DataFrame], Any], reference: pd.DataFr
     return values.mean(axis=1), int(np.argmax(values.notna().sum(axis=0).to_numpy()))
 
 
-def _in_order(parts: Sequence[pd.Series]) -> list:
+def _in_order(parts: Sequence[pd.Series]) -> pd.Index:
     """The elements of ``parts`` (one statistic on several blocks, each element named once) in the order
     the blocks give them: each block's order kept (a group mean's groups by value), ties broken by first
     appearance, and where blocks disagree (a cycle) the first seen first. pandas' union would put an
@@ -256,15 +256,15 @@ def _in_order(parts: Sequence[pd.Series]) -> list:
     coefficients, and one seen in a block without its neighbours before them."""
     import heapq
 
-    first: dict = {}
-    for part in parts:
-        for name in part.index:
-            first.setdefault(name, len(first))
-    names = list(first)
+    # each element's place by first appearance, found by pandas (a dict missed a float NaN group: each
+    # NaN read from a float index is another object, so the lookup raised KeyError)
+    names = parts[0].index
+    for part in parts[1:]:
+        names = names.append(part.index[~part.index.isin(names)])
     follows: list[set[int]] = [set() for _ in names]
     waiting = [0] * len(names)  # each element's predecessors not yet placed
     for part in parts:
-        places = [first[name] for name in part.index]
+        places = names.get_indexer(part.index).tolist()
         for a, b in zip(places, places[1:]):
             if b not in follows[a]:
                 follows[a].add(b)
@@ -283,7 +283,7 @@ def _in_order(parts: Sequence[pd.Series]) -> list:
             waiting[after] -= 1
             if waiting[after] == 0 and not done[after]:
                 heapq.heappush(ready, after)
-    return [names[place] for place in placed]
+    return names[placed]
 
 
 def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,

@@ -825,7 +825,10 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
     with path.open(newline="", encoding=csv_format.encoding) as handle:
         records = csv.reader(handle, delimiter=csv_format.sep)
         header = next(records, None)
-        first = next((record for record in records if record), None)  # pandas skips blank lines
+        try:
+            first = next((record for record in records if record), None)  # pandas skips blank lines
+        except csv.Error:  # a field past the csv module's limit (128 KB; pandas has none): left to pandas
+            first = None
     if header and header[0].startswith("\ufeff") and csv_format.encoding.lower().replace("_", "-") in (
             "utf-8", "utf8"):
         header[0] = header[0][1:]  # a byte-order mark (as spreadsheets write UTF-8): not part of the first name
