@@ -735,7 +735,7 @@ def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFor
     (``source``: its header or Parquet footer, public), the privacy unit's and those whose bounds are
     estimated or read from the data included."""
     from synthdp.evaluation.inference import REFERENCE_FACTOR
-    from synthdp.pipeline.copies import COPIES_BY_UNIT
+    from synthdp.pipeline.copies import COPIES_BY_UNIT, check_copies_size
     from synthdp.pipeline.model import check_output_size
 
     if run["copies"] is not None and config.privacy_unit is not None:
@@ -747,13 +747,8 @@ def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFor
     rows, columns = _int_or_word(run["rows"], "theory", "--rows"), len(table_header(source, "input file", csv_format))
     advice = "ask for fewer rows (synthdp sample streams any number to a file)"
     check_output_size(rows, columns, "--rows: the synthetic table", advice)
-    if run["copies"] is not None:
-        check_output_size(REFERENCE_FACTOR * rows, columns,
-                          f"--rows with --copies: the copies' reference sample ({REFERENCE_FACTOR} x the rows per copy)",
-                          advice)
-        copies = _int_or_word(run["copies"], None, "--copies")
-        check_output_size(copies * rows, columns, f"--copies with --rows: {copies} copies of {rows} rows, held in memory "
-                          "until written", "ask for fewer copies or fewer rows per copy")
+    if run["copies"] is not None:  # n is not read yet: the reference sample of 20 x the rows per copy at least
+        check_copies_size(_int_or_word(run["copies"], None, "--copies"), rows, columns, REFERENCE_FACTOR * rows)
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:

@@ -68,20 +68,24 @@ def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool,
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise SynthDPError(f"cannot write the {what} '{path}': its folder does not exist")
-    with ExitStack() as cleanup:
-        temporary = temporary_beside(target, cleanup)
-        write(temporary)
-        if overwrite:
-            os.replace(temporary, target)
-            return
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            raise _exists(path, what) from None
-        except OSError:  # no hard links here (some network and FAT filesystems): checked, then renamed
-            if os.path.lexists(path):
+    try:
+        with ExitStack() as cleanup:
+            temporary = temporary_beside(target, cleanup)
+            write(temporary)
+            if overwrite:
+                os.replace(temporary, target)
+                return
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
                 raise _exists(path, what) from None
-            os.replace(temporary, path)
+            except OSError:  # no hard links here (some network and FAT filesystems): checked, then renamed
+                if os.path.lexists(path):
+                    raise _exists(path, what) from None
+                os.replace(temporary, path)
+    except OSError as error:  # a full disk, a folder not writable: one line, the old file as it was
+        raise SynthDPError(f"cannot write the {what} '{path}': {error.strerror or error}; nothing was "
+                           "written") from None
 
 
 def _exists(path: Path, what: str) -> SynthDPError:

@@ -395,7 +395,7 @@ def test_what_would_fail_after_the_fit_is_refused_before_the_budget_is_charged(t
     assert "--copies of a release by privacy unit" in capsys.readouterr().err
     assert main([*base, "--rows", "300000000"]) == 2 and "--rows: " in capsys.readouterr().err  # x 2 columns
     assert main([*base, "--rows", "20000000", "--copies", "2"]) == 2
-    assert "--rows with --copies" in capsys.readouterr().err
+    assert "the copies' reference sample" in capsys.readouterr().err
     assert not budget.exists() or _document(budget)["releases"] == []
 
 

@@ -393,7 +393,7 @@ def test_copies_with_rows_past_the_output_bound_are_refused_before_the_fit(tmp_p
     monkeypatch.setattr(synthesizer.SmoothSynthesizer, "fit", fitted)
     assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "1000",
                  "--rows", "200000", "--quiet"]) == 2
-    _one_error(capsys, "--copies with --rows: 1000 copies of 200000 rows")
+    _one_error(capsys, "1000 copies of 200000 rows, held in memory until written")
     assert list(tmp_path.iterdir()) == []
 
 

@@ -1252,3 +1252,21 @@ def test_a_given_true_or_false_is_the_level_of_a_bool_column_declared_with_level
     out = synth.sample_from_conditions(pd.DataFrame({"b": [True, False]}), seed=2)
     assert out["b"].dtype == np.dtype(bool) and out["b"].tolist() == [True, False]
     pd.testing.assert_frame_equal(out, synth.sample_from_conditions(pd.DataFrame({"b": [1, 0]}), seed=2))
+
+
+def test_a_model_file_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_path, monkeypatch):
+    """A disk that fills while the model file is written (or any OS error of the write) is one
+    SynthDPError naming the file, and leaves neither a partial file nor a temporary one."""
+    import errno
+    import zipfile
+
+    synth = _numeric()
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", full)
+    with pytest.raises(SynthDPError, match=r"cannot write the model file '.*m\.synthdp': No space left on device; "
+                       "nothing was written"):
+        synth.save(tmp_path / "m.synthdp")
+    assert list(tmp_path.iterdir()) == []

@@ -89,12 +89,7 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     # at least REFERENCE_FACTOR blocks of a copy's rows (infer's theta_0 is the statistic's mean over them)
     reference_rows = REFERENCE_FACTOR * max(release.plan.n, 0 if n_rows is None else int(n_rows))
-    check_output_size(reference_rows, len(model.names),  # named here, before the refits, not as draw's bound
-                      f"the copies' reference sample ({REFERENCE_FACTOR} x the larger of n and the rows per copy)",
-                      "ask for fewer rows per copy (--rows, n_rows)")
-    rows = release.plan.n if n_rows is None else int(n_rows)
-    check_output_size(copies * rows, len(model.names), f"{copies} copies of {rows} rows, held in memory together",
-                      "ask for fewer copies or fewer rows per copy (--rows, n_rows)")
+    check_copies_size(copies, release.plan.n if n_rows is None else int(n_rows), len(model.names), reference_rows)
     reference = draw(model, reference_rows, rng)
     # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
     planned = release if release.plan.pairs_test is None else None
@@ -111,6 +106,19 @@ def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng
         out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
     measured = measured_pairs(release)
     return Copies(out, reference, (time.perf_counter() - start) / copies, bool(measured), measured)
+
+
+def check_copies_size(copies: int, rows: int, columns: int, reference_rows: int) -> None:
+    """Refuse, before any refit, copies that would not fit the output bound
+    (:func:`synthdp.pipeline.model.check_output_size`): the reference sample of ``reference_rows``
+    rows, and the ``copies`` tables of ``rows`` rows each, all held in memory until written. The
+    command line calls it before the fit (and before a budget file is charged), with the rows per
+    copy given by --rows (n is not read yet)."""
+    check_output_size(reference_rows, columns,  # named here, before the refits, not as draw's bound
+                      f"the copies' reference sample ({REFERENCE_FACTOR} x the larger of n and the rows per copy)",
+                      "ask for fewer rows per copy (--rows, n_rows)")
+    check_output_size(copies * rows, columns, f"{copies} copies of {rows} rows, held in memory until written",
+                      "ask for fewer copies or fewer rows per copy (--copies, --rows; copies, n_rows)")
 
 
 def inference_fit(fitted: run.FittedModel, rng: np.random.Generator) -> run.FittedModel:
