@@ -1443,7 +1443,10 @@ def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]
 
 def _written_into(path: Path) -> bool:
     """Whether an output path is a stream to write into rather than a file to replace: it exists and
-    is not a regular file (/dev/null, a named pipe), or is a process's open file (/dev/stdout)."""
+    is not a regular file (/dev/null, a named pipe), or is a process's open file (/dev/stdout: by its
+    name too, where a system shows it as the regular file it was redirected to, with no /proc)."""
+    if _is_standard_output(path):
+        return True
     if not path.exists():
         return False
     if not path.is_file():
