@@ -417,7 +417,8 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
                          help="sensitive table: CSV with a header row, or Parquet (.parquet, .pq); numeric columns "
                               "(text ones with --schema)")
     command.add_argument("-o", "--output", required=True, metavar=output, help=output_help)
-    command.add_argument("--report", metavar="REPORT.json", help="where to write the privacy report (JSON)")
+    command.add_argument("--report", metavar="REPORT.json",
+                         help="where to write the privacy report (JSON; - for standard output)")
     command.add_argument("--config", metavar="FILE.toml", help="TOML file whose keys are any of these options")
     lifetime = command.add_argument_group(
         "the table's budget across releases", "a budget file keeps what the releases of one table spent and refuses, "
@@ -569,8 +570,9 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     args = build_parser().parse_args(argv)
-    if getattr(args, "output", None) == "-":  # the usual name of standard output (it wrote a file named "-")
-        args.output = STANDARD_OUTPUT
+    for option in ("output", "report", "summary_out", "model_out", "html"):
+        if getattr(args, option, None) == "-":  # the usual name of standard output (it wrote a file named "-")
+            setattr(args, option, STANDARD_OUTPUT)
     keep_chunk_arrays_on_the_heap()
     command = {"generate": generate, "fit": fit_command, "sample": sample_command, "summarize": summarize,
                "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command,

@@ -524,7 +524,8 @@ def test_the_dask_engine_does_not_pass_on_pandas_deprecations_of_its_own_parquet
 
 def test_an_output_named_dash_is_standard_output(tmp_path):
     """-o - writes the table to standard output, as command-line tools do (it wrote a file named "-"), the
-    closing line still on stderr; --copies, which names files after the output, is refused with it."""
+    closing line still on stderr, and so does --report -; --copies, which names files after the output, is
+    refused with it."""
     import subprocess
     import sys
 
@@ -534,6 +535,10 @@ def test_an_output_named_dash_is_standard_output(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "age,bmi,systolic_bp,cholesterol,visits_per_year"
     assert len(done.stdout.splitlines()) == 5 and "wrote 4 rows" in done.stderr and list(tmp_path.iterdir()) == []
+    report = subprocess.run([*command[:6], "table.csv", *command[7:], "--report", "-"], cwd=tmp_path,
+                            capture_output=True, text=True, check=False)  # any output option takes -
+    assert report.returncode == 0 and json.loads(report.stdout)["privacy"]["epsilon_spent"] == 1.0
+    (tmp_path / "table.csv").unlink()
     refused = subprocess.run(command + ["--copies", "3"], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert refused.returncode == 2 and refused.stdout == "" and list(tmp_path.iterdir()) == []
     assert refused.stderr.strip().splitlines()[-1] == ("synthdp: error: --copies writes files named after --output: "
