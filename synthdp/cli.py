@@ -702,7 +702,8 @@ def generate(args: argparse.Namespace) -> int:
         copies_note = "" if run["copies"] is None else (  # they are files too: say where
             f", {report['copies']['count']} copies and their reference sample beside it ({paths[0].name} ... "
             f"{paths[-3].name}, {paths[-2].name}, {paths[-1].name})")
-        print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to {args.output}"
+        print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to "
+              f"{_named(args.output)}"
               + copies_note + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
               + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
@@ -790,7 +791,7 @@ def fit_command(args: argparse.Namespace) -> int:
     summary = [(Path(run["summary_out"]), _text(_summary_json(synth, report)))] if run["summary_out"] else []
     _write_outputs([(Path(args.output), _model_writer(synth)), *summary] + _report_output(written, run))
     if not run["quiet"]:
-        print(f"synthdp: wrote the model to {args.output}"
+        print(f"synthdp: wrote the model to {_named(args.output)}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
               + f"; sample from it with synthdp sample "
               f"{args.output} -n ROWS -o OUTPUT.csv" + _budget_note(written), file=sys.stderr)
@@ -840,7 +841,8 @@ def sample_command(args: argparse.Namespace) -> int:
 
     _write_outputs([(Path(args.output), write)])
     if not args.quiet:
-        print(f"synthdp: wrote {rows} rows to {args.output} (no budget spent: drawn from the model)", file=sys.stderr)
+        print(f"synthdp: wrote {rows} rows to {_named(args.output)} (no budget spent: drawn from the model)",
+              file=sys.stderr)
     return 0
 
 
@@ -862,7 +864,7 @@ def summarize(args: argparse.Namespace) -> int:
     summary = _summary(synth, report)
     _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(written, run))
     if not run["quiet"]:  # the summary's moments: a nullable column's smooth summary holds fewer than the release
-        print(f"synthdp: wrote a summary of {len(summary.noisy_moments)} noisy moments to {args.output}"
+        print(f"synthdp: wrote a summary of {len(summary.noisy_moments)} noisy moments to {_named(args.output)}"
               + _budget_note(written), file=sys.stderr)
     return 0
 
@@ -898,8 +900,8 @@ def schema_command(args: argparse.Namespace) -> int:
     _write_outputs([(Path(args.output), _text(_schema_json(content)))])
     for note in notes:
         print(f"synthdp: note: {note}", file=sys.stderr)
-    print(f"synthdp: wrote a draft schema of {len(content['columns'])} columns to {args.output}; it was read from "
-          "the data and is NOT private: replace its bounds and levels with public knowledge, then delete its "
+    print(f"synthdp: wrote a draft schema of {len(content['columns'])} columns to {_named(args.output)}; it was read "
+          "from the data and is NOT private: replace its bounds and levels with public knowledge, then delete its "
           "\"draft\" entry", file=sys.stderr)
     return 0
 
@@ -1161,7 +1163,7 @@ def evaluate(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # the reader stopped early (e.g. | head): not an error
         _quiet_stdout()
     if args.html and not args.quiet:
-        print(f"synthdp: wrote the report page to {args.html}", file=sys.stderr)
+        print(f"synthdp: wrote the report page to {_named(args.html)}", file=sys.stderr)
     return 0
 
 
@@ -1345,6 +1347,11 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None
             elif stream:
                 with open(temporary, "rb") as source, open(real, "wb") as target:
                     shutil.copyfileobj(source, target)
+
+
+def _named(path: str | Path) -> str:
+    """An output as the closing line names it: "standard output" for ``-`` (:data:`STANDARD_OUTPUT`)."""
+    return "standard output" if str(path) == STANDARD_OUTPUT else str(path)
 
 
 def _is_standard_output(path: Path) -> bool:

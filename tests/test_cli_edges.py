@@ -561,3 +561,12 @@ def test_an_output_named_dash_appends_where_standard_output_appends(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = log.read_text().splitlines()
     assert lines[:2] == ["kept line", "age,bmi,systolic_bp,cholesterol,visits_per_year"] and len(lines) == 5
+
+
+def test_the_closing_line_names_standard_output_as_such(tmp_path, capsys, monkeypatch):
+    """The closing line of -o - says "standard output", not the /dev/stdout the option became."""
+    import synthdp.cli as cli
+
+    monkeypatch.setattr(cli, "_write_outputs", lambda outputs: None)  # the table itself is not the point here
+    assert main(["generate", CLINIC, "-o", "-", "--bounds", BOUNDS, "--rows", "4", "--seed", "1"]) == 0
+    assert "distinct) to standard output; epsilon=" in capsys.readouterr().err
