@@ -28,6 +28,7 @@ from synthdp.pipeline import run
 from synthdp.pipeline.copies import Copies, release_copies
 from synthdp.privacy import lifetime
 from synthdp.privacy.ledger import PrivacyLedger
+from synthdp.reader.table import is_dask_frame
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -254,7 +255,10 @@ class SmoothSynthesizer:
         self.support_weights_ = model.support_weights
         self.blend_share_, self.timings_, self.engine_ = model.blend_share, model.timings, model.engine
         self.noise_sampler_ = model.noise_sampler
-        self.dtypes_ = model_file.input_dtypes(data, model.release.domain, model.release.schema)
+        # a Dask DataFrame's column types are its meta's (public, as a DataFrame's): a sample gives them back alike
+        typed = (pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in data.dtypes.items()})
+                 if is_dask_frame(data) else data)
+        self.dtypes_ = model_file.input_dtypes(typed, model.release.domain, model.release.schema)
         return self
 
     @property

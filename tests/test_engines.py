@@ -588,3 +588,21 @@ def test_a_text_column_is_refused_in_the_same_words_by_every_engine(tmp_path, ca
         assert code == 2 and err.count("\n") == 1
         messages.add(err.split(": ", 2)[-1].split("; if a quoted")[0].strip())
     assert len(messages) == 1 and "column 'kind' is not numeric (it holds text" in messages.pop()
+
+
+def test_a_dask_dataframe_samples_back_with_the_column_types_a_pandas_one_does():
+    """A nullable boolean and a categorical column fitted from a Dask DataFrame came back as text (its
+    column types were not read: a sample gave "False"/"True" strings); they now come back as from the
+    same pandas DataFrame (boolean, category), from the Dask frame's own dtypes (public metadata)."""
+    dd = pytest.importorskip("dask.dataframe")
+    frame = pd.DataFrame({"x": np.linspace(-3, 3, 300), "b": pd.array([True, False, None] * 100, dtype="boolean"),
+                          "c": pd.Categorical(["u", "v", "w"] * 100)})
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [-4, 4]},
+                          "b": {"type": "binary", "levels": ["False", "True"], "nullable": True},
+                          "c": {"type": "categorical", "levels": ["u", "v", "w"]}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        samples = [SmoothSynthesizer(epsilon=1.0, seed=1).fit(data, schema=schema).sample(20, seed=2)
+                   for data in (frame, dd.from_pandas(frame, npartitions=2))]
+    assert samples[0].dtypes.to_dict() == samples[1].dtypes.to_dict()
+    assert str(samples[1]["b"].dtype) == "boolean" and str(samples[1]["c"].dtype) == "category"

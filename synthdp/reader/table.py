@@ -207,7 +207,7 @@ class PrivateTable:
         """
         times = dict(time_columns or {})
         text, nulls = tuple(text_columns), tuple(nullable)
-        if _is_dask_frame(source):
+        if is_dask_frame(source):
             return cls._from_reader(*_dask_reader(source, "Dask DataFrame", scheduler, None, times, text, nulls, unit),
                                     text_columns)
         if isinstance(source, pd.DataFrame):
@@ -1298,7 +1298,8 @@ def _optional(module: str, feature: str):
                            "pip install 'synthdp[scale]'") from None
 
 
-def _is_dask_frame(source) -> bool:
+def is_dask_frame(source) -> bool:
+    """Whether ``source`` is a Dask DataFrame (without importing Dask)."""
     return type(source).__module__.split(".")[0] in ("dask", "dask_expr") and hasattr(source, "to_delayed")
 
 
