@@ -1410,12 +1410,13 @@ def _check_config_value(path: str, key: str, kind: type | None, value: object) -
 
 
 def _int_or_word(value, word, flag: str):
-    """``value`` as an integer (a flag's text or a config file's number), or ``word`` itself; an
-    error for anything else, a fraction (10.7 is not 10 rows) and true or false included."""
+    """``value`` as an integer (a flag's text or a config file's integer), or ``word`` itself; an
+    error for anything else: a fraction (10.7 is not 10 rows), any float (20.0, refused as the
+    config's other integer keys refuse it), true or false."""
     if value is None or value == word:
         return value
     choices = f"an integer or '{word}'" if word else "an integer"
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+    if isinstance(value, (bool, float)):
         raise SynthDPError(f"{flag} must be {choices}")
     try:
         return int(value)

@@ -570,3 +570,15 @@ def test_the_closing_line_names_standard_output_as_such(tmp_path, capsys, monkey
     monkeypatch.setattr(cli, "_write_outputs", lambda outputs: None)  # the table itself is not the point here
     assert main(["generate", CLINIC, "-o", "-", "--bounds", BOUNDS, "--rows", "4", "--seed", "1"]) == 0
     assert "distinct) to standard output; epsilon=" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key, flag", [("n_basis", "--n-basis"), ("rows", "--rows"), ("copies", "--copies")])
+def test_a_config_file_s_integer_written_as_a_float_is_refused_as_for_every_integer_key(tmp_path, capsys, key, flag):
+    """n_basis = 20.0 was taken as 20 where n_candidates = 100.0 was refused: every integer key now
+    refuses a float alike, in one line naming its flag, before any work."""
+    config = tmp_path / "run.toml"
+    config.write_text(f"{key} = 20.0\n")
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--config", str(config),
+                 "--quiet"]) == 2
+    _one_error(capsys, f"{flag} must be an integer")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["run.toml"]
