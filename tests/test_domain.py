@@ -38,6 +38,8 @@ def test_to_dict_round_trips_through_from_bounds():
         ({**BOUNDS, "score": [float("nan"), 1]}, "finite"),
         ({**BOUNDS, "score": ["zero", 1]}, "must be numbers"),
         ({**BOUNDS, "score": [None, 1]}, "must be numbers"),
+        ({**BOUNDS, "score": (np.bool_(False), np.bool_(True))}, "must be numbers"),  # as true and false are
+        ({**BOUNDS, "score": np.array([[0, 1]])}, "pair"),
         ({**BOUNDS, "score": [0, 1, 2]}, "pair"),
         ({**BOUNDS, "score": 1.0}, "pair"),
         ({**BOUNDS, "score": {"type": "continuous"}}, "pair"),
@@ -47,6 +49,17 @@ def test_to_dict_round_trips_through_from_bounds():
 def test_from_bounds_rejects_bad_specs(bounds, message):
     with pytest.raises(SynthDPError, match=message):
         Domain.from_bounds(bounds, NAMES)
+
+
+def test_a_numpy_array_of_two_numbers_is_a_pair_of_bounds():
+    bounds = {**BOUNDS, "score": np.array([0.0, 1.0]), "weight": {"bounds": np.array([30, 150])}}
+    assert Domain.from_bounds(bounds, NAMES) == Domain.from_bounds(BOUNDS, NAMES)
+
+
+def test_reversed_bounds_are_not_called_a_constant_column():
+    with pytest.raises(SynthDPError, match="lo < hi") as caught:
+        Domain.from_bounds({**BOUNDS, "score": [2, 1]}, NAMES)
+    assert "constant" not in str(caught.value)
 
 
 def test_unit_map_sends_bounds_to_the_cube_corners_and_round_trips():

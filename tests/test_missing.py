@@ -89,6 +89,14 @@ def test_a_bounds_file_may_declare_nullable_numeric_columns(tmp_path):
     assert "income" in json.loads((tmp_path / "r.json").read_text())["schema"]["missing_rates_noisy"]
 
 
+@pytest.mark.parametrize("options", [{"candidates": "pca"}, {"mode": "exact"}])
+def test_a_nullable_numeric_column_refusing_candidates_or_exact_mode_says_nullable(options):
+    frame = table(2, 200)[["age", "income"]]  # numeric columns only: nullable makes the table mixed
+    bounds = {"age": {"bounds": [18, 90], "type": "integer"}, "income": {"bounds": [0, 150000], "nullable": True}}
+    with pytest.raises(SynthDPError, match="nullable"):
+        SmoothSynthesizer(epsilon=1, seed=1, **options).fit(frame, bounds=bounds)
+
+
 @pytest.mark.parametrize("flag", [1, "true", None])
 def test_a_bounds_file_nullable_that_is_not_a_boolean_is_an_error_not_ignored(tmp_path, flag):
     frame = table(2, 200)[["age", "income"]]

@@ -193,6 +193,9 @@ def test_to_dict_flattens_the_theory_parameters():
         (SynthConfig(mode="exact", max_lp_entries=8 * 512 - 1), 2, "--mode practical"),
         (SynthConfig(mode="exact"), 100, "--mode practical"),  # N^d = 16^100 is capped, not built
         (SynthConfig(n_candidates=10**7), 30, "candidate values"),  # 3e8 coordinates
+        # practical mode's grid candidates: N^d capped, the fix is other candidates, not a mode
+        (SynthConfig(candidates="grid"), 100, "--candidates other than grid"),
+        (SynthConfig(candidates="grid", n_basis=10, max_lp_entries=99), 2, "other than grid, or lower --n-basis"),
         (SynthConfig(n_basis=10, n_candidates=1000, spread=0.1, max_lp_entries=9999), 3, "spread"),
     ],
 )

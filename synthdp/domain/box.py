@@ -58,10 +58,9 @@ class ColumnDomain:
         if not (math.isfinite(self.lower) and math.isfinite(self.upper) and math.isfinite(self.upper - self.lower)):
             raise SynthDPError(f"bounds for column '{self.name}' must be finite numbers with a finite width")
         if not self.lower < self.upper:
-            raise SynthDPError(
-                f"bounds for column '{self.name}' need lo < hi (a constant column carries no "
-                "information for this mechanism; drop it or widen its bounds)"
-            )
+            why = (" (a constant column carries no information for this mechanism; drop it or widen its bounds)"
+                   if self.lower == self.upper else " (lo is above hi: are they reversed?)")
+            raise SynthDPError(f"bounds for column '{self.name}' need lo < hi{why}")
         if self.integer and max(abs(self.lower), abs(self.upper)) > MAX_EXACT_INTEGER:
             raise SynthDPError(f"bounds for integer column '{self.name}' must lie within +-2^53")
         if self.integer and math.ceil(self.lower) > math.floor(self.upper):
@@ -232,6 +231,8 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         example = '["2019-01-01", "2023-12-31"]' if column_type == "date" else '["2019-01-01T00:00", "2023-12-31T23:59"]'
         raise SynthDPError(f"{column_type} column '{name}' has no \"bounds\": a {column_type} column needs public "
                            f"bounds, e.g. \"bounds\": {example} (--bounds-share estimates numeric columns only)")
+    if isinstance(spec, np.ndarray) and spec.ndim == 1:  # a pair from Python: its numbers as Python's
+        spec = spec.tolist()
     if not (isinstance(spec, (list, tuple)) and len(spec) == 2):
         raise SynthDPError(f"bounds for column '{name}' must be a pair [lo, hi]")
     if column_type in TIME_TYPES:
@@ -239,7 +240,7 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type,
                             decimals=decimals)
     try:
-        if any(isinstance(value, bool) for value in spec):  # true is 1 to float(), not a bound
+        if any(isinstance(value, (bool, np.bool_)) for value in spec):  # true is 1 to float(), not a bound
             raise TypeError
         lower, upper = float(spec[0]), float(spec[1])
     except (TypeError, ValueError):

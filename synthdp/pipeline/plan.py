@@ -403,8 +403,8 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
     discovery or bounds estimation, comes before the plan."""
     if mixed or mixed_basis is not None:
         if config.mode == "exact" or config.candidates is not None:
-            raise SynthDPError("tables with binary or categorical columns use practical mode and their own "
-                               "candidates: leave mode and candidates unset")
+            raise SynthDPError("tables with binary, categorical or nullable columns use practical mode and their "
+                               "own candidates: leave mode and candidates unset")
     else:
         kind = config.candidate_kind if synthesize else "none"
         if synthesize and kind == "moments" and config.n_basis != "auto":
@@ -930,12 +930,15 @@ def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: in
     with an error if it needs more). The spread LP holds all of W, R x C entries. A summary
     (``kind`` "none") has no LP; every release holds at most MAX_MOMENTS moments.
     """
-    exact = config.mode == "exact" or kind == "grid"
-    fix = "use --mode practical" if exact else "lower --n-candidates or --n-basis"
+    exact = config.mode == "exact"
+    fix = ("use --mode practical" if exact
+           else "use --candidates other than grid, or lower --n-basis" if kind == "grid"  # practical: N^d points
+           else "lower --n-candidates or --n-basis")
     if kind != "none":
         if n_candidates * d > MAX_CANDIDATE_VALUES:
+            fix_candidates = "use --candidates other than grid" if kind == "grid" and not exact else fix
             raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
-                               f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix}")
+                               f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix_candidates}")
         held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
         entries = n_basis * max(held, 1)
         if entries > config.max_lp_entries:
