@@ -1270,3 +1270,22 @@ def test_a_model_file_that_cannot_be_written_is_one_line_and_leaves_nothing(tmp_
                        "nothing was written"):
         synth.save(tmp_path / "m.synthdp")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_condition_without_mass_on_a_boolean_column_points_to_true_and_false():
+    """A column of levels False and True is compared with True or False (``flag == True``; on one
+    fitted as a pandas boolean, ``flag == 'True'`` matches none of the sample's rows). A condition
+    without mass on it told the user to compare it "with one of its levels, as text"."""
+    rng = np.random.default_rng(5)
+    flag = pd.Series(rng.random(200) < 0.5, dtype="boolean")
+    flag[:30] = pd.NA
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 200), "flag": flag})
+    schema = {"columns": {"x": {"bounds": [0, 1]},
+                          "flag": {"type": "binary", "levels": [False, True], "nullable": True}}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
+    with pytest.raises(SynthDPError, match="probability is 0") as raised:
+        synth.sample(5, condition="flag == True and flag == False")
+    assert "'flag' has the levels False and True: compare it with True or False" in str(raised.value)
+    assert "as text" not in str(raised.value)

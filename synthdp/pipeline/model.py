@@ -276,7 +276,8 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     if not mass > 0:
         text = [name for name in used.values() if name not in numeric and model.schema is not None
                 and any(column.name == name for column in model.schema.declared)]
-        hint = "".join(f"; '{name}' has text levels ({', '.join(repr(level) for level in _levels(model, name)[:4])}"
+        hint = "".join(f"; '{name}' has the levels False and True: compare it with True or False" if name in truths
+                       else f"; '{name}' has text levels ({', '.join(repr(level) for level in _levels(model, name)[:4])}"
                        f"{', ...' if len(_levels(model, name)) > 4 else ''}): compare it with one of its levels, as text"
                        for name in text)  # the schema's public levels: sex == 1 where they are '0.0' and '1.0'
         raise SynthDPError("no row of the fitted distribution satisfies the condition (its probability is 0)" + hint)
