@@ -186,7 +186,7 @@ class SynthConfig:
 
     epsilon: float = _option(1.0, "budget", "total epsilon > 0")
     delta: float = _option(0.0, "budget", "total delta in [0, 1)", default_text="0: pure epsilon-DP")
-    smoothness: int = _option(4, "method", "smoothness order K of the queries, 1 to 1000", metavar="K")
+    smoothness: int = _option(4, "method", f"smoothness order K of the queries, 1 to {MAX_SMOOTHNESS}", metavar="K")
     mode: Mode = _option("practical", "method", "practical (Section 3.4) or exact (Algorithm 1, small d only)")
     candidates: CandidateKind | None = _option(
         None, "method", "candidate points of the LP: copula, from private one-way histograms and correlations; "
