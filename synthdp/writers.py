@@ -102,7 +102,10 @@ def table_writer(frame: pd.DataFrame, final: str | Path) -> Callable[[Path], obj
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """Write ``frame`` as a Parquet file (pyarrow), without an index: ``pandas.read_parquet`` reads
-    back the same table, with its column types (dates and levels as text, as the CSV writes them)."""
+    back the same table, with its column types (levels as text, as the CSV writes them). A date or
+    datetime column the release wrote as ISO text (:data:`synthdp.domain.decode.TEMPORAL`) is stored
+    as a Parquet timestamp (``timestamp[us]``; a date at midnight), which pandas reads back as
+    ``datetime64[us]``, as a fit on a DataFrame samples it."""
     appender = ParquetAppender(path)
     try:
         appender.write(frame)
@@ -132,7 +135,9 @@ class ParquetAppender:
     """A Parquet file written chunk by chunk (``synthdp sample``'s streamed rows), each chunk a row
     group, every chunk in the first one's column types (a chunk whose nullable column happens to
     hold no missing cell keeps the same type). ``text_levels`` (:func:`text_levels`): the columns
-    of numeric levels written as text in every chunk, each with its numbers' text."""
+    of numeric levels written as text in every chunk, each with its numbers' text. A date or
+    datetime column given as ISO text (:data:`synthdp.domain.decode.TEMPORAL`) is stored as a
+    Parquet timestamp (:func:`write_parquet`)."""
 
     def __init__(self, path: Path, text_levels: dict[str, dict] | None = None) -> None:
         self.path: Path = path
@@ -141,12 +146,20 @@ class ParquetAppender:
         self.text_levels = text_levels or {}
 
     def write(self, frame: pd.DataFrame) -> None:
+        import numpy as np
         import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        from synthdp.domain.decode import TEMPORAL
         from synthdp.domain.schema import TEXT_DTYPE
 
+        dates = [name for name in frame.attrs.get(TEMPORAL, {})
+                 if name in frame.columns and not pd.api.types.is_datetime64_dtype(frame[name])]
+        if dates:  # ISO text (NaT where missing) as datetime64[us], as a DataFrame's fit samples them
+            frame = frame.assign(**{name: pd.Series(np.asarray(frame[name].fillna("NaT").to_numpy(dtype=str),
+                                                               dtype="datetime64[s]").astype("datetime64[us]"),
+                                                    index=frame.index) for name in dates})
         numbers = [name for name in self.text_levels if pd.api.types.is_numeric_dtype(frame[name])]
         if numbers:  # a chunk that drew no "other" row: its numbers as their levels' text
             frame = frame.assign(**{name: pd.Series(frame[name].map(self.text_levels[name]), dtype=TEXT_DTYPE)

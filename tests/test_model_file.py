@@ -804,7 +804,8 @@ def test_the_rows_of_conditions_are_bounded_as_a_sample_s_are(monkeypatch):
 def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a_table(tmp_path):
     """synthdp sample wrote a model file saved from a DataFrame's fit in that fit's pandas types: a date as
     "2020-06-23 00:00:00.000000" (not the ISO date of every other output), a boolean as "false" (which the
-    schema's levels "False" and "True" do not read back). It writes the file's text, the rows Python draws."""
+    schema's levels "False" and "True" do not read back). It writes the file's text (a Parquet file's dates
+    as timestamps), the rows Python draws."""
     frame, schema = _typed_frame()
     frame["flag"] = frame["x"] > 0.5
     schema["columns"]["flag"] = {"type": "binary", "levels": ["False", "True"]}
@@ -816,8 +817,13 @@ def test_synthdp_sample_writes_a_dataframe_fit_s_model_file_as_generate_writes_a
         out = tmp_path / f"rows.{suffix}"
         assert main(["sample", str(tmp_path / "m.synthdp"), "-n", "300", "-o", str(out), "--seed", "5", "--quiet"]) == 0
         rows = pd.read_csv(out, dtype=str) if suffix == "csv" else pd.read_parquet(out)
-        assert rows["day"].dropna().str.fullmatch(r"\d{4}-\d\d-\d\d").all(), suffix
-        assert rows["at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").all(), suffix
+        if suffix == "csv":
+            assert rows["day"].dropna().str.fullmatch(r"\d{4}-\d\d-\d\d").all()
+            assert rows["at"].str.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d").all()
+        else:  # Parquet stores them as timestamps: whole days and whole seconds
+            assert str(rows["day"].dtype) == str(rows["at"].dtype) == "datetime64[us]"
+            assert (rows["day"].dropna() == rows["day"].dropna().dt.normalize()).all()
+            assert (rows["at"] == rows["at"].dt.floor("s")).all()
         assert set(rows["flag"]) == {"False", "True"}, suffix
         typed = synth.sample(300, seed=5)
         assert (pd.to_datetime(rows["day"]) == typed["day"]).sum() == typed["day"].notna().sum()

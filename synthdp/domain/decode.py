@@ -15,6 +15,11 @@ from synthdp.domain.dates import format_values
 #: many (``43.0``, not ``43``); a frame that has lost its attrs is written as before, still exact.
 DECIMALS = "synthdp.decimals"
 
+#: Key of ``DataFrame.attrs`` under which :func:`decode` leaves ``{column: "date" | "datetime"}`` for
+#: the date and datetime columns (ISO text in the frame): a Parquet writer stores them as Parquet
+#: dates and timestamps; a CSV writer writes the text as it is.
+TEMPORAL = "synthdp.temporal"
+
 
 def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
     """A DataFrame with the domain's column names, in its order and units.
@@ -42,6 +47,9 @@ def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
                 if column.decimals and not column.integer and not column.temporal}
     if declared:
         frame.attrs[DECIMALS] = declared
+    temporal = {column.name: column.temporal for column in domain.columns if column.temporal}
+    if temporal:
+        frame.attrs[TEMPORAL] = temporal
     return frame
 
 
