@@ -18,6 +18,7 @@ into place only when the whole run succeeded, so a failed run leaves no partial 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import json
@@ -38,7 +39,7 @@ from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, MAX_COPIES, TASKS
-from synthdp.files import temporary_beside
+from synthdp.files import link_new, temporary_beside
 from synthdp.writers import (
     ParquetAppender,
     check_table_output,
@@ -528,6 +529,7 @@ def keep_chunk_arrays_on_the_heap() -> bool:
 
 
 _RENAMING: list = []  # not empty while _write_outputs renames the outputs into place: the signals wait in it
+_PLACED: list = []  # not empty once _write_outputs put the command's files in place (emptied by main)
 
 
 class _StoppedAfterWriting(KeyboardInterrupt):
@@ -538,13 +540,22 @@ class _StoppedAfterWriting(KeyboardInterrupt):
         self.number = number
 
 
+class _OutputNotWritten(OSError):
+    """An output's write that failed (a full disk), with the output's own name as its filename."""
+
+
 class _Stopped(KeyboardInterrupt):
-    """SIGTERM (kill, a scheduler's time limit), raised like Ctrl-C's KeyboardInterrupt so that the
-    outputs' temporary files are removed on the way out, as they are for Ctrl-C."""
+    """SIGTERM (kill, a scheduler's time limit) or SIGHUP (the terminal closed), raised like Ctrl-C's
+    KeyboardInterrupt so that the outputs' temporary files are removed on the way out, as they are for
+    Ctrl-C; ``number``: the signal's."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self.number = number
 
 
 def _interruptible() -> tuple[dict, list]:
-    """Handlers for SIGINT and SIGTERM that note the signal and raise KeyboardInterrupt, and what
+    """Handlers for SIGINT, SIGTERM and SIGHUP that note the signal and raise KeyboardInterrupt, and what
     they replace (restored when the command ends: main runs inside other programs too, the tests).
     The note tells the error handlers an interrupted write from a failed one: a library writing
     through C (pyarrow's CSV writer) reports Ctrl-C as an OSError, "No space left on device"."""
@@ -557,12 +568,16 @@ def _interruptible() -> tuple[dict, list]:
         if _RENAMING:  # the outputs are being renamed into place: finish, rather than leave part of them
             _RENAMING.append(number)
             return
-        raise _Stopped() if number == signal.SIGTERM else KeyboardInterrupt()
+        raise KeyboardInterrupt() if number == signal.SIGINT else _Stopped(number)
 
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGINT, signal.SIGTERM):
-            previous[number] = signal.signal(number, handler)
+        for number in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
+            # a signal ignored by whoever started the command stays ignored, as Python leaves it: a shell's
+            # background job ("synthdp generate ... &" in a script) ignores Ctrl-C, which is the script's, and
+            # nohup ignores SIGHUP
+            if signal.getsignal(number) != signal.SIG_IGN:
+                previous[number] = signal.signal(number, handler)
     return previous, received
 
 
@@ -578,6 +593,7 @@ def main(argv: list[str] | None = None) -> int:
                "evaluate": evaluate, "infer": infer_command, "marginal": marginal_command, "schema": schema_command,
                "budget": budget_command}[args.command]
     previous, received = _interruptible()
+    _PLACED.clear()
     try:
         return _run(command, args, received)
     finally:
@@ -617,7 +633,8 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         if received:  # a signal that came through a library's C code as an error of its own
             print("synthdp: interrupted; no output written", file=sys.stderr)
             return 128 + int(received[0])
-        print(f"synthdp: error: cannot write the output: {error.strerror}", file=sys.stderr)
+        named = f" '{error.filename}'" if isinstance(error, _OutputNotWritten) else ""
+        print(f"synthdp: error: cannot write the output{named}: {error.strerror}", file=sys.stderr)
         return 2
     except MemoryError:
         hint = "--queries" if args.command == "evaluate" else "--rows, --n-candidates or --n-basis"
@@ -626,12 +643,13 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
     except _StoppedAfterWriting as stop:
         print("synthdp: interrupted once every output was written", file=sys.stderr)
         return 128 + int(stop.number)
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (_Stopped): the shell's codes, 130 and 143
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM or SIGHUP (_Stopped): the shell's codes, 130, 143, 129
         # an object the interruption left half-made (an older tqdm, 4.68 and before, stopped in its __init__) may fail
         # in its __del__ later: the interpreter would print that as a traceback after the one line below
         sys.unraisablehook = lambda unraisable: None
-        print("synthdp: interrupted; no output written", file=sys.stderr)
-        return 143 if isinstance(stop, _Stopped) else 130
+        print("synthdp: interrupted once every output was written" if _PLACED else
+              "synthdp: interrupted; no output written", file=sys.stderr)
+        return 128 + stop.number if isinstance(stop, _Stopped) else 130
 
 
 def _release_reservation(args: argparse.Namespace) -> None:
@@ -695,9 +713,9 @@ def generate(args: argparse.Namespace) -> int:
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
-        outputs.append((Path(run["model_out"]), _model_writer(synth)))
+        outputs.append((Path(run["model_out"]), _model_writer(synth, run["model_out"])))
     written = _with_data_timings(synth, report, run)
-    _write_outputs(outputs + _report_output(written, run))
+    _write_outputs(outputs + _report_output(written, run), overwrite=args.overwrite)
     if not run["quiet"]:
         copies_note = "" if run["copies"] is None else (  # they are files too: say where
             f", {report['copies']['count']} copies and their reference sample beside it ({paths[0].name} ... "
@@ -789,7 +807,8 @@ def fit_command(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
     summary = [(Path(run["summary_out"]), _text(_summary_json(synth, report)))] if run["summary_out"] else []
-    _write_outputs([(Path(args.output), _model_writer(synth)), *summary] + _report_output(written, run))
+    _write_outputs([(Path(args.output), _model_writer(synth, args.output)), *summary] + _report_output(written, run),
+                   overwrite=args.overwrite)
     if not run["quiet"]:
         print(f"synthdp: wrote the model to {_named(args.output)}"
               + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
@@ -839,7 +858,7 @@ def sample_command(args: argparse.Namespace) -> int:
                     _check_room(path, len(frame), rows, args.output)
                 bar.update(len(frame))
 
-    _write_outputs([(Path(args.output), write)])
+    _write_outputs([(Path(args.output), write)], overwrite=args.overwrite)
     if not args.quiet:
         print(f"synthdp: wrote {rows} rows to {_named(args.output)} (no budget spent: drawn from the model)",
               file=sys.stderr)
@@ -862,7 +881,8 @@ def summarize(args: argparse.Namespace) -> int:
     report = synth.privacy_report()
     written = _with_data_timings(synth, report, run)
     summary = _summary(synth, report)
-    _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(written, run))
+    _write_outputs([(Path(args.output), _text(summary.to_json()))] + _report_output(written, run),
+                   overwrite=args.overwrite)
     if not run["quiet"]:  # the summary's moments: a nullable column's smooth summary holds fewer than the release
         print(f"synthdp: wrote a summary of {len(summary.noisy_moments)} noisy moments to {_named(args.output)}"
               + _budget_note(written), file=sys.stderr)
@@ -897,7 +917,7 @@ def schema_command(args: argparse.Namespace) -> int:
         notes.append(f"the file stores a pandas index ({', '.join(repr(name) for name in stored)}), which is not a "
                      "column of the table and is not in the draft: write the file with df.reset_index().to_parquet("
                      "path) to release it")
-    _write_outputs([(Path(args.output), _text(_schema_json(content)))])
+    _write_outputs([(Path(args.output), _text(_schema_json(content)))], overwrite=args.overwrite)
     for note in notes:
         print(f"synthdp: note: {note}", file=sys.stderr)
     print(f"synthdp: wrote a draft schema of {len(content['columns'])} columns to {_named(args.output)}; it was read "
@@ -981,7 +1001,8 @@ def infer_command(args: argparse.Namespace) -> int:
                           "the fitted distribution) has that value, so its share is 0 in every copy: check the value",
                           UserWarning, stacklevel=2)
     if args.output:
-        _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))])
+        _write_outputs([(Path(args.output), _text(result.rename_axis("statistic").reset_index().to_csv(index=False)))],
+                       overwrite=args.overwrite)
     else:
         sys.stdout.write(result.to_string(float_format=lambda v: f"{v:.6g}") + "\n")
     return 0
@@ -1025,7 +1046,7 @@ def marginal_command(args: argparse.Namespace) -> int:
         answer = marginal(frame, columns, schema)
     text = answer.reset_index().to_csv(index=False)
     if args.output:
-        _write_outputs([(Path(args.output), _text(text))])
+        _write_outputs([(Path(args.output), _text(text))], overwrite=args.overwrite)
     else:
         sys.stdout.write(text)
     return 0
@@ -1144,7 +1165,8 @@ def evaluate(args: argparse.Namespace) -> int:
         from synthdp.evaluation.html import render_html
 
         page = render_html(report, real, synth, schema=schema, privacy_report=privacy)
-        _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))])
+        _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))],
+                       overwrite=args.overwrite)
     text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
     if units is not None and not args.json:
         text = f"privacy unit '{unit}': " + "; ".join(
@@ -1270,10 +1292,13 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime
 
+        budget = Path(os.path.realpath(run["budget_file"]))
+        lock = budget.with_name(budget.name + ".lock")  # the file's lock (synthdp.privacy.lifetime), made by reserve
         for flag, path in outputs.items():
-            if path and _same_file(Path(path), Path(run["budget_file"])):
-                raise SynthDPError(f"{flag} '{path}' is the budget file: choose another output path (nothing was "
-                                   "written)")
+            for name, what in ((budget, "the budget file"), (lock, "the budget file's lock")):
+                if path and _same_file(Path(path), name):
+                    raise SynthDPError(f"{flag} '{path}' is {what}: choose another output path (nothing was "
+                                       "written)")
         args.reservation = lifetime.reserve(run["budget_file"], args.command, config.epsilon, config.delta,
                                             run["lifetime_epsilon"], run["lifetime_delta"], config.privacy_unit)
     elif run["lifetime_epsilon"] is not None or run["lifetime_delta"] is not None:
@@ -1305,35 +1330,64 @@ def _budget_note(report: dict) -> str:
             + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
 
 
-def _model_writer(synth: SmoothSynthesizer) -> Callable[[Path], None]:
+def _model_writer(synth: SmoothSynthesizer, final: str | Path) -> Callable[[Path], None]:
     """The writer of a model file for :func:`_write_outputs`: it writes into the temporary file made for it,
-    which exists (the output itself was checked before any work, --overwrite included: :func:`_check_outputs`)."""
-    return lambda path: synth.save(path, overwrite=True)
+    which exists (the output itself was checked before any work, --overwrite included: :func:`_check_outputs`).
+    Its error (a full disk) names ``final``, the model file, not the temporary file."""
+    def write(path: Path) -> None:
+        try:
+            synth.save(path, overwrite=True)
+        except SynthDPError as error:
+            raise SynthDPError(str(error).replace(f"'{path}'", f"'{final}'")) from None
+    return write
 
 
-def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]]) -> None:
+def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwrite: bool = False) -> None:
     """Write each output to a temporary file beside it, then rename them all into place.
 
     Nothing is renamed before every output has been written, so a failure leaves no
     partial output (and the temporary files are removed). With a budget file, the release was
     charged there when its fit released (:func:`_fit`), before the first byte is written.
+    Without ``overwrite`` (the command's --overwrite) each is linked into place instead, which fails
+    where a file of that name appeared while the command ran (another command's output: a rename
+    would replace it); the outputs linked before it are then removed, so none is left.
     """
     with ExitStack() as cleanup:
         pending = []
         for final, write in outputs:
             stream = _written_into(final)  # /dev/null, a named pipe, /dev/stdout: written into at the end
             real = final if stream else Path(os.path.realpath(final))  # through a link: its target is replaced
-            temporary = temporary_beside(None if stream else real, cleanup)
-            write(temporary)
+            try:
+                temporary = temporary_beside(None if stream else real, cleanup)
+                write(temporary)
+            except OSError as error:  # a full disk, a folder gone: the output's own name, not its temporary file's
+                raise _OutputNotWritten(error.errno, error.strerror, str(final)) from None
             pending.append((temporary, real, stream))
         _RENAMING.append(True)  # Ctrl-C during the renames lets every file reach its place, not some of them
+        placed: list[tuple[Path, os.stat_result]] = []
         try:
             for temporary, real, stream in pending:
-                if not stream:
+                if stream:
+                    continue
+                if overwrite:
                     os.replace(temporary, real)
+                    continue
+                made = os.stat(temporary)
+                link_new(temporary, real, SynthDPError(
+                    f"'{real}' appeared while this command ran (another command's output?): pass --overwrite to "
+                    "replace it, or choose another path (nothing was written)"))
+                placed.append((real, made))
+        except BaseException:
+            for real, made in placed:  # this run's own (the file it wrote, linked or renamed there): removed
+                with contextlib.suppress(OSError):
+                    now = os.lstat(real)
+                    if (now.st_dev, now.st_ino) == (made.st_dev, made.st_ino):
+                        os.unlink(real)
+            raise
         finally:
             deferred = _RENAMING[1:]
             _RENAMING.clear()
+        _PLACED.append(True)  # a Ctrl-C from here on does not say that no output was written
         if deferred:
             raise _StoppedAfterWriting(deferred[0])
         for temporary, real, stream in pending:  # a pipe may block until read: stays interruptible

@@ -75,17 +75,25 @@ def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool,
             if overwrite:
                 os.replace(temporary, target)
                 return
-            try:
-                os.link(temporary, path)
-            except FileExistsError:
-                raise _exists(path, what) from None
-            except OSError:  # no hard links here (some network and FAT filesystems): checked, then renamed
-                if os.path.lexists(path):
-                    raise _exists(path, what) from None
-                os.replace(temporary, path)
+            link_new(temporary, path, _exists(path, what))
     except OSError as error:  # a full disk, a folder not writable: one line, the old file as it was
         raise SynthDPError(f"cannot write the {what} '{path}': {error.strerror or error}; nothing was "
                            "written") from None
+
+
+def link_new(temporary: Path, final: Path, exists: SynthDPError) -> None:
+    """Put ``temporary`` in place at ``final``, which must not exist: linked there, which fails where a file
+    of that name appeared meanwhile (a rename would replace it), raising ``exists``; on a filesystem without
+    hard links (some network and FAT filesystems), checked and then renamed. ``temporary`` stays, for its
+    cleanup to remove."""
+    try:
+        os.link(temporary, final)
+    except FileExistsError:
+        raise exists from None
+    except OSError:
+        if os.path.lexists(final):
+            raise exists from None
+        os.replace(temporary, final)
 
 
 def _exists(path: Path, what: str) -> SynthDPError:

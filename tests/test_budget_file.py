@@ -707,3 +707,16 @@ def test_a_rewrite_keeps_the_budget_files_group_and_never_changes_the_umask(tmp_
     monkeypatch.setattr(lifetime.os, "umask", lambda mask: changed.append(mask) or 0o022)
     lifetime.reserve(tmp_path / "new.json", "generate", 0.1, 0.0, 1.0)
     assert changed == []
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_an_output_at_the_budget_files_lock_is_refused_before_the_budget_is_spent(tmp_path, capsys, overwrite):
+    """An output named as the budget file's lock (``PATH.lock``, which the first release creates) is refused
+    before the reservation, as the budget file itself is: it failed once every output was written, the
+    release charged (or, with --overwrite, replaced the lock that concurrent commands wait on)."""
+    budget = tmp_path / "b.json"
+    code, out = _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "1", "--report",
+                         str(tmp_path / "b.json.lock"), *overwrite)
+    assert code == 2 and not out.exists() and not budget.exists()
+    err = capsys.readouterr().err
+    assert "--report" in err and "is the budget file's lock" in err and err.count("\n") == 1

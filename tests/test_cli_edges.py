@@ -133,22 +133,147 @@ def test_ctrl_c_while_the_outputs_are_renamed_leaves_them_all(tmp_path, capsys, 
 
     from synthdp import cli
 
-    replace = os.replace
+    link = os.link  # each output is linked into place (no --overwrite: a rename would replace a file made meanwhile)
     calls = []
 
     def interrupted(source, target):
         calls.append(target)
-        replace(source, target)
+        link(source, target)
         if len(calls) == 2:
             os.kill(os.getpid(), signal.SIGINT)
 
-    monkeypatch.setattr(cli.os, "replace", interrupted)
+    monkeypatch.setattr(cli.os, "link", interrupted)
     out = tmp_path / "o.csv"
     assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--copies", "2", "--rows", "40", "--seed",
                  "1", "--quiet"]) == 130
     assert capsys.readouterr().err == "synthdp: interrupted once every output was written\n"
     written = {path.name for path in tmp_path.iterdir()}
     assert written == {"o.csv", "o.1.csv", "o.2.csv", "o.reference.csv", "o.copies.json"} and len(calls) == 5
+
+
+@pytest.mark.parametrize("hard_links", [True, False])
+def test_an_output_that_appears_while_the_command_runs_is_not_replaced(tmp_path, capsys, monkeypatch, hard_links):
+    """Another command's file that appears at one of the outputs' paths after the check (two commands
+    writing one -o) is kept without --overwrite: one line naming it, and none of this run's outputs
+    left (those put in place before it are removed), nor a temporary file; with --overwrite it is
+    replaced. The same on a filesystem without hard links (checked, then renamed)."""
+    import errno
+
+    from synthdp import cli, writers
+
+    if not hard_links:
+        def no_links(source, target):
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        monkeypatch.setattr(cli.os, "link", no_links)
+
+    write_csv = writers.write_csv
+    theirs = tmp_path / "o.2.csv"  # a copy's path: o.csv and o.1.csv are put in place before it
+
+    def racing(frame, path):
+        write_csv(frame, path)
+        if not theirs.exists():
+            theirs.write_text("another command's rows\n")
+
+    monkeypatch.setattr(writers, "write_csv", racing)
+    argv = ["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--copies", "2", "--rows", "40",
+            "--seed", "1", "--report", str(tmp_path / "r.json"), "--quiet"]
+    assert main(argv) == 2
+    _one_error(capsys, str(theirs), "--overwrite", "nothing was written")
+    assert [path.name for path in tmp_path.iterdir()] == ["o.2.csv"]
+    assert theirs.read_text() == "another command's rows\n"
+    theirs.unlink()
+    assert main([*argv, "--overwrite"]) == 0
+    capsys.readouterr()
+    assert theirs.read_text() != "another command's rows\n" and not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("output", ["table", "model"])
+def test_a_full_disk_names_the_output_not_its_temporary_file(tmp_path, capsys, monkeypatch, output):
+    """A write that fails (no space left) is one line naming the output the user gave (the model
+    file's named its hidden temporary file), and leaves no output and no temporary file."""
+    import errno
+    import zipfile
+
+    from synthdp import writers
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(*((writers, "write_csv", full) if output == "table" else (zipfile.ZipFile, "writestr", full)))
+    final = tmp_path / ("o.csv" if output == "table" else "m.synthdp")
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--model-out",
+                 str(tmp_path / "m.synthdp"), "--rows", "40", "--seed", "1", "--quiet"]) == 2
+    _one_error(capsys, f"'{final}'", "No space left on device")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("name", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_a_signal_while_writing_stops_with_the_shells_status(tmp_path, capsys, monkeypatch, name, code):
+    """Ctrl-C, a kill or the terminal closing (SIGHUP, which killed the command outright and left its
+    temporary files, a sample's of any size) while an output is written: one line, the shell's status
+    (128 + the signal's number), no output and no temporary file."""
+    import os
+    import signal
+
+    from synthdp import writers
+
+    def signalled(frame, path):
+        path.write_text("part of a table")
+        os.kill(os.getpid(), getattr(signal, name))  # delivered at once (the main thread)
+
+    monkeypatch.setattr(writers, "write_csv", signalled)
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--rows", "40", "--seed",
+                 "1", "--report", str(tmp_path / "r.json"), "--quiet"]) == code
+    assert capsys.readouterr().err == "synthdp: interrupted; no output written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_signal_its_starter_ignores_stays_ignored(tmp_path, capsys, monkeypatch, name):
+    """A command started with SIGINT ignored (a background job of a script, "synthdp generate ... &",
+    which Ctrl-C at the terminal must not stop), SIGTERM or SIGHUP ignored (nohup) runs to its end, as
+    Python leaves an ignored signal ignored, and the signal is ignored again once it ends."""
+    import os
+    import signal
+
+    from synthdp import writers
+
+    number = getattr(signal, name)
+    write_csv = writers.write_csv
+
+    def signalled(frame, path):
+        os.kill(os.getpid(), number)  # delivered at once (the main thread): ignored, or it interrupts this write
+        write_csv(frame, path)
+
+    monkeypatch.setattr(writers, "write_csv", signalled)
+    previous = signal.signal(number, signal.SIG_IGN)
+    try:
+        code = main(["generate", CLINIC, "-o", str(tmp_path / "o.csv"), "--bounds", BOUNDS, "--rows", "40", "--seed",
+                     "1", "--quiet"])
+        assert signal.getsignal(number) == signal.SIG_IGN
+    finally:
+        signal.signal(number, previous)
+    assert code == 0, capsys.readouterr().err
+    assert [path.name for path in tmp_path.iterdir()] == ["o.csv"]
+
+
+def test_ctrl_c_after_the_outputs_were_written_does_not_say_none_was(tmp_path, capsys, monkeypatch):
+    """Ctrl-C once every output is in place (while the closing lines print) says so, as one that lands
+    during the renames does: "no output written" sent users looking for a table that was there."""
+    from synthdp import cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_note_independence", interrupted)
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--rows", "40", "--seed", "1"]) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == "synthdp: interrupted once every output was written"
+    assert [path.name for path in tmp_path.iterdir()] == ["o.csv"]
+    monkeypatch.setattr(cli.SynthConfig, "__init__", interrupted)  # the next command, stopped before its fit
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "p.csv"), "--bounds", BOUNDS, "--quiet"]) == 130
+    assert capsys.readouterr().err == "synthdp: interrupted; no output written\n"
 
 
 def test_copies_whose_reference_sample_is_over_the_output_bound_say_which_rows(capsys):
@@ -567,7 +692,7 @@ def test_the_closing_line_names_standard_output_as_such(tmp_path, capsys, monkey
     """The closing line of -o - says "standard output", not the /dev/stdout the option became."""
     import synthdp.cli as cli
 
-    monkeypatch.setattr(cli, "_write_outputs", lambda outputs: None)  # the table itself is not the point here
+    monkeypatch.setattr(cli, "_write_outputs", lambda outputs, overwrite: None)  # the table itself is not the point here
     assert main(["generate", CLINIC, "-o", "-", "--bounds", BOUNDS, "--rows", "4", "--seed", "1"]) == 0
     assert "distinct) to standard output; epsilon=" in capsys.readouterr().err
 
