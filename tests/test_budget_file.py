@@ -172,6 +172,25 @@ def test_a_link_to_the_budget_file_keeps_one_record(tmp_path, capsys):
     assert not (tmp_path / "link.json.lock").exists()
 
 
+def test_a_budget_file_with_a_second_name_is_refused_before_anything_is_spent(tmp_path, capsys):
+    """A hard link is a second name of the file with a lock of its own, and the atomic rewrite gives the
+    new record to one name only: releases through the two names would each see the other's spend no more,
+    so the table's budget would be kept twice. Refused, through either name, with nothing written."""
+    budget = tmp_path / "clinic.budget.json"
+    other = tmp_path / "other.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "1", "--lifetime-epsilon", "1.5")[0] == 0
+    os.link(budget, other)
+    before = budget.read_text()
+    for name, path in (("b", other), ("c", budget)):
+        code, out = _release(tmp_path, path, name, "--epsilon", "0.4")
+        err = capsys.readouterr().err
+        assert code == 2 and not out.exists() and err.count("\n") == 1 and "2 names (hard links)" in err
+    assert budget.read_text() == other.read_text() == before
+    assert main(["budget", str(other)]) == 2 and "hard links" in capsys.readouterr().err
+    other.unlink()
+    assert _release(tmp_path, budget, "d", "--epsilon", "0.4")[0] == 0  # one name again: it takes releases
+
+
 def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
     """SmoothSynthesizer.fit(budget_file=...): reserved before the data is read (a fit past the lifetime
     budget reads nothing: the input here does not exist, and the refusal comes first), charged on

@@ -38,7 +38,9 @@ Every read-modify-write holds an exclusive lock (``fcntl.flock`` on ``PATH.lock`
 the file atomically, so two commands on one table never both pass the check on the same
 remainder: the second waits for the lock, then sees the first's reservation. The empty ``PATH.lock`` stays beside the file on
 purpose: a command that removed it after unlocking would let one that waited on the removed file
-and one that created a new one both hold "the" lock.
+and one that created a new one both hold "the" lock. A budget file with a second name (a hard link)
+is refused: each name would have its own lock, and the atomic replace gives only one name the new
+record, so the table's budget would be kept twice. A symbolic link is followed to the file.
 """
 
 from __future__ import annotations
@@ -102,6 +104,13 @@ def _read(path: Path) -> dict | None:
         return None
     if path.is_dir():
         raise SynthDPError(f"budget file '{path}' is a folder: give the path of a budget file (or of one to create)")
+    try:
+        names = path.stat().st_nlink
+    except OSError:
+        names = 1  # unreadable: said below
+    if names > 1:  # a rewrite replaces one name's file: the others would keep the old record, and its budget twice
+        raise SynthDPError(f"budget file '{path}' has {names} names (hard links): a release through one would split "
+                           "the table's record in two; keep one name (a symbolic link to it is fine)")
     try:
         text = path.read_text()
     except OSError as error:  # not a damaged record: one this user may not read (a group's file made private)
