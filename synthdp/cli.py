@@ -39,7 +39,7 @@ from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, MAX_COPIES, TASKS
-from synthdp.files import link_new, temporary_beside
+from synthdp.files import link_new, synced, temporary_beside
 from synthdp.writers import (
     ParquetAppender,
     check_table_output,
@@ -1360,6 +1360,8 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwri
             try:
                 temporary = temporary_beside(None if stream else real, cleanup)
                 write(temporary)
+                if not stream:
+                    synced(temporary)  # whole on disk before it is renamed into place
             except OSError as error:  # a full disk, a folder gone: the output's own name, not its temporary file's
                 raise _OutputNotWritten(error.errno, error.strerror, str(final)) from None
             pending.append((temporary, real, stream))

@@ -8,6 +8,7 @@ file as it was. This module makes those temporary files, one way for all of them
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import tempfile
@@ -72,6 +73,7 @@ def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool,
         with ExitStack() as cleanup:
             temporary = temporary_beside(target, cleanup)
             write(temporary)
+            synced(temporary)
             if overwrite:
                 os.replace(temporary, target)
                 return
@@ -79,6 +81,20 @@ def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool,
     except OSError as error:  # a full disk, a folder not writable: one line, the old file as it was
         raise SynthDPError(f"cannot write the {what} '{path}': {error.strerror or error}; nothing was "
                            "written") from None
+
+
+def synced(path: Path) -> None:
+    """Flush ``path``'s content to disk before it is renamed into place: after a power loss a renamed
+    file could otherwise be empty, where the file it replaced was whole. A filesystem that cannot sync
+    (EINVAL, ENOTSUP) is written as before; another error (EIO) is the write's."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    except OSError as error:
+        if error.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(descriptor)
 
 
 def link_new(temporary: Path, final: Path, exists: SynthDPError) -> None:

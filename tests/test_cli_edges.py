@@ -208,6 +208,32 @@ def test_a_full_disk_names_the_output_not_its_temporary_file(tmp_path, capsys, m
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("failure", ["EIO", "EINVAL"])
+def test_each_output_is_synced_before_it_is_put_in_place(tmp_path, capsys, monkeypatch, failure):
+    """Every output is flushed to disk (fsync) before its rename: after a power loss a renamed file could
+    be empty. A sync that fails (EIO) fails the write, naming the output, nothing left; a filesystem that
+    cannot sync (EINVAL) is written as before."""
+    import errno
+    import os
+
+    synced = []
+
+    def fsync(descriptor):
+        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        raise OSError(getattr(errno, failure), os.strerror(getattr(errno, failure)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    out, report = tmp_path / "o.csv", tmp_path / "r.json"
+    code = main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--report", str(report), "--rows", "40",
+                 "--seed", "1", "--quiet"])
+    if failure == "EIO":
+        assert code == 2 and list(tmp_path.iterdir()) == []
+        _one_error(capsys, f"'{out}'", os.strerror(errno.EIO))
+    else:
+        assert code == 0 and sorted(path.name for path in tmp_path.iterdir()) == ["o.csv", "r.json"]
+        assert [Path(name).name.startswith((".o.csv.", ".r.json.")) for name in synced] == [True, True]
+
+
 @pytest.mark.parametrize(("name", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
 def test_a_signal_while_writing_stops_with_the_shells_status(tmp_path, capsys, monkeypatch, name, code):
     """Ctrl-C, a kill or the terminal closing (SIGHUP, which killed the command outright and left its
