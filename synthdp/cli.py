@@ -627,14 +627,14 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
                 print(f"synthdp: warning: {message}", file=sys.stderr)
             return code
     except SynthDPError as error:
-        print(f"synthdp: error: {error}", file=sys.stderr)
+        print(f"synthdp: error: {error}{_charged(args)}", file=sys.stderr)
         return 2
     except OSError as error:  # writing an output; strerror names the problem, not the data
         if received:  # a signal that came through a library's C code as an error of its own
-            print("synthdp: interrupted; no output written", file=sys.stderr)
+            print(f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
             return 128 + int(received[0])
         named = f" '{error.filename}'" if isinstance(error, _OutputNotWritten) else ""
-        print(f"synthdp: error: cannot write the output{named}: {error.strerror}", file=sys.stderr)
+        print(f"synthdp: error: cannot write the output{named}: {error.strerror}{_charged(args)}", file=sys.stderr)
         return 2
     except MemoryError:
         hint = "--queries" if args.command == "evaluate" else "--rows, --n-candidates or --n-basis"
@@ -648,7 +648,7 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         # in its __del__ later: the interpreter would print that as a traceback after the one line below
         sys.unraisablehook = lambda unraisable: None
         print("synthdp: interrupted once every output was written" if _PLACED else
-              "synthdp: interrupted; no output written", file=sys.stderr)
+              f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
         return 128 + stop.number if isinstance(stop, _Stopped) else 130
 
 
@@ -660,7 +660,16 @@ def _release_reservation(args: argparse.Namespace) -> None:
     if reservation is not None:
         from synthdp.privacy import lifetime
 
-        lifetime.cancel(reservation)
+        args.charged = lifetime.cancel(reservation)
+
+
+def _charged(args: argparse.Namespace) -> str:
+    """For a command that failed or was stopped after its release was charged to a budget file: the words
+    that say so (its budget is spent though no output was written), else nothing."""
+    reservation = getattr(args, "reservation", None)
+    if reservation is None or not getattr(args, "charged", False):
+        return ""
+    return f" (the release was charged to budget file '{reservation.path}': epsilon {reservation.epsilon:g})"
 
 
 def generate(args: argparse.Namespace) -> int:

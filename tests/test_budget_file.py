@@ -191,6 +191,35 @@ def test_a_budget_file_with_a_second_name_is_refused_before_anything_is_spent(tm
     assert _release(tmp_path, budget, "d", "--epsilon", "0.4")[0] == 0  # one name again: it takes releases
 
 
+def test_a_command_that_fails_after_its_charge_says_its_budget_was_spent(tmp_path, capsys, monkeypatch):
+    """A write that fails after the fit (a full disk) leaves the release charged, as it must (its fit
+    released): the one line says so, where a failure before the fit, which charges nothing, does not."""
+    import errno
+
+    import pandas as pd
+
+    from synthdp import writers
+
+    budget, bad = tmp_path / "clinic.budget.json", tmp_path / "bad.csv"
+    table = pd.read_csv(CLINIC).astype({"age": object})
+    table.loc[3, "age"] = "unknown"  # read after the reservation: the run fails before its fit releases
+    table.to_csv(bad, index=False)
+    code = main(["generate", str(bad), "-o", str(tmp_path / "bad.out.csv"), "--bounds", BOUNDS, "--budget-file",
+                 str(budget), "--epsilon", "0.4", "--lifetime-epsilon", "2", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and "'age'" in err and "charged" not in err and _document(budget)["releases"] == []
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(writers, "write_csv", full)
+    code, out = _release(tmp_path, budget, "full", "--epsilon", "0.4")
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and err.count("\n") == 1
+    assert f"No space left on device (the release was charged to budget file '{budget}': epsilon 0.4)" in err
+    assert [release["state"] for release in _document(budget)["releases"]] == ["spent"]
+
+
 def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
     """SmoothSynthesizer.fit(budget_file=...): reserved before the data is read (a fit past the lifetime
     budget reads nothing: the input here does not exist, and the refusal comes first), charged on

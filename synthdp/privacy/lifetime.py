@@ -330,17 +330,18 @@ def _entry(reservation: Reservation) -> tuple[dict, dict] | None:
     return (document, found[0]) if document is not None and found else None
 
 
-def cancel(reservation: Reservation) -> None:
+def cancel(reservation: Reservation) -> bool:
     """Drop the reservation of a release that failed before it was charged (nothing of it is out); a
-    charged one is left as it is."""
+    charged one is left as it is. Returns whether the release stays charged in the file."""
     with _locked(reservation.path):
         document = _read(reservation.path)
         if document is None:
-            return
+            return False
         kept = [r for r in document["releases"] if not (r["id"] == reservation.id and r["state"] == "pending")]
         if len(kept) < len(document["releases"]):  # a charged one stays, and the file is left as it is
             document["releases"] = kept
             _write(reservation.path, document)
+        return any(r["id"] == reservation.id for r in kept)
 
 
 def summary(reservation: Reservation) -> dict:
