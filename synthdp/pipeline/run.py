@@ -753,7 +753,8 @@ def _check_bounds_share(config: SynthConfig, names: Sequence[str]) -> None:
 def discover_levels(config: SynthConfig, table: PrivateTable, schema: Mapping, ledger: PrivacyLedger,
                     noise: NoiseSampler, neighbours: Neighbours = ROWS) -> tuple[dict, SynthConfig]:
     """The schema with DP-discovered levels, and the config holding the budget left for the rest."""
-    names = columns_to_discover(schema)
+    discover = columns_to_discover(schema)
+    names = [name for name in table.all_names if name in discover]  # the table's order, not the schema file's keys'
     _check_levels_share(config, names)
     share = config.levels_share
     counts = {name: table.level_counts(name) for name in names}  # the table's columns (check_public_inputs)

@@ -126,7 +126,7 @@ def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float
     levels = {}
     for name in names:
         counts = level_counts[name]
-        values = list(counts)
+        values = sorted(counts)  # not in the rows' order: under a seed each value then gets one noise draw in any order
         noisy = noise.laplace(np.array([counts[value] for value in values], dtype=float), scale)
         levels[name] = tuple(sorted(value for value, count in zip(values, noisy) if count > threshold))
     return levels
