@@ -1264,10 +1264,10 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
             raise SynthDPError("--rows must be an integer >= 1 or 'theory'")
     if run["copies"] is not None:
         from synthdp.evaluation.inference import copy_paths
+        from synthdp.pipeline.copies import check_copies_count
 
         count = _int_or_word(run["copies"], None, "--copies")
-        if count is None or not 2 <= count <= MAX_COPIES:  # before their paths are listed: 10**15 of them filled memory
-            raise SynthDPError(f"--copies must be an integer from 2 to {MAX_COPIES}")
+        check_copies_count(count, "--copies")  # before their paths are listed: 10**15 of them filled memory
         if _written_into(Path(args.output)):
             raise SynthDPError("--copies writes files named after --output: give --output a file, not standard output "
                                "or another stream")

@@ -71,14 +71,21 @@ INFERENCE = run.StudyOptions(pair_threshold=0.0, pair_fdr=None, noise_box=False,
 COPIES_BY_UNIT = "copies of a release by privacy unit are not available yet: its population would need synthetic units"
 
 
+def check_copies_count(copies: object, name: str = "copies") -> None:
+    """Refuse a count of copies that is no integer from 2 (a standard error needs two) to
+    :data:`MAX_COPIES`; ``name``: the option as the caller knows it (``--copies`` on the command line,
+    which checks it before the fit)."""
+    if not (isinstance(copies, (int, np.integer)) and not isinstance(copies, bool) and 2 <= copies <= MAX_COPIES):
+        raise SynthDPError(f"{name} must be an integer from 2 to {MAX_COPIES} (a standard error needs at least two)")
+
+
 def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng: np.random.Generator,
                    progress: bool = False) -> Copies:
     """``copies`` synthetic tables of ``n_rows`` rows (default the release's n), each from a refit of
     the mechanism on a population drawn from the fitted distribution (module docstring), with the
     reference sample and the seconds per copy. ``rng``: public randomness for the populations, the
     noise and the sampling."""
-    if not (isinstance(copies, (int, np.integer)) and not isinstance(copies, bool) and 2 <= copies <= MAX_COPIES):
-        raise SynthDPError(f"copies must be an integer from 2 to {MAX_COPIES} (a standard error needs at least two)")
+    check_copies_count(copies)
     if n_rows is not None:
         check_rows(n_rows)  # before the first refit, not after it
     release = fitted.release
