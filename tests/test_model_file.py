@@ -86,6 +86,23 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
         loaded.privacy_report(data_timings=True)
 
 
+def test_a_saved_model_is_the_same_bytes_whenever_it_is_written(fitted, tmp_path, monkeypatch):
+    """Each zip member is dated 1980-01-01, not the time of writing: one model saved at two times (the
+    clock moved on by a day between them) is the same file, so a seeded model's bytes differ only by
+    the timings its report records."""
+    import time
+
+    _, synth = fitted
+    now = time.time()
+    for name, shift in (("a.synthdp", 0.0), ("b.synthdp", 86_400.0)):
+        monkeypatch.setattr(time, "time", lambda shift=shift: now + shift)
+        synth.save(tmp_path / name)
+    monkeypatch.undo()
+    assert (tmp_path / "a.synthdp").read_bytes() == (tmp_path / "b.synthdp").read_bytes()
+    with zipfile.ZipFile(tmp_path / "a.synthdp") as archive:
+        assert {member.date_time for member in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
 def test_a_model_saved_into_a_missing_folder_is_one_line(fitted, tmp_path):
     _, synth = fitted
     with pytest.raises(SynthDPError, match="its folder does not exist"):

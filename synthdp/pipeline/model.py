@@ -871,9 +871,12 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
 
     def write(temporary: Path) -> None:
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr("model.json", json.dumps(document, indent=1))
-            for member, content in members.items():
-                archive.writestr(member, content)
+            # each member dated 1980-01-01 (zip's first date), not the time of writing: a seeded model's
+            # bytes then differ only by the timings its privacy report records
+            for member, content in {"model.json": json.dumps(document, indent=1), **members}.items():
+                info = zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
+                archive.writestr(info, content)
 
     write_in_place(path, write, overwrite, "model file")
 
