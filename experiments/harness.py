@@ -182,9 +182,15 @@ def _source_hash(package_dir: Path = Path(synthdp.__file__).parent) -> str:
     their paths relative to ``package_dir``), enters as its relative path and its syntax tree
     without docstrings. So an edit to a docstring, a comment or the layout, which cannot
     change a result, keeps the cache (a table render after a code change takes 15-30 min),
-    while a change to the code of any module, or a module moved or renamed, re-keys it.
+    while a change to the code of any module, or a module moved or renamed, re-keys it. Every
+    data file the package holds (other than .py, .md and compiled files: the stored sensitivity
+    spreads, synthdp/privacy/spread_table.json, set noise scales) enters as its path and bytes.
     """
     digest = hashlib.sha256()
+    data = sorted((path.relative_to(package_dir).as_posix(), path) for path in package_dir.rglob("*")
+                  if path.is_file() and path.suffix not in (".py", ".md", ".pyc") and "__pycache__" not in path.parts)
+    for relative, path in data:
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
     modules = sorted((path.relative_to(package_dir).as_posix(), path) for path in package_dir.rglob("*.py"))
     for relative, path in modules:
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -217,7 +223,27 @@ def method_key(method: str, setting: Setting, dataset: Dataset, options: RunOpti
         config = asdict(default_config(setting, options.seed))
     else:
         config = {f"sigma={s:g}": asdict(paper_config(setting, dataset.n, dataset.d, s, options.seed)) for s in SIGMAS}
-    return key | {"config": config, "synthdp_source": _source_hash(), "queries": options.query_key}
+    return key | {"config": config, "synthdp_source": _source_hash(), "libraries": _library_versions(),
+                  "queries": options.query_key}
+
+
+#: the libraries whose numbers a synthdp run's results depend on (noise, solvers, linear algebra)
+KEYED_LIBRARIES = ("numpy", "scipy", "pandas", "highspy", "opendp", "cvxpy", "scikit-learn", "numba")
+
+
+@functools.cache
+def _library_versions() -> dict[str, str | None]:
+    """The installed version of each of :data:`KEYED_LIBRARIES` (None: not installed): a cached synthdp run
+    is run again after an upgrade of any of them."""
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in KEYED_LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
 
 
 # ------------------------------------------------------------------ generation

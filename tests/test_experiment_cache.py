@@ -79,6 +79,27 @@ def test_a_module_added_moved_or_removed_in_a_subpackage_changes_the_hash(packag
     assert package() == moved
 
 
+def test_a_data_file_of_the_package_enters_the_hash(package):
+    """synthdp/privacy/spread_table.json sets noise scales: an edit to a data file re-keys the cache, a
+    Markdown file (documentation) does not."""
+    table = package.root / "privacy" / "spread_table.json"
+    table.write_text('{"spread": [1.0, 2.0]}')
+    original = package()
+    table.write_text('{"spread": [1.0, 4.0]}')
+    assert package() != original
+    table.write_text('{"spread": [1.0, 2.0]}')
+    (package.root / "privacy" / "README.md").write_text("notes")
+    assert package() == original
+
+
+def test_the_key_of_a_synthdp_run_holds_the_versions_of_the_libraries_its_numbers_depend_on():
+    from importlib import metadata
+
+    versions = harness._library_versions()
+    assert set(versions) == set(harness.KEYED_LIBRARIES)
+    assert versions["numpy"] == metadata.version("numpy") and versions["opendp"] == metadata.version("opendp")
+
+
 def test_the_real_package_hash_sees_synthdp_subpackages():
     import synthdp
 
