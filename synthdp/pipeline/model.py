@@ -873,7 +873,8 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
         with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             # each member dated 1980-01-01 (zip's first date), not the time of writing: a seeded model's
             # bytes then differ only by the timings its privacy report records
-            for member, content in {"model.json": json.dumps(document, indent=1), **members}.items():
+            contents: dict[str, str | bytes] = {"model.json": json.dumps(document, indent=1), **members}
+            for member, content in contents.items():
                 info = zipfile.ZipInfo(member, date_time=(1980, 1, 1, 0, 0, 0))
                 info.compress_type, info.external_attr = zipfile.ZIP_DEFLATED, 0o644 << 16
                 archive.writestr(info, content)
