@@ -637,7 +637,8 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         print(f"synthdp: error: cannot write the output{named}: {error.strerror}{_charged(args)}", file=sys.stderr)
         return 2
     except MemoryError:
-        hint = "--queries" if args.command == "evaluate" else "--rows, --n-candidates or --n-basis"
+        hint = {"evaluate": "--queries", "summarize": "--n-basis", "fit": "--n-candidates or --n-basis"}.get(
+            args.command, "--rows, --n-candidates or --n-basis")  # options the command has
         print(f"synthdp: error: out of memory; lower {hint}", file=sys.stderr)
         return 2
     except _StoppedAfterWriting as stop:
@@ -711,7 +712,7 @@ def generate(args: argparse.Namespace) -> int:
                             "measures_dependence": copies.dependence,
                             "measured_pairs": sorted(sorted(pair, key=list(synthetic.columns).index)
                                                      for pair in copies.measured or ())}
-        if not copies.dependence:
+        if not copies.dependence and len(synthetic.columns) >= 2:  # a single column has no pair to measure
             from synthdp.evaluation.inference import NO_DEPENDENCE
 
             report["copies"]["note"] = NO_DEPENDENCE

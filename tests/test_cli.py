@@ -717,3 +717,19 @@ def test_the_report_holds_the_data_stages_times_only_when_asked_and_then_says_so
         summary = json.loads(outputs["--summary-out"].read_text())["privacy_report"]
         for kept in (saved, summary):
             assert set(kept["timings_seconds"]) <= set(RELEASED_STAGES) and kept["privacy"]["differentially_private"]
+
+
+@pytest.mark.parametrize("command, hint", [("summarize", "lower --n-basis"), ("fit", "lower --n-candidates or --n-basis"),
+                                           ("generate", "lower --rows, --n-candidates or --n-basis")])
+def test_out_of_memory_names_only_options_the_command_has(table, tmp_path, capsys, monkeypatch, command, hint):
+    """A summary of many moments of many columns can run out of memory: the one line names --n-basis, not
+    generate's --rows and --n-candidates, which summarize does not take (nor fit --rows)."""
+    from synthdp import SmoothSynthesizer
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(SmoothSynthesizer, "fit", exhausted)
+    _, data, bounds = table
+    code, printed = run([command, data, "-o", tmp_path / "out", "--bounds", bounds], capsys)
+    assert code == 2 and printed.strip() == f"synthdp: error: out of memory; {hint}"

@@ -838,3 +838,18 @@ def test_an_infinite_value_on_a_copy_counts_as_missing_with_a_warning():
     values = 1.0 / np.array([1.0, 2.0, 4.0, 5.0])
     assert row["estimate"] == pytest.approx(2 / 3.5 - values.mean())
     assert row["std_error"] == pytest.approx(np.std(values, ddof=1) * np.sqrt(1 + 1 / 4))
+
+
+def test_copies_of_a_single_column_release_do_not_warn_of_pairs_it_cannot_have(tmp_path, capsys):
+    """One column has no pair to measure: generate --copies does not warn that the copies' columns are
+    independent (nor note it in the report), as generate's own note leaves out a single column."""
+    from synthdp.cli import main
+
+    data = tmp_path / "one.csv"
+    pd.DataFrame({"x": np.random.default_rng(0).uniform(0, 10, 300)}).to_csv(data, index=False)
+    bounds = tmp_path / "bounds.json"
+    bounds.write_text(json.dumps({"x": [0, 10]}))
+    out = tmp_path / "out.csv"
+    assert main(["generate", str(data), "-o", str(out), "--bounds", str(bounds), "--copies", "2", "--quiet"]) == 0
+    assert "dependence" not in capsys.readouterr().err
+    assert "note" not in json.loads((tmp_path / "out.copies.json").read_text())

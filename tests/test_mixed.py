@@ -1529,3 +1529,82 @@ def test_the_support_points_attribute_is_an_array_on_a_mixed_table():
     for column in schema.categorical:
         block = points[:, schema.block_slice(column.name)]
         assert set(np.unique(block)) <= {0.0, 1.0} and block.sum(axis=1).max() <= 1.0
+
+
+@pytest.mark.parametrize("marginal_degree", [1, 2, 3])
+@pytest.mark.parametrize("block_means", [False, True])
+@pytest.mark.parametrize("numeric_moments", [False, True])
+def test_the_basis_count_is_the_number_of_indices_the_basis_holds(marginal_degree, block_means, numeric_moments):
+    from synthdp.stats.mixed_basis import basis_count
+
+    columns = {**SCHEMA["columns"], "grade": {"type": "integer", "bounds": [1, 3]},
+               "town": {"type": "categorical", "levels": ["p", "q"], "other": False},
+               "income": {"type": "continuous", "bounds": [0, 5], "nullable": True}}
+    for size in (1, 2, 4, len(columns)):
+        for chosen in itertools.combinations(columns, size):
+            built = Schema.from_dict({"columns": {name: columns[name] for name in chosen}}, list(chosen))
+            assert basis_count(built, marginal_degree, block_means, numeric_moments) == len(
+                basis_indices(built, marginal_degree, block_means, numeric_moments)), chosen
+
+
+@pytest.mark.parametrize("synthesize, columns", [(True, 200), (False, 1500)])
+def test_a_wide_mixed_table_is_refused_before_its_basis_is_built(monkeypatch, synthesize, columns):
+    """200 binary columns hold 20 100 cells of degree <= 2, more than the 10 000 candidates; 1 500 hold
+    1 125 750, more than any release's moments: each refused from the count, without the (R, D) indices
+    (2 000 columns: 4 GB, and out of memory)."""
+    from synthdp.pipeline import plan
+
+    def unbuilt(*args, **kwargs):
+        raise AssertionError("the basis was built")
+
+    monkeypatch.setattr(plan, "basis_indices", unbuilt)
+    names = [f"b{i}" for i in range(columns)]
+    frame = pd.DataFrame(np.arange(3 * columns).reshape(3, columns) % 2, columns=names)
+    wide = {"columns": {name: {"type": "binary", "levels": [0, 1]} for name in names}}
+    with pytest.raises(SynthDPError, match="moments"):
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10).fit(frame, schema=wide, synthesize=synthesize)
+
+
+@pytest.mark.parametrize("options, advice, followed", [
+    ({"max_lp_entries": 2_000}, "lower --marginal-degree, or release fewer columns", {"marginal_degree": 1}),
+    ({"max_lp_entries": 6_000}, "lower --marginal-degree, or set --tilt 0", {"tilt": 0.0}),
+    ({"max_lp_entries": 5_000, "tilt": 0.0}, "lower --n-candidates or --marginal-degree", {"n_candidates": 90}),
+])
+def test_an_lp_over_the_memory_bound_advises_what_would_bring_it_within(options, advice, followed):
+    """10 binary columns: R = 55 moments in 55 groups, the tilt's 165 candidates above --n-candidates 100.
+    Where even R candidates would not fit, or the tilt's candidates are over the bound whatever
+    --n-candidates, lowering it cannot help; the advice names what does, and following it is accepted."""
+    names = [f"b{i}" for i in range(10)]
+    frame = pd.DataFrame(np.random.default_rng(0).integers(0, 2, (300, 10)), columns=names)
+    wide = {"columns": {name: {"type": "binary", "levels": [0, 1]} for name in names}}
+    options = {"epsilon": 1.0, "delta": 1e-10, "n_candidates": 100, "seed": 0, **options}
+    with pytest.raises(SynthDPError, match="over the memory bound") as refused:
+        SmoothSynthesizer(**options).fit(frame, schema=wide)
+    assert str(refused.value).endswith(advice)
+    SmoothSynthesizer(**{**options, **followed}).fit(frame, schema=wide)
+
+
+def test_a_summary_of_more_moments_than_the_memory_bound_says_so():
+    """A summary draws no candidates: the moments alone are over the bound, and the error says that
+    (not an LP of 0 matrix entries), with advice that brings them within it."""
+    names = [f"b{i}" for i in range(10)]
+    frame = pd.DataFrame(np.random.default_rng(0).integers(0, 2, (300, 10)), columns=names)
+    wide = {"columns": {name: {"type": "binary", "levels": [0, 1]} for name in names}}
+    with pytest.raises(SynthDPError) as refused:
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10, max_lp_entries=50).fit(frame, schema=wide, synthesize=False)
+    assert str(refused.value) == ("the release would hold 55 moments, over the memory bound max_lp_entries = 50 "
+                                  "(8 bytes each); lower --marginal-degree, or release fewer columns")
+
+
+def test_histograms_of_a_thousand_numeric_columns_leave_the_cells_a_share():
+    """A thousand numeric columns beside one binary column at pure epsilon: the equal-noise share of
+    the histograms, 1000 / 1001, left the cells less than a stage may have, and the release failed
+    naming marginals_share and correlation_share, which the user never set; the cells keep
+    MIN_CELLS_SHARE, and the table is released. Below that, the rule is unchanged."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import MIN_CELLS_SHARE, mixed_shares
+
+    config = SynthConfig(epsilon=1.0)
+    assert mixed_shares(config, 300, 22, 1.0, cell_groups=1)["marginals"] == pytest.approx(22 / 23)
+    wide = mixed_shares(config, 300, 1000, 1.0, cell_groups=1)
+    assert wide["correlation"] == 0 and wide["marginals"] == pytest.approx(1 - MIN_CELLS_SHARE)

@@ -961,3 +961,23 @@ def test_a_large_basis_is_answered_in_bounded_memory(monkeypatch):
     weights = (1 + (design - design.mean(axis=0)) @ (2.0 ** (indices > 0).sum(axis=1) * summary.noisy_moments))
     assert answer == pytest.approx(query(summary.nodes).to_numpy() @ weights / len(weights), rel=1e-9)
     assert row["estimate"] == pytest.approx(answer, rel=1e-12)
+
+
+def test_a_wide_summary_writes_a_multi_index_a_line_and_refuses_a_repeated_one():
+    """Each list of numbers on one line (2 000 columns: 8 million numbers, one a line took 10 s and
+    1.5 GB to write), the same content; the duplicate check without sorting the rows, the same refusal."""
+    names = [f"c{i}" for i in range(30)]
+    frame = pd.DataFrame(np.random.default_rng(0).uniform(0, 1, (200, 30)), columns=names)
+    with pytest.warns(UserWarning):  # the known seed
+        summary = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={name: [0, 1] for name in names},
+                                                             synthesize=False).summary()
+    text = summary.to_json()
+    assert json.loads(text) == json.loads(json.dumps(summary.to_dict()))
+    lines = {line.strip().rstrip(",") for line in text.splitlines()}
+    assert all(json.dumps(index) in lines for index in summary.basis_indices.tolist())
+    assert len(lines) < summary.basis_indices.size  # not a number a line
+    assert Summary.from_dict(json.loads(text)).to_json() == text
+    content = summary.to_dict()
+    content["basis_indices"][1] = content["basis_indices"][0]
+    with pytest.raises(SynthDPError, match="must not repeat a multi-index"):
+        Summary.from_dict(content)

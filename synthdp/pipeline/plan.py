@@ -27,7 +27,7 @@ from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS
-from synthdp.stats.mixed_basis import basis_indices, groups_count
+from synthdp.stats.mixed_basis import basis_count, basis_indices, groups_count
 from synthdp.stats.scores import default_clip_norm_sq
 
 MAX_CANDIDATE_VALUES = 200_000_000  # C x d candidate coordinates held at once (1.6 GB)
@@ -419,6 +419,9 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
     if mixed_basis is None:
         return
     n_basis, groups = mixed_basis
+    if n_basis > MAX_MOMENTS:  # as a numeric table's (_check_lp_memory): a summary has no LP to refuse it
+        raise SynthDPError(f"the release would hold {n_basis:.3g} moments, over the bound of {MAX_MOMENTS:.0e} "
+                           "moments; lower marginal_degree, or release fewer columns")
     n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
     if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
         raise SynthDPError(
@@ -427,10 +430,14 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
     drawn = max(n_candidates, tilt_candidates)
     if max(groups * max(drawn, 1), n_basis) > config.max_lp_entries:
         # mixed tables: a sparse W whole, at most G non-zeros per candidate
-        raise SynthDPError(
-            f"the LP would have {groups} x {drawn} = {groups * drawn:.3g} matrix "
-            f"entries, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); "
-            "lower --n-candidates or --marginal-degree")
+        fix = ("lower --marginal-degree, or release fewer columns" if max(groups, 1) * n_basis > config.max_lp_entries
+               # the tilt draws TILT_CANDIDATES_PER_MOMENT per moment, whatever --n-candidates
+               else "lower --marginal-degree, or set --tilt 0" if tilt_candidates > n_candidates
+               else "lower --n-candidates or --marginal-degree")  # not below the R moments: they would not fit
+        what = (f"the LP would have {groups} x {drawn} = {groups * drawn:.3g} matrix entries"
+                if groups * max(drawn, 1) > config.max_lp_entries else f"the release would hold {n_basis} moments")
+        raise SynthDPError(f"{what}, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes "
+                           f"each); {fix}")
 
 
 def _mixed_candidates(config: SynthConfig, n_basis: int, synthesize: bool) -> tuple[int, int]:
@@ -450,11 +457,14 @@ def mixed_plan_basis(config: SynthConfig, schema: Schema, synthesize: bool = Tru
     blocks' means (a design study's alternative). Refused where the LP could not hold it
     (:func:`check_plan_options`). Public: the configuration and the schema."""
     held = mixed_numeric_moments(config, schema.d_numeric, synthesize) or not laplace_cells
-    indices = basis_indices(schema, config.marginal_degree, block_means, held)
-    if len(indices) > config.n_candidates and any(column.binned for column in schema.value_blocks):
+    count = basis_count(schema, config.marginal_degree, block_means, held)
+    if count > config.n_candidates and any(column.binned for column in schema.value_blocks):
         # the binned blocks' tables would hold more moments than the LP has candidates: without them
         schema = schema.without_binned_blocks()
-        indices = basis_indices(schema, config.marginal_degree, block_means, held)
+        count = basis_count(schema, config.marginal_degree, block_means, held)
+    # R alone, before the (R, D) indices are built (2 000 columns: millions of moments, gigabytes)
+    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(count, 0))
+    indices = basis_indices(schema, config.marginal_degree, block_means, held)
     check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
     return schema, indices, held
 
@@ -759,6 +769,9 @@ def pair_noise_sd(n: int, d: int, epsilon: float, delta: float, composition: str
 MIXED_MARGINALS_SHARE = 0.2
 LEVEL_CELLS = "level cells"  # the stage of a mixed table's one-way categorical cells, where its moments are noise
 MIXED_CORRELATION_SHARES = (0.1, 0.2, 0.3)
+# The least share the cells keep beside histograms that take an equal noise's share (mixed_shares): 2 000 numeric
+# columns beside one binary column would leave them 1 / 2 001, below the least share a stage may have
+MIN_CELLS_SHARE = 0.01
 
 
 def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
@@ -793,7 +806,8 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     the share that gives every one of their d tables the same noise as each of the G
     groups, (1 - correlation) d / (d + G): on adult (d = 6, G = 75) 0.067, below 0.2, which
     stays; on PKS with its sex column (d = 22, G = 1) 0.96, where 0.2 left each histogram
-    five times the noise of independent one-way histograms (docs/decisions/laplace-cells.md).
+    five times the noise of independent one-way histograms (docs/decisions/laplace-cells.md);
+    at most all but MIN_CELLS_SHARE of it (d = 1 000, G = 1: 0.999, nothing left for the cells).
 
     ``groups`` (the moments' G) and ``level_columns`` (k, the binary and categorical columns):
     where the moments' noise at the share left to them, that of G groups' means
@@ -833,7 +847,7 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
                 correlation = MIXED_CORRELATION_SHARES[-1]
     if config.marginals_share is None and cell_groups is not None and numeric_columns:
         equal_noise = (1 - correlation) * numeric_columns / (numeric_columns + cell_groups)
-        marginals = max(marginals, equal_noise)
+        marginals = max(marginals, min(equal_noise, 1 - correlation - MIN_CELLS_SHARE))
     if marginals + correlation > 0.999:
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
     # (G = k: the moments are the one-way cells and nothing else, already their own release)

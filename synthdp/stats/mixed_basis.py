@@ -77,6 +77,32 @@ def basis_indices(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE
     return indices
 
 
+def basis_count(schema: Schema, marginal_degree: int = DEFAULT_MARGINAL_DEGREE,
+                block_means: bool = False, numeric_moments: bool = True) -> int:
+    """R, the number of multi-indices :func:`basis_indices` returns, without building them (an (R, D)
+    array: 4 GB of int8 for 2 000 binary columns at marginal degree 2), so the plan can refuse a basis
+    too large before it is built. Exact: a product of block sizes per choice of columns, summed as the
+    elementary symmetric polynomials of the sizes."""
+    if not (isinstance(marginal_degree, int) and marginal_degree >= 1):
+        raise SynthDPError("marginal_degree must be an integer >= 1")
+    d = schema.d_numeric
+    count = count_indices_up_to_degree(d, 2) if d and numeric_moments else 0
+    plain = [column.width for column in schema.categorical if column.values_of is None]
+    valued = [column.width for column in schema.categorical if column.values_of is not None]
+    tabled = set() if block_means or marginal_degree < 2 else {j for _, j in schema.valued_numeric}
+    largest = min(marginal_degree, len(plain) + len(valued))
+    symmetric = [1] + [0] * largest  # e_k of the plain blocks' sizes: the cells of every k of them
+    for width in plain:
+        for k in range(largest, 0, -1):
+            symmetric[k] += symmetric[k - 1] * width
+    count += sum(symmetric[1:])
+    if numeric_moments:  # the numeric means of each plain block's levels
+        count += sum(plain) * (d - len(tabled))
+    if marginal_degree >= 2:  # a value block's cells, and its 2-way tables with each plain block
+        count += sum(valued) + (sum(valued) * sum(plain) if largest >= 2 else 0)
+    return count
+
+
 def basis_groups(schema: Schema, indices: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
     """Group number of each multi-index, shape (R,); the release's sensitivity counts groups.
 

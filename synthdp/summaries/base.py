@@ -8,6 +8,8 @@ and :func:`load_summary` reads either kind from a file.
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -32,8 +34,24 @@ class SummaryFile:
         raise NotImplementedError
 
     def to_json(self) -> str:
-        """The JSON text of :meth:`to_dict` (floats round-trip exactly)."""
-        return json.dumps(self.to_dict(), indent=1) + "\n"
+        """The JSON text of :meth:`to_dict` (floats round-trip exactly), each list of numbers on one line:
+        a basis's multi-indices one to a line (2 000 columns: 8 million numbers, which took 10 s and
+        1.5 GB of Python's indenting encoder at one number a line; its compact one, 1.4 s)."""
+        marker = f"flat-{secrets.token_hex(8)}-"  # no text of the summary holds it
+        flat: list[str] = []
+
+        def marked(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {key: marked(item) for key, item in value.items()}
+            if isinstance(value, list):
+                if value and set(map(type, value)) <= {int, float}:
+                    flat.append(json.dumps(value))
+                    return f"{marker}{len(flat) - 1}"
+                return [marked(item) for item in value]
+            return value
+
+        text = json.dumps(marked(self.to_dict()), indent=1)
+        return re.sub(f'"{marker}(\\d+)"', lambda found: flat[int(found.group(1))], text) + "\n"
 
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the summary as JSON to ``path``, atomically (a temporary file beside it, then put in

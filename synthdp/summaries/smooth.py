@@ -323,7 +323,7 @@ class Summary(SummaryFile):
             raise SynthDPError(f"basis_indices must have shape (R, {self.domain.d}) with R >= 1; got {indices.shape}")
         if (indices < 0).any() or (indices.sum(axis=1) == 0).any():
             raise SynthDPError("basis_indices must be non-negative and none all-zero (the constant is implicit)")
-        if len(np.unique(indices, axis=0)) != len(indices):
+        if len({index.tobytes() for index in indices}) != len(indices):  # np.unique(axis=0) sorted 4 000 x 2 000 in 4 s
             raise SynthDPError("basis_indices must not repeat a multi-index")
         if moments.shape != (len(indices),) or not np.isfinite(moments).all():
             raise SynthDPError(f"noisy_moments must be {len(indices)} finite numbers, one per multi-index")
