@@ -159,7 +159,7 @@ column's bounds; 0: the same, 1: disjoint) and of each pair of columns' joint di
 with SDMetrics' pair similarities (contingency: 1 - TV, for pairs with a categorical column;
 correlation: 1 - |r real - r synthetic| / 2, for numeric pairs) and their means (column shapes,
 column pair trends); SDMetrics' own QualityReport scores when sdmetrics is installed (pip
-install synthdp[quality]; on at most 2000 rows of each table). On the numeric columns: the
+install "synthdp[quality]"; on at most 2000 rows of each table). On the numeric columns: the
 Kolmogorov-Smirnov distance of each (0: the same distribution of values, 1: disjoint); the
 error of the pairwise Pearson correlations (|real - synthetic|, from 0 to 2; a constant
 column's correlations count as 0); and the worst-case errors of random smooth queries (sums

@@ -534,6 +534,24 @@ def test_a_parquet_decimal_column_is_numeric_and_read_alike_by_every_engine(tmp_
         assert not sums["integer"][0], name
 
 
+def test_a_dataframe_of_decimals_needs_no_pyarrow(monkeypatch):
+    """A DataFrame of Python Decimals (pd.read_sql of a NUMERIC column) in an install without the
+    scale extra: its reading imported pyarrow, a ModuleNotFoundError; it is read as float(Decimal)."""
+    import decimal
+    import sys
+
+    from synthdp.reader.numbers import decimal_floats
+
+    values = [decimal.Decimal(DECIMALS[i % len(DECIMALS)]) for i in range(60)]
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow: ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.compute", None)
+    np.testing.assert_array_equal(decimal_floats(pd.Series([*values[:6], None], dtype=object)),
+                                  [*(float(value) for value in values[:6]), np.nan])
+    sums = PrivateTable(pd.DataFrame({"amount": values, "x": np.linspace(0.0, 1.0, 60)})).row_sums(
+        SumRequest(data_range=True))
+    assert sums["minimum"][0] == min(map(float, values)) and sums["maximum"][0] == max(map(float, values))
+
+
 def test_integers_past_64_bits_in_a_csv_are_read_alike_by_every_engine_and_chunking(tmp_path):
     """pandas reads a column as text (or Python ints) where a chunk of it holds an integer past 2^64,
     or one past 2^63 beside a negative number, a fraction or a missing cell, and as numbers in a chunk

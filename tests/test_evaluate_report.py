@@ -184,13 +184,13 @@ def test_a_categorical_target_is_a_class_label():
 def test_without_sdmetrics_the_report_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "sdmetrics", None)  # import sdmetrics now raises ImportError
     real = adult_like(50)
-    assert sdmetrics_quality(real, real, schema_of()) == SDMETRICS_MISSING == "not installed (pip install synthdp[quality])"
+    assert sdmetrics_quality(real, real, schema_of()) == SDMETRICS_MISSING == 'not installed (pip install "synthdp[quality]")'
     report = utility_report(real, real.copy(), schema=SCHEMA, n_queries=5)
     assert report["sdmetrics"] == SDMETRICS_MISSING and SDMETRICS_MISSING in format_report(report)
 
 
 def test_sdmetrics_scores_on_a_sample():
-    pytest.importorskip("sdmetrics")  # optional: pip install synthdp[quality]
+    pytest.importorskip("sdmetrics")  # optional: pip install "synthdp[quality]"
     real, synth = adult_like(2100, seed=1), adult_like(300, seed=2)
     scores = sdmetrics_quality(real, synth, schema_of(), seed=0)
     assert isinstance(scores, dict), scores

@@ -31,16 +31,47 @@ def iso_text_times(text):
     strings) is ISO text of that kind (:data:`ISO_DATE`, :data:`ISO_DATETIME`: no time zone) and a
     real calendar time (not 2021-02-30); else None. ``values`` are the parsed times. For schema
     drafting and evaluation's type inference, which read the data (not private)."""
-    import pandas as pd  # on use: the CLI imports this module at start-up
-
     if text.str.fullmatch(ISO_DATE).all():
         kind = "date"
     elif text.str.fullmatch(ISO_DATETIME).all():
         kind = "datetime"
     else:
         return None
-    values = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    values = iso_times(text)
     return None if values.isna().any() else (kind, values)
+
+
+def iso_times(text):
+    """``pd.to_datetime(text, format="ISO8601", errors="coerce")`` of a pandas Series of ISO text,
+    with the years pandas 2 cannot hold.
+
+    pandas 3 parses text at the resolution it needs (years 1 to 9999); pandas 2, which the
+    dependencies admit (and the ``quality`` extra's SDMetrics needs), parses it as datetime64[ns],
+    whose range is 1677-09-21 to 2262-04-11, and makes a time outside it NaT, so that a date of
+    2300 read as "not an ISO date". Such values, where they are plain ISO dates or times
+    (:data:`ISO_DATE`, :data:`ISO_DATETIME`: no time zone), are parsed again by numpy, at
+    microseconds (digits past them dropped), and the result is datetime64[us]."""
+    import pandas as pd  # on use: the CLI imports this module at start-up
+
+    parsed = pd.to_datetime(text, format="ISO8601", errors="coerce")
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype) or not parsed.isna().any():
+        return parsed
+    unread = np.flatnonzero(parsed.isna().to_numpy())  # (missing cells among them: a nullable column's)
+    text = text.iloc[unread].astype("string")  # (a column of missing cells may be float)
+    plain = (text.str.fullmatch(ISO_DATE) | text.str.fullmatch(ISO_DATETIME)).fillna(False).to_numpy(dtype=bool)
+    if not plain.any():
+        return parsed
+    again, text = unread[plain], text[plain]
+    values = parsed.to_numpy(dtype="datetime64[us]").copy()  # (pandas 3 may give a read-only view)
+    try:
+        values[again] = np.array(text.tolist(), dtype="datetime64[us]")
+    except ValueError:  # one is not a calendar time (2021-02-30): it stays NaT, the others are read
+        for i, value in zip(again, text.tolist()):
+            try:
+                values[i] = np.datetime64(value, "us")
+            except ValueError:
+                pass
+    return pd.Series(values, index=parsed.index, name=parsed.name)
 
 
 def parse_bound(name: str, kind: str, value: object) -> float:

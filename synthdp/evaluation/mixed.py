@@ -17,7 +17,7 @@ A mixed table (numeric, binary and categorical columns, described by a
   (Pearson r, 0 for a constant column), both in [0, 1], 1 the best.
 
 :func:`sdmetrics_quality` runs SDMetrics' own QualityReport when the optional package is
-installed (``pip install synthdp[quality]``).
+installed (``pip install "synthdp[quality]"``).
 
 Like the rest of :mod:`synthdp.evaluation`, this reads the real table: its results are not
 differentially private. It never imports :mod:`synthdp.reader`.
@@ -60,7 +60,7 @@ BINS = 16
 SDMETRICS_ROWS = 2000
 
 #: The report's "sdmetrics" entry when the optional package is missing.
-SDMETRICS_MISSING = "not installed (pip install synthdp[quality])"
+SDMETRICS_MISSING = 'not installed (pip install "synthdp[quality]")'
 
 
 def pearson(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -313,7 +313,7 @@ def sdmetrics_quality(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, *
         string when sdmetrics is missing or fails (naming only the error's type).
     """
     try:
-        import sdmetrics  # optional (pip install synthdp[quality]): imported on use
+        import sdmetrics  # optional (pip install "synthdp[quality]"): imported on use
     except ImportError:
         return SDMETRICS_MISSING
     _check_tables(real, synth)

@@ -62,6 +62,7 @@ from synthdp.checks import is_finite_number, is_int
 from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
+from synthdp.domain.dates import iso_times
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
@@ -162,7 +163,7 @@ class SamplingModel:
             elif dtype in BOOLEAN_DTYPES:
                 frame[name] = frame[name].map(TRUTH, na_action="ignore").astype(dtype)
             elif dtype.startswith("datetime64"):
-                frame[name] = pd.to_datetime(frame[name], format="ISO8601").astype(dtype)
+                frame[name] = iso_times(frame[name]).astype(dtype)  # the sampler's own ISO text (years 1 to 9999)
         return frame
 
     def chunk_rows(self) -> int:
@@ -569,8 +570,8 @@ def _iso_text(text: str, name: str, kind: str) -> str:
     after the date's midnight; a datetime: YYYY-MM-DDTHH:MM:SS, its fraction of a second after it)."""
     try:
         moment = pd.to_datetime(text.strip(), format="ISO8601")
-    except (ValueError, TypeError, OverflowError):
-        moment = pd.NaT
+    except (ValueError, TypeError, OverflowError):  # pandas 2: also a year past 2262 (iso_times reads it)
+        moment = iso_times(pd.Series([text.strip()], dtype=object)).iloc[0]
     if pd.isna(moment) or moment.tzinfo is not None:
         raise SynthDPError(f"{CONDITION} compares {kind} column '{name}' with text that is not an ISO {kind} "
                            f"without a time zone, such as '{TIME_EXAMPLES[kind]}'")
@@ -794,8 +795,8 @@ def _given_time(value: Any, name: str, kind: str) -> str:
     if isinstance(value, str):
         try:
             moment = pd.to_datetime(value.strip(), format="ISO8601")
-        except (ValueError, TypeError, OverflowError):
-            pass
+        except (ValueError, TypeError, OverflowError):  # pandas 2: also a year past 2262 (iso_times reads it)
+            moment = iso_times(pd.Series([value.strip()], dtype=object)).iloc[0]
     elif isinstance(value, (dt.date, np.datetime64)):
         moment = pd.Timestamp(value)
     if pd.isna(moment) or moment.tzinfo is not None:

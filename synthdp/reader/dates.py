@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.dates import EXAMPLES, SECONDS_PER_DAY
+from synthdp.domain.dates import EXAMPLES, SECONDS_PER_DAY, iso_times
 from synthdp.errors import SynthDPError
 
 MICROSECONDS = 10**6
@@ -58,7 +58,7 @@ def time_values(series: pd.Series, name: str, kind: str) -> np.ndarray:
         if text.str.contains(TIME_ZONE, regex=True, na=False).any():
             raise offset_error
         try:
-            parsed = pd.to_datetime(microsecond_text(text), format="ISO8601", errors="coerce")
+            parsed = iso_times(microsecond_text(text))
         except (ValueError, TypeError, OverflowError):  # e.g. mixed offsets; the message may quote values
             raise SynthDPError(f"column '{name}' has a value that is not an ISO {kind} like {example}") from None
         if isinstance(parsed.dtype, pd.DatetimeTZDtype):

@@ -31,6 +31,8 @@ Notes and errors name columns, never a value (the values are in the draft file o
 
 from __future__ import annotations
 
+import calendar
+import datetime as dt
 import math
 
 import numpy as np
@@ -125,16 +127,16 @@ def _time_spec(series: pd.Series) -> dict | None:
         return None
     kind, values = times
     lower, upper = values.min(), values.max()
+    # datetime.date, not Timestamps: pandas 2's hold years 1678 to 2261 only, and 9999's year end is the last
     if (upper - lower).days >= 3 * 365:
-        start, end = pd.Timestamp(lower.year, 1, 1), pd.Timestamp(upper.year + 1, 1, 1) - pd.Timedelta(days=1)
+        start, end = dt.date(lower.year, 1, 1), dt.date(upper.year, 12, 31)
     else:
-        start = pd.Timestamp(lower.year, lower.month, 1)
-        end = pd.Timestamp(upper.year, upper.month, 1) + pd.offsets.MonthEnd(0)
+        start = dt.date(lower.year, lower.month, 1)
+        end = dt.date(upper.year, upper.month, calendar.monthrange(upper.year, upper.month)[1])
     if kind == "datetime":
-        end = end + pd.Timedelta(hours=23, minutes=59, seconds=59)
-        shown = (start.strftime("%Y-%m-%dT%H:%M:%S"), end.strftime("%Y-%m-%dT%H:%M:%S"))
+        shown = (f"{start.isoformat()}T00:00:00", f"{end.isoformat()}T23:59:59")
     else:
-        shown = (start.strftime("%Y-%m-%d"), end.strftime("%Y-%m-%d"))
+        shown = (start.isoformat(), end.isoformat())
     return {"type": kind, "bounds": list(shown)}
 
 

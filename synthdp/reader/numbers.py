@@ -76,6 +76,10 @@ def holds_decimals(series: pd.Series) -> bool:
     return series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) == "decimal"
 
 
+def _missing(value) -> bool:
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
 def decimal_floats(values) -> np.ndarray:
     """The float64 nearest to each decimal number of ``values`` (an Arrow decimal array, or a pandas
     Series of Arrow decimals or of Python Decimals), NaN where missing: the same conversion in every
@@ -83,12 +87,16 @@ def decimal_floats(values) -> np.ndarray:
     Python Decimals by pandas). Through the exact text of each value, which Arrow parses correctly
     rounded; Arrow's own cast of a decimal to a float is not (an ulp off for some values), and
     ``float(Decimal)`` is correctly rounded too, so the result is that of ``float(value)``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(values, pd.Series) and not isinstance(values.dtype, pd.ArrowDtype):
-        text = pa.array([None if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
-                         else str(value) for value in values], type=pa.string())
+    python = isinstance(values, pd.Series) and not isinstance(values.dtype, pd.ArrowDtype)
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+    except ImportError:  # the scale extra's: Python Decimals (a DataFrame from a database) need no pyarrow
+        if not python:
+            raise
+        return np.array([np.nan if _missing(value) else float(value) for value in values], dtype=float)
+    if python:
+        text = pa.array([None if _missing(value) else str(value) for value in values], type=pa.string())
     else:
         text = pc.cast(pa.array(values) if isinstance(values, pd.Series) else values, pa.string())
     floats = pc.cast(text, pa.float64())

@@ -1295,7 +1295,7 @@ def _optional(module: str, feature: str):
         return importlib.import_module(module)
     except ImportError:
         raise SynthDPError(f"{feature} needs the optional package '{module.split('.')[0]}': "
-                           "pip install 'synthdp[scale]'") from None
+                           'pip install "synthdp[scale]"') from None
 
 
 def is_dask_frame(source) -> bool:

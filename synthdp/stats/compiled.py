@@ -3,7 +3,7 @@
 A large file's data pass is mostly the moments: at d = 10 and R = 355, numpy forms every
 product of 64 prefixes with 50 Chebyshev values per row (one BLAS product, 3 200 multiplications)
 to keep the 355 the basis uses. :func:`moment_sums` computes only those, in a compiled loop
-(numba, ``pip install synthdp[scale]``): 4 times as fast on one core (a chunk of 419 430 rows,
+(numba, ``pip install "synthdp[scale]"``): 4 times as fast on one core (a chunk of 419 430 rows,
 0.022 against 0.114 s). The clip into the domain, the histograms' cells and counts, and the
 pairs' score products have compiled loops too; where a chunk's points serve only its moments and
 cells (a large file's moments pass), :func:`unit_sums` takes all of them in one pass over its
@@ -52,7 +52,7 @@ def describe(n_rows: float) -> str:
     """The kernels a table of ``n_rows`` rows is summed by, for the report's engine entry."""
     if n_rows < COMPILED_FROM_ROWS:
         return f"numpy (below {COMPILED_FROM_ROWS:,} rows)"
-    return "compiled (numba)" if available() else "numpy (numba not installed: pip install synthdp[scale])"
+    return "compiled (numba)" if available() else 'numpy (numba not installed: pip install "synthdp[scale]")'
 
 
 def moment_sums(points: np.ndarray, used: np.ndarray, width: int, prefix_factors: np.ndarray,

@@ -74,6 +74,7 @@ import pandas as pd
 from synthdp.checks import is_finite_number, is_int
 from synthdp.config import MAX_JACKSON_SMOOTHNESS, MAX_SMOOTHNESS
 from synthdp.domain.box import Domain
+from synthdp.domain.dates import SECONDS_PER_DAY
 from synthdp.errors import SynthDPError, near_column
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.summaries.base import SummaryFile, column_order
@@ -670,7 +671,12 @@ class Summary(SummaryFile):
         frame = pd.DataFrame(points, columns=self.domain.names, copy=False)
         for j, column in enumerate(self.domain.columns):
             if column.temporal:
-                frame[column.name] = pd.to_datetime(points[:, j], unit="D" if column.temporal == "date" else "s")
+                unit = "D" if column.temporal == "date" else "s"
+                try:
+                    frame[column.name] = pd.to_datetime(points[:, j], unit=unit)
+                except pd.errors.OutOfBoundsDatetime:  # pandas 2 (datetime64[ns]): a year before 1678 or past 2262
+                    scale = (SECONDS_PER_DAY if unit == "D" else 1) * 10**6
+                    frame[column.name] = np.round(points[:, j] * scale).astype(np.int64).astype("datetime64[us]")
         return frame
 
     def _evaluate_at(self, f: Query, points: np.ndarray) -> np.ndarray:
