@@ -28,14 +28,13 @@ def test_every_extra_a_message_or_a_page_names_exists_and_is_quoted_for_any_shel
 
 
 def test_the_wheel_holds_every_file_the_package_reads():
-    """Every file in synthdp/ that is not Python (the bundled example, the spread table, the py.typed
-    marker of PEP 561) is in package-data: setuptools puts only modules in a wheel without it."""
+    """Every file in synthdp/ that is not Python (the bundled example and its provenance, the spread
+    table, the py.typed marker of PEP 561) is in package-data: setuptools puts only modules in a wheel without it."""
     patterns = PYPROJECT["tool"]["setuptools"]["package-data"]["synthdp"]
     package = ROOT / "synthdp"
     files = [path.relative_to(package).as_posix() for path in package.rglob("*")
-             if path.is_file() and path.suffix != ".py" and path.name != "README.md"
-             and "__pycache__" not in path.parts]  # bytecode and numba's cache (cache=True): made, not shipped
-    assert "py.typed" in files and "datasets/clinic.csv" in files
+             if path.is_file() and path.suffix != ".py" and "__pycache__" not in path.parts]  # bytecode and numba's cache (cache=True): made, not shipped
+    assert {"py.typed", "datasets/clinic.csv", "datasets/README.md"} <= set(files)  # the example's provenance too
     for name in files:
         assert any(fnmatch.fnmatch(name, pattern) for pattern in patterns), name
 
@@ -45,3 +44,12 @@ def test_the_license_is_an_spdx_expression():
     assert isinstance(PYPROJECT["project"]["license"], str)
     assert any(requirement.startswith("setuptools>=") and int(requirement.split(">=")[1].split(".")[0]) >= 77
                for requirement in PYPROJECT["build-system"]["requires"])
+
+
+def test_the_license_file_ships_and_the_sdist_leaves_out_what_it_cannot_run():
+    """MIT asks for its notice with every copy: LICENSE is the package's license file. The sdist leaves
+    out the tests, experiments and benchmarks, which need the repository's data/, configs/ and golden
+    records (shipped alone, they could not pass)."""
+    assert "MIT License" in (ROOT / "LICENSE").read_text() and PYPROJECT["project"]["license-files"] == ["LICENSE"]
+    pruned = {line.split()[1] for line in (ROOT / "MANIFEST.in").read_text().splitlines() if line.startswith("prune ")}
+    assert {"tests", "experiments", "benchmarks"} <= pruned
