@@ -637,9 +637,9 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         print(f"synthdp: error: cannot write the output{named}: {error.strerror}{_charged(args)}", file=sys.stderr)
         return 2
     except MemoryError:
-        hint = {"evaluate": "--queries", "summarize": "--n-basis", "fit": "--n-candidates or --n-basis"}.get(
-            args.command, "--rows, --n-candidates or --n-basis")  # options the command has
-        print(f"synthdp: error: out of memory; lower {hint}", file=sys.stderr)
+        hint = {"evaluate": "--queries", "summarize": "--n-basis", "fit": "--n-candidates or --n-basis",
+                "generate": "--rows, --n-candidates or --n-basis"}.get(args.command)  # options the command has
+        print(f"synthdp: error: out of memory{f'; lower {hint}' if hint else ''}{_charged(args)}", file=sys.stderr)
         return 2
     except _StoppedAfterWriting as stop:
         print("synthdp: interrupted once every output was written", file=sys.stderr)
@@ -1303,9 +1303,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         from synthdp.privacy import lifetime
 
         budget = Path(os.path.realpath(run["budget_file"]))
-        lock = budget.with_name(budget.name + ".lock")  # the file's lock (synthdp.privacy.lifetime), made by reserve
-        for flag, path in outputs.items():
-            for name, what in ((budget, "the budget file"), (lock, "the budget file's lock")):
+        for flag, path in outputs.items():  # the lock: made by reserve
+            for name, what in ((budget, "the budget file"), (lifetime.lock_path(budget), "the budget file's lock")):
                 if path and _same_file(Path(path), name):
                     raise SynthDPError(f"{flag} '{path}' is {what}: choose another output path (nothing was "
                                        "written)")

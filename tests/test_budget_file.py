@@ -220,6 +220,24 @@ def test_a_command_that_fails_after_its_charge_says_its_budget_was_spent(tmp_pat
     assert [release["state"] for release in _document(budget)["releases"]] == ["spent"]
 
 
+def test_a_command_out_of_memory_after_its_charge_says_its_budget_was_spent(tmp_path, capsys, monkeypatch):
+    """Out of memory after the fit released (the LP, the sample, its write) leaves the release charged as
+    any other failure there does: its one line says so too."""
+    from synthdp import writers
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(writers, "write_csv", exhausted)
+    budget = tmp_path / "clinic.budget.json"
+    code, out = _release(tmp_path, budget, "oom", "--epsilon", "0.4", "--lifetime-epsilon", "2")
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists() and err.count("\n") == 1
+    assert err.startswith("synthdp: error: out of memory; lower --rows")
+    assert err.rstrip().endswith(f"(the release was charged to budget file '{budget}': epsilon 0.4)")
+    assert [release["state"] for release in _document(budget)["releases"]] == ["spent"]
+
+
 def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
     """SmoothSynthesizer.fit(budget_file=...): reserved before the data is read (a fit past the lifetime
     budget reads nothing: the input here does not exist, and the refusal comes first), charged on

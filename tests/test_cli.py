@@ -733,3 +733,23 @@ def test_out_of_memory_names_only_options_the_command_has(table, tmp_path, capsy
     _, data, bounds = table
     code, printed = run([command, data, "-o", tmp_path / "out", "--bounds", bounds], capsys)
     assert code == 2 and printed.strip() == f"synthdp: error: out of memory; {hint}"
+
+
+@pytest.mark.parametrize("command", ["sample", "infer"])
+def test_out_of_memory_in_a_command_without_such_options_names_none(tmp_path, capsys, monkeypatch, command):
+    """sample and infer take none of --rows' fellows --n-candidates and --n-basis (nor would a smaller
+    streamed sample or fewer statistics be what held the memory): their line advises no option."""
+    from synthdp.evaluation import inference
+    from synthdp.pipeline import model as model_file
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(model_file, "load", exhausted)
+    monkeypatch.setattr(inference, "load_copies", exhausted)
+    given = tmp_path / "given"
+    given.write_text("")
+    argv = ([command, given, "-n", "10", "-o", tmp_path / "out.csv"] if command == "sample"
+            else [command, given, "--mean", "x"])
+    code, printed = run(argv, capsys)
+    assert code == 2 and printed.strip() == "synthdp: error: out of memory"

@@ -319,6 +319,42 @@ def test_years_outside_pandas_2_s_nanosecond_range_read_draft_and_sample(tmp_pat
     assert back["when"].min() >= pd.Timestamp("2250-01-01") and back["when"].max() <= pd.Timestamp("2279-12-31")
 
 
+def test_iso_times_reads_what_pandas_2_leaves_nat_and_a_summary_answers_late_years(monkeypatch):
+    """The test above passes on pandas 3 without iso_times' second reading (pandas 3 parses 2300 itself):
+    here pandas 2's parse is imitated (a time outside 1677-09-22 to 2262-04-11 NaT, the rest
+    datetime64[ns]), and numpy's reading gives what pandas 3 does. A summary's query frame holds such
+    dates as datetime64 too (pd.to_datetime of numbers with a unit is datetime64[ns] on either pandas)."""
+    from synthdp.domain.dates import iso_times
+
+    values = pd.Series(["2300-01-01", "1500-06-30T12:00:00", "2021-02-30", "2021-03-04", None, "2300-01-01 05:06",
+                        "9999-12-31T23:59:59.1234567"])
+    native = iso_times(values)
+    parse = pd.to_datetime
+
+    def pandas_2(text, *args, **kwargs):
+        parsed = parse(text, *args, **kwargs)
+        if not isinstance(parsed, pd.Series):
+            return parsed
+        held = (parsed >= pd.Timestamp("1677-09-22")) & (parsed <= pd.Timestamp("2262-04-11"))
+        return parsed.where(held).astype("datetime64[ns]")
+
+    monkeypatch.setattr(pd, "to_datetime", pandas_2)
+    assert pandas_2(values, format="ISO8601", errors="coerce").notna().sum() == 1  # only 2021-03-04 in range
+    imitated = iso_times(values)
+    assert str(imitated.dtype) == "datetime64[us]"
+    assert imitated.tolist() == native.astype("datetime64[us]").tolist()
+    assert imitated.isna().tolist() == [False, False, True, False, True, False, False]
+    monkeypatch.undo()
+    rng = np.random.default_rng(9)
+    frame = pd.DataFrame({"when": (np.datetime64("2250-01-01") + rng.integers(0, 30 * 365, 300)).astype(str),
+                          "x": rng.random(300)})
+    with pytest.warns(UserWarning):  # the known seed
+        summary = SmoothSynthesizer(seed=1).fit(frame, bounds={
+            "when": {"type": "date", "bounds": ["2250-01-01", "2279-12-31"]}, "x": [0, 1]}, synthesize=False).summary()
+    share = summary.answer(lambda rows: (rows["when"] >= pd.Timestamp("2265-01-01")).astype(float))
+    assert 0.3 < share < 0.7
+
+
 def test_every_engine_and_chunking_reads_nanoseconds_beside_late_years(tmp_path):
     """The file of the test above's values in every engine, in chunks that put them together or apart:
     the same sums (the in-memory table failed, and so did any chunk holding both)."""

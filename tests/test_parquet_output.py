@@ -163,3 +163,39 @@ def test_dates_and_datetimes_are_parquet_timestamps_with_the_csvs_values(tmp_pat
             assert str(from_parquet[column].dtype) == "datetime64[us]"
             expected = pd.to_datetime(from_csv[column], format="ISO8601").astype("datetime64[us]")
             pd.testing.assert_series_equal(from_parquet[column], expected)
+
+
+def test_infer_reads_a_parquet_copys_dates_as_a_csv_copys_text(tmp_path, capsys):
+    """Parquet copies store dates as timestamps: --mean of a nullable date column read each missing one as
+    -2^63 (a mean of about -9e17, where the CSV copies' text is refused as not numeric), and --share and
+    --group-mean compared them as "2023-11-21 22:06:42" and "2019-01-05 00:00:00", not the ISO text the
+    CSV copies hold. The same answers from either, the same refusal."""
+    import numpy as np
+
+    rng = np.random.default_rng(6)
+    days = pd.Timestamp("2019-07-01") + pd.to_timedelta(rng.integers(0, 40, 400), unit="D")
+    seconds = pd.Timestamp("2020-02-01") + pd.to_timedelta(rng.integers(0, 86_400, 400), unit="s")
+    frame = pd.DataFrame({"visit": days.strftime("%Y-%m-%d"), "stamp": seconds.strftime("%Y-%m-%dT%H:%M:%S"),
+                          "x": rng.normal(size=400)})
+    frame.loc[::5, "visit"] = None
+    frame.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {
+        "visit": {"type": "date", "bounds": ["2019-07-01", "2019-08-09"], "nullable": True},
+        "stamp": {"type": "datetime", "bounds": ["2020-02-01T00:00:00", "2020-02-01T23:59:59"]},
+        "x": {"type": "continuous", "bounds": [-4, 4]}}}))
+    for suffix in ("csv", "parquet"):
+        assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / f"{suffix}.{suffix}"), "--schema",
+                     str(tmp_path / "s.json"), "--epsilon", "4", "--seed", "1", "--copies", "3", "--quiet"]) == 0
+    stamp = pd.read_csv(tmp_path / "csv.reference.csv")["stamp"][0]
+    asked = ["--share", "visit=2019-07-10", f"stamp={stamp}", "--group-mean", "x", "visit"]
+    results = []
+    for suffix in ("csv", "parquet"):
+        capsys.readouterr()
+        assert main(["infer", str(tmp_path / f"{suffix}.{suffix}"), "--mean", "visit"]) == 2
+        assert capsys.readouterr().err.strip() == "synthdp: error: column 'visit' is not numeric"
+        assert main(["infer", str(tmp_path / f"{suffix}.{suffix}"), *asked, "-o", str(tmp_path / "r.csv"),
+                     "--overwrite"]) == 0
+        results.append(pd.read_csv(tmp_path / "r.csv", index_col=0))
+    pd.testing.assert_frame_equal(results[1], results[0])
+    assert results[0].loc[f"share stamp == {stamp}", "naive"] > 0  # the value is found
+    assert "mean x | visit == 2019-07-10" in results[0].index

@@ -582,10 +582,10 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
     def column(frame: pd.DataFrame, name: str) -> pd.Series:
         if name not in frame.columns:
             raise SynthDPError(f"column '{name}' is not in the table{near_column(name, list(frame.columns))}")
-        return frame[name]
+        return _iso_text(frame[name])
 
     def numeric(frame: pd.DataFrame, name: str) -> pd.Series:
-        given = column(frame, name)
+        given = column(frame, name)  # a date column is its ISO text, as a CSV copy holds it: not numeric
         values = pd.to_numeric(given, errors="coerce")
         if values.isna().sum() > given.isna().sum():
             raise SynthDPError(f"column '{name}' is not numeric")
@@ -621,6 +621,18 @@ def common_statistics(means: Sequence[str] = (), proportions: Sequence[tuple[str
     return statistic
 
 
+def _iso_text(values: pd.Series) -> pd.Series:
+    """A date or datetime column (a Parquet copy's timestamps, ``sample_copies``' datetime64) as the ISO
+    text a CSV copy holds (``2021-03-04``, or ``2021-03-04T05:06:07`` where a value has a time of day),
+    missing cells missing; any other column as it is. pd.to_numeric read a timestamp as its nanoseconds,
+    and a missing one as -2^63."""
+    if not pd.api.types.is_datetime64_any_dtype(values):
+        return values
+    present = values.dropna()
+    layout = "%Y-%m-%d" if (present == present.dt.normalize()).all() else "%Y-%m-%dT%H:%M:%S"
+    return values.dt.strftime(layout).astype(object).where(values.notna(), None)
+
+
 def _equals(values: pd.Series, level: str) -> pd.Series:
     """Rows equal to ``level``: as numbers when both are numbers (``1`` matches 1.0), else as text."""
     if pd.api.types.is_numeric_dtype(values):
@@ -633,7 +645,7 @@ def _equals(values: pd.Series, level: str) -> pd.Series:
 
 def share_value_occurs(values: pd.Series, level: str) -> bool:
     """Whether any of ``values`` equals ``level`` as ``--share COL=VALUE`` compares them (:func:`_equals`)."""
-    return bool(_equals(values, str(level)).any())
+    return bool(_equals(_iso_text(values), str(level)).any())
 
 
 def _level_text(level: Any) -> str:

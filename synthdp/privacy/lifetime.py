@@ -82,11 +82,17 @@ class Reservation:
     privacy_unit: str | None = None
 
 
+def lock_path(path: str | Path) -> Path:
+    """The lock file of the budget file ``path`` (its target, through a link): ``PATH.lock`` beside it."""
+    path = Path(os.path.realpath(path))
+    return path.with_name(path.name + ".lock")
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     import fcntl
 
-    lock = path.with_name(path.name + ".lock")
+    lock = lock_path(path)
     try:
         handle = open(lock, "a")
     except OSError as error:  # a read-only folder: one line naming the budget file, not "the output"
