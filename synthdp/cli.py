@@ -529,7 +529,9 @@ def keep_chunk_arrays_on_the_heap() -> bool:
 
 
 _RENAMING: list = []  # not empty while _write_outputs renames the outputs into place: the signals wait in it
-_PLACED: list = []  # not empty once _write_outputs put the command's files in place (emptied by main)
+# what _write_outputs has written, for a Ctrl-C's line (emptied by main): "files" once the command's files are in
+# place, "streams" once it writes into standard output or another stream (-o -), "all" once every output is
+_PLACED: list = []
 
 
 class _StoppedAfterWriting(KeyboardInterrupt):
@@ -634,7 +636,8 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
             print(f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
             return 128 + int(received[0])
         named = f" '{error.filename}'" if isinstance(error, _OutputNotWritten) else ""
-        print(f"synthdp: error: cannot write the output{named}: {error.strerror}{_charged(args)}", file=sys.stderr)
+        print(f"synthdp: error: cannot write the output{named}: {error.strerror or error}{_charged(args)}",
+              file=sys.stderr)
         return 2
     except MemoryError:
         hint = {"evaluate": "--queries", "summarize": "--n-basis", "fit": "--n-candidates or --n-basis",
@@ -642,15 +645,27 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         print(f"synthdp: error: out of memory{f'; lower {hint}' if hint else ''}{_charged(args)}", file=sys.stderr)
         return 2
     except _StoppedAfterWriting as stop:
-        print("synthdp: interrupted once every output was written", file=sys.stderr)
+        print(_interrupted(args), file=sys.stderr)
         return 128 + int(stop.number)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM or SIGHUP (_Stopped): the shell's codes, 130, 143, 129
         # an object the interruption left half-made (an older tqdm, 4.68 and before, stopped in its __init__) may fail
         # in its __del__ later: the interpreter would print that as a traceback after the one line below
         sys.unraisablehook = lambda unraisable: None
-        print("synthdp: interrupted once every output was written" if _PLACED else
-              f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # a terminal gone (SIGHUP): the line has nowhere to go
+            print(_interrupted(args), file=sys.stderr)
         return 128 + stop.number if isinstance(stop, _Stopped) else 130
+
+
+def _interrupted(args: argparse.Namespace) -> str:
+    """The line of a command stopped by a signal: what of its outputs was written (:data:`_PLACED`)."""
+    if "all" in _PLACED:
+        return "synthdp: interrupted once every output was written"
+    files = "; the files were written" if "files" in _PLACED else ""
+    if "streams" in _PLACED:
+        return f"synthdp: interrupted while writing standard output or a stream, which was cut short{files}"
+    if files:
+        return f"synthdp: interrupted before standard output or a stream was written{files}"
+    return f"synthdp: interrupted; no output written{_charged(args)}"
 
 
 def _release_reservation(args: argparse.Namespace) -> None:
@@ -1398,20 +1413,24 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwri
         finally:
             deferred = _RENAMING[1:]
             _RENAMING.clear()
-        _PLACED.append(True)  # a Ctrl-C from here on does not say that no output was written
+        streams = [(temporary, real) for temporary, real, stream in pending if stream]
+        # what a Ctrl-C from here on says was written
+        _PLACED.extend((["files"] if len(streams) < len(pending) else []) + ([] if streams else ["all"]))
         if deferred:
             raise _StoppedAfterWriting(deferred[0])
-        for temporary, real, stream in pending:  # a pipe may block until read: stays interruptible
-            if stream and _is_standard_output(real):
+        _PLACED.append("streams")
+        for temporary, real in streams:  # a pipe may block until read: stays interruptible
+            if _is_standard_output(real):
                 # into the descriptor this process was given, as it was opened: opened again by name
                 # (/proc/self/fd/1) it was truncated, so "-o - >> FILE" emptied FILE and lost what came before
                 with open(temporary, "rb") as source:
                     sys.stdout.flush()
                     shutil.copyfileobj(source, sys.stdout.buffer)
                     sys.stdout.buffer.flush()
-            elif stream:
+            else:
                 with open(temporary, "rb") as source, open(real, "wb") as target:
                     shutil.copyfileobj(source, target)
+        _PLACED.append("all")
 
 
 def _named(path: str | Path) -> str:

@@ -208,6 +208,37 @@ def test_a_full_disk_names_the_output_not_its_temporary_file(tmp_path, capsys, m
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("when, line", [
+    ("copying", "synthdp: interrupted while writing standard output or a stream, which was cut short; the files "
+                "were written"),
+    ("renaming", "synthdp: interrupted before standard output or a stream was written; the files were written")])
+def test_ctrl_c_beside_a_stream_output_says_which_outputs_were_written(tmp_path, capsys, monkeypatch, when, line):
+    """-o - with --report r.json: a Ctrl-C while the table is copied into standard output (which the reader
+    then holds part of), or while the report is renamed into place (the stream not begun), said "every output
+    was written". The report is in place either way."""
+    import os
+    import signal
+
+    from synthdp import cli
+
+    if when == "copying":
+        def interrupted(source, target, *args):
+            raise KeyboardInterrupt
+        monkeypatch.setattr(cli.shutil, "copyfileobj", interrupted)
+    else:
+        link = os.link
+
+        def interrupted(source, target):  # the signal waits until the renames are done
+            link(source, target)
+            os.kill(os.getpid(), signal.SIGINT)
+        monkeypatch.setattr(cli.os, "link", interrupted)
+    report = tmp_path / "r.json"
+    assert main(["generate", CLINIC, "-o", "-", "--report", str(report), "--bounds", BOUNDS, "--rows", "40",
+                 "--seed", "1", "--quiet"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1] == line and report.exists() and captured.out == ""
+
+
 @pytest.mark.parametrize("failure", ["EIO", "EINVAL"])
 def test_each_output_is_synced_before_it_is_put_in_place(tmp_path, capsys, monkeypatch, failure):
     """Every output is flushed to disk (fsync) before its rename: after a power loss a renamed file could

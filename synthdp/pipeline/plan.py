@@ -421,7 +421,7 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
     n_basis, groups = mixed_basis
     if n_basis > MAX_MOMENTS:  # as a numeric table's (_check_lp_memory): a summary has no LP to refuse it
         raise SynthDPError(f"the release would hold {n_basis:.3g} moments, over the bound of {MAX_MOMENTS:.0e} "
-                           "moments; lower marginal_degree, or release fewer columns")
+                           "moments; lower --marginal-degree, or release fewer columns")
     n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
     if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
         raise SynthDPError(

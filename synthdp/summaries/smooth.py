@@ -674,7 +674,7 @@ class Summary(SummaryFile):
                 unit = "D" if column.temporal == "date" else "s"
                 try:
                     frame[column.name] = pd.to_datetime(points[:, j], unit=unit)
-                except pd.errors.OutOfBoundsDatetime:  # pandas 2 (datetime64[ns]): a year before 1678 or past 2262
+                except pd.errors.OutOfBoundsDatetime:  # a year before 1678 or past 2262 (datetime64[ns], to_datetime's unit)
                     scale = (SECONDS_PER_DAY if unit == "D" else 1) * 10**6
                     frame[column.name] = np.round(points[:, j] * scale).astype(np.int64).astype("datetime64[us]")
         return frame
