@@ -54,6 +54,23 @@ def test_releases_add_up_and_the_one_past_the_lifetime_budget_is_refused(tmp_pat
     assert sum(r["epsilon"] for r in document["releases"]) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("lifetime_delta", ["0", "1e-300"])
+def test_a_delta_of_1e_300_is_not_spent_past_the_lifetime_delta(tmp_path, capsys, lifetime_delta):
+    """The deltas' check had an absolute slack of 1e-300 besides its relative one: a release at delta
+    1e-300 was let through on a pure-epsilon lifetime budget (delta 0), and two of them on a lifetime
+    delta of 1e-300 (2e-300 spent). The deltas add (basic composition) and must stay within it."""
+    budget = tmp_path / "clinic.budget.json"
+    lifetime = ["--lifetime-epsilon", "10", "--lifetime-delta", lifetime_delta]
+    if lifetime_delta == "1e-300":
+        assert _release(tmp_path, budget, "a", "--epsilon", "1", "--delta", "1e-300", *lifetime, command="summarize")[0] == 0
+        capsys.readouterr()
+    code, out = _release(tmp_path, budget, "b", "--epsilon", "1", "--delta", "1e-300", *lifetime, command="summarize")
+    assert code == 2 and not out.exists()
+    assert "budget would be exceeded" in capsys.readouterr().err
+    if budget.exists():  # a first use refused creates no file
+        assert sum(r["delta"] for r in _document(budget)["releases"]) <= float(lifetime_delta)
+
+
 def test_refused_before_the_data_is_read(tmp_path, capsys):
     """The input does not exist: a refusal that came after reading it would name the file instead."""
     budget = tmp_path / "b.json"

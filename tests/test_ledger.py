@@ -95,3 +95,53 @@ def test_gaussian_events_need_delta_left():
 def test_gdp_conversions_invert_each_other(epsilon, delta):
     assert gdp_epsilon(gdp_mu(epsilon, delta), delta) == pytest.approx(epsilon, rel=1e-7)
     assert gdp_epsilon(gdp_mu(epsilon, delta), delta) <= epsilon * (1 + 1e-8)  # never reports less than spent
+
+
+def _gdp_delta_high_precision(mu: float, epsilon: float):
+    """delta of mu-GDP at epsilon (Balle & Wang 2018, Theorem 8) in 60-digit arithmetic: no cancellation."""
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.workdps(60):
+        mu, epsilon = mpmath.mpf(mu), mpmath.mpf(epsilon)
+        return mpmath.ncdf(-epsilon / mu + mu / 2) - mpmath.exp(epsilon) * mpmath.ncdf(-epsilon / mu - mu / 2)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1e-6, 1e-10), (1e-6, 1e-100), (1e-6, 1e-300), (1e-3, 1e-300),
+                                            (1e-9, 1e-300), (1e-8, 1e-100), (9.8e-7, 1e-10)])
+def test_gdp_conversions_at_tiny_epsilon_and_delta(epsilon, delta):
+    """At epsilon = 1e-6 the two tail terms of delta(epsilon) agreed to 9 digits and were subtracted after
+    rounding: sigma was up to 3e-4 short in delta (1.0003e-300 for 1e-300), and gdp_epsilon's root
+    search, absolute to 1e-12, read the budget back 2e-7 too high, so that a run's own plan was refused
+    ("privacy budget exceeded"). Checked against the exact curve in high precision."""
+    mu = gdp_mu(epsilon, delta)
+    assert _gdp_delta_high_precision(mu, epsilon) <= delta * (1 + 1e-9)
+    assert _gdp_delta_high_precision(mu * 1.001, epsilon) > delta  # and not far from the largest mu
+    back = gdp_epsilon(mu, delta)
+    assert back <= epsilon * (1 + 1e-9)  # within the ledger's slack
+    assert _gdp_delta_high_precision(mu, back) <= delta * (1 + 1e-9)  # never reports less than spent
+    ledger = PrivacyLedger(epsilon, delta)
+    for stage in ("moments", "marginals"):
+        ledger.record(gaussian(stage, mu / math.sqrt(2)))
+    assert ledger.spent_epsilon <= epsilon * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(100.0, 1 - 2**-53), (1.0, 1 - 2**-53), (1000.0, 1 - 2**-53),
+                                            (0.1, 0.9999999)])
+def test_gdp_conversions_at_delta_just_below_one(epsilon, delta):
+    """At delta = 1 - 1e-16 the curve's values differ from delta in their last bit only: the calibration
+    and the ledger's conversion back disagreed by 1 %, and at epsilon = 100 a run's own plan was
+    refused. 1 - delta(epsilon) is checked in high precision, where it is no difference of near-equal values."""
+    mpmath = pytest.importorskip("mpmath")
+
+    def one_minus_delta(mu: float, eps: float):
+        with mpmath.workdps(60):
+            mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+            return mpmath.ncdf(-mu / 2 + eps / mu) + mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+    mu = gdp_mu(epsilon, delta)
+    assert one_minus_delta(mu, epsilon) >= 1 - mpmath.mpf(delta)
+    back = gdp_epsilon(mu, delta)
+    assert back <= epsilon * (1 + 1e-9)
+    assert one_minus_delta(mu, back) >= 1 - mpmath.mpf(delta)
+    ledger = PrivacyLedger(epsilon, delta)
+    for stage in ("moments", "marginals"):
+        ledger.record(gaussian(stage, mu / math.sqrt(2)))

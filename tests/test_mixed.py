@@ -1608,3 +1608,40 @@ def test_histograms_of_a_thousand_numeric_columns_leave_the_cells_a_share():
     assert mixed_shares(config, 300, 22, 1.0, cell_groups=1)["marginals"] == pytest.approx(22 / 23)
     wide = mixed_shares(config, 300, 1000, 1.0, cell_groups=1)
     assert wide["correlation"] == 0 and wide["marginals"] == pytest.approx(1 - MIN_CELLS_SHARE)
+
+
+@pytest.mark.parametrize("max_rows", [None, 3])
+def test_level_discovery_threshold_is_finite_at_a_delta_whose_inverse_overflows(max_rows):
+    """A column's delta below 5.6e-309 (delta 1e-306 at levels_share 0.001) made 1 / delta inf and the
+    threshold inf: every level was dropped, however common. The threshold keeps a value seen in one
+    table only with probability delta_c / 2: tau = 1 + Laplace(b).isf(delta_c / 2) (by unit,
+    K + Laplace(b).isf(delta_c / (2 K))), from scipy; a level with 10^6 rows is kept."""
+    from scipy import stats
+
+    from synthdp.privacy.ledger import PrivacyLedger
+    from synthdp.privacy.noise import SeededNoise
+    from synthdp.privacy.release import release_levels
+    from synthdp.privacy.sensitivity import ROWS, Neighbours
+
+    epsilon, delta = 1.0, 1e-309
+    neighbours = ROWS if max_rows is None else Neighbours(max_rows, "person")
+    ledger = PrivacyLedger(epsilon, delta)
+    kept = release_levels({"job": {"common": 10**6, "rare": 1}}, epsilon, delta, ledger,
+                          SeededNoise(np.random.default_rng(3)), neighbours)
+    assert kept == {"job": ("common",)}
+    scale = ledger.event("levels").noise_scale
+    k = neighbours.k
+    tau = (k + stats.laplace(scale=scale).isf(delta / (2 * k)) if max_rows else
+           1 + stats.laplace(scale=scale).isf(delta / 2))
+    assert math.isfinite(tau) and f"counts above {tau:.3g}" in ledger.event("levels").released
+
+
+def test_level_discovery_at_a_delta_whose_share_underflows_is_refused_before_any_release():
+    """delta = 5e-324 (accepted: in [0, 1)) times levels_share 0.001 is 0 in floating point: the
+    threshold's log raised ValueError (math domain error) after the table was read. Refused first."""
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 50), "g": ["u", "v"] * 25})
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [0, 1]}, "g": {"type": "categorical", "levels": "discover"}}}
+    assert 5e-324 * 0.001 == 0
+    with pytest.raises(SynthDPError, match=r"delta \(--delta\) 4.94e-324 times --levels-share .* raise --delta") as error:
+        SmoothSynthesizer(epsilon=1.0, delta=5e-324, levels_share=0.001, seed=1).fit(frame, schema=schema)
+    assert "\n" not in str(error.value)

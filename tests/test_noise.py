@@ -144,3 +144,20 @@ def test_the_root_finder_is_scipys_brentq_to_the_last_bit():
             assert _brentq(cubic, -10.0, 10.0, xtol=1e-15) == brentq(cubic, -10.0, 10.0, xtol=1e-15)
             compared += 1
     assert compared > 300
+
+
+@pytest.mark.parametrize("count, epsilon, delta", [
+    (2, 1000.0, 1e-10), (100, 1000.0, 1e-300), (10_000, 1000.0, 0.5),  # expm1 overflowed past eps0 = 709.78
+    (2, 1e-6, 1 - 1e-16), (100, 1e-3, 0.9999999), (7, 0.1, 0.9999999),  # the root above epsilon: "no sign change"
+])
+def test_composition_epsilon_at_extreme_budgets(count, epsilon, delta):
+    """Laplace noise with advanced composition at epsilon = 1000 (math.expm1 raised OverflowError) and
+    at delta just below 1 (the root lies above epsilon, outside the bracket searched), checked
+    against the two theorems."""
+    def composed(eps0: float) -> float:
+        return min(count * eps0, math.sqrt(2 * count * math.log(1 / delta)) * eps0 + count * eps0 * math.expm1(eps0))
+
+    eps0 = composition_epsilon(count, epsilon, delta)
+    assert 0 < eps0 < math.inf
+    assert composed(eps0) <= epsilon * (1 + 1e-12)
+    assert composed(eps0 * (1 + 1e-6)) > epsilon

@@ -235,3 +235,24 @@ def test_pca_candidates_whose_axes_lost_their_variance_to_noise_say_so():
     assert any("2 of the 3 private PCA axes have no variance" in str(w.message) for w in caught)
     centred = synth.support_points_ - synth.support_points_.mean(axis=0)
     assert np.linalg.matrix_rank(centred, tol=1e-8) == 3 - flat  # what the warning says of the candidates
+
+
+@pytest.mark.parametrize("calibration", ["derived", "paper"])
+@pytest.mark.parametrize("epsilon, delta", [(1e-3, 0.5), (1000.0, 1 - 2**-53)])
+def test_a_pca_share_that_is_zero_epsilon_at_a_large_delta_is_calibrated(epsilon, delta, calibration):
+    """At a large delta a small share's mu is (0, delta)-DP (its epsilon 0): the paper's constant,
+    computed for every run, divided by that epsilon (ZeroDivisionError, e.g. generate --candidates pca
+    --pca-share 0.001 --epsilon 1e-3 --delta 0.5). The derived scale, sqrt(L) Delta / mu, holds."""
+    from synthdp.privacy.budget import Budget
+
+    budget = Budget(0.0, 0.0, epsilon, delta, "gdp", (("moments", 0.999), ("pca", 0.001))).stage("pca")
+    assert budget.epsilon == 0.0  # mu-GDP is (0, delta)-DP where delta >= 2 Phi(mu / 2) - 1
+    assert delta >= 2 * stats.norm.cdf(budget.mu / 2) - 1
+    d, k, n, iterations = 4, 2, 300, 5
+    rows = np.random.default_rng(9).uniform(-1, 1, (n, d))
+    noise = RecordingNoise()
+    _, event = private_subspace_iteration(rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, budget, "gaussian",
+                                          noise, np.random.default_rng(10), calibration=calibration)
+    expected = math.sqrt(iterations) * (math.sqrt(2) * d / n) / budget.mu
+    assert noise.scales == pytest.approx([expected] * iterations)
+    assert math.isfinite(event.noise_scale) and event.mu <= budget.mu * (1 + 1e-12)

@@ -607,3 +607,26 @@ def test_a_bad_cell_is_refused_whichever_rows_the_bound_keeps():
     for key in range(12):  # K = 1: the missing cell's row is left out under some keys
         with pytest.raises(SynthDPError, match="column 'a' has missing"):
             PrivateTable(frame, unit=UnitBound("person", 1, key))
+
+
+@pytest.mark.parametrize("by_unit, discover", [(True, False), (False, True), (True, True)])
+def test_an_epsilon_the_first_stages_leave_below_the_least_is_refused_before_any_release(tmp_path, by_unit, discover):
+    """At epsilon = 1e-6, the least accepted, the units' count (by unit) and level discovery each left the
+    rest less (9e-7 at units_share 0.1), and the config holding it failed as a user's ("epsilon must be
+    between 1e-06 and 1e+06") after that stage was released and charged to the budget file. Refused
+    before the first release now, naming --epsilon."""
+    rng = np.random.default_rng(5)
+    frame = _base(rng, units=40)
+    frame = frame.assign(g=rng.choice(["u", "v", "w"], len(frame)))
+    (frame if by_unit else frame.drop(columns="person")).to_csv(tmp_path / "t.csv", index=False)
+    budget = tmp_path / "t.budget.json"
+    schema = {"columns": {"a": SCHEMA["columns"]["a"], "b": SCHEMA["columns"]["b"],
+                          "g": {"type": "categorical", "levels": "discover" if discover else ["u", "v", "w"]}}}
+    unit = {"privacy_unit": "person", "max_rows_per_unit": K} if by_unit else {}
+    synth = SmoothSynthesizer(epsilon=1e-6, delta=1e-8, seed=1, levels_share=0.1 if discover else 0.0, **unit)
+    refused = r"epsilon \(--epsilon\) 1e-06 leaves .*raise --epsilon"
+    with warnings.catch_warnings(), pytest.raises(SynthDPError, match=refused) as error:
+        warnings.simplefilter("ignore")
+        synth.fit(tmp_path / "t.csv", schema=schema, budget_file=budget, lifetime_epsilon=100.0, lifetime_delta=1e-6)
+    assert "\n" not in str(error.value)
+    assert json.loads(budget.read_text())["releases"] == []

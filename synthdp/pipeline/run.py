@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from synthdp.config import CsvFormat, SynthConfig
+from synthdp.config import MIN_EPSILON, CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import (
@@ -717,6 +717,7 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
         check_numeric_specs(schema, unbounded)
     elif schema is None and (bounds is not None or not bounds_from_data):  # not its warning of bounds from data
         known_bounds(config, table, bounds, bounds_from_data)
+    _check_epsilon_left(config, neighbours.by_unit, bool(discover), bool(unbounded))
     if not (neighbours.by_unit or discover or unbounded):
         return None  # the plan comes before the first release, and refuses the rest itself
     if schema is None:
@@ -738,10 +739,27 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
     return None
 
 
+def _check_epsilon_left(config: SynthConfig, units: bool, levels: bool, bounds: bool) -> None:
+    """The epsilon the units' count, level discovery and the schema's bounds estimates leave the rest
+    (as :func:`release_unit_counts`, :func:`discover_levels` and :func:`estimate_schema_bounds` take it,
+    their config then checked as a user's) must be at least MIN_EPSILON: refused before the first of them."""
+    epsilon = config.epsilon - config.epsilon * config.units_share if units else config.epsilon
+    epsilon = epsilon * (1 - config.levels_share) if levels else epsilon
+    epsilon = epsilon * (1 - config.bounds_share) if bounds else epsilon
+    if epsilon < MIN_EPSILON:
+        shares = [name for name, used in (("--units-share", units), ("--levels-share", levels),
+                                          ("--bounds-share", bounds)) if used]
+        raise SynthDPError(f"epsilon (--epsilon) {config.epsilon:g} leaves {epsilon:.3g} after {', '.join(shares)}, "
+                           f"below the least epsilon of a release, {MIN_EPSILON:g}: raise --epsilon")
+
+
 def _check_levels_share(config: SynthConfig, names: Sequence[str]) -> None:
     if config.levels_share == 0:
         raise SynthDPError(f"column '{names[0]}' asks for DP level discovery: "
                            "set levels_share (CLI: --levels-share S) and delta > 0")
+    if config.delta * config.levels_share / len(names) == 0:  # each column's delta, as release_levels takes it
+        raise SynthDPError(f"delta (--delta) {config.delta:.3g} times --levels-share over {len(names)} column(s) is 0 "
+                           "in floating point: raise --delta")
 
 
 def _check_bounds_share(config: SynthConfig, names: Sequence[str]) -> None:

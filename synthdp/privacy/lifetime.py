@@ -279,7 +279,7 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
                                "add up with its releases (their epsilons are in different units): release "
                                f"{kept} with it, or keep another budget file; nothing was read or written")
         spent = _totals(document)
-        if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK) + 1e-300:
+        if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK):
             raise SynthDPError(
                 f"the table's budget would be exceeded: epsilon {spent[0]:.4g} + {epsilon:.4g} of {lifetime[0]:.4g}, "
                 f"delta {spent[1]:.3g} + {delta:.3g} of {lifetime[1]:.3g} (budget file '{path}'); nothing was read or "

@@ -45,10 +45,7 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
         raise SynthDPError("the Gaussian mechanism needs epsilon > 0 and 0 < delta < 1")
 
     def excess(log_s: float) -> float:  # delta(s) - delta, decreasing in s = sigma/Delta
-        s = math.exp(log_s)
-        a, b = 1 / (2 * s) - epsilon * s, -1 / (2 * s) - epsilon * s
-        delta_s = special.ndtr(a) - math.exp(epsilon + special.log_ndtr(b))
-        return delta_s - delta
+        return _gdp_excess(math.exp(-log_s), epsilon, delta)
 
     low, high = -20.0, 20.0  # log(sigma/Delta); widened until the root is inside
     while excess(low) < 0:
@@ -58,6 +55,50 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
     log_s = brentq(excess, low, high, what="the noise calibration")
     s = math.exp(log_s) * (1 + 1e-9)  # stay on the private side of the root
     return s * l2_sensitivity
+
+
+def gdp_delta(mu: float, epsilon: float) -> float:
+    """The delta at which mu-GDP is (epsilon, delta)-DP: Phi(a) - e^epsilon Phi(b) with
+    a = mu / 2 - epsilon / mu and b = a - mu (Balle & Wang 2018, Theorem 8; sigma = 1 / mu)."""
+    return math.exp(_log_gdp_delta(mu, epsilon))
+
+
+def _log_gdp_delta(mu: float, epsilon: float) -> float:
+    """log :func:`gdp_delta` (-inf where it is 0).
+
+    With a < 0 both terms are far in the tail and nearly equal when mu is small (epsilon = 1e-6,
+    delta = 1e-300: 1e-291 each), and the difference of two rounded values loses every digit of
+    it. Phi(x) = erfcx(-x / sqrt2) e^(-x^2 / 2) / 2, and b^2 - a^2 = 2 epsilon exactly, so the
+    difference is e^(-a^2 / 2) / 2 (erfcx(-a / sqrt2) - erfcx(-b / sqrt2)): only erfcx's values,
+    of order 1, are subtracted; in logs, so that a delta near the least normal float does not
+    underflow to a few bits.
+    """
+    a = mu / 2 - epsilon / mu
+    b = -mu / 2 - epsilon / mu
+    if a < 0:
+        u, width = -a / math.sqrt(2), mu / math.sqrt(2)  # erfcx's arguments -a / sqrt2 and -b / sqrt2 = u + width
+        if width < 1e-3 * u:  # so close that erfcx's values share most digits: Simpson's rule on -erfcx'
+            def slope(t: float) -> float:  # -erfcx'(t) = 2 / sqrt(pi) - 2 t erfcx(t), relative error ~ t^2 1e-16
+                return 2 / math.sqrt(math.pi) - 2 * t * special.erfcx(t)
+
+            difference = width / 6 * (slope(u) + 4 * slope(u + width / 2) + slope(u + width))
+        else:
+            difference = special.erfcx(u) - special.erfcx(u + width)
+        return -a * a / 2 + math.log(difference / 2) if difference > 0 else -math.inf
+    delta = special.ndtr(a) - math.exp(epsilon + special.log_ndtr(b))
+    return math.log(delta) if delta > 0 else -math.inf
+
+
+def _gdp_excess(mu: float, epsilon: float, delta: float) -> float:
+    """A number of the sign of gdp_delta(mu, epsilon) - delta, for a root search: the difference of
+    their logs; for delta above 1/2, (1 - delta) less 1 - gdp_delta = Phi(-a) + e^epsilon Phi(b), a
+    sum: near 1 (delta = 1 - 1e-16) the deltas themselves differ only in their last bit, and the
+    calibration and the ledger's conversion back disagreed by 1 %."""
+    if delta <= 0.5:
+        return _log_gdp_delta(mu, epsilon) - math.log(delta)
+    a = mu / 2 - epsilon / mu
+    b = -mu / 2 - epsilon / mu
+    return (1 - delta) - (special.ndtr(-a) + math.exp(epsilon + special.log_ndtr(b)))
 
 
 def gdp_mu(epsilon: float, delta: float) -> float:
@@ -77,13 +118,17 @@ def gdp_epsilon(mu: float, delta: float) -> float:
         return 0.0
 
     def excess(epsilon: float) -> float:  # delta(epsilon) - delta, decreasing in epsilon
-        tail = math.exp(epsilon + special.log_ndtr(-epsilon / mu - mu / 2))
-        return special.ndtr(-epsilon / mu + mu / 2) - tail - delta
+        return _gdp_excess(mu, epsilon, delta)
 
-    high = 1.0
-    while excess(high) > 0:
-        high *= 2
-    return brentq(excess, 0.0, high, what="the noise calibration") * (1 + 1e-9) if excess(0.0) > 0 else 0.0
+    if excess(0.0) <= 0:
+        return 0.0
+    high = 0.0  # log(epsilon): searched in logs, to 1e-12 relative whatever epsilon's size (1e-6 and less)
+    while excess(math.exp(high)) > 0:
+        high += 1.0
+    low = high - 1.0
+    while excess(math.exp(low)) <= 0:
+        low -= 20.0
+    return math.exp(brentq(lambda t: excess(math.exp(t)), low, high, what="the noise calibration")) * (1 + 1e-9)
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -167,10 +212,13 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
         return basic
     log_term = math.sqrt(2 * count * math.log(1 / delta))
 
-    def total(eps0: float) -> float:
-        return log_term * eps0 + count * eps0 * math.expm1(eps0) - epsilon
+    def total(eps0: float) -> float:  # expm1 overflows past 709.78, where the sum is far above any epsilon <= 1e6
+        return log_term * eps0 + count * eps0 * math.expm1(min(eps0, 700.0)) - epsilon
 
-    advanced = brentq(total, 0.0, epsilon, xtol=1e-15, what="the noise calibration") * (1 - 1e-9)  # private side of the root
+    high = epsilon  # delta near 1 makes log_term small: the root can then lie above epsilon
+    while total(high) < 0:
+        high *= 2
+    advanced = brentq(total, 0.0, high, xtol=1e-15, what="the noise calibration") * (1 - 1e-9)  # private side of the root
     return max(basic, advanced)
 
 

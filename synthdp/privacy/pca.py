@@ -100,7 +100,10 @@ def private_subspace_iteration(
         # L adaptive Gaussian releases of l2 sensitivity Delta each are sqrt(L) Delta / sigma -GDP
         assert budget.mu is not None  # a Gaussian budget carries its mu
         derived_scale = math.sqrt(iterations) * sensitivity / budget.mu
-        paper_factor = 5 * d * math.sqrt(4 * k * iterations * math.log(1 / delta)) / (n * epsilon)
+        # the paper's constants only where asked for, and not where the stage's mu is (0, delta)-DP
+        # (a large delta: epsilon 0, which they divide by): the derived scale is then the floor that holds
+        paper_factor = (5 * d * math.sqrt(4 * k * iterations * math.log(1 / delta)) / (n * epsilon)
+                        if calibration == "paper" and epsilon > 0 else 0.0)
         mechanism = "Gaussian (analytic), private subspace iteration"
     else:
         derived_scale = laplace_scale(iterations * sensitivity, epsilon)

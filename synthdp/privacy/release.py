@@ -118,7 +118,9 @@ def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float
     per_column, delta_per_column = epsilon / len(names), delta / len(names)
     scale = laplace_scale(value_histogram_sensitivity(neighbours), per_column)
     k = neighbours.k
-    threshold = (k + scale * math.log(k / delta_per_column)) if neighbours.by_unit else 1 + scale * math.log(1 / delta_per_column)
+    # log(k) - log(delta), not log(k / delta): 1 / delta overflows to inf below 5.6e-309 (a threshold no count passes)
+    threshold = (k + scale * (math.log(k) - math.log(delta_per_column))) if neighbours.by_unit \
+        else 1 + scale * -math.log(delta_per_column)
     ledger.record(PrivacyEvent("levels", "Laplace stability histogram with threshold, per column",
                                value_histogram_sensitivity(neighbours),
                                "l1 per column (values in both tables)", scale, epsilon, delta,
