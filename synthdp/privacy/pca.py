@@ -128,7 +128,9 @@ def private_subspace_iteration(
     pca = PrivatePCA(center=np.clip(center, -1, 1), axes=basis[:, order], eigenvalues=eigenvalues[order])
     event = PrivacyEvent(
         stage="pca",
-        mechanism=mechanism + (" (Theorem 3.6 constants, floored at the derived scale)" if calibration == "paper" else ""),
+        mechanism=mechanism + ("" if calibration != "paper" else " (Theorem 3.6 constants, floored at the derived scale)"
+                               if paper_factor > 0 else " (the derived scale: Theorem 3.6 divides by the stage's "
+                               "epsilon, 0 here)"),
         sensitivity=sensitivity,
         sensitivity_norm=norm + " per iteration",
         noise_scale=max(scales),
