@@ -234,6 +234,22 @@ def test_the_evaluation_scores_a_value_outside_the_levels_as_other_where_the_rel
     assert column_tv(real, synthetic, closed_schema())["per_column"]["job"] == pytest.approx(0.25)  # a file's content
 
 
+def test_the_evaluation_scores_a_nullable_column_s_missing_cells_apart_from_other():
+    """docs/evaluating.md: a missing cell is "other", but a nullable column's has a cell of its own, so a
+    synthetic value outside the levels where the real cell is missing is not a match."""
+    from synthdp.evaluation.mixed import column_tv
+
+    def tv(real, synthetic, nullable):
+        content = {"columns": {"job": {"type": "categorical", "levels": ["a", "b"], "nullable": nullable}}}
+        return column_tv(pd.DataFrame({"job": real}), pd.DataFrame({"job": synthetic}), content)["per_column"]["job"]
+
+    real, synthetic = ["a", None, "b", "b"], ["a", "zz", "b", "b"]
+    # by hand, cells (a, b, other, missing): real (1, 2, 0, 1) / 4 against (1, 2, 1, 0) / 4 -> TV 1/4 ...
+    assert tv(real, synthetic, True) == pytest.approx(0.5 * (0 + 0 + 0.25 + 0.25))
+    # ... and without "nullable" the missing cell is "other": (1, 2, 1) / 4 on both sides -> TV 0
+    assert tv(real, synthetic, False) == pytest.approx(0.0)
+
+
 def test_numeric_columns_still_refuse_text(schema):
     frame = mixed_frame(50, 3)
     frame["score"] = "text"

@@ -4,7 +4,8 @@ A mixed table (numeric, binary and categorical columns, described by a
 :class:`synthdp.domain.schema.Schema`) is compared cell by cell:
 
 * **one column**: its distribution over cells, that is the schema's levels for a binary or
-  categorical column (a value outside the levels, or missing, counts as its "other" level) and
+  categorical column (a value outside the levels, or missing, counts as its "other" level; a
+  nullable column's missing cells have a cell of their own, "(missing)") and
   :data:`BINS` equal-width bins of the bounds for a numeric column (values outside are put in
   the edge bins). The **total-variation distance** of two distributions p and q over the same
   cells is TV = ``(1/2) sum_cells |p - q|``: 0 for the same distribution, 1 for disjoint supports,
