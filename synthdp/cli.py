@@ -30,7 +30,7 @@ import threading
 import time
 import tomllib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
@@ -1158,11 +1158,23 @@ def evaluate(args: argparse.Namespace) -> int:
     units = None
     if unit is not None:
         units, real, synth = _unit_counts(unit, real, synth)
+    missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
+               for name in real.columns if name in synth.columns and (real[name].isna().any() or synth[name].isna().any())}
+    # a nullable numeric column missing in every row of one table has no rows to compare: its shares above say
+    # so, and the other columns are scored without it (kept, no row would be left for any score)
+    empty = [name for name in nullable if real[name].isna().all() or synth[name].isna().all()]
+    if args.target in empty:
+        raise SynthDPError(f"target column '{args.target}' (--target) is missing in every row of the "
+                           f"{'real' if real[args.target].isna().all() else 'synthetic'} table: no model can learn it")
+    if empty:
+        from synthdp.pipeline.run import without_column
+    for name in empty:
+        real, synth = real.drop(columns=name), synth.drop(columns=name)
+        bounds, content = without_column(bounds, name), without_column(content, name)
+    nullable = tuple(name for name in nullable if name not in empty)
     origin = "the inferred schema" if inferred else f"schema file '{args.schema}'"
     schema = (Schema.from_dict(content, [str(c) for c in real.columns], origin)
               if content is not None else None)
-    missing = {name: {"real": float(real[name].isna().mean()), "synthetic": float(synth[name].isna().mean())}
-               for name in real.columns if name in synth.columns and (real[name].isna().any() or synth[name].isna().any())}
     whole_real = real  # the copies' statistics read each column's present cells, as the real value must
     if nullable:  # the numeric metrics compare the rows whose nullable numeric cells are present
         real, synth = real.dropna(subset=list(nullable)), synth.dropna(subset=list(nullable))
@@ -1181,8 +1193,7 @@ def evaluate(args: argparse.Namespace) -> int:
                                                                          times, prefix))
         report["intervals"] = check_against_real(whole_real, copies, report["columns"]["numeric"])
     if missing:
-        report = {"missing_cells": {"share_of_rows": missing, "note": "the other metrics compare the rows whose "
-                                    "nullable numeric cells are present" if nullable else ""}, **report}
+        report = {"missing_cells": {"share_of_rows": missing, "note": _missing_note(nullable, empty)}, **report}
     if units is not None:  # exact counts of the real table, not the release's noisy ones
         report = {"real_privacy_unit_counts": units, **report}
     report = {"differentially_private": False, "note": report["note"], **report}  # the label first
@@ -1200,8 +1211,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if missing and not args.json:
         text = "missing cells (share of rows): " + "; ".join(
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
-        ) + ("\n(the scores below compare the rows whose nullable numeric cells are present)" if nullable else "") \
-            + "\n" + text
+        ) + (f"\n({_missing_note(nullable, empty)})" if nullable or empty else "") + "\n" + text
     if not args.json:
         text = f"NOTE: {report['note']}\n" + text
     try:
@@ -1441,6 +1451,14 @@ def _named(path: str | Path) -> str:
 def _is_standard_output(path: Path) -> bool:
     """Whether an output path names this process's standard output (``-o -``, ``/dev/stdout``)."""
     return os.path.abspath(path) in (STANDARD_OUTPUT, "/proc/self/fd/1", "/dev/fd/1")
+
+
+def _missing_note(nullable: Sequence[str], empty: Sequence[str]) -> str:
+    """What evaluate's scores compare where nullable columns have missing cells (``empty``: the nullable
+    numeric columns missing in every row of one table, left out of the scores)."""
+    notes = (["the other scores compare the rows whose nullable numeric cells are present"] if nullable else []) + (
+        [f"{', '.join(empty)}: missing in every row of one table, so left out of the other scores"] if empty else [])
+    return "; ".join(notes)
 
 
 def _options(args: argparse.Namespace) -> dict:

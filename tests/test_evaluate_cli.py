@@ -218,6 +218,30 @@ def test_too_few_rows_with_every_nullable_cell_names_the_table_and_the_columns(t
                            "nullable columns (score): nothing to compare")
 
 
+def test_a_nullable_column_missing_in_every_synthetic_row_is_left_out_and_the_rest_scored(tables, tmp_path, capsys):
+    """A nullable column the synthetic table never fills left no row to compare, and the whole report was
+    refused; its shares of missing cells say what happened, and the other columns are scored without it
+    (the same scores as a report of the tables without that column)."""
+    real, _, _ = tables
+    synth = _write(tmp_path, _synth(score=[np.nan] * 3), "synth.csv")
+    bounds = tmp_path / "nullable.json"
+    bounds.write_text(json.dumps({"age": [18, 90], "income": [0, 1e5], "score": {"bounds": [0, 1], "nullable": True}}))
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5, "--json",
+                          "--no-sdmetrics"], capsys)
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["missing_cells"]["share_of_rows"]["score"] == {"real": 0.0, "synthetic": 1.0}
+    assert "score: missing in every row of one table, so left out" in report["missing_cells"]["note"]
+    without = {"age": [18, 90], "income": [0, 1e5]}
+    expected = utility_report(pd.read_csv(real).drop(columns="score"), _synth().drop(columns="score"), without,
+                              n_queries=5, seed=0, sdmetrics=False)
+    assert report["tv"] == expected["tv"] and "score" not in report["tv"]["per_column"]
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5,
+                          "--target", "score"], capsys)
+    assert code == 2 and err.strip() == ("synthdp: error: target column 'score' (--target) is missing in every row "
+                                         "of the synthetic table: no model can learn it")
+
+
 def test_missing_real_file(tmp_path, capsys):
     code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _write(tmp_path, _synth(), "s.csv")], capsys)
     assert code == 2 and err.strip() == f"synthdp: error: real table '{tmp_path / 'no.csv'}' does not exist"
