@@ -1211,7 +1211,7 @@ def evaluate(args: argparse.Namespace) -> int:
     if missing and not args.json:
         text = "missing cells (share of rows): " + "; ".join(
             f"{name} real {rates['real']:.3f} synthetic {rates['synthetic']:.3f}" for name, rates in missing.items()
-        ) + (f"\n({_missing_note(nullable, empty)})" if nullable or empty else "") + "\n" + text
+        ) + f"\n({_missing_note(nullable, empty)})\n" + text
     if not args.json:
         text = f"NOTE: {report['note']}\n" + text
     try:
@@ -1456,9 +1456,10 @@ def _is_standard_output(path: Path) -> bool:
 def _missing_note(nullable: Sequence[str], empty: Sequence[str]) -> str:
     """What evaluate's scores compare where nullable columns have missing cells (``empty``: the nullable
     numeric columns missing in every row of one table, left out of the scores)."""
-    notes = (["the other scores compare the rows whose nullable numeric cells are present"] if nullable else []) + (
-        [f"{', '.join(empty)}: missing in every row of one table, so left out of the other scores"] if empty else [])
-    return "; ".join(notes)
+    notes = (["the scores compare the rows whose nullable numeric cells are present"] if nullable else []) + (
+        [f"{', '.join(empty)}: missing in every row of one table, so left out of the scores"] if empty else [])
+    return "; ".join(notes) or ("a binary or categorical column's missing cells are scored as a cell of their own, "
+                                "(missing), where it is nullable, else as its other level")
 
 
 def _options(args: argparse.Namespace) -> dict:

@@ -228,7 +228,7 @@ def test_a_real_table_from_draft_to_release(tmp_path, capsys):
     note, *text = capsys.readouterr().out.splitlines()  # first: the scores are the real table's, not private
     assert note.startswith("NOTE: these scores are computed from the real table")
     assert text[0].startswith("missing cells (share of rows): income real ")
-    assert text[1] == "(the scores below compare the rows whose nullable numeric cells are present)"
+    assert text[1] == "(the scores compare the rows whose nullable numeric cells are present)"
 
 
 def test_a_nullable_columns_pairs_denoised_as_a_matrix_keep_its_missing_cell():
