@@ -31,9 +31,10 @@ def test_the_whole_budget_can_be_spent_despite_round_off():
 def test_overdraw_is_refused_and_not_recorded(epsilon, delta):
     ledger = PrivacyLedger(1.0, 0.0)
     ledger.record(event("pca", 0.4))
-    with pytest.raises(SynthDPError, match="budget exceeded"):
+    with pytest.raises(SynthDPError, match="budget exceeded at stage 'moments'") as refused:
         ledger.record(event("moments", epsilon, delta))
     assert len(ledger.events) == 1
+    assert "\n" not in str(refused.value) and "please report it" in str(refused.value)
     assert ledger.spent_epsilon == pytest.approx(0.4)
 
 

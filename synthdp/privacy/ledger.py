@@ -117,7 +117,9 @@ class PrivacyLedger:
         """Add an event; refuse it if the totals would exceed the budget."""
         epsilon, delta = self._totals([*self.events, event])
         if epsilon > self.epsilon * (1 + _SLACK) or delta > self.delta * (1 + _SLACK):
-            raise SynthDPError("privacy budget exceeded: the stages ask for more than epsilon/delta")
+            raise SynthDPError(f"privacy budget exceeded at stage '{event.stage}': the stages would spend epsilon "
+                               f"{epsilon:.6g}, delta {delta:.3g} of epsilon {self.epsilon:.6g}, delta {self.delta:.3g} "
+                               "(a check the plan should have made before the data was read: please report it)")
         self.events.append(event)
 
     def event(self, stage: str) -> PrivacyEvent:
