@@ -984,10 +984,11 @@ def budget_command(args: argparse.Namespace) -> int:
         lines.append(f"  note: {state['not_private']} release(s) were not differentially private (bounds or levels "
                      "from the data, a seed): what they made public no budget covers")
     if state["releases"]:
-        lines += ["", f"  {'started':<25} {'command':<10} {'epsilon':>9} {'delta':>9}  {'state':<8} private"]
+        lines += ["", f"  {'started':<25} {'command':<10} {'epsilon':>9} {'delta':>9}  {'state':<8} {'private':<8} table"]
         private = {True: "yes", False: "NO", None: "unknown"}
         lines += [f"  {entry['started'] or '':<25} {entry['command']:<10} {entry['epsilon']:>9.4g} "
-                  f"{entry['delta']:>9.3g}  {entry['state']:<8} {private[entry['differentially_private']]}"
+                  f"{entry['delta']:>9.3g}  {entry['state']:<8} {private[entry['differentially_private']]:<8} "
+                  f"{entry['table'] or '(not recorded)'}"
                   for entry in state["releases"]]
     print("\n".join(lines))
     return 0
@@ -1334,7 +1335,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
                     raise SynthDPError(f"{flag} '{path}' is {what}: choose another output path (nothing was "
                                        "written)")
         args.reservation = lifetime.reserve(run["budget_file"], args.command, config.epsilon, config.delta,
-                                            run["lifetime_epsilon"], run["lifetime_delta"], config.privacy_unit)
+                                            run["lifetime_epsilon"], run["lifetime_delta"], config.privacy_unit,
+                                            table=os.path.realpath(args.input))
     elif run["lifetime_epsilon"] is not None or run["lifetime_delta"] is not None:
         raise SynthDPError("--lifetime-epsilon and --lifetime-delta declare a --budget-file's budget: give the file")
     from synthdp.config import IdleOptionWarning

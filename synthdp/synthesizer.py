@@ -9,6 +9,7 @@ A scikit-learn-style estimator: its parameters are :class:`synthdp.config.SynthC
 from __future__ import annotations
 
 import inspect
+import os
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
@@ -233,7 +234,8 @@ class SmoothSynthesizer:
             reservation = budget_file
         elif budget_file is not None:  # before the data is read: refused here if the table's budget would be exceeded
             reservation = lifetime.reserve(budget_file, "SmoothSynthesizer.fit", config.epsilon, config.delta, lifetime_epsilon,
-                                           lifetime_delta, config.privacy_unit)
+                                           lifetime_delta, config.privacy_unit,
+                                           table=os.path.realpath(data) if isinstance(data, (str, Path)) else None)
         elif lifetime_epsilon is not None or lifetime_delta is not None:
             raise SynthDPError("lifetime_epsilon and lifetime_delta declare a budget file's budget: give budget_file")
         ledger = PrivacyLedger(config.epsilon, config.delta)

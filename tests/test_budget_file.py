@@ -255,6 +255,36 @@ def test_a_command_out_of_memory_after_its_charge_says_its_budget_was_spent(tmp_
     assert [release["state"] for release in _document(budget)["releases"]] == ["spent"]
 
 
+def test_each_release_records_its_table_and_another_table_is_warned_of(tmp_path, capsys):
+    """The budget file records the file each release read (its real path; None for a DataFrame), and
+    synthdp budget lists it: a release of another table file is made (the same table may have moved)
+    and warned of, since a budget file keeps one table's budget."""
+    import shutil
+    import warnings
+
+    import pandas as pd
+
+    from synthdp import SmoothSynthesizer
+
+    budget, moved = tmp_path / "clinic.budget.json", tmp_path / "moved.csv"
+    shutil.copy(CLINIC, moved)
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "3")[0] == 0
+    assert "another table" not in capsys.readouterr().err
+    code = main(["generate", str(moved), "-o", str(tmp_path / "b.csv"), "--bounds", BOUNDS, "--budget-file",
+                 str(budget), "--epsilon", "0.5", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0 and err.count("\n") == 1
+    assert f"holds releases of another table file ({Path(CLINIC).resolve()})" in err
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        SmoothSynthesizer(epsilon=0.5).fit(pd.read_csv(CLINIC), BOUNDS, budget_file=budget)
+    assert [release["table"] for release in _document(budget)["releases"]] == [
+        str(Path(CLINIC).resolve()), str(moved.resolve()), None]
+    assert main(["budget", str(budget)]) == 0
+    listed = capsys.readouterr().out
+    assert str(moved.resolve()) in listed and "(not recorded)" in listed
+
+
 def test_the_python_api_keeps_the_same_budget_file(tmp_path, capsys):
     """SmoothSynthesizer.fit(budget_file=...): reserved before the data is read (a fit past the lifetime
     budget reads nothing: the input here does not exist, and the refusal comes first), charged on

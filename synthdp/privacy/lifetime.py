@@ -8,7 +8,8 @@ release reads the data. It is JSON (``FORMAT``, version 1):
     {"format": "synthdp-budget", "format_version": 1,
      "lifetime": {"epsilon": E, "delta": D}, "privacy_unit": null | COLUMN,
      "releases": [{"id", "command", "epsilon", "delta", "state": "pending" | "spent", "started",
-                   "finished", "host", "pid", "pid_namespace", "privacy_unit", "differentially_private"},
+                   "finished", "host", "pid", "pid_namespace", "privacy_unit", "differentially_private",
+                   "table"},
                   ...]}
 
 A file whose budgets are not finite numbers >= 0 (a NaN would make every release pass the check, a
@@ -53,6 +54,7 @@ import socket
 import stat
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -157,7 +159,7 @@ def _problem(document: dict) -> str | None:
             and all(release["state"] in STATES for release in releases)
             and all(release.get("differentially_private") in (True, False, None)
                     and all(isinstance(release.get(key), (str, type(None))) for key in ("started", "finished",
-                                                                                        "privacy_unit"))
+                                                                                        "privacy_unit", "table"))
                     for release in releases)
             and isinstance(document.get("privacy_unit"), (str, type(None)))):
         return "lacks a field or has one of the wrong type"
@@ -231,7 +233,7 @@ def _totals(document: dict) -> tuple[float, float]:
 
 def reserve(path: str | Path, command: str, epsilon: float, delta: float,
             lifetime_epsilon: float | None = None, lifetime_delta: float | None = None,
-            privacy_unit: str | None = None) -> Reservation:
+            privacy_unit: str | None = None, table: str | None = None) -> Reservation:
     """Reserve (``epsilon``, ``delta``) for a release in the budget file ``path``, before any data is
     read; refuse, with one line and nothing written, a release that would take the table past its
     lifetime budget. The file's first use creates it and needs ``lifetime_epsilon`` (and
@@ -240,7 +242,9 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     to the file is followed: the record, its lock and its rewrites are the file's, whatever name
     reaches it (a link's own lock would let two commands pass at once, and a rewrite through it
     would replace the link with a second record). ``privacy_unit``: the release's unit column (None:
-    rows), refused in a file kept by another unit (module docstring)."""
+    rows), refused in a file kept by another unit (module docstring). ``table``: the path of the file
+    released (None: a DataFrame), recorded with the release; one that differs from the earlier releases'
+    is warned of (a budget file keeps one table's budget; a table moved or renamed is the same table)."""
     path = Path(os.path.realpath(path))
     if not path.parent.is_dir() and str(path.parent) not in ("", "."):
         raise SynthDPError(f"budget file folder '{path.parent}' " + ("is a file, not a folder" if path.parent.exists()
@@ -289,9 +293,13 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
                                      "delta": float(delta), "state": "pending", "started": _now(), "finished": None,
                                      "host": socket.gethostname(), "pid": os.getpid(),
                                      "pid_namespace": _pid_namespace(), "privacy_unit": privacy_unit,
-                                     "differentially_private": None})
+                                     "differentially_private": None, "table": table})
+        others = sorted({r["table"] for r in document["releases"][:-1] if r.get("table") not in (None, table)})
         _write(path, document)
         not_private = sum(1 for r in document["releases"][:-1] if r.get("differentially_private") is False)
+    if table is not None and others:  # after the lock: the reservation stands, the user is told
+        warnings.warn(f"budget file '{path}' holds releases of another table file ({', '.join(others)}): a budget file "
+                      "keeps one table's budget (the same table moved or renamed is fine)", UserWarning, stacklevel=3)
     return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private, privacy_unit)
 
 
@@ -383,7 +391,8 @@ def status(path: str | Path) -> dict:
     for release in document["releases"]:
         state = release["state"] if release["state"] == "spent" or _alive(release) else "stale"
         entries.append({key: release.get(key) for key in ("command", "epsilon", "delta", "started", "finished",
-                                                          "privacy_unit", "differentially_private")} | {"state": state})
+                                                          "privacy_unit", "differentially_private", "table")}
+                       | {"state": state})
     lifetime = (float(document["lifetime"]["epsilon"]), float(document["lifetime"]["delta"]))
 
     def total(state: str) -> dict:
