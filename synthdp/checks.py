@@ -18,6 +18,11 @@ def is_int(value: object) -> TypeGuard[int]:
 
 
 def is_finite_number(value: object) -> TypeGuard[float]:
-    """A finite real number, Python's or numpy's, not a boolean."""
-    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-            and math.isfinite(value))
+    """A finite real number, Python's or numpy's, not a boolean; an integer too large for a float (a JSON
+    file may hold one of 400 digits, which ``math.isfinite`` cannot convert) is not one."""
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 import tomllib
+import unicodedata
 import warnings
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -39,7 +40,7 @@ from synthdp._version import __version__
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, MAX_COPIES, TASKS
-from synthdp.files import link_new, synced, temporary_beside
+from synthdp.files import link_new, read_text_file, synced, temporary_beside
 from synthdp.writers import (
     ParquetAppender,
     check_table_output,
@@ -959,6 +960,13 @@ def _schema_json(content: dict) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
+def _printable(text: str) -> str:
+    """Text of a file (a budget file's command, time or table, which a hand can edit) as the terminal shows
+    it: a control character (an escape sequence that would clear the screen or retitle the window, a
+    newline that would forge a line) written as its escape, ``\\x1b``, the rest as it is."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) == "Cc" else char for char in text)
+
+
 def budget_command(args: argparse.Namespace) -> int:
     """A budget file's lifetime budget, spend, reservations and remainder, with its releases (read only)."""
     from synthdp.privacy.lifetime import status
@@ -986,9 +994,9 @@ def budget_command(args: argparse.Namespace) -> int:
     if state["releases"]:
         lines += ["", f"  {'started':<25} {'command':<10} {'epsilon':>9} {'delta':>9}  {'state':<8} {'private':<8} table"]
         private = {True: "yes", False: "NO", None: "unknown"}
-        lines += [f"  {entry['started'] or '':<25} {entry['command']:<10} {entry['epsilon']:>9.4g} "
-                  f"{entry['delta']:>9.3g}  {entry['state']:<8} {private[entry['differentially_private']]:<8} "
-                  f"{entry['table'] or '(not recorded)'}"
+        lines += [f"  {_printable(entry['started'] or ''):<25} {_printable(entry['command']):<10} "
+                  f"{entry['epsilon']:>9.4g} {entry['delta']:>9.3g}  {entry['state']:<8} "
+                  f"{private[entry['differentially_private']]:<8} {_printable(entry['table'] or '(not recorded)')}"
                   for entry in state["releases"]]
     print("\n".join(lines))
     return 0
@@ -1470,10 +1478,11 @@ def _options(args: argparse.Namespace) -> dict:
     options: dict = {}
     if args.config:
         try:
-            content = tomllib.loads(Path(args.config).read_text())
+            content = tomllib.loads(read_text_file(args.config, "config file"))  # TOML is UTF-8
         except (FileNotFoundError, IsADirectoryError):
             raise absent_file("config file", args.config) from None
-        except tomllib.TOMLDecodeError:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):  # bytes that are no UTF-8; arrays
+            # nested thousands deep
             raise SynthDPError(f"config file '{args.config}' is not valid TOML") from None
         for key, value in content.items():
             name = key.replace("-", "_")

@@ -44,6 +44,32 @@ def temporary_beside(final: Path | None, cleanup: ExitStack) -> Path:
             names.remove(path)
 
 
+#: The most bytes read from a side file (JSON, TOML) that is not a regular file: a named pipe, a device. A
+#: regular file's size bounds what it holds; a link to /dev/zero or a pipe that never ends would fill memory.
+MAX_STREAM_BYTES = 256 * 2**20
+
+
+def read_text_file(path: str | Path, what: str, encoding: str = "utf-8") -> str:
+    """The text of the ``what`` file at ``path`` (a bounds, schema, summary, budget, config file, the
+    copies' record): a regular file whole, anything else (``<(jq ...)``'s pipe, a device) up to
+    :data:`MAX_STREAM_BYTES`, past which it is a one-line error naming it, not a process that reads
+    until memory runs out. OSError and UnicodeDecodeError are the caller's, as ``Path.read_text``'s."""
+    path = Path(path)
+    if path.is_file() or not path.exists():  # a regular file (through a link too), or the caller's "absent"
+        return path.read_text(encoding=encoding)
+    if path.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    with open(path, "rb") as stream:
+        content = bytearray()
+        while len(content) <= MAX_STREAM_BYTES:
+            block = stream.read(min(2**20, MAX_STREAM_BYTES + 1 - len(content)))
+            if not block:
+                return content.decode(encoding)
+            content += block
+    raise SynthDPError(f"{what} '{path}' is not a regular file and holds more than {MAX_STREAM_BYTES // 2**20} MB: "
+                       f"give the path of a {what}")
+
+
 def check_new(path: Path, overwrite: bool, what: str) -> None:
     """Refuse, before any work, to write the ``what`` file at ``path`` where one exists (a file, a link,
     a dangling link: anything but a folder) unless ``overwrite``, as the command line's ``--overwrite``:

@@ -18,6 +18,7 @@ release works on the unrounded values; decoding rounds synthetic values to that 
 
 from __future__ import annotations
 
+import collections
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -26,9 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
-from synthdp.checks import is_int
+from synthdp.checks import is_finite_number, is_int
 from synthdp.domain.dates import TIME_TYPES, format_bound, parse_bound
 from synthdp.errors import SynthDPError, absent_file, unknown_column
+from synthdp.files import read_text_file
 
 COLUMN_TYPES = ("continuous", "integer") + TIME_TYPES
 MAX_EXACT_INTEGER = 2**53  # beyond it float64 skips integers and int64 conversion can overflow
@@ -55,7 +57,8 @@ class ColumnDomain:
         return self.temporal or ("integer" if self.integer else "continuous")
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.lower) and math.isfinite(self.upper) and math.isfinite(self.upper - self.lower)):
+        if not (is_finite_number(self.lower) and is_finite_number(self.upper)
+                and math.isfinite(float(self.upper) - float(self.lower))):
             raise SynthDPError(f"bounds for column '{self.name}' must be finite numbers with a finite width")
         if not self.lower < self.upper:
             why = (" (a constant column carries no information for this mechanism; drop it or widen its bounds)"
@@ -245,6 +248,8 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         lower, upper = float(spec[0]), float(spec[1])
     except (TypeError, ValueError):
         raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
+    except OverflowError:  # an integer of hundreds of digits
+        raise SynthDPError(f"bounds for column '{name}' must be finite numbers with a finite width") from None
     return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals)
 
 
@@ -254,18 +259,21 @@ def read_json_file(path: str | Path, label: str) -> object:
     given twice, the second by mistake)."""
 
     def unique(pairs: list[tuple[str, object]]) -> dict:
-        keys = [key for key, _ in pairs]
-        twice = next((key for key in keys if keys.count(key) > 1), None)
-        if twice is not None:
+        content = dict(pairs)
+        if len(content) < len(pairs):  # in linear time: an object of a million keys is read in a second
+            counts = collections.Counter(key for key, _ in pairs)
+            twice = next(key for key, _ in pairs if counts[key] > 1)
             raise SynthDPError(f"{label} '{path}' gives '{twice}' twice in one object: keep one")
-        return dict(pairs)
+        return content
 
     try:  # as Notepad saves it: a byte-order mark
-        return json.loads(Path(path).read_text(encoding="utf-8-sig"), object_pairs_hook=unique)
+        return json.loads(read_text_file(path, label, encoding="utf-8-sig"), object_pairs_hook=unique)
     except (FileNotFoundError, IsADirectoryError):
         raise absent_file(label, path) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise SynthDPError(f"{label} '{path}' is not valid JSON") from None
+    except RecursionError:  # arrays or objects nested thousands deep: no file synthdp reads is
+        raise SynthDPError(f"{label} '{path}' is nested too deeply to be read") from None
 
 
 def load_bounds_file(path: str | Path) -> dict:

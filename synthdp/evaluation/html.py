@@ -253,7 +253,10 @@ def _number(value: Any) -> str:
 def _significant(value: Any) -> str:
     """A number of a privacy report, to 4 significant digits (a sensitivity may be 7e-4)."""
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return f"{float(value):.4g}"
+        try:
+            return f"{float(value):.4g}"
+        except OverflowError:  # a report's integer of hundreds of digits (a file edited by hand)
+            return "inf" if value > 0 else "-inf"
     return "n/a" if value is None else str(value)
 
 

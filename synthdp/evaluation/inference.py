@@ -41,8 +41,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from synthdp.checks import is_int
+from synthdp.checks import is_finite_number, is_int
 from synthdp.errors import InferenceWarning, SynthDPError, near_column
+from synthdp.evaluation.options import MAX_COPIES
+from synthdp.files import read_text_file
 
 REFERENCE_FACTOR = 20  # the reference sample has this many times the release's n rows (its own noise 1/20 of a copy's)
 NO_DEPENDENCE = (
@@ -513,7 +515,7 @@ def _copies_info(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = json.loads(read_text_file(path, "record of the copies"))
         digests = {"sha256": info["sha256"]} if "sha256" in info else {}
         if not (isinstance(digests.get("sha256", {}), dict)
                 and all(isinstance(value, str) for value in digests.get("sha256", {}).values())):
@@ -524,12 +526,14 @@ def _copies_info(path: Path) -> dict[str, Any]:
         files = {"files": info["files"]} if "files" in info else {}
         if not (isinstance(files.get("files", []), list) and all(isinstance(name, str) for name in files.get("files", []))):
             raise TypeError
-        if not (isinstance(seconds, (int, float)) and isinstance(dependence, bool) and all(
+        # a count within what generate --copies writes (2 to MAX_COPIES): the copies' numbers are listed from it
+        if not (is_finite_number(seconds) and seconds >= 0 and isinstance(dependence, bool) and all(
                 is_int(value) and value >= 2 for value in counts.values())
+                and counts.get("count", 2) <= MAX_COPIES
                 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(name, str) for name in pair)
                         for pair in pairs.get("measured_pairs", []))):
             raise TypeError
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, OSError):
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError, OSError, RecursionError):
         raise SynthDPError(f"'{path}' is not what synthdp generate --copies writes: write the copies again") from None
     return {"seconds_per_copy": float(seconds), "measures_dependence": dependence, **counts, **pairs, **files,
             **digests}

@@ -926,7 +926,7 @@ def load(path: str | Path) -> SamplingModel:
         raise absent_file("model file", path)
     try:
         with zipfile.ZipFile(path) as archive:
-            document = json.loads(archive.read("model.json"))
+            document = json.loads(_member(archive, "model.json", path))
             if not isinstance(document, dict) or document.get("format") != FORMAT:
                 raise SynthDPError(f"'{path}' is not a synthdp model file")
             if document.get("format_version") not in READ_VERSIONS:
@@ -938,12 +938,17 @@ def load(path: str | Path) -> SamplingModel:
                                    "checksum)")
             if not isinstance(document.get("arrays"), dict):
                 raise KeyError("arrays")
+            if not set(document["arrays"]) <= ARRAY_NAMES:  # a member of another name is read by no version
+                raise SynthDPError(f"model file '{path}' is damaged or was edited (it lists arrays a model file "
+                                   "does not hold)")
             arrays = {}
             for name, spec in document["arrays"].items():
-                content = archive.read(f"{name}.npy")
+                content = _member(archive, f"{name}.npy", path)
                 if hashlib.sha256(content).hexdigest() != spec["sha256"]:
                     raise SynthDPError(f"model file '{path}' is damaged or was edited (its {name} does not match "
                                        "its checksum)")
+                if not _npy_fits(content, spec):  # before numpy allocates what the header claims
+                    raise SynthDPError(f"model file '{path}' is damaged or was edited (its {name} has another shape)")
                 array = np.load(io.BytesIO(content), allow_pickle=False)
                 if list(array.shape) != spec["shape"] or str(array.dtype) != spec["dtype"]:
                     raise SynthDPError(f"model file '{path}' is damaged or was edited (its {name} has another shape)")
@@ -952,8 +957,51 @@ def load(path: str | Path) -> SamplingModel:
     except SynthDPError:
         raise
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, TypeError, AttributeError, EOFError, OSError,
-            RecursionError):
+            RecursionError, OverflowError):  # OverflowError: a number of hundreds of digits where a float belongs
         raise SynthDPError(f"model file '{path}' is damaged, truncated or not a synthdp model file") from None
+
+
+#: A member of a model file larger than this when inflated must not inflate more than MAX_INFLATION-fold:
+#: a model's arrays and document compress a few times (levels' codes of rare levels: up to a few hundred
+#: times, which below this size is let be), where a zip bomb's member inflates about a thousandfold, to
+#: gigabytes from a file of megabytes. So a file of B bytes is read in at most max(256 MB, 200 B) per member.
+MAX_PLAIN_MEMBER_BYTES = 256 * 2**20
+#: The arrays a model file may hold (:func:`save`): no other member is read.
+ARRAY_NAMES = frozenset({"support_points", "support_weights", "support_numeric", "support_levels",
+                         "unit_contributions"})
+MAX_INFLATION = 200
+
+
+def _member(archive: zipfile.ZipFile, name: str, path: Path) -> bytes:
+    """The member ``name`` of a model file, read whole only once its declared size is plausible: zipfile
+    never returns more than that size (a stream that inflates further fails its CRC), so this bounds
+    the memory a crafted file can make the reader take."""
+    info = archive.getinfo(name)  # KeyError where absent: the caller's one line
+    if info.file_size > MAX_PLAIN_MEMBER_BYTES and info.file_size > MAX_INFLATION * max(info.compress_size, 1):
+        raise SynthDPError(f"model file '{path}' is damaged or was edited (its member '{name}' would inflate "
+                           f"{info.file_size // max(info.compress_size, 1)}-fold, to {info.file_size} bytes: not a "
+                           "model's)")
+    return archive.read(info)
+
+
+def _npy_fits(content: bytes, spec: Any) -> bool:
+    """Whether an ``.npy`` member's header gives the shape and dtype its manifest entry ``spec`` gives,
+    holds no Python objects, and is followed by exactly that many bytes: numpy allocates the shape its
+    header claims before it reads a byte of data, so a header of a huge shape is refused here first."""
+    try:
+        stream = io.BytesIO(content)
+        version = np.lib.format.read_magic(stream)
+        readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+        if version not in readers:
+            return False
+        shape, _, dtype = readers[version](stream, max_header_size=10_000)
+        if dtype.hasobject or not (isinstance(spec, dict) and isinstance(spec.get("shape"), list)):
+            return False
+        if list(shape) != spec["shape"] or str(dtype) != spec["dtype"]:
+            return False
+        return stream.tell() + math.prod(shape) * dtype.itemsize == len(content)
+    except (ValueError, TypeError, SyntaxError, OverflowError, EOFError):
+        return False
 
 
 def document_checksum(document: dict) -> str:
@@ -967,8 +1015,11 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     def damaged(what: str) -> SynthDPError:
         return SynthDPError(f"model file '{path}' is damaged or was edited ({what})")
 
-    domain = _domain_from(document["domain"])
-    schema = None if document["schema"] is None else _schema_from(document["schema"])
+    try:  # a column's bounds or levels that the checks of a column refuse: one line naming the file
+        domain = _domain_from(document["domain"])
+        schema = None if document["schema"] is None else _schema_from(document["schema"])
+    except SynthDPError as error:
+        raise damaged(_first_line(error)) from None
     problem = _columns_problem(domain, schema)
     if problem:
         raise damaged(problem)

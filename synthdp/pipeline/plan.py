@@ -420,7 +420,7 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
         return
     n_basis, groups = mixed_basis
     if n_basis > MAX_MOMENTS:  # as a numeric table's (_check_lp_memory): a summary has no LP to refuse it
-        raise SynthDPError(f"the release would hold {n_basis:.3g} moments, over the bound of {MAX_MOMENTS:.0e} "
+        raise SynthDPError(f"the release would hold {_g(n_basis)} moments, over the bound of {MAX_MOMENTS:.0e} "
                            "moments; lower --marginal-degree, or release fewer columns")
     n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
     if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
@@ -434,9 +434,9 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
                # the tilt draws TILT_CANDIDATES_PER_MOMENT per moment, whatever --n-candidates
                else "lower --marginal-degree, or set --tilt 0" if tilt_candidates > n_candidates
                else "lower --n-candidates or --marginal-degree")  # not below the R moments: they would not fit
-        what = (f"the LP would have {groups} x {drawn} = {groups * drawn:.3g} matrix entries"
+        what = (f"the LP would have {groups} x {drawn} = {_g(groups * drawn)} matrix entries"
                 if groups * max(drawn, 1) > config.max_lp_entries else f"the release would hold {n_basis} moments")
-        raise SynthDPError(f"{what}, over the memory bound max_lp_entries = {config.max_lp_entries:.3g} (8 bytes "
+        raise SynthDPError(f"{what}, over the memory bound max_lp_entries = {_g(config.max_lp_entries)} (8 bytes "
                            f"each); {fix}")
 
 
@@ -951,19 +951,33 @@ def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: in
     if kind != "none":
         if n_candidates * d > MAX_CANDIDATE_VALUES:
             fix_candidates = "use --candidates other than grid" if kind == "grid" and not exact else fix
-            raise SynthDPError(f"{n_candidates:.3g} candidates x {d} columns is over the bound of "
+            raise SynthDPError(f"{_g(n_candidates)} candidates x {d} columns is over the bound of "
                                f"{MAX_CANDIDATE_VALUES:.0e} candidate values (8 bytes each); {fix_candidates}")
         held = n_candidates if config.spread > 0 else min(n_candidates, minimum_working_columns(n_basis))
         entries = n_basis * max(held, 1)
         if entries > config.max_lp_entries:
             what = "the spread LP (--spread) holds all of W" if config.spread > 0 else "the LP holds at least"
             raise SynthDPError(
-                f"{what}: {n_basis} x {held} = {entries:.3g} matrix entries, over the memory bound "
-                f"max_lp_entries = {config.max_lp_entries:.3g} (8 bytes each); {fix}"
+                f"{what}: {_whole(n_basis)} x {_whole(held)} = {_g(entries)} matrix entries, over the memory bound "
+                f"max_lp_entries = {_g(config.max_lp_entries)} (8 bytes each); {fix}"
             )
     if n_basis > MAX_MOMENTS:
-        raise SynthDPError(f"the release would hold {n_basis:.3g} moments, over the bound of {MAX_MOMENTS:.0e} "
+        raise SynthDPError(f"the release would hold {_g(n_basis)} moments, over the bound of {MAX_MOMENTS:.0e} "
                            f"moments (about a kilobyte each); {'use --mode practical' if exact else 'lower --n-basis'}")
+
+
+def _g(count: int | float) -> str:
+    """A count in an error, to 3 significant digits, as ``:.3g`` writes it; an integer too large for a
+    float (a config file's n_candidates of 400 digits) by its number of digits instead of an OverflowError."""
+    try:
+        return f"{count:.3g}"
+    except OverflowError:
+        return f"about 1e+{len(str(abs(int(count)))) - 1}"
+
+
+def _whole(count: int) -> str:
+    """A count in an error as its digits, or as :func:`_g` writes it where they would be more than 15."""
+    return str(count) if abs(count) < 10**15 else _g(count)
 
 
 def _capped_power(base: int, exponent: int) -> int:

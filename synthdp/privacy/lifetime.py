@@ -62,7 +62,7 @@ from pathlib import Path
 
 from synthdp.checks import is_finite_number
 from synthdp.errors import SynthDPError
-from synthdp.files import temporary_beside
+from synthdp.files import read_text_file, temporary_beside
 
 FORMAT = "synthdp-budget"
 FORMAT_VERSION = 1
@@ -120,12 +120,14 @@ def _read(path: Path) -> dict | None:
         raise SynthDPError(f"budget file '{path}' has {names} names (hard links): a release through one would split "
                            "the table's record in two; keep one name (a symbolic link to it is fine)")
     try:
-        text = path.read_text()
+        text = read_text_file(path, "budget file")  # as written: JSON's ASCII
     except OSError as error:  # not a damaged record: one this user may not read (a group's file made private)
         raise SynthDPError(f"budget file '{path}' cannot be read: {error.strerror or error}") from None
-    try:
+    except UnicodeDecodeError:  # bytes that are no text: as damaged as invalid JSON
+        text = ""
+    try:  # arrays nested thousands deep raise a RecursionError, not a ValueError
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise SynthDPError(f"budget file '{path}' is not valid JSON: if it is the table's record, restore it; else "
                            "give the path of a budget file (or of one to create)") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
@@ -221,7 +223,7 @@ def _alive(release: dict) -> bool:
         os.kill(int(release["pid"]), 0)
     except ProcessLookupError:
         return False
-    except (PermissionError, KeyError, TypeError, ValueError):
+    except (PermissionError, KeyError, TypeError, ValueError, OverflowError):  # a pid edited beyond a C int's
         return True
     return True
 

@@ -49,6 +49,7 @@ chunk, so a streamed file fails with the message of the first chunk at fault.
 
 from __future__ import annotations
 
+import collections
 import csv
 import importlib
 import math
@@ -449,7 +450,8 @@ def check_column_names(columns) -> list[str]:
             raise SynthDPError(f"column {position} has an empty name")
         if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
             raise SynthDPError(f"the name of column {position} contains a control character (e.g. a newline)")
-    duplicated = sorted({n for n in names if names.count(n) > 1})
+    counts = collections.Counter(names)  # not names.count per name: a header of 10^5 names would take minutes
+    duplicated = sorted(n for n, count in counts.items() if count > 1)
     if duplicated:
         raise SynthDPError(f"column name '{duplicated[0]}' appears more than once")
     return names
@@ -844,7 +846,8 @@ def _csv_header(path: Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, opt
             raise SynthDPError(f"{label} '{path}' has a one-column header that contains '{shown}': if its fields "
                                f"are separated by '{shown}', pass {options}sep '{shown}'")
     if len(set(header)) != len(header):
-        duplicated = next(n for n in header if header.count(n) > 1)
+        counts = collections.Counter(header)
+        duplicated = next(n for n in header if counts[n] > 1)
         raise SynthDPError(f"column name '{duplicated}' appears more than once in {label} '{path}'")
     if first is not None and len(first) > len(header):
         # pandas would take the first data row's extra fields as the index: every column shifted one to the left

@@ -49,6 +49,10 @@ FORMAT = "synthdp-marginal-summary"
 #: nonzero entries, with ``"n_coordinates"`` (D). Version 1 listed every multi-index in full,
 #: ``"basis_indices"`` (R x D numbers: 25 000 x 5 005 for a column of 5 000 levels); it is still read.
 FORMAT_VERSION = 2
+#: The most moments x coordinates a version-2 file's dense multi-indices may hold when read (int8: 2 GB).
+#: The release held them as one (R, D) array too (R at most the plan's MAX_MOMENTS, 10^6); a file claiming
+#: more is refused before the array is allocated, not read into memory it may not have.
+MAX_INDEX_ENTRIES = 2**31
 READ_VERSIONS = (1, 2)
 
 
@@ -164,11 +168,14 @@ class MarginalSummary(SummaryFile):
             layouts = (schema, schema.without_binned_blocks(), schema.without_value_blocks())
             indices = (_indices(content["basis_indices"], origin) if version == 1
                        else _terms_indices(content["basis_terms"], content["n_coordinates"], origin,
-                                           [layout.n_coordinates for layout in layouts]))
+                                           [layout.n_coordinates for layout in layouts], len(moments)))
         except SynthDPError:
             raise
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:  # 10**400: OverflowError
-            raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
+        except KeyError as error:
+            raise SynthDPError(f"{origin} is malformed (missing field {error})") from None
+        except (TypeError, ValueError, AttributeError, OverflowError):  # 10**400: OverflowError; the message of a
+            # ValueError quotes the value ("could not convert string to float: 'x'"): never printed
+            raise SynthDPError(f"{origin} is malformed (a field of the wrong type)") from None
         if not (moments.ndim == 1 and np.isfinite(moments).all()):
             raise SynthDPError(f"{origin} is malformed (noisy_moments must be finite numbers)")
         if indices.ndim == 2:
@@ -327,10 +334,13 @@ def _indices(given: Any, origin: str) -> np.ndarray:
     return values.astype(np.int64)
 
 
-def _terms_indices(terms: Any, n_coordinates: Any, origin: str, layouts: Sequence[int]) -> np.ndarray:
+def _terms_indices(terms: Any, n_coordinates: Any, origin: str, layouts: Sequence[int],
+                   moments: int | None = None) -> np.ndarray:
     """Version 2's multi-indices from their terms (:data:`FORMAT_VERSION`), as an (R, D) array of
     the smallest integer type that holds their degrees; ``layouts``: the D a layout of the summary's
-    schema has, which ``n_coordinates`` must be (checked before an (R, D) array is made of it)."""
+    schema has, which ``n_coordinates`` must be, and ``moments`` the number of noisy moments, which R
+    must be, and R x D at most MAX_INDEX_ENTRIES (all checked before an (R, D) array is made of it: a
+    file of 15 MB, a million levels and 200 000 terms, would otherwise allocate 200 GB)."""
     if not (isinstance(n_coordinates, int) and not isinstance(n_coordinates, bool) and n_coordinates >= 1
             and isinstance(terms, list) and all(isinstance(term, list) for term in terms)):
         raise SynthDPError(f"{origin} is malformed (basis_terms must be a list of lists, n_coordinates a count)")
@@ -340,6 +350,11 @@ def _terms_indices(terms: Any, n_coordinates: Any, origin: str, layouts: Sequenc
     if not all(isinstance(pair, list) and len(pair) == 2 and all(
             isinstance(value, int) and not isinstance(value, bool) for value in pair) for pair in pairs):
         raise SynthDPError(f"{origin} is malformed (basis_terms must be [coordinate, degree] pairs of integers)")
+    if moments is not None and len(terms) != moments:
+        raise SynthDPError(f"{origin} is malformed (basis_terms do not match the schema and the moments)")
+    if len(terms) * n_coordinates > MAX_INDEX_ENTRIES:
+        raise SynthDPError(f"{origin} is malformed ({len(terms)} moments x {n_coordinates} coordinates are more than "
+                           f"a release holds: at most {MAX_INDEX_ENTRIES:.0e} of them)")
     rows = np.repeat(np.arange(len(terms)), [len(term) for term in terms])
     coordinates, degrees = (np.array([pair[k] for pair in pairs], dtype=np.int64).reshape(-1) for k in (0, 1))
     if not (((coordinates >= 0) & (coordinates < n_coordinates)).all() and (degrees >= 1).all()):

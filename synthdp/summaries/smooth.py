@@ -315,7 +315,7 @@ class Summary(SummaryFile):
         try:
             given = np.array(self.basis_indices, dtype=float)
             moments = np.array(self.noisy_moments, dtype=float)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an integer of hundreds of digits
             raise SynthDPError("basis_indices must be integers and noisy_moments numbers") from None
         if not (np.isfinite(given).all() and (given == np.round(given)).all()):
             raise SynthDPError("basis_indices must be integers and noisy_moments numbers")
@@ -748,8 +748,10 @@ class Summary(SummaryFile):
                        content["noisy_moments"],
                        smoothness=content["parameters"]["smoothness"],
                        report=content.get("privacy_report"), nullable=_names(content.get("nullable", [])), **options)
-        except (KeyError, TypeError) as error:
-            raise SynthDPError(f"{origin} is malformed (missing or wrong field {error})") from None
+        except KeyError as error:
+            raise SynthDPError(f"{origin} is malformed (missing field {error})") from None
+        except TypeError:  # its message may quote a value of the file
+            raise SynthDPError(f"{origin} is malformed (a field of the wrong type)") from None
         except SynthDPError as error:
             raise SynthDPError(f"{origin}: {error}") from None
 
