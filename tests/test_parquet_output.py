@@ -126,25 +126,31 @@ def test_sample_parquet_of_numeric_levels_with_other_in_some_chunks(tmp_path, mo
     assert from_parquet["code"].tolist() == from_csv["code"].tolist()
 
 
+def _dated_table(folder: Path, seed: int, days: int, stamp_days: int, visit_bounds: list, stamp_bounds: list) -> None:
+    """t.csv of 400 rows, a date column (visit: days from 2019-07-01, every fifth missing), a datetime column
+    (stamp: seconds within stamp_days from 2020-02-01) and a number, and its schema s.json, in ``folder``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    visits = pd.Timestamp("2019-07-01") + pd.to_timedelta(rng.integers(0, days, 400), unit="D")
+    seconds = pd.Timestamp("2020-02-01") + pd.to_timedelta(rng.integers(0, stamp_days * 86_400, 400), unit="s")
+    frame = pd.DataFrame({"visit": visits.strftime("%Y-%m-%d"), "stamp": seconds.strftime("%Y-%m-%dT%H:%M:%S"),
+                          "x": rng.normal(size=400)})
+    frame.loc[::5, "visit"] = None
+    frame.to_csv(folder / "t.csv", index=False)
+    (folder / "s.json").write_text(json.dumps({"columns": {
+        "visit": {"type": "date", "bounds": visit_bounds, "nullable": True},
+        "stamp": {"type": "datetime", "bounds": stamp_bounds}, "x": {"type": "continuous", "bounds": [-4, 4]}}}))
+
+
 def test_dates_and_datetimes_are_parquet_timestamps_with_the_csvs_values(tmp_path, monkeypatch):
     """A date or datetime column, ISO text in the CSV, is a Parquet timestamp (read back as
     datetime64[us], as a DataFrame's fit samples it) with the same values, its missing cells NaT;
     chunk by chunk (sample) too."""
-    import numpy as np
 
     from synthdp.pipeline import model as model_file
 
-    rng = np.random.default_rng(5)
-    days = pd.Timestamp("2019-07-01") + pd.to_timedelta(rng.integers(0, 1461, 400), unit="D")
-    seconds = pd.Timestamp("2020-02-01") + pd.to_timedelta(rng.integers(0, 275 * 86_400, 400), unit="s")
-    frame = pd.DataFrame({"visit": days.strftime("%Y-%m-%d"), "stamp": seconds.strftime("%Y-%m-%dT%H:%M:%S"),
-                          "x": rng.normal(size=400)})
-    frame.loc[::5, "visit"] = None
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "s.json").write_text(json.dumps({"columns": {
-        "visit": {"type": "date", "bounds": ["2019-01-01", "2023-12-31"], "nullable": True},
-        "stamp": {"type": "datetime", "bounds": ["2020-01-01T00:00:00", "2020-12-31T23:59:59"]},
-        "x": {"type": "continuous", "bounds": [-4, 4]}}}))
+    _dated_table(tmp_path, 5, 1461, 275, ["2019-01-01", "2023-12-31"], ["2020-01-01T00:00:00", "2020-12-31T23:59:59"])
     model = tmp_path / "m.synthdp"
     for suffix in ("csv", "parquet"):
         assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / f"out.{suffix}"), "--schema",
@@ -170,19 +176,8 @@ def test_infer_reads_a_parquet_copys_dates_as_a_csv_copys_text(tmp_path, capsys)
     -2^63 (a mean of about -9e17, where the CSV copies' text is refused as not numeric), and --share and
     --group-mean compared them as "2023-11-21 22:06:42" and "2019-01-05 00:00:00", not the ISO text the
     CSV copies hold. The same answers from either, the same refusal."""
-    import numpy as np
 
-    rng = np.random.default_rng(6)
-    days = pd.Timestamp("2019-07-01") + pd.to_timedelta(rng.integers(0, 40, 400), unit="D")
-    seconds = pd.Timestamp("2020-02-01") + pd.to_timedelta(rng.integers(0, 86_400, 400), unit="s")
-    frame = pd.DataFrame({"visit": days.strftime("%Y-%m-%d"), "stamp": seconds.strftime("%Y-%m-%dT%H:%M:%S"),
-                          "x": rng.normal(size=400)})
-    frame.loc[::5, "visit"] = None
-    frame.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "s.json").write_text(json.dumps({"columns": {
-        "visit": {"type": "date", "bounds": ["2019-07-01", "2019-08-09"], "nullable": True},
-        "stamp": {"type": "datetime", "bounds": ["2020-02-01T00:00:00", "2020-02-01T23:59:59"]},
-        "x": {"type": "continuous", "bounds": [-4, 4]}}}))
+    _dated_table(tmp_path, 6, 40, 1, ["2019-07-01", "2019-08-09"], ["2020-02-01T00:00:00", "2020-02-01T23:59:59"])
     for suffix in ("csv", "parquet"):
         assert main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / f"{suffix}.{suffix}"), "--schema",
                      str(tmp_path / "s.json"), "--epsilon", "4", "--seed", "1", "--copies", "3", "--quiet"]) == 0
