@@ -646,7 +646,8 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
         print(f"synthdp: error: out of memory{f'; lower {hint}' if hint else ''}{_charged(args)}", file=sys.stderr)
         return 2
     except _StoppedAfterWriting as stop:
-        print(_interrupted(args), file=sys.stderr)
+        with contextlib.suppress(OSError):  # a terminal gone (SIGHUP): the line has nowhere to go
+            print(_interrupted(args), file=sys.stderr)
         return 128 + int(stop.number)
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM or SIGHUP (_Stopped): the shell's codes, 130, 143, 129
         # an object the interruption left half-made (an older tqdm, 4.68 and before, stopped in its __init__) may fail
@@ -663,7 +664,7 @@ def _interrupted(args: argparse.Namespace) -> str:
         return "synthdp: interrupted once every output was written"
     files = "; the files were written" if "files" in _PLACED else ""
     if "streams" in _PLACED:
-        return f"synthdp: interrupted while writing standard output or a stream, which was cut short{files}"
+        return f"synthdp: interrupted while writing standard output or a stream, which may be cut short{files}"
     if files:
         return f"synthdp: interrupted before standard output or a stream was written{files}"
     return f"synthdp: interrupted; no output written{_charged(args)}"
@@ -1180,7 +1181,10 @@ def evaluate(args: argparse.Namespace) -> int:
     for name in empty:
         real, synth = real.drop(columns=name), synth.drop(columns=name)
         bounds, content = without_column(bounds, name), without_column(content, name)
+    declared_nullable = nullable  # as the copies are read: their cells of the columns left out may be missing too
     nullable = tuple(name for name in nullable if name not in empty)
+    if empty and not len(real.columns):  # not "the real table has no columns": it has, each left out
+        raise SynthDPError(f"{', '.join(empty)}: missing in every row of one table, and no other column to compare")
     origin = "the inferred schema" if inferred else f"schema file '{args.schema}'"
     schema = (Schema.from_dict(content, [str(c) for c in real.columns], origin)
               if content is not None else None)
@@ -1198,8 +1202,8 @@ def evaluate(args: argparse.Namespace) -> int:
 
         synth_path, label, synth_options, prefix = files[1]  # each copy read as the synthetic table is
         copies = load_copies(args.synth, reader=lambda path: _read_table(str(path), f"the copy '{path.name}' of the "
-                                                                         f"{label}", synth_options, as_text, nullable,
-                                                                         times, prefix))
+                                                                         f"{label}", synth_options, as_text,
+                                                                         declared_nullable, times, prefix))
         report["intervals"] = check_against_real(whole_real, copies, report["columns"]["numeric"])
     if missing:
         report = {"missing_cells": {"share_of_rows": missing, "note": _missing_note(nullable, empty)}, **report}

@@ -209,7 +209,7 @@ def test_a_full_disk_names_the_output_not_its_temporary_file(tmp_path, capsys, m
 
 
 @pytest.mark.parametrize("when, line", [
-    ("copying", "synthdp: interrupted while writing standard output or a stream, which was cut short; the files "
+    ("copying", "synthdp: interrupted while writing standard output or a stream, which may be cut short; the files "
                 "were written"),
     ("renaming", "synthdp: interrupted before standard output or a stream was written; the files were written")])
 def test_ctrl_c_beside_a_stream_output_says_which_outputs_were_written(tmp_path, capsys, monkeypatch, when, line):
@@ -237,6 +237,36 @@ def test_ctrl_c_beside_a_stream_output_says_which_outputs_were_written(tmp_path,
                  "--seed", "1", "--quiet"]) == 130
     captured = capsys.readouterr()
     assert captured.err.splitlines()[-1] == line and report.exists() and captured.out == ""
+
+
+def test_a_terminal_gone_while_the_outputs_are_renamed_ends_with_sighup_s_code(tmp_path, capsys, monkeypatch):
+    """SIGHUP (the terminal closed) while the outputs are renamed into place waits for the renames; its
+    line then went to a terminal that is gone, and the write's OSError escaped main as a traceback."""
+    import errno
+    import os
+    import signal
+    import sys
+
+    from synthdp import cli
+
+    class Gone:
+        def write(self, text):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        def flush(self):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    link = os.link
+
+    def hung_up(source, target):
+        link(source, target)
+        monkeypatch.setattr(sys, "stderr", Gone())
+        os.kill(os.getpid(), signal.SIGHUP)
+    monkeypatch.setattr(cli.os, "link", hung_up)
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--rows", "40", "--seed", "1",
+                 "--quiet"]) == 129
+    assert out.exists()
 
 
 @pytest.mark.parametrize("failure", ["EIO", "EINVAL"])

@@ -242,6 +242,35 @@ def test_a_nullable_column_missing_in_every_synthetic_row_is_left_out_and_the_re
                                          "of the synthetic table: no model can learn it")
 
 
+def test_the_copies_are_read_with_the_nullable_column_left_out_of_the_scores(tables, tmp_path, capsys):
+    """--copies beside a nullable column missing in every synthetic row: the copies were read as if the
+    column left out were not nullable, and the report was refused ("column 'score' has missing or infinite
+    values ... declare the column nullable", which it was). The copies' intervals are of the other columns."""
+    real, _, _ = tables
+    synth = _write(tmp_path, _synth(score=[np.nan] * 3), "synth.csv")
+    for name in ("synth.1.csv", "synth.2.csv", "synth.reference.csv"):
+        _write(tmp_path, _synth(score=[np.nan] * 3, age=[31.0, 42.0, 53.0]), name)
+    bounds = tmp_path / "nullable.json"
+    bounds.write_text(json.dumps({"age": [18, 90], "income": [0, 1e5], "score": {"bounds": [0, 1], "nullable": True}}))
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5, "--json",
+                          "--no-sdmetrics", "--copies"], capsys)
+    assert code == 0, err
+    statistics = [row["statistic"] for row in json.loads(out)["intervals"]["statistics"]]
+    assert statistics and not any("score" in statistic for statistic in statistics)
+
+
+def test_a_table_whose_only_column_is_missing_in_every_synthetic_row_is_refused_as_that(tmp_path, capsys):
+    """The only column left out: the refusal said "the real table has no columns", which it has."""
+    real = _write(tmp_path, pd.DataFrame({"score": np.linspace(0, 1, 20)}), "real.csv")
+    synth = _write(tmp_path, pd.DataFrame({"score": [np.nan] * 20}), "synth.csv")
+    bounds = tmp_path / "nullable.json"
+    bounds.write_text(json.dumps({"score": {"bounds": [0, 1], "nullable": True}}))
+    code, _, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5,
+                        "--no-sdmetrics"], capsys)
+    assert code == 2 and err.strip() == ("synthdp: error: score: missing in every row of one table, and no other "
+                                         "column to compare")
+
+
 def test_missing_real_file(tmp_path, capsys):
     code, _, err = run(["evaluate", "--real", tmp_path / "no.csv", "--synth", _write(tmp_path, _synth(), "s.csv")], capsys)
     assert code == 2 and err.strip() == f"synthdp: error: real table '{tmp_path / 'no.csv'}' does not exist"

@@ -161,3 +161,19 @@ def test_composition_epsilon_at_extreme_budgets(count, epsilon, delta):
     assert 0 < eps0 < math.inf
     assert composed(eps0) <= epsilon * (1 + 1e-12)
     assert composed(eps0 * (1 + 1e-6)) > epsilon
+
+
+@pytest.mark.parametrize("delta", [1e-310, 5e-324])
+def test_conversions_at_a_delta_whose_inverse_overflows(delta):
+    """log(1 / delta) is inf below 5.6e-309: zcdp_epsilon's bracket was inf and its search never ended,
+    and advanced composition's term was inf (so only basic composition was ever used)."""
+    from synthdp.privacy.noise import zcdp_delta, zcdp_epsilon
+
+    rho = 0.01
+    epsilon = zcdp_epsilon(rho, delta)
+    assert epsilon <= rho + 2 * math.sqrt(rho * -math.log(delta))  # Bun & Steinke's bound
+    assert zcdp_delta(rho, epsilon) <= delta
+    count, total = 10**6, 1.0
+    eps0 = composition_epsilon(count, total, delta)
+    assert eps0 > total / count  # advanced composition, the better here
+    assert math.sqrt(2 * count * -math.log(delta)) * eps0 + count * eps0 * math.expm1(eps0) <= total * (1 + 1e-12)

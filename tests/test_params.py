@@ -302,3 +302,10 @@ def test_mixed_tables_plan_histograms_and_the_smallest_quiet_pairs_share():
     assert mixed_shares(SynthConfig(marginals_share=0.4, correlation_share=0.2), 1000, 3, 1.0) == {
         "marginals": 0.4, "correlation": 0.2}
     assert mixed_shares(config, 1000, 0, 1.0) == {}
+
+
+def test_theory_parameters_at_a_delta_whose_inverse_overflows():
+    """log(1 / delta) is inf below 5.6e-309: each parameter's power of it was 0, so t = N = m = L = 0."""
+    tiny, least_normal = theory_parameters(1000, 2, 2, 1e-310), theory_parameters(1000, 2, 2, 1e-308)
+    assert all(value >= 1 for value in tiny.__dict__.values())
+    assert tiny.t == least_normal.t and tiny.L == least_normal.L and tiny.m <= least_normal.m

@@ -257,3 +257,20 @@ def test_a_pca_share_that_is_zero_epsilon_at_a_large_delta_is_calibrated(epsilon
     assert noise.scales == pytest.approx([expected] * iterations)
     assert math.isfinite(event.noise_scale) and event.mu <= budget.mu * (1 + 1e-12)
     assert "Theorem 3.6 constants" not in event.mechanism  # the report names the scale that was used
+
+
+def test_the_paper_s_constants_at_a_delta_whose_inverse_overflows_are_finite():
+    """--pca-calibration paper at delta 1e-310: log(1 / delta) was inf, so the paper's scale and every
+    iteration's noise were inf, and the synthetic table was all NaN, without a word."""
+    from synthdp.privacy.budget import Budget
+
+    delta = 1e-310
+    budget = Budget(0.0, 0.0, 1.0, delta, "gdp", (("moments", 0.5), ("pca", 0.5))).stage("pca")
+    d, k, n, iterations = 4, 2, 300, 5
+    rows = np.random.default_rng(9).uniform(-1, 1, (n, d))
+    noise = RecordingNoise()
+    private_subspace_iteration(rows.T @ rows / n, rows.mean(axis=0), n, k, iterations, budget, "gaussian",
+                               noise, np.random.default_rng(10), calibration="paper")
+    factor = 5 * d * math.sqrt(4 * k * iterations * -math.log(delta)) / (n * budget.epsilon)
+    assert all(math.isfinite(scale) for scale in noise.scales)
+    assert max(noise.scales) <= factor  # |basis| <= 1: the paper's scale, not more

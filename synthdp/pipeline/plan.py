@@ -55,7 +55,7 @@ def theory_parameters(n: int, d: int, smoothness: int, delta: float) -> TheoryPa
             L=_ceil_root(n, d + K, base),
         )
     base = 3 * d + 2 * K
-    log_term = math.log(1 / delta)
+    log_term = -math.log(delta)  # not log(1 / delta): inf below 5.6e-309
     return TheoryParameters(
         t=math.ceil(n ** (2 / base) * log_term ** (-1 / base)),
         N=math.ceil(n ** (2 * K / base) * log_term ** (-K / base)),

@@ -172,7 +172,7 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     (:func:`zcdp_delta`)."""
     if rho <= 0:
         return 0.0
-    low, high = 0.0, rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)) + 1.0  # Bun & Steinke's bound is above it
+    low, high = 0.0, rho + 2.0 * math.sqrt(rho * -math.log(delta)) + 1.0  # Bun & Steinke's bound; -log(delta): 1 / delta overflows below 5.6e-309
     while zcdp_delta(rho, high) > delta:
         high *= 2.0
     for _ in range(200):
@@ -210,7 +210,8 @@ def composition_epsilon(count: int, epsilon: float, delta: float) -> float:
     basic = epsilon / count
     if delta <= 0 or count == 1:
         return basic
-    log_term = math.sqrt(2 * count * math.log(1 / delta))
+    # log(1 / delta), rounded up near delta = 1 (the private side), but -log(delta) where 1 / delta overflows (below 5.6e-309)
+    log_term = math.sqrt(2 * count * (math.log(1 / delta) if delta > 1e-300 else -math.log(delta)))
 
     def total(eps0: float) -> float:  # expm1 overflows past 709.78, where the sum is far above any epsilon <= 1e6
         return log_term * eps0 + count * eps0 * math.expm1(min(eps0, 700.0)) - epsilon

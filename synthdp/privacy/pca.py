@@ -101,8 +101,9 @@ def private_subspace_iteration(
         assert budget.mu is not None  # a Gaussian budget carries its mu
         derived_scale = math.sqrt(iterations) * sensitivity / budget.mu
         # the paper's constants only where asked for, and not where the stage's mu is (0, delta)-DP
-        # (a large delta: epsilon 0, which they divide by): the derived scale is then the floor that holds
-        paper_factor = (5 * d * math.sqrt(4 * k * iterations * math.log(1 / delta)) / (n * epsilon)
+        # (a large delta: epsilon 0, which they divide by): the derived scale is then the floor that holds;
+        # -log(delta), not log(1 / delta), which is inf below 5.6e-309 (noise inf, a table of NaN)
+        paper_factor = (5 * d * math.sqrt(4 * k * iterations * -math.log(delta)) / (n * epsilon)
                         if calibration == "paper" and epsilon > 0 else 0.0)
         mechanism = "Gaussian (analytic), private subspace iteration"
     else:
