@@ -177,3 +177,17 @@ def test_conversions_at_a_delta_whose_inverse_overflows(delta):
     eps0 = composition_epsilon(count, total, delta)
     assert eps0 > total / count  # advanced composition, the better here
     assert math.sqrt(2 * count * -math.log(delta)) * eps0 + count * eps0 * math.expm1(eps0) <= total * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("scale", [math.inf, math.nan, -1.0])
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_a_noise_scale_that_is_not_finite_is_refused_before_any_draw(scale, kind):
+    """A calibration that overflowed gave an infinite scale, and the release a table of NaN without a word:
+    every sampler refuses a scale that is not a finite number >= 0, in one line, before it draws."""
+    from synthdp.errors import SynthDPError
+    from synthdp.privacy.noise import OpenDPNoise, SeededNoise
+
+    for sampler in (OpenDPNoise(), SeededNoise(np.random.default_rng(0))):
+        with pytest.raises(SynthDPError, match="is not a finite number >= 0") as refused:
+            getattr(sampler, kind)(np.zeros(3), scale)
+        assert "\n" not in str(refused.value)

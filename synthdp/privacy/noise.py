@@ -253,6 +253,16 @@ class NoiseSampler(ABC):
         (2 Delta / scale)-DP and, bounded range, (2 Delta / scale)^2 / 8-zCDP (Cesar & Rogers 2021)."""
 
 
+def _drawable(scale: float) -> float:
+    """``scale`` as a float, where it is a finite number >= 0; else refused before any noise is drawn: an
+    infinite scale (a calibration that overflowed) made a table of NaN without a word."""
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale >= 0):
+        raise SynthDPError(f"a noise scale of {scale} is not a finite number >= 0 (a synthdp bug: nothing was "
+                           "released; please report it with the command)")
+    return scale
+
+
 class OpenDPNoise(NoiseSampler):
     """OpenDP's floating-point-safe Laplace and Gaussian samplers.
 
@@ -271,12 +281,13 @@ class OpenDPNoise(NoiseSampler):
         self._domain = domains.vector_domain(domains.atom_domain(T=float, nan=False))
 
     def laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
-        measurement = self._measurements.make_laplace(self._domain, self._metrics.l1_distance(T=float), scale=float(scale))
+        measurement = self._measurements.make_laplace(self._domain, self._metrics.l1_distance(T=float),
+                                                      scale=_drawable(scale))
         return self._apply(measurement, values)
 
     def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray:
         measurement = self._measurements.make_gaussian(self._domain, self._metrics.l2_distance(T=float),
-                                                       scale=float(sigma))
+                                                       scale=_drawable(sigma))
         return self._apply(measurement, values)
 
     def noisy_max(self, scores: np.ndarray, scale: float) -> int:
@@ -308,11 +319,11 @@ class SeededNoise(NoiseSampler):
 
     def laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return values + self._rng.laplace(0.0, scale, size=values.shape)
+        return values + self._rng.laplace(0.0, _drawable(scale), size=values.shape)
 
     def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray:
         values = np.asarray(values, dtype=float)
-        return values + self._rng.normal(0.0, sigma, size=values.shape)
+        return values + self._rng.normal(0.0, _drawable(sigma), size=values.shape)
 
     def noisy_max(self, scores: np.ndarray, scale: float) -> int:
         scores = np.asarray(scores, dtype=float).ravel()
