@@ -1411,7 +1411,7 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwri
                 if not stream:
                     synced(temporary)  # whole on disk before it is renamed into place
             except OSError as error:  # a full disk, a folder gone: the output's own name, not its temporary file's
-                raise _OutputNotWritten(error.errno, error.strerror, str(final)) from None
+                raise _OutputNotWritten(error.errno, error.strerror or type(error).__name__, str(final)) from None
             pending.append((temporary, real, stream))
         _RENAMING.append(True)  # Ctrl-C during the renames lets every file reach its place, not some of them
         placed: list[tuple[Path, os.stat_result]] = []

@@ -269,6 +269,22 @@ def test_a_terminal_gone_while_the_outputs_are_renamed_ends_with_sighup_s_code(t
     assert out.exists()
 
 
+def test_a_write_error_without_an_errno_names_the_output_and_its_kind(tmp_path, capsys, monkeypatch):
+    """An OSError with no errno and no text (a library's own): the line named the output and then
+    "[Errno None] None"; it names the error's kind, and no text the error carried."""
+    from synthdp import writers
+
+    def failing(*args, **kwargs):
+        raise OSError("a library's message")
+
+    monkeypatch.setattr(writers, "write_csv", failing)
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--rows", "40", "--seed", "1",
+                 "--quiet"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"synthdp: error: cannot write the output '{out}': OSError"
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("failure", ["EIO", "EINVAL"])
 def test_each_output_is_synced_before_it_is_put_in_place(tmp_path, capsys, monkeypatch, failure):
     """Every output is flushed to disk (fsync) before its rename: after a power loss a renamed file could
