@@ -693,7 +693,7 @@ def _charged(args: argparse.Namespace) -> str:
 def generate(args: argparse.Namespace) -> int:
     synth, run = _fit(args, synthesize=True)
     rows = run["rows"]
-    n_rows = synth.theory_rows if rows == "theory" else _int_or_word(rows, None, "--rows")
+    n_rows = synth.theory_rows if rows == "theory" else rows  # (a number, or None: read by _fit)
     start = time.perf_counter()
     synthetic = synth.sample(n_rows)
     sampling_seconds = time.perf_counter() - start
@@ -701,7 +701,7 @@ def generate(args: argparse.Namespace) -> int:
     report["timings_seconds"]["sampling"] = round(sampling_seconds, 4)
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), table_writer(synthetic, args.output))]
     if run["copies"] is not None:
-        count = _int_or_word(run["copies"], None, "--copies")
+        count = run["copies"]  # (a number: read by _fit)
         copies = synth.sample_copies(count, n_rows, progress=not run["quiet"])
         from synthdp.evaluation.inference import copy_paths, file_sha256
 
@@ -792,11 +792,11 @@ def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFor
         return
     from synthdp.reader.table import table_header
 
-    rows, columns = _int_or_word(run["rows"], "theory", "--rows"), len(table_header(source, "input file", csv_format))
+    rows, columns = run["rows"], len(table_header(source, "input file", csv_format))
     advice = "ask for fewer rows (synthdp sample streams any number to a file)"
     check_output_size(rows, columns, "--rows: the synthetic table", advice)
     if run["copies"] is not None:  # n is not read yet: the reference sample of 20 x the rows per copy at least
-        check_copies_size(_int_or_word(run["copies"], None, "--copies"), rows, columns, REFERENCE_FACTOR * rows)
+        check_copies_size(run["copies"], rows, columns, REFERENCE_FACTOR * rows)
 
 
 def _with_data_timings(synth: SmoothSynthesizer, report: dict, run: dict) -> dict:
@@ -1297,20 +1297,20 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     config = SynthConfig(**options)
     outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"],
                "--model-out": run["model_out"]}
-    if run["rows"] not in (None, "theory"):  # before the fit, not after it
-        rows = _int_or_word(run["rows"], "theory", "--rows")
-        if rows < 1:
+    if run["rows"] not in (None, "theory"):  # before the fit, not after it; read once, as a number from here on
+        run["rows"] = _int_or_word(run["rows"], "theory", "--rows")
+        if run["rows"] < 1:
             raise SynthDPError("--rows must be an integer >= 1 or 'theory'")
     if run["copies"] is not None:
         from synthdp.evaluation.inference import copy_paths
         from synthdp.pipeline.copies import check_copies_count
 
-        count = _int_or_word(run["copies"], None, "--copies")
+        run["copies"] = count = _int_or_word(run["copies"], None, "--copies")  # read once, as a number from here on
         check_copies_count(count, "--copies")  # before their paths are listed: 10**15 of them filled memory
         if _written_into(Path(args.output)):
             raise SynthDPError("--copies writes files named after --output: give --output a file, not standard output "
                                "or another stream")
-        if run["rows"] not in (None, "theory") and _int_or_word(run["rows"], "theory", "--rows") < 2:
+        if run["rows"] not in (None, "theory") and run["rows"] < 2:
             raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
                                "says nothing")
         *numbered, reference, info = copy_paths(Path(args.output), count)
