@@ -57,14 +57,14 @@ def analytic_gaussian_sigma(l2_sensitivity: float, epsilon: float, delta: float)
     return s * l2_sensitivity
 
 
-def gdp_delta(mu: float, epsilon: float) -> float:
-    """The delta at which mu-GDP is (epsilon, delta)-DP: Phi(a) - e^epsilon Phi(b) with
-    a = mu / 2 - epsilon / mu and b = a - mu (Balle & Wang 2018, Theorem 8; sigma = 1 / mu)."""
-    return math.exp(_log_gdp_delta(mu, epsilon))
+def _gdp_points(mu: float, epsilon: float) -> tuple[float, float]:
+    """a = mu / 2 - epsilon / mu and b = a - mu: mu-GDP is (epsilon, delta)-DP at delta = Phi(a) -
+    e^epsilon Phi(b) (Balle & Wang 2018, Theorem 8; sigma = 1 / mu)."""
+    return mu / 2 - epsilon / mu, -mu / 2 - epsilon / mu
 
 
 def _log_gdp_delta(mu: float, epsilon: float) -> float:
-    """log :func:`gdp_delta` (-inf where it is 0).
+    """log of the delta at which mu-GDP is (epsilon, delta)-DP (:func:`_gdp_points`; -inf where it is 0).
 
     With a < 0 both terms are far in the tail and nearly equal when mu is small (epsilon = 1e-6,
     delta = 1e-300: 1e-291 each), and the difference of two rounded values loses every digit of
@@ -73,8 +73,7 @@ def _log_gdp_delta(mu: float, epsilon: float) -> float:
     of order 1, are subtracted; in logs, so that a delta near the least normal float does not
     underflow to a few bits.
     """
-    a = mu / 2 - epsilon / mu
-    b = -mu / 2 - epsilon / mu
+    a, b = _gdp_points(mu, epsilon)
     if a < 0:
         u, width = -a / math.sqrt(2), mu / math.sqrt(2)  # erfcx's arguments -a / sqrt2 and -b / sqrt2 = u + width
         if width < 1e-3 * u:  # so close that erfcx's values share most digits: Simpson's rule on -erfcx'
@@ -90,14 +89,13 @@ def _log_gdp_delta(mu: float, epsilon: float) -> float:
 
 
 def _gdp_excess(mu: float, epsilon: float, delta: float) -> float:
-    """A number of the sign of gdp_delta(mu, epsilon) - delta, for a root search: the difference of
-    their logs; for delta above 1/2, (1 - delta) less 1 - gdp_delta = Phi(-a) + e^epsilon Phi(b), a
-    sum: near 1 (delta = 1 - 1e-16) the deltas themselves differ only in their last bit, and the
-    calibration and the ledger's conversion back disagreed by 1 %."""
+    """A number of the sign of delta(mu, epsilon) - delta (:func:`_log_gdp_delta`), for a root search: the
+    difference of their logs; for delta above 1/2, (1 - delta) less 1 - delta(mu, epsilon) = Phi(-a) +
+    e^epsilon Phi(b), a sum: near 1 (delta = 1 - 1e-16) the deltas themselves differ only in their last
+    bit, and the calibration and the ledger's conversion back disagreed by 1 %."""
     if delta <= 0.5:
         return _log_gdp_delta(mu, epsilon) - math.log(delta)
-    a = mu / 2 - epsilon / mu
-    b = -mu / 2 - epsilon / mu
+    a, b = _gdp_points(mu, epsilon)
     return (1 - delta) - (special.ndtr(-a) + math.exp(epsilon + special.log_ndtr(b)))
 
 
