@@ -106,12 +106,27 @@ def test_the_first_use_declares_the_lifetime_budget_and_later_ones_cannot_change
 
 def test_a_failed_release_is_not_charged(tmp_path):
     budget = tmp_path / "b.json"
+    assert _release(tmp_path, budget, "a", "--epsilon", "0.5", "--lifetime-epsilon", "1")[0] == 0
+    bad_bounds = tmp_path / "bad.json"
+    bad_bounds.write_text(json.dumps({"age": [0, 120]}))  # columns without bounds: the fit fails after the reservation
+    code = main(["generate", CLINIC, "-o", str(tmp_path / "x.csv"), "--bounds", str(bad_bounds), "--epsilon", "0.5",
+                 "--budget-file", str(budget), "--quiet"])
+    assert code == 2 and [r["epsilon"] for r in _document(budget)["releases"]] == [0.5]
+    assert _release(tmp_path, budget, "b", "--epsilon", "0.5")[0] == 0  # the rest of the budget is still there
+
+
+def test_a_first_use_that_failed_before_it_released_declares_no_lifetime_budget(tmp_path, capsys):
+    """A first run refused by its own input (a bounds file that misses columns) leaves no budget file, so
+    the run that follows it with the mistake mended may declare the lifetime budget it meant."""
+    budget = tmp_path / "b.json"
     bad_bounds = tmp_path / "bad.json"
     bad_bounds.write_text(json.dumps({"age": [0, 120]}))  # columns without bounds: the fit fails after the reservation
     code = main(["generate", CLINIC, "-o", str(tmp_path / "x.csv"), "--bounds", str(bad_bounds), "--epsilon", "1",
-                 "--budget-file", str(budget), "--lifetime-epsilon", "1", "--quiet"])
-    assert code == 2 and _document(budget)["releases"] == []
-    assert _release(tmp_path, budget, "a", "--epsilon", "1")[0] == 0  # the whole budget is still there
+                 "--budget-file", str(budget), "--lifetime-epsilon", "5", "--quiet"])
+    assert code == 2 and not budget.exists() and not (tmp_path / "x.csv").exists()
+    capsys.readouterr()
+    assert _release(tmp_path, budget, "a", "--epsilon", "1", "--lifetime-epsilon", "3")[0] == 0, capsys.readouterr().err
+    assert _document(budget)["lifetime"]["epsilon"] == 3.0 and len(_document(budget)["releases"]) == 1
 
 
 RUN = """
@@ -224,13 +239,13 @@ def test_a_command_that_fails_after_its_charge_says_its_budget_was_spent(tmp_pat
     code = main(["generate", str(bad), "-o", str(tmp_path / "bad.out.csv"), "--bounds", BOUNDS, "--budget-file",
                  str(budget), "--epsilon", "0.4", "--lifetime-epsilon", "2", "--quiet"])
     err = capsys.readouterr().err
-    assert code == 2 and "'age'" in err and "charged" not in err and _document(budget)["releases"] == []
+    assert code == 2 and "'age'" in err and "charged" not in err and not budget.exists()  # nothing declared
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(writers, "write_csv", full)
-    code, out = _release(tmp_path, budget, "full", "--epsilon", "0.4")
+    code, out = _release(tmp_path, budget, "full", "--epsilon", "0.4", "--lifetime-epsilon", "2")
     err = capsys.readouterr().err
     assert code == 2 and not out.exists() and err.count("\n") == 1
     assert f"No space left on device (the release was charged to budget file '{budget}': epsilon 0.4)" in err
@@ -383,7 +398,7 @@ def test_a_command_that_fails_after_a_stage_released_is_charged(tmp_path, capsys
     code = main(["generate", str(table), "-o", str(tmp_path / "x.csv"), "--schema", str(schema), "--epsilon", "0.3",
                  "--delta", "1e-6", "--privacy-unit", "person", "--max-rows-per-unit", "2", "--budget-file",
                  str(budget), "--lifetime-epsilon", "1", "--lifetime-delta", "1e-5", "--quiet"])
-    assert code == 2 and "levels" in capsys.readouterr().err and _document(budget)["releases"] == []
+    assert code == 2 and "levels" in capsys.readouterr().err and not budget.exists()  # nothing declared
     schema = declared
     _failing_plan(monkeypatch)
     code = main(["generate", str(table), "-o", str(tmp_path / "x.csv"), "--schema", str(schema), "--epsilon", "0.3",

@@ -19,7 +19,8 @@ A release is *reserved* before the data is read (``pending``, counted against th
 budget), and marked ``spent`` as soon as its fit has released anything: when the fit succeeds
 (before any output is written, so a run stopped while writing is charged), or when it fails
 after a stage released (its error may carry a value computed from a noisy statistic: a plan too
-large for a noisy row count). A run that fails before any stage released drops its reservation;
+large for a noisy row count). A run that fails before any stage released drops its reservation
+(and the file, where the run was its first use: a refused run declares no lifetime budget);
 a run killed before it was charged leaves a ``pending`` entry whose process is gone, which the
 next use of the file (on the same host, in the same PID namespace) drops, since nothing of that
 run left the process; an entry of another host or namespace cannot be checked: it stays counted
@@ -82,6 +83,7 @@ class Reservation:
     spent_before: tuple[float, float]
     not_private_before: int = 0
     privacy_unit: str | None = None
+    created: bool = False  # this reservation's first use created the file (cancel removes it again)
 
 
 def lock_path(path: str | Path) -> Path:
@@ -264,6 +266,7 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
         raise SynthDPError(first_use)
     with _locked(path):
         document = _read(path)
+        created = document is None
         if document is None:
             if lifetime_epsilon is None:
                 raise SynthDPError(first_use)
@@ -302,7 +305,8 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
     if table is not None and others:  # after the lock: the reservation stands, the user is told
         warnings.warn(f"budget file '{path}' holds releases of another table file ({', '.join(others)}): a budget file "
                       "keeps one table's budget (the same table moved or renamed is fine)", UserWarning, stacklevel=3)
-    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private, privacy_unit)
+    return Reservation(path, identifier, float(epsilon), float(delta), lifetime, spent, not_private, privacy_unit,
+                       created)
 
 
 def charge(reservation: Reservation, differentially_private: bool | None = None) -> None:
@@ -348,13 +352,20 @@ def _entry(reservation: Reservation) -> tuple[dict, dict] | None:
 
 def cancel(reservation: Reservation) -> bool:
     """Drop the reservation of a release that failed before it was charged (nothing of it is out); a
-    charged one is left as it is. Returns whether the release stays charged in the file."""
+    charged one is left as it is. A file that this reservation created and that holds no other release
+    is removed: a first use that failed before it released declares nothing. Returns whether the
+    release stays charged in the file."""
     with _locked(reservation.path):
         document = _read(reservation.path)
         if document is None:
             return False
         kept = [r for r in document["releases"] if not (r["id"] == reservation.id and r["state"] == "pending")]
-        if len(kept) < len(document["releases"]):  # a charged one stays, and the file is left as it is
+        if reservation.created and not kept:
+            # the file's first use, and nothing else reserved since: the file goes, so that a run refused
+            # (a typo in its bounds) does not fix the lifetime budget it declared (its lock file stays:
+            # module docstring)
+            reservation.path.unlink()
+        elif len(kept) < len(document["releases"]):  # a charged one stays, and the file is left as it is
             document["releases"] = kept
             _write(reservation.path, document)
         return any(r["id"] == reservation.id for r in kept)
