@@ -1600,6 +1600,30 @@ def test_an_lp_over_the_memory_bound_advises_what_would_bring_it_within(options,
     SmoothSynthesizer(**{**options, **followed}).fit(frame, schema=wide)
 
 
+def test_the_numeric_columns_histogram_cells_count_in_the_mixed_lp_memory_bound(tmp_path, capsys):
+    """Each candidate of a mixed table's LP has a cell in every numeric column's histogram beside its
+    G moments (run.mixed_design): 2 000 numeric columns and one binary made an LP of 2e7 non-zeros
+    that the plan counted as 1e4 (G = 1) and HiGHS ran out of memory after the budget was charged.
+    Here 20 numeric columns and one binary, 100 candidates: 2 000 entries and more over a bound of 1 000 are
+    refused before anything is released (the budget file's first use leaves no file), and 40
+    candidates (about 800 entries) are accepted."""
+    rng = np.random.default_rng(0)
+    names = [f"x{i}" for i in range(20)]
+    frame = pd.DataFrame(rng.uniform(0, 1, (300, 20)), columns=names).assign(b=rng.integers(0, 2, 300))
+    table, schema, budget = tmp_path / "t.csv", tmp_path / "s.json", tmp_path / "b.json"
+    frame.to_csv(table, index=False)
+    schema.write_text(json.dumps({"columns": {**{name: {"type": "continuous", "bounds": [0, 1]} for name in names},
+                                              "b": {"type": "binary", "levels": [0, 1]}}}))
+    options = ["--epsilon", "1", "--schema", str(schema), "--n-candidates", "100", "--max-lp-entries", "1000",
+               "--budget-file", str(budget), "--lifetime-epsilon", "2", "--seed", "0", "--quiet"]
+    assert main(["generate", str(table), "-o", str(tmp_path / "o.csv"), *options]) == 2
+    err = capsys.readouterr().err
+    assert "x 100 = 2" in err and "matrix entries, over the memory bound" in err  # 20 cells (and G) per candidate
+    assert not budget.exists() and not (tmp_path / "o.csv").exists()
+    options[options.index("100")] = "40"
+    assert main(["generate", str(table), "-o", str(tmp_path / "o.csv"), *options]) == 0
+
+
 def test_a_summary_of_more_moments_than_the_memory_bound_says_so():
     """A summary draws no candidates: the moments alone are over the bound, and the error says that
     (not an LP of 0 matrix entries), with advice that brings them within it."""

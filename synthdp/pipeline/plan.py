@@ -276,7 +276,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     share of the budget goes to the moments. ``mixed_basis`` = (R, G) plans a mixed table
     (:mod:`synthdp.domain.schema`; d counts its encoded coordinates): its basis of R functions in G
     sensitivity groups is fixed by the schema, its candidates are "mixed" (no private PCA)
-    and its LP matrix is sparse, with at most G non-zeros per candidate; its
+    and its LP matrix is sparse, with at most G + ``numeric_columns`` non-zeros per candidate; its
     ``numeric_columns`` continuous and integer columns get one-way histograms
     (:func:`mixed_shares`); ``numeric_moments``, whether that basis holds their moments and
     means per level (:func:`mixed_numeric_moments`); ``level_columns``, its binary and categorical
@@ -297,7 +297,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     """
     if n < 2:
         raise SynthDPError("the input needs at least 2 rows")
-    check_plan_options(config, d, synthesize, mixed_basis=mixed_basis)
+    check_plan_options(config, d, synthesize, mixed_basis=mixed_basis, numeric_columns=numeric_columns)
     sample_size = max(2, n // neighbours.k) if neighbours.by_unit else n
     theory = theory_parameters(sample_size, d, config.smoothness, config.delta)
     kind: str = config.candidate_kind if synthesize else "none"
@@ -393,10 +393,11 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
 
 
 def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mixed: bool = False,
-                       mixed_basis: tuple[int, int] | None = None) -> None:
+                       mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0) -> None:
     """The refusals of :func:`make_plan` that follow from the options and the table's columns alone,
     whatever n: a mixed table's (``mixed``) mode and candidates and, given its basis's R moments in G
-    groups (``mixed_basis``), its LP's size; moment candidates' n_basis; a numeric table's candidate
+    groups (``mixed_basis``) and its ``numeric_columns`` (each a histogram cell per candidate in the
+    LP: :func:`synthdp.pipeline.run.mixed_design`), its LP's size; moment candidates' n_basis; a numeric table's candidate
     values and, where n_basis is given, its LP's size (practical mode, candidates other than the
     grid: neither depends on n). The fit also checks them before its first release
     (:func:`synthdp.pipeline.run.check_public_inputs`), which by unit, or with a schema's level
@@ -428,14 +429,15 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
             f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
             "n_candidates, or release a summary only (synthdp summarize; fit(..., synthesize=False))")
     drawn = max(n_candidates, tilt_candidates)
-    if max(groups * max(drawn, 1), n_basis) > config.max_lp_entries:
-        # mixed tables: a sparse W whole, at most G non-zeros per candidate
+    per_candidate = groups + numeric_columns  # a moment per group, a histogram cell per numeric column
+    if max(per_candidate * max(drawn, 1), n_basis) > config.max_lp_entries:
+        # mixed tables: a sparse W whole, at most G + numeric_columns non-zeros per candidate
         fix = ("lower --marginal-degree, or release fewer columns" if max(groups, 1) * n_basis > config.max_lp_entries
                # the tilt draws TILT_CANDIDATES_PER_MOMENT per moment, whatever --n-candidates
                else "lower --marginal-degree, or set --tilt 0" if tilt_candidates > n_candidates
                else "lower --n-candidates or --marginal-degree")  # not below the R moments: they would not fit
-        what = (f"the LP would have {groups} x {drawn} = {_g(groups * drawn)} matrix entries"
-                if groups * max(drawn, 1) > config.max_lp_entries else f"the release would hold {n_basis} moments")
+        what = (f"the LP would have {per_candidate} x {drawn} = {_g(per_candidate * drawn)} matrix entries"
+                if per_candidate * max(drawn, 1) > config.max_lp_entries else f"the release would hold {n_basis} moments")
         raise SynthDPError(f"{what}, over the memory bound max_lp_entries = {_g(config.max_lp_entries)} (8 bytes "
                            f"each); {fix}")
 
@@ -463,9 +465,10 @@ def mixed_plan_basis(config: SynthConfig, schema: Schema, synthesize: bool = Tru
         schema = schema.without_binned_blocks()
         count = basis_count(schema, config.marginal_degree, block_means, held)
     # R alone, before the (R, D) indices are built (2 000 columns: millions of moments, gigabytes)
-    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(count, 0))
+    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(count, 0), numeric_columns=schema.d_numeric)
     indices = basis_indices(schema, config.marginal_degree, block_means, held)
-    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(len(indices), groups_count(schema, indices)))
+    check_plan_options(config, schema.n_coordinates, synthesize, mixed_basis=(len(indices), groups_count(schema, indices)),
+                       numeric_columns=schema.d_numeric)
     return schema, indices, held
 
 
