@@ -22,11 +22,15 @@ from synthdp.errors import SynthDPError
 def temporary_beside(final: Path | None, cleanup: ExitStack) -> Path:
     """A new, empty temporary file beside ``final`` (same filesystem, so a rename onto ``final`` is
     atomic), or in the system's temporary folder where ``final`` is None (an output written into
-    rather than replaced: a pipe, /dev/stdout). Its mode is what a plain ``open()`` gives, 0666 less
-    the umask (not mkstemp's private 0600; the process's umask is never changed: other threads share
-    it). ``cleanup`` removes it when it closes, wherever it still is: the removal is registered
+    rather than replaced: a pipe, /dev/stdout). Beside ``final`` its mode is what a plain ``open()``
+    gives, 0666 less the umask, the mode ``final`` then has (not mkstemp's private 0600; the process's
+    umask is never changed: other threads share it). In the system's temporary folder, shared with
+    other users, it is 0600, readable by this user only: it is never put in place, and it may hold what
+    a stream waits for (a draft schema's levels and bounds, read from the data) until it is read.
+    ``cleanup`` removes it when it closes, wherever it still is: the removal is registered
     before the file is made, so a Ctrl-C or a kill between the two leaves nothing behind."""
     folder, prefix = (Path(tempfile.gettempdir()), ".synthdp-") if final is None else (final.parent, f".{final.name}.")
+    mode = 0o600 if final is None else 0o666
     names: list[Path] = []
 
     def remove() -> None:
@@ -38,7 +42,7 @@ def temporary_beside(final: Path | None, cleanup: ExitStack) -> Path:
         path = folder / f"{prefix}{secrets.token_hex(8)}.tmp"
         names.append(path)
         try:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
             return path
         except FileExistsError:  # another's file of that name (a chance of 2^-64): not ours to remove
             names.remove(path)

@@ -387,3 +387,31 @@ def test_the_report_describes_a_csv_file_alike_whether_its_size_streamed_it_or_n
                      "--quiet"]) == 0
         engines.append(json.loads((tmp_path / f"{name}.json").read_text())["engine"])
     assert engines[0] == engines[1] and "streamed" in engines[0]["input"] and "kept_cells" not in engines[0]
+
+
+def test_a_stream_outputs_staged_file_is_readable_by_its_user_only(tmp_path, monkeypatch):
+    """An output written into a stream (a named pipe, /dev/stdout) is staged in the system's temporary
+    folder, shared with other users, until it is copied into the stream, which may wait for its reader:
+    a draft schema holds the data's own levels and bounds. Its staged file is 0600 whatever the umask
+    (under 0022 a plain open() made it 0644, readable by every user of the machine)."""
+    import os
+    import shutil
+    import stat
+
+    (tmp_path / "data.csv").write_text("age,city\n33.3456789,ZZSECRET\n40,Paris\n50,Paris\n")
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    staged = []
+    copy = shutil.copyfileobj
+
+    def spy(source, target, *args):
+        staged.append((stat.S_IMODE(os.fstat(source.fileno()).st_mode), os.path.dirname(source.name)))
+        return copy(source, target, *args)
+
+    monkeypatch.setattr(shutil, "copyfileobj", spy)
+    umask = os.umask(0o022)
+    try:
+        assert main(["schema", str(tmp_path / "data.csv"), "-o", os.devnull]) == 0
+    finally:
+        os.umask(umask)
+    assert staged == [(0o600, str(tmp_path))]
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(".synthdp-")]  # removed once copied
