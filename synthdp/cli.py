@@ -1162,6 +1162,8 @@ def evaluate(args: argparse.Namespace) -> int:
         if unit is not None and unit not in names:
             raise SynthDPError(f"{label} '{path}' has no column '{unit}' (--privacy-unit){near_column(unit, names)}")
     check_same_columns(*([name for name in names if name != unit] for names in headers))
+    if privacy is not None:
+        _check_release_columns(privacy, args.privacy_report, [name for name in headers[1] if name != unit])
     as_text = (*text_columns, *(() if unit is None else (unit,)))
     real, synth = (_read_table(path, label, file_format, as_text, nullable, times, options)
                    for path, label, file_format, options in files)
@@ -1465,6 +1467,28 @@ def _named(path: str | Path) -> str:
 def _is_standard_output(path: Path) -> bool:
     """Whether an output path names this process's standard output (``-o -``, ``/dev/stdout``)."""
     return os.path.abspath(path) in (STANDARD_OUTPUT, "/proc/self/fd/1", "/dev/fd/1")
+
+
+def _check_release_columns(privacy: dict, path: str, names: Sequence[str]) -> None:
+    """Refuse a privacy report (``evaluate --privacy-report``) whose release has other columns than the
+    synthetic table: the report of another release, whose budget the page would show as this one's."""
+    entry = privacy.get("schema") if isinstance(privacy.get("schema"), dict) else privacy.get("bounds")
+    columns = entry.get("columns") if isinstance(entry, dict) else None
+    if not isinstance(columns, dict):  # a report that does not list its columns: nothing to check
+        return
+    absent = [name for name in names if name not in columns]
+    other = [name for name in columns if name not in names]
+    if absent or other:
+        differences = ([f"the synthetic table's {', '.join(absent[:3])}{', ...' if len(absent) > 3 else ''} "
+                        "not in its release"] if absent else []) + (
+                       [f"its {', '.join(other[:3])}{', ...' if len(other) > 3 else ''} not in the synthetic table"]
+                       if other else [])
+        unit_entry = privacy["privacy"].get("privacy_unit")
+        unit = unit_entry.get("column") if isinstance(unit_entry, dict) else None
+        hint = (f"give --privacy-unit '{unit}' (the release's privacy unit column)" if unit in absent
+                else "give this release's report (generate --report)")
+        raise SynthDPError(f"privacy report '{path}' is of a release of other columns ({'; '.join(differences)}): "
+                           + hint)
 
 
 def _missing_note(nullable: Sequence[str], empty: Sequence[str]) -> str:

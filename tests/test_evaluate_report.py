@@ -259,6 +259,23 @@ def test_a_privacy_report_without_its_section_is_refused(mixed_files, tmp_path, 
     assert code == 2 and "has no \"privacy\" section" in err and not (tmp_path / "page.html").exists()
 
 
+def test_the_privacy_report_of_another_release_is_refused(mixed_files, tmp_path, capsys):
+    """A report whose release has other columns than the synthetic table belongs to another release: its
+    budget is not this one's, so no page shows it as this release's."""
+    real, synth, schema, report = mixed_files
+    other = json.loads(report.read_text())
+    other["schema"]["columns"]["weight"] = other["schema"]["columns"].pop("hours-per-week")
+    other_path = tmp_path / "other.json"
+    other_path.write_text(json.dumps(other))
+    page = tmp_path / "page.html"
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--schema", schema, "--queries", 5,
+                          "--no-sdmetrics", "--html", page, "--privacy-report", other_path], capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert (f"privacy report '{other_path}' is of a release of other columns (the synthetic table's hours-per-week "
+            "not in its release; its weight not in the synthetic table)") in err
+    assert not page.exists()
+
+
 def test_html_without_matplotlib_is_a_one_line_error(mixed_files, tmp_path, capsys, monkeypatch):
     real, synth, schema, _ = mixed_files
     monkeypatch.setitem(sys.modules, "matplotlib", None)
@@ -356,6 +373,39 @@ def test_html_page_of_a_mixed_table(mixed_files, tmp_path, capsys):
         assert caveat in words
     # categorical charts show the schema's levels and "other" (the test table's "Never-worked")
     assert "workclass" in words and "income" in words
+
+
+def test_the_page_shows_each_stage_mu_and_the_budget_file_totals(tmp_path, capsys):
+    """The privacy section shows what the JSON report holds: each Gaussian stage's mu, which the total composes
+    (its epsilon is what it would cost alone, so the stages' epsilons add up to more than the epsilon spent),
+    and a budget file's lifetime totals; neither was on the page."""
+    real, synth, schema, report = (tmp_path / name for name in ("real.csv", "synth.csv", "schema.json", "r.json"))
+    adult_like().to_csv(real, index=False)
+    schema.write_text(json.dumps(SCHEMA))
+    budget = tmp_path / "table.budget.json"
+    code, _, err = run(["generate", real, "-o", synth, "--schema", schema, "--epsilon", 1, "--delta", 1e-6,
+                        "--n-candidates", 200, "--quiet", "--report", report, "--budget-file", budget,
+                        "--lifetime-epsilon", 3, "--lifetime-delta", 1e-5], capsys)
+    assert code == 0, err
+    release = json.loads(report.read_text())["privacy"]
+    mus = [stage["mu"] for stage in release["stages"] if stage.get("mu") is not None]
+    assert mus and sum(stage["epsilon"] for stage in release["stages"]) > release["epsilon_spent"] + 0.1
+    page_path = tmp_path / "page.html"
+    code, _, err = run(["evaluate", "--real", real, "--synth", synth, "--schema", schema, "--queries", 5,
+                        "--no-sdmetrics", "--html", page_path, "--privacy-report", report], capsys)
+    assert code == 0, err
+    page = page_path.read_text(encoding="utf-8")
+    section = page[page.index('<section id="privacy">'):]
+    assert "<th>mu</th>" in section and "do not add up to the epsilon spent" in section
+    for mu in mus:
+        assert f"<td>{mu:.4g}</td>" in section
+    totals = release["budget_file"]
+    assert totals["lifetime"]["epsilon"] == 3
+    assert (f"<th>lifetime epsilon (budget file)</th><td>{totals['spent_after']['epsilon']:.4g} spent of 3 "
+            f"({totals['spent_before']['epsilon']:.4g} before this release, "
+            f"{totals['this_release']['epsilon']:.4g} by it)</td>") in section
+    assert "<th>lifetime delta (budget file)</th><td>1e-06 spent of 1e-05" in section
+    assert "table.budget.json" in section
 
 
 def test_html_page_of_a_numeric_table(tmp_path, capsys):

@@ -504,6 +504,12 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
             ["neighbouring tables", _text(privacy.get("neighbouring", "n/a"))],
             ["composition", _text(privacy.get("composition", "n/a"))],
             ["noise", _text(privacy.get("noise_sampler", "n/a"))]]
+    lifetime = privacy.get("budget_file")
+    if isinstance(lifetime, Mapping):  # the table's budget across releases (generate --budget-file)
+        rows += [_lifetime_row(lifetime, key) for key in ("epsilon", "delta")]
+        rows.append(["budget file", f"<code>{_text(lifetime.get('path', 'n/a'))}</code>; "
+                                    + _text(lifetime.get("composition", "n/a"))
+                                    + (f" ({_text(lifetime['note'])})" if lifetime.get("note") else "")])
     overview = ("<table><tbody>" + "".join(f"<tr><th>{_text(k)}</th><td>{v}</td></tr>" for k, v in rows)
                 + "</tbody></table>")
     stages = []
@@ -515,12 +521,29 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
             norm = stage.get("sensitivity_norm")
             sensitivity = _significant(stage.get("sensitivity")) + (f" ({norm})" if norm else "")
             stages.append([stage.get("stage", ""), stage.get("mechanism", ""), stage.get("released", ""), sensitivity,
-                           *(_significant(stage.get(key)) for key in ("noise_scale", "epsilon", "delta"))])
-    stage_table = _table(["stage", "mechanism", "released", "sensitivity", "noise scale", "epsilon", "delta"],
-                         stages, numeric_from=4) if stages else "<p>The report lists no stages.</p>"
+                           *(_significant(stage.get(key)) for key in ("noise_scale", "epsilon", "delta", "mu"))])
+    gaussian = any(isinstance(stage, Mapping) and stage.get("mu") is not None for stage in listed)
+    header = ["stage", "mechanism", "released", "sensitivity", "noise scale", "epsilon", "delta", "mu"]
+    stage_table = (_table(header if gaussian else header[:-1], [row if gaussian else row[:-1] for row in stages],
+                          numeric_from=4) if stages else "<p>The report lists no stages.</p>")
+    if gaussian:  # the Gaussian stages' epsilons do not add: the total composes their mu (see composition)
+        stage_table += ('<p class="note">A stage with a mu (Gaussian noise) composes through it, as the composition '
+                        "above says: its epsilon is what it would cost alone, and the stages' epsilons do not add "
+                        "up to the epsilon spent.</p>")
     caveat_list = ("<h3>Caveats</h3><ul>" + "".join(f"<li>{_text(c)}</li>" for c in caveats) + "</ul>"
                    if caveats else "<p>The report lists no caveats.</p>")
     return "<h2>Privacy report of the release</h2>" + overview + "<h3>Stages</h3>" + stage_table + caveat_list
+
+
+def _lifetime_row(lifetime: Mapping, key: str) -> list[str]:
+    """A row of the overview: the budget file's ``key`` (epsilon or delta) spent after this release, of its lifetime."""
+    def spent(part: str) -> str:
+        value = lifetime.get(part)
+        return _significant(value.get(key) if isinstance(value, Mapping) else None)
+
+    return [f"lifetime {key} (budget file)", _text(f"{spent('spent_after')} spent of {spent('lifetime')} "
+                                                   f"({spent('spent_before')} before this release, "
+                                                   f"{spent('this_release')} by it)")]
 
 
 # ------------------------------------------------------------------ the page
