@@ -848,3 +848,19 @@ def test_an_output_at_the_budget_files_lock_is_refused_before_the_budget_is_spen
     assert code == 2 and not out.exists() and not budget.exists()
     err = capsys.readouterr().err
     assert "--report" in err and "is the budget file's lock" in err and err.count("\n") == 1
+
+
+def test_a_delta_just_below_one_is_never_printed_as_one(tmp_path, capsys):
+    """A delta of 1 promises nothing, and is refused; one just below it (0.9999) is a valid, if weak,
+    promise: the command's last line and the budget file's status printed it as "1" (3 significant
+    digits). They print the digits that tell it from 1, and the usual 3 digits elsewhere."""
+    budget = tmp_path / "b.json"
+    code, _ = _release(tmp_path, budget, "a", "--epsilon", "1", "--delta", "0.9999", "--lifetime-epsilon", "2",
+                       "--lifetime-delta", "0.99995")
+    assert code == 0
+    capsys.readouterr()
+    main(["budget", str(budget)])
+    status = capsys.readouterr().out
+    assert "delta 0.99995\n" in status and "delta 0.9999 in 1 release" in status and "delta 1\n" not in status
+    main(["generate", CLINIC, "-o", str(tmp_path / "c.csv"), "--bounds", BOUNDS, "--epsilon", "1", "--delta", "0.9999"])
+    assert capsys.readouterr().err.strip().endswith("epsilon=1, delta=0.9999")
