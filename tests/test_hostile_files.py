@@ -304,3 +304,18 @@ def test_a_side_file_that_never_ends_is_refused_and_a_pipe_is_still_read(tmp_pat
         assert load_bounds_file(pipe) == {"x": [0, 1]}
     finally:
         writer.join()
+
+
+def test_a_copy_that_never_ends_is_refused_in_one_line(tmp_path, capsys):
+    """A copy of generate --copies linked to /dev/zero was hashed (against the copies' record) without
+    end; the copies are files, and anything else is refused before it is read."""
+    root = Path(__file__).resolve().parents[1] / "synthdp" / "datasets"
+    out = tmp_path / "cp.csv"
+    assert main(["generate", str(root / "clinic.csv"), "-o", str(out), "--copies", "2", "--rows", "50", "--epsilon",
+                 "1", "--bounds", str(root / "clinic_bounds.json"), "--seed", "0", "--quiet"]) == 0
+    (tmp_path / "cp.2.csv").unlink()
+    (tmp_path / "cp.2.csv").symlink_to("/dev/zero")
+    capsys.readouterr()
+    assert main(["infer", str(out), "--mean", "age"]) == 2
+    assert capsys.readouterr().err == (f"synthdp: error: copy '{tmp_path / 'cp.2.csv'}' is not a regular file "
+                                       "(generate --copies writes files): write the copies again\n")

@@ -453,6 +453,9 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
         written = {path.name: written[name] for path, name in zip([*numbered, reference], listed)}
 
     def read(path: Path) -> pd.DataFrame:
+        if path.exists() and not path.is_file():  # /dev/zero would be hashed and read without end
+            raise SynthDPError(f"copy '{path}' is not a regular file (generate --copies writes files): write the "
+                               "copies again")
         try:
             if path.name in written and file_sha256(path) != written[path.name]:  # a copy of another release
                 raise SynthDPError(f"copy '{path}' is not what this release's generate --copies wrote (its content "
