@@ -36,7 +36,8 @@ def markdown(results: dict) -> str:
     lines = [
         "# synthdp benchmark summary",
         "",
-        f"`{command}` in {results['elapsed_s'] / 60:.1f} min; {results['machine']}. "
+        f"`{command}` in {results['elapsed_s'] / 60:.1f} min"
+        + (f", ended {results['written']}" if "written" in results else "") + f"; {results['machine']}. "
         "Generated data (see benchmarks/run.py); defaults unless a sweep varies it: epsilon = 1, copula candidates, "
         "C = 1e4, R = auto. Times in seconds, memory in MB (tracemalloc peak of the stage above its start; "
         "`RSS` is the configuration process's peak resident memory, HiGHS included). `moments` is the pipeline's "

@@ -427,7 +427,10 @@ def main(argv: list[str] | None = None) -> int:
     results["solvers"] = [child("solvers", {"C": C, "R": R, "time_limit": direct_limit}, opts.timeout)
                           for C, R in solver_sizes]
     results["elapsed_s"] = time.monotonic() - started
+    from command_speed import _commit  # sibling module: the source tree's commit, as its results name it
+
     results["machine"] = f"Python {platform.python_version()}, numpy {np.__version__}, {os.cpu_count()} CPUs"
+    results["written"] = f"{time.strftime('%Y-%m-%d %H:%M')}, commit {_commit()}"
     # a quick run never overwrites the full results
     directory = opts.out or (RESULTS / "quick" if opts.quick else RESULTS)
     directory.mkdir(parents=True, exist_ok=True)

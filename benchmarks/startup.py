@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -43,13 +45,18 @@ def main() -> int:
     for command in commands.values():  # warm the file cache
         seconds(command)
     times: dict[str, list[float]] = {name: [] for name in commands}
+    started = time.strftime("%Y-%m-%d %H:%M")
     for _ in range(args.runs):
         for name, command in commands.items():
             times[name].append(seconds(command))
     medians = {name: statistics.median(values) for name, values in times.items()}
     pandas = medians['python -c "import pandas"']
+    from command_speed import _commit  # sibling module: the source tree's commit, as its results name it
+
     lines = [f"# Command start-up (median of {args.runs} interleaved runs)", "",
-             "`python benchmarks/startup.py` — goal: `synthdp --help` at most "
+             f"`python benchmarks/startup.py --runs {args.runs}` on {started} at commit {_commit()} "
+             f"({platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}; load "
+             f"average at the end {os.getloadavg()[0]:.1f}) — goal: `synthdp --help` at most "
              f"{GOAL} x `python -c \"import pandas\"`.", "",
              "| command | median s | / import pandas |", "|---|---|---|"]
     lines += [f"| `{name}` | {value:.3f} | {value / pandas:.2f} |" for name, value in medians.items()]
