@@ -702,7 +702,7 @@ def generate(args: argparse.Namespace) -> int:
     outputs: list[tuple[Path, Callable[[Path], object]]] = [(Path(args.output), table_writer(synthetic, args.output))]
     if run["copies"] is not None:
         count = run["copies"]  # (a number: read by _fit)
-        copies = synth.sample_copies(count, n_rows, progress=not run["quiet"])
+        copies = synth.sample_copies(count, n_rows, progress=_progress(run["quiet"]))
         from synthdp.evaluation.inference import copy_paths, file_sha256
 
         paths = copy_paths(Path(args.output), count)
@@ -868,7 +868,7 @@ def sample_command(args: argparse.Namespace) -> int:
 
     def write(path: Path) -> None:
         with ExitStack() as stack:
-            bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=args.quiet, leave=False, desc="sample",
+            bar = stack.enter_context(tqdm(total=rows, unit="rows", disable=not _progress(args.quiet), leave=False, desc="sample",
                                             delay=1.0))  # a sample of a second or less: no bar left in a log
             handle = None if parquet else stack.enter_context(open(path, "wb"))
             appender = ParquetAppender(path, text_levels(model)) if parquet else None
@@ -1338,7 +1338,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
     _check_summary_output(run, config, declared, synthesize)
     _check_sizes(run, config, args.input, csv_format)
-    synth = SmoothSynthesizer.from_config(config, progress=not run["quiet"])
+    synth = SmoothSynthesizer.from_config(config, progress=_progress(run["quiet"]))
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime
 
@@ -1465,6 +1465,13 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwri
                 with open(temporary, "rb") as source, open(real, "wb") as target:
                     shutil.copyfileobj(source, target)
         _PLACED.append("all")
+
+
+def _progress(quiet: bool) -> bool:
+    """Whether a command draws its progress bars: not with ``--quiet``, and only on a terminal (a log file
+    or a pipe would keep every redraw of the bar, as pip and apt leave them out there)."""
+    stream = sys.stderr
+    return not quiet and stream is not None and stream.isatty()
 
 
 def _named(path: str | Path) -> str:

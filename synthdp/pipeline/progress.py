@@ -27,13 +27,19 @@ class StageTracker:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        self._bar.set_description(f"synthdp [{name}]", refresh=False)  # no display before the delay: tqdm would not clear it
+        # the description as given (set_description adds ": ", which the bar format adds again); redrawn
+        # at once only where the bar is shown already (no display before the delay: tqdm would not clear it),
+        # so it names the running stage, not the one before
+        shown = getattr(self._bar, "last_print_n", 0) > 0  # (a disabled bar has none)
+        self._bar.set_description_str(f"synthdp [{name}]", refresh=shown)
         start = time.perf_counter()
         try:
             yield
         finally:
+            again = name in self.timings
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
-            self._bar.update(1)
+            if not again:  # a stage run twice (a tilt before and after the LP fit) counts once, as its timing does
+                self._bar.update(1)
 
     def close(self) -> None:
         self._bar.close()
