@@ -1685,3 +1685,24 @@ def test_level_discovery_at_a_delta_whose_share_underflows_is_refused_before_any
     with pytest.raises(SynthDPError, match=r"delta \(--delta\) 4.94e-324 times --levels-share .* raise --delta") as error:
         SmoothSynthesizer(epsilon=1.0, delta=5e-324, levels_share=0.001, seed=1).fit(frame, schema=schema)
     assert "\n" not in str(error.value)
+
+
+def test_a_column_that_keeps_no_level_in_discovery_is_warned_of():
+    """300 rows of three levels at levels_share 0.1 of epsilon 2 (delta 1e-6): the threshold is 162 rows
+    and each level has about 100, so the column comes back all "other"; the fit said nothing. It warns,
+    naming the column (seeded, so the outcome is fixed); where they are kept (levels_share 0.4: 38 rows) it does not."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"c": rng.choice(["a", "b", "c"], 300), "x": rng.uniform(0, 1, 300)})
+    schema = {"columns": {"c": {"type": "categorical", "levels": "discover"},
+                          "x": {"type": "continuous", "bounds": [0, 1]}}}
+    with pytest.warns(UserWarning, match=r"1 column\(s\) kept no level in DP level discovery \('c'\): .* threshold "
+                                         r"of 162 rows"):
+        synth = SmoothSynthesizer(epsilon=2.0, delta=1e-6, levels_share=0.1, seed=0).fit(frame, schema=schema)
+    assert set(synth.sample(50)["c"]) == {"other"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        synth = SmoothSynthesizer(epsilon=2.0, delta=1e-6, levels_share=0.4, seed=0).fit(frame, schema=schema)
+    assert not [w for w in caught if "kept no level" in str(w.message)]
+    assert synth.release_.schema.column("c").levels == ("a", "b", "c")

@@ -131,6 +131,12 @@ def release_levels(level_counts: Mapping[str, Mapping[str, int]], epsilon: float
         values = sorted(counts)  # not in the rows' order: under a seed each value then gets one noise draw in any order
         noisy = noise.laplace(np.array([counts[value] for value in values], dtype=float), scale)
         levels[name] = tuple(sorted(value for value, count in zip(values, noisy) if count > threshold))
+    empty = [name for name in names if not levels[name]]
+    if empty:  # post-processing of the release (the threshold is public): said, as a column all "other" is a surprise
+        warn_user(f"{len(empty)} column(s) kept no level in DP level discovery ({', '.join(repr(n) for n in empty[:3])}"
+                  f"{', ...' if len(empty) > 3 else ''}): no value's noisy count passed the threshold of "
+                  f"{threshold:.3g} rows at this budget, so every row of them comes back as the other level; raise "
+                  "--levels-share or --epsilon, or declare their levels in the schema", UserWarning)
     return levels
 
 
