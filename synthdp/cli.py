@@ -231,12 +231,13 @@ example (draft, edit with public knowledge, release):
 
 # Options that are not SynthConfig fields.
 RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
-            "encoding", "decimal", "budget_file", "lifetime_epsilon", "lifetime_delta", "copies", "data_timings"}
+            "encoding", "decimal", "thousands", "budget_file", "lifetime_epsilon", "lifetime_delta", "copies",
+            "data_timings"}
 # what a config file's value of each run key must be (the flags' own types; rows and copies: _int_or_word)
 RUN_KEY_KINDS = {"bounds_from_data": bool, "quiet": bool, "data_timings": bool, "lifetime_epsilon": float,
                  "lifetime_delta": float,
                  **{key: str for key in ("bounds", "schema", "report", "summary_out", "model_out", "sep", "encoding",
-                                         "decimal", "budget_file")}}
+                                         "decimal", "thousands", "budget_file")}}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -354,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "character, or 'tab' (default ',')")
     synth_format.add_argument("--synth-encoding", metavar="NAME", help="text encoding of the --synth table (default utf-8)")
     synth_format.add_argument("--synth-decimal", metavar="CHAR", help="decimal mark of the --synth table (default '.')")
+    synth_format.add_argument("--synth-thousands", metavar="CHAR",
+                              help="thousands separator of the --synth table's numbers (default none)")
     infer_command = commands.add_parser(
         "infer", help="intervals for common statistics from a release's copies (generate --copies)",
         description=INFER_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -462,25 +465,28 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
 
 
 def _add_csv_options(command: argparse.ArgumentParser, what: str) -> None:
-    """--sep, --encoding and --decimal: how the CSV file(s) read by a command are written."""
+    """--sep, --encoding, --decimal and --thousands: how the CSV file(s) read by a command are written."""
     group = command.add_argument_group("CSV format")
     group.add_argument("--sep", metavar="CHAR", help=f"field separator of {what}: one character, or 'tab' (default ',')")
     group.add_argument("--encoding", metavar="NAME", help=f"text encoding of {what}, e.g. latin-1 (default utf-8)")
     group.add_argument("--decimal", metavar="CHAR", help=f"decimal mark of {what}, e.g. ',' (default '.')")
+    group.add_argument("--thousands", metavar="CHAR", help=f"thousands separator of the numbers of {what}, e.g. '.' "
+                       "with --decimal ',' (default none; as pandas.read_csv's thousands=)")
 
 
-def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, options: str = "--",
-                path: str | None = None):
+def _csv_format(sep: str | None, encoding: str | None, decimal: str | None, thousands: str | None = None,
+                options: str = "--", path: str | None = None):
     """The CsvFormat of a command's CSV options; an error names the option (``options``: their prefix).
-    Given for a Parquet ``path`` (by its suffix), which has no separator, encoding or decimal mark of
-    its own to set, the options are checked all the same and a warning says they were ignored."""
-    given = [f"{options}{name}" for name, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
-             if value is not None]
+    Given for a Parquet ``path`` (by its suffix), which has no separator, encoding, decimal mark or
+    thousands separator of its own to set, the options are checked all the same and a warning says
+    they were ignored."""
+    given = [f"{options}{name}" for name, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal),
+                                                    ("thousands", thousands)) if value is not None]
     if given and path is not None and is_parquet(path):
         warnings.warn(f"{', '.join(given)} ignored: '{path}' is a Parquet file, read by its own types", stacklevel=2)
 
     try:
-        return CsvFormat.from_options(sep, encoding, decimal)
+        return CsvFormat.from_options(sep, encoding, decimal, thousands)
     except SynthDPError as error:
         if options == "--":
             raise
@@ -937,7 +943,8 @@ def schema_command(args: argparse.Namespace) -> int:
     from synthdp.reader.draft import draft_schema
     from synthdp.reader.table import read_table_frame, stored_parquet_index
 
-    frame = read_table_frame(args.input, "input file", _csv_format(args.sep, args.encoding, args.decimal, path=args.input))
+    csv_format = _csv_format(args.sep, args.encoding, args.decimal, args.thousands, path=args.input)
+    frame = read_table_frame(args.input, "input file", csv_format)
     content, notes = draft_schema(frame, args.max_levels)
     stored = stored_parquet_index(args.input)
     if stored:
@@ -1061,8 +1068,8 @@ def marginal_command(args: argparse.Namespace) -> int:
         if not args.schema:
             raise SynthDPError("--table needs --schema")
         content = load_schema_file(args.schema)
-        frame = read_table_frame(args.table, "table", _csv_format(args.sep, args.encoding, args.decimal,
-                                                                  path=args.table))  # CSV, or Parquet as sample writes it
+        csv_format = _csv_format(args.sep, args.encoding, args.decimal, args.thousands, path=args.table)
+        frame = read_table_frame(args.table, "table", csv_format)  # CSV, or Parquet as sample writes it
         # the schema over its own columns (the table may hold others: a privacy unit's identifiers); a numeric
         # column's bounds, which a marginal of levels does not use, may be left to --bounds-share
         unbounded = columns_without_bounds(content, list(content["columns"]))
@@ -1126,8 +1133,9 @@ def evaluate(args: argparse.Namespace) -> int:
                            "synthdp generate --report)")
     from synthdp.domain.schema import bounds_schema, declared_time_columns, nullable_numeric_columns
 
-    csv_format = _csv_format(args.sep, args.encoding, args.decimal, path=args.real)
-    synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, "--synth-", path=args.synth)
+    csv_format = _csv_format(args.sep, args.encoding, args.decimal, args.thousands, path=args.real)
+    synth_format = _csv_format(args.synth_sep, args.synth_encoding, args.synth_decimal, args.synth_thousands,
+                               "--synth-", path=args.synth)
     inferred = False
     if bounds is None and content is None:  # no types given: inferred from the real table (not private)
         from synthdp.evaluation.column_types import infer_schema, inference_note, needs_schema
@@ -1335,7 +1343,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     _warn_idle_options(options, config, mixed=declared is not None)
     if run["data_timings"] and not run["report"]:  # the times go into the report alone (_with_data_timings)
         warnings.warn("--data-timings acts only with --report: ignored in this run", UserWarning, stacklevel=1)
-    csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], path=args.input)
+    csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], run["thousands"], path=args.input)
     _check_summary_output(run, config, declared, synthesize)
     _check_sizes(run, config, args.input, csv_format)
     synth = SmoothSynthesizer.from_config(config, progress=_progress(run["quiet"]))

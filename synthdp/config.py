@@ -447,16 +447,24 @@ def _choice(name: str, value: object, allowed: tuple) -> None:
 
 @dataclass(frozen=True)
 class CsvFormat:
-    """How a CSV file is written: the field separator, the text encoding and the decimal mark.
+    """How a CSV file is written: the field separator, the text encoding, the decimal mark and the
+    thousands separator.
 
-    The CLI's ``--sep``, ``--encoding`` and ``--decimal`` (and the same TOML keys); in Python,
-    ``SmoothSynthesizer.fit(path, csv_format=CsvFormat(sep=";", decimal=","))``. Used for the input
-    table only; synthetic CSV files are written with the defaults.
+    The CLI's ``--sep``, ``--encoding``, ``--decimal`` and ``--thousands`` (and the same TOML keys);
+    in Python, ``SmoothSynthesizer.fit(path, csv_format=CsvFormat(sep=";", decimal=",", thousands="."))``.
+    Used for the input table only; synthetic CSV files are written with the defaults (no thousands
+    separator).
+
+    ``thousands`` is :func:`pandas.read_csv`'s: it is dropped wherever it follows a digit of a
+    number's integer part, so "1.234,5" (with ``decimal=","``) and "1.23.4" both read as numbers,
+    1234.5 and 1234; a cell that starts with it is text. It may be the separator only in quoted
+    cells, as ``"1,234.5"`` in a comma-separated file.
     """
 
     sep: str = ","
     encoding: str = "utf-8"
     decimal: str = "."
+    thousands: str | None = None
 
     def __post_init__(self) -> None:
         import codecs
@@ -465,6 +473,10 @@ class CsvFormat:
                "sep must be one character, such as ',' ';' '|' or a tab ('\\t')")
         _check(isinstance(self.decimal, str) and len(self.decimal) == 1 and self.decimal != self.sep,
                "decimal must be one character other than sep, such as '.' or ','")
+        _check(self.thousands is None or (isinstance(self.thousands, str) and len(self.thousands) == 1
+                                          and self.thousands != self.decimal and self.thousands not in "\r\n\"0123456789"),
+               "thousands must be one character other than decimal, a digit, a double quote or a line break, "
+               "such as ',', '.', an apostrophe or a space")
         try:
             codecs.lookup(self.encoding)
             "".encode(self.encoding).decode(self.encoding)  # rot13, hex or zlib: codecs, not text encodings
@@ -472,10 +484,11 @@ class CsvFormat:
             raise SynthDPError("encoding must be a text encoding Python knows, such as 'utf-8' or 'latin-1'") from None
 
     @classmethod
-    def from_options(cls, sep: str | None = None, encoding: str | None = None, decimal: str | None = None) -> CsvFormat:
+    def from_options(cls, sep: str | None = None, encoding: str | None = None, decimal: str | None = None,
+                     thousands: str | None = None) -> CsvFormat:
         """The format with the options given (None: the default); ``sep`` may be the word 'tab' or '\\t'."""
         if sep in ("tab", "\\t"):
             sep = "\t"
-        values = {key: value for key, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal))
-                  if value is not None}
+        values = {key: value for key, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal),
+                                                ("thousands", thousands)) if value is not None}
         return cls(**values)

@@ -196,8 +196,9 @@ class SmoothSynthesizer:
             columns; with those, the release holds every marginal cell of up to
             ``marginal_degree`` of them (:meth:`marginal_summary` answers marginals from it).
         csv_format : CsvFormat, optional
-            Separator, encoding and decimal mark when ``data`` is the path of a CSV file
-            (default: ``,``, UTF-8, ``.``), e.g. ``CsvFormat(sep=";", decimal=",")``.
+            Separator, encoding, decimal mark and thousands separator when ``data`` is the
+            path of a CSV file (default: ``,``, UTF-8, ``.``, none), e.g.
+            ``CsvFormat(sep=";", decimal=",", thousands=".")``.
         budget_file : str or Path, optional
             The table's budget across releases, as the command line's ``--budget-file``
             (:mod:`synthdp.privacy.lifetime`): this release's (epsilon, delta) is reserved before the

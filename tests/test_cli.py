@@ -345,6 +345,50 @@ def test_csv_dialects_are_read_as_declared(tmp_path, sep, decimal, encoding):
     assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
 
 
+@pytest.mark.parametrize("sep, decimal, thousands", [(";", ",", "."), (",", ".", ","), ("\t", ",", " ")])
+def test_thousands_separators_are_read_as_declared(tmp_path, sep, decimal, thousands):
+    """--thousands (with --sep and --decimal) gives the same seeded release as the plain CSV: "1.234,5"
+    as 1234.5, a quoted "1,234.5" in a comma-separated file too; the output is the plain one, byte for byte."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"a": rng.uniform(-5_000, 5_000, 200).round(2), "n": rng.integers(0, 2_000_000, 200)})
+    frame.to_csv(tmp_path / "plain.csv", index=False)
+
+    def cell(value) -> str:
+        text = (f"{value:,.2f}" if isinstance(value, float) else f"{value:,}").translate(
+            str.maketrans({",": thousands, ".": decimal}))
+        return f'"{text}"' if sep in text else text
+    lines = [sep.join(frame.columns), *(sep.join((cell(a), cell(int(n)))) for a, n in frame.itertuples(index=False))]
+    (tmp_path / "separated.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "b.json").write_text('{"a": [-5000, 5000], "n": {"bounds": [0, 2000000], "type": "integer"}}')
+    common = ["--bounds", str(tmp_path / "b.json"), "--seed", "3", "--quiet"]
+    assert main(["generate", str(tmp_path / "plain.csv"), "-o", str(tmp_path / "p.csv"), *common]) == 0
+    flags = ["--sep", "tab" if sep == "\t" else sep, "--decimal", decimal, "--thousands", thousands]
+    assert main(["generate", str(tmp_path / "separated.csv"), "-o", str(tmp_path / "d.csv"), *common, *flags]) == 0
+    assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
+
+
+def test_thousands_comes_from_the_config_file_too(tmp_path):
+    (tmp_path / "semi.csv").write_text("a;b\n1.234,5;2\n3;4.000,25\n2;1\n")
+    (tmp_path / "b.json").write_text('{"a": [0, 5000], "b": [0, 5000]}')
+    (tmp_path / "c.toml").write_text('sep = ";"\ndecimal = ","\nthousands = "."\n')
+    assert main(["generate", str(tmp_path / "semi.csv"), "-o", str(tmp_path / "o.csv"), "--config",
+                 str(tmp_path / "c.toml"), "--bounds", str(tmp_path / "b.json"), "--quiet", "--seed", "1"]) == 0
+    assert list(pd.read_csv(tmp_path / "o.csv").columns) == ["a", "b"]
+
+
+@pytest.mark.parametrize("flags", [["--thousands", "."], ["--sep", ";", "--decimal", ",", "--thousands", ","],
+                                   ["--thousands", '"'], ["--thousands", ",,"], ["--thousands", ""],
+                                   ["--thousands", "0"]],
+                         ids=["decimal-mark", "same-as-decimal", "quote", "two-characters", "empty", "digit"])
+def test_a_bad_thousands_option_is_one_line_naming_it(tmp_path, capsys, flags):
+    (tmp_path / "t.csv").write_text("a,b\n1,2\n3,4\n")
+    code = main(["generate", str(tmp_path / "t.csv"), "-o", str(tmp_path / "o.csv"), "--bounds-from-data",
+                 "--quiet", *flags])
+    error = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(error) == 1 and error[0].startswith("synthdp: error: thousands must be one character")
+    assert not (tmp_path / "o.csv").exists()
+
+
 def test_a_one_column_header_with_a_separator_suggests_sep(tmp_path, capsys):
     (tmp_path / "semi.csv").write_text("a;b\n1;2\n3;4\n")
     (tmp_path / "b.json").write_text('{"a": [0, 5], "b": [0, 5]}')

@@ -3,6 +3,7 @@ nothing written, nothing lost (the rule for bad input), or in the outputs whole.
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -429,6 +430,9 @@ def test_csv_options_given_for_a_parquet_input_are_named_as_ignored(tmp_path, ca
                  "--quiet"]) == 0
     err = capsys.readouterr().err
     assert out.exists() and "--sep, --decimal ignored" in err and "Parquet" in err
+    assert main(["generate", str(parquet), "-o", str(tmp_path / "t.csv"), "--bounds", BOUNDS, "--thousands", "'",
+                 "--quiet"]) == 0
+    assert "--thousands ignored" in capsys.readouterr().err
     assert main(["generate", CLINIC, "-o", str(tmp_path / "csv.csv"), "--bounds", BOUNDS, "--encoding", "utf-8",
                  "--quiet"]) == 0
     assert "ignored" not in capsys.readouterr().err
@@ -810,3 +814,15 @@ def test_a_config_file_s_integer_written_as_a_float_is_refused_as_for_every_inte
                  "--quiet"]) == 2
     _one_error(capsys, f"{flag} must be an integer")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["run.toml"]
+
+
+def test_marginal_reads_a_table_with_thousands_separators(tmp_path, capsys):
+    """marginal --table with --thousands: levels 1000 and 2000 written "1.000" and "2.000" are counted
+    as those levels (without it, each cell is the number 1.0 or 2.0, and every row is 'other')."""
+    (tmp_path / "t.csv").write_text("k;c\n1.000;a\n2.000;b\n1.000;a\n2.000;b\n1.000;b\n")
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"k": {"type": "categorical", "levels": [1000, 2000]},
+                                                             "c": {"type": "categorical", "levels": ["a", "b"]}}}))
+    assert main(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--columns", "k", "--sep", ";", "--decimal", ",", "--thousands", "."]) == 0
+    counted = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert dict(zip(counted["k"], counted["fraction"])) == {"1000": 0.6, "2000": 0.4, "other": 0.0}

@@ -123,3 +123,22 @@ def test_every_option_has_help_and_the_estimator_takes_every_option():
     for field in option_fields():
         assert field.metadata["help"] and field.metadata["group"] in GROUPS, field.name
         assert signature.parameters[field.name].default == field.default, field.name
+
+
+@pytest.mark.parametrize("options", [{"thousands": "."}, {"sep": ";", "decimal": ",", "thousands": ","},
+                                     {"thousands": '"'}, {"thousands": "\n"}, {"thousands": ", "}, {"thousands": ""},
+                                     {"thousands": "5"}, {"thousands": 1}])
+def test_a_bad_thousands_separator_is_refused_by_name(options):
+    from synthdp.config import CsvFormat
+
+    with pytest.raises(SynthDPError, match="^thousands must be one character other than decimal") as error:
+        CsvFormat(**options)
+    assert "\n" not in str(error.value)
+
+
+def test_a_thousands_separator_may_be_the_field_separator_as_pandas_allows():
+    """A comma-separated file with quoted "1,234.5" cells: pandas.read_csv(thousands=",") reads them."""
+    from synthdp.config import CsvFormat
+
+    assert CsvFormat(thousands=",").thousands == "," and CsvFormat.from_options(";", None, ",", ".").thousands == "."
+    assert CsvFormat(thousands="'").thousands == "'" and CsvFormat().thousands is None

@@ -9,6 +9,7 @@ import pytest
 
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
+from synthdp.config import CsvFormat
 from synthdp.domain.box import Domain
 from synthdp.reader.table import PrivateTable
 from synthdp.reader.units import UnitBound
@@ -624,3 +625,64 @@ def test_a_dask_dataframe_samples_back_with_the_column_types_a_pandas_one_does()
                    for data in (frame, dd.from_pandas(frame, npartitions=2))]
     assert samples[0].dtypes.to_dict() == samples[1].dtypes.to_dict()
     assert str(samples[1]["b"].dtype) == "boolean" and str(samples[1]["c"].dtype) == "category"
+
+
+def thousands_text(frame: pd.DataFrame, sep: str, decimal: str, thousands: str) -> str:
+    """The CSV of ``frame`` with its numbers written with a thousands separator ("1.234,56" with
+    ``decimal=","`` and ``thousands="."``), quoted where the separator is the field separator."""
+    def cell(value: float) -> str:
+        text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+        text = text.translate(str.maketrans({",": thousands, ".": decimal}))
+        return f'"{text}"' if sep in text else text
+    rows = [sep.join(frame.columns)] + [sep.join(cell(value) for value in row) for row in frame.to_numpy()]
+    return "\n".join(rows) + "\n"
+
+
+THOUSANDS = {"european": (";", ",", "."), "american-quoted": (",", ".", ","), "swiss": (",", ".", "'"),
+             "space": ("\t", ",", " ")}
+
+
+@pytest.mark.parametrize("dialect", THOUSANDS)
+def test_a_csv_with_thousands_separators_gives_the_plain_release_in_every_engine(tmp_path, dialect):
+    """Numbers written "1.234.567,89" (or quoted "1,234,567.89" in a comma-separated file) read with
+    the thousands separator give each engine the seeded release of the same table written plainly."""
+    sep, decimal, thousands = THOUSANDS[dialect]
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"a": rng.normal(0, 5_000, N_ROWS).round(2), "n": rng.integers(0, 3_000_000, N_ROWS),
+                          "b": rng.uniform(-2, 3, N_ROWS).round(2)})
+    plain = tmp_path / "plain.csv"
+    frame.to_csv(plain, index=False)
+    separated = tmp_path / "separated.csv"
+    separated.write_text(thousands_text(frame, sep, decimal, thousands))
+    assert thousands in separated.read_text().splitlines()[1]  # a cell of the first row holds one
+    csv_format = CsvFormat(sep=sep, decimal=decimal, thousands=thousands)
+    bounds = {"a": [-20_000, 20_000], "n": {"bounds": [0, 3_000_000], "type": "integer"}, "b": [-2, 3]}
+    releases = []
+    for engine, chunk_rows in (("numpy", None), ("numpy", CHUNK_ROWS), ("dask", CHUNK_ROWS)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a seed: expected here
+            fitted = [SmoothSynthesizer(seed=5, engine=engine, chunk_rows=chunk_rows, n_candidates=300).fit(
+                path, bounds=bounds, synthesize=False, csv_format=fmt).release_
+                for path, fmt in ((plain, None), (separated, csv_format))]
+        np.testing.assert_array_equal(fitted[1].noisy_moments, fitted[0].noisy_moments)  # the very same floats
+        releases.append(fitted[1])
+    for release in releases[1:]:
+        np.testing.assert_allclose(release.noisy_moments, releases[0].noisy_moments, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("dialect", ["european", "american-quoted"])
+def test_integers_past_64_bits_with_thousands_separators_are_read_alike_by_every_engine(tmp_path, dialect):
+    """pandas leaves a column with a number past 2^64 as its text, separators and all: each engine
+    then reads it as the float64 nearest to the number, as it does without separators."""
+    sep, decimal, thousands = THOUSANDS[dialect]
+    big = 2**64 + 2**40 + 7
+    written = f"{big:,}".replace(",", thousands)
+    written = f'"{written}"' if sep in written else written
+    lines = [f"a{sep}b"] + [f"{i % 97}{sep}{i % 5}" for i in range(6_000)]
+    lines[3_001] = f"{written}{sep}1"
+    (tmp_path / "big.csv").write_text("\n".join(lines) + "\n")
+    csv_format = CsvFormat(sep=sep, decimal=decimal, thousands=thousands)
+    for engine, chunk_rows in (("numpy", None), ("numpy", 1_000), ("dask", 1_000)):
+        sums = PrivateTable.open(tmp_path / "big.csv", engine, chunk_rows, csv_format=csv_format).row_sums(
+            SumRequest(data_range=True))
+        assert (sums["minimum"][0], sums["maximum"][0]) == (0.0, float(big)), (engine, chunk_rows)

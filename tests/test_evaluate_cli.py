@@ -156,6 +156,32 @@ def test_a_synthetic_table_in_another_dialect_takes_the_synth_options(tables, tm
     assert json.loads(out)["rows"]["synthetic"] == 150
     code, _, err = run([*common, "--synth-sep", ";;"], capsys)
     assert code == 2 and err.strip().startswith("synthdp: error: synth-sep must be one character")
+    code, _, err = run([*common, "--synth-sep", ";", "--synth-decimal", ",", "--synth-thousands", ","], capsys)
+    assert code == 2 and err.strip().startswith("synthdp: error: synth-thousands must be one character")
+
+
+def test_evaluate_reads_thousands_separators_in_either_table(tables, tmp_path, capsys):
+    """--thousands for the --real table, --synth-thousands for the --synth one: the report of the
+    same tables written plainly."""
+    real, synth, bounds = tables
+
+    def rewrite(path, name: str):
+        frame = pd.read_csv(path).round(3)
+        frame.to_csv(tmp_path / f"plain-{name}", index=False)
+        cells = frame.map(lambda value: f"{value:,.3f}".translate(str.maketrans(",.", ".,")))
+        cells.to_csv(tmp_path / name, index=False, sep=";")
+        assert "." in (tmp_path / name).read_text()  # incomes past a thousand: written "12.345,678"
+        return tmp_path / name, tmp_path / f"plain-{name}"
+
+    (real_sep, real_plain), (synth_sep, synth_plain) = rewrite(real, "r.csv"), rewrite(synth, "s.csv")
+    options = ["--bounds", bounds, "--queries", 5, "--json", "--no-sdmetrics", "--seed", 1]
+    code, expected, err = run(["evaluate", "--real", real_plain, "--synth", synth_plain, *options], capsys)
+    assert code == 0, err
+    code, out, err = run(["evaluate", "--real", real_sep, "--synth", synth_sep, *options, "--sep", ";", "--decimal",
+                          ",", "--thousands", ".", "--synth-sep", ";", "--synth-decimal", ",",
+                          "--synth-thousands", "."], capsys)
+    assert code == 0, err
+    assert json.loads(out) == json.loads(expected)
 
 
 def _synth(**changes):

@@ -164,6 +164,18 @@ def test_draft_reads_other_csv_dialects_and_avoids_a_level_named_other(tmp_path,
     Schema.from_dict(content, ["x", "kind"])  # a valid schema: the draft entry is ignored
 
 
+def test_draft_reads_numbers_with_thousands_separators(tmp_path, capsys):
+    """--thousands: "1.234,5" is the number 1234.5 (without it, the column would be text)."""
+    data, draft = tmp_path / "semi.csv", tmp_path / "schema.json"
+    data.write_text("x;n\n1.234,5;1.000.000\n-2.000,25;12\n17,75;3.456\n")
+    code, printed = run(["schema", data, "-o", draft, "--sep", ";", "--decimal", ",", "--thousands", "."], capsys)
+    assert code == 0, printed
+    columns = json.loads(draft.read_text())["columns"]
+    assert columns["x"]["type"] == "continuous" and columns["x"]["decimals"] == 2
+    assert columns["x"]["bounds"][0] <= -2000.25 and columns["x"]["bounds"][1] >= 1234.5
+    assert columns["n"]["type"] == "integer" and columns["n"]["bounds"][1] >= 1_000_000
+
+
 # ------------------------------------------------------------------ releases with the draft
 def test_a_release_with_the_draft_is_not_private_until_the_entry_is_deleted(tmp_path, capsys):
     frame = adult_like()

@@ -143,11 +143,15 @@ def _csv_floats(series: pd.Series, csv_format: CsvFormat) -> np.ndarray | None:
     (a missing cell as NaN); None when one is no number."""
     cells = "\n".join("" if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
                       else str(value) for value in series.to_numpy(dtype=object))
-    if any(mark in cells for mark in (csv_format.sep, '"', "\r")) or cells.count("\n") != len(series) - 1:
+    # a thousands separator that is the field separator stands in quoted cells of numbers ("1,234.5"):
+    # the cells are parsed with another separator, which no number holds
+    sep = "\x1f" if csv_format.thousands == csv_format.sep else csv_format.sep
+    if any(mark in cells for mark in (sep, '"', "\r")) or cells.count("\n") != len(series) - 1:
         return None  # a quoted cell (a separator, a quote or a line break in it) is no number
     try:  # a first line "0" so that a column of empty cells is not an empty file
-        parsed = pd.read_csv(io.StringIO(f"0\n{cells}\n"), header=None, sep=csv_format.sep, decimal=csv_format.decimal,
-                             dtype=np.float64, skip_blank_lines=False, quoting=csv.QUOTE_NONE, **EXACT_FLOATS)
+        parsed = pd.read_csv(io.StringIO(f"0\n{cells}\n"), header=None, sep=sep, decimal=csv_format.decimal,
+                             thousands=csv_format.thousands, dtype=np.float64, skip_blank_lines=False,
+                             quoting=csv.QUOTE_NONE, **EXACT_FLOATS)
     except (ValueError, pd.errors.ParserError):
         return None
     if parsed.shape != (len(series) + 1, 1):

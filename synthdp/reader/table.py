@@ -197,7 +197,7 @@ class PrivateTable:
             Address of a dask.distributed scheduler; None: the current Dask client, if one
             is active, else local threads.
         csv_format : CsvFormat
-            Separator, encoding and decimal mark of a CSV file.
+            Separator, encoding, decimal mark and thousands separator of a CSV file.
         time_columns : mapping of str to str
             Date and datetime columns, {name: "date" or "datetime"} (see :class:`PrivateTable`).
         text_columns, nullable : collections of str
@@ -872,9 +872,11 @@ def _default_chunk_rows(d: int) -> int:
 
 
 def _pandas_options(csv_format: CsvFormat, as_text: Collection[str] = ()) -> dict:
-    """pandas.read_csv's keywords for the file's separator, encoding and decimal mark (and the
-    ``as_text`` columns, dates, read as text); every value parsed to the float nearest to it."""
-    options = {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal, **EXACT_FLOATS}
+    """pandas.read_csv's keywords for the file's separator, encoding, decimal mark and thousands
+    separator (and the ``as_text`` columns, dates, read as text); every value parsed to the float
+    nearest to it."""
+    options = {"sep": csv_format.sep, "encoding": csv_format.encoding, "decimal": csv_format.decimal,
+               "thousands": csv_format.thousands, **EXACT_FLOATS}
     return {**options, "dtype": {name: str for name in as_text}} if as_text else options
 
 
