@@ -1379,7 +1379,8 @@ def _report_output(report: dict, run: dict) -> list:
 
 
 def _text(content: str) -> Callable[[Path], object]:
-    return lambda path: path.write_text(content)
+    # utf-8, as the synthetic table and every file synthdp reads by default: not the locale's (Windows: cp1252)
+    return lambda path: path.write_text(content, encoding="utf-8")
 
 
 def _budget_note(report: dict) -> str:
@@ -1610,7 +1611,7 @@ def _check_outputs(outputs: dict[str, str | None], inputs: dict[str, str | None]
         if Path(os.path.realpath(path)).is_file() and not overwrite and not _written_into(Path(path)):
             raise SynthDPError(f"{flag} '{path}' exists: pass --overwrite to replace it, or choose another path "
                                "(nothing was written)")
-        key = os.path.realpath(path)
+        key = _path_key(path)
         if key in seen:
             raise SynthDPError(f"{flag} '{path}' is also {seen[key]}: give each output its own path")
         seen[key] = flag
@@ -1638,9 +1639,16 @@ def _written_into(path: Path) -> bool:
     return False
 
 
+def _path_key(path: str | Path) -> str:
+    """A path's real path, its case folded where the system's default file systems ignore case (macOS's
+    APFS, Windows's NTFS): there 'out.csv' and 'OUT.csv' are one file, also before either exists."""
+    real = os.path.realpath(path)
+    return real.casefold() if sys.platform in ("darwin", "win32") else real
+
+
 def _same_file(first: Path, second: Path) -> bool:
-    """Whether two paths name one file: the same real path, or (both existing) the same inode."""
-    if os.path.realpath(first) == os.path.realpath(second):
+    """Whether two paths name one file: the same real path (:func:`_path_key`), or (both existing) the same inode."""
+    if _path_key(first) == _path_key(second):
         return True
     try:
         return first.exists() and second.exists() and os.path.samefile(first, second)

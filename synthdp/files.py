@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import sys
 import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -116,8 +117,9 @@ def write_in_place(path: Path, write: Callable[[Path], object], overwrite: bool,
 def synced(path: Path) -> None:
     """Flush ``path``'s content to disk before it is renamed into place: after a power loss a renamed
     file could otherwise be empty, where the file it replaced was whole. A filesystem that cannot sync
-    (EINVAL, ENOTSUP) is written as before; another error (EIO) is the write's."""
-    descriptor = os.open(path, os.O_RDONLY)
+    (EINVAL, ENOTSUP) is written as before; another error (EIO) is the write's. On Windows it is opened
+    for writing: its fsync (_commit) fails on a read-only descriptor (EBADF)."""
+    descriptor = os.open(path, os.O_RDWR if sys.platform == "win32" else os.O_RDONLY)
     try:
         os.fsync(descriptor)
     except OSError as error:

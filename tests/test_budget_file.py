@@ -864,3 +864,26 @@ def test_a_delta_just_below_one_is_never_printed_as_one(tmp_path, capsys):
     assert "delta 0.99995\n" in status and "delta 0.9999 in 1 release" in status and "delta 1\n" not in status
     main(["generate", CLINIC, "-o", str(tmp_path / "c.csv"), "--bounds", BOUNDS, "--epsilon", "1", "--delta", "0.9999"])
     assert capsys.readouterr().err.strip().endswith("epsilon=1, delta=0.9999")
+
+
+def test_a_system_without_flock_refuses_the_budget_file_in_one_line(tmp_path, capsys, monkeypatch):
+    # Windows has no fcntl: without the lock two commands could both pass the check, so the option is refused
+    monkeypatch.setitem(sys.modules, "fcntl", None)
+    budget = tmp_path / "clinic.budget.json"
+    code, out = _release(tmp_path, budget, "a", "--lifetime-epsilon", "2")
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "--budget-file" in err and "Windows" in err, err
+    assert sorted(path.name for path in tmp_path.iterdir()) == []  # no output, no budget file, no lock
+
+
+def test_an_output_named_as_the_budget_file_in_another_case_is_refused_where_files_ignore_case(
+        tmp_path, capsys, monkeypatch):
+    """On macOS's default file system B.csv is the budget file b.csv, before its first use creates it: the
+    synthetic table would replace the table's record (--overwrite). Refused before anything is reserved."""
+    monkeypatch.setattr(sys, "platform", "darwin")
+    code = main(["generate", CLINIC, "-o", str(tmp_path / "B.csv"), "--bounds", BOUNDS, "--budget-file",
+                 str(tmp_path / "b.csv"), "--lifetime-epsilon", "2", "--overwrite", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "is the budget file" in err and len(err.splitlines()) == 1, err
+    assert list(tmp_path.iterdir()) == []

@@ -294,12 +294,18 @@ def test_each_output_is_synced_before_it_is_put_in_place(tmp_path, capsys, monke
     import errno
     import os
 
-    synced = []
+    synced, opened, os_open = [], {}, os.open
+
+    def open_(path, flags, *args, **kwargs):  # the names of descriptors, where no /proc tells them (macOS)
+        descriptor = os_open(path, flags, *args, **kwargs)
+        opened[descriptor] = str(path)
+        return descriptor
 
     def fsync(descriptor):
-        synced.append(os.readlink(f"/proc/self/fd/{descriptor}"))
+        synced.append(opened.get(descriptor, ""))
         raise OSError(getattr(errno, failure), os.strerror(getattr(errno, failure)))
 
+    monkeypatch.setattr(os, "open", open_)
     monkeypatch.setattr(os, "fsync", fsync)
     out, report = tmp_path / "o.csv", tmp_path / "r.json"
     code = main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--report", str(report), "--rows", "40",
@@ -826,3 +832,63 @@ def test_marginal_reads_a_table_with_thousands_separators(tmp_path, capsys):
                  "--columns", "k", "--sep", ";", "--decimal", ",", "--thousands", "."]) == 0
     counted = pd.read_csv(io.StringIO(capsys.readouterr().out))
     assert dict(zip(counted["k"], counted["fraction"])) == {"1000": 0.6, "2000": 0.4, "other": 0.0}
+
+
+def test_a_marginal_written_to_a_file_is_utf8_whatever_the_locale(tmp_path, monkeypatch):
+    """-o OUT.csv is utf-8, as the synthetic table and every file synthdp reads by default: Windows's
+    locale encoding (cp1252, here stood in for by Path.write_text's default) would write 'Zürich' as
+    bytes no utf-8 reader takes, and a level outside it (東京) would stop the command with a traceback."""
+    write_text = Path.write_text
+
+    def windows_default(self, data, encoding=None, errors=None, newline=None):
+        return write_text(self, data, encoding=encoding or "cp1252", errors=errors, newline=newline)
+
+    monkeypatch.setattr(Path, "write_text", windows_default)
+    (tmp_path / "t.csv").write_bytes("city\nZürich\n東京\nZürich\n".encode())
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {"city": {"type": "categorical",
+                                                                      "levels": ["Zürich", "東京"]}}}))
+    assert main(["marginal", "--table", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                 "--columns", "city", "-o", str(tmp_path / "m.csv")]) == 0
+    counted = pd.read_csv(tmp_path / "m.csv", encoding="utf-8")
+    assert dict(zip(counted["city"], counted["fraction"])) == pytest.approx({"Zürich": 2 / 3, "東京": 1 / 3,
+                                                                             "other": 0.0})
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_two_outputs_whose_names_differ_in_case_alone_are_refused_where_files_ignore_case(tmp_path, capsys,
+                                                                                          monkeypatch, platform):
+    """On macOS's and Windows's default file systems out.csv and OUT.csv are one file: with --overwrite the
+    report would replace the synthetic table (without it, the second fails after the fit): refused first."""
+    import sys
+
+    monkeypatch.setattr(sys, "platform", platform)
+    assert main(["generate", CLINIC, "-o", str(tmp_path / "out.csv"), "--bounds", BOUNDS, "--quiet",
+                 "--report", str(tmp_path / "OUT.csv"), "--overwrite"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "give each output its own path" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_outputs_are_synced_through_a_descriptor_windows_can_sync(tmp_path, monkeypatch):
+    """Windows's fsync (_commit) fails on a descriptor opened read-only (EBADF), where POSIX's succeeds:
+    there every output would fail to be written."""
+    import errno
+    import fcntl
+    import os
+    import types
+
+    import synthdp.files
+
+    fsync = os.fsync
+
+    def windows_fsync(descriptor):
+        if fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, os.strerror(errno.EBADF))
+        fsync(descriptor)
+
+    monkeypatch.setattr(synthdp.files, "sys", types.SimpleNamespace(platform="win32"), raising=False)
+    monkeypatch.setattr(os, "fsync", windows_fsync)
+    out, report = tmp_path / "o.csv", tmp_path / "r.json"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--report", str(report), "--rows", "40",
+                 "--seed", "1", "--quiet"]) == 0
+    assert len(pd.read_csv(out)) == 40 and json.loads(report.read_text())["privacy"]

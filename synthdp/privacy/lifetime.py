@@ -94,8 +94,11 @@ def lock_path(path: str | Path) -> Path:
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    import fcntl
-
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock, and without a lock two commands could both pass the check
+        raise SynthDPError(f"budget file '{path}' cannot be locked on this system (no fcntl.flock, as on Windows): "
+                           "--budget-file needs Linux or macOS; nothing was read or written") from None
     lock = lock_path(path)
     try:
         handle = open(lock, "a")
