@@ -367,15 +367,6 @@ def test_thousands_separators_are_read_as_declared(tmp_path, sep, decimal, thous
     assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
 
 
-def test_thousands_comes_from_the_config_file_too(tmp_path):
-    (tmp_path / "semi.csv").write_text("a;b\n1.234,5;2\n3;4.000,25\n2;1\n")
-    (tmp_path / "b.json").write_text('{"a": [0, 5000], "b": [0, 5000]}')
-    (tmp_path / "c.toml").write_text('sep = ";"\ndecimal = ","\nthousands = "."\n')
-    assert main(["generate", str(tmp_path / "semi.csv"), "-o", str(tmp_path / "o.csv"), "--config",
-                 str(tmp_path / "c.toml"), "--bounds", str(tmp_path / "b.json"), "--quiet", "--seed", "1"]) == 0
-    assert list(pd.read_csv(tmp_path / "o.csv").columns) == ["a", "b"]
-
-
 @pytest.mark.parametrize("flags", [["--thousands", "."], ["--sep", ";", "--decimal", ",", "--thousands", ","],
                                    ["--thousands", '"'], ["--thousands", ",,"], ["--thousands", ""],
                                    ["--thousands", "0"]],
@@ -399,10 +390,14 @@ def test_a_one_column_header_with_a_separator_suggests_sep(tmp_path, capsys):
     assert not (tmp_path / "o.csv").exists()
 
 
-def test_csv_options_come_from_the_config_file_too(tmp_path):
-    (tmp_path / "semi.csv").write_text("a;b\n1,5;2\n3;4,25\n2;1\n")
-    (tmp_path / "b.json").write_text('{"a": [0, 5], "b": [0, 5]}')
-    (tmp_path / "c.toml").write_text('sep = ";"\ndecimal = ","\n')
+@pytest.mark.parametrize("table, config", [("a;b\n1,5;2\n3;4,25\n2;1\n", 'sep = ";"\ndecimal = ","\n'),
+                                           ("a;b\n1.234,5;2\n3;4.000,25\n2;1\n",
+                                            'sep = ";"\ndecimal = ","\nthousands = "."\n')],
+                         ids=["sep-decimal", "thousands"])
+def test_csv_options_come_from_the_config_file_too(tmp_path, table, config):
+    (tmp_path / "semi.csv").write_text(table)
+    (tmp_path / "b.json").write_text('{"a": [0, 5000], "b": [0, 5000]}')
+    (tmp_path / "c.toml").write_text(config)
     assert main(["generate", str(tmp_path / "semi.csv"), "-o", str(tmp_path / "o.csv"), "--config",
                  str(tmp_path / "c.toml"), "--bounds", str(tmp_path / "b.json"), "--quiet", "--seed", "1"]) == 0
     assert list(pd.read_csv(tmp_path / "o.csv").columns) == ["a", "b"]
