@@ -495,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     report = markdown(rows, eqform, opts, elapsed)
     md_path = RESULTS_DIR / f"bench_lp{opts.tag}.md"
-    md_path.write_text(report)
+    md_path.write_text(report, encoding="utf-8")
     raw = {"options": {k: v for k, v in vars(opts).items() if k not in ("worker", "eqform")},
            "elapsed_seconds": elapsed, "rows": rows, "equality_form": eqform}
     (RESULTS_DIR / f"bench_lp{opts.tag}.json").write_text(json.dumps(raw, indent=1))

@@ -376,7 +376,7 @@ DATA_PASS_STAGES = ("first pass", "moments", "marginals", "correlation")  # the 
 def data_pass_seconds(report: Path) -> float | None:
     """The report's seconds in the stages that read the rows (DATA_PASS_STAGES), or None without a report."""
     try:
-        stages = json.loads(report.read_text()).get("timings_seconds", {})
+        stages = json.loads(report.read_text(encoding="utf-8")).get("timings_seconds", {})
     except (OSError, ValueError, AttributeError):
         return None
     return float(sum(stages.get(name, 0.0) for name in DATA_PASS_STAGES)) if isinstance(stages, dict) else None
@@ -558,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(lines)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -189,7 +189,7 @@ def main() -> int:
     print(text)
     out = args.out or results_path(args.extra)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
+    out.write_text(text, encoding="utf-8")
     return 0
 
 

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
               f"| {r['sample_peak_gb']:.2f} |" for r in rows]
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(text)
 
 

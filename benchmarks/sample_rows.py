@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         "# synthdp sample: rows drawn from a model file, streamed to CSV\n\n"
         f"`{command}` on {time.strftime('%Y-%m-%d %H:%M')} (2 CPUs shared with other jobs); the model of the "
         "bundled example (600 × 5) fitted at ε = 1. Peak memory is the process's maximum resident set.\n\n"
-        + "\n".join(lines) + "\n")
+        + "\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -114,7 +114,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     return 1 if missed else 0
 
 

@@ -66,7 +66,7 @@ def main() -> int:
     text = "\n".join(lines) + "\n"
     print(text)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text)
+    RESULTS.write_text(text, encoding="utf-8")
     return 0 if met else 1
 
 

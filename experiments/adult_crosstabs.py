@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
             "(experiments/adult_crosstabs.py's docstring); "
             f"its fits: {notes[0] if notes else ''}.\n\n"
             "| table | " + " | ".join(KINDS) + " | runs |\n|---|" + "---:|" * len(KINDS) + "---|\n" + "\n".join(rows) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
 
 

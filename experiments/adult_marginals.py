@@ -180,7 +180,7 @@ def write_results(args, epsilons, marginals: pd.DataFrame, smooth: pd.DataFrame,
     for epsilon, row in timing.iterrows():
         lines.append(f"| {epsilon:g} | {row.fit_seconds:.1f} | {row['LP fit']:.1f} | {row.R:.0f} | {row.distinct_rows:.0f} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
     plot(args.out.with_suffix(".png"), epsilons, methods, mean)
     print(f"wrote {args.out}")
 

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
             "schema's bounds); 0 the best. worst one-way: each release's largest one-way TV over the columns, "
             "averaged over the seeds.\n\n| setting | variant | " + " | ".join(COLUMNS)
             + " |\n|---|---|" + "---:|" * len(COLUMNS) + "\n" + "\n".join(rows) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(text)
 
 

@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> None:
             "docs/decisions/binned-blocks.md.\n\n"
             "| table | setting | variant | " + " | ".join(KINDS) + " | all, per seed | fit s |\n"
             "|---|---|---|" + "---:|" * len(KINDS) + "---|---:|\n" + "\n".join(lines) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
 
 

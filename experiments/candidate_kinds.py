@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         + f"; real private noise (OpenDP), {args.rounds} rounds, "
         f"{args.queries} queries, bounds = column min/max taken as public; mean worst-case relative error "
         f"over rounds; {time.perf_counter() - start:.0f} s in all.\n\n"
-        + "\n".join(header + rows) + "\n")
+        + "\n".join(header + rows) + "\n", encoding="utf-8")
     print(f"wrote {out}")
 
 

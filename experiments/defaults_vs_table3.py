@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     results = [run_dataset(name, args) for name in args.datasets]
     total = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(results, args, total, command))
+    args.out.write_text(markdown(results, args, total, command), encoding="utf-8")
     payload = {"command": command, "total_seconds": total, "sigmas": list(SIGMAS), "paper_table3": PAPER_TABLE3,
                "bounds_note": BOUNDS_NOTE, "settings": {k: str(v) for k, v in vars(args).items()}, "results": results}
     write_json(args.out.with_suffix(".json"), payload)

@@ -378,7 +378,8 @@ def main(argv: list[str] | None = None) -> None:
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "
-        "(synthdp.postprocess.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.pipeline.plan.auto_n_basis).\n\n" + NOTES.get(args.study, "") + BOUNDS_NOTE + "\n\n" + "\n".join(sections))
+        "(synthdp.postprocess.copula.Marginals.probabilities); R is the paper's R raised to 2d (synthdp.pipeline.plan.auto_n_basis).\n\n" + NOTES.get(args.study, "") + BOUNDS_NOTE + "\n\n" + "\n".join(sections),
+        encoding="utf-8")
     print(f"wrote {out}")
 
 

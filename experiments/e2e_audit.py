@@ -433,9 +433,9 @@ def _worker(task: tuple[Mode, str, str | None, int]) -> list[dict[str, float]]:
     mode, table, broken, runs = task
     with tempfile.TemporaryDirectory(prefix="synthdp-audit-") as name:
         directory = Path(name)
-        (directory / "table.csv").write_text(table)
+        (directory / "table.csv").write_text(table, encoding="utf-8")
         for file, content in mode.files.items():
-            (directory / file).write_text(content)
+            (directory / file).write_text(content, encoding="utf-8")
         patch = BROKEN[broken].patch() if broken else contextlib.nullcontext()
         with patch:
             return [_run_once(mode, "table.csv", directory) for _ in range(runs)]
@@ -682,7 +682,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(("broken", f"{broken.description}, on {broken.mode}", result))
     command = "python experiments/e2e_audit.py " + " ".join(argv if argv is not None else sys.argv[1:])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(results, args.runs, command.strip()))
+    args.out.write_text(render(results, args.runs, command.strip()), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         plot(result, args, args.out_dir / f"eps_sweep_{result['dataset']}.png")
     out = args.out_dir / "eps_sweep.md"
-    out.write_text(markdown(results, args, command, total))
+    out.write_text(markdown(results, args, command, total), encoding="utf-8")
     write_json(out.with_suffix(".json"), {"command": command, "total_seconds": total, "sigmas": list(SIGMAS),
                                           "settings": vars(args), "results": results})
     log(f"wrote {out} (+ .json, .png) in {total / 60:.1f} min; at {DEFAULT_ROUNDS} rounds and {FULL_QUERIES} queries "

@@ -160,7 +160,7 @@ def paper_config(setting: Setting, n: int, d: int, sigma: float, seed: int | Non
     (:func:`synthdp.pipeline.plan.paper_n_basis`).
     """
     kind = setting.candidates or "pca"
-    text = (CONFIGS / PAPER_CONFIGS[setting.delta > 0, kind]).read_text()
+    text = (CONFIGS / PAPER_CONFIGS[setting.delta > 0, kind]).read_text(encoding="utf-8")
     keys = {key.replace("-", "_"): value for key, value in tomllib.loads(text).items()}
     smoothness = int(round(sigma**2))
     keys.update(epsilon=setting.epsilon, delta=setting.delta, smoothness=smoothness, seed=seed,

@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
         "above 1 is an interval too narrow, with bias / se far from 0 one centred off the value). Per release: one file under "
         "experiments/results/cache/infer_coverage/ unless --cache-dir says otherwise (git ignores it; a rerun "
         "reuses them).\n\n"
-        f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections))
+        f"![coverage]({args.out.with_suffix('.png').name})\n\n" + "\n".join(sections), encoding="utf-8")
     plot(cells, fewest, args.out.with_suffix(".png"))
     print(f"wrote {args.out}")
 

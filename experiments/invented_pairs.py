@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
         "|r| > 0.3) / the largest synthetic |r| where real |r| < 0.1 / strong-pair ratio (n/a: no pair with real "
         "|r| > 0.5), mean over the seeds. 'pairs read one by one': in how many seeds the default released the pairs "
         "and read them pair by pair (elsewhere the variants coincide). Every third column log-normal, bounds the "
-        "data's min and max (taken as public).\n\n" + "\n".join(sections))
+        "data's min and max (taken as public).\n\n" + "\n".join(sections), encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
             "of the all-pairs TV, ± its standard error over the seeds.\n\n"
             "| table | epsilon | variant | " + " | ".join(COLUMNS) + " | product - before |\n|---|---:|---|"
             + "---:|" * (len(COLUMNS) + 1) + "\n" + "\n".join(rows) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(text)
 
 

@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
             "(not private). Bounds: each column's min and max, taken as public (the Tables 3-6 protocol).\n\n"
             + "\n\n".join(sections) + "\n")
     out = OUT.with_name(OUT.name + args.suffix)
-    out.with_suffix(".md").write_text(text)
+    out.with_suffix(".md").write_text(text, encoding="utf-8")
     write_json(out.with_suffix(".json"), results)
     print(text)
 

@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
              f"{args.rounds} seeded releases at (1, 1e-10) each (mean ± standard error); 0 the best.", "",
              "| rule | one-way cells apart | class one-way TV | class x pixel 2-way TV |", "|---|---|---:|---:|",
              *rows, ""]
-    with open(args.out, "w") as handle:
+    with open(args.out, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines))
     log(f"wrote {args.out}")
 

@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
     lines += ["## Mean 16-bin TV by table", "", markdown(by_table), "",
               "## Settings (column x ratio x noise) where each method has the lowest TV", "",
               markdown(wins.rename_axis("method").to_frame("best in")), ""]
-    with open(args.out, "w") as handle:
+    with open(args.out, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines))
     log(f"wrote {args.out}")
 

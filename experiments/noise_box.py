@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = [st.summarise(entry) for entry in results]
     seconds = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(args, argv, tables, rows, seconds))
+    args.out.write_text(render(args, argv, tables, rows, seconds), encoding="utf-8")
     write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "seconds": seconds,
                                                "summary": rows, "runs": results})
     log(f"wrote {args.out} and {args.out.with_suffix('.json')} ({seconds:.0f} s)")

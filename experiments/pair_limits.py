@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
                  "and shrunk onto \\|\\|s\\|\\|² ≤ C² (`StudyOptions(matrix_scores=(bins, share))`; "
                  "docs/decisions/matrix-scores.md).\n\n| table | setting | pair trend, strong pairs |\n|---|---|---:|\n"
                  + "\n".join(sweep(args.seeds)) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(text)
 
 

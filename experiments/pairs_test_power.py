@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         "of the pairs' noise edge (sd sqrt(d)); the pairs are released where their difference reaches "
         f"{math.sqrt(2):.3g}. Strong-pair ratio: mean |r| of the pairs with real |r| > 0.5, synthetic over real "
         "(n/a: no such pair). Every third column log-normal, bounds the data's min and max (taken as public).\n\n"
-        + "\n".join(sections))
+        + "\n".join(sections), encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -331,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out_dir / f"table{args.table}.md"
     for result in results:
         plot(result, args.table, args.out_dir / f"table{args.table}_{result['dataset']}.png")
-    out.write_text(markdown(results, args.table, setting, args, command, total))
+    out.write_text(markdown(results, args.table, setting, args, command, total), encoding="utf-8")
     write_json(out.with_suffix(".json"), {"command": command, "total_seconds": total, "sigmas": list(SIGMAS),
                                           "setting": vars(setting), "paper": PAPER_TABLES[args.table],
                                           "settings": vars(args), "results": results})

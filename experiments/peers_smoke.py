@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     if previous is not None:  # keep other datasets' and methods' results; reuse finished runs only with --resume
         cache, invocations = previous.get("results", {}), previous.get("invocations", [])
     if args.render_only:
-        args.out.write_text(markdown(cache, args, invocations))
+        args.out.write_text(markdown(cache, args, invocations), encoding="utf-8")
         log(f"rendered {args.out} from {json_path}")
         return 0
     for name in args.datasets:
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         invocations[-1]["minutes"] = (time.perf_counter() - start) / 60
         save(args, cache, invocations)
     total = time.perf_counter() - start
-    args.out.write_text(markdown(cache, args, invocations))
+    args.out.write_text(markdown(cache, args, invocations), encoding="utf-8")
     log(f"wrote {args.out} and {json_path} in {total / 60:.1f} min")
     return 0
 

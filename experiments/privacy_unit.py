@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     results.sort(key=lambda e: (order[e["method"]], e["epsilon"], e["k"] or 0))
     seconds = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(args, argv, results, seconds, note))
+    args.out.write_text(render(args, argv, results, seconds, note), encoding="utf-8")
     write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "settings": vars(args),
                                                "results": json.loads(
         json.dumps(results, default=lambda value: None))})

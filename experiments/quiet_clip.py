@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         "experiments/relationships.py; 2-way TV over all pairs, numeric columns in 16 bins of their bounds "
         "(experiments/adult_pairs.py). Strong-pair ratio: mean |r| synthetic over real of the pairs of real "
         "|r| > 0.5; pair trend: 1 − mean |r real − r synthetic| / 2; invented pairs: real |r| < 0.1 shown "
-        "above 0.3; shapes: mean 1 − KS.\n\n" + "\n".join(sections))
+        "above 0.3; shapes: mean 1 − KS.\n\n" + "\n".join(sections), encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
             f"The table and the protocol: experiments/region_state.py's docstring. TV of the state x region table, "
             f"mean over seeds 0-{args.seeds - 1} and each seed; 0 the best.\n\n"
             "| setting | variant | mean TV | per seed |\n|---|---|---:|---|\n" + "\n".join(lines) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
 
 

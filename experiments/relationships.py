@@ -554,8 +554,8 @@ class SDMetricsBatch:
                 return key
         if key not in self.pending:
             folder = Path(self.folder.name)
-            (folder / f"{key}_real.csv").write_text(real_csv)
-            (folder / f"{key}_synthetic.csv").write_text(synth_csv)
+            (folder / f"{key}_real.csv").write_text(real_csv, encoding="utf-8")
+            (folder / f"{key}_synthetic.csv").write_text(synth_csv, encoding="utf-8")
             self.pending[key] = {"real": str(folder / f"{key}_real.csv"),
                                  "synthetic": str(folder / f"{key}_synthetic.csv"), "sdtypes": sdtypes}
         return key
@@ -799,7 +799,7 @@ def main(argv: list[str] | None = None) -> None:
         versions = {run["sdmetrics"].get("version") for run in entry["runs"] if run.get("sdmetrics")}
         row["sdmetrics_version"] = ", ".join(sorted(v for v in versions if v)) or None
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(args, argv, rows, seconds, quality))
+    args.out.write_text(render(args, argv, rows, seconds, quality), encoding="utf-8")
     write_json(args.out.with_suffix(".json"), {"command": command_line(SCRIPT, argv), "settings": vars(args),
                                                "seconds": seconds,
                                                "peer_setting": list(PEER_SETTING), "peer_unit": PEER_UNIT,

@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
         "(numpy, NOT private). Numeric columns only, bounds each column's min and max, taken as public; "
         f"{N_QUERIES} queries (seed {QUERY_SEED}), worst-case relative error. Strong-pair ratio: mean |r| "
         "synthetic over real of the pairs of real |r| > 0.5; pair trend: 1 − mean |r real − r synthetic| / 2; "
-        "invented pairs: real |r| < 0.1 shown above 0.3; shapes: mean 1 − KS.\n\n" + "\n".join(sections))
+        "invented pairs: real |r| < 0.1 shown above 0.3; shapes: mean 1 − KS.\n\n" + "\n".join(sections),
+        encoding="utf-8")
     print(f"wrote {args.out}")
 
 

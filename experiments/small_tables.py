@@ -622,7 +622,7 @@ def main(argv: list[str] | None = None) -> None:
                 for verdict in [checks(rows, method, name)] if verdict is not None}
     seconds = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(args, argv, tables, rows, verdicts, seconds, quality))
+    args.out.write_text(render(args, argv, tables, rows, verdicts, seconds, quality), encoding="utf-8")
     settings = {key: value for key, value in vars(args).items() if key != "peer_timeouts"}
     settings["peer_timeouts"] = {f"{table}:{peer}": limit for (table, peer), limit in args.peer_timeouts.items()}
     write_json(args.out.with_suffix(".json"), {

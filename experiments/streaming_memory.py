@@ -143,7 +143,7 @@ def main() -> None:
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_save:
-        RESULTS.write_text(text)
+        RESULTS.write_text(text, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
             "not private); the oracle variants take a stage without noise (NOT private). The script's docstring "
             "defines each step.\n\n| table | variant | *k* | " + " | ".join(STEPS) + " |\n|---|---|---:|"
             + "---:|" * len(STEPS) + "\n" + "\n".join(rows) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(text)
 
 

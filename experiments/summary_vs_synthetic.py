@@ -346,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         results.append(run_setting(label, dataset, args))
     total = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(markdown(results, args, total, command))
+    args.out.write_text(markdown(results, args, total, command), encoding="utf-8")
     write_json(args.out.with_suffix(".json"),
                {"command": command, "total_seconds": total, "sigmas": list(SIGMAS), "methods": METHODS, "results": results})
     log(f"wrote {args.out} and {args.out.with_suffix('.json')} in {total / 60:.1f} min")

@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
             "seed; 0 the best. docs/decisions/tree-edges.md.\n\n"
             "| table | setting | tree edges | mean 2-way TV | per seed |\n|---|---|---|---:|---|\n"
             + "\n".join(lines) + "\n")
-    args.out.write_text(text)
+    args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
 
 

@@ -18,9 +18,11 @@ into place only when the whole run succeeded, so a failed run leaves no partial 
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import dataclasses
 import functools
+import io
 import json
 import math
 import os
@@ -594,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     import signal
 
     args = build_parser().parse_args(argv)
+    _utf8_stdout()
     for option in ("output", "report", "summary_out", "model_out", "html"):
         if getattr(args, option, None) == "-":  # the usual name of standard output (it wrote a file named "-")
             setattr(args, option, STANDARD_OUTPUT)
@@ -608,6 +611,18 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _utf8_stdout() -> None:
+    """Standard output in UTF-8, as every file the commands write (a report, ``marginal``'s or ``infer``'s
+    table, ``-o -``), whatever the locale: a non-ASCII column name or level printed in the C locale with
+    Python's UTF-8 mode off (PYTHONUTF8=0) was a traceback, and in a Latin-1 locale ``marginal > m.csv``
+    was another file than ``marginal -o m.csv``. Undecodable file names stay their bytes, as in UTF-8 mode.
+    An encoding the user asked for (PYTHONIOENCODING) is kept."""
+    stream = sys.stdout
+    if (isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8"
+            and not os.environ.get("PYTHONIOENCODING")):
+        stream.reconfigure(encoding="utf-8", errors="surrogateescape")
 
 
 def _quiet_stdout() -> None:

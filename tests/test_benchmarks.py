@@ -25,12 +25,12 @@ def test_one_benchmark_configuration_runs():
 
 def test_quick_benchmark_suite_runs_without_a_failed_configuration(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick", "--out", str(tmp_path)],
-                            capture_output=True, text=True, cwd=ROOT, timeout=900)
+                            capture_output=True, encoding="utf-8", cwd=ROOT, timeout=900)
     assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
     assert summary["sweeps"] and all(row for row in summary["sweeps"].values())
     assert "note" not in summary["end_to_end"]
-    summary = (tmp_path / "summary.md").read_text()
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert summary.startswith("# synthdp benchmark summary") and ", ended 20" in summary and ", commit " in summary
 
 
@@ -45,7 +45,7 @@ def test_the_big_files_benchmark_takes_the_cost_per_row_from_two_sizes(tmp_path)
         sys.path.remove(str(ROOT / "benchmarks"))
     report = tmp_path / "r.json"
     report.write_text(json.dumps({"timings_seconds": {"first pass": 1.0, "moments": 4.0, "correlation": 2.0,
-                                                      "LP fit": 9.0}}))
+                                                      "LP fit": 9.0}}), encoding="utf-8")
     assert big_files.data_pass_seconds(report) == 7.0
     assert big_files.data_pass_seconds(tmp_path / "missing.json") is None
     seconds = {("csv", "floor"): {10**7: 5.0, 10**8: 50.0}, ("csv", "synthdp"): {10**7: 20.0, 10**8: 110.0},

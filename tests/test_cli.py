@@ -336,7 +336,7 @@ def test_csv_dialects_are_read_as_declared(tmp_path, sep, decimal, encoding):
     frame = pd.DataFrame({"größe": rng.uniform(0, 1, 200), "b": rng.uniform(0, 5, 200)})
     frame.to_csv(tmp_path / "plain.csv", index=False, encoding=encoding)
     frame.to_csv(tmp_path / "dialect.csv", index=False, sep=sep, decimal=decimal, encoding=encoding)
-    (tmp_path / "b.json").write_text('{"größe": [0, 1], "b": [0, 5]}')
+    (tmp_path / "b.json").write_text('{"größe": [0, 1], "b": [0, 5]}', encoding="utf-8")
     common = ["--bounds", str(tmp_path / "b.json"), "--seed", "3", "--quiet"]
     enc = [] if encoding == "utf-8" else ["--encoding", encoding]
     assert main(["generate", str(tmp_path / "plain.csv"), "-o", str(tmp_path / "p.csv"), *common, *enc]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -103,7 +104,10 @@ def test_copies_are_told_from_a_sibling_release_s_and_unreadable_ones_named(copi
         shutil.copy(copies / name, tmp_path / name)
     for name in ("a.1.csv", "a.2.csv", "a.reference.csv"):  # the copies of a release written to a.5.csv
         shutil.copy(copies / name, tmp_path / name.replace("a.", "a.5.", 1))
-    (tmp_path / "a.².csv").write_text("age\n1\n")  # a digit Python's isdigit takes and int() does not
+    # a digit Python's isdigit takes and int() does not, named by its UTF-8 bytes (where Python's file names are
+    # ASCII, in the C locale with UTF-8 mode off, "a.².csv" cannot be spelt: the name is then read as undecodable)
+    with open(os.fsencode(tmp_path) + "/a.².csv".encode(), "wb") as other:
+        other.write(b"age\n1\n")
     assert main(["infer", str(tmp_path / "a.csv"), "--mean", "age"]) == 0
     capsys.readouterr()
     (tmp_path / "a.2.csv").unlink()

@@ -98,7 +98,7 @@ def test_the_readme_option_table_agrees_with_the_config_and_the_cli():
 
     from synthdp.cli import build_parser
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `--([a-z-]+)` \| ([^|]+?) \|", readme, flags=re.MULTILINE)
     assert len(rows) >= 10
     defaults = SynthConfig()

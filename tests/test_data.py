@@ -38,6 +38,6 @@ def test_a_data_file_has_its_recorded_sha256(name):
 
 
 def test_the_readme_gives_every_file_and_its_sha256():
-    readme = (DATA / "README.md").read_text()
+    readme = (DATA / "README.md").read_text(encoding="utf-8")
     for name, digest in recorded().items():
         assert f"`{name}`" in readme and digest in readme, name

@@ -270,7 +270,7 @@ def test_to_unit_rejects_missing_column_bound():
 
 # ------------------------------------------------------------------ imports
 def test_module_does_not_import_private_code():
-    tree = ast.parse(Path(evaluation.__file__).read_text())
+    tree = ast.parse(Path(evaluation.__file__).read_text(encoding="utf-8"))
     imported = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

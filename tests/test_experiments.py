@@ -135,7 +135,7 @@ def test_the_cache_key_follows_synthdp_code_not_its_docstrings_or_comments(tmp_p
     module = tmp_path / "stage.py"
 
     def source_hash(text: str) -> str:
-        module.write_text(text)
+        module.write_text(text, encoding="utf-8")
         harness._source_hash.cache_clear()
         return harness._source_hash(tmp_path)
 
@@ -170,7 +170,7 @@ def test_the_design_studies_use_public_options_and_patch_nothing():
     import design_choices
 
     assert not hasattr(design_choices, "variant_in_effect")
-    source = Path(design_choices.__file__).read_text()
+    source = Path(design_choices.__file__).read_text(encoding="utf-8")
     assert "setattr(" not in source and "._release" not in source
     for study in design_choices.STUDIES.values():
         for variant in study.values():
@@ -185,7 +185,7 @@ def test_the_pair_studies_vary_the_rules_through_study_options_not_module_global
     import re
 
     module = __import__(script)
-    source = Path(module.__file__).read_text()
+    source = Path(module.__file__).read_text(encoding="utf-8")
     assert "setattr(" not in source and not re.search(r"^\s*\w+\.[A-Z][A-Z_]+\s*=", source, re.M)
     assert "StudyOptions(" in source
 
@@ -306,7 +306,7 @@ def results_files() -> list[Path]:
 
 
 def test_the_index_lists_every_script_and_every_results_file():
-    index = README.read_text()
+    index = README.read_text(encoding="utf-8")
     quoted = set().union(*map(named_in, index.splitlines()))
     scripts = [path for path in [*EXPERIMENTS.glob("*.py"), *(EXPERIMENTS / "peers").iterdir()] if path.is_file()]
     assert [path.name for path in scripts if path.name not in quoted and f"peers/{path.name}" not in quoted] == []
@@ -315,12 +315,12 @@ def test_the_index_lists_every_script_and_every_results_file():
 
 @pytest.mark.parametrize("path", results_files(), ids=lambda path: path.name)
 def test_each_results_file_names_its_command_date_and_commit_and_the_index_quotes_them(path):
-    head = "\n".join(path.read_text().splitlines()[:5])
+    head = "\n".join(path.read_text(encoding="utf-8").splitlines()[:5])
     assert "`python experiments/" in head, "no command in the first 5 lines"
     assert re.search(r"\b\d{4}-\d\d-\d\d\b", head), "no date in the first 5 lines"
     commit = COMMIT.search(head)
     assert commit, "no commit (7-40 hex digits after 'commit') in the first 5 lines"
-    rows = [line for line in README.read_text().splitlines() if path.name in named_in(line)]
+    rows = [line for line in README.read_text(encoding="utf-8").splitlines() if path.name in named_in(line)]
     assert any(commit.group(1) in row for row in rows), f"experiments/README.md's row lacks commit {commit.group(1)}"
 
 

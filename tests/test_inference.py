@@ -404,7 +404,7 @@ def test_evaluate_checks_the_copies_intervals_against_the_real_table(tmp_path, c
                  str(page), "--no-sdmetrics", "--queries", "50"]) == 0
     text = capsys.readouterr().out
     assert "intervals from 4 copies" in text
-    assert '<section id="intervals">' in page.read_text()
+    assert '<section id="intervals">' in page.read_text(encoding="utf-8")
     # the text report says, as the page does, which statistic reads a pair the release did not measure
     header = next(line for line in text.splitlines() if "holds" in line and "statistic" in line)
     assert header.rstrip().endswith("pair measured")

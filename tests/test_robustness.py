@@ -46,7 +46,7 @@ FAST = ["--seed", "5", "--n-candidates", "200", "--quiet"]
 
 # ------------------------------------------------------------------------- the harness
 def write_csv(path: Path, names: list[str], rows: list[list[str]]) -> None:
-    with path.open("w", newline="") as handle:
+    with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(names)
         writer.writerows(rows)

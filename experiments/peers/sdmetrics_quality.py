@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(quality(job))
         except Exception as error:  # one failed job must not lose the others
             results.append({"error": f"{type(error).__name__}: {str(error)[-500:]}"})
-    with open(args.out, "w") as handle:
+    with open(args.out, "w", encoding="utf-8") as handle:
         json.dump({"sdmetrics": str(getattr(sdmetrics, "__version__", "unknown")), "results": results}, handle,
                   indent=1)
     return 0

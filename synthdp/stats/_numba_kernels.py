@@ -1,7 +1,8 @@
 """The compiled loops of :mod:`synthdp.stats.compiled` (numba). Imported only through it, on use.
 
 Each function releases Python's global lock (``nogil``), so the reader's threads sum two
-chunks on two cores at once, and is cached on disk after its first compilation (``cache``).
+chunks on two cores at once, and is cached on disk after its first compilation (``cache``; where
+numba has no folder to write its cache to, compiled in each process instead: :func:`_njit`).
 ``fastmath={"reassoc"}`` lets the compiler reorder a sum over rows into vector lanes: the sums
 differ from numpy's in their last digits (the order of additions), never in what is summed.
 """
@@ -12,7 +13,24 @@ import numba
 import numpy as np
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+def _njit(**options):
+    """``numba.njit(nogil=True, cache=True, **options)``; without the cache where numba finds no folder it
+    can write one to (none beside this file, in NUMBA_CACHE_DIR or in the user's cache folder: a read-only
+    install run by a user without a writable home), where it raises on decorating: the kernels are then
+    compiled in each process that uses them (about 3 s), not a traceback."""
+
+    def decorate(function):
+        try:
+            return numba.njit(nogil=True, cache=True, **options)(function)
+        except RuntimeError as error:
+            if "cannot cache" not in str(error):
+                raise
+            return numba.njit(nogil=True, **options)(function)
+
+    return decorate
+
+
+@_njit(fastmath={"reassoc"})
 def _chebyshev_rows(table, base, width, m):  # pragma: no cover - compiled
     """Rows ``base + 2 .. base + width - 1`` of the table, T_k = 2 x T_{k-1} - T_{k-2}, from its rows
     ``base`` (T_0 = 1) and ``base + 1`` (T_1 = x), for the block's first ``m`` rows."""
@@ -21,7 +39,7 @@ def _chebyshev_rows(table, base, width, m):  # pragma: no cover - compiled
             table[base + k, i] = 2.0 * table[base + 1, i] * table[base + k - 1, i] - table[base + k - 2, i]
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+@_njit(fastmath={"reassoc"})
 def _prefix_sums(table, m, prefix_factors, prefix_lengths, group_start, group_last, product,
                  sums):  # pragma: no cover - compiled
     """Add one block's sums to ``sums``: per prefix the product of its factors (rows of ``table``),
@@ -59,7 +77,7 @@ def _prefix_sums(table, m, prefix_factors, prefix_lengths, group_start, group_la
             r += 1
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+@_njit(fastmath={"reassoc"})
 def moment_sums(points, used, width, prefix_factors, prefix_lengths, group_start, group_last,
                 block):  # pragma: no cover - compiled; tests call it through synthdp.stats.compiled
     """sum over rows of phi_r(x) for every r, the functions grouped by prefix: those of prefix p
@@ -84,7 +102,7 @@ def moment_sums(points, used, width, prefix_factors, prefix_lengths, group_start
     return sums
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def _cells(unit, first, m, boundaries, slopes, intercepts, tops, binned, cells, out_first, keep, counts,
            count):  # pragma: no cover - compiled
     """The cells of ``unit[j, first : first + m]`` for every column j: written to ``cells[j, out_first + i]``
@@ -114,7 +132,7 @@ def _cells(unit, first, m, boundaries, slopes, intercepts, tops, binned, cells, 
                 counts[j, c] += 1.0
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def column_cells(columns, boundaries, slopes, intercepts, tops, binned, out):  # pragma: no cover - compiled
     """The cell of every value of ``columns`` (d, rows) into ``out`` (d, rows): the number of
     column j's sorted ``boundaries[j, 1 : tops[j] + 1]`` at or below the value (the row's padding,
@@ -124,7 +142,7 @@ def column_cells(columns, boundaries, slopes, intercepts, tops, binned, out):  #
            np.zeros((0, 0)), False)
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+@_njit(fastmath={"reassoc"})
 def score_products(cells, table, clip_norm_sq, signs, block, products, column_sums):  # pragma: no cover - compiled
     """Add the sums over rows of s_a s_b (every a, b: ``products`` (D, D), D = d rounded up to a
     multiple of 4; a <= b is read) and of s_a (``column_sums`` (d,)) of the scores
@@ -198,7 +216,7 @@ def score_products(cells, table, clip_norm_sq, signs, block, products, column_su
                 products[a + 3, b + 3] += s33
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def cell_counts(cells, counts):  # pragma: no cover - compiled
     """Add each column's rows per cell of ``cells`` (d, rows) to ``counts`` (d, M)."""
     d, rows = cells.shape
@@ -207,7 +225,7 @@ def cell_counts(cells, counts):  # pragma: no cover - compiled
             counts[j, cells[j, i]] += 1.0
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def _clip_column(x, out, low, high, span, clipped):  # pragma: no cover - compiled
     """:func:`clip_to_unit`'s operations on one column's values ``x`` into ``out`` (which may be ``x``),
     ``clipped[i]`` set where the clip changed value i (a NaN counts)."""
@@ -228,7 +246,7 @@ def _clip_column(x, out, low, high, span, clipped):  # pragma: no cover - compil
         out[i] = unit
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def clip_to_unit(values, lower, upper, width, out):  # pragma: no cover - compiled
     """:func:`synthdp.stats.row_sums.clip_to_unit`'s operations, in its order, value by value into
     ``out`` (which may be ``values``): clip into [lower, upper], then 2 (x - lower) / width - 1
@@ -240,7 +258,7 @@ def clip_to_unit(values, lower, upper, width, out):  # pragma: no cover - compil
     return int(clipped.sum())
 
 
-@numba.njit(nogil=True, cache=True)
+@_njit()
 def unit_sums(values, lower, upper, width, used, degree_width, prefix_factors, prefix_lengths, group_start, group_last,
               moments, boundaries, slopes, intercepts, tops, binned, cells, counts, keep,
               block):  # pragma: no cover - compiled
