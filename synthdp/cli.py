@@ -1241,7 +1241,8 @@ def evaluate(args: argparse.Namespace) -> int:
         page = render_html(report, real, synth, schema=schema, privacy_report=privacy)
         _write_outputs([(Path(args.html), lambda path: path.write_text(page, encoding="utf-8"))],
                        overwrite=args.overwrite)
-    text = json.dumps(_finite(report), indent=2, default=_json_default) + "\n" if args.json else format_report(report)
+    text = (json.dumps(_finite(report), indent=2, default=_json_default, allow_nan=False) + "\n" if args.json
+            else format_report(report))
     if units is not None and not args.json:
         text = f"privacy unit '{unit}': " + "; ".join(
             f"{side} {units[side]['units']} units, rows per unit mean {units[side]['rows_per_unit_mean']:.1f}, "
@@ -1303,13 +1304,16 @@ def _read_table(path: str, label: str, csv_format, text_columns=(), nullable=(),
 
 
 def _finite(value):
-    """``value`` with every non-finite float replaced by its name ("inf", "nan"): JSON has no such numbers."""
+    """``value`` with every NaN replaced by None (null, as the report's other undefined numbers) and every
+    infinite float by its name ("inf", "-inf"): JSON has no such numbers."""
     if isinstance(value, dict):
         return {key: _finite(item) for key, item in value.items()}
+    if hasattr(value, "tolist"):  # a numpy array or scalar, as _json_default writes it
+        value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_finite(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+        return None if math.isnan(value) else str(value)
     return value
 
 

@@ -389,3 +389,29 @@ def test_the_unit_column_neither_types_the_table_nor_may_miss_a_cell(tmp_path, c
             f"synthdp: error: the {side} table's privacy unit column 'pid' has missing values: every row needs "
             "its unit (--privacy-unit)"), err
         frame.to_csv(table, index=False)
+
+
+def _strict_json(text):
+    """``text`` parsed as RFC 8259 JSON: NaN, Infinity and -Infinity (which jq and JavaScript refuse) raise."""
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_an_undefined_statistic_of_the_copies_is_null_in_the_json(tables, tmp_path, capsys):
+    """A real column that is constant has no correlation: its interval's numbers were written as the
+    strings "nan" (a number a reader cannot compare), where every other undefined number of the report is
+    null. They are null, and the file is strict JSON."""
+    real = _write(tmp_path, pd.DataFrame({"age": np.linspace(20, 80, 40), "income": np.linspace(1e4, 9e4, 40),
+                                          "score": np.full(40, 0.5)}), "constant.csv")
+    synth = _write(tmp_path, _synth(), "synth.csv")
+    for name in ("synth.1.csv", "synth.2.csv", "synth.reference.csv"):
+        _write(tmp_path, _synth(score=[0.5] * 3), name)
+    _, _, bounds = tables
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5, "--json",
+                          "--no-sdmetrics", "--copies"], capsys)
+    assert code == 0, err
+    rows = {row["statistic"]: row for row in _strict_json(out)["intervals"]["statistics"]}
+    undefined = rows["corr age ~ score"]
+    assert [undefined[key] for key in ("real", "estimate", "lower", "upper")] == [None] * 4
+    assert "nan" not in out
