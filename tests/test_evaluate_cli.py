@@ -415,3 +415,10 @@ def test_an_undefined_statistic_of_the_copies_is_null_in_the_json(tables, tmp_pa
     undefined = rows["corr age ~ score"]
     assert [undefined[key] for key in ("real", "estimate", "lower", "upper")] == [None] * 4
     assert "nan" not in out
+    # nor is it a miss: an interval can neither hold nor miss a value that is not defined
+    intervals = _strict_json(out)["intervals"]
+    assert undefined["holds"] is None and intervals["checked"] == len(rows) - sum(
+        row["real"] is None for row in rows.values())
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5,
+                          "--no-sdmetrics", "--copies"], capsys)
+    assert code == 0 and [line for line in out.splitlines() if "corr age ~ score" in line][0].split()[-2] == "n/a"

@@ -459,7 +459,7 @@ def _intervals_section(intervals: Mapping | None, mpl) -> str:
                             "each interval scaled to [-1, 1] around its estimate; the dot is the real table's value"))
     parts.append(_table(["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"],
                         [[row["statistic"], row["real"], row["estimate"], row["lower"], row["upper"],
-                          "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
+                          "n/a" if row["holds"] is None else "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
                          for row in rows]))
     return "".join(parts)
 

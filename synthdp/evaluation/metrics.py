@@ -719,7 +719,7 @@ def _format_intervals(intervals: dict | None) -> list[str]:
                  f"{intervals['held']} of {intervals['checked']} hold the real table's value"]
     lines += _table(["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"], [
         [row["statistic"], _number(row["real"]), _number(row["estimate"]), _number(row["lower"]),
-         _number(row["upper"]), "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
+         _number(row["upper"]), "n/a" if row["holds"] is None else "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
         for row in intervals["statistics"]
     ], text_columns=1)
     return lines
