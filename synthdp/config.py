@@ -53,31 +53,31 @@ class SynthConfig:
 
     Parameters
     ----------
-    epsilon, delta : float
+    epsilon, delta : float, default 1.0 and 0.0
         Total privacy budget; delta = 0 is pure epsilon-DP.
-    smoothness : int
+    smoothness : int, default 4
         Smoothness order K of the target queries (Gaussian kernels of width s have K ~ s^2).
         Sets the paper's t, N, L, m and the automatic R.
-    mode : "practical" or "exact"
+    mode : "practical" or "exact", default "practical"
         "exact" is Algorithm 1 (full grid, full tensor basis, rounding to 1/L); "practical"
         is Section 3.4 (R lowest-degree basis functions, C private candidates).
-    candidates : "copula", "pca", "hypercube", "grid", "moments" or None
+    candidates : "copula", "pca", "hypercube", "grid", "moments" or None, default None
         Candidate points of the LP. None means "copula" in practical mode and "grid" in
         exact. "copula" draws them from private one-way marginals (noisy histograms, with
         the bounds as atoms) joined by a Gaussian copula with a private correlation matrix;
         "pca" is the paper's private-PCA ellipsoid; "moments" the Gaussian implied by the
         released moments of degree <= 2 (R is then at least d (d + 3) / 2).
-    n_candidates : int
+    n_candidates : int, default 10_000
         C, the number of candidate points (ignored for "grid").
-    n_basis : int or "auto"
+    n_basis : int or "auto", default "auto"
         R, the number of non-constant basis functions in practical mode; "auto" is the
         paper's R = 0.5 n^{d/(2d+K)} (epsilon-DP) or 0.5 n^{2d/(3d+2K)} ((epsilon, delta)),
         raised to 2d so that every column's mean and second moment (T_1 and T_2) are
         released (:func:`synthdp.pipeline.plan.auto_n_basis`).
-    noise : "gaussian", "laplace" or None
+    noise : "gaussian", "laplace" or None, default None
         Noise for (epsilon, delta) runs: the analytic Gaussian mechanism, or Laplace with
         advanced composition. None means Gaussian if delta > 0 and Laplace if delta = 0.
-    pca_share : float
+    pca_share : float, default 0.3
         Share of the budget spent on private PCA when candidates are "pca".
     marginals_share, correlation_share : float or None
         Shares of the budget spent on the one-way histograms and on the pairwise products
@@ -90,46 +90,46 @@ class SynthConfig:
         moments' noise would be too large to add to them. Products released with more noise
         than that (a share set where n is small for d) are denoised as a matrix
         (:func:`synthdp.postprocess.pairs.spectral_denoise`) rather than pair by pair.
-    marginal_bins : int or None
+    marginal_bins : int or None, default None
         Equal-width bins per column of the one-way histograms (plus the two bounds as
         atoms). None (default) picks 4 to 16 from the public noise level
         (:func:`synthdp.pipeline.plan.auto_marginal_bins`).
-    pca_components, pca_iterations : int or None, int
+    pca_components, pca_iterations : int or None, and int; default None and 5
         k and L of private subspace iteration; None means min(d, 5) components.
-    pca_calibration : "derived" or "paper"
+    pca_calibration : "derived" or "paper", default "derived"
         "derived" calibrates the PCA noise to the sensitivity derived in
         :mod:`synthdp.privacy.pca`; "paper" uses Theorem 3.6's constants, raised where needed to the
         derived scale so the run stays private.
-    ellipsoid_radius : "paper" or "spread"
+    ellipsoid_radius : "paper" or "spread", default "paper"
         Radii sqrt(lambda) (the paper) or sqrt((k + 2) lambda), which gives the candidate
         cloud the variance of the data along each axis.
-    clip_count_share : float
+    clip_count_share : float, default 0.02
         Share of epsilon spent on a noisy count of rows with clipped values (0: not released).
-    bounds_share : float
+    bounds_share : float, default 0.0
         Share of epsilon spent on DP estimates of the bounds of numeric columns that have no public
         bounds, in the bounds or in the schema (0: missing bounds are an error). See :mod:`synthdp.privacy.dp_bounds` for its cost.
-    levels_share : float
+    levels_share : float, default 0.0
         Share of epsilon and of delta spent on DP discovery of the levels of the categorical
         columns whose schema entry says ``"levels": "discover"`` (needs delta > 0; see
         :func:`synthdp.privacy.release.release_levels`). 0: such columns are an error.
-    privacy_unit : str or None
+    privacy_unit : str or None, default None
         The column that identifies a person (or any unit to protect with all its rows). None:
         every row is its own unit (replace one row; n public). With a column, neighbouring
         tables differ by all rows of one unit, each unit keeps at most ``max_rows_per_unit``
         rows (a random choice that does not look at their values), n becomes a noisy count, and
         the column is replaced in the output by synthetic identifiers (docs/privacy-unit.md).
-    max_rows_per_unit : int or None
+    max_rows_per_unit : int or None, default None
         K, the most rows one unit contributes (required with ``privacy_unit``): every
         sensitivity grows K-fold, and rows beyond K of a unit are dropped.
-    units_share : float
+    units_share : float, default 0.1
         With a privacy unit: share of epsilon for the noisy row count (after bounding) and the
         noisy histogram of rows per unit (:func:`synthdp.privacy.release.release_units`).
-    spread : float
+    spread : float, default 0.0
         Tolerance of the mass-spreading second LP (docs/mechanism.md §6), as a multiple of
         the expected l1 norm of the moment noise: among the distributions whose fit is within
         that of the optimum, the one with the smallest largest weight. 0 (default) keeps the
         optimal vertex, which has at most R + 1 distinct rows.
-    tilt : float
+    tilt : float, default 1.0
         Copula candidates (the default) with a pairs release, or without one where the
         moments' noise is within its limit (``MOMENT_NOISE_LIMIT``), and mixed tables (whose
         LP also holds the numeric histograms' cells): after the l1 fit, take the
@@ -142,7 +142,7 @@ class SynthConfig:
         threshold of their number (:func:`synthdp.pipeline.run.tilt_box`).
         Default 1; 0 uses ``blend`` instead. Not applied with ``spread`` > 0. Measured:
         docs/relationships-design.md.
-    favour : "smooth" or "relationships"
+    favour : "smooth" or "relationships", default "smooth"
         Numeric tables: "smooth" (default) releases the pairs only where a strong one stands
         out of their noise pair by pair, leaves the pair moments x_i x_j to that release and
         fits the moments alone, which keeps the smooth queries most accurate. "relationships"
@@ -154,7 +154,7 @@ class SynthConfig:
         scored in finer cells and shrunk onto ||s||^2 <= d/2 for it), unless no correlation
         matrix could stand out of that noise. Measured: docs/decisions/favour.md and
         docs/decisions/matrix-scores.md.
-    blend : float
+    blend : float, default 0.5
         Where the tilt does not apply (no pairs release and the moments at a tenth of the
         budget, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
@@ -163,24 +163,24 @@ class SynthConfig:
         which spreads the mass by a second LP instead, nor to mixed tables, whose thousands of
         marginal cells share the tolerance and let single cells drift (measured:
         docs/decisions/blend-not-on-mixed-tables.md).
-    marginal_degree : int
+    marginal_degree : int, default 2
         Mixed tables (a schema with binary or categorical columns): the release holds every
         marginal cell of up to this many of those columns (:func:`synthdp.stats.mixed_basis.basis_indices`).
-    max_lp_entries : int
+    max_lp_entries : int, default 20_000_000
         Memory bound on the LP matrix entries held at once: W is kept whole up to it, and
         column generation's master LP (R x its candidate columns) must fit it; the spread
         LP needs all of W (R x C) within it.
-    seed : int or None
+    seed : int or None, default None
         Makes every random draw reproducible. For testing only: noise drawn from a known
         seed is not private against anyone who knows it.
-    engine : "numpy" or "dask"
+    engine : "numpy" or "dask", default "numpy"
         How the rows are read and summed (:mod:`synthdp.reader.table`): in process (in
         memory, or streamed in chunks for large CSV and all Parquet files), or by
         dask.dataframe partitions. The release is the same up to floating-point summation order.
-    scheduler : str or None
+    scheduler : str or None, default None
         Address of a dask.distributed scheduler for the Dask engine (None: the current Dask
         client, else local threads).
-    chunk_rows : int or None
+    chunk_rows : int or None, default None
         Rows per chunk (numpy engine: streams a CSV file) or per Dask partition; None: automatic.
     """
 
@@ -361,12 +361,14 @@ class SynthConfig:
 
     @property
     def candidate_kind(self) -> CandidateKind:
+        """The candidates the fit uses: ``candidates``, or by default ``"grid"`` in exact mode and ``"copula"`` otherwise."""
         if self.candidates is not None:
             return self.candidates
         return "grid" if self.mode == "exact" else "copula"
 
     @classmethod
     def keys(cls) -> list[str]:
+        """The names of the parameters, in the order of the class's fields."""
         return [f.name for f in fields(cls)]
 
 
@@ -447,7 +449,7 @@ def _choice(name: str, value: object, allowed: tuple) -> None:
 
 @dataclass(frozen=True)
 class CsvFormat:
-    """How a CSV file is written: the field separator, the text encoding, the decimal mark and the
+    """How a CSV file is laid out: the field separator, the text encoding, the decimal mark and the
     thousands separator.
 
     The CLI's ``--sep``, ``--encoding``, ``--decimal`` and ``--thousands`` (and the same TOML keys);
@@ -459,6 +461,18 @@ class CsvFormat:
     number's integer part, so "1.234,5" (with ``decimal=","``) and "1.23.4" both read as numbers,
     1234.5 and 1234; a cell that starts with it is text. It may be the separator only in quoted
     cells, as ``"1,234.5"`` in a comma-separated file.
+
+    Parameters
+    ----------
+    sep : str, default ","
+        The field separator, one character (not a line break or a double quote).
+    encoding : str, default "utf-8"
+        A text encoding Python knows, such as ``"latin-1"``.
+    decimal : str, default "."
+        The decimal mark, one character other than ``sep``.
+    thousands : str, optional
+        The thousands separator, one character other than ``decimal`` (not a digit, a double
+        quote or a line break); None (default) reads no thousands separator.
     """
 
     sep: str = ","
@@ -486,7 +500,18 @@ class CsvFormat:
     @classmethod
     def from_options(cls, sep: str | None = None, encoding: str | None = None, decimal: str | None = None,
                      thousands: str | None = None) -> CsvFormat:
-        """The format with the options given (None: the default); ``sep`` may be the word 'tab' or '\\t'."""
+        """The format with the options given, as the command line takes them.
+
+        Parameters
+        ----------
+        sep, encoding, decimal, thousands : str, optional
+            As in the class; None takes the default. ``sep`` may also be the word ``tab`` or the
+            two characters ``\\t``, for a tab.
+
+        Returns
+        -------
+        CsvFormat
+        """
         if sep in ("tab", "\\t"):
             sep = "\t"
         values = {key: value for key, value in (("sep", sep), ("encoding", encoding), ("decimal", decimal),

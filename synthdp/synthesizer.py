@@ -118,20 +118,57 @@ class SmoothSynthesizer:
 
     @classmethod
     def from_config(cls, config: SynthConfig, progress: bool = False) -> SmoothSynthesizer:
-        """An estimator with the parameters of a validated ``config``."""
+        """An estimator with the parameters of a validated ``config``.
+
+        Parameters
+        ----------
+        config : SynthConfig
+            The parameters, each set on the estimator as it is in ``config``.
+        progress : bool, default False
+            Show a progress bar on stderr while fitting.
+
+        Returns
+        -------
+        SmoothSynthesizer
+            A new, unfitted estimator.
+        """
         return cls(**{key: getattr(config, key) for key in config.keys()}, progress=progress)
 
     # ---------------------------------------------------------- parameters
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The estimator's parameters, as given (scikit-learn's convention)."""
+        """The estimator's parameters, as given (scikit-learn's convention).
+
+        Parameters
+        ----------
+        deep : bool, default True
+            Accepted for scikit-learn's ``clone``; no parameter is an estimator, so it changes nothing.
+
+        Returns
+        -------
+        dict
+            Every parameter of :class:`SynthConfig` and ``progress``, by name.
+        """
         return {name: getattr(self, name) for name in _DEFAULTS}
 
     def set_params(self, **params: Any) -> SmoothSynthesizer:
-        """Set parameters (validated at the next :meth:`fit`); returns the estimator."""
+        """Set parameters (validated at the next :meth:`fit`).
+
+        Parameters
+        ----------
+        **params
+            Parameters of :class:`SynthConfig` or ``progress``, by name; an unknown name raises
+            ``ValueError`` and sets none of them.
+
+        Returns
+        -------
+        SmoothSynthesizer
+            The estimator itself.
+        """
+        unknown = next((name for name in params if name not in _DEFAULTS), None)
+        if unknown is not None:  # before any is set: a call that fails changes nothing
+            raise ValueError(f"invalid parameter '{unknown}' for SmoothSynthesizer{_did_you_mean(unknown)}; "
+                             f"valid: {sorted(_DEFAULTS)}")
         for name, value in params.items():
-            if name not in _DEFAULTS:
-                raise ValueError(f"invalid parameter '{name}' for SmoothSynthesizer{_did_you_mean(name)}; "
-                                 f"valid: {sorted(_DEFAULTS)}")
             setattr(self, name, value)
         return self
 
@@ -183,7 +220,7 @@ class SmoothSynthesizer:
             Public bounds ``{column: [lo, hi]}`` (or ``{column: {"bounds": [lo, hi],
             "type": "integer"}}``) for every column, or the path of a bounds JSON file holding
             them. Values outside are clipped.
-        bounds_from_data : bool
+        bounds_from_data : bool, default False
             Read the bounds from the data instead. The release is then NOT differentially
             private, and the report says so.
         synthesize : bool, default True
@@ -211,6 +248,11 @@ class SmoothSynthesizer:
         lifetime_epsilon, lifetime_delta : float, optional
             The table's lifetime budget, declared at the budget file's first use (as
             ``--lifetime-epsilon`` and ``--lifetime-delta``); a later use may repeat them or leave them out.
+
+        Returns
+        -------
+        SmoothSynthesizer
+            The estimator itself, fitted.
         """
         for name in [name for name in vars(self) if name.endswith("_") and not name.startswith("_")]:
             delattr(self, name)  # a fit that fails leaves no earlier fit (or loaded model) behind to sample from
@@ -303,6 +345,11 @@ class SmoothSynthesizer:
             fit's generator, which is not thread-safe: from several threads, give each call a seed.
         num_rows : int, optional
             ``n_rows`` by SDV's name (``sample(num_rows=100)``); give one of the two.
+
+        Returns
+        -------
+        DataFrame
+            ``n_rows`` rows, the fitted table's columns in its order and types.
         """
         if num_rows is not None:
             if n_rows is not None:
@@ -318,12 +365,23 @@ class SmoothSynthesizer:
         """Rows from the fitted distribution restricted to given values
         (:func:`synthdp.pipeline.model.given`), each column in the type :meth:`sample` gives it.
 
-        ``known`` is either a partial DataFrame of given values (missing cells for the columns to
-        draw): one row per row of it, indexed as it is, as SDV's ``sample_remaining_columns``; or a
-        list of :class:`synthdp.Condition` (``Condition({"sex": "Female"}, num_rows=100)``; SDV's
-        own ``Condition`` objects too): each condition's ``num_rows`` rows in turn, indexed 0, 1,
-        ..., as SDV's ``sample_from_conditions``. A continuous column can be given only where it
-        declares its decimals; give ranges with ``condition``."""
+        Parameters
+        ----------
+        known : DataFrame or iterable of Condition
+            Either a partial DataFrame of given values (missing cells for the columns to
+            draw): one row per row of it, indexed as it is, as SDV's ``sample_remaining_columns``; or a
+            list of :class:`synthdp.Condition` (``Condition({"sex": "Female"}, num_rows=100)``; SDV's
+            own ``Condition`` objects too): each condition's ``num_rows`` rows in turn, indexed 0, 1,
+            ..., as SDV's ``sample_from_conditions``. A continuous column can be given only where it
+            declares its decimals; give ranges with :meth:`sample`'s ``condition``.
+        seed : int, optional
+            As :meth:`sample`'s ``seed``.
+
+        Returns
+        -------
+        DataFrame
+            The given values with the other columns drawn, in the fitted table's column order.
+        """
         model = self._sampling_model(method="sample_from_conditions()")
         if isinstance(known, pd.DataFrame):
             return model_file.given(model, known, self._sampling_rng(seed))
@@ -342,7 +400,25 @@ class SmoothSynthesizer:
         every pair the release measured at its noisy reading (no threshold), so that a weak
         pair's uncertainty is in the copies. Post-processing of the release: no data read, no
         budget spent. Takes about ``copies`` times the release's own fit; the report's timings do
-        not change, the result's ``seconds_per_copy`` says how long each took."""
+        not change, the result's ``seconds_per_copy`` says how long each took.
+
+        Parameters
+        ----------
+        copies : int, default 20
+            Number of copies.
+        n_rows : int, optional
+            Rows of each copy's table (default: the release's n).
+        seed : int, optional
+            As :meth:`sample`'s ``seed``: the same copies from the same fit.
+        progress : bool, default False
+            Show a progress bar on stderr, one step a copy.
+
+        Returns
+        -------
+        Copies
+            The copies' tables and a table sampled from this release (``reference``), for
+            :func:`synthdp.infer`.
+        """
         needs = ("copies rerun the release's mechanism, whose statistics a model file does not hold (synthdp "
                  "generate --copies, or sample_copies after fit in this process)")
         fitted = self._model(needs, method="sample_copies()")
@@ -372,7 +448,19 @@ class SmoothSynthesizer:
     def load(cls, path: str | Path) -> SmoothSynthesizer:
         """A synthesizer that samples from a model file written by :meth:`save` (or ``synthdp fit``);
         it reads no data, and its parameters are the fit's (fitting it again on data is a new release, which
-        replaces the loaded model)."""
+        replaces the loaded model).
+
+        Parameters
+        ----------
+        path : str or Path
+            The model file.
+
+        Returns
+        -------
+        SmoothSynthesizer
+            An estimator that samples (:meth:`sample`, :meth:`sample_from_conditions`, :meth:`save`,
+            :meth:`privacy_report`); the methods that need the release itself raise an error.
+        """
         model = model_file.load(path)
         config = model.report.get("parameters", {}).get("config", {})
         synth = cls(**{name: value for name, value in config.items() if name in _DEFAULTS})
@@ -391,6 +479,16 @@ class SmoothSynthesizer:
         It holds the released moments and the privacy report of this fit (``report``, if
         given, is embedded instead: say, one that describes a sampled table); it spends no
         budget and never reads the data.
+
+        Parameters
+        ----------
+        report : dict, optional
+            The privacy report to embed (default: :meth:`privacy_report`'s).
+
+        Returns
+        -------
+        Summary
+            The released moments, the evaluator of smooth queries, and the report.
         """
         return reporting.smooth_summary(self._model(method="summary()"),
                                         self.privacy_report() if report is None else report)
@@ -399,7 +497,17 @@ class SmoothSynthesizer:
         """The release of a mixed table as a :class:`synthdp.MarginalSummary`.
 
         It answers marginals of the binary and categorical columns from the noisy moments,
-        without sampling; no budget, no data access. ``report`` as in :meth:`summary`.
+        without sampling; no budget, no data access.
+
+        Parameters
+        ----------
+        report : dict, optional
+            As in :meth:`summary`.
+
+        Returns
+        -------
+        MarginalSummary
+            The schema, the released moments and the report.
         """
         return reporting.marginal_summary(self._model(method="marginal_summary()"),
                                           self.privacy_report() if report is None else report)
@@ -408,13 +516,24 @@ class SmoothSynthesizer:
     def privacy_report(self, output: pd.DataFrame | None = None, *, data_timings: bool = False) -> dict:
         """Everything about the release a user may see: budget per stage, sizes, LP, timings.
 
-        ``output``: a synthetic table sampled from this fit, described in the report's
-        ``output`` entry (its rows and distinct rows); None leaves that entry empty. A model
-        loaded from a file gives the report it was saved with.
-        ``data_timings``: also the times of the stages that read the data; they depend on the
-        data, so the report then says it is not differentially private, and a budget file the fit
-        charged records the release as not private (for benchmarks: ``timings_`` holds every
-        stage's time in this process without a report).
+        A model loaded from a file gives the report it was saved with.
+
+        Parameters
+        ----------
+        output : DataFrame, optional
+            A synthetic table sampled from this fit, described in the report's ``output`` entry
+            (its rows and distinct rows); None leaves that entry empty.
+        data_timings : bool, default False
+            Also the times of the stages that read the data; they depend on the data, so the
+            report then says it is not differentially private, and a budget file the fit charged
+            records the release as not private (for benchmarks: ``timings_`` holds every stage's
+            time in this process without a report). Refused for a model loaded from a file.
+
+        Returns
+        -------
+        dict
+            Plain JSON types: ``privacy`` (the budget spent, per stage and in total), the
+            parameters, sizes, LP and timings.
         """
         if getattr(self, "model_", None) is None and getattr(self, "sampling_model_", None) is not None:
             if data_timings:

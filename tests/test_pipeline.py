@@ -254,6 +254,9 @@ def test_the_estimator_follows_scikit_learn_conventions(clinic_like):
     assert synth.set_params(epsilon=1.0) is synth and synth.epsilon == 1.0
     with pytest.raises(ValueError, match="invalid parameter"):
         synth.set_params(epsilon_total=1.0)
+    with pytest.raises(ValueError, match="invalid parameter 'bogus'"):  # and none of them is set
+        synth.set_params(epsilon=3.0, bogus=1)
+    assert synth.epsilon == 1.0
     with pytest.raises(TypeError, match="unexpected keyword argument"):
         SmoothSynthesizer(epsilon_total=1.0)
     twin.fit(frame, bounds=bounds)

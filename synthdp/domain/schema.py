@@ -387,7 +387,9 @@ def _decode_numbers(column: CategoricalColumn, choice: np.ndarray) -> np.ndarray
 class Schema:
     """The public description of a mixed table and the layout of its encoded coordinates.
 
-    Attributes
+    Built by :meth:`from_dict` from a schema file's content, rather than by hand.
+
+    Parameters
     ----------
     names : tuple of str
         All columns, in the table's order.
@@ -395,7 +397,7 @@ class Schema:
         Bounds of the continuous and integer columns (possibly none), in table order.
     categorical : tuple of CategoricalColumn
         The binary and categorical columns, in table order.
-    other_label : str
+    other_label : str, default "other"
         The name of every categorical column's "other" level.
     """
 
@@ -406,6 +408,7 @@ class Schema:
 
     @property
     def d_numeric(self) -> int:
+        """The number of numeric columns, the first coordinates of the encoding."""
         return self.numeric.d
 
     @property
@@ -430,11 +433,23 @@ class Schema:
         return tuple(column for column in self.categorical if column.values_of is not None)
 
     def without_value_blocks(self) -> Schema:
-        """The same schema without its value blocks (the table's columns and levels unchanged)."""
+        """The same schema without its value blocks (the table's columns and levels unchanged).
+
+        Returns
+        -------
+        Schema
+            A new schema; this one is unchanged.
+        """
         return replace(self, categorical=tuple(column for column in self.categorical if column.values_of is None))
 
     def without_binned_blocks(self) -> Schema:
-        """The same schema without its binned value blocks (its blocks of single values kept)."""
+        """The same schema without its binned value blocks (its blocks of single values kept).
+
+        Returns
+        -------
+        Schema
+            A new schema; this one is unchanged.
+        """
         return replace(self, categorical=tuple(column for column in self.categorical if not column.binned))
 
     @property
@@ -455,7 +470,18 @@ class Schema:
         return np.repeat(np.arange(len(widths)), widths)
 
     def block_slice(self, name: str) -> slice:
-        """The coordinates of a binary or categorical column."""
+        """The coordinates of a binary or categorical column.
+
+        Parameters
+        ----------
+        name : str
+            A binary or categorical column; any other name is an error.
+
+        Returns
+        -------
+        slice
+            Its indicator block among the encoded coordinates (after the ``d_numeric`` numeric ones).
+        """
         start = self.d_numeric
         for column in self.categorical:
             if column.name == name:
@@ -473,7 +499,18 @@ class Schema:
                             f"{near_column(name, list(self.names))}")
 
     def column(self, name: str) -> CategoricalColumn:
-        """The binary or categorical column called ``name``."""
+        """The binary or categorical column called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A binary or categorical column; any other name is an error.
+
+        Returns
+        -------
+        CategoricalColumn
+            Its levels and encoding.
+        """
         for column in self.categorical:
             if column.name == name:
                 return column
@@ -491,6 +528,19 @@ class Schema:
         written back as the input had it; as text where a row takes the "other" level, or with
         ``mixed_levels`` as an object column of the numbers and "other" (a condition such as
         ``code == 401`` then compares numbers with numbers, whatever other rows hold).
+
+        Parameters
+        ----------
+        points : ndarray or EncodedPoints, shape (m, D)
+            Points in the encoded coordinates.
+        mixed_levels : bool, default False
+            Numeric levels as an object column of the numbers and "other", rather than text
+            where a row takes "other".
+
+        Returns
+        -------
+        DataFrame, shape (m, len(names))
+            The table's columns, in its order.
         """
         encoded = points if isinstance(points, EncodedPoints) else None  # each column's level held as it is
         frame = decode(points[:, : self.d_numeric] if encoded is None else encoded.numeric, self.numeric)
@@ -535,15 +585,34 @@ class Schema:
         return result
 
     def with_sources(self, names: Sequence[str], source: str) -> Schema:
-        """The schema with the bounds of numeric columns ``names`` marked as from ``source`` (say,
-        "DP estimate"), as the report shows them."""
+        """The schema with the bounds of numeric columns ``names`` marked as from ``source``, as the
+        report shows them.
+
+        Parameters
+        ----------
+        names : sequence of str
+            Numeric columns.
+        source : str
+            Where their bounds came from, say ``"DP estimate"``.
+
+        Returns
+        -------
+        Schema
+            A new schema; this one is unchanged.
+        """
         columns = tuple(replace(column, source=source) if column.name in names else column
                         for column in self.numeric.columns)
         sources = sorted({column.source for column in columns})
         return replace(self, numeric=replace(self.numeric, columns=columns, source=" + ".join(sources)))
 
     def to_dict(self) -> dict:
-        """The schema as JSON types (the format of the schema file, plus bound sources)."""
+        """The schema as JSON types (the format of the schema file, plus bound sources).
+
+        Returns
+        -------
+        dict
+            What :meth:`from_dict` reads back.
+        """
         numeric = self.numeric.to_dict()["columns"]
         columns = {}
         nullable = set(self.nullable)
@@ -567,6 +636,22 @@ class Schema:
         Every column needs an entry, and every entry must name a column. ``value_blocks=False``
         leaves out the integer columns' value blocks, ``binned_blocks=False`` the binned ones
         (design studies' variants, :class:`synthdp.pipeline.run.StudyOptions`).
+
+        Parameters
+        ----------
+        content : mapping
+            A schema file's content (:func:`load_schema_file`).
+        column_names : sequence of str
+            The table's columns, in order.
+        origin : str, default "schema"
+            Names the content in errors.
+        value_blocks, binned_blocks : bool, default True
+            Keep the integer columns' value blocks, and the binned ones among them.
+
+        Returns
+        -------
+        Schema
+            A new schema; this one is unchanged.
         """
         check_schema_names(content, column_names, origin)
         specs = content["columns"]
@@ -672,7 +757,19 @@ def closed_level_columns(content: Mapping | Schema) -> tuple[CategoricalColumn, 
 
 
 def load_schema_file(path: str | Path) -> dict:
-    """Read a schema JSON file into a mapping; errors name the file, not its content."""
+    """Read a schema JSON file into a mapping; errors name the file, not its content.
+
+    Parameters
+    ----------
+    path : str or Path
+        The schema file.
+
+    Returns
+    -------
+    dict
+        Its content, checked to be a schema (``"columns"`` and each column's entry), for
+        :meth:`Schema.from_dict` or :meth:`synthdp.SmoothSynthesizer.fit`'s ``schema``.
+    """
     content = read_json_file(path, "schema file")
     check_schema_columns(content, f"schema file '{path}'", given=True)  # before any data is read
     assert isinstance(content, dict)  # a JSON object, checked above

@@ -63,7 +63,7 @@ UNMEASURED = ("the release measured no dependence between {pairs} above its nois
 class Copies:
     """Copies of a release (:func:`synthdp.pipeline.copies.release_copies`) and what :func:`infer` needs beside them.
 
-    Attributes
+    Parameters
     ----------
     tables : list of DataFrame
         The copies: each the mechanism run again on a population drawn from the fitted
@@ -153,7 +153,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
     statistic : callable
         A function of a DataFrame returning a number, a Series or a DataFrame (flattened to
         its elements).
-    level : float
+    level : float, default 0.95
         The intervals' two-sided coverage, in (0, 1).
     limits : (low, high), or a mapping from an element's name to its (low, high), optional
         The values the statistic can take (a share: (0, 1); a correlation: (-1, 1)): the estimate
@@ -333,7 +333,25 @@ def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, in
     read every column tried. ``index``: the statistic's elements, as :func:`infer` names them;
     ``columns``: the columns to try (up to len(columns) + 1 evaluations of the statistic each, on
     ``table``, fewer once every element has changed). Public randomness (a fixed seed) on synthetic
-    rows."""
+    rows.
+
+    Parameters
+    ----------
+    statistic : callable
+        DataFrame to its values, as :func:`infer` takes it.
+    table : DataFrame
+        Synthetic rows to evaluate it on.
+    index : Index
+        The statistic's elements, as :func:`infer` names them.
+    columns : sequence of str
+        The columns to try: up to ``len(columns) + 1`` evaluations of the statistic each, fewer
+        once every element has changed.
+
+    Returns
+    -------
+    list of set of frozenset of str
+        For each element of ``index``, in order, the pairs of columns it reads together.
+    """
     names = {str(name): name for name in table.columns}
     baseline = _as_series(statistic(table)).reindex(index).astype(float).to_numpy()
     rng = np.random.default_rng(0)
@@ -406,8 +424,20 @@ def copy_files(output: str | Path, info: Mapping[str, Any] | None = None) -> lis
     OUTPUT.1.csv ... OUTPUT.M.csv, then OUTPUT.reference.csv. M is OUTPUT.copies.json's ``count``
     where that file says it (a run with fewer copies, --overwrite, leaves an earlier run's higher
     numbers beside them: not read), else every numbered file. An error if there are not at least
-    two copies and the reference, or fewer than the count. ``info``: OUTPUT.copies.json as
-    :func:`_copies_info` reads it, where the caller has read it already."""
+    two copies and the reference, or fewer than the count.
+
+    Parameters
+    ----------
+    output : str or Path
+        The ``-o`` path given to ``synthdp generate --copies``.
+    info : mapping, optional
+        OUTPUT.copies.json as :func:`_copies_info` reads it, where the caller has read it already.
+
+    Returns
+    -------
+    list of Path
+        The copies' files, then the reference's.
+    """
     output = Path(output)
     suffix = output.suffix or ".csv"
     paths = sorted(output.parent.glob(f"{glob.escape(output.stem)}.*{glob.escape(suffix)}"))  # [ in a name: literal
@@ -436,7 +466,23 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     says of them (:func:`copies_info_path`): whether the release measured any dependence, so that
     :func:`infer` warns where it did not, and the seconds per copy. Copies written without that
     file (before it existed, or with it lost) are taken as measuring dependence, their time unknown, and
-    load_copies warns that it is missing."""
+    load_copies warns that it is missing.
+
+    Parameters
+    ----------
+    output : str or Path
+        The ``-o`` path given to ``synthdp generate --copies``.
+    reader : callable, optional
+        Reads one copy's path into a DataFrame, instead of :func:`pandas.read_csv` (CSV copies)
+        or the Parquet reader (copies written as Parquet).
+    **read_csv
+        Keywords for :func:`pandas.read_csv` (say, ``dtype``), for CSV copies without ``reader``.
+
+    Returns
+    -------
+    Copies
+        The copies, the reference table and what OUTPUT.copies.json records.
+    """
     info = _copies_info(copies_info_path(output))  # read once: the files listed and checked by the same record
     *numbered, reference = copy_files(output, info)
     if not info:  # copies written before the record existed, or the record lost: nothing says which pairs
@@ -675,6 +721,17 @@ def check_against_real(real: pd.DataFrame, copies: Copies, numeric: Sequence[str
     population the real table was drawn from, so they hold the real table's value at least as
     often as they hold the population's; a statistic the release did not model (a pair the
     release measured nothing of) shows up as one they miss.
+
+    Parameters
+    ----------
+    real : DataFrame
+        The real table.
+    copies : Copies
+        The release's copies (:meth:`synthdp.SmoothSynthesizer.sample_copies`, :func:`load_copies`).
+    numeric : sequence of str
+        The numeric columns to check; those the table lacks are skipped.
+    level : float, default 0.95
+        The intervals' confidence level, as in :func:`infer`.
 
     Returns
     -------

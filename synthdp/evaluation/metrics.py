@@ -149,7 +149,18 @@ def _seed(seed) -> int:
 
 # ------------------------------------------------------------------ metrics
 def distinct_rows(frame: pd.DataFrame) -> int:
-    """The number of distinct rows of a table (rows equal in every column count once)."""
+    """The number of distinct rows of a table (rows equal in every column count once).
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table.
+
+    Returns
+    -------
+    int
+        At most the table's number of rows.
+    """
     return int(len(_frame(frame, "input").drop_duplicates()))
 
 
@@ -160,7 +171,15 @@ def ks_distances(real: pd.DataFrame, synth: pd.DataFrame) -> dict[str, float]:
     difference between the two empirical CDFs, 0 for the same distribution of values and 1
     when every synthetic value lies outside the range of the real ones (or vice versa).
 
-    Both tables need the same column names (in any order), numeric and finite.
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same column names (in any order), numeric and finite.
+
+    Returns
+    -------
+    dict
+        Column name to its distance, in [0, 1].
     """
     from scipy.stats import (
         ks_2samp,  # imported on use: scipy.stats slows the command line's start-up (docs/decisions/lazy-imports.md)
@@ -184,6 +203,11 @@ def correlation_error(real: pd.DataFrame, synth: pd.DataFrame) -> dict:
     Convention: the correlation of a constant column with any other is undefined; it is
     taken as 0 here. A column constant in the synthetic table but not in the real one (a
     common effect of few distinct rows) so counts its real correlations as the error.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same column names (in any order), numeric and finite.
 
     Returns
     -------
@@ -235,6 +259,13 @@ def strong_pairs(real: pd.DataFrame, synth: pd.DataFrame, threshold: float = STR
     correlation error, :func:`correlation_error`, sees the sign). A constant column's
     correlations are 0, as there.
 
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same column names (in any order), numeric and finite.
+    threshold : float, default 0.5
+        The real ``|r|`` above which a pair is strong, in [0, 1).
+
     Returns
     -------
     dict
@@ -261,6 +292,15 @@ def invented_pairs(real: pd.DataFrame, synth: pd.DataFrame, weak: float = WEAK_R
     sampling noise (1 / sqrt(rows)) when the synthetic table invents no relationship. The
     strong-pair ratio (:func:`strong_pairs`) does not see these; a pandas user reading
     ``df.corr()`` does.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        Tables with the same column names (in any order), numeric and finite.
+    weak : float, default 0.1
+        The real ``|r|`` below which a pair is unrelated.
+    shown : float, default 0.3
+        The synthetic ``|r|`` above which such a pair counts as invented; 0 < ``weak`` <= ``shown`` < 1.
 
     Returns
     -------
@@ -332,16 +372,16 @@ def model_accuracy(
         and categorical columns of ``schema``).
     target : str
         The column to predict.
-    task : {"auto", "regression", "classification"}
+    task : {"auto", "regression", "classification"}, default "auto"
         "auto": classification if the real target is not numeric or is a binary or categorical
         column of ``schema``, or has integer values only
         and at most :data:`MAX_CLASSES` distinct ones; regression otherwise. Regression scores
         are R^2 (1 is perfect, 0 is predicting the mean); classification scores are accuracy.
         For classification with numeric labels, synthetic labels are moved to the nearest
         class seen in the real table (a synthesiser may return 0.8 for a 0/1 column).
-    test_share : float
+    test_share : float, default 0.3
         Share of the real rows held out for testing, in (0, 1).
-    seed : int
+    seed : int, default 0
         Seed of the split and of the models.
     schema : Schema or mapping, optional
         The tables' schema (or a schema file's content): its binary and categorical columns
@@ -517,12 +557,14 @@ def utility_report(
         of the release, so that the queries are those the mechanism was built for.
     target : str, optional
         A column to predict (see :func:`model_accuracy`); None skips the model.
-    task : str
+    task : {"auto", "regression", "classification"}, default "auto"
         Passed to :func:`model_accuracy`.
-    n_queries, n_kernels, sigmas :
+    n_queries, n_kernels : int, default 1000 and 10
         The smooth-query protocol (:mod:`synthdp.evaluation.queries`): Q random queries of J Gaussian
-        kernels each (the paper: Q = 10 000, J = 10), at each width sigma.
-    seed : int
+        kernels each (the paper: Q = 10 000, J = 10), at each width in ``sigmas``.
+    sigmas : sequence of float, default (2.0, 4.0, 6.0, 8.0, 10.0)
+        Kernel widths sigma > 0, in the units of [-1, 1]^d (both tables mapped there by the bounds).
+    seed : int, default 0
         Seeds the queries and the model's train/test split: the same seed gives the same report.
     n_jobs : int, optional
         Threads for answering the queries (default: every CPU).
@@ -531,7 +573,7 @@ def utility_report(
         :class:`synthdp.domain.schema.Schema` or a schema file's content. Its numeric columns'
         bounds normalise them; the numeric metrics (KS, correlation, smooth queries) run on the
         numeric columns only, and are None when there is none.
-    sdmetrics : bool
+    sdmetrics : bool, default True
         Also run SDMetrics' QualityReport when the optional package is installed
         (:func:`synthdp.evaluation.mixed.sdmetrics_quality`, on at most 2000 rows of each table).
 
@@ -644,7 +686,18 @@ def _table(header: list[str], rows: list[list], indent: str = "  ", text_columns
 
 
 def format_report(report: dict) -> str:
-    """The report of :func:`utility_report` as an aligned text table (what ``synthdp evaluate`` prints)."""
+    """The report of :func:`utility_report` as an aligned text table (what ``synthdp evaluate`` prints).
+
+    Parameters
+    ----------
+    report : dict
+        :func:`utility_report`'s output.
+
+    Returns
+    -------
+    str
+        Lines of text, the real and synthetic values side by side.
+    """
     lines = _table(["", "real", "synthetic"], [
         ["rows", report["rows"]["real"], report["rows"]["synthetic"]],
         ["distinct rows", report["distinct_rows"]["real"], report["distinct_rows"]["synthetic"]],

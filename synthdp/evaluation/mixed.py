@@ -192,6 +192,16 @@ def _all_codes(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, bins: in
 def column_tv(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema | Mapping, bins: int = BINS) -> dict:
     """Total-variation distance of each column's one-way distribution, in schema order.
 
+    Parameters
+    ----------
+    real, synth : DataFrame
+        The two tables, with (at least) the schema's columns.
+    schema : Schema or mapping
+        A :class:`synthdp.domain.schema.Schema` or a schema file's content: each column's levels,
+        or a numeric column's bounds.
+    bins : int, default 16
+        Equal-width bins of a numeric column between its bounds (values outside go to the end bins).
+
     Returns
     -------
     dict
@@ -217,6 +227,16 @@ def _summary(values: dict[tuple[str, str], float], best_is_high: bool) -> dict:
 
 def pair_scores(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema | Mapping, bins: int = BINS) -> dict:
     """The 2-way total-variation distance of every pair of columns, and SDMetrics' pair similarities.
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        The two tables, with (at least) the schema's columns.
+    schema : Schema or mapping
+        A :class:`synthdp.domain.schema.Schema` or a schema file's content: each column's levels,
+        or a numeric column's bounds.
+    bins : int, default 16
+        Equal-width bins of a numeric column between its bounds (values outside go to the end bins).
 
     Returns
     -------
@@ -304,6 +324,17 @@ def sdmetrics_quality(real: pd.DataFrame, synth: pd.DataFrame, schema: Schema, *
     Metadata come from ``schema``: numeric columns are "numerical", binary and categorical ones
     "categorical" (their values mapped to the schema's levels and "other"). SDMetrics is slow on
     many rows, so each table is cut to a random sample of ``max_rows`` rows (``seed``).
+
+    Parameters
+    ----------
+    real, synth : DataFrame
+        The two tables, with the schema's columns.
+    schema : Schema
+        The tables' schema.
+    seed : int, default 0
+        Seeds the samples of the rows.
+    max_rows : int, default 2000
+        The most rows of each table given to SDMetrics.
 
     Returns
     -------

@@ -593,9 +593,17 @@ def _is_constant(node: ast.AST) -> bool:
 
 @dataclass(frozen=True)
 class Condition:
-    """``num_rows`` rows whose columns take ``column_values`` (a mapping of column name to value; the
-    other columns drawn), for :meth:`synthdp.SmoothSynthesizer.sample_from_conditions`: SDV's
-    ``sdv.sampling.Condition``, whose own objects are taken as well."""
+    """``num_rows`` rows whose columns take ``column_values`` (the other columns drawn), for
+    :meth:`synthdp.SmoothSynthesizer.sample_from_conditions`: SDV's ``sdv.sampling.Condition``,
+    whose own objects are taken as well.
+
+    Parameters
+    ----------
+    column_values : mapping
+        Column name to the value every row takes in it.
+    num_rows : int, default 1
+        Rows to draw under this condition.
+    """
 
     column_values: Mapping[str, Any]
     num_rows: int = 1

@@ -36,7 +36,13 @@ class SummaryFile:
     def to_json(self) -> str:
         """The JSON text of :meth:`to_dict` (floats round-trip exactly), each list of numbers on one line:
         a basis's multi-indices one to a line (2 000 columns: 8 million numbers, which took 10 s and
-        1.5 GB of Python's indenting encoder at one number a line; its compact one, 1.4 s)."""
+        1.5 GB of Python's indenting encoder at one number a line; its compact one, 1.4 s).
+
+        Returns
+        -------
+        str
+            The text :meth:`save` writes, ending in a newline.
+        """
         marker = f"flat-{secrets.token_hex(8)}-"  # no text of the summary holds it
         flat: list[str] = []
 
@@ -56,13 +62,35 @@ class SummaryFile:
     def save(self, path: str | Path, *, overwrite: bool = False) -> None:
         """Write the summary as JSON to ``path``, atomically (a temporary file beside it, then put in
         place). A path that exists is refused, and nothing written, unless ``overwrite``: a user's
-        file is never replaced unasked (as the command line's ``--overwrite``)."""
+        file is never replaced unasked (as the command line's ``--overwrite``).
+
+        Parameters
+        ----------
+        path : str or Path
+            The JSON file to write.
+        overwrite : bool, default False
+            Replace a file that exists at ``path``.
+        """
         text = self.to_json()
         write_in_place(Path(path), lambda temporary: temporary.write_text(text), overwrite, "summary file")
 
     @classmethod
     def load(cls: type[S], path: str | Path, **options: Any) -> S:
-        """Read a summary of this kind written by :meth:`save` or ``synthdp summarize``."""
+        """Read a summary of this kind written by :meth:`save` or ``synthdp summarize``.
+
+        Parameters
+        ----------
+        path : str or Path
+            The summary file.
+        **options
+            Evaluation options of a :class:`synthdp.Summary` (``damping``, ``n_nodes``, ``seed``);
+            a :class:`synthdp.MarginalSummary` takes none.
+
+        Returns
+        -------
+        Summary or MarginalSummary
+            A summary of this class; a file of the other kind is refused.
+        """
         content = read_json_file(path, "summary file")
         return cls.from_dict(content, f"summary file '{path}'", **options)  # type: ignore[arg-type]
 
@@ -86,7 +114,22 @@ def column_order(order: object, columns: Mapping, origin: str | None = None) -> 
 
 
 def load_summary(path: str | Path, **options: Any) -> SummaryFile:
-    """Read a summary file of either kind (by its ``"format"``); ``options`` go to a smooth-query summary."""
+    """Read a summary file of either kind (by its ``"format"``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :meth:`synthdp.Summary.save`, :meth:`synthdp.MarginalSummary.save` or
+        ``synthdp summarize``.
+    **options
+        Evaluation options of a :class:`synthdp.Summary` (``damping``, ``n_nodes``, ``seed``);
+        ignored for a marginal summary.
+
+    Returns
+    -------
+    Summary or MarginalSummary
+        As the file's ``"format"`` says.
+    """
     from synthdp.summaries.marginal import MarginalSummary
     from synthdp.summaries.smooth import Summary
 

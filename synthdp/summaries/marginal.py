@@ -67,6 +67,7 @@ def marginal(table: pd.DataFrame, columns: Sequence[str], schema: Schema) -> pd.
     columns : sequence of str
         Binary or categorical columns of ``schema``, distinct.
     schema : Schema
+        The schema that describes ``columns``.
 
     Returns
     -------
@@ -97,6 +98,7 @@ class MarginalSummary(SummaryFile):
     basis_indices : int array, shape (R, D)
         Multi-indices of the released moments (over the schema's encoded coordinates).
     noisy_moments : array, shape (R,)
+        The released (noisy) moments, in the order of ``basis_indices``.
     report : mapping, optional
         The privacy report of the release (JSON types), saved with the summary.
 
@@ -131,7 +133,13 @@ class MarginalSummary(SummaryFile):
         object.__setattr__(self, "_estimated", {})
 
     def to_dict(self) -> dict:
-        """The summary as plain JSON types: the schema, every released multi-index and moment, the report."""
+        """The summary as plain JSON types: the schema, every released multi-index and moment, the report.
+
+        Returns
+        -------
+        dict
+            What :meth:`save` writes and :meth:`from_dict` reads.
+        """
         from synthdp._version import __version__
 
         indices = np.asarray(self.basis_indices)
@@ -148,9 +156,21 @@ class MarginalSummary(SummaryFile):
 
     @classmethod
     def from_dict(cls, content: Mapping, origin: str = "summary", **options: Any) -> MarginalSummary:
-        """Rebuild a summary from :meth:`to_dict`'s output; ``origin`` names it in errors.
+        """Rebuild a summary from :meth:`to_dict`'s output.
 
-        A marginal summary has no evaluation options: ``options`` must be empty."""
+        Parameters
+        ----------
+        content : mapping
+            :meth:`to_dict`'s output, or a summary file's JSON.
+        origin : str, default "summary"
+            Names the content in errors.
+        **options
+            None: a marginal summary has no evaluation options, and any is refused.
+
+        Returns
+        -------
+        MarginalSummary
+        """
         if options:
             raise SynthDPError(f"a marginal summary takes no options; got {sorted(options)}")
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
@@ -216,6 +236,19 @@ class MarginalSummary(SummaryFile):
         docs/decisions/marginal-clip.md. ``clip=False`` gives the raw answers: unbiased for the
         released cells; a cell estimated from them (beyond :attr:`released_degree` columns) is
         biased down where a sub-cell's noise is negative (it takes the smallest sub-cell).
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Binary or categorical columns of the schema, distinct.
+        clip : bool, default True
+            Put every cell into [0, 1].
+
+        Returns
+        -------
+        Series
+            A share per cell, indexed by every combination of the columns' ``all_levels``
+            (a MultiIndex, first column slowest).
         """
         described = _asked(self.schema, columns)
         columns = [column.name for column in described]
@@ -224,7 +257,20 @@ class MarginalSummary(SummaryFile):
     def cells(self, columns: Sequence[str], clip: bool = True) -> np.ndarray:
         """:meth:`marginal`'s values without its index, shape (prod of the columns' level counts,),
         in the same order (the first column's levels slowest): for callers that read the cells as
-        an array (the candidates' trees), without building a pandas MultiIndex for each."""
+        an array (the candidates' trees), without building a pandas MultiIndex for each.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            As in :meth:`marginal`.
+        clip : bool, default True
+            As in :meth:`marginal`.
+
+        Returns
+        -------
+        ndarray, shape (prod of the columns' level counts,)
+            A share per cell.
+        """
         columns = _distinct(columns)
         blocks = [range(self.schema.block_slice(name).start, self.schema.block_slice(name).stop) for name in columns]
         # The cells of coded levels, with the last position of each axis meaning "any level" (the

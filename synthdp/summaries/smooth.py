@@ -441,6 +441,7 @@ class Summary(SummaryFile):
         Returns
         -------
         ndarray, shape (Q,)
+            One answer per query, in the order of ``fs``.
         """
         answers = []
         for f in fs:
@@ -717,7 +718,13 @@ class Summary(SummaryFile):
 
     # ------------------------------------------------------------------- I/O
     def to_dict(self) -> dict:
-        """The summary as plain JSON types (evaluation options are not part of it)."""
+        """The summary as plain JSON types (evaluation options are not part of it).
+
+        Returns
+        -------
+        dict
+            What :meth:`save` writes and :meth:`from_dict` reads.
+        """
         from synthdp._version import __version__
 
         return {
@@ -737,7 +744,21 @@ class Summary(SummaryFile):
 
     @classmethod
     def from_dict(cls, content: Mapping, origin: str = "summary", **options) -> Summary:
-        """Rebuild a summary from :meth:`to_dict`'s output; ``origin`` names it in errors."""
+        """Rebuild a summary from :meth:`to_dict`'s output.
+
+        Parameters
+        ----------
+        content : mapping
+            :meth:`to_dict`'s output, or a summary file's JSON.
+        origin : str, default "summary"
+            Names the content in errors.
+        **options
+            Evaluation options (``damping``, ``n_nodes``, ``seed``), as in the class.
+
+        Returns
+        -------
+        Summary
+        """
         if not isinstance(content, Mapping) or content.get("format") != FORMAT:
             raise SynthDPError(f"{origin} is not a synthdp summary (no \"format\": \"{FORMAT}\")")
         if content.get("format_version") != FORMAT_VERSION:
