@@ -39,7 +39,7 @@ and the cvxpy methods are skipped where highspy-direct has no result to compare 
 
 Outputs: benchmarks/results/bench_lp.md (table, also printed),
 benchmarks/results/bench_lp.png (time vs C, log-log, one panel per R) and
-benchmarks/results/bench_lp.json (raw numbers).
+benchmarks/results/bench_lp.json (raw numbers); ``--out-dir`` writes them to another folder.
 """
 
 from __future__ import annotations
@@ -472,6 +472,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS),
                         help="methods to run (highspy-direct is always run: it is the reference)")
     parser.add_argument("--tag", default="", help="suffix for the output names (bench_lp<tag>.md/.png)")
+    parser.add_argument("--out-dir", type=Path, default=RESULTS_DIR,
+                        help="folder of the outputs (default benchmarks/results)")
     parser.add_argument("--skip-eqform", action="store_true", help="do not time equality_form separately")
     parser.add_argument("--worker", nargs=3, metavar=("METHOD", "C", "R"), help=argparse.SUPPRESS)
     parser.add_argument("--eqform", nargs=2, type=int, metavar=("C", "R"), help=argparse.SUPPRESS)
@@ -492,15 +494,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     rows, eqform = run_grid(opts)
     elapsed = time.monotonic() - started
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    opts.out_dir.mkdir(parents=True, exist_ok=True)
     report = markdown(rows, eqform, opts, elapsed)
-    md_path = RESULTS_DIR / f"bench_lp{opts.tag}.md"
+    md_path = opts.out_dir / f"bench_lp{opts.tag}.md"
     md_path.write_text(report, encoding="utf-8")
-    raw = {"options": {k: v for k, v in vars(opts).items() if k not in ("worker", "eqform")},
+    raw = {"options": {k: v for k, v in vars(opts).items() if k not in ("worker", "eqform", "out_dir")},
            "elapsed_seconds": elapsed, "rows": rows, "equality_form": eqform}
-    (RESULTS_DIR / f"bench_lp{opts.tag}.json").write_text(json.dumps(raw, indent=1))
+    (opts.out_dir / f"bench_lp{opts.tag}.json").write_text(json.dumps(raw, indent=1))
     print(report)
-    png_path = RESULTS_DIR / f"bench_lp{opts.tag}.png"
+    png_path = opts.out_dir / f"bench_lp{opts.tag}.png"
     if plot(rows, png_path, opts.timeout):
         print(f"wrote {md_path} and {png_path}")
     else:

@@ -1,10 +1,10 @@
 """Start-up of the command line: ``synthdp --help`` against ``python -c "import pandas"``.
 
-    python benchmarks/startup.py [--runs 9]
+    python benchmarks/startup.py [--runs 9] [--out benchmarks/results/startup.md]
 
 Runs both commands alternately (interleaved, so load on the machine affects both alike),
 reports the medians and their ratio against the goal (``--help`` at most 0.6 x importing
-pandas: issue 21), and writes benchmarks/results/startup.md. Exits 1 when the goal is missed.
+pandas: issue 21), and writes benchmarks/results/startup.md (``--out`` elsewhere). Exits 1 when the goal is missed.
 Not a unit test: timings belong in benchmarks.
 """
 
@@ -34,6 +34,7 @@ def seconds(command: list[str]) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=9, help="runs of each command (default 9)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results file (default benchmarks/results/startup.md)")
     args = parser.parse_args()
     compileall.compile_dir(Path(__file__).resolve().parents[1] / "synthdp", quiet=1)  # as installed: no run compiles it
     synthdp = shutil.which("synthdp")
@@ -54,7 +55,8 @@ def main() -> int:
     from command_speed import _commit  # sibling module: the source tree's commit, as its results name it
 
     lines = [f"# Command start-up (median of {args.runs} interleaved runs)", "",
-             f"`python benchmarks/startup.py --runs {args.runs}` on {started} at commit {_commit()} "
+             f"`python benchmarks/startup.py --runs {args.runs}{'' if args.out == RESULTS else f' --out {args.out}'}` "
+             f"on {started} at commit {_commit()} "
              f"({platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}; load "
              f"average at the end {os.getloadavg()[0]:.1f}) — goal: `synthdp --help` at most "
              f"{GOAL} x `python -c \"import pandas\"`.", "",
@@ -65,8 +67,8 @@ def main() -> int:
     lines += ["", f"`synthdp --help` / `import pandas` = {ratio:.2f}: goal {'met' if met else 'MISSED'}."]
     text = "\n".join(lines) + "\n"
     print(text)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
     return 0 if met else 1
 
 

@@ -2,7 +2,7 @@
 
     python experiments/large_n_basis.py [--rounds 3] [--queries 500] [--levels 1,1e-10 ...]
                                         [--tables pks-like:200000,generated:1000000] [--suffix S]
-                                        [--variants default,paper,cap:200]
+                                        [--variants default,paper,cap:200] [--out PATH.md]
 
 The paper's R grows with n (``synthdp.pipeline.plan.paper_n_basis``) and the l1 fit's cost
 about as R^2.5, so the default caps the automatic R at ``MAX_AUTO_N_BASIS`` (still at least
@@ -22,7 +22,8 @@ the cap: the paper's R raised to 2d, passed as an explicit ``n_basis``) and ``ca
 paper's R at most N, at least 2d: a lower cap, measured before adopting one). Reported per table and
 level: R, the fit's wall time and its LP share, the worst relative error per sigma, the mean
 absolute correlation error and the strong-pair ratio (synthetic over real mean |r| of the
-pairs with real |r| > 0.5). Not a unit test; writes experiments/results/large_n_basis{S}.{md,json}.
+pairs with real |r| > 0.5). Not a unit test; writes experiments/results/large_n_basis{S}.{md,json}
+(``--out``: another .md, its .json beside it).
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--levels", nargs="+", default=["1,1e-10"])
     parser.add_argument("--tables", default="pks-like:200000,generated:1000000", help="NAME:ROWS,...")
     parser.add_argument("--suffix", default="", help="results file large_n_basis{SUFFIX}.md")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="results file (.md, its .json beside it); default experiments/results/large_n_basis{SUFFIX}.md")
     parser.add_argument("--variants", default="default,paper",
                         help="comma-separated: default (the automatic R), paper (the paper's R, uncapped), "
                              "cap:N (the paper's R at most N, at least 2d); default 'default,paper'")
@@ -167,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
             "rounds of the worst relative error; round r of every variant uses the seeded noise stream 1000 + r "
             "(not private). Bounds: each column's min and max, taken as public (the Tables 3-6 protocol).\n\n"
             + "\n\n".join(sections) + "\n")
-    out = OUT.with_name(OUT.name + args.suffix)
+    out = args.out if args.out is not None else OUT.with_name(OUT.name + args.suffix)
     out.with_suffix(".md").write_text(text, encoding="utf-8")
     write_json(out.with_suffix(".json"), results)
     print(text)

@@ -108,6 +108,7 @@ def main() -> None:
         return
     if not path.exists():
         start = time.perf_counter()
+        args.folder.mkdir(parents=True, exist_ok=True)
         generate(path, args.rows, args.columns)
         print(f"wrote {path} in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     size_mb = path.stat().st_size / 2**20
@@ -122,7 +123,9 @@ def main() -> None:
 
     reference = np.array(results[0]["moments"])
     command = " ".join(["python", "experiments/streaming_memory.py", "--rows", str(args.rows), "--columns",
-                        str(args.columns)])
+                        str(args.columns)]
+                       + (["--n-basis", str(args.n_basis)] if args.n_basis != 20 else [])
+                       + (["--modes", *args.modes] if args.modes != list(MODES) else []))
     lines = [
         f"# Peak memory and wall time: {args.rows:,} rows x {args.columns} columns ({size_mb:.0f} MB CSV)",
         "",

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -55,3 +57,22 @@ def test_the_big_files_benchmark_takes_the_cost_per_row_from_two_sizes(tmp_path)
     assert rows == ["| csv | synthdp | 10,000,000 → 100,000,000 | 50.0 | 100.0 | 2.0 | 100.0 | 2.0 |"]
     assert not any(line.startswith("| parquet") for line in lines)
     assert big_files.slope_lines({("csv", "floor"): {10**7: 5.0}}) == []
+
+
+def test_the_lp_benchmark_writes_to_its_out_dir(tmp_path):
+    """One small size of benchmarks/bench_lp.py, written to --out-dir (not the committed results)."""
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_lp.py"), "--C", "1000", "--R", "20",
+                             "--methods", "highspy-direct", "--skip-eqform", "--out-dir", str(tmp_path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "| 1e3 | 20 | highspy-direct |" in (tmp_path / "bench_lp.md").read_text()
+    assert json.loads((tmp_path / "bench_lp.json").read_text())["rows"]
+
+
+@pytest.mark.skipif(not Path("/usr/bin/time").exists(), reason="benchmarks/many_levels.py measures under /usr/bin/time")
+def test_the_many_levels_benchmark_runs(tmp_path):
+    out = tmp_path / "many_levels.md"
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "many_levels.py"), "--cases", "1000:200",
+                             "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "| 1000 | 200 | 10000 |" in out.read_text()

@@ -3,8 +3,9 @@
 Scripts that are re-rendered rarely drift from the API they call: candidate_kinds.py,
 summary_vs_synthetic.py and defaults_vs_table3.py read the report's ``output`` entry, which
 is empty unless the report is given the sample, and all three failed on it before this test.
-Each runs here on WDBC with one seeded round and a few queries, writing to a temporary
-directory, and must write a results file whose table has a row for WDBC.
+Each runs here at its smallest setting (one or two seeded rounds, a few queries, WDBC or a small
+table), writing to a temporary directory (the run cache of eps_sweep.py and paper_tables.py too),
+and must write a results file whose table has the rows of that setting.
 """
 
 from __future__ import annotations
@@ -20,11 +21,18 @@ sys.path.insert(0, str(EXPERIMENTS))
 
 import candidate_kinds  # noqa: E402
 import defaults_vs_table3  # noqa: E402
+import eps_sweep  # noqa: E402
+import harness  # noqa: E402
 import infer_coverage  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
+import large_n_basis  # noqa: E402
+import level_cells_classes  # noqa: E402
 import pairs_test_power  # noqa: E402
+import paper_tables  # noqa: E402
+import peers_smoke  # noqa: E402
 import quiet_clip  # noqa: E402
+import region_state  # noqa: E402
 import selected_pairs  # noqa: E402
 import summary_vs_synthetic  # noqa: E402
 from common import DATA_DIR  # noqa: E402
@@ -117,3 +125,71 @@ def test_laplace_cells_runs(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| counts | 1 |")]
     assert [row.split(" | ")[2] for row in rows] == ["product", "before", "independent"]
     assert "± " in rows[0]  # the paired difference and its standard error
+
+
+def test_region_state_runs(tmp_path):
+    out = tmp_path / "region_state.md"
+    region_state.main(["--seeds", "1", "--out", str(out)])
+    text = out.read_text()
+    assert "| (1, 1e-10) | default (JOIN_RATIO = 0.3) |" in text and "| (1, 1e-10) | JOIN_RATIO = 0 |" in text
+
+
+def test_level_cells_classes_runs(tmp_path):
+    pytest.importorskip("sklearn")
+    out = tmp_path / "level_cells.md"
+    level_cells_classes.main(["--rounds", "2", "--out", str(out)])
+    text = out.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| the plan") or line.startswith("| MOMENT_NOISE")]
+    assert len(rows) == 2 and all("± " in row and "nan" not in row for row in rows)
+
+
+def test_large_n_basis_runs(tmp_path):
+    """A small generated table, written to --out (not the committed large_n_basis.md)."""
+    out = tmp_path / "large_n_basis.md"
+    large_n_basis.main(["--rounds", "1", "--queries", "20", "--tables", "generated:2000", "--out", str(out)])
+    text = out.read_text()
+    assert "## generated (2000 x 10), (ε, δ) = (1, 1e-10)" in text
+    assert "| default (R at most" in text and "| paper's R (before the cap) |" in text
+    assert out.with_suffix(".json").exists()
+
+
+def _cache_in(tmp_path):
+    """RunOptions with the run cache in a temporary folder, not experiments/results/cache."""
+    return lambda **options: harness.RunOptions(**options, cache_dir=tmp_path / "cache")
+
+
+def test_eps_sweep_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(eps_sweep, "RunOptions", _cache_in(tmp_path))
+    assert eps_sweep.main(["--datasets", "wdbc", "--eps", "1", "--delta", "0", "--methods", "synthdp-default",
+                           "--rounds", "1", "--queries", "20", "--seed", "0", "--out-dir", str(tmp_path)]) == 0
+    text = (tmp_path / "eps_sweep.md").read_text()
+    assert "## WDBC (n = 569, d = 30)" in text and "| synthdp default | 2 |" in text
+
+
+def test_paper_tables_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(paper_tables, "RunOptions", _cache_in(tmp_path))
+    assert paper_tables.main(["--table", "3", "--datasets", "wdbc", "--methods", "synthdp-default", "bootstrap",
+                              "--rounds", "1", "--queries", "20", "--seed", "0", "--out-dir", str(tmp_path)]) == 0
+    text = (tmp_path / "table3.md").read_text()
+    assert "## WDBC (n = 569, d = 30)" in text and "| synthdp default | 1 | **rel** |" in text
+
+
+def test_peers_smoke_runs_its_baselines(tmp_path):
+    """The baselines only (no peer): both rows rendered."""
+    out = tmp_path / "peers_smoke.md"
+    assert peers_smoke.main(["--datasets", "wdbc", "--methods", "bootstrap", "dp-gaussian", "--rounds", "1",
+                             "--queries", "20", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "## WDBC (n = 569, d = 30)" in text
+    assert "| bootstrap" in text and "| DP Gaussian" in text
+
+
+def test_streaming_memory_runs(tmp_path):
+    """Two paths on 20 000 rows, the table under a folder that does not exist yet, nothing saved."""
+    import subprocess
+
+    result = subprocess.run([sys.executable, str(EXPERIMENTS / "streaming_memory.py"), "--rows", "20000",
+                             "--modes", "memory", "stream", "--no-save", "--folder", str(tmp_path / "tables")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+    assert "| memory | engine numpy" in result.stdout and "| stream | engine numpy" in result.stdout
