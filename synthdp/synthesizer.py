@@ -242,7 +242,8 @@ class SmoothSynthesizer:
             data is read, and the fit is refused, reading nothing, where it would take the table past
             its lifetime budget; it is charged once the fit succeeds (the release is then in this
             process's hands), or fails after a stage released (a warning may have named a noisy
-            value), and dropped if it fails before any. The privacy report's ``budget_file``
+            value), and dropped if it fails before any (with the file, where this fit was its first
+            use: a fit that released nothing declares no lifetime budget). The privacy report's ``budget_file``
             entry gives the totals. A :class:`synthdp.privacy.lifetime.Reservation` already made
             (as the command line makes one, naming its command) is charged or dropped the same way.
         lifetime_epsilon, lifetime_delta : float, optional

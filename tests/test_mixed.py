@@ -1624,6 +1624,26 @@ def test_the_numeric_columns_histogram_cells_count_in_the_mixed_lp_memory_bound(
     assert main(["generate", str(table), "-o", str(tmp_path / "o.csv"), *options]) == 0
 
 
+def test_where_even_the_fewest_candidates_are_over_the_bound_the_advice_is_not_fewer_candidates():
+    """20 numeric columns and one binary at delta > 0: R = G = 251 moments, and each candidate also has a
+    cell in every numeric column's histogram, 271 entries. At a bound of 65 000, 300 candidates are
+    refused; so are 251, the fewest the LP takes (fewer are refused as fewer candidates than moments):
+    the advice was "lower --n-candidates", which cannot bring it within. It names fewer columns, and
+    15 numeric columns are accepted."""
+    rng = np.random.default_rng(0)
+    names = [f"x{i}" for i in range(20)]
+    frame = pd.DataFrame(rng.uniform(0, 1, (300, 20)), columns=names).assign(b=rng.integers(0, 2, 300))
+    columns = {**{name: {"type": "continuous", "bounds": [0, 1]} for name in names},
+               "b": {"type": "binary", "levels": [0, 1]}}
+    options = {"epsilon": 1.0, "delta": 1e-6, "tilt": 0.0, "max_lp_entries": 65_000, "seed": 0}
+    for candidates in (300, 251):
+        with pytest.raises(SynthDPError, match="over the memory bound") as refused:
+            SmoothSynthesizer(n_candidates=candidates, **options).fit(frame, schema={"columns": columns})
+        assert str(refused.value).endswith("release fewer columns"), str(refused.value)
+    kept = {name: spec for name, spec in columns.items() if name not in names[15:]}
+    SmoothSynthesizer(n_candidates=300, **options).fit(frame[list(kept)], schema={"columns": kept})
+
+
 def test_a_summary_of_more_moments_than_the_memory_bound_says_so():
     """A summary draws no candidates: the moments alone are over the bound, and the error says that
     (not an LP of 0 matrix entries), with advice that brings them within it."""

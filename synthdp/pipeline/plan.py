@@ -432,7 +432,9 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
     per_candidate = groups + numeric_columns  # a moment per group, a histogram cell per numeric column
     if max(per_candidate * max(drawn, 1), n_basis) > config.max_lp_entries:
         # mixed tables: a sparse W whole, at most G + numeric_columns non-zeros per candidate
-        fix = ("lower --marginal-degree, or release fewer columns" if max(groups, 1) * n_basis > config.max_lp_entries
+        # even R candidates (the fewest the LP takes) would not fit: fewer candidates cannot help
+        fewest = max(per_candidate, 1) * n_basis
+        fix = ("lower --marginal-degree, or release fewer columns" if fewest > config.max_lp_entries
                # the tilt draws TILT_CANDIDATES_PER_MOMENT per moment, whatever --n-candidates
                else "lower --marginal-degree, or set --tilt 0" if tilt_candidates > n_candidates
                else "lower --n-candidates or --marginal-degree")  # not below the R moments: they would not fit
