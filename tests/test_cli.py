@@ -345,6 +345,18 @@ def test_csv_dialects_are_read_as_declared(tmp_path, sep, decimal, encoding):
     assert (tmp_path / "p.csv").read_bytes() == (tmp_path / "d.csv").read_bytes()
 
 
+def thousands_text(frame: pd.DataFrame, sep: str, decimal: str, thousands: str) -> str:
+    """The CSV of ``frame`` with its numbers written with a thousands separator ("1.234,56" with
+    ``decimal=","`` and ``thousands="."``), quoted where the separator is the field separator."""
+    def cell(value: float) -> str:
+        text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+        text = text.translate(str.maketrans({",": thousands, ".": decimal}))
+        return f'"{text}"' if sep in text else text
+    rows = [sep.join(frame.columns)] + [sep.join(cell(value) for value in row) for row in frame.to_numpy()]
+    return "\n".join(rows) + "\n"
+
+
+
 @pytest.mark.parametrize("sep, decimal, thousands", [(";", ",", "."), (",", ".", ","), ("\t", ",", " ")])
 def test_thousands_separators_are_read_as_declared(tmp_path, sep, decimal, thousands):
     """--thousands (with --sep and --decimal) gives the same seeded release as the plain CSV: "1.234,5"
@@ -352,13 +364,7 @@ def test_thousands_separators_are_read_as_declared(tmp_path, sep, decimal, thous
     rng = np.random.default_rng(8)
     frame = pd.DataFrame({"a": rng.uniform(-5_000, 5_000, 200).round(2), "n": rng.integers(0, 2_000_000, 200)})
     frame.to_csv(tmp_path / "plain.csv", index=False)
-
-    def cell(value) -> str:
-        text = (f"{value:,.2f}" if isinstance(value, float) else f"{value:,}").translate(
-            str.maketrans({",": thousands, ".": decimal}))
-        return f'"{text}"' if sep in text else text
-    lines = [sep.join(frame.columns), *(sep.join((cell(a), cell(int(n)))) for a, n in frame.itertuples(index=False))]
-    (tmp_path / "separated.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "separated.csv").write_text(thousands_text(frame, sep, decimal, thousands))
     (tmp_path / "b.json").write_text('{"a": [-5000, 5000], "n": {"bounds": [0, 2000000], "type": "integer"}}')
     common = ["--bounds", str(tmp_path / "b.json"), "--seed", "3", "--quiet"]
     assert main(["generate", str(tmp_path / "plain.csv"), "-o", str(tmp_path / "p.csv"), *common]) == 0

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from test_cli import thousands_text
 
 from synthdp import SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
@@ -625,17 +626,6 @@ def test_a_dask_dataframe_samples_back_with_the_column_types_a_pandas_one_does()
                    for data in (frame, dd.from_pandas(frame, npartitions=2))]
     assert samples[0].dtypes.to_dict() == samples[1].dtypes.to_dict()
     assert str(samples[1]["b"].dtype) == "boolean" and str(samples[1]["c"].dtype) == "category"
-
-
-def thousands_text(frame: pd.DataFrame, sep: str, decimal: str, thousands: str) -> str:
-    """The CSV of ``frame`` with its numbers written with a thousands separator ("1.234,56" with
-    ``decimal=","`` and ``thousands="."``), quoted where the separator is the field separator."""
-    def cell(value: float) -> str:
-        text = f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
-        text = text.translate(str.maketrans({",": thousands, ".": decimal}))
-        return f'"{text}"' if sep in text else text
-    rows = [sep.join(frame.columns)] + [sep.join(cell(value) for value in row) for row in frame.to_numpy()]
-    return "\n".join(rows) + "\n"
 
 
 THOUSANDS = {"european": (";", ",", "."), "american-quoted": (",", ".", ","), "swiss": (",", ".", "'"),

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from test_cli import _write
+from test_output_files import strict_json
 
 from synthdp.cli import main
 from synthdp.evaluation.metrics import utility_report
@@ -391,13 +392,6 @@ def test_the_unit_column_neither_types_the_table_nor_may_miss_a_cell(tmp_path, c
         frame.to_csv(table, index=False)
 
 
-def _strict_json(text):
-    """``text`` parsed as RFC 8259 JSON: NaN, Infinity and -Infinity (which jq and JavaScript refuse) raise."""
-    def refuse(token):
-        raise ValueError(f"not JSON: {token}")
-    return json.loads(text, parse_constant=refuse)
-
-
 def test_an_undefined_statistic_of_the_copies_is_null_in_the_json(tables, tmp_path, capsys):
     """A real column that is constant has no correlation: its interval's numbers were written as the
     strings "nan" (a number a reader cannot compare), where every other undefined number of the report is
@@ -411,12 +405,12 @@ def test_an_undefined_statistic_of_the_copies_is_null_in_the_json(tables, tmp_pa
     code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5, "--json",
                           "--no-sdmetrics", "--copies"], capsys)
     assert code == 0, err
-    rows = {row["statistic"]: row for row in _strict_json(out)["intervals"]["statistics"]}
+    rows = {row["statistic"]: row for row in strict_json(out)["intervals"]["statistics"]}
     undefined = rows["corr age ~ score"]
     assert [undefined[key] for key in ("real", "estimate", "lower", "upper")] == [None] * 4
     assert "nan" not in out
     # nor is it a miss: an interval can neither hold nor miss a value that is not defined
-    intervals = _strict_json(out)["intervals"]
+    intervals = strict_json(out)["intervals"]
     assert undefined["holds"] is None and intervals["checked"] == len(rows) - sum(
         row["real"] is None for row in rows.values())
     code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5,

@@ -853,3 +853,29 @@ def test_copies_of_a_single_column_release_do_not_warn_of_pairs_it_cannot_have(t
     assert main(["generate", str(data), "-o", str(out), "--bounds", str(bounds), "--copies", "2", "--quiet"]) == 0
     assert "dependence" not in capsys.readouterr().err
     assert "note" not in json.loads((tmp_path / "out.copies.json").read_text())
+
+
+def test_an_undefined_interval_or_real_value_neither_holds_nor_misses():
+    """check_against_real: a correlation with a column constant in every copy has no interval, and one
+    with a column constant in the real table no value; neither counts as held or missed ("n/a"), while
+    the defined statistics are checked as before."""
+    from synthdp.evaluation.inference import Copies, check_against_real
+    from synthdp.evaluation.metrics import interval_row
+
+    rng = np.random.default_rng(0)
+
+    def table(constant_b: bool, rows: int = 200) -> pd.DataFrame:
+        a = rng.normal(0, 1, rows)
+        return pd.DataFrame({"a": a, "b": np.full(rows, 2.0) if constant_b else a + rng.normal(0, 1, rows),
+                             "c": rng.normal(0, 1, rows)})
+
+    copies = Copies([table(True) for _ in range(5)], table(True, 4000), 0.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        checked = check_against_real(table(False), copies, ["a", "b", "c"])
+    rows = {row["statistic"]: row for row in checked["statistics"]}
+    undefined = [name for name, row in rows.items() if "b" in name.split() and "corr" in name]
+    assert undefined and all(rows[name]["holds"] is None for name in undefined)
+    assert all(interval_row(rows[name])[5] == "n/a" for name in undefined)
+    assert checked["checked"] == len(rows) - len(undefined)
+    assert all(isinstance(row["holds"], bool) for name, row in rows.items() if name not in undefined)

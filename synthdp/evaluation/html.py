@@ -33,6 +33,7 @@ from synthdp._version import __version__
 from synthdp.domain.dates import EPOCH, SECONDS_PER_DAY
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError
+from synthdp.evaluation.metrics import INTERVAL_COLUMNS, interval_row
 from synthdp.evaluation.mixed import cell_labels, distribution, numeric_schema, pearson
 
 __all__ = ["DPI", "MAX_LEVELS_SHOWN", "MATPLOTLIB_MISSING", "render_html"]
@@ -457,10 +458,7 @@ def _intervals_section(intervals: Mapping | None, mpl) -> str:
     if chart is not None:
         parts.append(_image(chart, "intervals against the real values",
                             "each interval scaled to [-1, 1] around its estimate; the dot is the real table's value"))
-    parts.append(_table(["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"],
-                        [[row["statistic"], row["real"], row["estimate"], row["lower"], row["upper"],
-                          "n/a" if row["holds"] is None else "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
-                         for row in rows]))
+    parts.append(_table(INTERVAL_COLUMNS, [interval_row(row) for row in rows]))
     return "".join(parts)
 
 

@@ -737,8 +737,8 @@ def check_against_real(real: pd.DataFrame, copies: Copies, numeric: Sequence[str
     -------
     dict
         ``copies`` (m), ``level``, ``statistics``: one dict per statistic (``statistic``, ``real``,
-        ``estimate``, ``lower``, ``upper``, ``holds`` (None where the real value is undefined, as a
-        correlation with a constant column: neither held nor missed), and ``measured``, :func:`infer`'s:
+        ``estimate``, ``lower``, ``upper``, ``holds`` (None where the real value or the interval is
+        undefined, as a correlation with a constant column: neither held nor missed), and ``measured``, :func:`infer`'s:
         False where it reads a pair of columns the release did not measure), ``held`` and ``checked``
         (counts, of the statistics whose real value is defined).
     """
@@ -751,7 +751,8 @@ def check_against_real(real: pd.DataFrame, copies: Copies, numeric: Sequence[str
     result = infer(copies, statistic, level=level)
     truth = statistic(real).reindex(result.index)
     holds = (result["lower"] <= truth) & (truth <= result["upper"])
-    defined = truth.notna()  # a correlation with a constant real column: no value to hold or miss
+    # a correlation with a constant column (real, or in every copy): no value or no interval to hold or miss
+    defined = truth.notna() & result["lower"].notna() & result["upper"].notna()
     rows = [{"statistic": name, "real": float(truth[name]), "estimate": float(result.loc[name, "estimate"]),
              "lower": float(result.loc[name, "lower"]), "upper": float(result.loc[name, "upper"]),
              "holds": bool(holds[name]) if defined[name] else None, "measured": bool(result.loc[name, "measured"])}

@@ -32,7 +32,8 @@ total-variation distance, and the numeric metrics run on the numeric columns.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -685,6 +686,31 @@ def _table(header: list[str], rows: list[list], indent: str = "  ", text_columns
     return lines
 
 
+INTERVAL_COLUMNS = ["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"]
+
+
+def interval_row(row: dict, number: Callable[[Any], Any] = lambda value: value) -> list:
+    """A row of the copies' intervals as the printed report and the page show it (:data:`INTERVAL_COLUMNS`),
+    from a row of :func:`synthdp.evaluation.inference.check_against_real`; ``number`` formats the numbers.
+
+    Parameters
+    ----------
+    row : dict
+        ``statistic``, ``real``, ``estimate``, ``lower``, ``upper``, ``holds`` (None: the real value
+        or the interval is undefined) and ``measured``.
+    number : callable, optional
+        How a number is shown (default: as it is).
+
+    Returns
+    -------
+    list
+        The cells, the verdicts as "yes", "NO" or "n/a".
+    """
+    holds = "n/a" if row["holds"] is None else "yes" if row["holds"] else "NO"
+    return [row["statistic"], *(number(row[key]) for key in ("real", "estimate", "lower", "upper")), holds,
+            "yes" if row.get("measured", True) else "no"]
+
+
 def format_report(report: dict) -> str:
     """The report of :func:`utility_report` as an aligned text table (what ``synthdp evaluate`` prints).
 
@@ -770,10 +796,7 @@ def _format_intervals(intervals: dict | None) -> list[str]:
         return []
     lines = ["", f"intervals from {intervals['copies']} copies ({intervals['level']:.0%}, synthdp.infer): "
                  f"{intervals['held']} of {intervals['checked']} hold the real table's value"]
-    lines += _table(["statistic", "real", "estimate", "lower", "upper", "holds", "pair measured"], [
-        [row["statistic"], _number(row["real"]), _number(row["estimate"]), _number(row["lower"]),
-         _number(row["upper"]), "n/a" if row["holds"] is None else "yes" if row["holds"] else "NO", "yes" if row.get("measured", True) else "no"]
-        for row in intervals["statistics"]
+    lines += _table(INTERVAL_COLUMNS, [interval_row(row, _number) for row in intervals["statistics"]
     ], text_columns=1)
     return lines
 
