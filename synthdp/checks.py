@@ -26,3 +26,22 @@ def is_finite_number(value: object) -> TypeGuard[float]:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+def delta_text(value: float) -> str:
+    """A delta as a line prints it, to 3 significant digits, but never "1" for a delta below 1 (a
+    delta of 1 promises nothing; --delta 0.9999 does promise something): there, the digits that tell
+    it from 1.
+
+    Parameters
+    ----------
+    value : float
+        A delta, in [0, 1].
+
+    Returns
+    -------
+    str
+        Its text.
+    """
+    text = f"{value:.3g}"
+    return repr(float(value)) if text == "1" and value < 1 else text

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args, get_type_hints
 
 from synthdp._version import __version__
+from synthdp.checks import delta_text
 from synthdp.config import GROUPS, CsvFormat, SynthConfig, choices, option_fields
 from synthdp.errors import SynthDPError, absent_file, near_column
 from synthdp.evaluation.options import DEFAULT_QUERIES, MAX_COPIES, TASKS
@@ -1000,7 +1001,7 @@ def budget_command(args: argparse.Namespace) -> int:
         return 0
 
     def pair(entry: dict) -> str:
-        return f"epsilon {entry['epsilon']:.6g}, delta {_delta(entry['delta'])}"
+        return f"epsilon {entry['epsilon']:.6g}, delta {delta_text(entry['delta'])}"
 
     unit = state["privacy_unit"]
     kept = ("by the next release's unit (rows or a column's)" if not state["unit_declared"]
@@ -1018,7 +1019,7 @@ def budget_command(args: argparse.Namespace) -> int:
         lines += ["", f"  {'started':<25} {'command':<10} {'epsilon':>9} {'delta':>9}  {'state':<8} {'private':<8} table"]
         private = {True: "yes", False: "NO", None: "unknown"}
         lines += [f"  {_printable(entry['started'] or ''):<25} {_printable(entry['command']):<10} "
-                  f"{entry['epsilon']:>9.4g} {_delta(entry['delta']):>9}  {entry['state']:<8} "
+                  f"{entry['epsilon']:>9.4g} {delta_text(entry['delta']):>9}  {entry['state']:<8} "
                   f"{private[entry['differentially_private']]:<8} {_printable(entry['table'] or '(not recorded)')}"
                   for entry in state["releases"]]
     print("\n".join(lines))
@@ -1404,16 +1405,8 @@ def _text(content: str) -> Callable[[Path], object]:
 
 def _budget_note(report: dict) -> str:
     privacy = report["privacy"]
-    return (f"; epsilon={privacy['epsilon_spent']:.4g}, delta={_delta(privacy['delta_spent'])}"
+    return (f"; epsilon={privacy['epsilon_spent']:.4g}, delta={delta_text(privacy['delta_spent'])}"
             + ("" if privacy["differentially_private"] else " (NOT differentially private: see report)"))
-
-
-def _delta(value: float) -> str:
-    """A delta as a line prints it, to 3 significant digits, but never "1" for a delta below 1 (a
-    delta of 1 promises nothing; --delta 0.9999 does promise something): there, the digits that tell
-    it from 1."""
-    text = f"{value:.3g}"
-    return repr(float(value)) if text == "1" and value < 1 else text
 
 
 def _model_writer(synth: SmoothSynthesizer, final: str | Path) -> Callable[[Path], None]:

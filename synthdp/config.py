@@ -487,10 +487,12 @@ class CsvFormat:
                "sep must be one character, such as ',' ';' '|' or a tab ('\\t')")
         _check(isinstance(self.decimal, str) and len(self.decimal) == 1 and self.decimal != self.sep,
                "decimal must be one character other than sep, such as '.' or ','")
+        # not a letter or a sign either: with "e" a number 1e5 would read as 15, without a word
         _check(self.thousands is None or (isinstance(self.thousands, str) and len(self.thousands) == 1
-                                          and self.thousands != self.decimal and self.thousands not in "\r\n\"0123456789"),
-               "thousands must be one character other than decimal, a digit, a double quote or a line break, "
-               "such as ',', '.', an apostrophe or a space")
+                                          and self.thousands != self.decimal and not self.thousands.isalnum()
+                                          and self.thousands not in "\r\n\"+-"),
+               "thousands must be one character other than decimal, a digit, a letter, a sign, a double quote or a "
+               "line break, such as ',', '.', an apostrophe or a space")
         try:
             codecs.lookup(self.encoding)
             "".encode(self.encoding).decode(self.encoding)  # rot13, hex or zlib: codecs, not text encodings

@@ -864,6 +864,8 @@ def test_a_delta_just_below_one_is_never_printed_as_one(tmp_path, capsys):
     assert "delta 0.99995\n" in status and "delta 0.9999 in 1 release" in status and "delta 1\n" not in status
     main(["generate", CLINIC, "-o", str(tmp_path / "c.csv"), "--bounds", BOUNDS, "--epsilon", "1", "--delta", "0.9999"])
     assert capsys.readouterr().err.strip().endswith("epsilon=1, delta=0.9999")
+    assert _release(tmp_path, budget, "past", "--epsilon", "0.5", "--delta", "0.0001")[0] == 2  # past its delta
+    assert "delta 0.9999 + 0.0001 of 0.99995 (budget file" in capsys.readouterr().err
 
 
 def test_a_system_without_flock_refuses_the_budget_file_in_one_line(tmp_path, capsys, monkeypatch):

@@ -127,7 +127,8 @@ def test_every_option_has_help_and_the_estimator_takes_every_option():
 
 @pytest.mark.parametrize("options", [{"thousands": "."}, {"sep": ";", "decimal": ",", "thousands": ","},
                                      {"thousands": '"'}, {"thousands": "\n"}, {"thousands": ", "}, {"thousands": ""},
-                                     {"thousands": "5"}, {"thousands": 1}])
+                                     {"thousands": "5"}, {"thousands": 1}, {"thousands": "e"}, {"thousands": "E"},
+                                     {"thousands": "+"}, {"thousands": "-"}])
 def test_a_bad_thousands_separator_is_refused_by_name(options):
     from synthdp.config import CsvFormat
 

@@ -61,7 +61,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from synthdp.checks import is_finite_number
+from synthdp.checks import delta_text, is_finite_number
 from synthdp.errors import SynthDPError
 from synthdp.files import read_text_file, temporary_beside
 
@@ -280,7 +280,7 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
         if (lifetime_epsilon is not None and not math.isclose(lifetime_epsilon, lifetime[0], rel_tol=1e-12)) or (
                 lifetime_delta is not None and not math.isclose(lifetime_delta, lifetime[1], rel_tol=1e-12)):
             raise SynthDPError(f"budget file '{path}' declares a lifetime budget of epsilon {lifetime[0]:g}, delta "
-                               f"{lifetime[1]:g}: it cannot be changed by a later release")
+                               f"{delta_text(lifetime[1])}: it cannot be changed by a later release")
         document["releases"] = [r for r in document["releases"] if r["state"] == "spent" or _alive(r)]
         if not document["releases"] or "privacy_unit" not in document:  # no release yet (or an older file): declared
             document["privacy_unit"] = privacy_unit
@@ -294,8 +294,8 @@ def reserve(path: str | Path, command: str, epsilon: float, delta: float,
         if spent[0] + epsilon > lifetime[0] * (1 + _SLACK) or spent[1] + delta > lifetime[1] * (1 + _SLACK):
             raise SynthDPError(
                 f"the table's budget would be exceeded: epsilon {spent[0]:.4g} + {epsilon:.4g} of {lifetime[0]:.4g}, "
-                f"delta {spent[1]:.3g} + {delta:.3g} of {lifetime[1]:.3g} (budget file '{path}'); nothing was read or "
-                "written")
+                f"delta {delta_text(spent[1])} + {delta_text(delta)} of {delta_text(lifetime[1])} (budget file '{path}'); "
+                "nothing was read or written")
         identifier = uuid.uuid4().hex
         document["releases"].append({"id": identifier, "command": command, "epsilon": float(epsilon),
                                      "delta": float(delta), "state": "pending", "started": _now(), "finished": None,
