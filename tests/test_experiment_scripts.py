@@ -27,6 +27,7 @@ import infer_coverage  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import large_n_basis  # noqa: E402
+import level_cells_adult  # noqa: E402
 import level_cells_classes  # noqa: E402
 import pairs_test_power  # noqa: E402
 import paper_tables  # noqa: E402
@@ -132,6 +133,15 @@ def test_region_state_runs(tmp_path):
     region_state.main(["--seeds", "1", "--out", str(out)])
     text = out.read_text()
     assert "| (1, 1e-10) | default (JOIN_RATIO = 0.3) |" in text and "| (1, 1e-10) | JOIN_RATIO = 0 |" in text
+
+
+def test_level_cells_adult_runs(tmp_path):
+    """adult's first 8 000 rows at epsilon 1 (the second clause alone applies: noise sd about 0.045, under
+    the limit of 0.1, and 1/42 < 2 sd), 2 seeded releases of each rule."""
+    out = tmp_path / "level_cells_adult.md"
+    level_cells_adult.main(["--epsilons", "1", "--rounds", "2", "--rows", "8000", "--out", str(out)])
+    rows = [line for line in out.read_text().splitlines() if line.startswith("| 1 |")]
+    assert len(rows) == 2 and "| yes |" in rows[0] and "| no |" in rows[1] and all("nan" not in row for row in rows)
 
 
 def test_level_cells_classes_runs(tmp_path):
