@@ -26,8 +26,7 @@ import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 
 from synthdp import SmoothSynthesizer
-from synthdp.evaluation.mixed import column_tv, pair_scores
-from synthdp.study import plan_module
+from synthdp.study import column_tv, pair_scores, plan_module
 
 
 def run(epsilon: float, rounds: int, second_clause: bool, rows: int | None) -> dict:
