@@ -18,6 +18,7 @@ Conventions every script follows:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -28,7 +29,7 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +65,24 @@ def score_correlation(values: np.ndarray) -> np.ndarray:
         ranks[order, j] = (first + last + 1) / 2  # mean rank, 1-based
     scores = special.ndtri(ranks / (n + 1))
     return np.corrcoef(scores, rowvar=False)
+
+
+@contextlib.contextmanager
+def level_cells_clause(kept: bool) -> Iterator[None]:
+    """Within it, the mixed-tables plan's level-cells rule with its second clause (``kept``, the
+    product) or without it, MOMENT_NOISE_LIMIT alone (the rule before 2026-11-29: a study's
+    alternative, :func:`synthdp.pipeline.plan.mixed_shares` called with ``most_levels=2``)."""
+    from synthdp.study import plan_module
+
+    original = plan_module.mixed_shares
+    if not kept:
+        def limit_only(*args, most_levels=2, **kwargs):
+            return original(*args, most_levels=2, **kwargs)
+        plan_module.mixed_shares = limit_only
+    try:
+        yield
+    finally:
+        plan_module.mixed_shares = original
 
 
 def log(message: str) -> None:

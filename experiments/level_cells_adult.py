@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
+from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, level_cells_clause, log
 
 from synthdp import SmoothSynthesizer
 from synthdp.study import column_tv, pair_scores, plan_module
@@ -36,12 +36,7 @@ def run(epsilon: float, rounds: int, second_clause: bool, rows: int | None) -> d
     schema = json.loads((DATA_DIR.parent / "configs" / "adult_schema.json").read_text(encoding="utf-8"))
     levels = [name for name, spec in schema["columns"].items() if spec.get("type") in ("binary", "categorical")]
     scored = {"columns": {name: schema["columns"][name] for name in levels}}
-    original = plan_module.mixed_shares
-    if not second_clause:  # the rule before its second clause: MOMENT_NOISE_LIMIT alone
-        def limit_only(*args, most_levels=2, **kwargs):
-            return original(*args, most_levels=2, **kwargs)
-        plan_module.mixed_shares = limit_only
-    try:
+    with level_cells_clause(second_clause):  # without it: the rule before its second clause, MOMENT_NOISE_LIMIT alone
         scores, apart = [], False
         for seed in range(rounds):
             with warnings.catch_warnings():
@@ -53,8 +48,6 @@ def run(epsilon: float, rounds: int, second_clause: bool, rows: int | None) -> d
             one_way = column_tv(real[levels], synthetic[levels], scored)
             pairs = pair_scores(real[levels], synthetic[levels], scored)["tv"]
             scores.append((one_way["per_column"]["native-country"], one_way["mean"], pairs["mean"], pairs["worst"]))
-    finally:
-        plan_module.mixed_shares = original
     return {"scores": np.array(scores), "apart": apart}
 
 

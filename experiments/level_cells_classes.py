@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from common import RESULTS_DIR, command_line, generated_by, log
+from common import RESULTS_DIR, command_line, generated_by, level_cells_clause, log
 
 from synthdp import SmoothSynthesizer
 from synthdp.study import plan_module
@@ -61,12 +61,7 @@ def pair_tv(real: pd.DataFrame, synthetic: pd.DataFrame) -> float:
 
 def run(rounds: int, cells_rule: bool) -> dict:
     table, schema = digits()
-    original = plan_module.mixed_shares
-    if not cells_rule:  # the rule before its second clause: MOMENT_NOISE_LIMIT alone
-        def limit_only(*args, most_levels=2, **kwargs):
-            return original(*args, most_levels=2, **kwargs)
-        plan_module.mixed_shares = limit_only
-    try:
+    with level_cells_clause(cells_rule):  # without it: the rule before its second clause, MOMENT_NOISE_LIMIT alone
         scores, stages = [], set()
         for seed in range(rounds):
             with warnings.catch_warnings():
@@ -75,8 +70,6 @@ def run(rounds: int, cells_rule: bool) -> dict:
                 synthetic = synth.sample(seed=seed)
             stages |= {stage["stage"] for stage in synth.privacy_report()["privacy"]["stages"]}
             scores.append((one_way_tv(table["digit"], synthetic["digit"].astype(int)), pair_tv(table, synthetic)))
-    finally:
-        plan_module.mixed_shares = original
     values = np.array(scores)
     return {"one_way": values[:, 0], "pairs": values[:, 1], "apart": plan_module.LEVEL_CELLS in stages}
 
