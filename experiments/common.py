@@ -68,21 +68,33 @@ def score_correlation(values: np.ndarray) -> np.ndarray:
 
 
 @contextlib.contextmanager
-def level_cells_clause(kept: bool) -> Iterator[None]:
-    """Within it, the mixed-tables plan's level-cells rule with its second clause (``kept``, the
-    product) or without it, MOMENT_NOISE_LIMIT alone (the rule before 2026-11-29: a study's
-    alternative, :func:`synthdp.pipeline.plan.mixed_shares` called with ``most_levels=2``)."""
+def level_cells_clause(rule: str) -> Iterator[None]:
+    """Within it, the mixed-tables plan's level-cells rule (:func:`synthdp.pipeline.plan.level_cells_apart`)
+    as ``rule`` says: "product"; "all", where a column's cells hold less than twice the moments'
+    noise sd, every column's one-way cells apart and the moments left NOISY_MOMENTS_SHARE (the
+    rule of 2026-11-29); "limit", MOMENT_NOISE_LIMIT alone (the rule before; :func:`mixed_split`
+    called without the levels). Study alternatives, not the product."""
     from synthdp.study import plan_module
 
-    original = plan_module.mixed_shares
-    if not kept:
-        def limit_only(*args, most_levels=2, **kwargs):
-            return original(*args, most_levels=2, **kwargs)
-        plan_module.mixed_shares = limit_only
+    if rule not in ("product", "all", "limit"):
+        raise ValueError(f"unknown level-cells rule {rule!r}")
+    split, apart = plan_module.mixed_split, plan_module.level_cells_apart
+
+    def limit_only(*args, levels=(), **kwargs):
+        return split(*args, levels=(), **kwargs)
+
+    def every_column(*args, **kwargs):
+        fewest, share = apart(*args, **kwargs)
+        return (1, 0.0) if fewest > 1 else (fewest, share)
+
+    if rule == "limit":
+        plan_module.mixed_split = limit_only
+    elif rule == "all":
+        plan_module.level_cells_apart = every_column
     try:
         yield
     finally:
-        plan_module.mixed_shares = original
+        plan_module.mixed_split, plan_module.level_cells_apart = split, apart
 
 
 def log(message: str) -> None:

@@ -137,11 +137,13 @@ def test_region_state_runs(tmp_path):
 
 def test_level_cells_adult_runs(tmp_path):
     """adult's first 8 000 rows at epsilon 1 (the second clause alone applies: noise sd about 0.045, under
-    the limit of 0.1, and 1/42 < 2 sd), 2 seeded releases of each rule."""
+    the limit of 0.1, and 1/42 < 2 sd), 2 seeded releases of each rule: the plan's some columns apart,
+    the rule of 2026-11-29 every column's, MOMENT_NOISE_LIMIT alone none."""
     out = tmp_path / "level_cells_adult.md"
     level_cells_adult.main(["--epsilons", "1", "--rounds", "2", "--rows", "8000", "--out", str(out)])
     rows = [line for line in out.read_text().splitlines() if line.startswith("| 1 |")]
-    assert len(rows) == 2 and "| yes |" in rows[0] and "| no |" in rows[1] and all("nan" not in row for row in rows)
+    assert len(rows) == 3 and all("nan" not in row for row in rows)
+    assert "| columns of " in rows[0] and "| all |" in rows[1] and "| none |" in rows[2]
 
 
 def test_level_cells_classes_runs(tmp_path):
@@ -149,8 +151,9 @@ def test_level_cells_classes_runs(tmp_path):
     out = tmp_path / "level_cells.md"
     level_cells_classes.main(["--rounds", "2", "--out", str(out)])
     text = out.read_text()
-    rows = [line for line in text.splitlines() if line.startswith("| the plan") or line.startswith("| MOMENT_NOISE")]
-    assert len(rows) == 2 and all("± " in row and "nan" not in row for row in rows)
+    rows = [line for line in text.splitlines() if line.startswith(("| the plan", "| every column", "| MOMENT_NOISE"))]
+    assert len(rows) == 3 and all("± " in row and "nan" not in row for row in rows)
+    assert "| columns of 10+ levels |" in rows[0] and "| all |" in rows[1] and "| none |" in rows[2]
 
 
 def test_large_n_basis_runs(tmp_path):

@@ -1187,6 +1187,7 @@ def test_level_cells_apart_where_the_moments_are_noise():
         MOMENT_NOISE_LIMIT,
         NOISY_MOMENTS_SHARE,
         mixed_shares,
+        mixed_split,
     )
     from synthdp.privacy.budget import Budget
 
@@ -1203,14 +1204,62 @@ def test_level_cells_apart_where_the_moments_are_noise():
                                            groups=112, level_columns=11)
     only_levels = mixed_shares(SynthConfig(epsilon=1.0, delta=0.0), 300, 0, 1.0, groups=40, level_columns=8)
     assert set(only_levels) == {"marginals", LEVEL_CELLS, "correlation"} and only_levels["marginals"] == 0.0
-    # a class of 10 levels (digits' shape: n = 1 797, G = 86): the moments' noise (sd near 0.09, under the
-    # limit) is more than half of a cell's mean share, 1/10; the same noise on a binary column's cells is not
-    shape = {"groups": 86, "level_columns": 11}
+    # G = 112 above the limit: every column's cells apart, whatever the levels (mixed_split's 1)
+    assert mixed_split(config, 303, 5, 1.0, groups=112, level_columns=11, levels=(2, 3, 5))[1] == 1
+
+
+def test_level_cells_apart_of_a_column_of_many_levels():
+    """Below MOMENT_NOISE_LIMIT, only the columns whose cells hold on average less than twice the
+    moments' noise sd (1/L < 2 sd) go apart, each with the share it would get were every column's
+    apart (the same noise), the moments keeping the rest; where that would leave the moments noise,
+    every column's go apart; adult's 42 countries at (1, 1e-10) stay in the moments."""
+    from synthdp.config import SynthConfig
+    from synthdp.pipeline.plan import LEVEL_CELLS, MOMENT_NOISE_LIMIT, NOISY_MOMENTS_SHARE, mixed_split
+    from synthdp.privacy.budget import Budget
+
+    config = SynthConfig(epsilon=1.0, delta=1e-10)
+    # a class of 10 levels (digits' shape: n = 1 797, 10 integer columns, G = 86): the moments' noise (sd near
+    # 0.09, under the limit) is more than half of a cell's mean share, 1/10; the same noise on a binary column's is not
+    moments = Budget(0.0, 0.0, 1.0, 1e-10, "gdp", (("moments", 0.8),)).stage("moments")
     noise = moments.means_noise_sd(86, 1797)
-    assert noise < MOMENT_NOISE_LIMIT and 2 * noise * 10 > 1
-    assert LEVEL_CELLS in mixed_shares(config, 1797, 10, 1.0, **shape, most_levels=10)
-    assert LEVEL_CELLS not in mixed_shares(config, 1797, 10, 1.0, **shape, most_levels=2)
-    assert LEVEL_CELLS not in mixed_shares(config, 32561, 6, 1.0, groups=129, level_columns=12, most_levels=42)
+    assert noise < MOMENT_NOISE_LIMIT and 2 * noise * 10 > 1 and 2 * noise * 3 < 1
+    shape = {"groups": 86, "level_columns": 11}
+    shares, fewest = mixed_split(config, 1797, 10, 1.0, **shape, levels=(10, 3, 2))
+    every, _ = mixed_split(config, 1797, 10, 1.0, **shape, levels=(10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10))
+    assert fewest == 10 and math.isclose(shares[LEVEL_CELLS], (1 - NOISY_MOMENTS_SHARE - shares["correlation"]) / 21)
+    assert shares["marginals"] == 0.2 and 1 - sum(shares.values()) > 0.4  # the moments keep the rest (0.47)
+    # eleven such columns would take 11/21 of the budget and leave the moments' noise above the limit: all apart
+    assert math.isclose(every["marginals"], (1 - NOISY_MOMENTS_SHARE - every["correlation"]) * 10 / 21)
+    assert mixed_split(config, 1797, 10, 1.0, **shape, levels=(3, 2))[1] == 0
+    assert mixed_split(config, 32561, 6, 1.0, groups=129, level_columns=12, levels=(42, 16, 7))[1] == 0
+    # adult at pure epsilon 0.5: the countries alone
+    assert mixed_split(SynthConfig(epsilon=0.5, delta=0.0), 30162, 6, 0.45, cell_groups=75, groups=75,
+                       level_columns=12, levels=(9, 16, 7, 15, 6, 5, 2, 42, 2))[1] == 42
+
+
+def test_a_column_of_many_levels_released_apart_end_to_end():
+    """A table of digits' shape at (1, 1e-10): only the class's one-way cells released apart
+    (sensitivity of one column, sqrt(2)/n), the moments' description names it, and the class's
+    released cells are a distribution; the ledger spends no more than the budget."""
+    rng = np.random.default_rng(4)
+    n = 1797
+    frame = pd.DataFrame({f"p{j}": rng.integers(0, 17, n) for j in range(10)})
+    frame["digit"] = rng.integers(0, 10, n)
+    schema = {"columns": {**{f"p{j}": {"type": "integer", "bounds": [0, 16]} for j in range(10)},
+                          "digit": {"type": "categorical", "levels": list(range(10)), "other": False}}}
+    with pytest.warns(Warning):
+        synth = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(frame, schema=schema)
+    plan = synth.release_.plan
+    assert plan.apart_levels == 10 and synth.privacy_report()["parameters"]["apart_levels"] == 10
+    stages = {stage["stage"]: stage for stage in synth.ledger_.to_dict()["stages"]}
+    assert math.isclose(stages["level cells"]["sensitivity"], math.sqrt(2) / n)
+    assert "the one-way cells of digit released apart" in stages["moments"]["released"]
+    assert synth.ledger_.to_dict()["epsilon_spent"] <= 1.0 + 1e-9
+    from synthdp.stats.mixed_basis import apart_cells
+    release = synth.release_
+    rows = apart_cells(release.schema, release.basis_indices, plan.apart_levels)
+    assert rows.sum() == 10  # the class's ten cells, no pixel's value block
+    assert np.isclose(synth.sample(500, seed=1)["digit"].value_counts(normalize=True).sum(), 1.0)
 
 
 def test_level_cell_estimates_are_distributions():
@@ -1425,7 +1474,9 @@ def test_the_widened_rows_are_the_noisy_moments_of_the_lp_and_not_the_candidates
     monkeypatch.setattr(run, "tilt_box", spy)
     model = run.fit(SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=4).config, frame, schema=schema)
     release = model.release
-    apart = run.one_way_cells(release.schema, release.basis_indices)
+    from synthdp.stats.mixed_basis import one_way_cells
+    apart = one_way_cells(release.schema, release.basis_indices)  # every column's (iris: the moments are noise)
+    assert release.plan.apart_levels == 1
     assert apart.any() and len(seen["sd"]) == len(release.moment_noise_sd) < seen["rows"]  # cells after
     np.testing.assert_array_equal(seen["sd"][apart], 0.0)
     np.testing.assert_array_equal(seen["sd"][~apart], release.moment_noise_sd[~apart])

@@ -24,7 +24,12 @@ from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
 from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, SPIKE_RATIO, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
-from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
+from synthdp.privacy.sensitivity import (
+    ROWS,
+    Neighbours,
+    histogram_sensitivity,
+    score_products_sensitivity,
+)
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS
 from synthdp.stats.mixed_basis import basis_count, basis_indices, groups_count
@@ -166,6 +171,7 @@ class Plan:
     selected_pairs: int = 0  # k pairs chosen privately and measured (selected_pair_count); 0: none selected
     noisy_moments: bool = False  # copula: the moments are noise at any share the histograms leave them (moments_are_noise)
     numeric_columns: int = 0  # a mixed table's continuous and integer columns, which get one-way histograms
+    apart_levels: int = 0  # one-way cells released apart: of the columns of at least this many levels; 1 all (level_cells_apart)
 
     # Read by the stages, never recomputed: set by :func:`_derived` whenever a plan is made or changed
     tilted_candidates: int = 0  # candidates drawn: the tilt's, of which the l1 fit uses the first n_candidates
@@ -196,6 +202,8 @@ class Plan:
         out.pop("numeric_moments")  # the moments stage's description says what they hold
         if not self.selected_pairs:
             out.pop("selected_pairs")
+        if self.candidates != "mixed":
+            out.pop("apart_levels")  # a mixed table's only (0: no one-way cells released apart)
         out.pop("noisy_moments")  # follows from the budget's shares
         out.pop("numeric_columns")  # the schema's
         for derived in DERIVED_FIELDS:  # follow from the fields above
@@ -264,7 +272,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
               synthesize: bool = True, mixed_basis: tuple[int, int] | None = None, numeric_columns: int = 0,
               neighbours: Neighbours = ROWS, pairs_test: bool = False,
               numeric_moments: bool = True, quiet_clip: bool = True, select_pairs: bool = True,
-              level_columns: int = 0, rows_to_count: bool = True, most_levels: int = 2) -> Plan:
+              level_columns: int = 0, rows_to_count: bool = True, levels: tuple[int, ...] = ()) -> Plan:
     """Resolve the configuration for a table of n rows and d columns; refuse impossible ones.
 
     ``bounds_are_public`` is False when bounds are read from the data (then there is no
@@ -280,7 +288,8 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     ``numeric_columns`` continuous and integer columns get one-way histograms
     (:func:`mixed_shares`); ``numeric_moments``, whether that basis holds their moments and
     means per level (:func:`mixed_numeric_moments`); ``level_columns``, its binary and categorical
-    columns, whose one-way cells :func:`mixed_shares` may release apart.
+    columns, whose one-way cells :func:`mixed_split` may release apart (those of at least
+    ``apart_levels`` levels, of the declared columns' ``levels``).
 
     By unit (``neighbours``), n is the released noisy count after contribution bounding:
     every noise the rules compare is calibrated to the unit sensitivities, and the paper's
@@ -323,14 +332,16 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
     clip_count = config.epsilon * config.clip_count_share if bounds_are_public and rows_to_count else 0.0
+    mixed, apart_levels = mixed_split(
+        config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
+        mixed_basis[1] if mixed_basis is not None and not numeric_moments else None,
+        groups=mixed_basis[1] if mixed_basis is not None else None, level_columns=level_columns,
+        levels=levels) if kind == "mixed" else ({}, 0)
     candidate_shares = {
         "pca": {"pca": config.pca_share},
         "copula": copula_shares(config, n, d, n_basis, config.epsilon - bounds - clip_count, neighbours,
                                 select=select_pairs and not pairs_test),
-        "mixed": mixed_shares(config, n, numeric_columns, config.epsilon - bounds - clip_count, neighbours,
-                              mixed_basis[1] if mixed_basis is not None and not numeric_moments else None,
-                              groups=mixed_basis[1] if mixed_basis is not None else None,
-                              level_columns=level_columns, most_levels=most_levels),
+        "mixed": mixed,
     }.get(kind, {})
     candidate_shares = {stage: share for stage, share in candidate_shares.items() if share > 0}
     budget = _budget(config, bounds, clip_count, candidate_shares)
@@ -389,6 +400,7 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
         selected_pairs=selected,
         noisy_moments=kind == "copula" and moments_are_noise(config, n, n_basis, budget.remaining_epsilon, neighbours),
         numeric_columns=numeric_columns if kind == "mixed" else 0,
+        apart_levels=apart_levels,
     ))
 
 
@@ -490,7 +502,7 @@ def make_mixed_plan(config: SynthConfig, schema: Schema, n: int, synthesize: boo
                      mixed_basis=(len(indices), groups_count(schema, indices)), numeric_columns=schema.d_numeric,
                      neighbours=neighbours, numeric_moments=held, quiet_clip=quiet_clip,
                      level_columns=len(schema.categorical),
-                     most_levels=max((len(column.all_levels) for column in schema.declared), default=2),
+                     levels=tuple(len(column.all_levels) for column in schema.declared),
                      rows_to_count=schema.d_numeric > 0 or any(not c.binary and c.other for c in schema.declared))
     return plan, schema, indices
 
@@ -781,8 +793,18 @@ MIN_CELLS_SHARE = 0.01
 
 def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
                  neighbours: Neighbours = ROWS, cell_groups: int | None = None, groups: int | None = None,
-                 level_columns: int = 0, most_levels: int = 2) -> dict[str, float]:
-    """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave).
+                 level_columns: int = 0, levels: tuple[int, ...] = ()) -> dict[str, float]:
+    """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count leave):
+    :func:`mixed_split`'s."""
+    return mixed_split(config, n, numeric_columns, epsilon, neighbours, cell_groups, groups, level_columns, levels)[0]
+
+
+def mixed_split(config: SynthConfig, n: int, numeric_columns: int, epsilon: float,
+                neighbours: Neighbours = ROWS, cell_groups: int | None = None, groups: int | None = None,
+                level_columns: int = 0, levels: tuple[int, ...] = ()) -> tuple[dict[str, float], int]:
+    """Budget shares of a mixed table's numeric histograms and pairs (of what bounds and clip count
+    leave), and the fewest levels of a column whose one-way cells go apart (0: none; 1: every
+    column's, the schema's value blocks too; :func:`level_cells_apart`).
 
     A mixed table's moments hold its binary and categorical columns' one-way and two-way
     cells, the numeric columns' moments of degree <= 2 and their means per level (under Laplace
@@ -814,26 +836,33 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
     five times the noise of independent one-way histograms (docs/decisions/laplace-cells.md);
     at most all but MIN_CELLS_SHARE of it (d = 1 000, G = 1: 0.999, nothing left for the cells).
 
-    ``groups`` (the moments' G) and ``level_columns`` (k, the binary and categorical columns):
-    where the moments' noise at the share left to them, that of G groups' means
-    (:meth:`synthdp.privacy.budget.StageBudget.means_noise_sd`), is above MOMENT_NOISE_LIMIT, or
-    where a cell of the block with the most cells (L = ``most_levels``) holds on average less than
-    twice that noise's sd (1/L < 2 sd: the rule that sets a histogram's bins,
-    :func:`auto_marginal_bins`; a class of 10 levels with noise sd 0.09 on each cell came out with
-    shares from 0 to 0.31, and adult's 42 countries, sd 0.005, stay in the moments), the
-    rule of a numeric table's moments (:func:`copula_shares`) applies: noise of that size swamps
-    every cell, the categorical columns' one-way cells among them, so the moments keep only
-    NOISY_MOMENTS_SHARE and the one-way tables of every column take the rest but the pairs':
-    the numeric histograms ("marginals") and the k columns' one-way cells, released apart
-    (stage LEVEL_CELLS, :func:`synthdp.privacy.release.release_level_cells`), in proportion to their
-    columns (each one-way table then has the same noise, under either composition: a table's
-    sensitivity is the same, one cell off and one on). A table of a few hundred rows and a
-    dozen such columns (heart_cleveland at (1, 1e-10): G = 112, cells' noise sd 0.47) is there;
-    adult (noise sd 0.004) is far from it. Not with a ``marginals_share`` set. Measured:
-    docs/decisions/level-cells.md. Public n, d, G, k and budget only.
+    ``groups`` (the moments' G), ``level_columns`` (k, the binary and categorical columns, with
+    the schema's value blocks) and ``levels`` (the number of levels, with "other" and "missing",
+    of each declared binary or categorical column): where the moments' noise at the share left
+    to them, that of G groups' means (:meth:`synthdp.privacy.budget.StageBudget.means_noise_sd`),
+    is above MOMENT_NOISE_LIMIT, the rule of a numeric table's moments (:func:`copula_shares`)
+    applies: noise of that size swamps every cell, the categorical columns' one-way cells among
+    them, so the moments keep only NOISY_MOMENTS_SHARE and the one-way tables of every column
+    take the rest but the pairs': the numeric histograms ("marginals") and the k columns'
+    one-way cells, released apart (stage LEVEL_CELLS,
+    :func:`synthdp.privacy.release.release_level_cells`), in proportion to their columns (each
+    one-way table then has the same noise, under either composition: a table's sensitivity is
+    the same, one cell off and one on). A table of a few hundred rows and a dozen such columns
+    (heart_cleveland at (1, 1e-10): G = 112, cells' noise sd 0.47) is there; adult (noise sd
+    0.004) is far from it. Not with a ``marginals_share`` set.
+
+    Below that limit, a column of L levels whose cells hold on average less than twice the
+    moments' noise sd (1/L < 2 sd: the rule that sets a histogram's bins,
+    :func:`auto_marginal_bins`) still has one-way cells that are noise (a class of 10 levels
+    with noise sd 0.09 on each cell came out with shares from 0 to 0.31). Only those columns'
+    one-way cells go apart (:func:`level_cells_apart`), each with the share it gets where every
+    column's do, and so the same noise; the moments keep the rest, and with it every 2-way cell
+    (adult at pure epsilon 0.5: its 42 countries, sd 0.022, take 0.05 of the budget, not 0.9
+    with the moments left 0.1). Measured: docs/decisions/level-cells.md. Public n, d, G, k, the levels and
+    the budget only.
     """
     if numeric_columns == 0 and not level_columns:
-        return {}
+        return {}, 0
     marginals = MIXED_MARGINALS_SHARE if config.marginals_share is None else config.marginals_share
     if numeric_columns == 0:
         marginals = 0.0
@@ -857,17 +886,50 @@ def mixed_shares(config: SynthConfig, n: int, numeric_columns: int, epsilon: flo
         raise SynthDPError("marginals_share + correlation_share must leave a share for the moments")
     # (G = k: the moments are the one-way cells and nothing else, already their own release)
     if config.marginals_share is None and groups is not None and groups > level_columns > 0:
-        moments = Budget(0.0, 0.0, epsilon, config.delta, _composition(config),
-                         (("moments", 1 - marginals - correlation),)).stage("moments")
-        noise = moments.means_noise_sd(groups, n, neighbours)
-        if noise > MOMENT_NOISE_LIMIT or 2 * noise * most_levels > 1:  # the cells are noise
-            one_way = 1 - NOISY_MOMENTS_SHARE - correlation
-            tables = numeric_columns + level_columns
+        one_way = 1 - NOISY_MOMENTS_SHARE - correlation  # where every column's one-way table goes apart
+        tables = numeric_columns + level_columns
+        fewest, share = level_cells_apart(config, n, epsilon, neighbours, 1 - marginals - correlation, groups, levels,
+                                          one_way / tables)
+        if fewest == 1:  # the moments are noise: every column's one-way table apart
             return {"marginals": one_way * numeric_columns / tables, LEVEL_CELLS: one_way * level_columns / tables,
-                    "correlation": correlation}
+                    "correlation": correlation}, 1
+        if fewest:
+            return {"marginals": marginals, LEVEL_CELLS: share, "correlation": correlation}, fewest
     if numeric_columns == 0:
-        return {}
-    return {"marginals": marginals, "correlation": correlation}
+        return {}, 0
+    return {"marginals": marginals, "correlation": correlation}, 0
+
+
+def level_cells_apart(config: SynthConfig, n: int, epsilon: float, neighbours: Neighbours, moments_share: float,
+                      groups: int, levels: tuple[int, ...], full_share: float) -> tuple[int, float]:
+    """Which one-way cells of a mixed table go apart from its moments (:func:`mixed_split`), and
+    the share they take from the moments' ``moments_share``: (0, 0) none; (1, 0) every column's
+    (the moments' noise, that of ``groups`` groups' means, above MOMENT_NOISE_LIMIT: the shares
+    are :func:`mixed_split`'s); (F, s) those of the declared columns with at least F levels
+    (``levels``), the m columns whose cells hold on average less than twice the moments' noise
+    sd (1/L < 2 sd), at the share s = m ``full_share`` that each one-way table gets where every
+    column's go apart: the same noise as there, the moments keeping the rest and the 2-way
+    cells with it. Where taking s from the moments would leave them below NOISY_MOMENTS_SHARE,
+    or their noise (of G - m groups) above the limit, or would name another column, every
+    column's cells go apart: (1, 0). Public: n, the budget, G and the levels."""
+    def moments_noise(share: float, count: int) -> float:
+        stage = Budget(0.0, 0.0, epsilon, config.delta, _composition(config), (("moments", share),)).stage("moments")
+        return stage.means_noise_sd(count, n, neighbours)
+
+    noise = moments_noise(moments_share, groups)
+    if noise > MOMENT_NOISE_LIMIT:
+        return 1, 0.0
+    named = [count for count in levels if 2 * noise * count > 1]
+    if not named:
+        return 0, 0.0
+    share = full_share * len(named)
+    left = moments_share - share
+    if left < NOISY_MOMENTS_SHARE:
+        return 1, 0.0
+    after = moments_noise(left, groups - len(named))
+    if after > MOMENT_NOISE_LIMIT or any(2 * after * count > 1 for count in levels if count < min(named)):
+        return 1, 0.0
+    return min(named), share
 
 
 MARGINAL_BINS_RANGE = (4, 16)

@@ -124,7 +124,7 @@ from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelea
 from synthdp.stats import compiled, grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import groups_count, one_way_cells
+from synthdp.stats.mixed_basis import apart_cells, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
@@ -1080,7 +1080,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                                           plan.neighbours)
                  for stage, (count, released) in wanted.items()}
         # where the moments are noise, the categorical columns' one-way cells are released apart (mixed_shares)
-        apart = one_way_cells(schema, indices) if plan.budget.share(LEVEL_CELLS) > 0 else np.zeros(len(indices), bool)
+        apart = apart_cells(schema, indices, plan.apart_levels)
         rest = ~apart
         groups = groups_count(schema, indices, rest)  # of indices[rest], without that copy (R x D)
         tabled = [str(column.values_of) + (" in bins" if column.binned else "") for column in schema.value_blocks
@@ -1088,9 +1088,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         noisy_moments = np.empty(len(indices))
         noisy_moments[rest] = release_bounded_means(
             moments[rest], "moments", f"{int(rest.sum())} moments of the encoded rows in {groups} sensitivity groups"
-            + (" (the one-way cells of the binary and categorical columns released apart)" if apart.any() else "")
-            + (f" (with the missing rates of {len(schema.nullable)} nullable column(s))"
-               if schema.nullable and not apart.any() else "")
+            + _apart_note(schema, plan.apart_levels)
             + (f" (with the 2-way tables of the values of {', '.join(tabled)} against the levels"
                + (", in place of their means per level)" if study.binned_blocks else ")") if tabled else "")
             + _numeric_moments_note(plan.numeric_moments),
@@ -1133,6 +1131,17 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                    noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
 
 
+def _apart_note(schema: Schema, apart_levels: int) -> str:
+    """What the moments stage's description says of the one-way cells released apart
+    (:func:`synthdp.stats.mixed_basis.apart_cells`) and of the missing rates the moments hold."""
+    if apart_levels == 1:
+        return " (the one-way cells of the binary and categorical columns released apart)"
+    named = [column for column in schema.declared if apart_levels and len(column.all_levels) >= apart_levels]
+    note = (f" (the one-way cells of {', '.join(column.name for column in named)} released apart)" if named else "")
+    held = [name for name in schema.nullable if name not in {column.name for column in named}]
+    return note + (f" (with the missing rates of {len(held)} nullable column(s))" if held else "")
+
+
 def _numeric_moments_note(held: bool) -> str:
     """What the moments stage's description adds where :func:`mixed_numeric_moments` left numeric moments out."""
     if held:
@@ -1155,11 +1164,11 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     plan = release.plan
-    if plan.budget.share(LEVEL_CELLS) > 0 and release.schema is not None:
+    if plan.apart_levels and release.schema is not None:
         # the one-way cells released apart, made each column's distribution (as its histogram would be)
         release = replace(release, noisy_moments=level_cell_estimates(
             release.schema, release.basis_indices, release.noisy_moments,
-            one_way_cells(release.schema, release.basis_indices)))
+            apart_cells(release.schema, release.basis_indices, plan.apart_levels)))
     with stages.stage("candidates"), threadpool_limits(1, user_api="blas"):
         # one BLAS thread: the draws then do not depend on the machine's cores (nor on a limit another
         # step left in place): adult's seeded candidates differed between one thread and two
@@ -1176,8 +1185,8 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                                float(np.max(release.moment_noise_sd)), plan.noise)
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
             moment_sd = release.moment_noise_sd.copy()
-            if plan.budget.share(LEVEL_CELLS) > 0 and release.schema is not None:  # the candidates' one-way cells
-                moment_sd[one_way_cells(release.schema, release.basis_indices)] = 0.0  # keep their box (tilt_box)
+            if plan.apart_levels and release.schema is not None:  # the candidates' one-way cells
+                moment_sd[apart_cells(release.schema, release.basis_indices, plan.apart_levels)] = 0.0  # their box
             if leave_out is not None:
                 moment_sd = moment_sd[~leave_out]
             columns = lambda start, stop: design[:, start:stop]  # noqa: E731

@@ -135,6 +135,23 @@ def one_way_cells(schema: Schema, indices: np.ndarray) -> np.ndarray:
     return ~numeric & (nonzero_counts(indices[:, schema.d_numeric:]) == 1)
 
 
+def apart_cells(schema: Schema, indices: np.ndarray, apart_levels: int) -> np.ndarray:
+    """The one-way cells released apart (:func:`synthdp.pipeline.plan.level_cells_apart`), shape (R,) bool:
+    none for ``apart_levels`` 0, every one of :func:`one_way_cells` for 1, else those of the declared
+    binary and categorical columns of at least ``apart_levels`` levels (with "other" and "missing")."""
+    if apart_levels <= 0:
+        return np.zeros(len(indices), bool)
+    rows = one_way_cells(schema, indices)
+    if apart_levels == 1:
+        return rows
+    indices = np.asarray(indices)
+    named = np.zeros(len(indices), bool)
+    for column in schema.declared:
+        if len(column.all_levels) >= apart_levels:
+            named |= indices[:, schema.block_slice(column.name)].any(axis=1)
+    return rows & named
+
+
 def nonzero_counts(indices: np.ndarray) -> np.ndarray:
     """``np.count_nonzero(indices, axis=1)`` without its (R, D) array of booleans (a mixed basis
     is mostly zeros: 125 MB for a column of 5 000 levels), shape (R,)."""
