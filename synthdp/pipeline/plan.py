@@ -24,12 +24,7 @@ from synthdp.errors import SynthDPError
 from synthdp.postprocess.lp import minimum_working_columns
 from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, SPIKE_RATIO, denoised_as_matrix
 from synthdp.privacy.budget import Budget, StageBudget
-from synthdp.privacy.sensitivity import (
-    ROWS,
-    Neighbours,
-    histogram_sensitivity,
-    score_products_sensitivity,
-)
+from synthdp.privacy.sensitivity import ROWS, Neighbours, histogram_sensitivity, score_products_sensitivity
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices, pair_product_rows
 from synthdp.stats.histograms import MAX_VALUE_CELLS
 from synthdp.stats.mixed_basis import basis_count, basis_indices, groups_count
@@ -857,9 +852,9 @@ def mixed_split(config: SynthConfig, n: int, numeric_columns: int, epsilon: floa
     with noise sd 0.09 on each cell came out with shares from 0 to 0.31). Only those columns'
     one-way cells go apart (:func:`level_cells_apart`), each with the share it gets where every
     column's do, and so the same noise; the moments keep the rest, and with it every 2-way cell
-    (adult at pure epsilon 0.5: its 42 countries, sd 0.022, take 0.05 of the budget, not 0.9
-    with the moments left 0.1). Measured: docs/decisions/level-cells.md. Public n, d, G, k, the levels and
-    the budget only.
+    (adult at pure epsilon 0.5: its 42 countries, sd 0.022, take 0.044 of the budget, not 0.53
+    with the moments left 0.1). Measured: docs/decisions/level-cells.md. Public n, d, G, k, the
+    levels and the budget only.
     """
     if numeric_columns == 0 and not level_columns:
         return {}, 0

@@ -1079,7 +1079,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
         noisy = {stage: release_row_count(count, plan.budget.clip_count / len(wanted), stage, released, ledger, noise,
                                           plan.neighbours)
                  for stage, (count, released) in wanted.items()}
-        # where the moments are noise, the categorical columns' one-way cells are released apart (mixed_shares)
+        # where the moments are noise, or a column's cells are, those one-way cells are released apart (level_cells_apart)
         apart = apart_cells(schema, indices, plan.apart_levels)
         rest = ~apart
         groups = groups_count(schema, indices, rest)  # of indices[rest], without that copy (R x D)
