@@ -147,6 +147,16 @@ DISCOVER_SCHEMA = json.dumps({"columns": {
     "group": {"type": "categorical", "levels": "discover"},
 }})
 UNIT_ROWS = 3  # the person added with --privacy-unit: this many rows, the most kept per person
+# 199 rows (fixed, public randomness) with a column of ten levels: at this n and (2, 1e-3) the moments' noise is
+# under its limit but more than half of a cell's mean share, so the plan releases that column's one-way cells
+# apart alone, the moments keeping the rest (synthdp.pipeline.plan.level_cells_apart; the report's apart_levels 11)
+MANY_LEVELS = [f"l{i}" for i in range(10)]
+MANY_SCHEMA = json.dumps({"columns": {
+    "x": {"type": "continuous", "bounds": [-1, 1]}, "y": {"type": "continuous", "bounds": [-1, 1]},
+    "group": {"type": "categorical", "levels": MANY_LEVELS},
+}})
+MANY_X, MANY_Y = (np.round(np.random.default_rng(seed).uniform(-0.5, 0.5, 199), 3).tolist() for seed in (3, 4))
+MANY_GROUP = [MANY_LEVELS[i % 10] for i in range(199)]
 
 
 def modes() -> dict[str, Mode]:
@@ -219,6 +229,12 @@ def modes() -> dict[str, Mode]:
              _csv({"x": [*BASE_X, None], "group": [*CATEGORIES, "a"]}),
              _generate("--schema", "{dir}/schema.json", "--epsilon", "2", "--delta", "1e-3"),
              GENERATE, 2.0, 1e-3, {"schema.json": MIXED_SCHEMA}),
+        Mode("generate-many-levels", "generate, a mixed table of 200 rows whose column of ten levels has its "
+             "one-way cells released apart alone (level cells); canary: (1, 1, 'l9') against (-1, -1, 'l0')",
+             _csv({"x": [*MANY_X, 1.0], "y": [*MANY_Y, 1.0], "group": [*MANY_GROUP, "l9"]}),
+             _csv({"x": [*MANY_X, -1.0], "y": [*MANY_Y, -1.0], "group": [*MANY_GROUP, "l0"]}),
+             _generate("--schema", "{dir}/schema.json", "--epsilon", "2", "--delta", "1e-3"),
+             GENERATE, 2.0, 1e-3, {"schema.json": MANY_SCHEMA}),
         Mode("generate-unit", f"generate with --privacy-unit id --max-rows-per-unit {UNIT_ROWS}; canary: a "
              f"person with {UNIT_ROWS} rows at a corner, added", unit_first, unit_second,
              _generate("--bounds", "{dir}/bounds.json", "--epsilon", "2", "--delta", "1e-3",

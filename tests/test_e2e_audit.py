@@ -57,6 +57,21 @@ def test_a_broken_release_is_caught(modes, broken, runs):
     assert result.epsilon_lower_bound > result.claimed_epsilon, result
 
 
+def test_the_many_levels_mode_releases_one_column_s_cells_apart(modes, tmp_path):
+    """generate-many-levels audits the plan's per-column level cells (a column of ten levels whose
+    cells hold less than twice the moments' noise sd): on both tables the report says that column's
+    one-way cells (11 levels with "other") went apart, in a stage of their own."""
+    mode = modes["generate-many-levels"]
+    for name, content in mode.files.items():
+        (tmp_path / name).write_text(content)
+    for table in (mode.first, mode.second):
+        (tmp_path / "in.csv").write_text(table)
+        found = e2e_audit._run_once(mode, "in.csv", tmp_path)
+        assert found["report.json.parameters.apart_levels"] == 11
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert "level cells" in {stage["stage"] for stage in report["privacy"]["stages"]}
+
+
 def test_the_distinguisher_reads_every_output_number(tmp_path):
     """Every number of the JSON outputs is a feature (timings are not), strings are indicators,
     and the synthetic CSV gives its columns' means, sds, quantiles, missing and level shares (not
