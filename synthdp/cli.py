@@ -1127,6 +1127,9 @@ def evaluate(args: argparse.Namespace) -> int:
                                                "the bounds file": args.bounds, "the schema file": args.schema,
                                                "the privacy report": args.privacy_report, **copy_inputs},
                        overwrite=args.overwrite)
+        from synthdp.evaluation.html import private_matplotlib_dir
+
+        private_matplotlib_dir()  # an unwritable HOME: a private config folder, not matplotlib's warning on stderr
         try:
             import matplotlib  # noqa: F401  (optional: only the page needs it)
         except ImportError:

@@ -889,3 +889,39 @@ def test_an_output_named_as_the_budget_file_in_another_case_is_refused_where_fil
     err = capsys.readouterr().err.strip()
     assert code == 2 and "is the budget file" in err and len(err.splitlines()) == 1, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_every_epsilon_and_delta_of_the_budget_json_is_a_float(tmp_path, capsys):
+    """``synthdp budget --json`` printed the total of no entry (nothing pending, or nothing spent) as the
+    integer 0, and an entry edited by hand to an integer as one, beside floats; every epsilon and delta is
+    a float, as is the report's ``spent_before`` of a file's first release. The counts stay integers."""
+    from synthdp.privacy import lifetime
+
+    budget = tmp_path / "b.json"
+    first = lifetime.reserve(budget, "generate", 0.5, 0.0, lifetime_epsilon=2.0)
+    assert all(type(value) is float for value in lifetime.summary(first)["spent_before"].values())
+    lifetime.charge(first, True)
+    document = _document(budget)
+    document["releases"].append({**document["releases"][0], "id": "edited", "epsilon": 1, "delta": 0})
+    budget.write_text(json.dumps(document))
+    capsys.readouterr()
+    assert main(["budget", str(budget), "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    budgets, counts = [], []
+
+    def collect(node):
+        if isinstance(node, dict):
+            budgets.extend(value for key, value in node.items() if key in ("epsilon", "delta"))
+            counts.extend(value for key, value in node.items() if key in ("releases", "stale", "not_private")
+                          and not isinstance(value, list))
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    collect(state)
+    assert len(budgets) == 2 * (4 + 2)  # lifetime, spent, pending, remaining and the two releases
+    assert all(type(value) is float for value in budgets), budgets
+    assert state["pending"] == {"epsilon": 0.0, "delta": 0.0, "releases": 0} and state["spent"]["epsilon"] == 1.5
+    assert len(counts) == 4 and all(type(value) is int for value in counts)

@@ -7,10 +7,14 @@ Every check here is deterministic (fixed tables and seeds): none has a false-fai
 from __future__ import annotations
 
 import base64
+import html
 import json
+import os
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -31,6 +35,8 @@ from synthdp.evaluation.mixed import (
     sdmetrics_shifted_bins,
     tv_distance,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SCHEMA = {"columns": {
     "age": {"type": "integer", "bounds": [17, 90]},
@@ -490,3 +496,78 @@ def test_chart_labels_keep_long_names_apart():
     assert len(set(shown)) == len(names) and shown[-1] == "bmi"
     assert all(len(label) == 16 for label in shown[:3]) and shown[0].startswith("systolic") and shown[1].endswith("_2")
     assert _short("cost in $", 24) == r"cost in \$"  # literal, not matplotlib's mathtext
+
+
+def test_a_chart_legend_stands_beside_its_bars_inside_the_figure():
+    """A column chart's legend was placed by matplotlib's "best" inside the axes, where it could cover the
+    bars (a level of share 1 left it no free corner): it stands to the right of the axes, within the figure."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from synthdp.evaluation.html import _column_figure
+
+    mpl = (Figure, FigureCanvasAgg)
+    full = np.array([1.0, 0.0, 1.0])  # bars the whole width of the axes, at its top and its bottom
+    flat = np.full(16, 1 / 16)
+    figures = [_column_figure(mpl, ["a", "b", "other"], full, full, False, None, "c: TV 0.000"),
+               _column_figure(mpl, [str(k) for k in range(16)], flat, flat, True, (0.0, 16.0), "x: TV 0.000")]
+    for figure in figures:
+        canvas = FigureCanvasAgg(figure)
+        canvas.draw()
+        renderer = canvas.get_renderer()
+        axes = figure.axes[0]
+        box = axes.get_legend().get_window_extent(renderer)
+        assert not box.overlaps(axes.get_window_extent(renderer))
+        assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1  # not clipped by the figure's edge
+        assert figure.bbox.y0 <= box.y0 and box.y1 <= figure.bbox.y1
+
+
+def test_names_with_bidi_controls_or_right_to_left_letters_cannot_reorder_the_page(tmp_path, capsys):
+    """A column name holding a right-to-left override (U+202E), an isolate (U+2066-2069) or a mark (U+200F)
+    turned the page's text after it around; the page shows each such character as its escape, and isolates
+    every name in <bdi> (right-to-left letters without controls stay as they are), still HTML-escaped."""
+    controls = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    rng = np.random.default_rng(0)
+    names = {"cost\u202etxt.exe": r"cost\u202etxt.exe",  # each name, and what the page's source holds
+             "a\u2066b\u2069c\u2067d\u2068e": r"a\u2066b\u2069c\u2067d\u2068e",
+             "\u200f<i>&": r"\u200f&lt;i&gt;&amp;",
+             "\u05e9\u05dc\u05d5\u05dd": "\u05e9\u05dc\u05d5\u05dd"}  # Hebrew letters, no control: as they are
+    real = pd.DataFrame({name: rng.normal(k, 1, 120) for k, name in enumerate(names)})
+    synth = pd.DataFrame({name: rng.normal(k, 1.2, 100) for k, name in enumerate(names)})
+    paths = {name: tmp_path / f"{name}.csv" for name in ("real", "synth")}
+    real.to_csv(paths["real"], index=False)
+    synth.to_csv(paths["synth"], index=False)
+    page_path = tmp_path / "page.html"
+    code, _, err = run(["evaluate", "--real", paths["real"], "--synth", paths["synth"], "--queries", 5,
+                        "--no-sdmetrics", "--html", page_path], capsys)
+    assert code == 0, err
+    text = page_path.read_text(encoding="utf-8")
+    assert not controls & set(text) and "<i>" not in text
+    shown = [html.unescape(escaped) for escaped in names.values()]
+    check_page(page_path, shown, shown)
+    for escaped in names.values():
+        assert f"<td><bdi>{escaped}</bdi></td>" in text and f"<figcaption><bdi>{escaped}</bdi></figcaption>" in text
+
+
+def test_an_unwritable_home_leaves_stderr_to_synthdp(tmp_path):
+    """With HOME unwritable (here a file, which no user can make a folder in) and MPLCONFIGDIR unset,
+    importing matplotlib printed its own warning ("Matplotlib created a temporary cache directory ...");
+    synthdp gives it a private temporary folder instead, removed at exit: stderr holds synthdp's line only."""
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(0)
+    for name in ("real", "synth"):
+        pd.DataFrame({"x": rng.normal(0, 1, 60), "y": rng.normal(0, 1, 60)}).to_csv(tmp_path / f"{name}.csv",
+                                                                                   index=False)
+    home, temporary, page_path = tmp_path / "home", tmp_path / "tmp", tmp_path / "page.html"
+    home.write_text("")
+    temporary.mkdir()
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    environment.update(HOME=str(home), TMPDIR=str(temporary),
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    result = subprocess.run([sys.executable, "-m", "synthdp.cli", "evaluate", "--real", str(tmp_path / "real.csv"),
+                             "--synth", str(tmp_path / "synth.csv"), "--queries", "5", "--no-sdmetrics",
+                             "--html", str(page_path)], capture_output=True, text=True, env=environment)
+    assert result.returncode == 0 and result.stderr == f"synthdp: wrote the report page to {page_path}\n", result.stderr
+    assert page_path.exists() and list(temporary.iterdir()) == []  # the private folder is gone

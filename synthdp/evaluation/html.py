@@ -10,7 +10,10 @@ tables of the text report and, when given, the privacy report of the release.
 Everything is inline: the charts are PNG images (matplotlib's Agg renderer) embedded as base64
 ``data:`` URIs, the style sheet is in the page, and there is no script and no link to any other
 resource, so the page opens offline and can be mailed as one file. matplotlib is optional
-(``pip install matplotlib``): it is imported only when a page is rendered.
+(``pip install matplotlib``): it is imported only when a page is rendered (with a private config
+folder where its own cannot be written: :func:`private_matplotlib_dir`). A chart's legend stands
+beside its axes. Names from the user's files are HTML-escaped, isolated in ``<bdi>``, and their
+characters that set the text's direction (:data:`BIDI_CONTROLS`) shown as escapes.
 
 The page shows the real table's distributions: like the rest of :mod:`synthdp.evaluation` it
 is NOT differentially private, and it says so at its top.
@@ -18,12 +21,18 @@ is NOT differentially private, and it says so at its top.
 
 from __future__ import annotations
 
+import atexit
 import base64
 import html
 import io
 import math
+import os
+import shutil
+import sys
+import tempfile
 import warnings
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,7 +45,7 @@ from synthdp.errors import SynthDPError
 from synthdp.evaluation.metrics import INTERVAL_COLUMNS, interval_row
 from synthdp.evaluation.mixed import cell_labels, distribution, numeric_schema, pearson
 
-__all__ = ["DPI", "MAX_LEVELS_SHOWN", "MATPLOTLIB_MISSING", "render_html"]
+__all__ = ["BIDI_CONTROLS", "DPI", "MAX_LEVELS_SHOWN", "MATPLOTLIB_MISSING", "private_matplotlib_dir", "render_html"]
 
 #: Resolution of every chart: modest, so that a page of 15 columns stays well under a megabyte.
 DPI = 90
@@ -52,6 +61,10 @@ MATPLOTLIB_MISSING = "the HTML report needs matplotlib (pip install matplotlib)"
 EPOCH_TIMESTAMP = pd.Timestamp(EPOCH)  # day 0 of a date column, second 0 of a datetime column
 
 REAL_COLOUR, SYNTH_COLOUR = "#4c72b0", "#dd8452"
+
+#: The characters that set the direction of the text after them (embeddings, overrides, isolates, marks): in a
+#: column name they would reorder the page around it, so the page shows each as its escape (``\u202e``).
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto; max-width: 1200px;
@@ -72,8 +85,42 @@ p.note { color: #555; font-size: 0.92em; }
 
 
 # ------------------------------------------------------------------ matplotlib
+def _writable_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a folder this process may write, or could be made as one (its nearest
+    existing parent is): what matplotlib asks of its config and cache folders."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            return place.is_dir() and os.access(place, os.W_OK | os.X_OK)
+    return False
+
+
+def private_matplotlib_dir() -> None:
+    """Before matplotlib is first imported: where ``MPLCONFIGDIR`` is unset and matplotlib's own config
+    or cache folder cannot be written (a read-only or missing HOME), point ``MPLCONFIGDIR`` at a private
+    temporary folder (mode 0700, removed at exit). matplotlib would make one itself, but say so on
+    stderr, which carries only synthdp's own lines."""
+    if os.environ.get("MPLCONFIGDIR") or "matplotlib" in sys.modules:
+        return
+    try:
+        if sys.platform.startswith(("linux", "freebsd")):  # as matplotlib chooses them (XDG)
+            folders = [Path(os.environ.get(variable) or Path.home() / default, "matplotlib")
+                       for variable, default in (("XDG_CONFIG_HOME", ".config"), ("XDG_CACHE_HOME", ".cache"))]
+        elif sys.platform == "win32":
+            return  # %LOCALAPPDATA%: left to matplotlib
+        else:
+            folders = [Path.home() / ".matplotlib"]
+        if all(_writable_folder(folder.resolve()) for folder in folders):
+            return
+    except (RuntimeError, OSError):  # no home folder to be found
+        pass
+    folder = tempfile.mkdtemp(prefix="synthdp-matplotlib-")  # mode 0700
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    os.environ["MPLCONFIGDIR"] = folder
+
+
 def _matplotlib():
     """matplotlib's Figure and Agg canvas (no global backend, no pyplot state)."""
+    private_matplotlib_dir()
     try:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
@@ -94,6 +141,10 @@ def _column_chart(mpl, name: str, labels: list[str], real: np.ndarray, synth: np
                   bounds: tuple[float, float] | None, title: str, temporal: str | None = None) -> str:
     figure = _column_figure(mpl, labels, real, synth, numeric, bounds, title, temporal)
     return _png(figure, mpl[1])
+
+
+#: Width of a column's chart in inches: its legend stands to the right of the axes.
+CHART_WIDTH = 4.6
 
 
 #: Calendar steps for the ticks of a date or datetime axis, finest first: (pandas frequency, days per step).
@@ -136,7 +187,7 @@ def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, 
     Figure = mpl[0]
     if numeric:
         assert bounds is not None
-        figure = Figure(figsize=(3.8, 2.6), layout="constrained")
+        figure = Figure(figsize=(CHART_WIDTH, 2.6), layout="constrained")
         axes = figure.subplots()
         edges = np.linspace(bounds[0], bounds[1], len(real) + 1)
         handles = [axes.bar(edges[:-1], real, width=np.diff(edges), align="edge", color=REAL_COLOUR, alpha=0.55,
@@ -154,7 +205,7 @@ def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, 
         shown = np.sort(order[:MAX_LEVELS_SHOWN])
         hidden = len(labels) - len(shown)
         positions = np.arange(len(shown))
-        figure = Figure(figsize=(3.8, max(2.6, 0.8 + 0.24 * len(shown))), layout="constrained")
+        figure = Figure(figsize=(CHART_WIDTH, max(2.6, 0.8 + 0.24 * len(shown))), layout="constrained")
         axes = figure.subplots()
         handles = [axes.barh(positions - 0.2, real[shown], height=0.4, color=REAL_COLOUR, label="real"),
                    axes.barh(positions + 0.2, synth[shown], height=0.4, color=SYNTH_COLOUR, label="synthetic")]
@@ -163,7 +214,8 @@ def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, 
         axes.set_xlabel("share of rows" + (f" ({hidden} rarer levels not shown)" if hidden else ""))
     axes.set_title(title, fontsize=10)
     axes.tick_params(labelsize=8)
-    axes.legend(handles=handles, fontsize=8, frameon=False)
+    # beside the axes, not in them: no bar or step is ever under it (the constrained layout makes room in the figure)
+    axes.legend(handles=handles, fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1, 1))
     return figure
 
 
@@ -211,7 +263,7 @@ def _heatmaps(mpl, names: list[str], real: np.ndarray, synth: np.ndarray) -> str
 def _sigma_chart(mpl, queries: Mapping) -> str | None:
     Figure, canvas = mpl
     sigmas = np.asarray(queries["sigmas"], dtype=float)
-    figure = Figure(figsize=(5.2, 3.2), layout="constrained")
+    figure = Figure(figsize=(6.4, 3.2), layout="constrained")
     axes = figure.subplots()
     drawn = False
     for key, label, style in (("relative", "relative", "o-"), ("absolute_scaled", "absolute / sum(alpha)", "s--")):
@@ -227,13 +279,31 @@ def _sigma_chart(mpl, queries: Mapping) -> str | None:
     axes.set_ylabel("worst-case error")
     axes.set_title(f"smooth queries: worst case over {queries['n_queries']} random queries", fontsize=10)
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1), frameon=False)  # beside the lines, not on them
     return _png(figure, canvas)
 
 
 # ------------------------------------------------------------------ HTML pieces
 def _text(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """``value`` escaped for the page (text or an attribute), each of its :data:`BIDI_CONTROLS` shown as its
+    escape (``\\u202e``): a name of a file edited by hand cannot turn the text after it around."""
+    text = "".join(repr(char)[1:-1] if char in BIDI_CONTROLS else char for char in str(value))
+    return html.escape(text, quote=True)
+
+
+class _Html(str):
+    """Text escaped for the page already (:func:`_name`): a table cell holds it as it is."""
+
+
+def _name(value: Any) -> _Html:
+    """A name from the user's files (a column's, a statistic's, a path) in the page: escaped by :func:`_text`
+    and isolated in ``<bdi>``, so that right-to-left letters in it do not reorder the text around it."""
+    return _Html(f"<bdi>{_text(value)}</bdi>")
+
+
+def _names(values: Sequence) -> _Html:
+    """Names, each by :func:`_name`, joined by commas."""
+    return _Html(", ".join(_name(value) for value in values))
 
 
 def _number(value: Any) -> str:
@@ -266,15 +336,16 @@ def _table(header: list[str], rows: list[list], numeric_from: int = 1) -> str:
     body = []
     for row in rows:
         cells = [f'<td class="number">{_text(_number(cell))}</td>' if k >= numeric_from and not isinstance(cell, str)
-                 else f"<td>{_text(cell)}</td>" for k, cell in enumerate(row)]
+                 else f"<td>{cell if isinstance(cell, _Html) else _text(cell)}</td>" for k, cell in enumerate(row)]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _image(uri: str, alt: str, caption: str, column: str | None = None) -> str:
+    """A chart in a figure: ``caption`` escaped here unless it is :class:`_Html` already."""
     attribute = f' data-column="{_text(column)}"' if column is not None else ""
     return (f'<figure><img src="{uri}" alt="{_text(alt)}"{attribute}>'
-            f"<figcaption>{_text(caption)}</figcaption></figure>")
+            f"<figcaption>{caption if isinstance(caption, _Html) else _text(caption)}</figcaption></figure>")
 
 
 def _schema_of(report: Mapping, real: pd.DataFrame, schema: Schema | Mapping | None) -> Schema:
@@ -299,10 +370,10 @@ def _summary_section(report: Mapping) -> str:
                           f"{len(report['columns']['categorical'])} binary or categorical", ""]]
     tv, pairs, similarity = report["tv"], report["pairs"], report["similarity"]
     scores.append(["total-variation distance per column", f"mean {_number(tv['mean'])}",
-                   f"worst {_number(tv['max'])} ({tv['worst_column']})"])
+                   _Html(f"worst {_text(_number(tv['max']))} ({_name(tv['worst_column'])})")])
     if pairs["tv"]["pairs"]:
         scores.append(["total-variation distance per pair of columns", f"mean {_number(pairs['tv']['mean'])}",
-                       f"worst {_number(pairs['tv']['worst'])} ({', '.join(pairs['tv']['worst_pair'])})"])
+                       _Html(f"worst {_text(_number(pairs['tv']['worst']))} ({_names(pairs['tv']['worst_pair'])})")])
     scores.append(["column shapes (SDMetrics-style, every row)", _number(similarity["column_shapes"]),
                    "mean of 1 - KS (numeric) and 1 - TV (categorical)"])
     scores.append(["column pair trends (SDMetrics-style, every row)", _number(similarity["column_pair_trends"]),
@@ -310,13 +381,13 @@ def _summary_section(report: Mapping) -> str:
     sdmetrics = report.get("sdmetrics")
     if isinstance(sdmetrics, Mapping):
         scores.append(["SDMetrics QualityReport, overall", _number(sdmetrics["overall"]),
-                       f"Column Shapes {_number(sdmetrics['column_shapes'])}, Column Pair Trends "
-                       f"{_number(sdmetrics['column_pair_trends'])} (sdmetrics {sdmetrics['version']}, "
-                       f"{sdmetrics['rows']['real']} real and {sdmetrics['rows']['synthetic']} synthetic rows"
-                       + (", a random sample)" if sdmetrics["sampled"] else ")")
-                       + (f"; the samples' ranges differ for {', '.join(sdmetrics['shifted_bins'])}, whose pairs "
-                          "with categorical columns SDMetrics then scores on shifted bins"
-                          if sdmetrics.get("shifted_bins") else "")])
+                       _Html(_text(f"Column Shapes {_number(sdmetrics['column_shapes'])}, Column Pair Trends "
+                                   f"{_number(sdmetrics['column_pair_trends'])} (sdmetrics {sdmetrics['version']}, "
+                                   f"{sdmetrics['rows']['real']} real and {sdmetrics['rows']['synthetic']} synthetic "
+                                   "rows" + (", a random sample)" if sdmetrics["sampled"] else ")"))
+                             + (f"; the samples' ranges differ for {_names(sdmetrics['shifted_bins'])}, whose pairs "
+                                "with categorical columns SDMetrics then scores on shifted bins"
+                                if sdmetrics.get("shifted_bins") else ""))])
     elif isinstance(sdmetrics, str):
         scores.append(["SDMetrics QualityReport", sdmetrics, ""])
     corr = report.get("correlation") or {}
@@ -332,7 +403,7 @@ def _summary_section(report: Mapping) -> str:
     parts.append(_table(["score", "value", ""], scores, numeric_from=9))
     units = report.get("real_privacy_unit_counts")
     if isinstance(units, Mapping):
-        parts.append(f"<p>Privacy unit <code>{_text(units['column'])}</code> (its identifiers are left out of the "
+        parts.append(f"<p>Privacy unit <code>{_name(units['column'])}</code> (its identifiers are left out of the "
                      "scores):</p>")
         parts.append(_table(["", "units", "rows per unit, mean", "rows per unit, max"],
                             [[side, units[side]["units"], _number(units[side]["rows_per_unit_mean"]),
@@ -342,7 +413,7 @@ def _summary_section(report: Mapping) -> str:
         parts.append("<p>Missing cells, share of rows" + (f" ({_text(missing['note'])})" if missing.get("note")
                                                            else "") + ":</p>")
         parts.append(_table(["column", "real", "synthetic"],
-                            [[name, _number(rates["real"]), _number(rates["synthetic"])]
+                            [[_name(name), _number(rates["real"]), _number(rates["synthetic"])]
                              for name, rates in missing["share_of_rows"].items()]))
     return "<h2>Summary</h2>" + "".join(parts)
 
@@ -366,8 +437,8 @@ def _columns_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, d
         alt = f"{name}: {kind} of the real and the synthetic table"
         if name in temporal:
             alt += f" ({temporal[name]}s; axis ticks {', '.join(time_ticks(*bounds[name], temporal[name])[1])})"
-        figures.append(_image(uri, alt, name, column=name))
-        rows.append([name, "numeric" if numeric else "categorical", tv["per_column"][name],
+        figures.append(_image(uri, alt, _name(name), column=name))
+        rows.append([_name(name), "numeric" if numeric else "categorical", tv["per_column"][name],
                      ks["per_column"].get(name)])
     legend = (f'<p class="legend"><span style="background:{REAL_COLOUR}"></span>real table'
               f'<span style="background:{SYNTH_COLOUR}"></span>synthetic table</p>')
@@ -386,14 +457,14 @@ def _pairs_section(report: Mapping) -> str:
     if not pairs["tv"]["pairs"]:
         return ""
     rows = [["2-way total-variation distance", pairs["tv"]["pairs"], pairs["tv"]["mean"], pairs["tv"]["worst"],
-             ", ".join(pairs["tv"]["worst_pair"])]]
+             _names(pairs["tv"]["worst_pair"])]]
     for key, label in (("contingency", "contingency similarity, 1 - TV (pairs with a categorical column)"),
                        ("correlation", "correlation similarity, 1 - |r real - r synthetic| / 2 (numeric pairs)")):
         section = pairs[key]
         if section["pairs"]:
-            rows.append([label, section["pairs"], section["mean"], section["worst"], ", ".join(section["worst_pair"])])
+            rows.append([label, section["pairs"], section["mean"], section["worst"], _names(section["worst_pair"])])
     worst = sorted(pairs["per_pair"], key=lambda pair: -pair["tv"])[:WORST_PAIRS]
-    listed = [[pair["columns"][0], pair["columns"][1], pair["tv"], pair["similarity"], pair["metric"]]
+    listed = [[_name(pair["columns"][0]), _name(pair["columns"][1]), pair["tv"], pair["similarity"], pair["metric"]]
               for pair in worst]
     return ("<h2>Pairs of columns</h2>"
             + _table(["score", "pairs", "mean", "worst", "worst pair"], rows)
@@ -410,7 +481,7 @@ def _correlation_section(report: Mapping, real: pd.DataFrame, synth: pd.DataFram
     corr = report["correlation"]
     a, b = corr["worst_pair"]
     text = (f"<p>Pairwise correlation error |r real \u2212 r synthetic| over {corr['pairs']} pairs: max "
-            f"{_number(corr['max'])} ({_text(a)}, {_text(b)}), mean {_number(corr['mean'])}. A constant column's "
+            f"{_number(corr['max'])} ({_name(a)}, {_name(b)}), mean {_number(corr['mean'])}. A constant column's "
             "correlations are drawn as 0.</p>")
     uri = _heatmaps(mpl, numeric, corr_real, corr_synth)
     return ("<h2>Correlations of the numeric columns</h2>" + text
@@ -440,7 +511,7 @@ def _model_section(report: Mapping) -> str:
     rows = [[f"synthetic ({model['train_synth_rows']} rows)", test, model["train_synth_test_real"]],
             [f"real ({model['train_real_rows']} rows)", test, model["train_real_test_real"]],
             ["constant prediction", test, model["baseline"]]]
-    return (f"<h2>Model: predict {_text(model['target'])}</h2><p>{_text(model['task'])}, {_text(model['metric'])}; "
+    return (f"<h2>Model: predict {_name(model['target'])}</h2><p>{_text(model['task'])}, {_text(model['metric'])}; "
             f"{_text(model['model'])}</p>" + _table(["train on", "test on", model["metric"]], rows, numeric_from=2))
 
 
@@ -458,7 +529,7 @@ def _intervals_section(intervals: Mapping | None, mpl) -> str:
     if chart is not None:
         parts.append(_image(chart, "intervals against the real values",
                             "each interval scaled to [-1, 1] around its estimate; the dot is the real table's value"))
-    parts.append(_table(INTERVAL_COLUMNS, [interval_row(row) for row in rows]))
+    parts.append(_table(INTERVAL_COLUMNS, [[_name(cells[0]), *cells[1:]] for cells in map(interval_row, rows)]))
     return "".join(parts)
 
 
@@ -505,7 +576,7 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
     lifetime = privacy.get("budget_file")
     if isinstance(lifetime, Mapping):  # the table's budget across releases (generate --budget-file)
         rows += [_lifetime_row(lifetime, key) for key in ("epsilon", "delta")]
-        rows.append(["budget file", f"<code>{_text(lifetime.get('path', 'n/a'))}</code>; "
+        rows.append(["budget file", f"<code>{_name(lifetime.get('path', 'n/a'))}</code>; "
                                     + _text(lifetime.get("composition", "n/a"))
                                     + (f" ({_text(lifetime['note'])})" if lifetime.get("note") else "")])
     overview = ("<table><tbody>" + "".join(f"<tr><th>{_text(k)}</th><td>{v}</td></tr>" for k, v in rows)

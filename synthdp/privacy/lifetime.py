@@ -234,8 +234,8 @@ def _alive(release: dict) -> bool:
 
 
 def _totals(document: dict) -> tuple[float, float]:
-    releases = document["releases"]
-    return sum(float(r["epsilon"]) for r in releases), sum(float(r["delta"]) for r in releases)
+    releases = document["releases"]  # floats even where there is none (sum() of nothing is the int 0)
+    return sum((float(r["epsilon"]) for r in releases), 0.0), sum((float(r["delta"]) for r in releases), 0.0)
 
 
 def reserve(path: str | Path, command: str, epsilon: float, delta: float,
@@ -406,15 +406,16 @@ def status(path: str | Path) -> dict:
     entries = []
     for release in document["releases"]:
         state = release["state"] if release["state"] == "spent" or _alive(release) else "stale"
-        entries.append({key: release.get(key) for key in ("command", "epsilon", "delta", "started", "finished",
-                                                          "privacy_unit", "differentially_private", "table")}
-                       | {"state": state})
+        entry = {key: release.get(key) for key in ("command", "epsilon", "delta", "started", "finished",
+                                                   "privacy_unit", "differentially_private", "table")}
+        # every budget a float, as synthdp writes it, though an edited file may hold an integer (1, 0)
+        entries.append(entry | {"epsilon": float(entry["epsilon"]), "delta": float(entry["delta"]), "state": state})
     lifetime = (float(document["lifetime"]["epsilon"]), float(document["lifetime"]["delta"]))
 
     def total(state: str) -> dict:
         chosen = [entry for entry in entries if entry["state"] == state]
-        return {"epsilon": sum(float(entry["epsilon"]) for entry in chosen),
-                "delta": sum(float(entry["delta"]) for entry in chosen), "releases": len(chosen)}
+        return {"epsilon": sum((entry["epsilon"] for entry in chosen), 0.0),
+                "delta": sum((entry["delta"] for entry in chosen), 0.0), "releases": len(chosen)}
 
     spent, pending = total("spent"), total("pending")
     # as reserve() keeps it: a file with no counted release (none, or stale ones only, which the next
