@@ -434,7 +434,7 @@ def test_cli_generate_and_evaluate_by_unit(subjects, tmp_path, capsys):
     page = tmp_path / "page.html"  # the page says what the text and the JSON say of the units
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "subject", "--html", str(page)]) == 0
-    assert "Privacy unit <code>subject</code>" in page.read_text(encoding="utf-8")
+    assert "Privacy unit <code><bdi>subject</bdi></code>" in page.read_text(encoding="utf-8")
     assert "rows per unit, max" in page.read_text(encoding="utf-8")
     assert main(["evaluate", "--real", str(data), "--synth", str(out), "--bounds", str(bounds_path), "--queries", "20",
                  "--no-sdmetrics", "--privacy-unit", "person"]) != 0
