@@ -249,6 +249,63 @@ def test_below_box_phase_rows_the_tolerances_only_stop_the_l1_fit(monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_a_box_beyond_a_rows_range_over_the_candidates_skips_the_box_phase_with_the_same_fit(seed, monkeypatch):
+    """A row whose box b_hat +- tolerance lies wholly beyond that row's least or largest value over
+    the candidates (a noisy cell frequency below 0 by more than its tolerance) proves that no mixture
+    fits within the tolerances: with ``row_range`` the box phase does not run, and the fit is the one
+    it would have ended in, to the bit. Where every row's box meets its range, the phase runs."""
+    import scipy.sparse as sp
+
+    from synthdp.postprocess import lp
+
+    monkeypatch.setattr(lp, "BOX_PHASE_ROWS", 12)
+    rng = np.random.default_rng(seed)
+    design, _ = random_problem(2 * seed + 1, R=12, C=3000)
+    target = design[:, rng.choice(3000, 40, replace=False)].mean(axis=1)
+    tolerance = np.full(12, 0.02)
+    reach = lp.held_row_range(design)
+    np.testing.assert_array_equal(reach[0], design.min(axis=1))
+    for held in (sp.csr_matrix(design), sp.csc_matrix(design)):  # sparse: implicit zeros count
+        np.testing.assert_array_equal(lp.held_row_range(held)[0], design.min(axis=1))
+        np.testing.assert_array_equal(lp.held_row_range(held)[1], design.max(axis=1))
+    assert not lp.box_out_of_reach(reach, target, tolerance)  # a mixture's own fit is within reach
+    row = seed % 12
+    target[row] = reach[0][row] - 1.5 * tolerance[row] if seed % 2 else reach[1][row] + 1.5 * tolerance[row]
+    assert lp.box_out_of_reach(reach, target, tolerance)
+    assert not lp.box_out_of_reach(reach, target, np.full(12, 0.04))  # a wider box meets the range
+    without = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13,
+                                   close_enough=tolerance)
+    called = []
+    monkeypatch.setattr(lp, "_fit_within_tolerances", lambda *args: called.append(1))
+    skipped = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13,
+                                   close_enough=tolerance, row_range=reach)
+    assert not called and skipped.status == without.status == "optimal" and skipped.solver == without.solver
+    np.testing.assert_array_equal(skipped.weights, without.weights)
+    target[row] = design[row, 0]  # back within reach: the phase runs
+    solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13, close_enough=tolerance,
+                         row_range=reach)
+    assert called
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_masters_resolved_by_the_primal_or_the_dual_simplex_reach_the_same_optimum(seed, monkeypatch):
+    """The masters after the first are re-solved by the primal simplex (MASTER_RESOLVE_STRATEGY); by
+    the dual simplex (HiGHS's default, strategy 1) column generation reaches the same objective, and
+    both the direct solve's."""
+    from synthdp.postprocess import lp
+
+    design, target = random_problem(seed, R=12, C=3000)
+    target = target + 0.5 * (seed % 3)
+    primal = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    monkeypatch.setattr(lp, "MASTER_RESOLVE_STRATEGY", 1)
+    dual = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    assert primal.status == dual.status == "optimal"
+    assert primal.objective == pytest.approx(dual.objective, abs=1e-7)
+    assert primal.objective == pytest.approx(solve_l1_fit(design, target).objective, abs=1e-6)
+    assert_distribution(primal.weights, 3000)
+
+
+@pytest.mark.parametrize("seed", range(4))
 def test_a_master_over_its_simplex_iteration_cap_is_solved_by_interior_point_to_the_same_optimum(seed):
     """A cap of 1 simplex iteration stops the masters' simplex, so the rounds take the cold
     interior-point fallback; the rounds after one warm-start from its crossover basis, and the

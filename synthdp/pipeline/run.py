@@ -72,6 +72,7 @@ from synthdp.postprocess.lp import (
     candidate_columns,
     column_generation_pays,
     column_tilt_weights,
+    held_row_range,
     precision_weighted,
     solve_l1_fit,
     solve_l1_fit_columns,
@@ -1178,6 +1179,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         target = release.noisy_moments
         sparse = plan.candidates == "mixed"
         moment_sd = None  # a mixed table's moment rows' own noise sd, the LP's first rows
+        held: np.ndarray | sp.csr_matrix | None = None  # a mixed table's W, held whole
         if sparse:  # sparse W, at most G + d non-zeros per candidate: held whole
             leave_out = None
             if release.schema is not None and release.schema.value_blocks and (study or PRODUCT).block_gate:
@@ -1189,11 +1191,12 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                 moment_sd[apart_cells(release.schema, release.basis_indices, plan.apart_levels)] = 0.0  # their box
             if leave_out is not None:
                 moment_sd = moment_sd[~leave_out]
-            columns = lambda start, stop: design[:, start:stop]  # noqa: E731
+            columns, held = lambda start, stop: design[:, start:stop], design  # noqa: E731
             if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
                     and design.shape[0] * design.shape[1] <= config.max_lp_entries):
                 # mostly numeric moments: dense W (held whole), column generation and a dense tilt are faster
                 sparse, dense = False, design.toarray()
+                held = dense
                 columns = lambda start, stop: dense[:, start:stop]  # noqa: E731
         else:
             candidates = np.asarray(candidates)  # a numeric table's: an array already
@@ -1221,11 +1224,16 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             tilted = tilt_first(columns, len(candidates), target, tilt_tolerance)
     if tilted is None:
         with stages.stage("LP fit"):
+            # where the box phase would run on a held W: each row's range over the LP's candidates, which
+            # can prove at once that it finds no fit (lp.box_out_of_reach)
+            box_phase = held is not None and tilt_tolerance is not None and len(target) >= BOX_PHASE_ROWS
+            reach = held_row_range(held) if box_phase and not sparse else None
             if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
                 if column_generation_pays(len(target), plan.n_candidates):  # a master much smaller than the LP
                     by_column = design[:, : plan.n_candidates].tocsc()
+                    reach = held_row_range(by_column) if box_phase else None
                     solution = solve_l1_fit_columns(lambda start, stop: by_column[:, start:stop], plan.n_candidates,
-                                                    target, close_enough=tilt_tolerance)
+                                                    target, close_enough=tilt_tolerance, row_range=reach)
                 else:
                     solution = solve_l1_fit(design[:, : plan.n_candidates], target, method="ipm")
                 if plan.n_candidates < design.shape[1]:  # the others at weight 0: the same fit, feasible for the tilt
@@ -1234,7 +1242,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             else:  # before a tilt, a fit within its tolerances is all the tilt needs
                 solution = solve_l1_fit_columns(columns, len(candidates), target,
                                                 max_columns=config.max_lp_entries // len(target),
-                                                close_enough=tilt_tolerance)
+                                                close_enough=tilt_tolerance, row_range=reach)
     blend_share = 0.0
     if tilted is not None:
         optimum = solution = tilted

@@ -106,6 +106,7 @@ PRICING_TOLERANCE = 1e-7  # HiGHS's dual feasibility tolerance: finer reduced co
 PRICING_ENTRIES = 2_000_000  # W entries priced at once (16 MB)
 MASTER_ITERATIONS_PER_ROW = 20  # simplex iterations per master row before the interior-point fallback
 MASTER_MIN_ITERATIONS = 5_000
+MASTER_RESOLVE_STRATEGY = 4  # HiGHS's primal simplex for the masters after the first (docs/decisions/mixed-lp-speed.md)
 BOX_FIT_MARGIN = 0.99  # the box phase's rows: b_hat +- this x the tolerances (room for HiGHS's feasibility tolerance)
 BOX_PHASE_ROWS = 256  # the box phase runs where the fit has at least this many moment rows (docs/decisions/lp-large-n.md)
 
@@ -164,7 +165,8 @@ def _default_batch(n_basis: int) -> int:
 def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.ndarray, chunk: int | None = None,
                          initial: int | None = None, batch: int | None = None, max_columns: int | None = None,
                          tolerance: float = PRICING_TOLERANCE, time_limit: float | None = None,
-                         close_enough: np.ndarray | None = None, iteration_cap: int | None = None) -> LPSolution:
+                         close_enough: np.ndarray | None = None, iteration_cap: int | None = None,
+                         row_range: tuple[np.ndarray, np.ndarray] | None = None) -> LPSolution:
     """Solve the l1 fit by column generation, never holding all of W.
 
     The restricted master is the LP of :func:`equality_form` over the slacks and a working
@@ -196,9 +198,16 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     ``close_enough[r]`` (its residual is s+_r - s-_r). The phase can give the tilt a narrower box
     than the l1 fit would have: where the l1 optimum leaves a row outside its tolerance but
     another mixture fits them all (10**6 x 10 with delta: seed 1, one row at 1.33 x; seed 2), the
-    box is the tolerances, as the tilt asks, not that row's l1 residual.
+    box is the tolerances, as the tilt asks, not that row's l1 residual. With ``row_range`` (each
+    row's least and largest value over the candidates, where the caller holds W) a row whose box
+    b_hat_r +- close_enough_r lies wholly beyond that range proves at once that no mixture fits
+    within the tolerances (a mixture's fit of row r lies within it): the box phase, which would
+    end without a fit, is skipped (:func:`box_out_of_reach`; the same solution).
 
-    Each master is re-solved by HiGHS's dual simplex from the previous round's basis. On an
+    The first master is solved by HiGHS's dual simplex; each later one is re-solved from the previous
+    round's basis by its primal simplex (MASTER_RESOLVE_STRATEGY): the entering columns leave that
+    basis primal feasible, where the dual simplex must first repair the dual infeasibility they bring
+    (the same optimum; the small tables' LP fit 25-45 % faster: docs/decisions/mixed-lp-speed.md). On an
     exact fit (objective 0, highly degenerate) that warm start can stall: 4*10**6 x 10,
     R = 355, seed 1, the third master cycled for minutes (33 772 iterations in 28 s without an
     optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
@@ -232,6 +241,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     iteration_cap : int, optional
         Simplex iterations of one master before the interior-point fallback; default
         max(MASTER_MIN_ITERATIONS, MASTER_ITERATIONS_PER_ROW * (R + 1)).
+    row_range : (array, array), optional
+        Each row's least and largest value over the C candidates (:func:`held_row_range`).
 
     Returns
     -------
@@ -244,7 +255,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     R = len(target)
     chunk = chunk or max(1, PRICING_ENTRIES // R)
     initial, batch = min(initial or _default_batch(R), n_candidates), batch or _default_batch(R)
-    if close_enough is not None and R >= BOX_PHASE_ROWS:
+    if (close_enough is not None and R >= BOX_PHASE_ROWS
+            and not (row_range is not None and box_out_of_reach(row_range, target, close_enough))):
         within = _fit_within_tolerances(columns, n_candidates, target, np.asarray(close_enough, dtype=float), chunk,
                                         initial, batch, max_columns, tolerance, time_limit, start)
         if within is not None:
@@ -262,6 +274,8 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
         if time_limit is not None:
             highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
         fallbacks += _run_to_optimum(highs, cap)
+        if rounds == 0:  # the masters after the first add columns to an optimal basis, which stays primal feasible
+            highs.setOptionValue("simplex_strategy", MASTER_RESOLVE_STRATEGY)
         rounds += 1
         if close_enough is not None:
             slacks = np.asarray(highs.getSolution().col_value)[: 2 * R]
@@ -288,6 +302,32 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     stopped += f", {fallbacks} by interior point after {cap} simplex iterations" if fallbacks else ""
     return LPSolution(weights, objective, status, f"highspy column generation ({rounds} rounds{stopped}, "
                       f"{len(values)} of {n_candidates} columns)", time.perf_counter() - start)
+
+
+def held_row_range(design: np.ndarray | sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's least and largest value over the columns of a held W (dense or sparse)."""
+    if sp.issparse(design):
+        return (np.asarray(design.min(axis=1).todense()).ravel(), np.asarray(design.max(axis=1).todense()).ravel())
+    return np.min(design, axis=1), np.max(design, axis=1)
+
+
+REACH_MARGIN = 1e-9  # relative room for round-off in a mixture's fit before a row counts as out of reach
+
+
+def box_out_of_reach(row_range: tuple[np.ndarray, np.ndarray], target: np.ndarray, close_enough: np.ndarray) -> bool:
+    """Whether some row's box b_hat_r +- close_enough_r lies wholly beyond [min_c W[r, c], max_c W[r, c]].
+
+    Every mixture u (u >= 0, sum(u) = 1) fits row r within that range, so then no mixture fits every
+    row within ``close_enough`` and the box phase of :func:`solve_l1_fit_columns` cannot succeed. A
+    mixed table's noisy cell frequencies below 0 by more than their tolerance are such rows (no
+    candidate's indicator is below 0); on heart_cleveland at (1, 1e-10) 3-9 rows, seeds 1-3. A
+    margin of REACH_MARGIN x max(1, |bound|) keeps a fit that round-off puts at the bound in reach.
+    """
+    low, high = row_range
+    tolerance = np.asarray(close_enough, dtype=float)
+    above = target - tolerance > high + REACH_MARGIN * np.maximum(1.0, np.abs(high))
+    below = target + tolerance < low - REACH_MARGIN * np.maximum(1.0, np.abs(low))
+    return bool(np.any(above | below))
 
 
 def _fit_within_tolerances(columns: ColumnSource, n_candidates: int, target: np.ndarray, close_enough: np.ndarray,
