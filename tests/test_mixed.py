@@ -1237,6 +1237,31 @@ def test_level_cells_apart_of_a_column_of_many_levels():
                        level_columns=12, levels=(9, 16, 7, 15, 6, 5, 2, 42, 2))[1] == 42
 
 
+def test_the_candidates_read_the_noise_of_the_moments_not_of_the_cells_apart():
+    """moments_noise_sd, the noise the candidates' tests and the value blocks' gate read: the largest
+    sd of the rows held in the moments, not of a column's one-way cells released apart (whose sd can
+    be the larger); with nothing apart, the largest of all."""
+    from dataclasses import replace
+
+    from synthdp.postprocess.candidates import moments_noise_sd
+    from synthdp.stats.mixed_basis import apart_cells
+
+    rng = np.random.default_rng(0)
+    levels = [f"l{i}" for i in range(10)]
+    frame = pd.DataFrame({"x": rng.uniform(-1, 1, 200), "y": rng.uniform(-1, 1, 200), "g": rng.choice(levels, 200)})
+    schema = {"columns": {"x": {"type": "continuous", "bounds": [-1, 1]}, "y": {"type": "continuous", "bounds": [-1, 1]},
+                          "g": {"type": "categorical", "levels": levels}}}
+    with pytest.warns(Warning):
+        release = SmoothSynthesizer(epsilon=2.0, delta=1e-3, seed=1).fit(frame, schema=schema).release_
+    apart = apart_cells(release.schema, release.basis_indices, release.plan.apart_levels)
+    assert release.plan.apart_levels == 11 and apart.sum() == 11
+    louder = release.moment_noise_sd.copy()
+    louder[apart] = 10 * louder.max()
+    assert moments_noise_sd(replace(release, moment_noise_sd=louder)) == release.moment_noise_sd[~apart].max()
+    none_apart = replace(release, moment_noise_sd=louder, plan=replace(release.plan, apart_levels=0))
+    assert moments_noise_sd(none_apart) == louder.max()
+
+
 def test_a_column_of_many_levels_released_apart_end_to_end():
     """A table of digits' shape at (1, 1e-10): only the class's one-way cells released apart
     (sensitivity of one column, sqrt(2)/n), the moments' description names it, and the class's

@@ -62,7 +62,13 @@ from synthdp.pipeline.plan import (
     mixed_plan_basis,
 )
 from synthdp.pipeline.progress import StageTracker
-from synthdp.postprocess.candidates import ORDINAL_LEVELS, CandidateOptions, make_candidates, quiet_block_tables
+from synthdp.postprocess.candidates import (
+    ORDINAL_LEVELS,
+    CandidateOptions,
+    make_candidates,
+    moments_noise_sd,
+    quiet_block_tables,
+)
 from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
 from synthdp.postprocess.lp import (
     BOX_PHASE_ROWS,
@@ -1184,7 +1190,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             leave_out = None
             if release.schema is not None and release.schema.value_blocks and (study or PRODUCT).block_gate:
                 leave_out = quiet_block_tables(release.schema, release.basis_indices, release.noisy_moments,
-                                               float(np.max(release.moment_noise_sd)), plan.noise)
+                                               moments_noise_sd(release), plan.noise)
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
             moment_sd = release.moment_noise_sd.copy()
             if plan.apart_levels and release.schema is not None:  # the candidates' one-way cells

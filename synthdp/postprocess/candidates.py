@@ -48,6 +48,7 @@ from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent
 from synthdp.postprocess.selected_pairs import bivariate_normal_cdf, quadrant_score_map, selected_latent_correlation
 from synthdp.released import PrivatePCA, Release
 from synthdp.stats import grid
+from synthdp.stats.mixed_basis import apart_cells
 from synthdp.stats.roots import brentq
 from synthdp.summaries.marginal import MarginalSummary
 
@@ -1018,13 +1019,25 @@ def _copula(release: Release, rng: np.random.Generator, config: SynthConfig, opt
     return copula_candidates(marginals, correlation, release.plan.n_candidates, rng)
 
 
+def moments_noise_sd(release: Release) -> float:
+    """The largest noise sd of a mixed table's moments proper, which the candidates' tests and the
+    value blocks' gate read (2-way cells, means per level): not that of the one-way cells released
+    apart in a stage of their own (:func:`synthdp.stats.mixed_basis.apart_cells`), whose noise can be
+    the larger where only a column of many levels went apart. 0 without moments."""
+    sd = np.asarray(release.moment_noise_sd)
+    if release.schema is not None and release.plan.apart_levels:
+        held = ~apart_cells(release.schema, release.basis_indices, release.plan.apart_levels)
+        sd = sd[held] if held.any() else sd
+    return float(np.max(sd)) if len(sd) else 0.0
+
+
 @register_candidates("mixed")
 def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig,
            options: CandidateOptions) -> EncodedPoints:
     if release.schema is None:
         raise SynthDPError("mixed candidates need a release with a schema")
     marginals = None if release.noisy_histograms is None else copula_marginals(release, options.atom_threshold)
-    noise_sd = float(np.max(release.moment_noise_sd)) if len(release.moment_noise_sd) else 0.0
+    noise_sd = moments_noise_sd(release)
     correlation = None
     if marginals is not None and release.noisy_scores is not None:
         correlation = _pair_correlation(release, marginals, rng, options)

@@ -225,7 +225,8 @@ def release_level_cells(cells: np.ndarray, k: int, budget: StageBudget, n: float
     """Noisy one-way cells of k binary or categorical columns: ``cells``, the means over the rows
     of each column's level indicators (a mixed table's basis rows of one indicator,
     :func:`synthdp.stats.mixed_basis.basis_indices`), released apart from the other moments
-    where those are noise (:func:`synthdp.pipeline.plan.mixed_shares`).
+    where those are noise, or only the cells of the columns of many levels where theirs are
+    (:func:`synthdp.pipeline.plan.level_cells_apart`); k counts the columns released here.
 
     Sensitivity: L1 2k/n, L2 sqrt(2k)/n (by unit K k/n, K sqrt(k)/n), derived in
     :func:`synthdp.privacy.sensitivity.level_cells_sensitivity`: a column's one-way cells are its
