@@ -451,6 +451,30 @@ def test_a_condition_without_mass_is_an_error_and_one_with_little_warns():
         synth.sample(10, condition=f"age >= {oldest}")
 
 
+@pytest.mark.parametrize("condition, detail", [
+    ("name == 'abc", "(SyntaxError: unterminated string literal (detected at line 1) (<unknown>, line 1));"),
+    ("age in [1, 2", "(SyntaxError: '[' was never closed (<unknown>, line 1));"),
+    ("(" * 250 + "age > 1" + ")" * 250, "(SyntaxError: too many nested parentheses (<unknown>, line 1));"),
+])
+def test_an_unclosed_string_or_bracket_is_named_as_the_parser_names_it_on_every_python(condition, detail):
+    """Python 3.12's tokenizer stops at an unclosed string or bracket with a TokenError whose text is a
+    tuple ("(TokenError: ('unterminated string literal (detected at line 1)', (1, 9)))"); 3.11 gave the
+    parser's SyntaxError, or "EOF in multi-line statement" for a bracket: the same message on every version."""
+    with pytest.raises(SynthDPError) as refused:
+        model_file.condition_expression(condition, ["age", "name"], {"age"})
+    assert f"is not an expression over the columns {detail}" in str(refused.value)
+
+
+def test_an_invalid_escape_in_a_condition_reads_as_python_reads_it_without_a_warning_on_every_python():
+    """'x\\q' keeps its backslash; Python 3.12 and 3.13 also printed "<unknown>:1: SyntaxWarning: invalid
+    escape sequence '\\q'" to stderr (3.11 gave a DeprecationWarning, hidden by default)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        expression, used = model_file.condition_expression(r"name == 'x\q'", ["age", "name"], {"age"})
+    assert [str(warning.message) for warning in caught] == []
+    assert expression == r"_synthdp_column_0 == 'x\\q'" and used == {"_synthdp_column_0": "name"}
+
+
 def test_given_values_are_kept_and_the_rest_is_drawn():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -501,8 +525,11 @@ def test_sdv_s_conditions_and_num_rows_are_taken_as_sdv_users_write_them():
 
 def test_a_condition_too_long_for_pandas_and_a_level_that_is_none_say_so():
     """400 terms ran pandas' evaluator out of stack: the error said "not an expression (RecursionError)"
-    and pointed to backticks. A level that is none of a nullable column's listed '(missing)', which no
-    condition compares with (missing cells are asked for with isna())."""
+    and pointed to backticks. Where pandas runs out of stack depends on Python's: 400 terms did on 3.11,
+    not on 3.12 or 3.13 (whose recursion limit counts Python calls only), which stop between 400 and
+    600; 900 (9 900 characters, under MAX_CONDITION_CHARS) do on every version. A level that is none of a
+    nullable column's listed '(missing)', which no condition compares with (missing cells are asked for
+    with isna())."""
     rng = np.random.default_rng(3)
     sex = pd.Series(rng.choice(["F", "M"], 400), dtype=object)
     sex[:20] = None
@@ -512,7 +539,7 @@ def test_a_condition_too_long_for_pandas_and_a_level_that_is_none_say_so():
         warnings.simplefilter("ignore")
         synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
     with pytest.raises(SynthDPError, match=r"has too many terms for pandas to evaluate: shorten it"):
-        synth.sample(5, condition=" and ".join(["x > -1"] * 400))
+        synth.sample(5, condition=" and ".join(["x > -1"] * 900))
     with pytest.raises(SynthDPError, match=r"'sex' has text levels \('F', 'M'\): compare it"):
         synth.sample(5, condition="sex == 'Q'")
 

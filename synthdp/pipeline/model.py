@@ -47,6 +47,7 @@ import io
 import json
 import math
 import tokenize
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -342,6 +343,7 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
     DataFrame's fit gives back as bool): True or False compared with one is read as that text; of them,
     ``booleans`` (a DataFrame's nullable booleans, compared as the pandas booleans the sample holds) the
     other way round, the text 'True' or 'False' as True or False."""
+    source = condition
     try:
         if len(condition) > MAX_CONDITION_CHARS:
             raise SynthDPError(f"{CONDITION} is longer than {MAX_CONDITION_CHARS} characters")
@@ -359,7 +361,7 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
                 tokens.append((tokenize.NAME, "and" if token.string == "&" else "or"))
             else:
                 tokens.append((token.type, token.string))
-        tree = ast.parse(tokenize.untokenize(tokens), mode="eval")
+        tree = _parse(tokenize.untokenize(tokens))
         used: dict[str, str] = {}
 
         def column(name: str) -> tuple[str, str]:
@@ -388,9 +390,36 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
         raise
     except (RecursionError, MemoryError):  # Python's parser runs out of stack on deep nesting: a MemoryError
         raise SynthDPError(f"{CONDITION} is nested too deeply") from None
-    except (SyntaxError, tokenize.TokenError, ValueError) as error:
+    except tokenize.TokenError as error:
+        # Python 3.12's tokenizer (the parser's own since) stops at an unclosed string or bracket, or at too
+        # deep a nesting, with a TokenError whose text is a tuple; 3.11's went on to the parser's SyntaxError,
+        # or stopped at the end ("EOF in multi-line statement"): on every version, the parser's message
+        detail = _parser_error(source) or f"TokenError: {_first_line(Exception(error.args[0]))}"
+        raise SynthDPError(f"{CONDITION} is not an expression over the columns ({detail}); {BACKTICKS}") from None
+    except (SyntaxError, ValueError) as error:
         raise SynthDPError(f"{CONDITION} is not an expression over the columns ({type(error).__name__}: "
                            f"{_first_line(error)}); {BACKTICKS}") from None
+
+
+def _parse(source: str) -> ast.Expression:
+    """``source`` parsed as an expression, without the warning of an invalid escape ('C:\\data' reads as
+    Python reads it, the backslash kept): Python 3.11 gave it as a DeprecationWarning, hidden by default,
+    3.12 as a SyntaxWarning, which reached stderr ("<unknown>:1: SyntaxWarning: invalid escape sequence")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(source, mode="eval")
+
+
+def _parser_error(source: str) -> str | None:
+    """The SyntaxError Python's parser gives ``source`` (its first line), or None where it gives none."""
+    try:
+        _parse(source)
+    except SyntaxError as error:
+        return f"SyntaxError: {_first_line(error)}"
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
 
 
 def _as_compared(model: SamplingModel, values: pd.Series, name: str) -> pd.Series:
