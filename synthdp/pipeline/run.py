@@ -131,7 +131,7 @@ from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelea
 from synthdp.stats import compiled, grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import apart_cells, groups_count
+from synthdp.stats.mixed_basis import apart_cells, apart_columns, groups_count
 from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
@@ -1143,9 +1143,9 @@ def _apart_note(schema: Schema, apart_levels: int) -> str:
     (:func:`synthdp.stats.mixed_basis.apart_cells`) and of the missing rates the moments hold."""
     if apart_levels == 1:
         return " (the one-way cells of the binary and categorical columns released apart)"
-    named = [column for column in schema.declared if apart_levels and len(column.all_levels) >= apart_levels]
-    note = (f" (the one-way cells of {', '.join(column.name for column in named)} released apart)" if named else "")
-    held = [name for name in schema.nullable if name not in {column.name for column in named}]
+    named = [column.name for column in apart_columns(schema, apart_levels)]
+    note = f" (the one-way cells of {', '.join(named)} released apart)" if named else ""
+    held = [name for name in schema.nullable if name not in named]
     return note + (f" (with the missing rates of {len(held)} nullable column(s))" if held else "")
 
 
@@ -1171,11 +1171,12 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
 
     plan = release.plan
+    apart = None  # the one-way cells released apart (mixed tables)
     if plan.apart_levels and release.schema is not None:
-        # the one-way cells released apart, made each column's distribution (as its histogram would be)
+        apart = apart_cells(release.schema, release.basis_indices, plan.apart_levels)
+        # made each column's distribution (as its histogram would be)
         release = replace(release, noisy_moments=level_cell_estimates(
-            release.schema, release.basis_indices, release.noisy_moments,
-            apart_cells(release.schema, release.basis_indices, plan.apart_levels)))
+            release.schema, release.basis_indices, release.noisy_moments, apart))
     with stages.stage("candidates"), threadpool_limits(1, user_api="blas"):
         # one BLAS thread: the draws then do not depend on the machine's cores (nor on a limit another
         # step left in place): adult's seeded candidates differed between one thread and two
@@ -1185,7 +1186,6 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         target = release.noisy_moments
         sparse = plan.candidates == "mixed"
         moment_sd = None  # a mixed table's moment rows' own noise sd, the LP's first rows
-        held: np.ndarray | sp.csr_matrix | None = None  # a mixed table's W, held whole
         if sparse:  # sparse W, at most G + d non-zeros per candidate: held whole
             leave_out = None
             if release.schema is not None and release.schema.value_blocks and (study or PRODUCT).block_gate:
@@ -1193,16 +1193,15 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                                moments_noise_sd(release), plan.noise)
             design, target, noise_l1, row_sd = mixed_design(release, basis, candidates, leave_out)
             moment_sd = release.moment_noise_sd.copy()
-            if plan.apart_levels and release.schema is not None:  # the candidates' one-way cells
-                moment_sd[apart_cells(release.schema, release.basis_indices, plan.apart_levels)] = 0.0  # their box
+            if apart is not None:  # the candidates' one-way cells
+                moment_sd[apart] = 0.0  # keep their box (tilt_box)
             if leave_out is not None:
                 moment_sd = moment_sd[~leave_out]
-            columns, held = lambda start, stop: design[:, start:stop], design  # noqa: E731
+            columns = lambda start, stop: design[:, start:stop]  # noqa: E731
             if (design.nnz > DENSE_SHARE * design.shape[0] * design.shape[1]
                     and design.shape[0] * design.shape[1] <= config.max_lp_entries):
                 # mostly numeric moments: dense W (held whole), column generation and a dense tilt are faster
                 sparse, dense = False, design.toarray()
-                held = dense
                 columns = lambda start, stop: dense[:, start:stop]  # noqa: E731
         else:
             candidates = np.asarray(candidates)  # a numeric table's: an array already
@@ -1230,10 +1229,9 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             tilted = tilt_first(columns, len(candidates), target, tilt_tolerance)
     if tilted is None:
         with stages.stage("LP fit"):
-            # where the box phase would run on a held W: each row's range over the LP's candidates, which
-            # can prove at once that it finds no fit (lp.box_out_of_reach)
-            box_phase = held is not None and tilt_tolerance is not None and len(target) >= BOX_PHASE_ROWS
-            reach = held_row_range(held) if box_phase and not sparse else None
+            # where the box phase would run on a mixed table's W (held whole): each row's range over the LP's
+            # candidates, which can prove at once that it finds no fit (lp.box_out_of_reach)
+            box_phase = plan.candidates == "mixed" and tilt_tolerance is not None and len(target) >= BOX_PHASE_ROWS
             if sparse:  # on the first C candidates; the tilt weighs all of them (Plan.tilt_candidates)
                 if column_generation_pays(len(target), plan.n_candidates):  # a master much smaller than the LP
                     by_column = design[:, : plan.n_candidates].tocsc()
@@ -1246,6 +1244,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                     padded = np.concatenate([solution.weights, np.zeros(design.shape[1] - plan.n_candidates)])
                     solution = replace(solution, weights=padded)
             else:  # before a tilt, a fit within its tolerances is all the tilt needs
+                reach = held_row_range(columns(0, len(candidates))) if box_phase else None  # the dense W
                 solution = solve_l1_fit_columns(columns, len(candidates), target,
                                                 max_columns=config.max_lp_entries // len(target),
                                                 close_enough=tilt_tolerance, row_range=reach)

@@ -11,7 +11,7 @@ import itertools
 
 import numpy as np
 
-from synthdp.domain.schema import DEFAULT_MARGINAL_DEGREE, Schema
+from synthdp.domain.schema import DEFAULT_MARGINAL_DEGREE, CategoricalColumn, Schema
 from synthdp.errors import SynthDPError
 from synthdp.stats.chebyshev import count_indices_up_to_degree, lowest_degree_indices
 
@@ -135,10 +135,19 @@ def one_way_cells(schema: Schema, indices: np.ndarray) -> np.ndarray:
     return ~numeric & (nonzero_counts(indices[:, schema.d_numeric:]) == 1)
 
 
+def apart_columns(schema: Schema, apart_levels: int) -> tuple[CategoricalColumn, ...]:
+    """The declared binary and categorical columns of at least ``apart_levels`` levels (with "other"
+    and "missing"): those whose one-way cells are released apart alone
+    (:func:`synthdp.pipeline.plan.level_cells_apart`); none for ``apart_levels`` 0."""
+    if apart_levels <= 0:
+        return ()
+    return tuple(column for column in schema.declared if len(column.all_levels) >= apart_levels)
+
+
 def apart_cells(schema: Schema, indices: np.ndarray, apart_levels: int) -> np.ndarray:
     """The one-way cells released apart (:func:`synthdp.pipeline.plan.level_cells_apart`), shape (R,) bool:
-    none for ``apart_levels`` 0, every one of :func:`one_way_cells` for 1, else those of the declared
-    binary and categorical columns of at least ``apart_levels`` levels (with "other" and "missing")."""
+    none for ``apart_levels`` 0, every one of :func:`one_way_cells` for 1, else those of
+    :func:`apart_columns`."""
     if apart_levels <= 0:
         return np.zeros(len(indices), bool)
     rows = one_way_cells(schema, indices)
@@ -146,9 +155,8 @@ def apart_cells(schema: Schema, indices: np.ndarray, apart_levels: int) -> np.nd
         return rows
     indices = np.asarray(indices)
     named = np.zeros(len(indices), bool)
-    for column in schema.declared:
-        if len(column.all_levels) >= apart_levels:
-            named |= indices[:, schema.block_slice(column.name)].any(axis=1)
+    for column in apart_columns(schema, apart_levels):
+        named |= indices[:, schema.block_slice(column.name)].any(axis=1)
     return rows & named
 
 
