@@ -75,8 +75,10 @@ def independent_table(frame: pd.DataFrame, schema: Schema, epsilon: float, rng: 
     scale = 2.0 * len(schema.names) / epsilon
     for name in schema.names:
         counts = distribution(frame, schema, name, bins) * len(frame)
-        if name not in numeric and not schema.column(name).binary and not schema.column(name).other:
-            counts = np.delete(counts, len(schema.column(name).levels))  # the scorer's "other": not a cell of its own
+        if name not in numeric and counts.size > len(schema.column(name).all_levels):
+            # the scorer's "other" cell, after the levels, where the column has no level "other" of its own
+            # (a binary column, or a categorical one declared complete): not a cell it can draw
+            counts = np.delete(counts, len(schema.column(name).levels))
         noisy = np.clip(counts + rng.laplace(scale=scale, size=counts.size), 0.0, None)
         weights = noisy / noisy.sum() if noisy.sum() > 0 else np.full(counts.size, 1.0 / counts.size)
         codes = rng.choice(counts.size, size=len(frame), p=weights)

@@ -371,3 +371,22 @@ def test_generated_by_asks_git_about_the_code_not_the_results(monkeypatch):
     assert calls == [(["git", "rev-parse", "--show-toplevel"], package), (["git", "rev-parse", "--short", "HEAD"], package),
                      (["git", "status", "--porcelain", "--", "synthdp", "experiments", ":(exclude)experiments/results"],
                       EXPERIMENTS.parent)]
+
+
+def test_the_independent_baseline_draws_only_a_columns_own_levels():
+    """The pure-epsilon baseline's cells of a binary or complete categorical column are its levels
+    (the scorer's "other" cell dropped): every drawn value is one of them, in ten draws whose Laplace
+    noise (scale 6 on 100 rows) would put the dropped cell in most of them."""
+    from adult_pairs import independent_table
+
+    from synthdp.study import Schema
+
+    frame = pd.DataFrame({"sex": ["a", "b"] * 50, "code": ["x", "y", "z", "y"] * 25, "value": np.linspace(0, 1, 100)})
+    spec = {"columns": {"sex": {"type": "binary", "levels": ["a", "b"]},
+                        "code": {"type": "categorical", "levels": ["x", "y", "z"], "other": False},
+                        "value": {"bounds": [0.0, 1.0]}}}
+    schema = Schema.from_dict(spec, list(frame.columns))
+    for seed in range(10):
+        table = independent_table(frame, schema, 1.0, np.random.default_rng(seed))
+        assert set(table["sex"]) <= {"a", "b"} and set(table["code"]) <= {"x", "y", "z"}
+        assert table["value"].between(0.0, 1.0).all() and len(table) == len(frame)
