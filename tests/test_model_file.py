@@ -525,11 +525,12 @@ def test_sdv_s_conditions_and_num_rows_are_taken_as_sdv_users_write_them():
 
 def test_a_condition_too_long_for_pandas_and_a_level_that_is_none_say_so():
     """400 terms ran pandas' evaluator out of stack: the error said "not an expression (RecursionError)"
-    and pointed to backticks. Where pandas runs out of stack depends on Python's: 400 terms did on 3.11,
-    not on 3.12 or 3.13 (whose recursion limit counts Python calls only), which stop between 400 and
-    600; 900 (9 900 characters, under MAX_CONDITION_CHARS) do on every version. A level that is none of a
-    nullable column's listed '(missing)', which no condition compares with (missing cells are asked for
-    with isna())."""
+    and pointed to backticks. Where pandas runs out of stack depended on Python's version (400 terms did
+    on 3.11, not on 3.12 or 3.13, which stopped between 400 and 600): MAX_CONDITION_OPERATORS now draws
+    the line before pandas, the same on every version. 150 comparisons joined by "and" (299 operators;
+    a sign is no operator) are evaluated, 151 refused in one line, as are 301 additions. A level that is
+    none of a nullable column's listed '(missing)', which no condition compares with (missing cells are
+    asked for with isna())."""
     rng = np.random.default_rng(3)
     sex = pd.Series(rng.choice(["F", "M"], 400), dtype=object)
     sex[:20] = None
@@ -538,8 +539,10 @@ def test_a_condition_too_long_for_pandas_and_a_level_that_is_none_say_so():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         synth = SmoothSynthesizer(epsilon=2.0, seed=1).fit(frame, schema=schema)
-    with pytest.raises(SynthDPError, match=r"has too many terms for pandas to evaluate: shorten it"):
-        synth.sample(5, condition=" and ".join(["x > -1"] * 900))
+    assert len(synth.sample(5, condition=" and ".join(["x > -1"] * 150))) == 5
+    for condition in (" and ".join(["x > -1"] * 151), " + ".join(["x"] * 302) + " > 0"):
+        with pytest.raises(SynthDPError, match=r"has more than 300 operators: shorten it \(a column's values"):
+            synth.sample(5, condition=condition)
     with pytest.raises(SynthDPError, match=r"'sex' has text levels \('F', 'M'\): compare it"):
         synth.sample(5, condition="sex == 'Q'")
 

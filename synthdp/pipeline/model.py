@@ -302,6 +302,12 @@ CONDITION_HOLDS = ("a condition holds column names (in backticks where they have
                    "column.isin([constants]) and column.between(low, high)")
 MISSING_TESTS = frozenset({"isna", "notna", "isnull", "notnull"})  # a column's missing cells: no argument, no effect
 MAX_CONDITION_CHARS = 10_000
+# binary operators (comparisons, and/or/&/|, arithmetic) a condition may hold: pandas' evaluator nests
+# a call per term, and where it ran out of stack depended on Python's version (300-400 terms of
+# "x > -1 and ..." on 3.11, 400-600 on 3.12 and 3.13) and on the caller's stack; this limit, well
+# under all of them, refuses the same conditions everywhere
+MAX_CONDITION_OPERATORS = 300
+_BINARY_TOKENS = frozenset({"==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "/", "//", "%", "**", "&", "|"})
 MAX_LITERAL = 2**63  # a larger whole number is written as a float (1e20): no big-integer arithmetic
 MAX_EXPONENT = 100  # of a power (x ** 2), whose base holds no power: no big-integer arithmetic either
 _BOOLEAN_OPS = (ast.And, ast.Or)
@@ -354,7 +360,19 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
             quoted += [text] if is_quoted else []
         source = "".join(pieces)
         tokens = []
+        operators, operand_before = 0, False  # a "-" or "+" after an operand is binary, else a sign
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                pass
+            elif token.type == tokenize.OP and token.string in _BINARY_TOKENS or token.string in ("and", "or", "in"):
+                operators += operand_before or token.string not in ("-", "+")
+                operand_before = False
+            else:
+                operand_before = token.type in (tokenize.NAME, tokenize.NUMBER, tokenize.STRING) and \
+                    token.string not in ("not", "is") or token.string in (")", "]")
+            if operators > MAX_CONDITION_OPERATORS:
+                raise SynthDPError(f"{CONDITION} has more than {MAX_CONDITION_OPERATORS} operators: shorten it (a "
+                                   "column's values with isin([...]) or between(low, high))")
             if token.type == tokenize.OP and token.string == "@":
                 raise SynthDPError(f"{CONDITION} may not use a local variable (@name): {CONDITION_HOLDS}")
             if token.type == tokenize.OP and token.string in ("&", "|"):  # pandas' boolean precedence
