@@ -159,7 +159,8 @@ class SynthConfig:
         budget, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
         fit stays within the optimum plus ``blend`` times the expected l1 norm of the moment
-        noise (default 0.5; 0 keeps the optimal vertex). Not applied with ``spread`` > 0,
+        noise (default 0.5; 0 keeps the optimal vertex; where the moments are noise, at least 1:
+        :func:`synthdp.pipeline.run.blend_factor`). Not applied with ``spread`` > 0,
         which spreads the mass by a second LP instead, nor to mixed tables, whose thousands of
         marginal cells share the tolerance and let single cells drift (measured:
         docs/decisions/blend-not-on-mixed-tables.md).

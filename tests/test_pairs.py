@@ -648,6 +648,37 @@ def test_without_a_pairs_release_independent_columns_come_out_independent(seed):
     assert not noisy.moments_within_limit and not run.tilts(config, noisy)
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_where_the_moments_are_noise_the_blend_tolerates_their_whole_noise(seed):
+    """300 rows of 5 columns (three on a grid of 5 values, as a designed experiment's) at epsilon = 1
+    (delta = 0): the moments are noise (a tenth of the budget, no pairs), so the LP's optimum is
+    blended, with a tolerance of at least the moments' noise's expected l1 norm
+    (pipeline.run.blend_factor), not 0.5 of it: the blend's uniform share grows (the fit is convex
+    in the share and the bisection takes the largest within the tolerance; on these seeds from
+    .69-.70 to 1), from the same release. The study option turns it off; blend 0 (no blend) stays
+    0, and where the moments keep their share config.blend is the factor."""
+    from synthdp.pipeline import run
+
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(300, 5))
+    values[:, ::2] = rng.integers(0, 5, size=(300, 3)) * 0.37
+    frame = pd.DataFrame(values, columns=[f"c{j}" for j in range(5)])
+    bounds = {name: [float(frame[name].min()), float(frame[name].max())] for name in frame.columns}
+    config = SynthConfig(epsilon=1.0, seed=seed)
+    now = run.fit(config, frame, bounds=bounds)
+    before = run.fit(config, frame, bounds=bounds, study=run.StudyOptions(noise_sized_blend=False))
+    plan = now.release.plan
+    assert plan.noisy_moments and not plan.releases_pairs and not run.tilts(config, plan)
+    assert run.blend_factor(config, plan) == run.NOISY_MOMENTS_BLEND == 1.0
+    assert run.blend_factor(config, plan, run.StudyOptions(noise_sized_blend=False)) == config.blend
+    assert run.blend_factor(SynthConfig(epsilon=1.0, blend=0.0), plan) == 0.0
+    assert run.blend_factor(SynthConfig(epsilon=1.0, blend=2.0), plan) == 2.0
+    np.testing.assert_array_equal(now.release.noisy_moments, before.release.noisy_moments)
+    assert now.blend_share > before.blend_share
+    kept = make_plan(config, 3_000, 16, True)  # the moments keep their share: config.blend
+    assert not kept.noisy_moments and run.blend_factor(config, kept) == config.blend
+
+
 def test_false_discovery_selection_keeps_clear_pairs_and_rarely_any_under_the_null():
     """Benjamini-Hochberg on the released pairs' z values: under the global null (independent
     p-values) it selects anything with probability exactly ``fdr`` = 0.1, so over 400 sets of
