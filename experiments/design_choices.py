@@ -59,6 +59,12 @@ optimum with the uniform distribution there, as before. Where the moments get a 
 budget, or the pairs are released, the two coincide (PKS at epsilon = 1 and (0.25, 1e-10), CTG at
 epsilon = 2 and 4, CRM and WDBC at (4, 1e-10) differ).
 
+``--study blend-rearranged``: where the LP's optimum is blended with the uniform distribution
+(``--tilt 0`` here, so that every cell blends) and every moment is one column's, the product
+rearranges the candidates onto the blend's one-way marginals (:func:`synthdp.pipeline.run.rearranges`);
+the alternative keeps the blend's weights, whose optimum part repeats at most R + 1 candidates
+(before). The default (a tilt, or a blend that reaches the uniform distribution) beside them.
+
 ``--study pair-fdr``: pairs read one by one. The default keeps a pair whose released score
 correlation reaches 2 noise sd only where the Benjamini–Hochberg procedure at false discovery
 rate 0.1 also selects it (:func:`synthdp.postprocess.pairs.false_discovery_keep`); the
@@ -248,6 +254,11 @@ STUDIES = {
     "tilt-without-pairs": {"default (tilt where the moments' noise is within the limit)": Variant(),
                            "the blend wherever no pairs are released (before)": Variant(
                                study=StudyOptions(tilt_without_pairs=False))},
+    "blend-rearranged": {"default": Variant(),
+                         "--tilt 0: the blend rearranged onto its one-way marginals (the product)": Variant(
+                             {"tilt": 0.0}),
+                         "--tilt 0: the blend's weights (before)": Variant(
+                             {"tilt": 0.0}, StudyOptions(rearrange_blend=False))},
     "pair-fdr": {"default (from 2 noise sd, selected at false discovery rate 0.1)": Variant(),
                  "every pair from 2 noise sd (before)": Variant(study=StudyOptions(pair_fdr=None)),
                  **{f"selected at false discovery rate {q:g}": Variant(study=StudyOptions(pair_fdr=q))
@@ -283,6 +294,7 @@ TITLES = {"split": "Budget split between the histograms and the moments",
           "pair-entropy": "Pairs read one by one: the fixed point's latent correlation, or the one of largest entropy near it",
           "pairs-test": "Where the pairs' noise is above the pair-by-pair limit: released where a private test finds a block, never, or always",
           "tilt-without-pairs": "Copula candidates without a pairs release: the LP's optimum tilted toward them, or blended with the uniform distribution",
+          "blend-rearranged": "A blended copula fit (--tilt 0): its weights, or its candidates rearranged onto its one-way marginals",
           "pair-fdr": "Pairs read one by one: kept from 2 noise sd, or also selected by the Benjamini–Hochberg procedure",
           "matrix-means": "Pairs denoised as a matrix: the scores' means released beside their products, or the products only",
           "block-edges": "Pairs read one by one: a column's pairs into a block of tied columns, from the block as a whole or one by one",
@@ -320,7 +332,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
     sd = moment_noise_sd(epsilon, delta, dataset.n, dataset.d)
     lines = []
     for label, variant in STUDIES[study].items():
-        errors, ratios, shapes, trends, invented, released = [], [], [], [], [], 0
+        errors, ratios, shapes, trends, invented, repeated, released = [], [], [], [], [], [], 0
         try:
             for round_index in range(rounds):
                 model = fit_variant(variant, dataset, epsilon, delta, seed + round_index)
@@ -332,6 +344,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
                 shapes.append(1.0 - np.mean(list(ks_distances(dataset.frame, synthetic).values())))
                 trends.append(1.0 - correlation_error(dataset.frame, synthetic)["mean"] / 2.0)
                 invented.append(invented_pairs(dataset.frame, synthetic)["invented"])
+                repeated.append(float(synthetic.duplicated().mean()))
         except SynthDPError as error:  # a share the pairs leave no room for
             log(f"{name} {label}: {error}")
             continue
@@ -342,7 +355,7 @@ def run(study: str, name: str, epsilon: float, delta: float, rounds: int, n_quer
         kept = f"{np.mean(ratios):.3f}" if None not in ratios else "n/a"
         shown = f"{label}; pairs released in {released} of {rounds} rounds" if study == "pairs-test" else label
         lines.append(f"| {name} | {sd:.3f} | {shown} | {parameters['R']} | {shares} | {cells} | {kept} "
-                     f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} | {np.mean(invented):.1f} |")
+                     f"| {np.mean(shapes):.3f} | {np.mean(trends):.3f} | {np.mean(invented):.1f} | {np.mean(repeated):.3f} |")
         log(lines[-1])
     return lines
 
@@ -360,8 +373,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     start = time.perf_counter()
     header = ["| dataset | moment noise sd at 0.5 | variant | R | shares: histograms / pairs / moments | "
-              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio | shapes | pair trends | invented pairs |",
-              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 4)]
+              + " | ".join(f"rel σ={s:g}" for s in SIGMAS) + " | strong-pair ratio | shapes | pair trends | invented pairs | repeated rows |",
+              "|---|---:|---|---:|---|" + "---:|" * (len(SIGMAS) + 5)]
     sections = []
     for level in args.levels:
         epsilon, delta = (float(value) for value in level.split(","))
@@ -374,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
         + generated_by(command_line("design_choices.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} rounds, {args.queries} queries, "
         "worst-case relative error, strong-pair ratio (synthdp.evaluation.metrics.strong_pairs; n/a: no pair with |r| > 0.5), "
-        "shapes (mean 1 − KS over the columns), pair trends (1 − mean |r real − r synthetic| / 2 over every pair) and invented pairs (synthdp.evaluation.metrics.invented_pairs: pairs with real |r| < 0.1 and synthetic |r| > 0.3), mean over rounds; round r of every variant uses the seeded noise "
+        "shapes (mean 1 − KS over the columns), pair trends (1 − mean |r real − r synthetic| / 2 over every pair) and invented pairs (synthdp.evaluation.metrics.invented_pairs: pairs with real |r| < 0.1 and synthetic |r| > 0.3) and repeated rows (the share of synthetic rows equal to an earlier one; the real tables have none, or nearly none), mean over rounds; round r of every variant uses the seeded noise "
         f"stream {args.seed} + r (numpy, not private), so the variants see the same draws. Defaults: the "
         "histograms take all but 0.1 of the budget when the moment noise sd exceeds MOMENT_NOISE_LIMIT = 0.1 "
         "(synthdp.pipeline.plan.copula_shares); atoms below ATOM_THRESHOLD = 2 noise sd are dropped "

@@ -593,7 +593,9 @@ def test_a_tilted_copula_fit_is_rearranged_only_where_every_lp_row_is_one_way():
     report says so), every candidate has weight 1/N, and each moment of the rearranged fit is the
     tilt's within the 1/N of the distribution functions (|T_k| has variation 2k on [-1, 1], so
     at most 2k/N per moment of degree k). With --favour relationships (pair moments in the LP)
-    it is not, nor without a pairs release (300 rows at pure epsilon: pair moments, no tilt)."""
+    it is not. Without a pairs release (300 rows at pure epsilon: no tilt) the fit is a blend, and
+    rearranged only where the blend stops short of the uniform distribution
+    (test_a_blend_short_of_uniform_is_rearranged_and_repeats_no_optimum_rows)."""
     from synthdp.pipeline import run
     from synthdp.pipeline.report import privacy_report
     from synthdp.stats.chebyshev import ChebyshevBasis
@@ -615,7 +617,42 @@ def test_a_tilted_copula_fit_is_rearranged_only_where_every_lp_row_is_one_way():
     pure = run.fit(SynthConfig(epsilon=1.0, seed=7), frame.iloc[:300], bounds=bounds)
     assert not pure.release.plan.releases_pairs
     favour = run.fit(SynthConfig(epsilon=1.0, delta=1e-10, seed=7, favour="relationships"), frame, bounds=bounds)
-    assert not pure.rearranged and not favour.rearranged
+    assert "blend" in pure.lp.solver and pure.rearranged == (pure.blend_share < 1) and not favour.rearranged
+
+
+def test_a_blend_short_of_uniform_is_rearranged_and_repeats_no_optimum_rows():
+    """300 rows of 7 columns at (4, 1e-10) with --tilt 0: no pairs are released, and the LP's
+    optimum (at most R + 1 = 15 candidates) is blended with the uniform distribution at a share
+    near 0.4. Kept as weights, more than a fifth of the rows drawn repeat those 15 candidates;
+    rearranged onto the blend's one-way marginals, every candidate has weight 1/N, each moment is
+    the blend's within the 1/N of the distribution functions (at most 2k/N for degree k), and the
+    rows repeat only as draws from 10 000 candidates do. At (1, 1e-10) the moments are noise and
+    the blend reaches the uniform distribution (noise_sized_blend), which is not rearranged (its
+    weights are 1/N already). Seeded: the numbers are fixed."""
+    from synthdp.pipeline import run
+    from synthdp.pipeline.report import privacy_report
+    from synthdp.pipeline.run import sample
+    from synthdp.stats.chebyshev import ChebyshevBasis
+
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame(rng.uniform(-1, 1, (300, 7)), columns=[f"x{i}" for i in range(7)])
+    bounds = {name: [-1.0, 1.0] for name in frame.columns}
+    config = SynthConfig(epsilon=4.0, delta=1e-10, seed=1, tilt=0.0)
+    moved = run.fit(config, frame, bounds=bounds)
+    kept = run.fit(config, frame, bounds=bounds, study=run.StudyOptions(rearrange_blend=False))
+    assert 0.2 < kept.blend_share < 0.8 and moved.blend_share == kept.blend_share and "blend" in moved.lp.solver
+    assert moved.rearranged and not kept.rearranged and privacy_report(moved)["lp"]["rearranged"] is True
+    assert kept.support_weights.max() > 10 / len(kept.support_weights)  # the optimum's few candidates
+    assert np.all(moved.support_weights == 1.0 / len(moved.support_weights))
+    basis = ChebyshevBasis(moved.release.basis_indices)
+    degree = moved.release.basis_indices.sum(axis=1)
+    gap = np.abs(basis.moments(moved.support_points) - kept.support_weights @ basis.evaluate(kept.support_points))
+    assert np.all(gap <= 2 * degree / len(moved.support_points) + 1e-9)
+    repeated = {name: sample(model, 300, rng=np.random.default_rng(5)).duplicated().mean()
+                for name, model in (("moved", moved), ("kept", kept))}
+    assert repeated["kept"] > 0.2 and repeated["moved"] < 0.05
+    uniform = run.fit(SynthConfig(epsilon=1.0, delta=1e-10, seed=1), frame, bounds=bounds)
+    assert uniform.blend_share == 1.0 and not uniform.rearranged
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -78,7 +78,7 @@ def privacy_report(model: FittedModel, output: dict | None = None, data_timings:
             "spread": config.spread, "blend": config.blend, "tilt": config.tilt,
             "reweighting": reweighting(model.lp.solver),
             "uniform_share": model.blend_share,
-            "rearranged": model.rearranged,  # the candidates moved onto the tilt's one-way marginals
+            "rearranged": model.rearranged,  # the candidates moved onto the tilt's or blend's one-way marginals
             "support_size": int(len(model.support_weights))},
         "output": output,
         "engine": model.engine,

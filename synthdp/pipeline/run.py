@@ -266,6 +266,11 @@ class StudyOptions:
         moments' noise is within ``MOMENT_NOISE_LIMIT`` (True, the product: :func:`tilts`), or
         blend it with the uniform distribution there as where the moments get a tenth of the
         budget (False, before). Post-processing.
+    rearrange_blend : bool
+        Where the LP's optimum is blended with the uniform distribution and every moment is one
+        column's (:func:`rearranges`), rearrange the candidates onto the blend's one-way marginals,
+        each of weight 1/N (True, the product), or keep the blend's weights (False, before), whose
+        optimum part repeats at most R + 1 candidates. Post-processing.
     moments_sensitivity : callable or None
         ``moments_sensitivity(indices, n) -> (l1, l2)``, the sensitivity the moments' noise is
         calibrated to instead of the derived one
@@ -339,6 +344,7 @@ class StudyOptions:
     noise_sized_blend: bool = True
     forest_selection: bool = False
     noise_box: bool = True
+    rearrange_blend: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.exact_stages, str) or any(stage not in EXACT_STAGES for stage in self.exact_stages):
@@ -409,7 +415,7 @@ class FittedModel:
     blend_share : float
         Share of the uniform distribution over the candidates mixed into the LP's optimum.
     rearranged : bool
-        Whether the tilted candidates were rearranged onto their weighted marginals
+        Whether the tilted or blended candidates were rearranged onto their weighted marginals
         (:func:`synthdp.postprocess.copula.rearranged`): the support is then every candidate, at
         weight 1/N.
     noise_sampler : str
@@ -1170,7 +1176,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
 
     Returns the LP's solution, the candidates with positive weight, their weights, the
     share of the uniform distribution blended in, and whether the candidates were rearranged
-    onto their tilted marginals (:func:`rearranges`). ``study``: a design study's alternatives,
+    onto their tilted or blended marginals (:func:`rearranges`). ``study``: a design study's alternatives,
     of which the candidate makers read :meth:`StudyOptions.candidate_options` (None: the product).
     """
     from threadpoolctl import threadpool_limits  # a dependency of scikit-learn
@@ -1285,15 +1291,25 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                               release.plan.d)
         points = rearranged(np.asarray(candidates), weights)
         return solution, points, np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
+    # a blend short of the uniform distribution (at 1 every candidate has weight 1/N already)
+    blended = tilted is None and tilt_tolerance is None and config.spread == 0 and config.blend > 0 \
+        and plan.candidates != "mixed" and blend_share < 1.0
+    if blended and (study or PRODUCT).rearrange_blend and rearranges(release, study or PRODUCT):
+        # the blend's one-way marginals (its fit to every one-column moment), the copula's ranks: no
+        # row repeats the optimum's few candidates (docs/decisions/rearranged.md)
+        points = rearranged(np.asarray(candidates), weights)
+        return solution, points, np.full(len(candidates), 1.0 / len(candidates)), blend_share, True
     keep = weights > 0
     return solution, candidates[keep], weights[keep], blend_share, False
 
 
 def rearranges(release: Release, study: StudyOptions) -> bool:
-    """Whether a tilted fit is rearranged (:func:`synthdp.postprocess.copula.rearranged`): copula
-    candidates whose basis's moments are each of one column (as the histogram cells are). The
-    rearranged candidates then have the tilt's one-way marginals, so the same fit to every row,
-    and the copula's ranks, which the tilt's factor per column would weaken. A moment on two
+    """Whether a tilted or blended fit is rearranged (:func:`synthdp.postprocess.copula.rearranged`):
+    copula candidates whose basis's moments are each of one column (as the histogram cells are).
+    The rearranged candidates then have the fit's one-way marginals, so the same fit to every row,
+    and the copula's ranks, which the tilt's factor per column would weaken and the blend's
+    optimum, at most R + 1 candidates repeated, would replace by its own arbitrary dependence
+    (``study.rearrange_blend`` False: a blend is never rearranged, as before). A moment on two
     columns (``favour="relationships"``'s pair moments, or those R beyond 2d takes on a small d
     or a large n; mixed tables' cells and means per level) is fitted by the weights themselves,
     which the rearrangement would undo. ``study.rearrange`` False: never (design studies).
