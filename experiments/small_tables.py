@@ -52,7 +52,19 @@ Peer runs are cached as relationships.py caches them (``relationships.peer_run``
 1800 s, on crm 1200 s for every AIM and dpmm peer), recorded as a timeout and shown, and the later
 rounds of that peer on that table are not run; a failure is recorded and shown too. The peer runs
 go table by table, in ``--tables``' order (the default: the smallest first, crm last), one at a
-time. synthdp's rows are always recomputed (seconds).
+time. synthdp's rows (and the pure-epsilon baseline's) are always recomputed (seconds).
+
+``--peers-from-record [JSON]`` (for a machine without the cache, e.g. a fresh checkout) implies
+``--peer-cache-only``, and a peer row (a peer on a table) that the cache does not answer whole is
+taken, as scored (its rounds' scores, SDMetrics' included, timings, records, timeouts and
+failures), from the recorded results (default: the committed
+``experiments/results/small_tables.json``, read before anything is written) instead of showing as
+not cached. It is marked ``"from_record": "<command> on <date>"`` in the JSON written, so a later
+re-render with the option takes it again, and the markdown says which rows and from which run.
+The pure-epsilon baseline is no peer: it is recomputed. ``--queries``, ``--query-seed``,
+``--peer-rounds`` and the time limit of every peer asked on every table asked must be the
+record's, every table of ``--tables`` and every peer row asked in it, and the peers' setting and
+unit the same, or it refuses in one line.
 
 Randomness: synthdp's noise is OpenDP's (never seeded) unless ``--seed`` is given (round r then
 uses seed + r: reproducible, NOT private). The peers' noise is OpenDP's (never seeded), their
@@ -67,6 +79,7 @@ Usage::
     python experiments/small_tables.py --variant lowrank='{"correlation_share": 0.3}' --peer-cache-only
     nice -n 10 python experiments/small_tables.py --tables wdbc --methods dpmm-aim --peer-timeout dpmm-aim=2400
     python experiments/small_tables.py --seed 1000 --peer-cache-only       # re-render from the cached peers
+    python experiments/small_tables.py --tables iris glass heart_cleveland --rounds 10 --peers-from-record  # no cache
 """
 
 from __future__ import annotations
@@ -90,11 +103,16 @@ from common import (
     QUERY_SEED,
     RESULTS_DIR,
     Dataset,
+    Record,
+    add_peers_from_record,
     command_line,
     generated_by,
     load_dataset,
     log,
     query_set,
+    read_record,
+    record_note,
+    record_path,
     true_answers,
     write_json,
 )
@@ -177,6 +195,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "table, 'dpmm-aim=2400' for one peer, 'crm:600' or 'crm:opendp-aim=600' for one table")
     parser.add_argument("--peer-cache-only", action="store_true",
                         help="run no peer: score the cached peer runs only (re-rendering)")
+    add_peers_from_record(parser, "small_tables.json")
     parser.add_argument("--retry-failed", action="store_true", help="run again the peer runs recorded as failed")
     parser.add_argument("--no-sdmetrics", action="store_true", help="leave out SDMetrics' QualityReport")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
@@ -221,6 +240,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             if key[0] == (where or key[0]) and key[1] == (peer or key[1]):
                 timeouts[key] = seconds
     args.peer_timeouts = timeouts
+    args.peers_from_record = record_path(args.peers_from_record, RESULTS_DIR / "small_tables.json")
+    args.peer_cache_only = args.peer_cache_only or args.peers_from_record is not None
     return args
 
 
@@ -367,6 +388,40 @@ def run_peers(tables: dict[str, SmallTable], args: argparse.Namespace, quality: 
     return entries
 
 
+def recorded_limit(limits: dict, table: str, peer: str) -> float | None:
+    """A recorded run's time limit of ``peer`` on ``table``: its JSON keys them "table:peer", a record read
+    from its command (:meth:`common.Record.settings`) by (table, peer)."""
+    return limits.get(f"{table}:{peer}", limits.get((table, peer)))
+
+
+def check_record(record: Record, args: argparse.Namespace) -> None:
+    """Refuse a record whose peer rows were scored otherwise than this run would score them, or lacks one asked for."""
+    recorded = record.settings(parse_args)
+    record.require("--queries", args.queries, recorded["queries"])
+    record.require("--query-seed", args.query_seed, recorded["query_seed"])
+    record.require("--peer-rounds", args.peer_rounds, recorded["peer_rounds"])
+    record.require("the peers' (epsilon, delta)", list(PEER_SETTING), record.content["peer_setting"])
+    record.require("the peers' privacy unit", PEER_UNIT, record.content["peer_unit"])
+    record.require_within("--tables", args.tables, recorded["tables"])
+    peers = [method for method in args.methods if method in PEERS]
+    limits = recorded.get("peer_timeouts") or {}
+    for table in args.tables:
+        for peer in peers:
+            record.require(f"--peer-timeout of {peer} on {table}", args.peer_timeouts[table, peer],
+                           recorded_limit(limits, table, peer))
+    record.require_within("peer rows", [f"{m} on {name}" for name in args.tables for m in peers],
+                          [f"{e['method']} on {e['table']}" for e in record.content["runs"]
+                           if e["method"] in PEERS and e["delta"] > 0])
+
+
+def peers_from_record(entries: list[dict], record: Record) -> list[dict]:
+    """The peer entries of :func:`run_peers` (cache only), each the record's where the cache does not answer it."""
+    recorded = {(e["table"], e["method"]): e for e in record.content["runs"] if e["method"] in PEERS and e["delta"] > 0}
+    return [record.take(entry, recorded.get((entry["table"], entry["method"])),
+                        complete=entry["status"] not in ("done", "not cached"), cached=len(entry["runs"]),
+                        runs="runs", what=f"{entry['method']} row on {entry['table']}") for entry in entries]
+
+
 # ------------------------------------------------------------------ synthdp and the baseline
 def synthdp_methods(args: argparse.Namespace) -> dict[str, dict]:
     """The synthdp methods asked for and their SmoothSynthesizer options."""
@@ -410,6 +465,8 @@ def summarise(entry: dict) -> dict:
            "rounds": len(runs), "status": entry.get("status", "ok"), "note": status_note(entry),
            "message": entry.get("message", ""), "strong_pairs": runs[0].get("strong_pairs") if runs else None,
            "seconds_per_round": float(np.mean(seconds)) if seconds else None}
+    if entry.get("from_record"):
+        row["from_record"] = entry["from_record"]
     for key in SCORES:
         values = [run.get(key) for run in runs]
         row[key] = dict(zip(("mean", "se"), mean_se(values)), cell=cell(values))
@@ -457,17 +514,22 @@ def render(args: argparse.Namespace, argv: list[str] | None, tables: dict[str, S
     own = list(synthdp_methods(args))
     versions = sorted({v for row in rows for v in [row.get("sdmetrics_version")] if v})
     variants = "; ".join(f"**{name}**: `{json.dumps(options)}`" for name, options in args.variants.items())
+    peer_rows = [row for row in rows if row["method"] in PEERS]
+    note = record_note([(f"{LABELS[row['method']]} on {row['table']}", row["from_record"]) for row in peer_rows
+                        if row.get("from_record")], len(peer_rows))
     lines = [
         "# Small tables: synthdp's default and the peers",
         "",
         generated_by(command_line(SCRIPT, argv)) + f"; {seconds:.0f} s in all.",
         "",
+        *([note, ""] if note else []),
         "Tables: " + ", ".join(f"{name} ({table.shape()}{', mixed' if table.content else ''})"
                                for name, table in tables.items())
         + f". synthdp: {args.rounds} rounds per method "
         + ("(noise seeded, round r with seed " + str(args.seed) + " + r: reproducible, not private)"
            if args.seed is not None else "(OpenDP's noise)")
-        + f"; each peer: up to {args.peer_rounds} runs (its cached runs). Mean ± standard error over the rounds "
+        + f"; each peer: up to {args.peer_rounds} runs (its cached runs" + (", or the recorded run's" if note else "")
+        + "). Mean ± standard error over the rounds "
         "(sample standard deviation over √rounds; no ± with one round).",
         "",
         "Methods at (ε, δ) = (1, 10⁻¹⁰): **synthdp-default** (`SmoothSynthesizer(epsilon, delta)`, nothing else "
@@ -587,6 +649,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, tables: dict[str, S
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    record = read_record(args.peers_from_record) if args.peers_from_record else None  # before anything is written
+    if record is not None:
+        check_record(record, args)
     warnings.simplefilter("ignore")
     start = time.perf_counter()
     quality = None if args.no_sdmetrics else SDMetricsBatch(args.cache_dir / "sdmetrics")
@@ -599,7 +664,8 @@ def main(argv: list[str] | None = None) -> None:
             if method == SYNTHDP_RELATIONSHIPS and table.content is not None:
                 continue  # favour="relationships" changes nothing on a mixed table
             results.append(run_synthdp(table, method, options, PEER_SETTING, args, quality))
-    results += run_peers(tables, args, quality)
+    peers = run_peers(tables, args, quality)
+    results += peers if record is None else peers_from_record(peers, record)
     pure_methods = {m: o for m, o in synthdp_methods(args).items() if m != SYNTHDP_RELATIONSHIPS}
     for table in tables.values():
         for method, options in pure_methods.items():
@@ -609,7 +675,8 @@ def main(argv: list[str] | None = None) -> None:
     if quality is not None:
         quality.run()
         for entry in results:
-            quality.fill(entry["runs"])
+            if not entry.get("from_record"):  # a recorded row's runs hold their SDMetrics scores already
+                quality.fill(entry["runs"])
     order = {method: i for i, method in enumerate([*synthdp_methods(args), *PEERS, "independent"])}
     results.sort(key=lambda e: (args.tables.index(e["table"]), -e["delta"], order[e["method"]]))
     rows = []
