@@ -1259,7 +1259,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                 solution = solve_l1_fit_columns(columns, len(candidates), target,
                                                 max_columns=config.max_lp_entries // len(target),
                                                 close_enough=tilt_tolerance, row_range=reach)
-    blend_share = 0.0
+    blend_share, blended = 0.0, False  # blended: a blend short of the uniform distribution
     if tilted is not None:
         optimum = solution = tilted
     elif config.spread > 0:
@@ -1279,6 +1279,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
         tolerance = blend_factor(config, plan, study) * noise_l1
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
+        blended = blend_share < 1.0  # at 1 every candidate has weight 1/N already
     if box_note:
         solution = replace(solution, status=f"{solution.status}; {box_note}")
     weights = clean_weights(solution.weights)
@@ -1291,9 +1292,6 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
                                               release.plan.d)
         points = rearranged(np.asarray(candidates), weights)
         return solution, points, np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
-    # a blend short of the uniform distribution (at 1 every candidate has weight 1/N already)
-    blended = tilted is None and tilt_tolerance is None and config.spread == 0 and config.blend > 0 \
-        and plan.candidates != "mixed" and blend_share < 1.0
     if blended and (study or PRODUCT).rearrange_blend and rearranges(release, study or PRODUCT):
         # the blend's one-way marginals (its fit to every one-column moment), the copula's ranks: no
         # row repeats the optimum's few candidates (docs/decisions/rearranged.md)
