@@ -262,7 +262,8 @@ class SynthConfig:
     blend: float = _option(
         0.5, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
         "candidates while the fit stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
-        "(0: the optimal vertex; not applied with --spread, nor to mixed tables)", metavar="KAPPA", commands=GENERATE)
+        "(0: the optimal vertex; at least 1 where the moments are noise, at a tenth of the budget; not applied with "
+        "--spread, nor to mixed tables)", metavar="KAPPA", commands=GENERATE)
     marginal_degree: int = _option(
         2, "method", "with --schema: release every marginal cell of up to K binary/categorical columns", metavar="K")
     max_lp_entries: int = _option(
