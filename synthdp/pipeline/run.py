@@ -1283,18 +1283,15 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
     if box_note:
         solution = replace(solution, status=f"{solution.status}; {box_note}")
     weights = clean_weights(solution.weights)
-    if tilt_tolerance is not None and rearranges(release, study or PRODUCT):
-        # the copula's ranks, the tilt's one-way marginals (docs/relationships-design.md)
-        if (study or PRODUCT).column_tilts:  # each column's marginal tilted on its own rows
+    product = study or PRODUCT
+    if (tilt_tolerance is not None or (blended and product.rearrange_blend)) and rearranges(release, product):
+        # the copula's ranks, the fit's one-way marginals: the tilt's (docs/relationships-design.md), or
+        # the blend's, whose optimum part would repeat its few candidates (docs/decisions/rearranged.md)
+        if tilt_tolerance is not None and product.column_tilts:  # each column's marginal tilted on its own rows
             with stages.stage("LP tilt"):
                 row_columns = np.argmax(release.basis_indices != 0, axis=1)
                 weights = column_tilt_weights(columns, len(candidates), target, optimum, tilt_tolerance, row_columns,
                                               release.plan.d)
-        points = rearranged(np.asarray(candidates), weights)
-        return solution, points, np.full(len(candidates), 1.0 / len(candidates)), 0.0, True
-    if blended and (study or PRODUCT).rearrange_blend and rearranges(release, study or PRODUCT):
-        # the blend's one-way marginals (its fit to every one-column moment), the copula's ranks: no
-        # row repeats the optimum's few candidates (docs/decisions/rearranged.md)
         points = rearranged(np.asarray(candidates), weights)
         return solution, points, np.full(len(candidates), 1.0 / len(candidates)), blend_share, True
     keep = weights > 0
