@@ -107,6 +107,7 @@ PRICING_ENTRIES = 2_000_000  # W entries priced at once (16 MB)
 MASTER_ITERATIONS_PER_ROW = 20  # simplex iterations per master row before the interior-point fallback
 MASTER_MIN_ITERATIONS = 5_000
 MASTER_RESOLVE_STRATEGY = 4  # HiGHS's primal simplex for the masters after the first (docs/decisions/mixed-lp-speed.md)
+MASTER_RESOLVE_PERTURBATION = 0.0  # and without its bound perturbation (the same record: stalls at an exact fit)
 BOX_FIT_MARGIN = 0.99  # the box phase's rows: b_hat +- this x the tolerances (room for HiGHS's feasibility tolerance)
 BOX_PHASE_ROWS = 256  # the box phase runs where the fit has at least this many moment rows (docs/decisions/lp-large-n.md)
 
@@ -207,8 +208,11 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     The first master is solved by HiGHS's dual simplex; each later one is re-solved from the previous
     round's basis by its primal simplex (MASTER_RESOLVE_STRATEGY): the entering columns leave that
     basis primal feasible, where the dual simplex must first repair the dual infeasibility they bring
-    (the same optimum; the small tables' LP fit 25-45 % faster: docs/decisions/mixed-lp-speed.md). On an
-    exact fit (objective 0, highly degenerate) that warm start can stall: 4*10**6 x 10,
+    (the same optimum; the small tables' LP fit 25-45 % faster: docs/decisions/mixed-lp-speed.md), with
+    its bound perturbation off (MASTER_RESOLVE_PERTURBATION): perturbed, the primal simplex of a master
+    whose optimum is an exact fit (every row's slacks 0) spent 7 120 iterations, 8.8 s, without an
+    optimum on the 10**7 x 10 table of benchmarks/run.py (R = 355), and 2 008 iterations, 1.9 s,
+    without. On an exact fit (objective 0, highly degenerate) a warm start can stall: 4*10**6 x 10,
     R = 355, seed 1, the third master cycled for minutes (33 772 iterations in 28 s without an
     optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
     simplex iterations (default max(5000, 20 (R + 1)); the masters of the golden cases and of
@@ -276,6 +280,7 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
         fallbacks += _run_to_optimum(highs, cap)
         if rounds == 0:  # the masters after the first add columns to an optimal basis, which stays primal feasible
             highs.setOptionValue("simplex_strategy", MASTER_RESOLVE_STRATEGY)
+            highs.setOptionValue("primal_simplex_bound_perturbation_multiplier", MASTER_RESOLVE_PERTURBATION)
         rounds += 1
         if close_enough is not None:
             slacks = np.asarray(highs.getSolution().col_value)[: 2 * R]
