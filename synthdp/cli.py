@@ -236,6 +236,8 @@ example (draft, edit with public knowledge, release):
 RUN_KEYS = {"bounds", "schema", "bounds_from_data", "rows", "report", "summary_out", "model_out", "quiet", "sep",
             "encoding", "decimal", "thousands", "budget_file", "lifetime_epsilon", "lifetime_delta", "copies",
             "data_timings"}
+# SynthConfig fields that take a number or 'auto' (None in the config: decided at run time; _float_or_auto)
+NUMBER_OR_AUTO = {"blend"}
 # what a config file's value of each run key must be (the flags' own types; rows and copies: _int_or_word)
 RUN_KEY_KINDS = {"bounds_from_data": bool, "quiet": bool, "data_timings": bool, "lifetime_epsilon": float,
                  "lifetime_delta": float,
@@ -450,7 +452,7 @@ def _add_release_options(command: argparse.ArgumentParser, name: str, output: st
         if name not in meta["commands"]:
             continue
         default = meta["default_text"] or field.default
-        kind = _value_type(field.name)
+        kind = None if field.name in NUMBER_OR_AUTO else _value_type(field.name)
         options: dict = {"help": f"{meta['help']} (default {default})"}
         if choices(field.name):
             options["choices"] = list(choices(field.name))
@@ -1327,6 +1329,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
     run = {key: options.pop(key, None) for key in RUN_KEYS}
     if "n_basis" in options:
         options["n_basis"] = _int_or_word(options["n_basis"], "auto", "--n-basis")
+    for key in NUMBER_OR_AUTO & options.keys():
+        options[key] = _float_or_auto(options[key], "--" + key.replace("_", "-"))
     config = SynthConfig(**options)
     outputs = {"--output": args.output, "--report": run["report"], "--summary-out": run["summary_out"],
                "--model-out": run["model_out"]}
@@ -1588,6 +1592,19 @@ def _check_config_value(path: str, key: str, kind: type | None, value: object) -
         raise SynthDPError(f"config file '{path}': {key} must be text in quotes")
     if kind is float and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise SynthDPError(f"config file '{path}': {key} must be a number")
+
+
+def _float_or_auto(value, flag: str) -> float | None:
+    """``value`` (a flag's text or a config file's number) as a float, or None for 'auto'; an error
+    for anything else (true or false included). The config checks its range."""
+    if value == "auto":
+        return None
+    if not isinstance(value, bool):
+        try:
+            return float(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise SynthDPError(f"{flag} must be a number or 'auto'")
 
 
 def _int_or_word(value, word, flag: str):

@@ -154,13 +154,14 @@ class SynthConfig:
         scored in finer cells and shrunk onto ||s||^2 <= d/2 for it), unless no correlation
         matrix could stand out of that noise. Measured: docs/decisions/favour.md and
         docs/decisions/matrix-scores.md.
-    blend : float, default 0.5
+    blend : float or None, default None
         Where the tilt does not apply (no pairs release and the moments at a tenth of the
         budget, other candidate kinds, ``tilt`` 0): mix the LP's
         optimal distribution with the uniform distribution over the candidates as far as the
         fit stays within the optimum plus ``blend`` times the expected l1 norm of the moment
-        noise (default 0.5; 0 keeps the optimal vertex; where the moments are noise, at least 1:
-        :func:`synthdp.pipeline.run.blend_factor`). Not applied with ``spread`` > 0,
+        noise (0 keeps the optimal vertex). None chooses it: 0.5, and 1 where the moments are
+        noise (:func:`synthdp.pipeline.run.blend_factor`); a value given is used as given.
+        Not applied with ``spread`` > 0,
         which spreads the mass by a second LP instead, nor to mixed tables, whose thousands of
         marginal cells share the tolerance and let single cells drift (measured:
         docs/decisions/blend-not-on-mixed-tables.md).
@@ -259,11 +260,11 @@ class SynthConfig:
         "releases every moment of degree <= 2 and fits the histogram cells in the LP, as mixed tables do, and on "
         "tables with few rows for their columns it releases the pairs all the same, denoised as a matrix (the trade "
         "is measured in docs/relationships.md)", commands=GENERATE)
-    blend: float = _option(
-        0.5, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
+    blend: float | None = _option(
+        None, "method", "where the tilt does not apply: mix the LP's optimum with the uniform distribution over the "
         "candidates while the fit stays within KAPPA x the expected l1 norm of the moment noise of the optimum "
-        "(0: the optimal vertex; at least 1 where the moments are noise, at a tenth of the budget; not applied with "
-        "--spread, nor to mixed tables)", metavar="KAPPA", commands=GENERATE)
+        "(0: the optimal vertex; not applied with --spread, nor to mixed tables)", metavar="KAPPA",
+        commands=GENERATE, default_text="auto: 0.5, or 1 where the moments are noise, at a tenth of the budget")
     marginal_degree: int = _option(
         2, "method", "with --schema: release every marginal cell of up to K binary/categorical columns", metavar="K")
     max_lp_entries: int = _option(
@@ -339,7 +340,8 @@ class SynthConfig:
         _check(is_finite_number(self.units_share) and MIN_SHARE <= self.units_share < 0.5,
                f"units_share must be in [{MIN_SHARE:g}, 0.5)")
         _check(is_finite_number(self.spread) and 0 <= self.spread <= 10, "spread must be in [0, 10]")
-        _check(is_finite_number(self.blend) and 0 <= self.blend <= 10, "blend must be in [0, 10]")
+        _check(self.blend is None or (is_finite_number(self.blend) and 0 <= self.blend <= 10),
+               "blend must be in [0, 10] (None or, on the command line, auto: automatic)")
         _check(is_finite_number(self.tilt) and 0 <= self.tilt <= 100, "tilt must be in [0, 100]")
         _choice("favour", self.favour, choices("favour"))
         _check(is_int(self.marginal_degree) and self.marginal_degree >= 1, "marginal_degree must be an integer >= 1")
@@ -396,7 +398,7 @@ IDLE_OPTIONS = (
                                                                                     "copula")),
      "--candidates copula (the default in practical mode) or --schema, and without --spread",
      "candidates='copula' or a schema, and spread=0"),
-    (("blend",), lambda config, mixed: config.blend == 0 or (config.spread == 0 and not mixed),
+    (("blend",), lambda config, mixed: not config.blend or (config.spread == 0 and not mixed),
      "a numeric table without --spread",
      "a numeric table and spread=0"),
 )

@@ -80,6 +80,8 @@ def test_config_file_sets_options_and_flags_override_it(table, tmp_path, capsys)
     ("rows = 10.7", "--rows must be an integer"),  # not 10 rows
     ("rows = true", "--rows must be an integer"),  # not 1 row
     ("copies = 2.5", "--copies must be an integer"),
+    ("blend = true", "--blend must be a number or 'auto'"),  # not 1
+    ('blend = "half"', "--blend must be a number or 'auto'"),
     ("n_basis = 20\nn-basis = 30", "gives 'n_basis' twice"),  # not the last one silently
 ])
 def test_a_config_value_of_the_wrong_type_is_an_error_before_the_fit(table, tmp_path, capsys, content, message):
@@ -128,6 +130,29 @@ def test_rows_is_checked_before_the_fit(table, tmp_path, capsys):
     for rows in ("0", "-5", "1.5", "abc"):
         code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--rows", rows], capsys)
         assert code == 2 and "--rows must be an integer" in printed and "stages" not in printed, printed
+
+
+def test_blend_auto_is_the_default_and_a_blend_given_is_used_as_given(table, tmp_path, capsys):
+    """--blend auto (the default, None in the config) decides the blend's tolerance at run time
+    (pipeline.run.blend_factor: 1 where the moments are noise, as at this n and pure epsilon); a
+    number given is the tolerance, where the moments are noise too (before, a value below 1 was
+    raised to 1 there). The report's lp.blend is the tolerance used, its config what was given;
+    anything but a number or 'auto' is one line naming the flag, before the fit."""
+    _, data, bounds = table
+    used = {}
+    for given in (None, "auto", "0.5", "0"):
+        report = tmp_path / f"r{given}.json"
+        flags = [] if given is None else ["--blend", given]
+        code, printed = run(["generate", data, "-o", tmp_path / f"o{given}.csv", "--bounds", bounds, "--report", report,
+                             "--epsilon", 1, "--seed", 0, "--quiet", "--tilt", 0, *flags], capsys)
+        assert code == 0, printed
+        content = json.loads(report.read_text())
+        used[given] = (content["lp"]["blend"], content["parameters"]["config"]["blend"], content["lp"]["uniform_share"])
+    assert used[None] == used["auto"] and used[None][:2] == (1.0, None)
+    assert used["0.5"][:2] == (0.5, 0.5) and used["0"] == (0.0, 0.0, 0.0)
+    assert used["0.5"][2] <= used[None][2]
+    code, printed = run(["generate", data, "-o", tmp_path / "o.csv", "--bounds", bounds, "--blend", "half"], capsys)
+    assert code == 2 and printed.strip() == "synthdp: error: --blend must be a number or 'auto'" and "stages" not in printed
 
 
 def test_rows_theory_gives_the_papers_m(table, tmp_path, capsys):

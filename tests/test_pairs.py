@@ -692,8 +692,9 @@ def test_where_the_moments_are_noise_the_blend_tolerates_their_whole_noise(seed)
     blended, with a tolerance of at least the moments' noise's expected l1 norm
     (pipeline.run.blend_factor), not 0.5 of it: the blend's uniform share grows (the fit is convex
     in the share and the bisection takes the largest within the tolerance; on these seeds from
-    .69-.70 to 1), from the same release. The study option turns it off; blend 0 (no blend) stays
-    0, and where the moments keep their share config.blend is the factor."""
+    .69-.70 to 1), from the same release. The study option turns it off; a blend given is used as
+    given (0.5 there gives the study's fit, 0 no blend), and where the moments keep their share the
+    automatic factor is DEFAULT_BLEND."""
     from synthdp.pipeline import run
 
     rng = np.random.default_rng(seed)
@@ -706,14 +707,18 @@ def test_where_the_moments_are_noise_the_blend_tolerates_their_whole_noise(seed)
     before = run.fit(config, frame, bounds=bounds, study=run.StudyOptions(noise_sized_blend=False))
     plan = now.release.plan
     assert plan.noisy_moments and not plan.releases_pairs and not run.tilts(config, plan)
-    assert run.blend_factor(config, plan) == run.NOISY_MOMENTS_BLEND == 1.0
-    assert run.blend_factor(config, plan, run.StudyOptions(noise_sized_blend=False)) == config.blend
+    assert config.blend is None and run.blend_factor(config, plan) == run.NOISY_MOMENTS_BLEND == 1.0
+    assert run.blend_factor(config, plan, run.StudyOptions(noise_sized_blend=False)) == run.DEFAULT_BLEND == 0.5
     assert run.blend_factor(SynthConfig(epsilon=1.0, blend=0.0), plan) == 0.0
+    assert run.blend_factor(SynthConfig(epsilon=1.0, blend=0.5), plan) == 0.5
     assert run.blend_factor(SynthConfig(epsilon=1.0, blend=2.0), plan) == 2.0
     np.testing.assert_array_equal(now.release.noisy_moments, before.release.noisy_moments)
     assert now.blend_share > before.blend_share
-    kept = make_plan(config, 3_000, 16, True)  # the moments keep their share: config.blend
-    assert not kept.noisy_moments and run.blend_factor(config, kept) == config.blend
+    given = run.fit(SynthConfig(epsilon=1.0, seed=seed, blend=0.5), frame, bounds=bounds)
+    assert given.blend_share == before.blend_share  # the same release, the tolerance given
+    assert given.lp.objective == before.lp.objective
+    kept = make_plan(config, 3_000, 16, True)  # the moments keep their share: the automatic factor 0.5
+    assert not kept.noisy_moments and run.blend_factor(config, kept) == run.DEFAULT_BLEND
 
 
 def test_false_discovery_selection_keeps_clear_pairs_and_rarely_any_under_the_null():

@@ -11,7 +11,7 @@ from synthdp._version import __version__
 from synthdp.domain.units import contribution_bins
 from synthdp.errors import SynthDPError
 from synthdp.pipeline.plan import COPULA_SHARES, SELECTION, Plan
-from synthdp.pipeline.run import FittedModel
+from synthdp.pipeline.run import FittedModel, blend_factor
 from synthdp.postprocess.pairs import CORRELATION_NOISE_LIMIT, PAIR_FDR, THRESHOLD
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.privacy.release import UNITS_COUNT_WEIGHT
@@ -75,7 +75,7 @@ def privacy_report(model: FittedModel, output: dict | None = None, data_timings:
         },
         "lp": None if model.lp is None or model.support_weights is None else {
             "status": model.lp.status, "objective": model.lp.objective, "solver": model.lp.solver,
-            "spread": config.spread, "blend": config.blend, "tilt": config.tilt,
+            "spread": config.spread, "blend": blend_factor(config, plan), "tilt": config.tilt,
             "reweighting": reweighting(model.lp.solver),
             "uniform_share": model.blend_share,
             "rearranged": model.rearranged,  # the candidates moved onto the tilt's or blend's one-way marginals

@@ -298,9 +298,9 @@ class StudyOptions:
         With a pairs release and the moments' noise above the limit, blend the LP's optimum with
         the candidates (True, the product: :func:`tilts`) or tilt it (False, before).
     noise_sized_blend : bool
-        Where the moments are noise (:attr:`synthdp.pipeline.plan.Plan.noisy_moments`), the blend's
-        tolerance at least the moments' noise's expected l1 norm (True, the product:
-        :func:`blend_factor`), or ``config.blend`` times it there too (False, before).
+        Where the moments are noise (:attr:`synthdp.pipeline.plan.Plan.noisy_moments`) and
+        ``config.blend`` is automatic, the blend's tolerance the moments' noise's expected l1 norm
+        (True, the product: :func:`blend_factor`), or DEFAULT_BLEND times it there too (False, before).
     forest_selection : bool
         Choose the selected pairs as a spanning forest grows, each pick among the pairs joining two
         groups of columns not yet joined (True; :func:`synthdp.privacy.release.release_pair_selection`),
@@ -1273,7 +1273,7 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance,
                                                        certified_stop=plan.candidates == "mixed")
         # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
-    elif config.blend > 0 and plan.candidates != "mixed":
+    elif blend_factor(config, plan, study) > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions/blend-not-on-mixed-tables.md)
         tolerance = blend_factor(config, plan, study) * noise_l1
@@ -1425,28 +1425,30 @@ def tilt_box(box: float, rows: int, moment_sd: np.ndarray | None = None, noise: 
                        f"{factor:.2f} x the other rows' box")
 
 
-NOISY_MOMENTS_BLEND = 1.0  # the blend's least tolerance where the moments are noise, in their noise's expected l1 norms
+DEFAULT_BLEND = 0.5  # the blend's tolerance (config.blend None), in the moments' noise's expected l1 norms
+NOISY_MOMENTS_BLEND = 1.0  # and where the moments are noise (config.blend None)
 
 
 def blend_factor(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) -> float:
     """The blend's tolerance over the LP's optimum, in expected l1 norms of the moments' noise.
 
-    ``config.blend``, except where the moments are noise (:attr:`Plan.noisy_moments`: their noise
+    ``config.blend`` where the user set it (0: no blend), else DEFAULT_BLEND (0.5), and
+    NOISY_MOMENTS_BLEND (1) where the moments are noise (:attr:`Plan.noisy_moments`: their noise
     above MOMENT_NOISE_LIMIT even at the share the histograms alone leave them, so they keep only
-    NOISY_MOMENTS_SHARE): there at least NOISY_MOMENTS_BLEND (1). The table's own moments are
-    the noise's l1 norm from their release, NOISY_MOMENTS_BLEND of them in expectation, so a
-    tolerance below it holds the table nearer the release than the truth is and keeps part of
-    the optimum's R + 1 points for what is noise: at epsilon = 1 (delta = 0) the blend 0.5 kept
-    3-30 % of the mass on those points on yacht, energy and CTG, which moved the one-way
-    margins off the histograms (energy's mean one-way TV .29 against .25) and invented
-    correlations (yacht: 1.2-1.6 invented pairs a release, none at 1); at 1 the uniform share
-    was 1 in nearly every release measured (docs/decisions/noise-sized-blend.md).
-    ``config.blend`` 0 (no blend) and values above 1 are kept. Public: the plan's budget, n
-    and R.
+    NOISY_MOMENTS_SHARE). The table's own moments are the noise's l1 norm from their release,
+    NOISY_MOMENTS_BLEND of them in expectation, so a tolerance below it holds the table nearer
+    the release than the truth is and keeps part of the optimum's R + 1 points for what is
+    noise: at epsilon = 1 (delta = 0) the blend 0.5 kept 3-30 % of the mass on those points on
+    yacht, energy and CTG, which moved the one-way margins off the histograms (energy's mean
+    one-way TV .29 against .25) and invented correlations (yacht: 1.2-1.6 invented pairs a
+    release, none at 1); at 1 the uniform share was 1 in nearly every release measured
+    (docs/decisions/noise-sized-blend.md). Public: the plan's budget, n and R.
     """
-    if config.blend > 0 and plan.noisy_moments and (study or PRODUCT).noise_sized_blend:
-        return max(config.blend, NOISY_MOMENTS_BLEND)
-    return config.blend
+    if config.blend is not None:
+        return float(config.blend)
+    if plan.noisy_moments and (study or PRODUCT).noise_sized_blend:
+        return NOISY_MOMENTS_BLEND
+    return DEFAULT_BLEND
 
 
 def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) -> bool:
