@@ -1273,10 +1273,10 @@ def fit_distribution(release: Release, config: SynthConfig, rng: np.random.Gener
             optimum, solution = solution, tilt_weights(columns, len(candidates), target, solution, tilt_tolerance,
                                                        certified_stop=plan.candidates == "mixed")
         # a tilt stopped at its cap outside its box is mixed back into it (the report's lp.status says so)
-    elif blend_factor(config, plan, study) > 0 and plan.candidates != "mixed":
+    elif (kappa := blend_factor(config, plan, study)) > 0 and plan.candidates != "mixed":
         # mixed tables fit thousands of marginal cells: a tolerance summed over all of them
         # lets single cells drift (docs/decisions/blend-not-on-mixed-tables.md)
-        tolerance = blend_factor(config, plan, study) * noise_l1
+        tolerance = kappa * noise_l1
         solution, blend_share = blend_with_uniform(columns, len(candidates), target, solution,
                                                    solution.objective + tolerance)
         blended = blend_share < 1.0  # at 1 every candidate has weight 1/N already
