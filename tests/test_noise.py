@@ -191,3 +191,20 @@ def test_a_noise_scale_that_is_not_finite_is_refused_before_any_draw(scale, kind
         with pytest.raises(SynthDPError, match="is not a finite number >= 0") as refused:
             getattr(sampler, kind)(np.zeros(3), scale)
         assert "\n" not in str(refused.value)
+
+
+def test_opendp_noise_leaves_opendps_features_as_it_found_them():
+    """OpenDP's features are process-wide: drawing noise enabled "contrib" for good, opting the user's own
+    OpenDP code into it. It is enabled while a sampler is made, and off again after where it was off."""
+    from opendp import mod
+
+    was_on = "contrib" in mod.GLOBAL_FEATURES
+    try:
+        for enabled in (False, True):
+            (mod.enable_features if enabled else mod.disable_features)("contrib")
+            sampler = OpenDPNoise()
+            assert sampler.laplace(np.zeros(3), 1.0).shape == (3,) and sampler.gaussian(np.zeros(3), 1.0).shape == (3,)
+            assert 0 <= sampler.noisy_max(np.arange(4.0), 1.0) < 4
+            assert ("contrib" in mod.GLOBAL_FEATURES) is enabled
+    finally:
+        (mod.enable_features if was_on else mod.disable_features)("contrib")

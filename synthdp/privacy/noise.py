@@ -25,7 +25,10 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from scipy import special
@@ -261,6 +264,26 @@ def _drawable(scale: float) -> float:
     return scale
 
 
+_FEATURES_LOCK = threading.Lock()  # OpenDP's features are process-wide: one switch at a time
+
+
+@contextmanager
+def _contrib(mod) -> Iterator[None]:
+    """OpenDP's "contrib" feature, which its samplers' constructors ask for, enabled while inside and switched
+    off again after where the process had not enabled it: a fit does not opt the user's own OpenDP code into
+    it (``opendp.mod.GLOBAL_FEATURES`` is the process's). A measurement made inside runs outside alike."""
+    with _FEATURES_LOCK:
+        features = getattr(mod, "GLOBAL_FEATURES", None)  # None: an OpenDP that does not say (left enabled)
+        switch = features is not None and "contrib" not in features
+        if switch or features is None:
+            mod.enable_features("contrib")
+        try:
+            yield
+        finally:
+            if switch:
+                mod.disable_features("contrib")
+
+
 class OpenDPNoise(NoiseSampler):
     """OpenDP's floating-point-safe Laplace and Gaussian samplers.
 
@@ -274,27 +297,29 @@ class OpenDPNoise(NoiseSampler):
         # opendp's modules, not opendp.prelude: the prelude also loads scikit-learn (docs/decisions/lazy-imports.md)
         from opendp import domains, measurements, metrics, mod
 
-        mod.enable_features("contrib")
-        self._measurements, self._metrics, self._domains = measurements, metrics, domains
-        self._domain = domains.vector_domain(domains.atom_domain(T=float, nan=False))
+        self._measurements, self._metrics, self._domains, self._mod = measurements, metrics, domains, mod
+        with _contrib(mod):
+            self._domain = domains.vector_domain(domains.atom_domain(T=float, nan=False))
 
     def laplace(self, values: np.ndarray, scale: float) -> np.ndarray:
-        measurement = self._measurements.make_laplace(self._domain, self._metrics.l1_distance(T=float),
-                                                      scale=_drawable(scale))
+        scale = _drawable(scale)
+        with _contrib(self._mod):
+            measurement = self._measurements.make_laplace(self._domain, self._metrics.l1_distance(T=float), scale=scale)
         return self._apply(measurement, values)
 
     def gaussian(self, values: np.ndarray, sigma: float) -> np.ndarray:
-        measurement = self._measurements.make_gaussian(self._domain, self._metrics.l2_distance(T=float),
-                                                       scale=_drawable(sigma))
+        sigma = _drawable(sigma)
+        with _contrib(self._mod):
+            measurement = self._measurements.make_gaussian(self._domain, self._metrics.l2_distance(T=float), scale=sigma)
         return self._apply(measurement, values)
 
     def noisy_max(self, scores: np.ndarray, scale: float) -> int:
         import warnings
 
-        domain = self._domains.vector_domain(self._domains.atom_domain(T=float, nan=False))
-        metric = self._metrics.linf_distance(T=float)
-        with warnings.catch_warnings():  # deprecated from OpenDP 0.14 for make_noisy_max, the same Gumbel noise
+        with _contrib(self._mod), warnings.catch_warnings():  # deprecated from OpenDP 0.14 for make_noisy_max, the same Gumbel noise
             warnings.simplefilter("ignore", DeprecationWarning)
+            domain = self._domains.vector_domain(self._domains.atom_domain(T=float, nan=False))
+            metric = self._metrics.linf_distance(T=float)
             measurement = self._measurements.make_report_noisy_max_gumbel(domain, metric, scale=float(scale),
                                                                           optimize="max")
         return int(measurement([float(v) for v in np.asarray(scores, dtype=float).ravel()]))
