@@ -610,6 +610,18 @@ def test_a_text_column_is_refused_in_the_same_words_by_every_engine(tmp_path, ca
     assert len(messages) == 1 and "column 'kind' is not numeric (it holds text" in messages.pop()
 
 
+@pytest.mark.parametrize("engine", ["numpy", "dask"])
+def test_a_column_of_complex_numbers_is_refused_not_read_as_its_real_parts(engine):
+    """A DataFrame's complex128 column passed as numbers: its values were read as floats, numpy dropping the
+    imaginary parts with a warning that the fit's callers do not see, and the release was of the real parts.
+    It is a one-line error naming the column, in every engine, with no value in it."""
+    x = np.linspace(0, 1, 300)
+    frame = pd.DataFrame({"x": x, "z": x + 1j * np.linspace(0.123456, 0.9, 300)})
+    with pytest.raises(SynthDPError, match=r"^column 'z' holds complex numbers") as error:
+        SmoothSynthesizer(epsilon=1.0, seed=1, engine=engine).fit(frame, bounds={"x": [0, 1], "z": [0, 1]})
+    assert "0.123" not in str(error.value) and "\n" not in str(error.value)
+
+
 def test_a_dask_dataframe_samples_back_with_the_column_types_a_pandas_one_does():
     """A nullable boolean and a categorical column fitted from a Dask DataFrame came back as text (its
     column types were not read: a sample gave "False"/"True" strings); they now come back as from the

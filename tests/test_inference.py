@@ -879,3 +879,28 @@ def test_an_undefined_interval_or_real_value_neither_holds_nor_misses():
     assert all(interval_row(rows[name])[5] == "n/a" for name in undefined)
     assert checked["checked"] == len(rows) - len(undefined)
     assert all(isinstance(row["holds"], bool) for name, row in rows.items() if name not in undefined)
+
+
+def test_a_missing_result_of_a_nullable_column_counts_as_missing():
+    """A sample's nullable integer column is Int64, whose mean over no cell is pandas' NA, not NaN: such a
+    result in one copy was a TypeError from numpy; it is a missing result, as a float column's NaN, taken
+    from the copies that have a value (with the warning that names it)."""
+    table = lambda values: pd.DataFrame({"k": pd.array(values, dtype="Int64")})  # noqa: E731
+    copies = Copies([table([1, 3]), table([None, None]), table([2, 4]), table([3, 5])], table([2, 4] * 40), 0.0)
+    with pytest.warns(InferenceWarning, match=r"'value' \(3 of the 4 copies\)"):
+        row = infer(copies, lambda frame: frame["k"].mean()).iloc[0]
+    se = np.std([2.0, 3.0, 4.0], ddof=1) * np.sqrt(1 + 1 / 3)
+    assert row["estimate"] == pytest.approx(2 * 3.0 - 3.0) and row["std_error"] == pytest.approx(se)
+
+
+@pytest.mark.parametrize("statistic", [lambda frame: frame["day"].mean(),
+                                       lambda frame: frame["day"].max() - frame["day"].min(),
+                                       lambda frame: frame["day"], lambda frame: frame["kind"].mode().iloc[0]],
+                         ids=["timestamp", "timedelta", "dates", "text"])
+def test_a_statistic_that_is_no_number_is_a_one_line_error(statistic):
+    """A date, a duration or text (a sample's date column is datetime64) was a numpy TypeError or ValueError;
+    it is a one-line error naming the result's type and where, never its value."""
+    table = pd.DataFrame({"day": pd.to_datetime(["2020-01-01", "2021-06-30"]), "kind": ["secret-level", "b"]})
+    with pytest.raises(SynthDPError, match=r"^the statistic returned \S+ on .*, not numbers") as error:
+        infer(Copies([table, table], pd.concat([table] * 20, ignore_index=True), 0.0), statistic)
+    assert "secret-level" not in str(error.value) and "2020" not in str(error.value) and "\n" not in str(error.value)

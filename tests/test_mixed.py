@@ -1439,6 +1439,16 @@ def test_levels_are_matched_value_by_value_whatever_the_column_s_type():
     from synthdp.domain.schema import level_text
 
     assert list(level_text(pd.Series(np.float32([0.1, 2.0, np.nan])))) == ["0.1", "2"]
+    # numbers of every float type narrower than 64 bits, against text and against number levels: 0.1 is the
+    # level 0.1 (float32's 0.1 was read as 0.10000000149011612 against number levels, and by Arrow's float
+    # against text levels too: every cell was other, or a value outside levels with "other": false)
+    numbered = Schema.from_dict({"columns": {"f": {"type": "categorical", "levels": [0.1, 0.2], "other": False,
+                                                   "nullable": True}}}, ["f"]).column("f")
+    for dtype in ("float32", "Float32", "float[pyarrow]", "halffloat[pyarrow]", "float16"):
+        cells = pd.Series([0.1, 0.2, None, 0.1]).astype(dtype)
+        assert list(numbered.level_codes(cells)) == [0, 1, 2, 0], dtype
+        assert list(tenths.level_codes(cells)) == [0, 1, 2, 0], dtype  # missing: other
+        assert list(level_text(cells)) == ["0.1", "0.2", "0.1"], dtype
     # a large whole number writes alike from an int64 column and from the float64 one a missing cell makes
     # of it (it wrote "1152921504606846976.0" there: the level's text told whether a cell was missing)
     big = 2**60

@@ -1279,6 +1279,20 @@ def test_bounds_and_a_schema_name_a_dataframe_s_numbered_column_by_its_number():
         SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={7: [0, 1], "7": [0, 1], "y": [0, 1]})
 
 
+def test_a_dataframe_s_columns_labelled_true_and_false_are_read_as_columns():
+    """Columns labelled True and False (a pivot or value_counts' unstack of a bool column) were picked by a
+    list of their labels, which pandas takes as a row mask: a ValueError traceback ("Item wrong length 2
+    instead of 300"). They are read by place, named 'True' and 'False' as a numbered column is named."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({True: rng.uniform(0, 1, 300), False: rng.uniform(0, 1, 300)})
+    out = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, bounds={True: [0, 1], False: [0, 1]}).sample(10, seed=1)
+    assert list(out.columns) == ["True", "False"] and out.apply(lambda column: column.between(0, 1)).all(axis=None)
+    mixed = frame.assign(**{"False": rng.choice(["a", "b"], 300)}).drop(columns=[False])
+    schema = {"columns": {True: {"bounds": [0, 1]}, "False": {"type": "binary", "levels": ["a", "b"]}}}
+    out = SmoothSynthesizer(epsilon=1.0, seed=1).fit(mixed, schema=schema).sample(10, seed=1)
+    assert list(out.columns) == ["True", "False"] and set(out["False"]) <= {"a", "b"}
+
+
 def test_a_condition_compares_a_boolean_column_with_true_and_false():
     """A bool column (levels 'False' and 'True', given back as bool) took a condition's True as no level
     (no mass: an error); True and False are read as its levels, in comparisons, lists and isin."""
@@ -1292,6 +1306,46 @@ def test_a_condition_compares_a_boolean_column_with_true_and_false():
                                                                      "flag == 'True' and x < 0.5")]:
         np.testing.assert_array_equal(where(base, condition).weights, where(base, text).weights)
     assert 0 < where(base, "flag == True").weights.size < base.weights.size
+
+
+def test_a_bool_column_alone_in_a_condition_is_read_as_pandas_reads_it():
+    """A bool column standing alone where a condition needs true or false (``x < 0.5 and flag``, ``not flag``,
+    ``flag``), as pandas' query takes it on the sample: its text levels were and-ed as text, so that
+    ``x < 0.5 and flag`` kept the rows of either level without a word, and ``flag`` alone or ``not flag`` were
+    errors. It is ``flag == True``; levels 0 and 1 likewise; any other column alone is a one-line error."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.uniform(0, 1, 400), "flag": rng.random(400) < 0.4, "coded": rng.random(400) < 0.5,
+                          "kind": rng.choice(["a", "b"], 400)})
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "flag": {"type": "binary", "levels": ["False", "True"]},
+                          "coded": {"type": "binary", "levels": [0, 1]}, "kind": {"type": "binary", "levels": ["a", "b"]}}}
+    base = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)._sampling_model()
+    where = model_file.where
+    for condition, explicit in [("x < 0.5 and flag", "x < 0.5 and flag == True"),
+                                ("flag & (x < 0.5)", "flag == True and x < 0.5"), ("flag", "flag == True"),
+                                ("not flag", "flag == False"), ("x < 0.5 and ~flag", "x < 0.5 and flag == False"),
+                                ("x < 0.5 or flag", "x < 0.5 or flag == True"),
+                                ("coded and x < 0.5", "coded == 1 and x < 0.5"), ("not coded", "coded == 0")]:
+        np.testing.assert_array_equal(where(base, condition).weights, where(base, explicit).weights, err_msg=condition)
+    assert where(base, "x < 0.5 and flag").weights.size < where(base, "x < 0.5").weights.size
+    for condition, name in [("x < 0.5 and kind", "kind"), ("x", "x"), ("not kind", "kind")]:
+        with pytest.raises(SynthDPError, match=f"^the condition .* uses column '{name}' alone where it needs true"):
+            where(base, condition)
+
+
+def test_float32_numbers_are_their_levels_in_the_fit_and_in_given_values():
+    """A float32 column (numpy's, pandas' Float32, Arrow's float) of the levels 0.1, 0.2, 0.3 was read as
+    0.10000000149011612, ...: no level, so every cell was an error with "other": false (other without it, a
+    column silently all other). Its values are their levels, in the fit and in sample_from_conditions' given
+    values (a row of which held an Arrow float's cell as the float64 0.10000000149011612)."""
+    rng = np.random.default_rng(5)
+    schema = {"columns": {"x": {"bounds": [0, 1]}, "v": {"type": "categorical", "levels": [0.1, 0.2, 0.3],
+                                                         "other": False}}}
+    for dtype in ("float32", "Float32", "float[pyarrow]"):
+        frame = pd.DataFrame({"x": rng.uniform(0, 1, 300), "v": pd.Series(rng.choice([0.1, 0.2, 0.3], 300)).astype(dtype)})
+        synth = SmoothSynthesizer(epsilon=1.0, seed=1).fit(frame, schema=schema)
+        assert set(synth.sample(300, seed=1)["v"]) <= {0.1, 0.2, 0.3}, dtype
+        given = pd.DataFrame({"v": pd.Series([0.1, 0.3]).astype(dtype), "x": [None, None]})
+        assert synth.sample_from_conditions(given, seed=2)["v"].tolist() == [0.1, 0.3], dtype
 
 
 def test_a_given_true_or_false_is_the_level_of_a_bool_column_declared_with_levels_0_and_1():

@@ -103,16 +103,38 @@ class Copies:
         return self.tables[index]
 
 
-def _as_series(value: Any) -> pd.Series:
+def _as_series(value: Any, where: str = "a table") -> pd.Series:
+    """The statistic's ``value`` on ``where`` as a float Series, one element each: a missing result (``None``,
+    pandas' ``NA``, as a mean of an ``Int64`` column with no cell gives it; ``NaN``) as NaN, as a float
+    column's; a value that is no number (a date, a duration, text) a one-line error naming ``where``."""
     if isinstance(value, pd.DataFrame):
-        return value.stack(future_stack=True) if value.shape[0] > 1 and value.shape[1] > 1 else value.squeeze(
+        series = value.stack(future_stack=True) if value.shape[0] > 1 and value.shape[1] > 1 else value.squeeze(
             axis=1 if value.shape[1] == 1 else 0)
-    if isinstance(value, pd.Series):
-        return value
-    array = np.asarray(value, dtype=float)
-    if array.ndim == 0:
-        return pd.Series([float(array)], index=["value"])
-    return pd.Series(array.ravel())
+    elif isinstance(value, pd.Series):
+        series = value
+    elif value is None or value is pd.NA:
+        return pd.Series([np.nan], index=["value"])
+    else:
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise _not_numbers(value, where) from None
+        if array.ndim == 0:
+            return pd.Series([float(array)], index=["value"])
+        return pd.Series(array.ravel())
+    if series.dtype == object:  # pandas' NA beside numbers (an Int64 group mean stacked with others): NaN
+        series = series.where(series.notna(), np.nan)
+    try:
+        return series.astype(float)
+    except (TypeError, ValueError):
+        raise _not_numbers(series, where) from None
+
+
+def _not_numbers(value: Any, where: str) -> SynthDPError:
+    """The error for a statistic whose value on ``where`` is no number (its type named, not its value)."""
+    kind = value.dtype if isinstance(value, pd.Series) else type(value).__name__
+    return SynthDPError(f"the statistic returned {kind} on {where}, not numbers: infer takes a number, a Series or a "
+                        "DataFrame of numbers (a date as a number, e.g. (t['day'] - pd.Timestamp('1970-01-01')).dt.days)")
 
 
 def _aligned(series: pd.Series, index: pd.Index, where: str) -> pd.Series:
@@ -138,7 +160,7 @@ def _on(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, where: st
     except Exception as error:
         error.add_note(f"(synthdp.infer: the statistic raised this on {where})")
         raise
-    return _as_series(value)
+    return _as_series(value, where)
 
 
 def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float = 0.95,

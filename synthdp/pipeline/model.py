@@ -251,9 +251,11 @@ def where(model: SamplingModel, condition: str) -> SamplingModel:
     truths = () if model.schema is None else {column.name for column in model.schema.declared
                                               if column.numbers is None and truth_levels(column)}
     booleans = {name for name in truths if model.dtypes.get(name) == "boolean"}  # compared as the sample's
+    coded = () if model.schema is None else {column.name for column in model.schema.declared
+                                             if column.numbers is not None and truth_levels(column)}
     expression, used = condition_expression(condition, [str(name) for name in support.columns], numeric,
                                             None if model.units is None else model.units.column, temporal, truths,
-                                            booleans)
+                                            booleans, coded)
     # pandas evaluates the checked expression as Python writes it back, over the columns it names (as
     # placeholders): what it parses is what was checked
     frame = pd.DataFrame({placeholder: _as_compared(model, support[name], name) for placeholder, name in used.items()},
@@ -327,7 +329,8 @@ _REFUSED = {"Call": "a function or method call", "Attribute": "attribute access"
 
 def condition_expression(condition: str, columns: list[str], numeric: set[str], unit: str | None = None,
                          temporal: Mapping[str, str] | None = None,
-                         truths: Collection[str] = (), booleans: Collection[str] = ()) -> tuple[str, dict[str, str]]:
+                         truths: Collection[str] = (), booleans: Collection[str] = (),
+                         coded_truths: Collection[str] = ()) -> tuple[str, dict[str, str]]:
     """``condition`` checked against an allow-list, as a Python expression over placeholders for the
     columns it names, and the columns of the placeholders (in the order named).
 
@@ -348,7 +351,9 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
     ``truths``: the binary columns whose levels are the text 'False' and 'True' (a boolean's, which a
     DataFrame's fit gives back as bool): True or False compared with one is read as that text; of them,
     ``booleans`` (a DataFrame's nullable booleans, compared as the pandas booleans the sample holds) the
-    other way round, the text 'True' or 'False' as True or False."""
+    other way round, the text 'True' or 'False' as True or False. ``coded_truths``: the binary columns of the
+    levels 0 and 1 (numbers). A column standing alone where the condition needs true or false is read as
+    pandas reads a bool column there (:func:`_alone_as_truths`)."""
     source = condition
     try:
         if len(condition) > MAX_CONDITION_CHARS:
@@ -403,6 +408,8 @@ def condition_expression(condition: str, columns: list[str], numeric: set[str], 
         _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in truths
                                and name not in booleans})
         _truths_as_text(tree, {placeholder for placeholder, name in used.items() if name in booleans}, as_text=False)
+        _alone_as_truths(tree, used, {**{name: 1 for name in coded_truths}, **{name: "True" for name in truths},
+                                      **{name: None for name in booleans}})
         return ast.unparse(tree), used
     except SynthDPError:
         raise
@@ -611,6 +618,32 @@ def _truths_as_text(tree: ast.AST, truths: Collection[str], as_text: bool = True
                 constant.value = constant.value == "True"
 
 
+def _alone_as_truths(tree: ast.Expression, used: Mapping[str, str], truths: Mapping[str, str | int | None]) -> None:
+    """Rewrite, in a checked tree, a column standing alone where the condition needs true or false (the
+    whole condition, an operand of and, or, not or ~) as pandas reads a bool column there: a column of
+    ``truths`` (its name to the level that is true: 'True' for the text levels 'False' and 'True', 1 for the
+    levels 0 and 1; None for a column compared as the pandas booleans the sample holds, left as it is) as
+    ``column == level``. Any other column there is an error naming it: pandas would read its values' truth
+    or bits, and ``x > 50 and flag`` of text levels kept the rows of either level without a word."""
+    def truth(node: ast.expr) -> ast.expr:
+        if not (isinstance(node, ast.Name) and node.id in used):
+            return node
+        name = used[node.id]
+        if name not in truths:
+            raise SynthDPError(f"{CONDITION} uses column '{name}' alone where it needs true or false: compare it "
+                               "with one of its values (column == value)")
+        if truths[name] is None:
+            return node
+        return ast.Compare(left=node, ops=[ast.Eq()], comparators=[ast.Constant(truths[name])])
+
+    tree.body = truth(tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BoolOp):
+            node.values = [truth(value) for value in node.values]
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.Invert)):
+            node.operand = truth(node.operand)
+
+
 def _iso_text(text: str, name: str, kind: str) -> str:
     """A condition's text ``text`` compared with the ``kind`` column ``name``, as the ISO text the column's
     values are written in (a date: YYYY-MM-DD, or with its time where it has one, which then orders it
@@ -710,6 +743,14 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
                    else _comparable(support[name], _decimals(model, name), name)) for name in known.columns}
     chosen: list[np.ndarray] = []
     pattern = known.notna()
+    # each given level's code, column by column in the column's own type (a row of the frame holds its cells as
+    # Python scalars: an Arrow float32's 0.1 as 0.10000000149011612, none of the levels); True: the level 1
+    given_levels = {}
+    for name in known.columns:
+        if name in levelled:
+            present = pattern[name].to_numpy(dtype=bool)
+            given_levels[name] = np.full(len(known), -1, dtype=np.int64)
+            given_levels[name][present] = levelled[name].level_codes(known[name][present])
     repeats = np.ones(len(known), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
     if counts is not None:  # each condition's rows are drawn at once: bounded as sample's are
         check_output_size(int(repeats.sum()), len(model.names), "the conditions' rows",
@@ -719,7 +760,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
         keep = np.ones(len(support), dtype=bool)
         for name in known.columns[pattern.iloc[index].to_numpy()]:
             if name in levelled:
-                value = levelled[name].level_codes(pd.Series([row[name]], dtype=object))[0]  # True: the level 1
+                value = given_levels[name][index]
             elif name in temporal:  # a date or time however it is written in ISO form, as a condition reads one
                 value = _given_time(row[name], name, temporal[name])
             else:

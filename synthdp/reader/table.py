@@ -153,8 +153,9 @@ class PrivateTable:
             check_row_count(len(frame))
         frame = with_time_values(frame, self.all_names, time_columns or {})
         self.column_names = [name for name in self.all_names if name not in text_columns]
-        numeric = [column for name, column in zip(self.all_names, frame.columns) if name not in text_columns]
-        values = chunk_values(frame[numeric], self.column_names, missing_allowed=nullable)
+        # by place: a list of labels would be a mask where the labels are True and False
+        numeric = [place for place, name in enumerate(self.all_names) if name not in text_columns]
+        values = chunk_values(frame.iloc[:, numeric], self.column_names, missing_allowed=nullable)
         if keep is not None:
             values, frame = values[keep], frame.loc[keep].reset_index(drop=True)
             check_row_count(len(values))
@@ -482,6 +483,9 @@ def chunk_values(frame: pd.DataFrame, names: list[str], missing_allowed: Collect
             continue  # every cell missing (a Parquet column of Arrow's null type reads as None): NaN, as a CSV's
         if not (pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)):
             raise not_numeric(name, pd.api.types.is_bool_dtype(series))
+        if pd.api.types.is_complex_dtype(series):  # read as floats, numpy would drop the imaginary parts with a warning
+            raise SynthDPError(f"column '{name}' holds complex numbers: give a real number of each (its real part, "
+                               "its modulus) as the column")
     frame = with_columns(frame, decimals)
     return _finite_values(frame.to_numpy(dtype=float, copy=True, na_value=np.nan), names, missing_allowed)
 
