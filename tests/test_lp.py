@@ -589,3 +589,27 @@ def test_a_certified_stop_is_within_the_slack_and_no_further_from_uniform_than_t
     assert divergence(early.weights) <= divergence(exact.weights) + 1e-9
     iterations = int(early.status.split(" after ")[1].split(" ")[0])
     assert 0 < iterations < TILT_MAX_ITERATIONS
+
+
+def test_after_a_primal_re_solve_falls_back_the_rounds_left_use_the_dual_simplex(monkeypatch):
+    """The masters after the first are re-solved by the primal simplex; once one of them runs out of its
+    iterations (the interior-point fallback), the rounds left are re-solved by the dual simplex, which
+    does not stall on the degenerate masters the primal one stalled on (docs/decisions/mixed-lp-speed.md).
+    The first master is the dual simplex's; the optimum is the same."""
+    from synthdp.postprocess import lp
+
+    design, target = random_problem(3, R=12, C=3000)
+    strategies, real = [], lp._run_to_optimum
+
+    def run(highs, cap=None):
+        strategy = highs.getOptionValue("simplex_strategy")
+        strategies.append(strategy[1] if isinstance(strategy, tuple) else strategy)
+        real(highs, cap)
+        return len(strategies) == 2  # the first re-solve counts as a fallback
+
+    monkeypatch.setattr(lp, "_run_to_optimum", run)
+    solution = solve_l1_fit_columns(slicer(design), 3000, target, chunk=250, initial=13, batch=13)
+    assert len(strategies) >= 3, "the problem needs at least three rounds to show the switch"
+    assert strategies[:2] == [lp.DUAL_SIMPLEX, lp.MASTER_RESOLVE_STRATEGY]
+    assert all(strategy == lp.DUAL_SIMPLEX for strategy in strategies[2:])
+    assert solution.objective == pytest.approx(solve_l1_fit(design, target).objective, abs=1e-6)

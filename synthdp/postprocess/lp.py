@@ -108,6 +108,7 @@ MASTER_ITERATIONS_PER_ROW = 20  # simplex iterations per master row before the i
 MASTER_MIN_ITERATIONS = 5_000
 MASTER_RESOLVE_STRATEGY = 4  # HiGHS's primal simplex for the masters after the first (docs/decisions/mixed-lp-speed.md)
 MASTER_RESOLVE_PERTURBATION = 0.0  # and without its bound perturbation (the same record: stalls at an exact fit)
+DUAL_SIMPLEX = 1  # HiGHS's simplex_strategy for the dual simplex: the rounds after a primal re-solve fell back
 BOX_FIT_MARGIN = 0.99  # the box phase's rows: b_hat +- this x the tolerances (room for HiGHS's feasibility tolerance)
 BOX_PHASE_ROWS = 256  # the box phase runs where the fit has at least this many moment rows (docs/decisions/lp-large-n.md)
 
@@ -212,7 +213,9 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     its bound perturbation off (MASTER_RESOLVE_PERTURBATION): perturbed, the primal simplex of a master
     whose optimum is an exact fit (every row's slacks 0) spent 7 120 iterations, 8.8 s, without an
     optimum on the 10**7 x 10 table of benchmarks/run.py (R = 355), and 2 008 iterations, 1.9 s,
-    without. On an exact fit (objective 0, highly degenerate) a warm start can stall: 4*10**6 x 10,
+    without. Where a primal re-solve runs out of its iterations all the same (below), the rounds left
+    are re-solved by the dual simplex (the paper's R = 719 on 10**6 rows at epsilon = 4: the primal
+    re-solves fell back five times in a row). On an exact fit (objective 0, highly degenerate) a warm start can stall: 4*10**6 x 10,
     R = 355, seed 1, the third master cycled for minutes (33 772 iterations in 28 s without an
     optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
     simplex iterations (default max(5000, 20 (R + 1)); the masters of the golden cases and of
@@ -277,10 +280,13 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     while True:
         if time_limit is not None:
             highs.setOptionValue("time_limit", max(0.0, time_limit - (time.perf_counter() - start)))
-        fallbacks += _run_to_optimum(highs, cap)
+        fell_back = _run_to_optimum(highs, cap)
+        fallbacks += fell_back
         if rounds == 0:  # the masters after the first add columns to an optimal basis, which stays primal feasible
             highs.setOptionValue("simplex_strategy", MASTER_RESOLVE_STRATEGY)
             highs.setOptionValue("primal_simplex_bound_perturbation_multiplier", MASTER_RESOLVE_PERTURBATION)
+        elif fell_back:  # a primal re-solve that ran out of iterations: the dual simplex for the rounds left
+            highs.setOptionValue("simplex_strategy", DUAL_SIMPLEX)
         rounds += 1
         if close_enough is not None:
             slacks = np.asarray(highs.getSolution().col_value)[: 2 * R]
