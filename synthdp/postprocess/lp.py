@@ -214,10 +214,10 @@ def solve_l1_fit_columns(columns: ColumnSource, n_candidates: int, target: np.nd
     whose optimum is an exact fit (every row's slacks 0) spent 7 120 iterations, 8.8 s, without an
     optimum on the 10**7 x 10 table of benchmarks/run.py (R = 355), and 2 008 iterations, 1.9 s,
     without. Where a primal re-solve runs out of its iterations all the same (below), the rounds left
-    are re-solved by the dual simplex (the paper's R = 719 on 10**6 rows at epsilon = 4: the primal
-    re-solves fell back five times in a row). On an exact fit (objective 0, highly degenerate) a warm start can stall: 4*10**6 x 10,
-    R = 355, seed 1, the third master cycled for minutes (33 772 iterations in 28 s without an
-    optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
+    are re-solved by the dual simplex (DUAL_SIMPLEX; the paper's R = 719 on 10**6 rows at epsilon = 4:
+    the primal re-solves fell back five times in a row). On an exact fit (objective 0, highly
+    degenerate) a warm start can stall: 4*10**6 x 10, R = 355, seed 1, the third master cycled for
+    minutes (33 772 iterations in 28 s without an optimum) where a cold solve takes 2.5 s. A master that needs more than ``iteration_cap``
     simplex iterations (default max(5000, 20 (R + 1)); the masters of the golden cases and of
     that table's other seeds need at most 11 (R + 1)) is solved again from scratch by the
     interior-point method with crossover to a vertex, whose basis the next round warms from.
