@@ -189,8 +189,8 @@ def pipeline_stages(path: Path, n_basis: int | None, n_candidates: int, meter: M
     optimum = meter.run("LP", lambda: solve_l1_fit_columns(columns, len(candidates), target,
                                                            max_columns=config.max_lp_entries // plan.n_basis))
     solution = optimum
-    if config.spread == 0 and pipeline.blend_factor(config, plan) > 0:
-        tolerance = pipeline.blend_factor(config, plan) * noise_l1
+    if config.spread == 0 and (kappa := pipeline.blend_factor(config, plan)) > 0:
+        tolerance = kappa * noise_l1
         solution, _ = meter.run("blend", lambda: blend_with_uniform(columns, len(candidates), target, optimum,
                                                                      optimum.objective + tolerance))
     else:
