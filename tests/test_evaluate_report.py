@@ -550,6 +550,36 @@ def test_names_with_bidi_controls_or_right_to_left_letters_cannot_reorder_the_pa
         assert f"<td><bdi>{escaped}</bdi></td>" in text and f"<figcaption><bdi>{escaped}</bdi></figcaption>" in text
 
 
+def test_right_to_left_names_in_the_reports_sentences_are_isolated(tmp_path, capsys):
+    """A column's name of right-to-left letters in a sentence of the privacy report (the neighbouring tables of a
+    privacy unit, a caveat, a stage) was escaped but not isolated: two such names in a list showed in reverse
+    order ("b ,a"). Each is now in <bdi> where it stands as a word; a name of left-to-right letters, and a
+    right-to-left name inside a longer word, are left as they are; the text stays HTML-escaped."""
+    rng = np.random.default_rng(0)
+    age, weight = "\u05d2\u05d9\u05dc", "\u05de\u05e9\u05e7\u05dc"  # Hebrew names, no bidi control
+    columns = [age, weight, "x"]
+    paths = {name: tmp_path / f"{name}.csv" for name in ("real", "synth")}
+    for name, rows in (("real", 120), ("synth", 100)):
+        pd.DataFrame({column: rng.normal(k, 1, rows) for k, column in enumerate(columns)}).to_csv(paths[name],
+                                                                                                   index=False)
+    release = tmp_path / "release.json"
+    release.write_text(json.dumps({"privacy": {
+        "differentially_private": True, "neighbouring": f"add or remove the rows of one unit (column '{age}'), 3 rows",
+        "stages": [{"stage": "moments", "mechanism": "Laplace", "released": f"moments of {weight} & x"}],
+        "caveats": [f"{age}, {weight}: <read> as x", f"{age}{weight} is one word"]}}, ensure_ascii=False),
+        encoding="utf-8")
+    page_path = tmp_path / "page.html"
+    code, _, err = run(["evaluate", "--real", paths["real"], "--synth", paths["synth"], "--queries", 5,
+                        "--no-sdmetrics", "--html", page_path, "--privacy-report", release], capsys)
+    assert code == 0, err
+    check_page(page_path, columns, columns)
+    section = page_path.read_text(encoding="utf-8").split('<section id="privacy">')[1]
+    assert f"(column &#x27;<bdi>{age}</bdi>&#x27;), 3 rows</td>" in section
+    assert f"<td>moments of <bdi>{weight}</bdi> &amp; x</td>" in section
+    assert f"<li><bdi>{age}</bdi>, <bdi>{weight}</bdi>: &lt;read&gt; as x</li>" in section
+    assert f"<li>{age}{weight} is one word</li>" in section
+
+
 def test_an_unwritable_home_leaves_stderr_to_synthdp(tmp_path):
     """With HOME unwritable (here a file, which no user can make a folder in) and MPLCONFIGDIR unset,
     importing matplotlib printed its own warning ("Matplotlib created a temporary cache directory ...");

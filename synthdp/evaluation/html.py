@@ -13,7 +13,8 @@ resource, so the page opens offline and can be mailed as one file. matplotlib is
 (``pip install matplotlib``): it is imported only when a page is rendered (with a private config
 folder where its own cannot be written: :func:`private_matplotlib_dir`). A chart's legend stands
 beside its axes. Names from the user's files are HTML-escaped, isolated in ``<bdi>``, and their
-characters that set the text's direction (:data:`BIDI_CONTROLS`) shown as escapes.
+characters that set the text's direction (:data:`BIDI_CONTROLS`) shown as escapes; a column's name
+that holds right-to-left letters is isolated in ``<bdi>`` within the reports' sentences too.
 
 The page shows the real table's distributions: like the rest of :mod:`synthdp.evaluation` it
 is NOT differentially private, and it says so at its top.
@@ -27,11 +28,13 @@ import html
 import io
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
+import unicodedata
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -306,6 +309,44 @@ def _names(values: Sequence) -> _Html:
     return _Html(", ".join(_name(value) for value in values))
 
 
+def _right_to_left(name: str) -> bool:
+    """Whether ``name`` holds a right-to-left letter (Hebrew, Arabic, ...): in a sentence it would reorder
+    the words and numbers beside it."""
+    return any(unicodedata.bidirectional(char) in ("R", "AL") for char in name)
+
+
+def _prose(value: Any, names: Collection[str] = ()) -> _Html:
+    """A sentence of a report (a stage's description, a caveat, a note) for the page, escaped by :func:`_text`,
+    with each of ``names`` (the tables' columns) that holds right-to-left letters isolated in ``<bdi>`` where it
+    stands as a word of it: two Hebrew names in "a, b: missing in every row" keep their order (unisolated, the
+    browser shows them as "b ,a")."""
+    text = str(value)
+    isolated = sorted({name for name in names if name and _right_to_left(name)}, key=len, reverse=True)
+    if not isolated:
+        return _Html(_text(text))
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, isolated)) + r")(?!\w)")
+    parts, start = [], 0
+    for match in pattern.finditer(text):
+        parts += [_text(text[start:match.start()]), _name(match.group())]
+        start = match.end()
+    return _Html("".join(parts) + _text(text[start:]))
+
+
+def _report_names(report: Mapping, privacy_report: Mapping | None) -> set[str]:
+    """The names of columns the reports' sentences may hold: the tables', the privacy unit's, the target's."""
+    columns = report.get("columns") or {}
+    names = {str(name) for kind in ("numeric", "categorical") for name in columns.get(kind) or ()}
+    names |= {str(name) for name in (report.get("missing_cells") or {}).get("share_of_rows") or {}}
+    for entry in (report.get("real_privacy_unit_counts"), report.get("model")):
+        if isinstance(entry, Mapping):
+            names.add(str(entry.get("column", entry.get("target", ""))))
+    privacy = privacy_report.get("privacy") if isinstance(privacy_report, Mapping) else None
+    unit = privacy.get("privacy_unit") if isinstance(privacy, Mapping) else None
+    if isinstance(unit, Mapping) and isinstance(unit.get("column"), str):
+        names.add(unit["column"])
+    return names
+
+
 def _number(value: Any) -> str:
     if value is None:
         return "n/a"
@@ -362,7 +403,7 @@ def _schema_of(report: Mapping, real: pd.DataFrame, schema: Schema | Mapping | N
                           {name: column["type"] for name, column in normalisation.items() if column.get("type")})
 
 
-def _summary_section(report: Mapping) -> str:
+def _summary_section(report: Mapping, names: Collection[str] = ()) -> str:
     rows = [["rows", report["rows"]["real"], report["rows"]["synthetic"]],
             ["distinct rows", report["distinct_rows"]["real"], report["distinct_rows"]["synthetic"]]]
     parts = [_table(["", "real", "synthetic"], rows)]
@@ -389,7 +430,7 @@ def _summary_section(report: Mapping) -> str:
                                 "with categorical columns SDMetrics then scores on shifted bins"
                                 if sdmetrics.get("shifted_bins") else ""))])
     elif isinstance(sdmetrics, str):
-        scores.append(["SDMetrics QualityReport", sdmetrics, ""])
+        scores.append(["SDMetrics QualityReport", _prose(sdmetrics, names), ""])
     corr = report.get("correlation") or {}
     strong, invented = corr.get("strong_pairs"), corr.get("invented_pairs")
     if strong is not None and strong["pairs"]:
@@ -410,7 +451,7 @@ def _summary_section(report: Mapping) -> str:
                               units[side]["rows_per_unit_max"]] for side in ("real", "synthetic")]))
     missing = report.get("missing_cells")
     if isinstance(missing, Mapping) and missing.get("share_of_rows"):
-        parts.append("<p>Missing cells, share of rows" + (f" ({_text(missing['note'])})" if missing.get("note")
+        parts.append("<p>Missing cells, share of rows" + (f" ({_prose(missing['note'], names)})" if missing.get("note")
                                                            else "") + ":</p>")
         parts.append(_table(["column", "real", "synthetic"],
                             [[_name(name), _number(rates["real"]), _number(rates["synthetic"])]
@@ -556,7 +597,7 @@ def _intervals_chart(mpl, rows: list) -> str | None:
     return _png(figure, canvas)
 
 
-def _privacy_section(privacy_report: Mapping | None) -> str:
+def _privacy_section(privacy_report: Mapping | None, names: Collection[str] = ()) -> str:
     if privacy_report is None:
         return ""
     privacy = privacy_report.get("privacy")
@@ -570,15 +611,15 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
     rows = [["status", status],
             ["epsilon spent", spent["epsilon"]],
             ["delta spent", spent["delta"]],
-            ["neighbouring tables", _text(privacy.get("neighbouring", "n/a"))],
-            ["composition", _text(privacy.get("composition", "n/a"))],
+            ["neighbouring tables", _prose(privacy.get("neighbouring", "n/a"), names)],
+            ["composition", _prose(privacy.get("composition", "n/a"), names)],
             ["noise", _text(privacy.get("noise_sampler", "n/a"))]]
     lifetime = privacy.get("budget_file")
     if isinstance(lifetime, Mapping):  # the table's budget across releases (generate --budget-file)
         rows += [_lifetime_row(lifetime, key) for key in ("epsilon", "delta")]
         rows.append(["budget file", f"<code>{_name(lifetime.get('path', 'n/a'))}</code>; "
                                     + _text(lifetime.get("composition", "n/a"))
-                                    + (f" ({_text(lifetime['note'])})" if lifetime.get("note") else "")])
+                                    + (f" ({_prose(lifetime['note'], names)})" if lifetime.get("note") else "")])
     overview = ("<table><tbody>" + "".join(f"<tr><th>{_text(k)}</th><td>{v}</td></tr>" for k, v in rows)
                 + "</tbody></table>")
     stages = []
@@ -589,7 +630,7 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
         if isinstance(stage, Mapping):
             norm = stage.get("sensitivity_norm")
             sensitivity = _significant(stage.get("sensitivity")) + (f" ({norm})" if norm else "")
-            stages.append([stage.get("stage", ""), stage.get("mechanism", ""), stage.get("released", ""), sensitivity,
+            stages.append([*(_prose(stage.get(key, ""), names) for key in ("stage", "mechanism", "released")), sensitivity,
                            *(_significant(stage.get(key)) for key in ("noise_scale", "epsilon", "delta", "mu"))])
     gaussian = any(isinstance(stage, Mapping) and stage.get("mu") is not None for stage in listed)
     header = ["stage", "mechanism", "released", "sensitivity", "noise scale", "epsilon", "delta", "mu"]
@@ -599,7 +640,7 @@ def _privacy_section(privacy_report: Mapping | None) -> str:
         stage_table += ('<p class="note">A stage with a mu (Gaussian noise) composes through it, as the composition '
                         "above says: its epsilon is what it would cost alone, and the stages' epsilons do not add "
                         "up to the epsilon spent.</p>")
-    caveat_list = ("<h3>Caveats</h3><ul>" + "".join(f"<li>{_text(c)}</li>" for c in caveats) + "</ul>"
+    caveat_list = ("<h3>Caveats</h3><ul>" + "".join(f"<li>{_prose(c, names)}</li>" for c in caveats) + "</ul>"
                    if caveats else "<p>The report lists no caveats.</p>")
     return "<h2>Privacy report of the release</h2>" + overview + "<h3>Stages</h3>" + stage_table + caveat_list
 
@@ -641,17 +682,18 @@ def render_html(report: Mapping, real: pd.DataFrame, synth: pd.DataFrame, *, sch
     """
     mpl = _matplotlib()
     described = _schema_of(report, real, schema)
+    names = _report_names(report, privacy_report) | set(described.names)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # layout warnings of matplotlib are not the user's business
         sections = {
-            "summary": _summary_section(report),
+            "summary": _summary_section(report, names),
             "columns": _columns_section(report, real, synth, described, mpl),
             "pairs": _pairs_section(report),
             "correlations": _correlation_section(report, real, synth, mpl),
             "smooth-queries": _queries_section(report, mpl),
             "model": _model_section(report),
             "intervals": _intervals_section(report.get("intervals"), mpl),
-            "privacy": _privacy_section(privacy_report),
+            "privacy": _privacy_section(privacy_report, names),
         }
     body = [f"<h1>{_text(title)}</h1>",
             '<p class="warning"><strong>This page reads the real table: it is NOT differentially private.</strong> '
