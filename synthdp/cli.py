@@ -600,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     _utf8_stdout()
+    _utf8_column_arguments(args)
     for option in ("output", "report", "summary_out", "model_out", "html"):
         if getattr(args, option, None) == "-":  # the usual name of standard output (it wrote a file named "-")
             setattr(args, option, STANDARD_OUTPUT)
@@ -626,6 +627,31 @@ def _utf8_stdout() -> None:
     if (isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8"
             and not os.environ.get("PYTHONIOENCODING")):
         stream.reconfigure(encoding="utf-8", errors="surrogateescape")
+
+
+#: The options whose values name columns (or levels, or hold an expression over them), not files.
+COLUMN_OPTIONS = ("target", "privacy_unit", "where", "mean", "share", "group_mean", "corr", "ols", "columns")
+
+
+def _utf8_column_arguments(args: argparse.Namespace) -> None:
+    """The values of :data:`COLUMN_OPTIONS` as UTF-8, as the tables' headers are read: in a locale that cannot
+    decode a non-ASCII name (the C locale with Python's UTF-8 mode off, PYTHONUTF8=0), Python keeps each of its
+    bytes as a surrogate escape (U+DC80 to U+DCFF), so that a name such as "température" given to --target named
+    no column and the error showed the escapes. Only a value holding such an escape is decoded again, where its
+    bytes are UTF-8; file names stay as given (they are opened by their bytes)."""
+    def decoded(value: object) -> object:
+        if isinstance(value, list):
+            return [decoded(item) for item in value]
+        if isinstance(value, str) and any("\udc80" <= char <= "\udcff" for char in value):
+            try:
+                return os.fsencode(value).decode("utf-8")
+            except UnicodeError:  # not UTF-8 either: as given (the error names it with its escapes)
+                return value
+        return value
+
+    for option in COLUMN_OPTIONS:
+        if hasattr(args, option):
+            setattr(args, option, decoded(getattr(args, option)))
 
 
 def _quiet_stdout() -> None:

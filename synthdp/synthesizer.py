@@ -194,6 +194,18 @@ class SmoothSynthesizer:
         changed = {name: value for name, value in self.get_params().items() if not _is_default(name, value)}
         return f"SmoothSynthesizer({', '.join(f'{name}={value!r}' for name, value in changed.items())})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The state pickle (and joblib, ``copy``) keeps: the attributes, with ``timings_`` holding only the times
+        of the steps after the release. The stages that read the rows take times that depend on the data, which
+        the fitting process alone may read (``privacy_report(data_timings=True)`` there); a pickled fit samples
+        the same rows under a seed."""
+        state = dict(vars(self))
+        model = state.get("model_")
+        if isinstance(model, run.FittedModel):
+            public = reporting.released_timings(model.timings)
+            state["model_"], state["timings_"] = replace(model, timings=public), public
+        return state
+
     # ------------------------------------------------------------------ fit
     def fit(
         self,
@@ -528,7 +540,8 @@ class SmoothSynthesizer:
             Also the times of the stages that read the data; they depend on the data, so the
             report then says it is not differentially private, and a budget file the fit charged
             records the release as not private (for benchmarks: ``timings_`` holds every stage's
-            time in this process without a report). Refused for a model loaded from a file.
+            time in this process without a report; a pickled or copied fit keeps only the times after the
+            release). Refused for a model loaded from a file or a pickled fit.
 
         Returns
         -------

@@ -48,6 +48,58 @@ def test_a_table_with_accents_is_printed_and_written_in_utf8_whatever_the_locale
     assert "marié,non,0.25" in printed.stdout.decode("utf-8")
 
 
+def _c_locale_utf8_mode() -> dict[str, str]:
+    """The environment of a user in the C locale as it comes (LANG=C LC_ALL=C, no PYTHONIOENCODING), where
+    Python turns its UTF-8 mode on by itself."""
+    return {name: value for name, value in _c_locale().items() if name not in ("PYTHONUTF8", "PYTHONCOERCECLOCALE")}
+
+
+@pytest.mark.parametrize("utf8_mode", [True, False], ids=["utf8-mode", "utf8-mode-off"])
+def test_non_ascii_column_names_in_the_c_locale(tmp_path, utf8_mode):
+    """A table of columns named in accents and in Japanese, in the C locale: generate writes the names into the
+    CSV's header and the report as they are (UTF-8, JSON escapes), its one line on stderr, --help, and an error
+    naming such a column (a bounds file without it) is one line, no traceback; stderr shows the name, or its
+    escape where the locale's stderr is ASCII (UTF-8 mode off)."""
+    env = {**_c_locale_utf8_mode(), "LANG": "C"} if utf8_mode else _c_locale()
+    names = ["température", "年齢"]
+    rows = "".join(f"{k % 40 - 5}.5,{k % 90}\n" for k in range(200))
+    (tmp_path / "t.csv").write_bytes((",".join(names) + "\n" + rows).encode("utf-8"))
+    (tmp_path / "b.json").write_text(json.dumps({"température": [-10, 40], "年齢": {"bounds": [0, 100],
+                                                                                  "type": "integer"}}))
+    (tmp_path / "one.json").write_text(json.dumps({"température": [-10, 40]}))
+    command = [sys.executable, "-m", "synthdp", "generate", "t.csv", "--epsilon", "1", "--seed", "0"]
+    ran = subprocess.run([*command, "-o", "out.csv", "--bounds", "b.json", "--report", "r.json"], cwd=tmp_path,
+                         env=env, capture_output=True)
+    assert ran.returncode == 0 and ran.stdout == b"", ran.stderr.decode(errors="replace")
+    assert b"Traceback" not in ran.stderr and ran.stderr.decode("ascii").startswith("synthdp: ")
+    assert (tmp_path / "out.csv").read_bytes().split(b"\n")[0] == ",".join(names).encode("utf-8")
+    report = json.loads((tmp_path / "r.json").read_bytes())
+    assert list(report["bounds"]["columns"]) == names
+    helped = subprocess.run([*command[:4], "--help"], env=env, capture_output=True)
+    assert helped.returncode == 0 and helped.stderr == b"" and b"--bounds" in helped.stdout
+    refused = subprocess.run([*command, "-o", "other.csv", "--bounds", "one.json"], cwd=tmp_path, env=env,
+                             capture_output=True)
+    error = refused.stderr.decode("utf-8" if utf8_mode else "ascii")
+    shown = "年齢" if utf8_mode else "\\u5e74\\u9f62"  # an ASCII stderr shows the name as Python escapes it
+    assert refused.returncode == 2 and error.startswith(f"synthdp: error: no bounds for column '{shown}': ")
+    assert error.count("\n") == 1 and not (tmp_path / "other.csv").exists()
+
+
+def test_a_non_ascii_column_named_on_the_command_line_in_the_c_locale(tmp_path):
+    """In the C locale with UTF-8 mode off, Python reads a non-ASCII argument as surrogate escapes: marginal
+    --columns 年齢 was "'\\udce5...' is not a binary or categorical column", and so were --where, --target,
+    --privacy-unit and infer's columns. They are read as UTF-8, as the tables' headers are."""
+    env = _c_locale()
+    (tmp_path / "t.csv").write_bytes("état,年齢\nmarié,a\nveuf,b\nmarié,b\nveuf,b\n".encode())
+    (tmp_path / "s.json").write_text(json.dumps({"columns": {
+        "état": {"type": "categorical", "levels": ["marié", "veuf"]}, "年齢": {"type": "binary", "levels": ["a", "b"]}}}))
+    ran = subprocess.run([sys.executable, "-m", "synthdp", "marginal", "--table", "t.csv", "--schema", "s.json",
+                          "--columns", "年齢,état", "-o", "m.csv"], cwd=tmp_path, env=env, capture_output=True)
+    assert ran.returncode == 0 and ran.stderr == b"", ran.stderr.decode(errors="replace")
+    written = (tmp_path / "m.csv").read_text(encoding="utf-8")
+    assert written.startswith("年齢,état,fraction\n") and "b,veuf,0.5" in written
+
+
 def test_the_compiled_kernels_run_where_numba_cannot_write_its_cache(tmp_path):
     """An install in a folder its user cannot write (a system's site-packages, a container image run as
     another user), with a home, XDG_CACHE_HOME and NUMBA_CACHE_DIR it cannot write either: numba finds no

@@ -32,6 +32,12 @@ DATA_TIMINGS = ("the report holds the times of the stages that read the data (da
                 "data, so the report is not differentially private")
 
 
+def released_timings(timings: dict[str, float]) -> dict[str, float]:
+    """The times of the steps after the release (RELEASED_STAGES) in ``timings``: public, as they read only
+    released values; the others (the stages that read the rows) are left out."""
+    return {stage: seconds for stage, seconds in timings.items() if stage in RELEASED_STAGES}
+
+
 def privacy_report(model: FittedModel, output: dict | None = None, data_timings: bool = False) -> dict:
     """Everything about the release a user may see: budget per stage, sizes, LP, timings.
 
@@ -41,13 +47,17 @@ def privacy_report(model: FittedModel, output: dict | None = None, data_timings:
     pairs) take times that depend on the data (a long text value, a row count near a chunk's
     size), so a published report must not carry them: ``data_timings`` True adds them (for
     benchmarks) with a caveat, and the report then says it is not differentially private.
-    ``FittedModel.timings`` (``SmoothSynthesizer.timings_``) holds them all in the fitting process.
+    ``FittedModel.timings`` (``SmoothSynthesizer.timings_``) holds them all in the fitting process;
+    a pickled fit does not (:func:`released_timings`), and ``data_timings`` is then refused.
     """
     release, plan, config = model.release, model.release.plan, model.config
     ledger = model.ledger.to_dict()
     if data_timings:
+        if not set(model.timings) - set(RELEASED_STAGES):
+            raise SynthDPError("this fit holds no data stages' times (a pickled or copied fit leaves them out): "
+                               "data_timings needs the fit, in the process that fitted")
         ledger = {**ledger, "differentially_private": False, "caveats": [*ledger["caveats"], DATA_TIMINGS]}
-    timings = {stage: seconds for stage, seconds in model.timings.items() if data_timings or stage in RELEASED_STAGES}
+    timings = model.timings if data_timings else released_timings(model.timings)
     return {
         "synthdp_version": __version__,
         "privacy": {**ledger, "noise_sampler": model.noise_sampler,
