@@ -14,6 +14,12 @@ A continuous column may also declare its precision, ``{"bmi": {"bounds": [15, 50
 the number of decimals its values are written with, public metadata like the bounds. The
 release works on the unrounded values; decoding rounds synthetic values to that many decimals
 (:func:`synthdp.domain.decode.decode`). An integer column has 0 decimals already.
+
+A numeric column may also declare the only values it takes, ``{"dose": {"values": [0.5, 1, 2.5, 5]}}``
+(a designed experiment's settings, a scale's points; its bounds then default to the first and last):
+public metadata too. The release counts such a column's rows value by value where the plan affords
+it, as an integer column's (:meth:`synthdp.stats.histograms.CellLayout.for_domain`), and decoding
+moves each synthetic value to the nearest declared one (:func:`synthdp.domain.decode.decode`).
 """
 
 from __future__ import annotations
@@ -39,6 +45,20 @@ MAX_DECIMALS = 15
 DECIMALS_HELP = f"an integer from 0 to {MAX_DECIMALS}, the number of decimals its values are written with"
 
 
+def declared_values(name: str, values: object) -> tuple[float, ...]:
+    """A column's declared ``"values"`` in ascending order, as floats: at least two distinct finite
+    numbers, else a one-line error naming the column."""
+    if isinstance(values, np.ndarray):
+        values = values.tolist()
+    if (not isinstance(values, (list, tuple)) or len(values) < 2
+            or not all(is_finite_number(value) for value in values)):
+        raise SynthDPError(f"column '{name}' has \"values\": expected a list of at least two finite numbers")
+    ordered = tuple(sorted(float(value) for value in values))
+    if any(a == b for a, b in zip(ordered, ordered[1:])):
+        raise SynthDPError(f"column '{name}' has \"values\" with a number twice")
+    return ordered
+
+
 @dataclass(frozen=True)
 class ColumnDomain:
     """One column's public range, in the user's units."""
@@ -50,6 +70,7 @@ class ColumnDomain:
     source: str = "public"  # "public", "DP estimate" or "data (NOT private)"
     temporal: str | None = None  # "date" (days since 1970-01-01, integer) or "datetime" (seconds since then)
     decimals: int | None = None  # the precision of a continuous column's values (public metadata); None: any
+    values: tuple[float, ...] | None = None  # the only values the column takes, ascending (public metadata); None: any
 
     @property
     def type(self) -> str:
@@ -74,6 +95,35 @@ class ColumnDomain:
             raise SynthDPError(f"datetime column '{self.name}' has no whole second inside its bounds")
         if self.decimals is not None:
             self._check_decimals()
+        if self.values is not None:
+            self._check_values()
+
+    def _check_values(self) -> None:
+        """Declared values: at least two distinct finite numbers inside the bounds, whole numbers for an
+        integer column; kept as a tuple of floats in ascending order."""
+        ordered = declared_values(self.name, self.values)
+        if self.temporal is not None:
+            raise SynthDPError(f"{self.temporal} column '{self.name}' has \"values\": declare values for continuous "
+                               "or integer columns")
+        if self.decimals is not None:
+            raise SynthDPError(f"column '{self.name}' has both \"values\" and \"decimals\": its values are written as "
+                               "declared (give one of the two)")
+        if ordered[0] < self.lower or ordered[-1] > self.upper:
+            raise SynthDPError(f"column '{self.name}' has \"values\" outside its bounds")
+        if self.integer and not all(value.is_integer() for value in ordered):
+            raise SynthDPError(f"integer column '{self.name}' has \"values\" that are not whole numbers")
+        object.__setattr__(self, "values", tuple(ordered))
+
+    @property
+    def values_decimals(self) -> int | None:
+        """The fewest decimals (at most MAX_DECIMALS) that write every declared value as the float
+        nearest to it, or None (no declared values, or one that needs more)."""
+        if self.values is None:
+            return None
+        for decimals in range(MAX_DECIMALS + 1):
+            if all(round(value, decimals) == value for value in self.values):
+                return decimals
+        return None
 
     def _check_decimals(self) -> None:
         decimals = self.decimals
@@ -134,7 +184,8 @@ class Domain:
             "columns": {
                 c.name: {"bounds": [format_bound(c.lower, c.temporal), format_bound(c.upper, c.temporal)]
                          if c.temporal else [c.lower, c.upper], "type": c.type, "source": c.source,
-                         **({} if c.decimals is None else {"decimals": int(c.decimals)})}
+                         **({} if c.decimals is None else {"decimals": int(c.decimals)}),
+                         **({} if c.values is None else {"values": list(c.values)})}
                 for c in self.columns
             },
         }
@@ -205,7 +256,7 @@ def _decimals(name: str, spec: Mapping) -> int | None:
     return value
 
 
-NUMERIC_KEYS = ("type", "bounds", "decimals", "nullable", "source")  # a numeric column's spec (source: as the report writes it)
+NUMERIC_KEYS = ("type", "bounds", "decimals", "values", "nullable", "source")  # a numeric column's spec (source: as the report writes it)
 
 
 def check_keys(name: str, spec: Mapping, allowed: tuple[str, ...], origin: str = "bounds") -> None:
@@ -222,12 +273,16 @@ def check_keys(name: str, spec: Mapping, allowed: tuple[str, ...], origin: str =
 
 def _parse_column(name: str, spec: object) -> ColumnDomain:
     column_type = "continuous"
-    decimals = None
+    decimals = values = None
     if isinstance(spec, Mapping):
         check_keys(name, spec, NUMERIC_KEYS)
         column_type = spec.get("type", "continuous")
         decimals = _decimals(name, spec)
+        values = spec.get("values")
         spec = spec.get("bounds")
+        if spec is None and values is not None and column_type not in TIME_TYPES:  # the bounds the values span
+            values = declared_values(name, values)
+            spec = [values[0], values[-1]]
     if column_type not in COLUMN_TYPES:
         raise SynthDPError(f"column '{name}' has type '{column_type}'; expected one of {COLUMN_TYPES}")
     if spec is None and column_type in TIME_TYPES:  # {"type": "date"} alone: --bounds-share estimates numbers only
@@ -241,7 +296,7 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
     if column_type in TIME_TYPES:
         lower, upper = (parse_bound(name, column_type, value) for value in spec)
         return ColumnDomain(name, lower, upper, integer=column_type == "date", temporal=column_type,
-                            decimals=decimals)
+                            decimals=decimals, values=values)
     try:
         if any(isinstance(value, (bool, np.bool_)) for value in spec):  # true is 1 to float(), not a bound
             raise TypeError
@@ -250,7 +305,8 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
     except OverflowError:  # an integer of hundreds of digits
         raise SynthDPError(f"bounds for column '{name}' must be finite numbers with a finite width") from None
-    return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals)
+    return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals,
+                        values=None if values is None else tuple(values) if isinstance(values, list) else values)
 
 
 def read_json_file(path: str | Path, label: str) -> object:

@@ -29,12 +29,16 @@ def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
     ISO text ("2021-03-04", "2021-03-04T05:06:07"). A continuous column that declares
     ``"decimals": k`` is rounded to k decimals (:func:`round_to_decimals`; with k = 0 it is
     written as whole numbers, dtype int64, like an integer column); the others are floats as
-    the release drew them.
+    the release drew them. A column that declares its ``"values"`` takes the declared value
+    nearest to each (:func:`nearest_values`; an integer column's stay int64).
     """
     values = domain.from_unit(points)
     columns = {}
     for j, column in enumerate(domain.columns):
-        if column.integer or column.temporal or column.decimals == 0:
+        if column.values is not None:
+            nearest = nearest_values(values[:, j], column.values)
+            columns[column.name] = nearest.astype(np.int64) if column.integer else nearest
+        elif column.integer or column.temporal or column.decimals == 0:
             rounded = np.clip(np.round(values[:, j]), math.ceil(column.lower), math.floor(column.upper))
             columns[column.name] = (format_values(rounded, column.temporal) if column.temporal
                                     else rounded.astype(np.int64))
@@ -51,6 +55,16 @@ def decode(points: np.ndarray, domain: Domain) -> pd.DataFrame:
     if temporal:
         frame.attrs[TEMPORAL] = temporal
     return frame
+
+
+def nearest_values(values: np.ndarray, declared: tuple[float, ...]) -> np.ndarray:
+    """Each of ``values`` moved to the nearest of ``declared`` (ascending), the lower of two at the
+    same distance: a column's declared values are the only ones it takes (post-processing)."""
+    grid = np.asarray(declared, dtype=float)
+    upper = np.clip(np.searchsorted(grid, values), 1, len(grid) - 1)
+    lower = upper - 1
+    take_upper = np.abs(grid[upper] - values) < np.abs(values - grid[lower])
+    return np.where(take_upper, grid[upper], grid[lower])
 
 
 def round_to_decimals(values: np.ndarray, column: ColumnDomain) -> np.ndarray:

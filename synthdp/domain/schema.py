@@ -684,8 +684,8 @@ class Schema:
             for column in numeric:
                 integers = range(math.ceil(column.lower), math.floor(column.upper) + 1)
                 limit = MAX_BINNED_BLOCK if binned_blocks else MAX_VALUE_BLOCK
-                if (column.integer and column.temporal is None and column.name not in with_missing
-                        and len(integers) <= limit):
+                if (column.integer and column.temporal is None and column.values is None
+                        and column.name not in with_missing and len(integers) <= limit):
                     if column.name + VALUES_SUFFIX in column_names:
                         raise SynthDPError(f"{origin}: integer column '{column.name}' needs the name "
                                            f"'{column.name + VALUES_SUFFIX}' for its value block, which a column has")
@@ -835,13 +835,15 @@ def columns_to_discover(content: Mapping | Schema) -> list[str]:
 
 
 def columns_without_bounds(content: Mapping, numeric_names: Sequence[str]) -> list[str]:
-    """The numeric columns of a schema mapping whose spec gives no ``"bounds"``, in table order
-    (``numeric_names``): their bounds are to be estimated with DP, or their absence is an error."""
+    """The numeric columns of a schema mapping whose spec gives no ``"bounds"`` (nor ``"values"``, which
+    imply them), in table order (``numeric_names``): their bounds are to be estimated with DP, or their
+    absence is an error."""
     columns = content.get("columns")
     if not isinstance(columns, Mapping):
         return []
     return [name for name in numeric_names if isinstance(columns.get(name), Mapping)
-            and columns[name].get("type", "continuous") not in LEVEL_TYPES and "bounds" not in columns[name]]
+            and columns[name].get("type", "continuous") not in LEVEL_TYPES
+            and "bounds" not in columns[name] and "values" not in columns[name]]
 
 
 def with_levels(content: Mapping, levels: Mapping[str, Sequence[str]]) -> dict:

@@ -904,14 +904,15 @@ def _given_time(value: Any, name: str, kind: str) -> str:
 def _decimals(model: SamplingModel, name: str) -> int | None:
     """How a column's values compare: None as text (levels, dates), 0 for an integer column (as
     numbers: 60 and 60.0, which a column with a missing cell holds, are one value), k for k
-    decimals; a continuous column without declared decimals cannot be given (-1)."""
+    decimals, or the decimals that write its declared values; a continuous column without declared
+    decimals or values cannot be given (-1)."""
     numeric = {column.name: column for column in model.domain.columns}
     column = numeric.get(name)
     if column is None or column.temporal:
         return None
     if column.integer:
         return 0
-    decimals = getattr(column, "decimals", None)
+    decimals = column.values_decimals if column.values is not None else getattr(column, "decimals", None)
     return -1 if decimals is None else int(decimals)
 
 

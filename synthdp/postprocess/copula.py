@@ -122,7 +122,7 @@ class Marginals:
             cdf = np.concatenate([[0.0], np.cumsum(p[column])])
             cell = np.clip(np.searchsorted(cdf, u[:, column], side="right") - 1, 0, last)
             values = layout.values[column]
-            if values is not None:  # one cell per integer value: the value itself
+            if values is not None:  # one cell per value (integer or declared): the value itself
                 out[:, column] = values[cell]
                 continue
             mass = p[column, cell]

@@ -255,7 +255,7 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
     values = layout.value_columns
     what = (f"one-way histograms of {d} columns, {layout.n_bins} bins + 2 atoms each" if values == 0 else
             f"one-way histograms of {d} columns: {d - values} in {layout.n_bins} bins + 2 atoms, "
-            f"{values} with one cell per integer value")
+            f"{values} with one cell per value")
     if any(layout.missing):
         what += f", a missing cell for {sum(layout.missing)} nullable column(s)"
     noisy = _release(counts, stage, what, *sensitivity, budget, ledger, noise)

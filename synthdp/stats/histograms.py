@@ -214,17 +214,21 @@ class CellLayout:
         A continuous column, or an integer (or date) column with many values, gets ``n_bins``
         equal-width bins and an atom at each bound. An integer column with k integer values
         inside its bounds gets one cell per value when k <= ``value_cells``
-        (:func:`synthdp.pipeline.plan.value_cells_limit`). The histograms' sensitivity does not
-        change: a row still lies in one cell per column. A column named in ``nullable`` gets a
+        (:func:`synthdp.pipeline.plan.value_cells_limit`), and so does a column that declares its
+        k ``values`` (:class:`synthdp.domain.box.ColumnDomain`), one cell per declared value; a
+        row's value lies in the cell of the value nearest to it. The histograms' sensitivity does
+        not change: a row still lies in one cell per column. A column named in ``nullable`` gets a
         last cell for its missing cells.
         """
         values: list[np.ndarray | None] = []
         for j, column in enumerate(domain.columns):
             low, high = math.ceil(column.lower), math.floor(column.upper)
-            if column.integer and high - low + 1 <= value_cells:
-                rows = np.tile((domain.lower + domain.upper) / 2, (high - low + 1, 1))
-                rows[:, j] = np.arange(low, high + 1, dtype=float)
-                values.append(domain.to_unit(rows)[:, j])  # the integers mapped onto [-1, 1] as the domain maps them
+            declared = (np.asarray(column.values, dtype=float) if column.values is not None
+                        else np.arange(low, high + 1, dtype=float) if column.integer else None)
+            if declared is not None and len(declared) <= value_cells:
+                rows = np.tile((domain.lower + domain.upper) / 2, (len(declared), 1))
+                rows[:, j] = declared
+                values.append(domain.to_unit(rows)[:, j])  # the values mapped onto [-1, 1] as the domain maps them
             else:
                 values.append(None)
         return cls(n_bins, tuple(values), tuple(column.name in nullable for column in domain.columns))
@@ -259,7 +263,7 @@ class CellLayout:
 
     @property
     def value_columns(self) -> int:
-        """How many columns have one cell per integer value."""
+        """How many columns have one cell per value (integer or declared)."""
         return sum(values is not None for values in self.values)
 
     def cells(self, points: np.ndarray, missing: np.ndarray | None = None) -> np.ndarray:
