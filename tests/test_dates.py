@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp import Condition, SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
 from synthdp.domain.box import Domain, parse_bounds
 from synthdp.domain.decode import decode
@@ -183,6 +183,48 @@ def test_every_engine_reads_dates_as_the_in_memory_table_does(tmp_path):
         table.row_sums(SumRequest())
         np.testing.assert_allclose(table.row_sums(request)["moments"], expected, rtol=1e-12,
                                    err_msg=f"{engine} {type(source).__name__} {chunk_rows}")
+
+
+def test_a_parquet_date_column_of_missing_cells_only_reads_as_its_csv_does(tmp_path):
+    """pandas stores a column whose every cell is None as Arrow's null type: a nullable date column so
+    stored was refused as "neither dates nor ISO text", where its CSV and a numeric column read as missing."""
+    pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"visit": pd.Series([None] * 60, dtype=object), "x": np.linspace(-1, 1, 60)})
+    csv, parquet = tmp_path / "t.csv", tmp_path / "t.parquet"
+    frame.to_csv(csv, index=False)
+    frame.to_parquet(parquet)
+    bounds = {"visit": {**BOUNDS["visit"], "nullable": True}, "x": [-6, 6]}
+    request = SumRequest(Domain.from_bounds(bounds, list(frame.columns)), np.eye(2, dtype=int))
+    expected = PrivateTable.open(csv, "numpy", None, nullable=["visit"], time_columns={"visit": "date"}).row_sums(request)
+    for chunk_rows in (None, 25):
+        table = PrivateTable.open(parquet, "numpy", chunk_rows, nullable=["visit"], time_columns={"visit": "date"})
+        table.row_sums(SumRequest())  # the row count, read from the footer, which checks the columns' types
+        np.testing.assert_allclose(table.row_sums(request)["moments"], expected["moments"], atol=1e-12)
+    plain = SumRequest(Domain.from_bounds({"visit": BOUNDS["visit"], "x": [-6, 6]}, list(frame.columns)),
+                       np.eye(2, dtype=int))  # not nullable: missing cells are an error, as in a CSV
+    message = first_line_error(lambda: PrivateTable.open(parquet, "numpy", None, time_columns={"visit": "date"})
+                               .row_sums(plain))
+    assert message.startswith("column 'visit' has missing")
+
+
+def test_a_given_date_or_time_before_the_year_1000_matches_its_rows():
+    """sample_from_conditions wrote a given value with strftime, whose "%Y" drops a year's leading zeros
+    ("828-06-08"): no support point matched a date or time before the year 1000."""
+    rng = np.random.default_rng(3)
+    days = np.datetime64("0500-01-01") + rng.integers(0, 1000 * 365, 400)
+    frame = pd.DataFrame({"day": days.astype(str), "stamp": (days.astype("datetime64[s]") + rng.integers(0, 86_400, 400))
+                          .astype(str), "x": rng.normal(size=400)})
+    bounds = {"day": {"type": "date", "bounds": ["0500-01-01", "1600-12-31"]},
+              "stamp": {"type": "datetime", "bounds": ["0500-01-01T00:00:00", "1600-12-31T23:59:59"]}, "x": [-6, 6]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the testing-seed warning
+        synth = SmoothSynthesizer(epsilon=EPSILON, seed=SEED).fit(frame, bounds=bounds)
+    drawn = synth.sample(200, seed=1)
+    early = drawn[drawn["day"] < pd.Timestamp("1000-01-01")].iloc[0]
+    for name in ("day", "stamp"):
+        for value in (early[name], early[name].isoformat()):
+            given = synth.sample_from_conditions([Condition({name: value}, num_rows=3)], seed=2)
+            assert (given[name] == early[name]).all(), (name, value)
 
 
 # ------------------------------------------------------------------------ bad values

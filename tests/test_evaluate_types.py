@@ -130,6 +130,16 @@ def test_dates_are_inferred_from_iso_text_and_datetime64():
     Schema.from_dict(content, list(frame.columns))
 
 
+def test_iso_dates_beside_date_times_are_a_datetime_column_not_levels():
+    """A writer that leaves out a midnight's time (2020-01-05 beside 2020-01-05T10:00) wrote a datetime
+    column: inferred as categorical, each time was a level of its own."""
+    frame = pd.DataFrame({"when": ["2020-01-05", "2020-01-05T10:11:12", "2020-03-01 06:30", "2020-02-29"]})
+    content = infer_schema(frame)
+    assert content["columns"]["when"] == {"type": "datetime", "bounds": ["2020-01-05T00:00:00", "2020-03-01T06:30:00"]}
+    assert types(infer_schema(pd.DataFrame({"when": ["2020-01-05", "2020-01-05T10:11:12", "soon"]}))) == {
+        "when": "categorical"}
+
+
 def test_a_numeric_table_does_not_need_a_schema_and_the_note_counts_the_types():
     numeric = infer_schema(pd.DataFrame({"a": np.arange(50) / 7, "b": np.arange(50)}))
     assert not needs_schema(numeric)
@@ -253,6 +263,12 @@ def test_the_date_chart_has_iso_tick_labels_not_day_numbers():
      ["2020-01-01T03:00", "2020-01-01T06:00", "2020-01-01T09:00", "2020-01-01T12:00", "2020-01-01T15:00"]),
     ("datetime", ("2020-01-01T00:00:00", "2020-12-31T23:59:59"),
      ["2020-01-01", "2020-04-01", "2020-07-01", "2020-10-01"]),
+    # bounds outside pandas' nanosecond range (1677 to 2262), where the HTML report used to stop with a traceback
+    ("date", ("1850-01-01", "2400-12-31"), ["1850-01-01", "2050-01-01", "2250-01-01"]),
+    ("datetime", ("0001-01-01T00:00:00", "9999-12-31T23:59:59"),
+     ["0001-01-01", "2001-01-01", "4001-01-01", "6001-01-01", "8001-01-01"]),
+    ("date", ("0005-01-01", "0007-06-01"), ["0005-01-01", "0005-07-01", "0006-01-01", "0006-07-01", "0007-01-01"]),
+    ("datetime", ("2300-01-01T00:00:00", "2300-01-01T00:00:10"), ["2300-01-01T00:00:00", "2300-01-01T00:00:10"]),
 ])
 def test_time_ticks(kind, bounds, expected):
     from synthdp.domain.dates import parse_bound

@@ -1,5 +1,6 @@
 """Mixed tables: schema, encoding, grouped sensitivity, candidates, decoding, marginals, CLI."""
 
+import datetime as dt
 import itertools
 import json
 import math
@@ -1434,6 +1435,11 @@ def test_levels_are_matched_value_by_value_whatever_the_column_s_type():
     days = Schema.from_dict({"columns": {"d": {"type": "categorical", "levels": ["2020-01-01", "2020-01-02"]}}},
                             ["d"]).column("d")
     assert list(days.level_codes(pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02", "2020-01-03"])))) == [0, 1, 2]
+    # a date before the year 1000 is its ISO text, as the level is written (strftime's "%Y" gave "828-06-08")
+    early = Schema.from_dict({"columns": {"d": {"type": "categorical", "levels": ["0828-06-08", "1999-01-01"]}}},
+                             ["d"]).column("d")
+    assert list(early.level_codes(pd.Series([dt.date(828, 6, 8), dt.date(1999, 1, 1)]))) == [0, 1]
+    assert list(early.level_codes(pd.Series(np.array(["0828-06-08"], dtype="datetime64[us]")))) == [0]
     flags = Schema.from_dict({"columns": {"b": {"type": "binary", "levels": ["False", "True"]}}}, ["b"]).column("b")
     assert list(flags.level_codes(pd.Series([True, False]))) == [1, 0]
     from synthdp.domain.schema import level_text

@@ -317,6 +317,15 @@ def test_a_few_whole_values_are_drafted_as_codes_and_a_note_says_so():
     assert set(out["icd"]) <= {250, 272, 278, 401}
 
 
+def test_iso_dates_beside_date_times_draft_as_a_datetime_column():
+    """A column of ISO dates and date-times (a writer that leaves out a midnight's time) was drafted as
+    categorical, each time a level (or left to discovery); it is a datetime column, as a release reads it."""
+    days = np.datetime64("2020-01-01") + np.arange(300)
+    text = [f"{day}T{k % 24:02d}:30:00" if k % 3 else str(day) for k, day in enumerate(days)]
+    content, _ = draft_schema(pd.DataFrame({"when": text}))
+    assert content["columns"]["when"] == {"type": "datetime", "bounds": ["2020-01-01T00:00:00", "2020-10-31T23:59:59"]}
+
+
 def test_codes_keep_the_input_s_number_type_and_infinite_values_are_not_codes():
     from synthdp.reader.draft import draft_schema
 

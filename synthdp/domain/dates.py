@@ -29,11 +29,14 @@ ISO_DATETIME = r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"
 def iso_text_times(text):
     """("date", values) or ("datetime", values) when every value of ``text`` (a pandas Series of
     strings) is ISO text of that kind (:data:`ISO_DATE`, :data:`ISO_DATETIME`: no time zone) and a
-    real calendar time (not 2021-02-30); else None. ``values`` are the parsed times. For schema
-    drafting and evaluation's type inference, which read the data (not private)."""
-    if text.str.fullmatch(ISO_DATE).all():
+    real calendar time (not 2021-02-30); else None. Dates beside date-times (a writer that leaves
+    out a midnight's time) are datetimes, as a date column would drop the times of the others.
+    ``values`` are the parsed times. For schema drafting and evaluation's type inference, which
+    read the data (not private)."""
+    dates = text.str.fullmatch(ISO_DATE)
+    if dates.all():
         kind = "date"
-    elif text.str.fullmatch(ISO_DATETIME).all():
+    elif (dates | text.str.fullmatch(ISO_DATETIME)).all():
         kind = "datetime"
     else:
         return None

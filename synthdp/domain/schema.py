@@ -322,7 +322,7 @@ def _value_text(value: object) -> str | None:
         return str(value) if isinstance(value, np.floating) else repr(float(value))
     if isinstance(value, (dt.date, np.datetime64)):
         moment = pd.Timestamp(value)
-        return moment.strftime("%Y-%m-%d") if moment == moment.normalize() else str(moment)
+        return moment.date().isoformat() if moment == moment.normalize() else str(moment)  # ("%Y": no zeros before 1000)
     return str(value)
 
 

@@ -12,8 +12,9 @@ does (``SingleTableMetadata.detect_from_dataframe``), and says so:
 * any other numeric column is ``integer`` (every value whole) or ``continuous``, its bounds the
   real table's min and max (a constant column's value +- 1), as evaluate's smooth queries take
   them without bounds;
-* a text column whose every value is an ISO date (date and time) is a ``date`` (``datetime``)
-  column, bounded by its first and last value; datetime64 columns of a DataFrame likewise;
+* a text column whose every value is an ISO date is a ``date`` column, one of ISO date-times (dates
+  among them or not) a ``datetime`` column, bounded by its first and last value; datetime64
+  columns of a DataFrame likewise;
 * any other text column is ``categorical`` (``binary`` with 2 values), its levels the values
   seen, sorted; above :data:`MAX_INFERRED_LEVELS` distinct values (an identifier, free text) the
   most frequent :data:`MAX_INFERRED_LEVELS` are kept and the others count as "other", so the

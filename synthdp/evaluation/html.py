@@ -61,7 +61,7 @@ WORST_PAIRS = 10
 
 MATPLOTLIB_MISSING = "the HTML report needs matplotlib (pip install matplotlib)"
 
-EPOCH_TIMESTAMP = pd.Timestamp(EPOCH)  # day 0 of a date column, second 0 of a datetime column
+EPOCH_TIMESTAMP = pd.Timestamp(EPOCH).as_unit("us")  # day 0 of a date column, second 0 of a datetime column
 
 REAL_COLOUR, SYNTH_COLOUR = "#4c72b0", "#dd8452"
 
@@ -154,7 +154,8 @@ CHART_WIDTH = 4.6
 TIME_STEPS = (("1min", 1 / 1440), ("5min", 5 / 1440), ("15min", 15 / 1440), ("1h", 1 / 24), ("3h", 3 / 24),
               ("6h", 6 / 24), ("12h", 0.5), ("1D", 1), ("2D", 2), ("7D", 7), ("14D", 14), ("1MS", 30.4),
               ("2MS", 60.9), ("3MS", 91.3), ("6MS", 182.6), ("1YS", 365.2), ("2YS", 730.5), ("5YS", 1826),
-              ("10YS", 3652), ("20YS", 7305), ("50YS", 18262), ("100YS", 36525))
+              ("10YS", 3652), ("20YS", 7305), ("50YS", 18262), ("100YS", 36525), ("200YS", 73049),
+              ("500YS", 182621), ("1000YS", 365242), ("2000YS", 730485))
 MAX_TIME_TICKS = 5
 
 
@@ -164,23 +165,26 @@ def time_ticks(lower: float, upper: float, kind: str, most: int = MAX_TIME_TICKS
     hours, minutes), at most ``most`` of them, labelled ``2021-03-01`` (or ``2021-03-01T06:00`` for
     ticks within a day); the two ends when no calendar step fits."""
     per_day = 1.0 if kind == "date" else float(SECONDS_PER_DAY)
-    start = EPOCH_TIMESTAMP + pd.to_timedelta(lower / per_day, unit="D")
-    end = EPOCH_TIMESTAMP + pd.to_timedelta(upper / per_day, unit="D")
+    # at microseconds, not pandas' default nanoseconds: bounds may lie in any year from 1 to 9999
+    start, end = (pd.Timestamp(np.datetime64(round(value * SECONDS_PER_DAY / per_day * 10**6), "us"))
+                  for value in (lower, upper))
     span = (upper - lower) / per_day
     for frequency, days in TIME_STEPS:
         if (kind == "date" and days < 1) or span / days > 4 * most:
             continue  # a date axis has no ticks within a day; too many ticks are not tried
-        stamps = pd.date_range(start.ceil("min"), end, freq=frequency)
+        stamps = pd.date_range(start.ceil("min"), end, freq=frequency, unit="us")
         if 2 <= len(stamps) <= most:
             break
     else:
         stamps = pd.DatetimeIndex([start.round("s"), end.round("s")])
     positions = [(stamp - EPOCH_TIMESTAMP) / pd.Timedelta(days=1) * per_day for stamp in stamps]
     if kind == "date" or all(stamp == stamp.normalize() for stamp in stamps):
-        form = "%Y-%m-%d"
+        spec = "date"
     else:
-        form = "%Y-%m-%dT%H:%M" if all(stamp.second == 0 for stamp in stamps) else "%Y-%m-%dT%H:%M:%S"
-    return positions, [stamp.strftime(form) for stamp in stamps]
+        spec = "minutes" if all(stamp.second == 0 for stamp in stamps) else "seconds"
+    # isoformat, not strftime: "%Y" drops the zeros of a year before 1000 on some platforms
+    return positions, [stamp.date().isoformat() if spec == "date" else stamp.to_pydatetime().isoformat(timespec=spec)
+                       for stamp in stamps]
 
 
 def _column_figure(mpl, labels: list[str], real: np.ndarray, synth: np.ndarray, numeric: bool,

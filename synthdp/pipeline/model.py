@@ -898,7 +898,8 @@ def _given_time(value: Any, name: str, kind: str) -> str:
     if pd.isna(moment) or moment.tzinfo is not None:
         raise SynthDPError(f"a given value of {kind} column '{name}' is not an ISO {kind} without a time zone, "
                            f"such as '{TIME_EXAMPLES[kind]}'")
-    return moment.strftime("%Y-%m-%d" if kind == "date" else "%Y-%m-%dT%H:%M:%S")
+    day = moment.date().isoformat()  # (strftime's %Y drops the zeros of a year before 1000: "828-06-08")
+    return day if kind == "date" else f"{day}T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
 
 
 def _decimals(model: SamplingModel, name: str) -> int | None:

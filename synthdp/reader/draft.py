@@ -15,9 +15,9 @@ SDV's rule, as ``synthdp evaluate`` types columns) is ``categorical`` with those
 levels, and a note says so. Any other numeric column whose values are all integers is
 ``integer``, any other ``continuous``, with
 ``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
-any value uses; synthetic values are rounded to them); a text column of ISO dates (times) is
-``date`` (``datetime``), its bounds whole years or months (times with a time zone are refused, as a
-release refuses them); a text column with more than 2
+any value uses; synthetic values are rounded to them); a text column of ISO dates (times, or dates
+beside times) is ``date`` (``datetime``), its bounds whole years or months (times with a time zone
+are refused, as a release refuses them); a text column with more than 2
 distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
 "other" level; a pandas category's levels are its categories, in their declared order, unused ones
 included, numbers as numbers), and with more than ``max_levels`` its levels are left to DP discovery

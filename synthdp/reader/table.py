@@ -1280,7 +1280,8 @@ def _check_parquet_footer(parquet, names: list[str], time_columns: Mapping[str, 
         times = time_columns or {}
         if name in times:
             if (pa.types.is_date(stored) or pa.types.is_timestamp(stored) or pa.types.is_string(stored)
-                    or pa.types.is_large_string(stored) or pa.types.is_string_view(stored)):
+                    or pa.types.is_large_string(stored) or pa.types.is_string_view(stored)
+                    or pa.types.is_null(stored)):  # (Arrow's null type: missing cells only, as for a number)
                 continue  # read as days or seconds by the pass that sums (which refuses time zones)
             raise SynthDPError(f"{times[name]} column '{name}' holds neither dates nor ISO text")
         if not (pa.types.is_integer(stored) or pa.types.is_floating(stored) or pa.types.is_decimal(stored)
