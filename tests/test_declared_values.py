@@ -77,6 +77,7 @@ def test_values_are_parsed_sorted_kept_in_to_dict_and_read_back():
     ({"bounds": [0, 5], "values": [1, 2], "decimals": 1}, "both \"values\" and \"decimals\""),
     ({"type": "integer", "bounds": [0, 5], "values": [1, 2.5]}, "not whole numbers"),
     ({"type": "date", "bounds": ["2020-01-01", "2020-12-31"], "values": [1, 2]}, "continuous or integer"),
+    ({"bounds": [0, 1e6], "values": [1, 1 + 1e-12, 3]}, "too close together"),
 ])
 def test_bad_values_are_a_one_line_error_naming_the_column(spec, message):
     text = one_line_error(lambda: parse_bounds({"col": spec}, ["col"]))
@@ -91,6 +92,20 @@ def test_a_schema_column_with_values_needs_no_bounds():
 
     content = {"columns": {"speed": {"type": "continuous", "values": SPEEDS}, "x": {"type": "continuous"}}}
     assert columns_without_bounds(content, ["speed", "x"]) == ["x"]
+
+
+def test_values_close_together_keep_a_cell_each_and_decode_to_themselves_or_are_refused():
+    """Values 1e-12 apart inside [0, 1] are floats far apart on [-1, 1]: each counts in its own cell and
+    comes back as itself. Inside bounds 10^6 wide they were a float apart there: both counted in the
+    first one's cell, and the second was never drawn; such a declaration is refused (above)."""
+    declared = [0.5, 0.5 + 1e-12, 0.7, 1.0]
+    domain = Domain.from_bounds({"a": {"bounds": [0, 1], "values": declared}}, ["a"])
+    layout = CellLayout.for_domain(domain, n_bins=4, value_cells=8)
+    grid = np.array(declared)[:, None]
+    assert layout.cells(domain.to_unit(grid))[:, 0].tolist() == [0, 1, 2, 3]
+    assert decode(layout.values[0][:, None], domain)["a"].tolist() == declared
+    text = one_line_error(lambda: Domain.from_bounds({"a": {"bounds": [0, 1e6], "values": [1, 1 + 1e-12]}}, ["a"]))
+    assert "'a'" in text and "too close together" in text
 
 
 # ------------------------------------------------------------------ cells and decoding
@@ -182,3 +197,32 @@ def test_the_cli_reads_values_from_a_bounds_file_and_refuses_bad_ones_in_one_lin
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("synthdp: error:")]
     assert code != 0 and len(errors) == 1 and "'speed'" in errors[0] and "twice" in errors[0]
     assert not other.exists()
+
+
+def test_sample_from_conditions_takes_a_declared_value_of_many_digits_and_refuses_others():
+    """A declared value that no 15 decimals write (1/3) is given as it is declared: it was refused with
+    'declares no decimals', though a column with values cannot declare decimals. A value that is not
+    declared is a one-line error naming the column."""
+    thirds = [0.0, 1 / 3, 2 / 3, 1.0]
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"t": rng.choice(thirds, 500), "x": rng.normal(size=500)})
+    synth = quiet_fit(frame, bounds={"t": {"values": thirds}, "x": [-4, 4]})
+    given = synth.sample_from_conditions(pd.DataFrame({"t": [1 / 3, 1.0, None]}), seed=1)
+    assert given["t"].tolist()[:2] == [1 / 3, 1.0] and given["t"].iloc[2] in thirds
+    for value in (0.5, 0.3333):
+        text = one_line_error(lambda value=value: synth.sample_from_conditions(pd.DataFrame({"t": [value]}), seed=1))
+        assert "'t'" in text and "not one of its declared values" in text
+
+
+def test_an_equality_on_a_declared_value_gets_a_summary_interval_that_holds_the_table_s_share():
+    """speed == 0.25 is 0 at every quadrature node and check point off the declared values, so its misfit
+    showed as 0 and its interval was [0, 0], far from the table's share; the check points moved to the
+    nearest declared value, where the rows lie, show the misfit, as for an integer column."""
+    frame = grid_table(500, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summary = SmoothSynthesizer(epsilon=1.0, delta=1e-6, seed=0).fit(frame, GRID_BOUNDS, synthesize=False).summary()
+    for name, value in (("speed", 0.25), ("load", 3.1)):
+        row = summary.answer_interval(lambda rows, name=name, value=value: (rows[name] == value).astype(float)).iloc[0]
+        truth = (frame[name] == value).mean()
+        assert row["approximation_error"] > 0.5 and row["lower"] <= truth <= row["upper"]

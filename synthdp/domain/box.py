@@ -112,18 +112,25 @@ class ColumnDomain:
             raise SynthDPError(f"column '{self.name}' has \"values\" outside its bounds")
         if self.integer and not all(value.is_integer() for value in ordered):
             raise SynthDPError(f"integer column '{self.name}' has \"values\" that are not whole numbers")
+        if not self._values_apart(np.asarray(ordered, dtype=float)):
+            raise SynthDPError(f"column '{self.name}' has \"values\" too close together to tell apart inside its "
+                               "bounds (at float64's precision): merge the closest, or narrow the bounds")
         object.__setattr__(self, "values", tuple(ordered))
 
-    @property
-    def values_decimals(self) -> int | None:
-        """The fewest decimals (at most MAX_DECIMALS) that write every declared value as the float
-        nearest to it, or None (no declared values, or one that needs more)."""
-        if self.values is None:
-            return None
-        for decimals in range(MAX_DECIMALS + 1):
-            if all(round(value, decimals) == value for value in self.values):
-                return decimals
-        return None
+    def _values_apart(self, grid: np.ndarray) -> bool:
+        """Whether each declared value keeps a cell of its own as the release maps it onto [-1, 1]
+        (:meth:`Domain.to_unit`; its cell the values below the next float above the midpoint with the
+        next value, as :class:`synthdp.stats.histograms.CellSearch` delimits value cells) and comes
+        back from it as itself (mapped back nearer to it than to its neighbours): values 1e-12
+        apart inside bounds 10^6 wide are a float or two apart on [-1, 1], and one of them would
+        never be drawn."""
+        width = self.upper - self.lower
+        unit = np.clip((grid - self.lower) / width * 2.0 - 1.0, -1.0, 1.0)
+        edges = np.nextafter((unit[1:] + unit[:-1]) / 2, np.inf)
+        error = self.lower + (unit + 1.0) * 0.5 * width - grid
+        half = np.diff(grid) / 2
+        return bool(np.all(unit[:-1] < edges) and np.all(edges <= unit[1:])
+                    and np.all(error[:-1] < half) and np.all(-error[1:] < half))
 
     def _check_decimals(self) -> None:
         decimals = self.decimals

@@ -64,6 +64,7 @@ from synthdp.config import MAX_ROWS_PER_UNIT
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.dates import iso_times
+from synthdp.domain.decode import nearest_values
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
 from synthdp.domain.units import contribution_bins, synthetic_units
@@ -731,7 +732,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
     if model.units is not None and model.units.column in known.columns:
         raise SynthDPError(f"the unit column '{model.units.column}' cannot be given: its identifiers are drawn")
     for name in known.columns:
-        if known[name].notna().any() and _decimals(model, name) == -1:
+        if known[name].notna().any() and _declared(model, name) is None and _decimals(model, name) == -1:
             raise SynthDPError(f"continuous column '{name}' declares no decimals, so a given value of it has no mass: "
                                "declare its decimals, or give a range with a condition (e.g. \"x >= 1 and x < 2\")")
     support = model.decode(model.points)
@@ -740,7 +741,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
     # a binary or categorical column compares level codes (a given 1.0, as a partial frame of whole numbers
     # holds it, is the level "1"), the others text
     text = {name: (pd.Series(levelled[name].level_codes(support[name])) if name in levelled
-                   else _comparable(support[name], _decimals(model, name), name)) for name in known.columns}
+                   else _comparable_in(model, name, support[name])) for name in known.columns}
     chosen: list[np.ndarray] = []
     pattern = known.notna()
     # each given level's code, column by column in the column's own type (a row of the frame holds its cells as
@@ -764,8 +765,7 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
             elif name in temporal:  # a date or time however it is written in ISO form, as a condition reads one
                 value = _given_time(row[name], name, temporal[name])
             else:
-                value = _comparable(pd.Series([row[name]], dtype=object), _decimals(model, name), name,
-                                    given=True).iloc[0]
+                value = _comparable_in(model, name, pd.Series([row[name]], dtype=object), given=True).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
@@ -905,16 +905,41 @@ def _given_time(value: Any, name: str, kind: str) -> str:
 def _decimals(model: SamplingModel, name: str) -> int | None:
     """How a column's values compare: None as text (levels, dates), 0 for an integer column (as
     numbers: 60 and 60.0, which a column with a missing cell holds, are one value), k for k
-    decimals, or the decimals that write its declared values; a continuous column without declared
-    decimals or values cannot be given (-1)."""
+    decimals; a continuous column without declared decimals cannot be given (-1), unless it
+    declares its values (:func:`_declared`)."""
     numeric = {column.name: column for column in model.domain.columns}
     column = numeric.get(name)
     if column is None or column.temporal:
         return None
     if column.integer:
         return 0
-    decimals = column.values_decimals if column.values is not None else getattr(column, "decimals", None)
+    decimals = getattr(column, "decimals", None)
     return -1 if decimals is None else int(decimals)
+
+
+def _declared(model: SamplingModel, name: str) -> tuple[float, ...] | None:
+    """A numeric column's declared values (public metadata), or None."""
+    column = {column.name: column for column in model.domain.columns}.get(name)
+    return None if column is None else getattr(column, "values", None)
+
+
+def _comparable_in(model: SamplingModel, name: str, values: pd.Series, given: bool = False) -> pd.Series:
+    """:func:`_comparable` for column ``name`` of the model; a column with declared values compares the
+    number of the declared value each is (a given value within 1e-12 of one, relative, is that one; any
+    other is an error naming the column): 1/3 written with 16 digits is the declared 1/3."""
+    declared = _declared(model, name)
+    if declared is None:
+        return _comparable(values, _decimals(model, name), name, given)
+    numbers = pd.to_numeric(values, errors="coerce")
+    if (numbers.isna() & values.notna()).any():
+        raise SynthDPError(f"a given value of column '{name}' is not a number")
+    x = numbers.to_numpy(dtype=float, na_value=np.nan)
+    present = ~np.isnan(x)
+    nearest = nearest_values(np.where(present, x, declared[0]), declared)
+    if given and not np.isclose(nearest, x, rtol=1e-12, atol=0.0)[present].all():
+        raise SynthDPError(f"a given value of column '{name}' is not one of its declared values")
+    index = pd.Series(np.searchsorted(np.asarray(declared, dtype=float), nearest), index=values.index)
+    return index.astype("string").where(present)
 
 
 def _comparable(values: pd.Series, decimals: int | None, name: str = "", given: bool = False) -> pd.Series:

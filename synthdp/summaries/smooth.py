@@ -75,6 +75,7 @@ from synthdp.checks import is_finite_number, is_int
 from synthdp.config import MAX_JACKSON_SMOOTHNESS, MAX_SMOOTHNESS
 from synthdp.domain.box import Domain
 from synthdp.domain.dates import SECONDS_PER_DAY
+from synthdp.domain.decode import nearest_values
 from synthdp.errors import SynthDPError, near_column
 from synthdp.stats.chebyshev import ChebyshevBasis
 from synthdp.summaries.base import SummaryFile, column_order
@@ -624,8 +625,9 @@ class Summary(SummaryFile):
                       check_points: int) -> np.ndarray:
         """max |f - p| over the quadrature nodes (where f's values are ``at_nodes``), ``check_points``
         Sobol' points, the same points with their integer and date columns rounded to whole numbers
-        (where a table's rows lie: an equality on an integer column, age == 40, is 0 at every point
-        between them, and its misfit showed as 0) and the vertices of the box, per query."""
+        and their columns with declared values moved to the nearest declared one (where a table's
+        rows lie: an equality on an integer column, age == 40, is 0 at every point between them,
+        and its misfit showed as 0) and the vertices of the box, per query."""
         from scipy.stats import qmc
 
         log2 = max(0, math.ceil(math.log2(check_points)))
@@ -637,10 +639,14 @@ class Summary(SummaryFile):
         basis = ChebyshevBasis(self.basis_indices)
         worst = np.zeros(c.shape[1])
         checks = [(self._rule.nodes, at_nodes), (2.0 * u - 1.0, None), (vertices.astype(float), None)]
-        whole = [j for j, column in enumerate(self.domain.columns) if column.integer]  # integers and dates
-        if whole:
+        whole = [j for j, column in enumerate(self.domain.columns)
+                 if column.integer and column.values is None]  # integers and dates
+        declared = [(j, column.values) for j, column in enumerate(self.domain.columns) if column.values is not None]
+        if whole or declared:
             rounded = self.domain.from_unit(2.0 * u - 1.0)
             rounded[:, whole] = np.clip(np.round(rounded[:, whole]), self.domain.lower[whole], self.domain.upper[whole])
+            for j, grid in declared:  # a column's declared values, where its rows lie
+                rounded[:, j] = nearest_values(rounded[:, j], grid)
             checks.append((self.domain.to_unit(rounded), None))
         for unit, values in checks:
             if values is None:
