@@ -53,7 +53,7 @@ from relationships import SDMetricsBatch
 from small_tables import CONFIGS
 
 from synthdp import SmoothSynthesizer
-from synthdp.pipeline.plan import MARGINAL_BINS_RANGE
+from synthdp.study import MARGINAL_BINS_RANGE
 
 SCRIPT = "conditional_histograms.py"
 TABLES = ("iris", "glass", "wine", "diabetes", "cancer10", "digits600")

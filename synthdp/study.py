@@ -14,7 +14,7 @@ The groups:
   choices, its draws, and the LP of a mixed table.
 * **The plan, the budget and the noise** (:mod:`synthdp.pipeline.plan`, :mod:`synthdp.privacy`,
   :mod:`synthdp.pipeline.report`): ``make_plan``, ``paper_n_basis``, ``auto_n_basis``,
-  ``MAX_AUTO_N_BASIS``, ``pair_noise_sd``, ``composition``, ``plan_budget``, ``Budget``,
+  ``MAX_AUTO_N_BASIS``, ``MARGINAL_BINS_RANGE``, ``pair_noise_sd``, ``composition``, ``plan_budget``, ``Budget``,
   ``privacy_report``, ``bounded_means_sensitivity``, ``NoiseSampler``, ``OpenDPNoise``,
   ``analytic_gaussian_sigma``, ``gdp_mu``, ``laplace_scale``, ``PrivacyLedger``: sizes and budget shares
   from public inputs, the noise samplers and scales, the ledger and the report.
@@ -60,7 +60,14 @@ import numpy as np
 from synthdp.pipeline.run import FittedModel, StudyOptions, fit, mixed_design, sample
 
 # the plan, the budget and the noise
-from synthdp.pipeline.plan import MAX_AUTO_N_BASIS, auto_n_basis, make_plan, pair_noise_sd, paper_n_basis
+from synthdp.pipeline.plan import (
+    MARGINAL_BINS_RANGE,
+    MAX_AUTO_N_BASIS,
+    auto_n_basis,
+    make_plan,
+    pair_noise_sd,
+    paper_n_basis,
+)
 from synthdp.privacy.budget import Budget
 from synthdp.pipeline.report import privacy_report
 from synthdp.privacy.sensitivity import bounded_means_sensitivity
@@ -195,7 +202,7 @@ __all__ = [
     # fitting with study options
     "StudyOptions", "fit", "sample", "FittedModel", "mixed_design",
     # the plan, the budget and the noise
-    "make_plan", "paper_n_basis", "auto_n_basis", "MAX_AUTO_N_BASIS", "pair_noise_sd", "composition", "plan_budget",
+    "make_plan", "paper_n_basis", "auto_n_basis", "MAX_AUTO_N_BASIS", "MARGINAL_BINS_RANGE", "pair_noise_sd", "composition", "plan_budget",
     "Budget", "privacy_report", "bounded_means_sensitivity", "NoiseSampler", "OpenDPNoise", "analytic_gaussian_sigma", "gdp_mu",
     "laplace_scale", "PrivacyLedger",
     # the release's statistics
