@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 from noise_box import unseen_tables
-from relationships import SDMetricsBatch
+from relationships import SDMetricsBatch, cell
 from small_tables import CONFIGS
 
 from synthdp import SmoothSynthesizer
@@ -163,13 +163,9 @@ def probe_table(name: str, real: pd.DataFrame, content: dict, rounds: int, seed:
     return rows
 
 
-def cell(values: list) -> str:
-    values = np.asarray(values, dtype=float)
-    values = values[~np.isnan(values)]
-    if len(values) == 0:
-        return "n/a"
-    se = values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return f"{values.mean():.3f} ± {se:.3f}"
+def present(values: list) -> list:
+    """The values that were scored (a missing score is NaN here): what :func:`relationships.cell` averages."""
+    return [value for value in values if not np.isnan(value)]
 
 
 def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], seconds: float, message: str) -> str:
@@ -189,8 +185,9 @@ def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], s
               "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         lines.append(f"| {row['table']} | {row['levels']}, {row['numeric']}, {row['bins']} | "
-                     f"{row['mu_levels']:.3f} / {row['mu_histograms']:.3f} | {row['variant']} | {cell(row['overall'])} | "
-                     f"{cell(row['column_shapes'])} | {cell(row['column_pair_trends'])} | {cell(row['strong_ratio'])} | "
+                     f"{row['mu_levels']:.3f} / {row['mu_histograms']:.3f} | {row['variant']} | {cell(present(row['overall']))} | "
+                     f"{cell(present(row['column_shapes']))} | {cell(present(row['column_pair_trends']))} | "
+                     f"{cell(present(row['strong_ratio']))} | "
                      + (f"{np.mean(row['conditioned']):.1f} of {row['numeric']}" if "conditioned" in row else "") + " |")
     return "\n".join(lines) + "\n"
 

@@ -26,7 +26,6 @@ TV beside. Seeded releases (round r: seed + r, the same seeds in both arms): rep
 from __future__ import annotations
 
 import argparse
-import math
 import time
 import warnings
 import zlib
@@ -37,7 +36,7 @@ import pandas as pd
 import small_tables as st
 from adult_pairs import independent_table
 from common import RESULTS_DIR, Dataset, command_line, generated_by, log, query_set, true_answers
-from relationships import SDMetricsBatch, run_table
+from relationships import SDMetricsBatch, cell, run_table
 
 SCRIPT = "declared_values.py"
 TABLES = ("yacht", "energy", "factorial", "likert")
@@ -115,14 +114,6 @@ def main(argv: list[str] | None = None) -> None:
         quality.fill(row["runs"])
     args.out.write_text(render(args, argv, rows, notes, time.perf_counter() - start, quality.message), encoding="utf-8")
     log(f"wrote {args.out}")
-
-
-def cell(values: list) -> str:
-    values = np.asarray([v for v in values if v is not None], dtype=float)
-    if len(values) == 0:
-        return "n/a"
-    se = values.std(ddof=1) / math.sqrt(len(values)) if len(values) > 1 else 0.0
-    return f"{values.mean():.3f} ± {se:.3f}"
 
 
 def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], notes: list[str], seconds: float,

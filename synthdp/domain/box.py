@@ -115,7 +115,7 @@ class ColumnDomain:
         if not self._values_apart(np.asarray(ordered, dtype=float)):
             raise SynthDPError(f"column '{self.name}' has \"values\" too close together to tell apart inside its "
                                "bounds (at float64's precision): merge the closest, or narrow the bounds")
-        object.__setattr__(self, "values", tuple(ordered))
+        object.__setattr__(self, "values", ordered)
 
     def _values_apart(self, grid: np.ndarray) -> bool:
         """Whether each declared value keeps a cell of its own as the release maps it onto [-1, 1]
@@ -312,8 +312,7 @@ def _parse_column(name: str, spec: object) -> ColumnDomain:
         raise SynthDPError(f"bounds for column '{name}' must be numbers") from None
     except OverflowError:  # an integer of hundreds of digits
         raise SynthDPError(f"bounds for column '{name}' must be finite numbers with a finite width") from None
-    return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals,
-                        values=None if values is None else tuple(values) if isinstance(values, list) else values)
+    return ColumnDomain(name, lower, upper, integer=column_type == "integer", decimals=decimals, values=values)
 
 
 def read_json_file(path: str | Path, label: str) -> object:
