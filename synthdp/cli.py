@@ -999,7 +999,7 @@ def schema_command(args: argparse.Namespace) -> int:
     for note in notes:
         print(f"synthdp: note: {note}", file=sys.stderr)
     print(f"synthdp: wrote a draft schema of {len(content['columns'])} columns to {_named(args.output)}; it was read "
-          "from the data and is NOT private: replace its bounds and levels with public knowledge, then delete its "
+          "from the data and is NOT private: replace its bounds, levels and values with public knowledge, then delete its "
           "\"draft\" entry", file=sys.stderr)
     return 0
 

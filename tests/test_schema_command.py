@@ -373,3 +373,29 @@ def test_a_pandas_category_is_drafted_with_its_declared_levels_in_their_order(tm
     assert run(["schema", tmp_path / "t.parquet", "-o", tmp_path / "s.json"], capsys)[0] == 0
     drafted = json.loads((tmp_path / "s.json").read_text())["columns"]["scale"]
     assert drafted["levels"] == ["low", "mid", "high", "unused"]
+
+
+def test_a_continuous_column_of_few_values_is_drafted_with_them_and_a_release_keeps_to_them():
+    """A design's settings (a continuous column of 5 values over 300 rows) are drafted as "values" (not
+    "decimals"), and a note names the column; a release from the draft writes only those values. Not
+    drafted with values: an integer column with gaps (a count), a continuous column of more than one value
+    per 10 rows on average, and one whose values are too close for its bounds to keep a cell each (a
+    schema with them would be refused)."""
+    rng = np.random.default_rng(5)
+    grid = [0.125, 0.15, 0.2, 0.325, 0.45]
+    frame = pd.DataFrame({"speed": rng.choice(grid, 300), "visits": rng.choice([0, 1, 2, 3, 5, 8, 13, 21, 34, 40, 55, 60], 300),
+                          "sparse": np.repeat(np.linspace(0.05, 0.95, 40), 8)[:300],
+                          "close": np.tile([0.0, 1.0, 1.0 + 2.0**-52, 1e6], 75), "y": rng.normal(size=300)})
+    content, notes = draft_schema(frame)
+    columns = content["columns"]
+    assert columns["speed"] == {"type": "continuous", "bounds": columns["speed"]["bounds"], "values": grid}
+    assert columns["speed"]["bounds"][0] <= grid[0] and grid[-1] <= columns["speed"]["bounds"][1]
+    assert columns["visits"]["type"] == "integer" and "values" not in columns["visits"]
+    assert "values" not in columns["sparse"] and "values" not in columns["close"] and "values" not in columns["y"]
+    assert [note for note in notes if "few distinct values" in note] == [
+        next(note for note in notes if "'speed' take few distinct values" in note)]
+    Schema.from_dict(content, list(frame.columns))  # a schema a release accepts
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the draft's not-private warning
+        out = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(frame, schema=content).sample(400, seed=2)
+    assert set(out["speed"]) <= set(grid)

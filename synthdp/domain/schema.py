@@ -823,7 +823,7 @@ def check_schema_columns(content: object, origin: str = "schema", given: bool = 
 
 def is_draft(content: Mapping | Schema | None) -> bool:
     """Whether a schema mapping still carries the ``"draft"`` entry of ``synthdp schema``: its
-    bounds and levels were read from the data, so a release that uses it is NOT private."""
+    bounds, levels and values were read from the data, so a release that uses it is NOT private."""
     return isinstance(content, Mapping) and DRAFT_KEY in content
 
 

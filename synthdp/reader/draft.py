@@ -15,7 +15,12 @@ SDV's rule, as ``synthdp evaluate`` types columns) is ``categorical`` with those
 levels, and a note says so. Any other numeric column whose values are all integers is
 ``integer``, any other ``continuous``, with
 ``"decimals": k`` when its values use at most :data:`MAX_DRAFT_DECIMALS` decimals (k the most
-any value uses; synthetic values are rounded to them); a text column of ISO dates (times, or dates
+any value uses; synthetic values are rounded to them). A continuous column of few distinct values
+(at most min(n / 10, :data:`synthdp.domain.schema.MAX_VALUE_BLOCK`): each seen in 10 rows on average,
+as SDV's rule asks of codes) lists them as ``"values"`` instead (a design's settings, a scale's
+steps: one histogram cell per value, every synthetic value one of them; docs/cli.md#declared-values),
+and a note says so; an integer column never does, as its values already get a cell each where the
+release affords it, and a count's gaps are rarely public. A text column of ISO dates (times, or dates
 beside times) is ``date`` (``datetime``), its bounds whole years or months (times with a time zone
 are refused, as a release refuses them); a text column with more than 2
 distinct values is ``categorical`` (levels sorted, every value seen, so ``"other": false``: no
@@ -38,9 +43,16 @@ import math
 import numpy as np
 import pandas as pd
 
-from synthdp.domain.box import MAX_EXACT_INTEGER
+from synthdp.domain.box import MAX_EXACT_INTEGER, _parse_column
 from synthdp.domain.dates import ISO_DATETIME, iso_text_times
-from synthdp.domain.schema import DEFAULT_OTHER_LABEL, DISCOVER, DRAFT_KEY, level_text, looks_like_codes
+from synthdp.domain.schema import (
+    DEFAULT_OTHER_LABEL,
+    DISCOVER,
+    DRAFT_KEY,
+    MAX_VALUE_BLOCK,
+    level_text,
+    looks_like_codes,
+)
 from synthdp.errors import SynthDPError
 from synthdp.reader.numbers import decimal_floats, holds_decimals
 from synthdp.reader.table import check_column_names, check_row_count
@@ -49,8 +61,8 @@ DEFAULT_MAX_LEVELS = 50
 DRAFT_ENTRY = {
     "generated_by": "synthdp schema",
     "from_data": True,
-    "note": "bounds and levels were read from the data: they are NOT protected. Replace them with public "
-            "knowledge, then delete this entry.",
+    "note": "bounds, levels and values were read from the data: they are NOT protected. Replace them with "
+            "public knowledge, then delete this entry.",
 }
 #: Most decimals a draft declares: a continuous column whose values use more (a float that was
 #: never rounded, a ratio) gets no "decimals" entry, and its synthetic values are not rounded.
@@ -155,6 +167,7 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
     all_levels: set[str] = set()
     closed: list[str] = []
     codes: list[str] = []
+    grids: list[str] = []  # continuous columns drafted with their values
     empty: list[str] = []  # text columns holding empty text
     for name, column in zip(names, frame.columns):
         series = frame[column]
@@ -166,6 +179,8 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
                 all_levels.update(str(level) for level in spec["levels"])
             if spec["type"] == "categorical":
                 codes.append(name)
+            if "values" in spec:
+                grids.append(name)
         elif _zoned_times(series):  # a release refuses them: as a categorical draft, each time would be a level
             raise SynthDPError(f"column '{name}' holds times with a time-zone offset, which releases refuse (date and "
                                "datetime columns hold naive times): convert them to one local time (or UTC) without "
@@ -214,6 +229,12 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
         notes.append(f"numeric column(s) {shown} take a few whole values: drafted as categorical codes (levels as "
                      "numbers, as synthdp evaluate reads them); declare a column \"integer\" with bounds instead "
                      "where it is a count or a scale whose order matters")
+    if grids:
+        shown = ", ".join(f"'{name}'" for name in grids)
+        notes.append(f"continuous column(s) {shown} take few distinct values: drafted with the values seen "
+                     "(\"values\": one histogram cell per value, and every synthetic value one of them); keep them "
+                     "only where the public description lists them (a design's settings, a scale's steps), else "
+                     "delete the entry")
     if closed:
         shown = ", ".join(f"'{name}'" for name in closed)
         notes.append(f"categorical column(s) {shown} list every value they take (marked \"other\": false: the "
@@ -248,6 +269,14 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     except SynthDPError:
         raise SynthDPError(f"column '{name}' has a range too wide for bounds: rescale it") from None
     spec: dict = {"type": "integer" if integer else "continuous", "bounds": [_number(lower), _number(upper)]}
+    if not integer and not infinite and len(distinct) <= min(round(len(values) / 10), MAX_VALUE_BLOCK):
+        values_spec = {**spec, "values": [_number(float(value)) for value in distinct]}
+        try:
+            _parse_column(name, values_spec)  # values too close to keep a cell each are refused: then none
+        except SynthDPError:
+            pass
+        else:
+            return values_spec
     decimals = None if integer else used_decimals(finite)
     if decimals is not None:
         spec["decimals"] = decimals
