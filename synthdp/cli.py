@@ -216,10 +216,11 @@ synthdp schema reads a table and drafts its schema (the --schema file of generat
 summarize) for you to review and edit: each column's type (integer, continuous, binary,
 categorical, date or datetime), the data's min and max rounded outward to round numbers as
 bounds, the sorted levels of text columns ("levels": "discover" above --max-levels distinct
-values), "decimals" for a continuous column written with at most 6 decimals, and
-"nullable": true for columns with missing cells.
+values), "decimals" for a continuous column written with at most 6 decimals ("values", the
+values seen, for one of few distinct values: at most min(n/10, 32)), and "nullable": true for
+columns with missing cells.
 
-It reads the data: the draft is NOT private. Its bounds and levels are the data's, and the
+It reads the data: the draft is NOT private. Its bounds, levels and values are the data's, and the
 draft says so in a top-level "draft" entry. Replace them with public knowledge (the ranges
 and categories anyone could know without the data), then delete the "draft" entry. A
 release with a schema that still has it is reported as NOT differentially private.
@@ -228,7 +229,7 @@ release with a schema that still has it is reported as NOT differentially privat
 SCHEMA_EPILOG = """\
 example (draft, edit with public knowledge, release):
   synthdp schema data.csv -o schema.json
-  $EDITOR schema.json         # public bounds and levels; delete the "draft" entry
+  $EDITOR schema.json         # public bounds, levels and values; delete the "draft" entry
   synthdp generate data.csv -o synthetic.csv --schema schema.json --report report.json
 """
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from synthdp import SmoothSynthesizer, SynthDPError
+from synthdp import Condition, SmoothSynthesizer, SynthDPError
 from synthdp.cli import main
 from synthdp.domain.box import Domain, parse_bounds
 from synthdp.domain.decode import decode, nearest_values
@@ -226,3 +226,18 @@ def test_an_equality_on_a_declared_value_gets_a_summary_interval_that_holds_the_
         row = summary.answer_interval(lambda rows, name=name, value=value: (rows[name] == value).astype(float)).iloc[0]
         truth = (frame[name] == value).mean()
         assert row["approximation_error"] > 0.5 and row["lower"] <= truth <= row["upper"]
+
+
+def test_sample_from_conditions_matches_a_float32_given_value_to_its_declared_value():
+    """A partial frame (or a Condition) holding float32 cells, as a Parquet file read with pandas does, gives
+    0.1 widened to 0.10000000149011612 row by row, which was refused as not a declared value; it is read in
+    its shortest form, as a level is, and comes back as the declared value (every value of the column is one)."""
+    speeds32 = np.asarray(SPEEDS, dtype=np.float32)
+    synth = quiet_fit(grid_table(), bounds=GRID_BOUNDS)
+    given = synth.sample_from_conditions(pd.DataFrame({"speed": speeds32[[1, 3]], "load": [1.2, None]}), seed=1)
+    assert given["speed"].tolist() == [SPEEDS[1], SPEEDS[3]] and given["load"].iloc[0] == 1.2
+    assert given["load"].iloc[1] in LOADS
+    arrow = pd.DataFrame({"speed": pd.array([SPEEDS[2], None], dtype="float32[pyarrow]")})
+    assert synth.sample_from_conditions(arrow, seed=1)["speed"].iloc[0] == SPEEDS[2]
+    rows = synth.sample_from_conditions([Condition({"speed": np.float32(SPEEDS[1])}, num_rows=3)], seed=1)
+    assert (rows["speed"] == SPEEDS[1]).all()

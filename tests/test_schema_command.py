@@ -399,3 +399,32 @@ def test_a_continuous_column_of_few_values_is_drafted_with_them_and_a_release_ke
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the draft's not-private warning
         out = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=2).fit(frame, schema=content).sample(400, seed=2)
     assert set(out["speed"]) <= set(grid)
+
+
+def test_a_float32_column_is_drafted_in_its_shortest_form_and_the_unedited_draft_releases(tmp_path, capsys):
+    """A Parquet float32 column holds 0.1 as 0.10000000149011612 once widened. Its draft levels and values
+    are the shortest form (0.1), as a release matches them: a binary column of 0.1/0.2 was drafted with the
+    widened levels, which no value matched, so the unedited draft's release failed ("a value outside its 2
+    levels"); a column of few values listed the widened numbers, which the synthetic table wrote back. The
+    bounds hold the values both as written and as read; decimals are read from the shortest form too."""
+    rng = np.random.default_rng(7)
+    grid = [0.1, 0.3, 0.35, 0.7]
+    frame = pd.DataFrame({"setting": rng.choice(grid, 300).astype(np.float32),
+                          "flag": rng.choice([0.1, 0.2], 300).astype(np.float32),
+                          "bmi": rng.uniform(18, 40, 300).round(1).astype(np.float32),
+                          "y": rng.normal(size=300)})
+    frame.to_parquet(tmp_path / "t.parquet")
+    assert run(["schema", tmp_path / "t.parquet", "-o", tmp_path / "s.json"], capsys)[0] == 0
+    content = json.loads((tmp_path / "s.json").read_text())
+    columns = content["columns"]
+    assert columns["setting"]["values"] == grid and columns["flag"] == {"type": "binary", "levels": [0.1, 0.2]}
+    assert columns["bmi"]["decimals"] == 1
+    lower, upper = columns["setting"]["bounds"]
+    widened = frame["setting"].to_numpy(dtype=float)
+    assert lower <= min(min(grid), widened.min()) and max(max(grid), widened.max()) <= upper
+    code, text = run(["generate", tmp_path / "t.parquet", "-o", tmp_path / "out.csv", "--schema", tmp_path / "s.json",
+                      "--delta", "1e-10", "--seed", "1", "--quiet"], capsys)
+    assert code == 0, text
+    assert DRAFT_SCHEMA in text and "values" in DRAFT_SCHEMA  # the unedited draft runs, reported not private
+    out = pd.read_csv(tmp_path / "out.csv")
+    assert set(out["setting"]) <= set(grid) and set(out["flag"]) <= {0.1, 0.2}

@@ -284,7 +284,7 @@ def _text_level_codes(values: pd.Series, levels: Sequence[str]) -> np.ndarray:
     if pd.api.types.is_string_dtype(values):  # text only (an object column is looked at value by value)
         return values.map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
-        return _as_float64(values).map(by_number).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+        return as_float64(values).map(by_number).fillna(-1).to_numpy(dtype=np.int64, copy=True)
 
     def code_of(value: object) -> int:
         text = _value_text(value)
@@ -355,10 +355,10 @@ def _number_codes(values: pd.Series, numbers: Sequence[int | float]) -> np.ndarr
             values = values.astype(float)
             values[comma] = pd.to_numeric(text[comma].str.replace(",", ".", regex=False), errors="coerce")
     lookup = {float(number): code for code, number in enumerate(numbers)}
-    return _as_float64(values).map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
+    return as_float64(values).map(lookup).fillna(-1).to_numpy(dtype=np.int64, copy=True)
 
 
-def _as_float64(values: pd.Series) -> pd.Series:
+def as_float64(values: pd.Series) -> pd.Series:
     """A numeric column as float64 (missing: NaN), a float narrower than 64 bits (numpy's, pandas'
     ``Float32`` or Arrow's ``float``/``halffloat``) value by value as its shortest decimal in its own
     precision: float32's 0.1 is 0.1, the level 0.1 or "0.1", not 0.10000000149011612, which is none."""

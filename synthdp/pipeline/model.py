@@ -66,7 +66,7 @@ from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.dates import iso_times
 from synthdp.domain.decode import nearest_values
 from synthdp.domain.encoded import EncodedPoints
-from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema
+from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, Schema, as_float64
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file, near_column, warn_user
 from synthdp.files import check_new, write_in_place
@@ -752,6 +752,10 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
             present = pattern[name].to_numpy(dtype=bool)
             given_levels[name] = np.full(len(known), -1, dtype=np.int64)
             given_levels[name][present] = levelled[name].level_codes(known[name][present])
+    # a number narrower than float64 (an Arrow float32's 0.1) in its shortest form, column by column as levels are:
+    # a row holds it widened (0.10000000149011612), which is not the declared value 0.1
+    narrow = {name: as_float64(known[name]) for name in known.columns if name not in levelled
+              and pd.api.types.is_float_dtype(known[name]) and known[name].dtype.itemsize < 8}
     repeats = np.ones(len(known), dtype=np.int64) if counts is None else np.asarray(list(counts), dtype=np.int64)
     if counts is not None:  # each condition's rows are drawn at once: bounded as sample's are
         check_output_size(int(repeats.sum()), len(model.names), "the conditions' rows",
@@ -765,7 +769,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
             elif name in temporal:  # a date or time however it is written in ISO form, as a condition reads one
                 value = _given_time(row[name], name, temporal[name])
             else:
-                value = _comparable_in(model, name, pd.Series([row[name]], dtype=object), given=True).iloc[0]
+                cell = narrow[name].iloc[index] if name in narrow else row[name]
+                value = _comparable_in(model, name, pd.Series([cell], dtype=object), given=True).iloc[0]
             keep &= (text[name] == value).fillna(False).to_numpy(dtype=bool)  # a missing cell equals nothing
         mass = float(model.weights[keep].sum())
         if not mass > 0:
@@ -780,8 +785,8 @@ def given(model: SamplingModel, known: pd.DataFrame, rng: np.random.Generator,
     known = known.iloc[np.repeat(np.arange(len(known)), repeats)]  # each given row as many times as it is drawn
     pattern = known.notna()
     for name in known.columns:
-        if name in levelled or name in temporal:
-            continue  # the drawn level or time is the given one, written as the column writes its values
+        if name in levelled or name in temporal or _declared(model, name) is not None:
+            continue  # the drawn level, time or declared value is the given one, written as the column writes it
         given_rows = pattern[name].to_numpy()
         if given_rows.any():
             values = np.array(result[name].to_numpy(dtype=object), dtype=object)  # a writable copy

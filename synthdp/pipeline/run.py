@@ -136,8 +136,8 @@ from synthdp.stats.row_sums import RowSums, SumRequest
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
-DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its bounds and levels were read from "
-                "the data and are not protected, so the release is NOT differentially private (replace them with "
+DRAFT_SCHEMA = ("the schema still has the \"draft\" entry of synthdp schema: its bounds, levels and values were read "
+                "from the data and are not protected, so the release is NOT differentially private (replace them with "
                 "public knowledge, then delete the entry)")
 SEED_WARNING = "a known seed makes the noise predictable: set one (seed, --seed) for tests and reproducible runs only"
 DEFAULT_PCA_COMPONENTS = 5

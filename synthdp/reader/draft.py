@@ -4,7 +4,7 @@ This reads the raw rows, and what it writes is NOT private: the bounds are the d
 and maximum (rounded outward to round numbers) and the levels are the values seen. The draft
 carries a top-level ``"draft"`` entry (:data:`DRAFT_ENTRY`) saying so; a release that uses a
 schema still holding it is marked NOT differentially private
-(:data:`synthdp.pipeline.run.DRAFT_SCHEMA`). The user replaces the bounds and levels with public
+(:data:`synthdp.pipeline.run.DRAFT_SCHEMA`). The user replaces the bounds, levels and values with public
 knowledge and then deletes the entry.
 
 Types: a column with exactly 2 distinct values is ``binary``: text levels for a text column,
@@ -50,6 +50,7 @@ from synthdp.domain.schema import (
     DISCOVER,
     DRAFT_KEY,
     MAX_VALUE_BLOCK,
+    as_float64,
     level_text,
     looks_like_codes,
 )
@@ -251,8 +252,10 @@ def draft_schema(frame: pd.DataFrame, max_levels: int = DEFAULT_MAX_LEVELS) -> t
 
 def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     """The type and rounded bounds (or levels) of a numeric column, from its finite values."""
-    values = series.to_numpy(dtype=float, na_value=np.nan)
-    finite = values[np.isfinite(values)]
+    values = series.to_numpy(dtype=float, na_value=np.nan)  # as a release reads them (a float32's 0.1 widened)
+    # float32's 0.1 as 0.1, as a release matches levels and values: the levels, values and decimals the column writes
+    written = as_float64(series).to_numpy(dtype=float, na_value=np.nan)
+    finite = written[np.isfinite(written)]
     if len(finite) == 0:
         raise SynthDPError(f"column '{name}' has no numeric values: drop it or fill it before drafting a schema")
     infinite = len(finite) < len(values) - int(np.isnan(values).sum())
@@ -265,7 +268,9 @@ def _numeric_spec(name: str, series: pd.Series, notes: list[str]) -> dict:
     if looks_like_codes(distinct, len(values), integer) and not infinite:
         return {"type": "categorical", "levels": _levels(distinct, series, integer)}  # codes, as evaluate types them
     try:
-        lower, upper = round_bounds(float(finite.min()), float(finite.max()), integer)
+        read = values[np.isfinite(values)]  # bounds around the values as written and as read
+        lower, upper = round_bounds(min(float(finite.min()), float(read.min())),
+                                    max(float(finite.max()), float(read.max())), integer)
     except SynthDPError:
         raise SynthDPError(f"column '{name}' has a range too wide for bounds: rescale it") from None
     spec: dict = {"type": "integer" if integer else "continuous", "bounds": [_number(lower), _number(upper)]}
