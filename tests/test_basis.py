@@ -185,3 +185,57 @@ def test_moments_sensitivity_holds_for_random_and_extreme_row_pairs(indices):
     assert np.linalg.norm(change, axis=1).max() <= l2 * (1 + 1e-12)
     generic_l1, generic_l2 = bounded_means_sensitivity(len(indices), n)
     assert l1 <= generic_l1 and l2 <= generic_l2
+
+
+def _many_levels(levels: int, rows: int, seed: int):
+    """A mixed basis at marginal degree 2 (two numeric columns, a column of ``levels`` levels and one of 3)
+    and ``rows`` encoded rows of it, as points by level and as the dense (rows, D) array."""
+    from synthdp.domain.encoded import EncodedPoints
+    from synthdp.domain.schema import Schema
+    from synthdp.stats.mixed_basis import basis_indices
+
+    schema = Schema.from_dict({"columns": {"x": {"type": "continuous", "bounds": [0, 1]},
+                                           "y": {"type": "continuous", "bounds": [0, 1]},
+                                           "code": {"type": "categorical", "levels": [f"c{i}" for i in range(levels)]},
+                                           "kind": {"type": "categorical", "levels": ["a", "b", "c"]}}},
+                              ["x", "y", "code", "kind"])
+    rng = np.random.default_rng(seed)
+    numeric = rng.uniform(-1, 1, (rows, 2))
+    numeric[::5, 0] = 0.0  # T_1(0) = 0: zeros among the numeric values too
+    points = EncodedPoints.of(schema, numeric, [rng.integers(0, levels + 1, rows), rng.integers(0, 4, rows)])
+    return ChebyshevBasis(basis_indices(schema, 2)), points
+
+
+@pytest.mark.parametrize("chunk_entries", [basis.CHUNK_ENTRIES, 500])  # one block of rows; blocks of a few rows
+def test_the_sparse_moments_are_the_dense_ones(monkeypatch, chunk_entries):
+    """Where the dense (prefixes, table columns) product would be too large, the moments are summed
+    sparse: the same means (up to the order of additions), of points by level or dense."""
+    cheb, points = _many_levels(40, 700, 5)
+    dense = cheb.moments(points)
+    np.testing.assert_allclose(dense, cheb.evaluate(points.toarray()).mean(axis=0), atol=1e-12)
+    monkeypatch.setattr(basis, "DENSE_PRODUCT_ENTRIES", 0)
+    monkeypatch.setattr(basis, "CHUNK_ENTRIES", chunk_entries)
+    np.testing.assert_allclose(cheb.moments(points), dense, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(cheb.moments(points.toarray()), dense, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(cheb.moments(points[:1]), cheb.evaluate(points[:1].toarray())[0], atol=1e-15)
+
+
+def test_the_moments_of_a_column_of_thousands_of_levels_hold_no_prefixes_by_columns_array():
+    """A column of 4 000 levels: each level is a prefix (its 2-way cells) and a table column, so the
+    dense (prefixes, table columns) product would be about 385 MB; the moments' allocations stay
+    below a quarter of it (numpy's allocations, traced; about 70 MB, blocks of rows of CHUNK_ENTRIES)."""
+    import tracemalloc
+
+    cheb, points = _many_levels(4000, 1000, 6)
+    prefixes, columns = len(cheb._prefix_slots[0]), len(cheb._used_columns) * (cheb.max_degree + 1)
+    assert prefixes * columns * 8 > 300_000_000  # bytes of the dense product
+    tracemalloc.start()
+    try:
+        moments = cheb.moments(points)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < prefixes * columns * 8 / 4, peak
+    some = np.random.default_rng(7).choice(cheb.size, 300, replace=False)  # against the definition, in part
+    expected = ChebyshevBasis(cheb.indices[some]).evaluate(points.toarray()).mean(axis=0)
+    np.testing.assert_allclose(moments[some], expected, atol=1e-12)

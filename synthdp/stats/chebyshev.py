@@ -27,6 +27,9 @@ from synthdp.errors import SynthDPError
 ROW_CHUNK = 4096  # rows evaluated at once: bounds the (rows, R) block; larger blocks measured slower
 CHUNK_ENTRIES = 4_000_000  # ... and so does this, for large bases (mixed tables: R in the thousands)
 SPARSE_TABLE_ENTRIES = 4_000_000  # entries (32 MB) of the factors' table sparse_design_matrix holds at once
+# The most entries (128 MB) of moments' dense (prefixes, table columns) product; a larger one (a mixed table's
+# column of thousands of levels: each level a prefix and a table column, 20 000 of them 9 GB) is summed sparse
+DENSE_PRODUCT_ENTRIES = 16_000_000
 
 
 def lowest_degree_indices(d: int, count: int) -> np.ndarray:
@@ -292,7 +295,9 @@ class ChebyshevBasis:
         (BLAS) instead of the (rows, R) values of :meth:`evaluate`. The products are small,
         so BLAS runs on one thread: a thread pool's synchronisation costs more than it saves on
         them. Measured: docs/decisions/chebyshev-moments.md. ``compiled``: only the R products
-        the basis uses, in :func:`synthdp.stats.compiled.moment_sums` (numba; large tables).
+        the basis uses, in :func:`synthdp.stats.compiled.moment_sums` (numba; large tables). A
+        product over DENSE_PRODUCT_ENTRIES (a column of thousands of levels) is summed sparse
+        (:meth:`_sparse_moments`).
         """
         from threadpoolctl import threadpool_limits
 
@@ -301,6 +306,8 @@ class ChebyshevBasis:
             from synthdp.stats import compiled as kernels
 
             return kernels.moment_sums(np.asarray(points, dtype=float), *self.compiled_parts) / len(points)
+        if len(self._prefix_slots[0]) * len(self._used_columns) * (self.max_degree + 1) > DENSE_PRODUCT_ENTRIES:
+            return self._sparse_moments(points)
         sums: np.ndarray | float = 0.0
         with threadpool_limits(1, user_api="blas"):
             step = self._row_chunk
@@ -308,6 +315,25 @@ class ChebyshevBasis:
                 table = self._table_by_rows(points[start : start + step])  # (table columns, rows)
                 sums = sums + _slot_products_by_rows(table, self._prefix_slots) @ table.T  # (prefixes, table columns)
         return np.asarray(sums)[self._moment_prefix, self._moment_last] / len(points)
+
+    def _sparse_moments(self, points: np.ndarray | EncodedPoints) -> np.ndarray:
+        """:meth:`moments` where its dense (prefixes, table columns) product would be over
+        DENSE_PRODUCT_ENTRIES: the same sums as sparse products, sum_rows prefix_p(x) T_f(x) only
+        where both are non-zero on a row (a level's indicator on its level's rows), each block of
+        rows' prefixes and table at most CHUNK_ENTRIES entries. Memory linear in the prefixes, the
+        table's columns and the non-zero products, not their product; equal to the dense sums up to
+        the order of additions."""
+        # the table's columns some function ends with: an indicator's T_1 (itself; its T_0 and T_2 are
+        # non-zero on every row)
+        last, at_last = np.unique(self._moment_last, return_inverse=True)
+        prefixes = len(self._prefix_slots[0])
+        sums = sp.csr_matrix((prefixes, len(last)))
+        step = max(1, CHUNK_ENTRIES // (prefixes + len(self._used_columns) * (self.max_degree + 1)))
+        for start in range(0, len(points), step):
+            table = self._table_by_rows(points[start : start + step])  # (table columns, rows)
+            products = sp.csr_matrix(_slot_products_by_rows(table, self._prefix_slots))  # (prefixes, rows)
+            sums = sums + products @ sp.csr_matrix(table[last].T)
+        return np.asarray(sums[self._moment_prefix, at_last.reshape(-1)]).reshape(-1) / len(points)
 
     @property
     def compiled_parts(self) -> tuple[np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
