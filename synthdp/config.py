@@ -94,6 +94,12 @@ class SynthConfig:
         Equal-width bins per column of the one-way histograms (plus the two bounds as
         atoms). None (default) picks 4 to 16 from the public noise level
         (:func:`synthdp.pipeline.plan.auto_marginal_bins`).
+    class_column : str or None, default None
+        A mixed table's binary or categorical column (a class that separates the numeric columns:
+        a species, a diagnosis) whose levels the numeric columns' histograms are released by, so
+        that each column's shape follows the class (:mod:`synthdp.postprocess.class_histograms`).
+        Each level's row carries the one-way histogram's noise, so a column's overall histogram
+        carries sqrt(L) times it. None (default): one-way histograms.
     pca_components, pca_iterations : int or None, and int; default None and 5
         k and L of private subspace iteration; None means min(d, 5) components.
     pca_calibration : "derived" or "paper", default "derived"
@@ -215,6 +221,11 @@ class SynthConfig:
     marginal_bins: int | None = _option(
         None, "method", "equal-width bins per column of the copula's histograms, plus the bounds as atoms",
         metavar="B", commands=GENERATE, default_text="4 to 16, fewer when the histogram noise is large")
+    class_column: str | None = _option(
+        None, "method", "a mixed table's binary or categorical column (a class that separates the numeric columns: "
+        "a species, a diagnosis) whose levels the numeric columns' histograms are released by, each level's row "
+        "with the one-way histogram's noise (a column's overall shape then carries sqrt(L) times it)",
+        metavar="COLUMN", commands=GENERATE, default_text="none: one-way histograms")
     pca_components: int | None = _option(None, "method", "private PCA dimension", metavar="k", commands=GENERATE,
                                          default_text="min(d, 5)")
     pca_iterations: int = _option(5, "method", f"private subspace iterations, 1 to {MAX_PCA_ITERATIONS}", metavar="L",
@@ -329,6 +340,8 @@ class SynthConfig:
                "level discovery (levels_share > 0) needs delta > 0: a value seen once must be kept out with probability 1 - delta")
         _check(self.privacy_unit is None or (isinstance(self.privacy_unit, str) and self.privacy_unit != ""),
                "privacy_unit must be a column name")
+        _check(self.class_column is None or (isinstance(self.class_column, str) and self.class_column != ""),
+               "class_column must be a column name")
         _check(self.max_rows_per_unit is None or (is_int(self.max_rows_per_unit) and 1 <= self.max_rows_per_unit
                                                   <= MAX_ROWS_PER_UNIT),
                f"max_rows_per_unit must be an integer in [1, {MAX_ROWS_PER_UNIT}]")
@@ -387,6 +400,7 @@ IDLE_OPTIONS = (
     (("n_candidates",), lambda config, mixed: mixed or config.candidate_kind != "grid",
      "candidates other than the full grid (not --candidates grid, nor --mode exact)",
      "candidates other than the full grid (not candidates='grid', nor mode='exact')"),
+    (("class_column",), lambda config, mixed: mixed, "--schema", "a schema"),
     (("marginals_share", "correlation_share", "marginal_bins"),
      lambda config, mixed: mixed or config.candidate_kind == "copula",
      "--candidates copula (the default in practical mode) or --schema", "candidates='copula' or a schema"),

@@ -75,6 +75,26 @@ class PairsTestResult:
 
 
 @dataclass(frozen=True)
+class ClassHistograms:
+    """Numeric columns' histograms by level of one binary or categorical column, the *class*
+    (:func:`synthdp.postprocess.class_histograms.choose_class`), released in place of their one-way
+    histograms (:func:`synthdp.privacy.release.release_marginals`; the same sensitivity).
+
+    ``column`` names the class; ``columns`` (int, shape (k,)) are the conditioned numeric columns'
+    positions; ``noisy_counts`` (shape (k, L, M)) their noisy rows per level (``all_levels``
+    order) and cell of the release's ``cell_layout``; ``noise_sd`` the sd of each count's noise
+    (public: from the calibration); ``level_rows`` (shape (L,)) the class's rows per level, from
+    its released one-way cells (:func:`synthdp.postprocess.class_histograms.released_level_counts`).
+    """
+
+    column: str
+    columns: np.ndarray
+    noisy_counts: np.ndarray
+    noise_sd: float
+    level_rows: np.ndarray
+
+
+@dataclass(frozen=True)
 class SelectedPairs:
     """The selected pairs' release (:func:`synthdp.privacy.release.release_pair_selection` and
     :func:`synthdp.privacy.release.release_selected_pairs`).
@@ -143,6 +163,9 @@ class Release:
     selected_pairs : SelectedPairs or None
         Where the plan selects the pairs worth measuring (``Plan.selected_pairs``; few rows for
         the columns): the pairs chosen and their noisy sign products.
+    class_histograms : ClassHistograms or None
+        Mixed tables whose moments are noise: the numeric columns whose histograms were released
+        by level of a class column; ``noisy_histograms`` then holds their sums over the levels.
     """
 
     domain: Domain
@@ -163,3 +186,4 @@ class Release:
     units: UnitsRelease | None = None
     pairs_test: PairsTestResult | None = None
     selected_pairs: SelectedPairs | None = None
+    class_histograms: ClassHistograms | None = None

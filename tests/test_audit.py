@@ -112,6 +112,7 @@ from synthdp.privacy.release import (
     CLIPPED_ROWS,
     UNITS_COUNT_WEIGHT,
     release_bounded_means,
+    release_class_histograms,
     release_level_cells,
     release_marginals,
     release_moments,
@@ -397,6 +398,43 @@ def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int,
     samples = [np.array([release_marginals(counts.reshape(2, -1), layout, budget, PrivacyLedger(epsilon, delta),
                                            noise)[0].reshape(-1) for _ in range(size)]) for counts in exact]
     return _statistics(samples, exact, "laplace" if delta == 0 else noise_kind)
+
+
+def class_histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
+    """release_class_histograms (``class_column``): both numeric columns' histograms by level of the binary
+    column c, an integer column's value cells and a continuous column's bins and atoms, counted by the reader
+    (PrivateTable.encoded_class_counts).
+
+    Row 0 moves from (0, 0.0, a) to (4, 1.0, b): in each column's table one (level, cell) loses a row and
+    another gains one, attaining the declared L1 2d = 4 and L2 sqrt(2d) = 2 of the one-way histograms.
+    """
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
+                                           "x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["k", "x", "c"])
+    indices = basis_indices(schema, 2)
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
+                     numeric_columns=schema.d_numeric, synthesize=True)
+    layout = CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells)
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"k": rng.integers(0, 5, N_ROWS), "x": rng.uniform(0.2, 0.8, N_ROWS),
+                           "c": rng.choice(["a", "b"], N_ROWS)})
+    exact, one_way = [], []
+    for row in ((0, 0.0, "a"), (4, 1.0, "b")):
+        frame = shared.copy()
+        frame.iloc[0] = row
+        table = PrivateTable(frame, ["c"])
+        exact.append(table.encoded_class_counts(schema, layout, 0))
+        one_way.append(table.encoded_moments(schema, indices, layout)[1])
+    change = (exact[0] - exact[1]).reshape(-1)
+    assert np.abs(change).sum() == 4 and np.linalg.norm(change) == 2  # full sensitivity
+    columns = np.arange(2)
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    samples = [np.array([release_class_histograms(counts, tables, columns, "c", layout, budget,
+                                                  PrivacyLedger(epsilon, delta), noise)[1].reshape(-1)
+                         for _ in range(size)]) for counts, tables in zip(one_way, exact)]
+    return _statistics(samples, [tables.reshape(-1) for tables in exact], "laplace" if delta == 0 else noise_kind)
 
 
 def clip_count_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
@@ -1203,6 +1241,9 @@ AUDITS = {
     # a mixed table's numeric histograms (value cells and bins): four counts move by 1 each
     "histograms-laplace": Audit(histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
     "histograms-gaussian": Audit(histograms_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
+    # the same counts by level of a binary column (class_column): two (level, cell) counts of each column move
+    "class-histograms-laplace": Audit(class_histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.45),
+    "class-histograms-gaussian": Audit(class_histograms_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "bounds-histogram-laplace": Audit(bounds_histogram_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "pca-laplace": Audit(pca_samples, 2.0, 0.0, "laplace", 6_000, 0.95),
     # the pairs release: Laplace sees at most 0.93 eps (its worst pair is 8 % below the declared L1)

@@ -49,7 +49,7 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
-from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning, unknown_column
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning, unknown_column, warn_user
 from synthdp.pipeline.model import SamplingModel, draw
 from synthdp.pipeline.plan import (
     LEVEL_CELLS,
@@ -68,6 +68,13 @@ from synthdp.postprocess.candidates import (
     make_candidates,
     moments_noise_sd,
     quiet_block_tables,
+)
+from synthdp.postprocess.class_histograms import (
+    class_block,
+    conditioned_columns,
+    margin_noise_sd,
+    released_level_counts,
+    short_levels,
 )
 from synthdp.postprocess.copula import Marginals, level_cell_estimates, rearranged
 from synthdp.postprocess.lp import (
@@ -111,6 +118,7 @@ from synthdp.privacy.release import (
     OTHER_ROWS,
     UNITS_COUNT_WEIGHT,
     release_bounded_means,
+    release_class_histograms,
     release_domain,
     release_level_cells,
     release_levels,
@@ -124,15 +132,20 @@ from synthdp.privacy.release import (
     release_selected_pairs,
     release_units,
 )
-from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity, units_sensitivity
+from synthdp.privacy.sensitivity import (
+    ROWS,
+    Neighbours,
+    score_products_sensitivity,
+    units_sensitivity,
+)
 from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index, table_header
 from synthdp.reader.units import UnitBound
-from synthdp.released import PairsTestResult, Release, SelectedPairs, UnitsRelease
+from synthdp.released import ClassHistograms, PairsTestResult, Release, SelectedPairs, UnitsRelease
 from synthdp.stats import compiled, grid
 from synthdp.stats.chebyshev import ChebyshevBasis, lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
-from synthdp.stats.mixed_basis import apart_cells, apart_columns, groups_count
-from synthdp.stats.row_sums import RowSums, SumRequest
+from synthdp.stats.mixed_basis import apart_cells, apart_columns, groups_count, one_way_cells
+from synthdp.stats.row_sums import RowSums, SumRequest, block_levels
 from synthdp.stats.scores import ScoreMap, pair_matrix, split_statistic
 
 NOT_PRIVATE_BOUNDS = "bounds were read from the data: the release is NOT differentially private"
@@ -528,6 +541,8 @@ def fit(
                               "the level", UserWarning, stacklevel=3)
         if estimated:
             schema = schema.with_sources(estimated, "DP estimate")
+        if config.class_column is not None and schema.categorical:
+            class_block(schema, config.class_column)  # before any pass over the rows: a one-line error
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
     # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
     scan_start = time.perf_counter()
@@ -1045,7 +1060,7 @@ def release_tested_pairs(table: PrivateTable, domain: Domain, histograms: np.nda
     return plan, histograms, histogram_noise_sd, noisy_scores, scores_noise_sd, test
 
 
-def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
+def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float | np.ndarray, layout: CellLayout, plan: Plan,
                    study: StudyOptions) -> ScoreMap:
     """The public map from unit values to normal scores: the released histograms as the copula
     reads them (:class:`synthdp.postprocess.copula.Marginals`), and the norm bound C^2; finer
@@ -1054,7 +1069,7 @@ def pair_score_map(histograms: np.ndarray, histogram_noise_sd: float, layout: Ce
     return pair_score_maker(plan, study)(pair_marginals(histograms, histogram_noise_sd, layout, plan, study))
 
 
-def pair_marginals(histograms: np.ndarray, histogram_noise_sd: float, layout: CellLayout, plan: Plan,
+def pair_marginals(histograms: np.ndarray, histogram_noise_sd: float | np.ndarray, layout: CellLayout, plan: Plan,
                    study: StudyOptions) -> Marginals:
     """The released histograms as the copula reads them."""
     return Marginals(histograms, plan.n, histogram_noise_sd, study.candidate_options().atom_threshold, layout)
@@ -1127,15 +1142,39 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
             noisy_moments = moments.copy()
     histograms, histogram_noise_sd = None, 0.0
     noisy_scores, scores_noise_sd = None, 0.0
+    classes = None
     if layout is not None and histogram_counts is not None:
         with stages.stage("marginals"):
-            histograms, histogram_noise_sd = release_marginals(histogram_counts, layout, plan.budget.stage("marginals"),
-                                                               ledger, noise, plan.neighbours)
-            if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
-                histograms = histogram_counts.copy()
+            stage = plan.budget.stage("marginals")
+            columns = np.zeros(0, dtype=np.int64)
+            if config.class_column is not None:  # the numeric columns' histograms by level of the user's class
+                columns = conditioned_columns(schema)
+            if not len(columns):
+                histograms, histogram_noise_sd = release_marginals(histogram_counts, layout, stage, ledger, noise,
+                                                                   plan.neighbours)
+                if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                    histograms = histogram_counts.copy()
+            else:
+                name = str(config.class_column)
+                block = class_block(schema, name)
+                level_rows = released_level_counts(schema, indices, noisy_moments, one_way_cells(schema, indices),
+                                                   plan.n)[name]
+                by_level = table.encoded_class_counts(schema, layout, block, compiled.use_compiled(plan.n))
+                histograms, tables, histogram_noise_sd = release_class_histograms(
+                    histogram_counts, by_level, columns, name, layout, stage, ledger, noise, plan.neighbours)
+                if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
+                    histograms, tables = histogram_counts.copy(), by_level[columns].copy()
+                    histograms[columns] = tables.sum(axis=1)
+                classes = ClassHistograms(name, columns, tables, histogram_noise_sd, level_rows)
+                scale = ledger.event("marginals").noise_scale
+                if short_levels(layout, columns, level_rows, expected_l1_norm(plan.noise, scale, 1)):
+                    warn_user(f"class_column '{name}': a level holds fewer rows than half the noise its histograms "
+                              "add (at this n and budget), so each numeric column's shape loses more than the class "
+                              "can give it; without class_column the histograms are one-way", UserWarning)
         if plan.releases_pairs:  # the numeric columns' pairs, as for a numeric table
             with stages.stage("correlation"):
-                score_map = pair_score_map(histograms, histogram_noise_sd, layout, plan, study)
+                score_map = pair_score_map(histograms, margin_noise_sd(histogram_noise_sd, classes, schema.d_numeric),
+                                           layout, plan, study)
                 pair_sums = table.encoded_score_products(schema, score_map, compiled.use_compiled(plan.n))
                 noisy_scores = release_score_products(pair_sums, plan.budget.stage("correlation"), plan.n,
                                                       schema.d_numeric, score_map.clip_norm_sq, ledger, noise,
@@ -1146,7 +1185,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
     return Release(schema.numeric, plan, indices, noisy_moments, moment_noise_l1, moment_noise_sd, pca=None,
                    noisy_histograms=histograms, histogram_noise_sd=histogram_noise_sd, noisy_scores=noisy_scores,
                    scores_noise_sd=scores_noise_sd, noisy_rows_clipped=noisy.get("clip_count"), schema=schema,
-                   noisy_rows_other=noisy.get("other_count"), cell_layout=layout)
+                   noisy_rows_other=noisy.get("other_count"), cell_layout=layout, class_histograms=classes)
 
 
 def _apart_note(schema: Schema, apart_levels: int) -> str:
@@ -1343,7 +1382,9 @@ def mixed_design(release: Release, basis: ChebyshevBasis, candidates: np.ndarray
             if column.indicator_of is not None:  # a binary block of one coordinate: 1 where missing
                 missing[:, schema.numeric.names.index(column.indicator_of)] = (
                     candidates[:, schema.block_slice(column.name).start] > 0.5)
-        cells, cell_target, cell_sd, cell_l1 = cell_rows(release, candidates[:, :d], missing)
+        classes = release.class_histograms
+        levels = None if classes is None else block_levels(candidates, schema, class_block(schema, classes.column))
+        cells, cell_target, cell_sd, cell_l1 = cell_rows(release, candidates[:, :d], missing, levels)
         design = sp.vstack([design, cells], format="csr")
         target, noise_sd = np.concatenate([target, cell_target]), np.concatenate([noise_sd, cell_sd])
         noise_l1 += cell_l1
@@ -1354,21 +1395,45 @@ def mixed_design(release: Release, basis: ChebyshevBasis, candidates: np.ndarray
     return sp.csr_matrix(design), target * weight, noise_l1, float(noise_sd.min())
 
 
-def cell_rows(release: Release, points: np.ndarray,
-              missing: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, float]:
+def cell_rows(release: Release, points: np.ndarray, missing: np.ndarray | None = None,
+              levels: np.ndarray | None = None) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, float]:
     """The histograms' cells as LP rows: which cell each candidate is in (sparse, cells x C), the
     targets (noisy count / n), their noise sd (the count's sd / n) and the expected l1 norm of
     that noise. ``points``: the candidates' numeric coordinates; ``missing`` as in
-    :meth:`synthdp.stats.histograms.CellLayout.cells`."""
+    :meth:`synthdp.stats.histograms.CellLayout.cells`. A column released by level of a class
+    (``release.class_histograms``) has a row per level and cell instead, ``levels`` holding each
+    candidate's level of the class (without them, its one-way cells, whose noise is sqrt(L) times a
+    count's)."""
     histograms = release.noisy_histograms
     if histograms is None:
         raise SynthDPError("the histograms' cells as LP rows need a release with histograms")
     layout = CellLayout.given(release.cell_layout, histograms)
     cells = layout.indicators(points, missing)
     n, kind = release.plan.n, release.plan.noise
-    cell_sd = release.histogram_noise_sd / n
-    noise_l1 = expected_l1_norm(kind, cell_sd / noise_standard_deviation(kind, 1.0), cells.shape[0])
-    return cells, layout.flat(histograms) / n, np.full(cells.shape[0], cell_sd), noise_l1
+    classes = release.class_histograms
+    if classes is None:
+        cell_sd = release.histogram_noise_sd / n
+        noise_l1 = expected_l1_norm(kind, cell_sd / noise_standard_deviation(kind, 1.0), cells.shape[0])
+        return cells, layout.flat(histograms) / n, np.full(cells.shape[0], cell_sd), noise_l1
+    target = layout.flat(histograms) / n
+    sd = layout.flat(np.broadcast_to(margin_noise_sd(release.histogram_noise_sd, classes, layout.d),
+                                     histograms.shape)) / n
+    if levels is not None:
+        offsets = np.concatenate([[0], np.cumsum([layout.column_cells(j) for j in range(layout.d)])])
+        one_way = np.ones(len(target), dtype=bool)
+        blocks, targets = [cells], [target]
+        for k, j in enumerate(classes.columns):
+            one_way[offsets[j]:offsets[j + 1]] = False
+            column = cells[offsets[j]:offsets[j + 1]]
+            for level in range(classes.noisy_counts.shape[1]):
+                blocks.append(column @ sp.diags((levels == level).astype(float)))
+                targets.append(classes.noisy_counts[k, level, :column.shape[0]] / n)
+        blocks[0], targets[0] = cells[one_way], target[one_way]
+        extra = sum(len(block) for block in targets[1:])
+        cells, target = sp.vstack(blocks, format="csr"), np.concatenate(targets)
+        sd = np.concatenate([sd[one_way], np.full(extra, release.histogram_noise_sd / n)])
+    noise_l1 = expected_l1_norm(kind, 1.0 / noise_standard_deviation(kind, 1.0), 1) * float(sd.sum())
+    return cells, target, sd, noise_l1
 
 
 def with_cell_rows(release: Release, candidates: np.ndarray, columns: Callable[[int, int], np.ndarray],

@@ -37,6 +37,7 @@ from synthdp.config import SynthConfig
 from synthdp.domain.encoded import EncodedPoints
 from synthdp.domain.schema import Schema
 from synthdp.errors import SynthDPError, warn_user
+from synthdp.postprocess.class_histograms import level_marginals, margin_noise_sd
 from synthdp.postprocess.copula import (
     ATOM_THRESHOLD,
     Marginals,
@@ -46,7 +47,7 @@ from synthdp.postprocess.copula import (
 )
 from synthdp.postprocess.pairs import PAIR_FDR, THRESHOLD, entropy_boxes, latent_correlation, marginal_score_map
 from synthdp.postprocess.selected_pairs import bivariate_normal_cdf, quadrant_score_map, selected_latent_correlation
-from synthdp.released import PrivatePCA, Release
+from synthdp.released import ClassHistograms, PrivatePCA, Release
 from synthdp.stats import grid
 from synthdp.stats.mixed_basis import apart_cells
 from synthdp.stats.roots import brentq
@@ -136,7 +137,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
                      rng: np.random.Generator, marginals: Marginals | None = None,
                      moment_noise_sd: float = 0.0, correlation: np.ndarray | None = None,
                      join_ratio: float | None = None, ordinal_levels: str = "shrunk",
-                     noise_kind: str = "gaussian", edge_z: float | None = None) -> EncodedPoints:
+                     noise_kind: str = "gaussian", edge_z: float | None = None,
+                     classes: ClassHistograms | None = None) -> EncodedPoints:
     """``count`` encoded points of a mixed table, shape (count, D): numeric part, then one-hot blocks,
     held as each column's level (:class:`~synthdp.domain.encoded.EncodedPoints`; ``numpy.asarray`` of
     them is the dense array, which for a column of 5 000 levels took 3 GB).
@@ -163,7 +165,10 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
     ``join_ratio``, ``ordinal_levels``: :func:`ordinal_latent`'s ``join_ratio`` (None: ``JOIN_RATIO``)
     and ``levels``; ``noise_kind`` ("gaussian" or "laplace"): the moments' noise, which
     :func:`tree_levels` simulates to tell a table's dependence from its noise; ``edge_z``: its
-    threshold (None: ``EDGE_Z``).
+    threshold (None: ``EDGE_Z``). ``classes``: numeric columns released by level of a class column
+    (:mod:`synthdp.postprocess.class_histograms`); each such column's value is then drawn, after the
+    tree has drawn the class, as the quantile of its latent uniform in its histogram at the
+    candidate's level, so that the columns keep their latent correlation and follow the class.
     """
     d = schema.d_numeric
     numeric_rows = ~indices[:, d:].any(axis=1)
@@ -184,7 +189,8 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
             ordinals, joint = ordinal_latent(schema, indices, moments, center, binaries, moment_noise_sd, marginals,
                                              join_ratio, ordinal_levels)
             latent = normal_draws(np.zeros(len(joint)), joint, count, rng)
-            parts.append(marginals.quantiles(special.ndtr(latent[:, :d])))
+            uniforms = special.ndtr(latent[:, :d])
+            parts.append(marginals.quantiles(uniforms))
             k = len(binaries.names)
             joined = {name: JoinedColumn((latent[:, d + b] > binaries.thresholds[b]).astype(np.int64),
                                          special.ndtr(latent[:, d + b]), np.array([0, 1]))
@@ -195,6 +201,12 @@ def mixed_candidates(schema: Schema, indices: np.ndarray, moments: np.ndarray, c
         values = schema.numeric.from_unit(parts[0])  # each value block is its integer column's drawn value
         drawn |= {column.name: column.value_codes(values[:, j]) for column, j in schema.valued_numeric}
     chosen = tree_levels(schema, indices, moments, count, rng, drawn, moment_noise_sd, noise_kind, edge_z, joined)
+    if classes is not None and marginals is not None and len(classes.columns):
+        for level, rows in enumerate(classes.level_rows):
+            mine = chosen[classes.column] == level
+            if mine.any():
+                given = level_marginals(marginals, classes, level, max(float(rows), 1.0))
+                parts[0][np.ix_(mine, classes.columns)] = given.quantiles(uniforms[mine])[:, classes.columns]
     # each column's level rather than its one-hot block (a binary column's first level has no coordinate)
     return EncodedPoints.of(schema, parts[0] if parts else np.zeros((count, 0)),
                             [chosen[column.name] for column in schema.categorical])
@@ -1043,7 +1055,7 @@ def _mixed(release: Release, rng: np.random.Generator, config: SynthConfig,
         correlation = _pair_correlation(release, marginals, rng, options)
     return mixed_candidates(release.schema, release.basis_indices, release.noisy_moments,
                             release.plan.tilted_candidates, rng, marginals, noise_sd, correlation, options.join_ratio,
-                            options.ordinal_levels, release.plan.noise, options.edge_z)
+                            options.ordinal_levels, release.plan.noise, options.edge_z, release.class_histograms)
 
 
 @register_candidates("moments")
@@ -1071,5 +1083,6 @@ def copula_marginals(release: Release, atom_threshold: float = ATOM_THRESHOLD) -
     (``atom_threshold``: :attr:`synthdp.postprocess.copula.Marginals.atom_threshold`)."""
     if release.noisy_histograms is None:
         raise SynthDPError("copula candidates need a release with one-way histograms")
-    return Marginals(release.noisy_histograms, release.plan.n, release.histogram_noise_sd, atom_threshold,
-                     release.cell_layout)
+    noise_sd = margin_noise_sd(release.histogram_noise_sd, release.class_histograms,
+                               release.noisy_histograms.shape[0])
+    return Marginals(release.noisy_histograms, release.plan.n, noise_sd, atom_threshold, release.cell_layout)

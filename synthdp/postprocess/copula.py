@@ -40,11 +40,11 @@ class Marginals:
     noisy_counts : array, shape (d, M)
         Noisy rows per cell, in the cells of ``layout``: by default (``layout`` None) the atom
         at -1, B = M - 2 equal-width bins, the atom at +1.
-    n_rows : int
+    n_rows : float
         The public number of rows, which every column's counts add up to.
-    noise_sd : float
+    noise_sd : float or array of shape (d, 1)
         Standard deviation of each count's noise (public: from the sensitivity and the
-        budget); 0 for exact counts.
+        budget), or of each column's counts; 0 for exact counts.
     atom_threshold : float
         Noise standard deviations an atom's noisy count must reach to be kept
         (:meth:`probabilities`); the product uses ATOM_THRESHOLD, other values are for design
@@ -55,8 +55,8 @@ class Marginals:
     """
 
     noisy_counts: np.ndarray
-    n_rows: int
-    noise_sd: float = 0.0
+    n_rows: float
+    noise_sd: float | np.ndarray = 0.0
     atom_threshold: float = ATOM_THRESHOLD
     layout: CellLayout | None = None
 

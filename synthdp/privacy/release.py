@@ -262,6 +262,37 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
     return noisy, budget.noise_sd(*sensitivity)
 
 
+def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: np.ndarray, class_name: str,
+                             layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger, noise: NoiseSampler,
+                             neighbours: Neighbours = ROWS) -> tuple[np.ndarray, np.ndarray, float]:
+    """Noisy histograms of every numeric column, ``columns`` of them by level of the class column:
+    ``counts`` (d, M) as for :func:`release_marginals`, ``by_level`` (d, L, M) the rows per level of
+    the class and cell. Returns the one-way histograms (d, M) (a conditioned column's summed over the
+    levels), the conditioned columns' noisy tables (k, L, M), and the noise sd of each count.
+
+    Sensitivity: that of the one-way histograms, L1 2d, L2 sqrt(2d)
+    (:func:`synthdp.privacy.sensitivity.histogram_sensitivity`; by unit L1 K d, L2 K sqrt(d)): a row
+    lies in one cell of each column's table, a conditioned column's table of L x M cells included,
+    so replacing it moves two counts of each column by one. One release of a (d, L, M) array: a
+    column not conditioned holds its counts at level 0 and zeros (padding, noised and discarded)
+    at the others.
+    """
+    d, levels, cells = by_level.shape
+    table = np.zeros((d, levels, cells))
+    table[:, 0, :] = counts
+    table[columns] = by_level[columns]
+    sensitivity = histogram_sensitivity(d, neighbours)
+    what = (f"histograms of {d} numeric columns, {len(columns)} of them by level of '{class_name}' "
+            f"({levels} levels x their cells), the others one-way; {layout.n_bins} bins + 2 atoms"
+            + (f" or one cell per value ({layout.value_columns} columns)" if layout.value_columns else "")
+            + (f", a missing cell for {sum(layout.missing)} nullable column(s)" if any(layout.missing) else ""))
+    noisy = _release(table.reshape(d, levels * cells), "marginals", what, *sensitivity, budget, ledger,
+                     noise).reshape(d, levels, cells)
+    histograms = noisy[:, 0, :].copy()
+    histograms[columns] = noisy[columns].sum(axis=1)
+    return histograms, noisy[columns], budget.noise_sd(*sensitivity)
+
+
 def release_score_products(score_products_sum: np.ndarray, budget: StageBudget, n: float, d: int,
                            clip_norm_sq: float, ledger: PrivacyLedger, noise: NoiseSampler,
                            neighbours: Neighbours = ROWS, mean_weight: float = 0.0) -> np.ndarray:

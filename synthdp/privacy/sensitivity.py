@@ -166,7 +166,10 @@ def histogram_sensitivity(d: int, neighbours: Neighbours = ROWS) -> tuple[float,
     """L1 and L2 sensitivity of the d x (B + 2) counts of :func:`cell_counts`.
 
     Replacing one row takes one unit from one cell of each column and adds it to another (or
-    the same) cell: L1 2d, L2 sqrt(2d).
+    the same) cell: L1 2d, L2 sqrt(2d). The same for a column's histogram by level of a class
+    column (:func:`synthdp.stats.row_sums.class_cell_counts`, L x (B + 2) counts): a row lies in
+    one (level, cell) of it, so a table of d columns, some by level and some one-way, moves as
+    d one-way histograms do (checked on extreme rows in tests/test_class_histograms.py).
 
     By unit: one row adds 1 to one cell of each column (l1 d, l2 sqrt(d)); K rows, all in the
     same cells at worst: L1 K d, L2 K sqrt(d).

@@ -314,6 +314,18 @@ class PrivateTable:
         counts = sums["cell_counts"] if layout is not None else None
         return sums["moments"] / n_rows, counts, int(sums["rows_clipped"]), int(sums["rows_other"])
 
+    def encoded_class_counts(self, schema: Schema, layout: CellLayout, class_block: int,
+                             compiled: bool = False) -> np.ndarray:
+        """The numeric columns' rows per level of the ``class_block``-th binary or categorical column
+        and cell of ``layout``, shape (d_numeric, L, M) (:func:`synthdp.stats.row_sums.class_cell_counts`).
+
+        Private: for the histograms' release only (:func:`synthdp.privacy.release.release_class_histograms`).
+        ``compiled``: as :class:`synthdp.stats.row_sums.SumRequest`'s.
+        """
+        self._check_schema(schema)
+        return self.row_sums(SumRequest(cell_layout=layout, schema=schema, class_block=class_block,
+                                        compiled=compiled))["class_cell_counts"]
+
     def encoded_score_products(self, schema: Schema, score_map: ScoreMap, compiled: bool = False) -> np.ndarray:
         """Sum over rows of the products of the numeric columns' clipped normal scores, shape
         (d (d + 1) / 2,) or (d (d + 3) / 2,) (:func:`synthdp.stats.scores.score_products`; a missing cell scores 0).

@@ -37,6 +37,7 @@ COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "rows": np.add, "rows_clipped": np.add, "moments": np.add, "column_sums": np.add,
     "second_moment": np.add, "histograms": np.add, "cell_counts": np.add, "score_products": np.add,
     "minimum": np.minimum, "maximum": np.maximum, "integer": np.logical_and, "rows_other": np.add,
+    "class_cell_counts": np.add,
 }
 
 
@@ -77,6 +78,10 @@ class SumRequest:
         Clip, and sum the moments, cells and pairs' scores, with the compiled kernels
         (:mod:`synthdp.stats.compiled`; the same sums up to the order of additions, the same
         points and cells), as decided for the table from its public row count.
+    class_block : int or None
+        A mixed table: also count ``cell_layout``'s cells of every numeric column by level of the
+        schema's ``class_block``-th binary or categorical column, "class_cell_counts" (d, L, M)
+        (:func:`class_cell_counts`).
     """
 
     domain: Domain | None = None
@@ -90,6 +95,7 @@ class SumRequest:
     histogram_columns: tuple[int, ...] = ()
     data_range: bool = False
     compiled: bool = False
+    class_block: int | None = None
 
     @property
     def compiled_here(self) -> bool:
@@ -270,7 +276,8 @@ def encoded_sums(points: np.ndarray | EncodedPoints, missing: np.ndarray, rows_c
         As in :func:`chunk_sums` (the numeric columns' cells, missing cells included).
 
     Returns "rows", "rows_clipped", "rows_other", and as requested "moments" (R,),
-    "cell_counts" (d_numeric, M) and "score_products" (d_numeric (d_numeric + 1) / 2,).
+    "cell_counts" (d_numeric, M), "class_cell_counts" (d_numeric, L, M) and "score_products"
+    (d_numeric (d_numeric + 1) / 2,).
     """
     sums = {"rows": np.array(len(points)), "rows_clipped": np.array(rows_clipped), "rows_other": np.array(rows_other)}
     if len(points) == 0 or request.schema is None:
@@ -281,11 +288,38 @@ def encoded_sums(points: np.ndarray | EncodedPoints, missing: np.ndarray, rows_c
     if request.cell_layout is not None:
         cells = request.cell_layout.cells_by_column(numeric, missing, request.compiled_here)
         sums["cell_counts"] = request.cell_layout.count(cells, request.compiled_here)
+        if request.class_block is not None:
+            sums["class_cell_counts"] = class_cell_counts(points, request.schema, request.class_block, cells,
+                                                          request.cell_layout.n_cells)
         if kept_cells is not None:
             kept_cells.append(cells)
     if request.score_map is not None:
         sums["score_products"] = _score_products(numeric, request.score_map, missing, request.compiled_here)
     return RowSums(sums)
+
+
+def block_levels(points: np.ndarray | EncodedPoints, schema: Schema, block: int) -> np.ndarray:
+    """Each row's level (an index into ``all_levels``) of the schema's ``block``-th binary or categorical column."""
+    if isinstance(points, EncodedPoints):
+        return points.levels[:, block]
+    column = schema.categorical[block]
+    coordinates = np.asarray(points[:, schema.block_slice(column.name)])
+    if column.binary:
+        return (coordinates[:, 0] > 0.5).astype(np.int64)
+    return np.argmax(coordinates, axis=1).astype(np.int64)
+
+
+def class_cell_counts(points: np.ndarray | EncodedPoints, schema: Schema, block: int, cells: np.ndarray,
+                      n_cells: int) -> np.ndarray:
+    """Rows per (level, cell) of every numeric column, shape (d, L, M): each column's histogram
+    conditioned on the levels of the ``block``-th binary or categorical column."""
+    levels = block_levels(points, schema, block)
+    n_levels = len(schema.categorical[block].all_levels)
+    d = cells.shape[0]
+    counts = np.zeros((d, n_levels * n_cells))
+    for j in range(d):
+        counts[j] = np.bincount(levels * n_cells + cells[j], minlength=n_levels * n_cells)
+    return counts.reshape(d, n_levels, n_cells)
 
 
 def _score_products(points: np.ndarray, score_map: ScoreMap, missing: np.ndarray | None, compiled: bool) -> np.ndarray:
