@@ -805,6 +805,33 @@ def unit_score_products_samples(epsilon: float, delta: float, noise_kind: str, s
     return _statistics(samples, exact, noise_kind)
 
 
+def unit_class_histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float,
+                                  seed: int):
+    """release_class_histograms by unit: two continuous columns' histograms (four bins and two atoms) by level
+    of a binary column c, counted by the reader. The added unit's UNIT_K + 1 rows at (1, 1, b), bounded to
+    UNIT_K, add UNIT_K to the upper atom at level b of each column's table: the declared K d (l1) and
+    K sqrt(d) (l2) of the one-way histograms, attained."""
+    schema = Schema.from_dict({"columns": {"x": {"type": "continuous", "bounds": [-1, 1]},
+                                           "y": {"type": "continuous", "bounds": [-1, 1]},
+                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["x", "y", "c"])
+    layout = CellLayout(4, (None, None), (False, False))
+    rng = np.random.default_rng(0)
+    shared = pd.DataFrame({"person": np.repeat([f"u{i}" for i in range(5)], 2), "x": rng.uniform(-0.9, 0.9, N_ROWS),
+                           "y": rng.uniform(-0.9, 0.9, N_ROWS), "c": rng.choice(["a", "b"], N_ROWS)})
+    tables = unit_pair(shared, pd.DataFrame({"x": [1.0] * (UNIT_K + 1), "y": 1.0, "c": "b"}), ["c"])
+    exact = [table.encoded_class_counts(schema, layout, 0) for table in tables]
+    change = (exact[0] - exact[1]).reshape(-1)
+    assert np.abs(change).sum() == UNIT_K * 2 and np.linalg.norm(change) == pytest.approx(UNIT_K * math.sqrt(2))
+    noise = Recording(SeededNoise(np.random.default_rng(seed)), factor)
+    budget = StageBudget.whole(epsilon, delta, noise_kind == "gaussian")
+    neighbours = Neighbours(UNIT_K, "person")
+    columns = np.arange(2)
+    samples = [np.array([release_class_histograms(tables.sum(axis=1), tables, columns, "c", layout, budget,
+                                                  PrivacyLedger(epsilon, delta), noise, neighbours)[1].reshape(-1)
+                         for _ in range(size)]) for tables in exact]
+    return _statistics(samples, [tables.reshape(-1) for tables in exact], "laplace" if delta == 0 else noise_kind)
+
+
 def unit_pair(shared: pd.DataFrame, extra: pd.DataFrame, text=()) -> tuple[PrivateTable, PrivateTable]:
     """Add-one-unit neighbours of any columns (as :func:`unit_tables`): D' is ``shared`` (its column
     "person" names units of at most UNIT_K rows), D also has unit "new" with ``extra``'s rows,
@@ -1271,6 +1298,7 @@ AUDITS = {
     "unit-moments-gaussian": Audit(unit_moments_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "units-count-laplace": Audit(units_release_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "unit-histograms-laplace": Audit(unit_histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
+    "unit-class-histograms-laplace": Audit(unit_class_histograms_samples, 1.0, 0.0, "laplace", 20_000, 0.7),
     "unit-score-products-laplace": Audit(unit_score_products_samples, 1.0, 0.0, "laplace", 20_000, 0.65),
     "unit-score-products-gaussian": Audit(unit_score_products_samples, 1.0, 1e-2, "gaussian", 20_000, 0.4),
     "unit-pca-gaussian-2-iterations": Audit(lambda *a: pca_samples(*a, iterations=2, by_unit=True), 1.0, 1e-2,

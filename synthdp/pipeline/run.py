@@ -1157,11 +1157,13 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
             else:
                 name = str(config.class_column)
                 block = class_block(schema, name)
-                level_rows = released_level_counts(schema, indices, noisy_moments, one_way_cells(schema, indices),
-                                                   plan.n)[name]
                 by_level = table.encoded_class_counts(schema, layout, block, compiled.use_compiled(plan.n))
                 histograms, tables, histogram_noise_sd = release_class_histograms(
                     histogram_counts, by_level, columns, name, layout, stage, ledger, noise, plan.neighbours)
+                counted = released_level_counts(schema, indices, noisy_moments, one_way_cells(schema, indices), plan.n)
+                # the class's rows per level: its released one-way cells, else (a basis without all of them) the
+                # mean over the conditioned columns of their tables' rows, released now
+                level_rows = counted.get(name, np.maximum(tables.sum(axis=2).mean(axis=0), 0.0))
                 if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                     histograms, tables = histogram_counts.copy(), by_level[columns].copy()
                     histograms[columns] = tables.sum(axis=1)
