@@ -229,6 +229,13 @@ def modes() -> dict[str, Mode]:
              _csv({"x": [*BASE_X, None], "group": [*CATEGORIES, "a"]}),
              _generate("--schema", "{dir}/schema.json", "--epsilon", "2", "--delta", "1e-3"),
              GENERATE, 2.0, 1e-3, {"schema.json": MIXED_SCHEMA}),
+        Mode("generate-class", "generate, the mixed table of generate-mixed with --class-column group (x's "
+             "histogram released by level of group); canary: (1, 'c') against a missing x with 'a'",
+             _csv({"x": [*BASE_X, 1.0], "group": [*CATEGORIES, "c"]}),
+             _csv({"x": [*BASE_X, None], "group": [*CATEGORIES, "a"]}),
+             _generate("--schema", "{dir}/schema.json", "--epsilon", "2", "--delta", "1e-3", "--class-column",
+                       "group"),
+             GENERATE, 2.0, 1e-3, {"schema.json": MIXED_SCHEMA}),
         Mode("generate-many-levels", "generate, a mixed table of 200 rows whose column of ten levels has its "
              "one-way cells released apart alone (level cells); canary: (1, 1, 'l9') against (-1, -1, 'l0')",
              _csv({"x": [*MANY_X, 1.0], "y": [*MANY_Y, 1.0], "group": [*MANY_GROUP, "l9"]}),
