@@ -132,12 +132,7 @@ from synthdp.privacy.release import (
     release_selected_pairs,
     release_units,
 )
-from synthdp.privacy.sensitivity import (
-    ROWS,
-    Neighbours,
-    score_products_sensitivity,
-    units_sensitivity,
-)
+from synthdp.privacy.sensitivity import ROWS, Neighbours, score_products_sensitivity, units_sensitivity
 from synthdp.reader.table import PrivateTable, domain_from_data, stored_parquet_index, table_header
 from synthdp.reader.units import UnitBound
 from synthdp.released import ClassHistograms, PairsTestResult, Release, SelectedPairs, UnitsRelease
