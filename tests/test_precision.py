@@ -313,8 +313,9 @@ DEVELOPMENT_TABLES = ("iris", "glass", "yacht", "energy", "pima", "heart_clevela
 def test_the_development_tables_come_back_with_their_inputs_decimals(name, tmp_path, capsys):
     """With the schema synthdp schema drafts (its draft marking removed, as a user would after
     reviewing it), generate writes every column with the decimals its input uses: as many as the
-    input's most, and exactly that many in every cell of a continuous column. (A column of whole
-    numbers written "63.0", as heart_cleveland's, is drafted integer and written "63".)"""
+    input's most, and exactly that many in every cell of a continuous column, or, where the draft lists a
+    column's few values (yacht's and energy's grids), only those. (A column of whole numbers written
+    "63.0", as heart_cleveland's, is drafted integer and written "63".)"""
     source = ROOT / "data" / f"{name}.csv"
     if not source.exists():
         pytest.skip("the development tables are not here")
@@ -335,5 +336,7 @@ def test_the_development_tables_come_back_with_their_inputs_decimals(name, tmp_p
                        for value in real[column].dropna()]  # heart writes whole ages "63.0": as 0 decimals
         raw = max(decimals_used(value) for value in real[column].dropna())  # binary 0.0/1.0 come back so
         assert max(used) in {raw, max(significant)}, column
-        if spec["type"] == "continuous":
+        if "values" in spec:  # a grid drafted as its values (yacht's, energy's): every cell one of them
+            assert set(written[column].dropna().astype(float)) <= set(map(float, spec["values"])), column
+        elif spec["type"] == "continuous":
             assert used == {spec["decimals"]}, column
