@@ -116,6 +116,20 @@ def test_the_report_names_the_class(tmp_path):
                  "--class-column", "c", "--report", str(report), "--seed", "1"]) == 0
     stages = {stage["stage"]: stage for stage in json.loads(report.read_text())["privacy"]["stages"]}
     assert "by level of 'c'" in stages["marginals"]["released"]
+    assert "2 numeric columns, 1 of them by level" in stages["marginals"]["released"]  # k: a value block
+    assert "the others one-way" in stages["marginals"]["released"]
+
+
+def test_the_report_says_all_where_every_numeric_column_is_by_level():
+    """Where no numeric column has a value block, the stage says all of them are by level, and no others."""
+    frame = separated(300)
+    frame["y"] = -frame["x"]
+    schema = {"columns": {"x": SCHEMA["columns"]["x"], "y": SCHEMA["columns"]["x"], "c": SCHEMA["columns"]["c"]}}
+    model = SmoothSynthesizer(epsilon=1.0, delta=1e-10, class_column="c", seed=1).fit(frame[["x", "y", "c"]],
+                                                                                      schema=schema)
+    event = next(event for event in model.model_.ledger.events if event.stage == "marginals")
+    assert "2 numeric columns, all of them by level of 'c'" in event.released
+    assert "others" not in event.released
 
 
 @pytest.mark.parametrize(("name", "says"), [("x", "is a numeric column"), ("zz", "is not a column of the table")])

@@ -282,8 +282,9 @@ def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: 
     table[:, 0, :] = counts
     table[columns] = by_level[columns]
     sensitivity = histogram_sensitivity(d, neighbours)
-    what = (f"histograms of {d} numeric columns, {len(columns)} of them by level of '{class_name}' "
-            f"({levels} levels x their cells), the others one-way; {layout.n_bins} bins + 2 atoms"
+    which = "all of them" if len(columns) == d else f"{len(columns)} of them"
+    what = (f"histograms of {d} numeric columns, {which} by level of '{class_name}' ({levels} levels x their cells)"
+            + ("" if len(columns) == d else ", the others one-way") + f"; {layout.n_bins} bins + 2 atoms"
             + (f" or one cell per value ({layout.value_columns} columns)" if layout.value_columns else "")
             + (f", a missing cell for {sum(layout.missing)} nullable column(s)" if any(layout.missing) else ""))
     noisy = _release(table.reshape(d, levels * cells), "marginals", what, *sensitivity, budget, ledger,
