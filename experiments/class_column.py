@@ -29,7 +29,7 @@ import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 from harness import worst_errors
 from noise_box import unseen_tables
-from relationships import SDMetricsBatch, cell
+from relationships import SDMetricsBatch, cell, present
 from small_tables import CONFIGS, load_small
 
 from synthdp import SmoothSynthesizer
@@ -99,9 +99,6 @@ def study_table(name: str, real: pd.DataFrame, content: dict, rounds: int, seed:
         rows.append(row)
     return rows
 
-
-def present(values: list) -> list:
-    return [value for value in values if not np.isnan(value)]
 
 
 def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], seconds: float, message: str) -> str:

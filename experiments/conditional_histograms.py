@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
 from noise_box import unseen_tables
-from relationships import SDMetricsBatch, cell
+from relationships import SDMetricsBatch, cell, present
 from small_tables import CONFIGS
 
 from synthdp import SmoothSynthesizer
@@ -162,10 +162,6 @@ def probe_table(name: str, real: pd.DataFrame, content: dict, rounds: int, seed:
         rows.append(row)
     return rows
 
-
-def present(values: list) -> list:
-    """The values that were scored (a missing score is NaN here): what :func:`relationships.cell` averages."""
-    return [value for value in values if not np.isnan(value)]
 
 
 def render(args: argparse.Namespace, argv: list[str] | None, rows: list[dict], seconds: float, message: str) -> str:

@@ -607,6 +607,11 @@ def mean_se(values: list) -> tuple[float | None, float | None]:
     return mean, (float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None)
 
 
+def present(values: list) -> list:
+    """The values that were scored (a missing score is NaN here): what :func:`cell` averages."""
+    return [value for value in values if not np.isnan(value)]
+
+
 def cell(values: list) -> str:
     mean, se = mean_se(values)
     if mean is None:

@@ -366,6 +366,19 @@ def value_block_samples(epsilon: float, delta: float, noise_kind: str, size: int
     return _statistics(samples, exact, plan.noise)
 
 
+def _mixed_cells(epsilon: float, delta: float, noise_kind: str):
+    """The two mixed-cell audits' table: an integer column of five values (one cell per value), a continuous
+    column (bins and atoms) and a binary column c; its schema, basis indices and the plan's histogram layout."""
+    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
+                                           "x": {"type": "continuous", "bounds": [0, 1]},
+                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["k", "x", "c"])
+    indices = basis_indices(schema, 2)
+    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
+    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
+                     numeric_columns=schema.d_numeric, synthesize=True)
+    return schema, indices, CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells)
+
+
 def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int, factor: float, seed: int):
     """release_marginals on a mixed table's numeric histograms: an integer column of five values
     (one cell per value, the layout of synthdp.stats.histograms.CellLayout.for_domain) and a continuous column
@@ -374,14 +387,7 @@ def histograms_samples(epsilon: float, delta: float, noise_kind: str, size: int,
     Row 0 moves from (0, 0.0) to (4, 1.0): one value cell and one atom lose a row, two others
     gain one, attaining the declared L1 2d = 4 and L2 sqrt(2d) = 2.
     """
-    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
-                                           "x": {"type": "continuous", "bounds": [0, 1]},
-                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["k", "x", "c"])
-    indices = basis_indices(schema, 2)
-    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
-    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
-                     numeric_columns=schema.d_numeric, synthesize=True)
-    layout = CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells)
+    schema, indices, layout = _mixed_cells(epsilon, delta, noise_kind)
     assert layout.values[0] is not None and layout.values[1] is None  # value cells, then bins and atoms
     rng = np.random.default_rng(0)
     shared = pd.DataFrame({"k": rng.integers(0, 5, N_ROWS), "x": rng.uniform(0.2, 0.8, N_ROWS),
@@ -408,14 +414,7 @@ def class_histograms_samples(epsilon: float, delta: float, noise_kind: str, size
     Row 0 moves from (0, 0.0, a) to (4, 1.0, b): in each column's table one (level, cell) loses a row and
     another gains one, attaining the declared L1 2d = 4 and L2 sqrt(2d) = 2 of the one-way histograms.
     """
-    schema = Schema.from_dict({"columns": {"k": {"type": "integer", "bounds": [0, 4]},
-                                           "x": {"type": "continuous", "bounds": [0, 1]},
-                                           "c": {"type": "binary", "levels": ["a", "b"]}}}, ["k", "x", "c"])
-    indices = basis_indices(schema, 2)
-    config = SynthConfig(epsilon=epsilon, delta=delta, noise=noise_kind if delta > 0 else None, clip_count_share=0.0)
-    plan = make_plan(config, N_ROWS, schema.n_coordinates, True, mixed_basis=(len(indices), groups_count(schema, indices)),
-                     numeric_columns=schema.d_numeric, synthesize=True)
-    layout = CellLayout.for_domain(schema.numeric, plan.marginal_bins, plan.value_cells)
+    schema, indices, layout = _mixed_cells(epsilon, delta, noise_kind)
     rng = np.random.default_rng(0)
     shared = pd.DataFrame({"k": rng.integers(0, 5, N_ROWS), "x": rng.uniform(0.2, 0.8, N_ROWS),
                            "c": rng.choice(["a", "b"], N_ROWS)})
