@@ -56,6 +56,7 @@ from synthdp.writers import (
 if TYPE_CHECKING:  # imported where used: --help and argument errors answer without pandas or scipy
     import pandas as pd
 
+    from synthdp.evaluation.inference import Copies
     from synthdp.summaries.marginal import MarginalSummary
     from synthdp.summaries.smooth import Summary
     from synthdp.synthesizer import SmoothSynthesizer
@@ -306,6 +307,11 @@ def build_parser() -> argparse.ArgumentParser:
     sample_command.add_argument("--seed", type=int, metavar="S",
                                 help="seed of the draws: the same rows as SmoothSynthesizer.load(MODEL).sample(N, "
                                      "seed=S) (public randomness: the model is private either way)")
+    sample_command.add_argument("--copies", metavar="M",
+                                help=f"also write M copies (2 to {MAX_COPIES}) of the release that carry its "
+                                     "uncertainty, of N rows each, as generate --copies writes them (OUTPUT.1.csv ... "
+                                     "OUTPUT.M.csv, OUTPUT.reference.csv, OUTPUT.copies.json), for synthdp infer: from "
+                                     "a model file that holds its release (written by this synthdp); no budget")
     sample_command.add_argument("--quiet", action="store_true", help=QUIET_HELP)
     summ = commands.add_parser("summarize", help="write a differentially private summary for answering smooth queries",
                                description=SUMMARIZE_DESCRIPTION, epilog=SUMMARIZE_EPILOG,
@@ -754,40 +760,8 @@ def generate(args: argparse.Namespace) -> int:
     if run["copies"] is not None:
         count = run["copies"]  # (a number: read by _fit)
         copies = synth.sample_copies(count, n_rows, progress=_progress(run["quiet"]))
-        from synthdp.evaluation.inference import copy_paths, file_sha256
-
-        paths = copy_paths(Path(args.output), count)
-        digests: dict[str, str] = {}  # each file's, once written: OUTPUT.copies.json (written after them) records them
-
-        def hashed(table: pd.DataFrame, final: Path) -> Callable[[Path], object]:
-            def write(path: Path) -> None:
-                table_writer(table, final)(path)
-                digests[final.name] = file_sha256(path)
-            return write
-
-        outputs += [(path, hashed(table, path)) for path, table in zip(paths, [*copies.tables, copies.reference])]
-        report["copies"] = {"count": count, "rows": len(copies.tables[0]), "reference_rows": len(copies.reference),
-                            "files": [str(path) for path in paths],
-                            "seconds_per_copy": round(copies.seconds_per_copy, 4),
-                            "method": "parametric bootstrap of the release: each copy draws a population of n rows "
-                                      "from the fitted distribution, runs the release's mechanism on it again (fresh "
-                                      "noise of the same scale), fits and samples it; the last file is a sample of "
-                                      "20 n rows of the fitted distribution itself (synthdp.infer's reference). That "
-                                      "distribution and each copy's fit keep every pair the release measured at its "
-                                      "noisy reading, where the synthetic table keeps only the pairs that stand out "
-                                      "of their noise",
-                            "budget": "none: post-processing of this release, no data read",
-                            "measures_dependence": copies.dependence,
-                            "measured_pairs": sorted(sorted(pair, key=list(synthetic.columns).index)
-                                                     for pair in copies.measured or ())}
-        if not copies.dependence and len(synthetic.columns) >= 2:  # a single column has no pair to measure
-            from synthdp.evaluation.inference import NO_DEPENDENCE
-
-            report["copies"]["note"] = NO_DEPENDENCE
-            warnings.warn(NO_DEPENDENCE, UserWarning, stacklevel=1)  # shown once the command succeeds, as all are
-        entry = report["copies"]  # OUTPUT.copies.json: the report's entry and the files' digests
-        outputs.append((paths[-1], lambda path: path.write_text(json.dumps({**entry, "sha256": digests}, indent=2)
-                                                                + "\n")))
+        written_copies, report["copies"], paths = _copies_outputs(copies, count, args.output, list(synthetic.columns))
+        outputs += written_copies
     if run["summary_out"]:
         outputs.append((Path(run["summary_out"]), _text(_summary_json(synth, report))))
     if run["model_out"]:
@@ -795,15 +769,80 @@ def generate(args: argparse.Namespace) -> int:
     written = _with_data_timings(synth, report, run)
     _write_outputs(outputs + _report_output(written, run), overwrite=args.overwrite)
     if not run["quiet"]:
-        copies_note = "" if run["copies"] is None else (  # they are files too: say where
-            f", {report['copies']['count']} copies and their reference sample beside it ({paths[0].name} ... "
-            f"{paths[-3].name}, {paths[-2].name}, {paths[-1].name})")
+        copies_note = "" if run["copies"] is None else _copies_note(paths)
         print(f"synthdp: wrote {len(synthetic)} rows ({report['output']['distinct_rows']} distinct) to "
               f"{_named(args.output)}"
               + copies_note + (f" and the summary to {run['summary_out']}" if run["summary_out"] else "")
               + _budget_note(written), file=sys.stderr)
         _note_independence(synth)
     return 0
+
+
+def _checked_copies(copies: object, output: str, rows: object) -> tuple[int, dict[str, str]]:
+    """--copies read as a number and checked, with the files it names (for :func:`_check_outputs`), before
+    anything is read: a count of 2 to MAX_COPIES, an --output that is a file (the copies are named after it),
+    and rows per copy (``rows``: a number, or None or "theory" where the fit decides) of at least 2."""
+    from synthdp.evaluation.inference import copy_paths
+    from synthdp.pipeline.copies import check_copies_count
+
+    count = _int_or_word(copies, None, "--copies")
+    check_copies_count(count, "--copies")  # before their paths are listed: 10**15 of them filled memory
+    if _written_into(Path(output)):
+        raise SynthDPError("--copies writes files named after --output: give --output a file, not standard output "
+                           "or another stream")
+    if isinstance(rows, int) and rows < 2:
+        raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
+                           "says nothing")
+    *numbered, reference, info = copy_paths(Path(output), count)
+    return count, {**{f"copy {k + 1}": str(path) for k, path in enumerate(numbered)},
+                   "the copies' reference sample": str(reference), "the copies' description": str(info)}
+
+
+def _copies_outputs(copies: Copies, count: int, output: str, columns: list[str]
+                    ) -> tuple[list[tuple[Path, Callable[[Path], object]]], dict, list[Path]]:
+    """The files of ``copies`` beside ``output`` (OUTPUT.1.csv ... OUTPUT.M.csv, OUTPUT.reference.csv, then
+    OUTPUT.copies.json, which records the others' digests once they are written), the report's entry
+    that describes them, and their paths; the warning of copies that measured no dependence."""
+    from synthdp.evaluation.inference import copy_paths, file_sha256
+
+    paths = copy_paths(Path(output), count)
+    digests: dict[str, str] = {}  # each file's, once written: OUTPUT.copies.json (written after them) records them
+
+    def hashed(table: pd.DataFrame, final: Path) -> Callable[[Path], object]:
+        def write(path: Path) -> None:
+            table_writer(table, final)(path)
+            digests[final.name] = file_sha256(path)
+        return write
+
+    outputs: list[tuple[Path, Callable[[Path], object]]] = [
+        (path, hashed(table, path)) for path, table in zip(paths, [*copies.tables, copies.reference])]
+    entry = {"count": count, "rows": len(copies.tables[0]), "reference_rows": len(copies.reference),
+             "files": [str(path) for path in paths],
+             "seconds_per_copy": round(copies.seconds_per_copy, 4),
+             "method": "parametric bootstrap of the release: each copy draws a population of n rows "
+                       "from the fitted distribution, runs the release's mechanism on it again (fresh "
+                       "noise of the same scale), fits and samples it; the last file is a sample of "
+                       "20 n rows of the fitted distribution itself (synthdp.infer's reference). That "
+                       "distribution and each copy's fit keep every pair the release measured at its "
+                       "noisy reading, where the synthetic table keeps only the pairs that stand out "
+                       "of their noise",
+             "budget": "none: post-processing of this release, no data read",
+             "measures_dependence": copies.dependence,
+             "measured_pairs": sorted(sorted(pair, key=columns.index) for pair in copies.measured or ())}
+    if not copies.dependence and len(columns) >= 2:  # a single column has no pair to measure
+        from synthdp.evaluation.inference import NO_DEPENDENCE
+
+        entry["note"] = NO_DEPENDENCE
+        warnings.warn(NO_DEPENDENCE, UserWarning, stacklevel=1)  # shown once the command succeeds, as all are
+    outputs.append((paths[-1], lambda path: path.write_text(json.dumps({**entry, "sha256": digests}, indent=2)
+                                                            + "\n")))
+    return outputs, entry, paths
+
+
+def _copies_note(paths: list[Path]) -> str:
+    """Where the copies went, for the command's last line (they are files too)."""
+    return (f", {len(paths) - 2} copies and their reference sample beside it ({paths[0].name} ... "
+            f"{paths[-3].name}, {paths[-2].name}, {paths[-1].name})")
 
 
 def _check_summary_output(run: dict, config: SynthConfig, content: dict | None, synthesize: bool) -> None:
@@ -905,7 +944,14 @@ def sample_command(args: argparse.Namespace) -> int:
         raise SynthDPError("--rows must be an integer >= 1")
     if args.seed is not None and args.seed < 0:
         raise SynthDPError("--seed must be an integer >= 0")
-    _check_outputs({"--output": args.output}, {"the model file": args.model}, overwrite=args.overwrite)
+    outputs = {"--output": args.output}
+    count = None
+    if args.copies is not None:
+        if args.where is not None:
+            raise SynthDPError("--copies makes copies of the whole release: it cannot be combined with --where")
+        count, copy_outputs = _checked_copies(args.copies, args.output, rows)
+        outputs.update(copy_outputs)
+    _check_outputs(outputs, {"the model file": args.model}, overwrite=args.overwrite)
     parquet = check_table_output(args.output)
     import numpy as np
     from tqdm import tqdm
@@ -916,6 +962,15 @@ def sample_command(args: argparse.Namespace) -> int:
     if args.where is not None:
         model = model_file.where(model, args.where)
     rng = np.random.default_rng(args.seed)
+    written_copies: list[tuple[Path, Callable[[Path], object]]] = []
+    if count is not None:  # made before anything is written: a model without its release writes nothing
+        from synthdp.pipeline.copies import release_copies
+
+        # their own generator, the one SmoothSynthesizer.load(MODEL).sample_copies(M, N, seed=S) draws from: the rows
+        # under --seed stay those of sample(N, seed=S)
+        copies_rng = np.random.default_rng() if args.seed is None else model_file.sampling_rng(args.seed)
+        copies = release_copies(model, count, rows, copies_rng, progress=_progress(args.quiet))
+        written_copies, _, paths = _copies_outputs(copies, count, args.output, model.names)
 
     def write(path: Path) -> None:
         with ExitStack() as stack:
@@ -936,10 +991,10 @@ def sample_command(args: argparse.Namespace) -> int:
                     _check_room(path, len(frame), rows, args.output)
                 bar.update(len(frame))
 
-    _write_outputs([(Path(args.output), write)], overwrite=args.overwrite)
+    _write_outputs([(Path(args.output), write), *written_copies], overwrite=args.overwrite)
     if not args.quiet:
-        print(f"synthdp: wrote {rows} rows to {_named(args.output)} (no budget spent: drawn from the model)",
-              file=sys.stderr)
+        print(f"synthdp: wrote {rows} rows to {_named(args.output)}" + (_copies_note(paths) if count else "")
+              + " (no budget spent: drawn from the model)", file=sys.stderr)
     return 0
 
 
@@ -1366,20 +1421,8 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         if run["rows"] < 1:
             raise SynthDPError("--rows must be an integer >= 1 or 'theory'")
     if run["copies"] is not None:
-        from synthdp.evaluation.inference import copy_paths
-        from synthdp.pipeline.copies import check_copies_count
-
-        run["copies"] = count = _int_or_word(run["copies"], None, "--copies")  # read once, as a number from here on
-        check_copies_count(count, "--copies")  # before their paths are listed: 10**15 of them filled memory
-        if _written_into(Path(args.output)):
-            raise SynthDPError("--copies writes files named after --output: give --output a file, not standard output "
-                               "or another stream")
-        if run["rows"] not in (None, "theory") and run["rows"] < 2:
-            raise SynthDPError("--copies needs --rows of at least 2: a statistic's spread over copies of one row "
-                               "says nothing")
-        *numbered, reference, info = copy_paths(Path(args.output), count)
-        outputs.update({**{f"copy {k + 1}": str(path) for k, path in enumerate(numbered)},
-                        "the copies' reference sample": str(reference), "the copies' description": str(info)})
+        run["copies"], copy_outputs = _checked_copies(run["copies"], args.output, run["rows"])  # a number from here on
+        outputs.update(copy_outputs)
     _check_outputs(outputs, {"the input": args.input, "the bounds file": run["bounds"],
                              "the schema file": run["schema"], "the config file": args.config}, overwrite=args.overwrite)
     if args.command == "generate":  # a Parquet table needs its writer: refused before any budget is spent

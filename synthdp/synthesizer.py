@@ -413,7 +413,9 @@ class SmoothSynthesizer:
         every pair the release measured at its noisy reading (no threshold), so that a weak
         pair's uncertainty is in the copies. Post-processing of the release: no data read, no
         budget spent. Takes about ``copies`` times the release's own fit; the report's timings do
-        not change, the result's ``seconds_per_copy`` says how long each took.
+        not change, the result's ``seconds_per_copy`` says how long each took. A model loaded from a
+        file (:meth:`load`) makes them too, where the file holds its release (written by this
+        synthdp: format version 4): the same copies as the fit's under the same ``seed``.
 
         Parameters
         ----------
@@ -432,10 +434,12 @@ class SmoothSynthesizer:
             The copies' tables and a table sampled from this release (``reference``), for
             :func:`synthdp.infer`.
         """
-        needs = ("copies rerun the release's mechanism, whose statistics a model file does not hold (synthdp "
-                 "generate --copies, or sample_copies after fit in this process)")
-        fitted = self._model(needs, method="sample_copies()")
-        made = release_copies(fitted, copies, n_rows, self._sampling_rng(seed), progress)
+        loaded = getattr(self, "sampling_model_", None)
+        if getattr(self, "model_", None) is None and loaded is not None:
+            made = release_copies(loaded, copies, n_rows, self._sampling_rng(seed), progress)  # the file's release
+        else:
+            made = release_copies(self._model(method="sample_copies()"), copies, n_rows, self._sampling_rng(seed),
+                                  progress)
         # the fitted DataFrame's categories and dates, as sample gives them
         typed = self._sampling_model(method="sample_copies()").typed
         return replace(made, tables=[typed(table) for table in made.tables], reference=typed(made.reference))

@@ -78,8 +78,14 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
     assert loaded.get_params()["epsilon"] == synth.get_params()["epsilon"]
     with pytest.raises(SynthDPError, match="samples rows only"):
         loaded.summary()
-    with pytest.raises(SynthDPError, match="samples rows only: copies rerun the release's mechanism"):
-        loaded.sample_copies(2)
+    if name == "person":
+        with pytest.raises(SynthDPError, match="copies of a release by privacy unit are not available"):
+            loaded.sample_copies(2)
+    else:  # the file holds its release: the fit's copies, under the same seed (synthdp.pipeline.release_file)
+        made, again = synth.sample_copies(2, 100, seed=4), loaded.sample_copies(2, 100, seed=4)
+        for ours, theirs in zip([*made.tables, made.reference], [*again.tables, again.reference]):
+            pd.testing.assert_frame_equal(theirs, ours)
+        assert again.measured == made.measured and again.dependence == made.dependence
     with pytest.raises(SynthDPError, match="samples rows only: theory_rows needs the fit's plan"):
         _ = loaded.theory_rows
     with pytest.raises(SynthDPError, match="without the data stages' times"):  # it never held them
@@ -200,9 +206,13 @@ def test_a_column_without_other_level_keeps_it_through_the_file(tmp_path):
 
 def _rewritten(path: Path, out: Path, arrays: dict[str, np.ndarray], version: int) -> Path:
     """``path``'s model file with its arrays replaced by ``arrays`` and its version by ``version``,
-    every checksum made again: a file as another synthdp would have written it."""
+    every checksum made again: a file as another synthdp would have written it (before version 4, without
+    the release and its arrays)."""
     with zipfile.ZipFile(path) as archive:
         document = json.loads(archive.read("model.json"))
+    if version < 4:
+        document.pop("release", None)
+        arrays = {name: array for name, array in arrays.items() if not name.startswith("release_")}
     members, manifest = model_file.array_members(arrays)
     document = {**document, "arrays": manifest, "format_version": version}
     document[model_file.DOCUMENT_CHECKSUM] = model_file.document_checksum(document)
@@ -223,15 +233,16 @@ def _arrays(path: Path) -> dict[str, np.ndarray]:
 def test_a_mixed_model_file_holds_each_columns_level_and_reads_the_dense_files_before_it(closed, tmp_path):
     """A mixed table's support is written per column (version 3: the numeric coordinates and one
     level per column, S (d + k) numbers, not the one-hot S x D array: 1.6 GB for 40 000 points of a
-    column of 5 000 levels); a numeric table's file stays version 1. A file of versions 1 and 2, its
-    support dense, is still read, and samples the same rows."""
+    column of 5 000 levels), from version 4 beside its release; a numeric table's file, version 1 before it,
+    too. A file of versions 1 and 2, its support dense, is still read, and samples the same rows."""
     synth = _mixed(closed)
     path = tmp_path / "m.synthdp"
     synth.save(path)
     arrays = _arrays(path)
     with zipfile.ZipFile(path) as archive:
-        assert json.loads(archive.read("model.json"))["format_version"] == 3
-    assert set(arrays) == {"support_numeric", "support_levels", "support_weights"}
+        assert json.loads(archive.read("model.json"))["format_version"] == 4
+    assert {name for name in arrays if not name.startswith("release_")} == {"support_numeric", "support_levels",
+                                                                          "support_weights"}
     schema = synth.release_.schema
     assert arrays["support_numeric"].shape[1] == schema.d_numeric
     assert arrays["support_levels"].shape[1] == len(schema.categorical) and arrays["support_levels"].dtype == np.int16
@@ -246,8 +257,9 @@ def test_a_mixed_model_file_holds_each_columns_level_and_reads_the_dense_files_b
     numeric = tmp_path / "numeric.synthdp"
     _numeric().save(numeric)
     with zipfile.ZipFile(numeric) as archive:
-        assert json.loads(archive.read("model.json"))["format_version"] == 1
-    assert set(_arrays(numeric)) == {"support_points", "support_weights"}
+        assert json.loads(archive.read("model.json"))["format_version"] == 4
+    assert {name for name in _arrays(numeric) if not name.startswith("release_")} == {"support_points",
+                                                                                      "support_weights"}
 
 
 def test_a_mixed_model_files_levels_out_of_their_columns_are_refused(tmp_path):
@@ -1212,7 +1224,7 @@ def test_the_document_checksum_is_written_and_a_file_without_it_still_reads(save
     with zipfile.ZipFile(path) as archive:
         document = json.loads(archive.read("model.json"))
     assert document["document_sha256"] == model_file.document_checksum(document)
-    assert document["format_version"] == 1  # a field older readers ignore: no new version
+    assert document["format_version"] == 4  # the release's version: the checksum, a field older readers ignore, took none
     older = _edited(path, tmp_path / "older.synthdp", lambda document: None, "dropped")
     pd.testing.assert_frame_equal(SmoothSynthesizer.load(older).sample(50, seed=3),
                                   SmoothSynthesizer.load(path).sample(50, seed=3))

@@ -41,6 +41,11 @@ coefficients of income (pairs its release does not measure at this n: flagged) f
 Measured: docs/decisions/copies-thresholds.md.
 
 Not for a release by privacy unit yet (its population would need synthetic units' rows).
+
+The copies need the release itself (its noisy statistics, plan and configuration), not only the
+fitted distribution: a fit in this process has it, and so does a model file of format version 4
+(:mod:`synthdp.pipeline.release_file`), from which copies are made in any process, the same copies
+under the same seed.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ from synthdp.errors import SynthDPError
 from synthdp.evaluation.inference import REFERENCE_FACTOR, Copies
 from synthdp.evaluation.options import MAX_COPIES
 from synthdp.pipeline import run
-from synthdp.pipeline.model import check_output_size, check_rows, draw
+from synthdp.pipeline.model import SamplingModel, check_output_size, check_rows, draw, kept_release
 from synthdp.pipeline.plan import MOMENT_NOISE_LIMIT
 from synthdp.pipeline.progress import StageTracker
 
@@ -69,6 +74,8 @@ from synthdp.pipeline.progress import StageTracker
 #: edge threshold), the rest as the product (module docstring).
 INFERENCE = run.StudyOptions(pair_threshold=0.0, pair_fdr=None, noise_box=False, tree_edges=False)
 COPIES_BY_UNIT = "copies of a release by privacy unit are not available yet: its population would need synthetic units"
+NO_RELEASE = ("copies rerun the release's mechanism, and this model file does not hold the release (written before "
+              "synthdp kept it, format version 3 or earlier): fit again, or make copies where it is fitted")
 
 
 def check_copies_count(copies: object, name: str = "copies") -> None:
@@ -79,20 +86,27 @@ def check_copies_count(copies: object, name: str = "copies") -> None:
         raise SynthDPError(f"{name} must be an integer from 2 to {MAX_COPIES} (a standard error needs at least two)")
 
 
-def release_copies(fitted: run.FittedModel, copies: int, n_rows: int | None, rng: np.random.Generator,
-                   progress: bool = False) -> Copies:
+def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows: int | None,
+                   rng: np.random.Generator, progress: bool = False) -> Copies:
     """``copies`` synthetic tables of ``n_rows`` rows (default the release's n), each from a refit of
     the mechanism on a population drawn from the fitted distribution (module docstring), with the
-    reference sample and the seconds per copy. ``rng``: public randomness for the populations, the
-    noise and the sampling."""
+    reference sample and the seconds per copy. ``fitted``: a fit of this process, or a model file's
+    model that holds its release. ``rng``: public randomness for the populations, the noise and the
+    sampling."""
     check_copies_count(copies)
     if n_rows is not None:
         check_rows(n_rows)  # before the first refit, not after it
-    release = fitted.release
+    if isinstance(fitted, SamplingModel):
+        kept = kept_release(fitted)
+        if kept is None:
+            raise SynthDPError(NO_RELEASE)
+        release, config = kept
+    else:
+        release, config = fitted.release, fitted.config
     if release.units is not None:
         raise SynthDPError(COPIES_BY_UNIT)
-    model = run.sampling_model(inference_fit(fitted, rng))
-    config = replace(fitted.config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
+    model = inference_model(fitted, release, config, rng)
+    config = replace(config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     # at least REFERENCE_FACTOR blocks of a copy's rows (infer's theta_0 is the statistic's mean over them)
     reference_rows = REFERENCE_FACTOR * max(release.plan.n, 0 if n_rows is None else int(n_rows))
@@ -134,17 +148,35 @@ def inference_fit(fitted: run.FittedModel, rng: np.random.Generator) -> run.Fitt
     the noise box and the trees' edge threshold) where it measured pairs or is a mixed table's,
     else ``fitted`` itself (nothing would change but the draws). Post-processing: no data read.
     ``rng``: public randomness for the candidates."""
-    release = fitted.release
-    if release.noisy_scores is None and release.selected_pairs is None and release.plan.candidates != "mixed":
+    refit = _inference_distribution(fitted.release, fitted.config, rng)
+    if refit is None:
         return fitted
-    stages = StageTracker([], quiet=True)
-    try:
-        solution, points, weights, blend_share, rearranged = run.fit_distribution(release, fitted.config, rng, stages,
-                                                                                  INFERENCE)
-    finally:
-        stages.close()
+    solution, points, weights, blend_share, rearranged = refit
     return replace(fitted, lp=solution, support_points=points, support_weights=weights, blend_share=blend_share,
                    rearranged=rearranged)
+
+
+def inference_model(fitted: run.FittedModel | SamplingModel, release: run.Release, config: run.SynthConfig,
+                    rng: np.random.Generator) -> SamplingModel:
+    """:func:`inference_fit`'s distribution to sample: of a fit, or of a model file's model and the
+    ``release`` and ``config`` it holds (the same distribution from the same ``rng``: the file holds the
+    fit's support exactly)."""
+    if isinstance(fitted, SamplingModel):
+        refit = _inference_distribution(release, config, rng)
+        return fitted if refit is None else replace(fitted, points=refit[1], weights=refit[2])
+    return run.sampling_model(inference_fit(fitted, rng))
+
+
+def _inference_distribution(release: run.Release, config: run.SynthConfig, rng: np.random.Generator) -> tuple | None:
+    """:func:`run.fit_distribution` of ``release`` with :data:`INFERENCE`, or None where it would give
+    the release's own fitted distribution (no pairs measured, not a mixed table)."""
+    if release.noisy_scores is None and release.selected_pairs is None and release.plan.candidates != "mixed":
+        return None
+    stages = StageTracker([], quiet=True)
+    try:
+        return run.fit_distribution(release, config, rng, stages, INFERENCE)
+    finally:
+        stages.close()
 
 
 def measures_dependence(release: run.Release) -> bool:

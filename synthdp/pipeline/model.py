@@ -4,8 +4,8 @@ What a release fitted (the support points and their weights, the columns' domain
 privacy unit's public shape) is itself differentially private: sampling from it spends no budget
 and reads no data. :class:`SamplingModel` holds exactly that, and the privacy report.
 
-File format (``FORMAT``, ``FORMAT_VERSION`` 3 for a mixed table, 1 for a numeric one; versions
-1 to 3 are read): a zip archive of
+File format (``FORMAT``, ``FORMAT_VERSION`` 4 for a model that holds its release, else 3 for a mixed
+table and 1 for a numeric one; versions 1 to 4 are read): a zip archive of
 
 * ``model.json``: ``{"format", "format_version", "synthdp_version", "rows", "columns", "domain",
   "schema", "units", "arrays", "privacy_report"}``; ``domain`` and ``schema`` are the public
@@ -23,7 +23,11 @@ File format (``FORMAT``, ``FORMAT_VERSION`` 3 for a mixed table, 1 for a numeric
   mixed table (version 3) as ``support_numeric`` (float64, (S, d): the numeric coordinates) and
   ``support_levels`` (int16 or int32, (S, k): each binary or categorical column's level, an index
   into its levels, in the schema's order; :class:`synthdp.domain.encoded.EncodedPoints`); and
-  with a privacy unit ``unit_contributions`` (float64, the released contributions histogram).
+  with a privacy unit ``unit_contributions`` (float64, the released contributions histogram);
+* from version 4, the release itself, for copies of it (:mod:`synthdp.pipeline.copies`): the
+  document's ``"release"`` (its noisy statistics, plan and configuration:
+  :mod:`synthdp.pipeline.release_file`) and its arrays, ``release_0.npy``, ``release_1.npy``, ...
+  A fit writes it; a model loaded from a file of an earlier version and saved again has none.
 
 Versions 1 and 2 held a mixed table's support as ``support_points`` (float64, (S, D): the
 one-hot encoded coordinates), S D numbers where version 3 holds S (d + k): 1.6 GB for 40 000
@@ -60,7 +64,7 @@ import pandas as pd
 
 from synthdp._version import __version__
 from synthdp.checks import is_finite_number, is_int
-from synthdp.config import MAX_ROWS_PER_UNIT
+from synthdp.config import MAX_ROWS_PER_UNIT, SynthConfig
 from synthdp.domain.box import ColumnDomain, Domain
 from synthdp.domain.dates import EXAMPLES as TIME_EXAMPLES
 from synthdp.domain.dates import iso_times
@@ -70,12 +74,13 @@ from synthdp.domain.schema import MISSING_LABEL, TEXT_DTYPE, CategoricalColumn, 
 from synthdp.domain.units import contribution_bins, synthetic_units
 from synthdp.errors import SynthDPError, absent_file, near_column, warn_user
 from synthdp.files import check_new, write_in_place
+from synthdp.pipeline.release_file import ARRAY_NAME, release_document, release_from
 from synthdp.postprocess.sampling import clean_weights
-from synthdp.released import UnitsRelease
+from synthdp.released import Release, UnitsRelease
 
 FORMAT = "synthdp-model"
-FORMAT_VERSION = 3
-READ_VERSIONS = (1, 2, 3)
+FORMAT_VERSION = 4
+READ_VERSIONS = (1, 2, 3, 4)
 CHUNK_VALUES = 5_000_000  # values (rows x coordinates) drawn at a time: 40 MB of points
 MIN_EFFECTIVE_POINTS = 100  # fewer effective support points under a condition: a warning
 DATETIME_DTYPES = tuple(f"datetime64[{unit}]" for unit in ("s", "ms", "us", "ns"))  # a naive datetime column's types
@@ -114,6 +119,15 @@ class SamplingModel:
         (:func:`input_dtypes`): ``"category"`` (``"category (ordered)"``) for a binary or categorical
         column, ``"bool"`` or ``"boolean"`` for a binary column whose levels are False and True (or 0
         and 1), ``"datetime64[us]"`` for a date or datetime column. Empty for a fit on a file.
+    release : Release or None
+        The release the distribution was fitted to, and ``config`` the configuration of the fit:
+        what copies of the release need (:mod:`synthdp.pipeline.copies`; :func:`kept_release`). A
+        model read from a file holds them as the file's document and arrays (``release_parts``),
+        checked when read and made whole only for copies: a basis of many levels is not made
+        whole to sample rows. None for a file written before they were kept (version 3 and earlier).
+    config : SynthConfig or None
+    release_parts : tuple or None
+        A model file's release document and its arrays (:mod:`synthdp.pipeline.release_file`).
     """
 
     points: np.ndarray | EncodedPoints
@@ -124,6 +138,9 @@ class SamplingModel:
     rows: int
     report: dict
     dtypes: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    release: Release | None = None
+    config: SynthConfig | None = None
+    release_parts: tuple[dict, Mapping[str, np.ndarray]] | None = None
 
     @property
     def names(self) -> list[str]:
@@ -983,10 +1000,17 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
     arrays = {**_support_arrays(model), "support_weights": np.ascontiguousarray(model.weights, dtype=np.float64)}
     if model.units is not None:
         arrays["unit_contributions"] = np.ascontiguousarray(model.units.noisy_contributions, dtype=np.float64)
+    released = None
+    if model.release_parts is not None:  # read from a file: written back as it was read
+        released = model.release_parts[0]
+        arrays.update(model.release_parts[1])
+    elif model.release is not None and model.config is not None:
+        released, release_arrays = release_document(model.release, model.config)
+        arrays.update(release_arrays)
     members, manifest = array_members(arrays)
     document = {
         "format": FORMAT, "synthdp_version": __version__, "rows": int(model.rows),
-        "format_version": FORMAT_VERSION if model.schema is not None else 1,
+        "format_version": FORMAT_VERSION if released is not None else 3 if model.schema is not None else 1,
         "columns": model.names, "domain": _domain_document(model.domain),
         "schema": None if model.schema is None else _schema_document(model.schema),
         "units": None if model.units is None else {
@@ -994,6 +1018,7 @@ def save(model: SamplingModel, path: str | Path, overwrite: bool = False) -> Non
             "noisy_rows": float(model.units.noisy_rows)},
         "arrays": manifest, "privacy_report": model.report,
         **({"dtypes": dict(model.dtypes)} if model.dtypes else {}),
+        **({"release": released} if released is not None else {}),
     }
     document = json.loads(json.dumps(document, default=_json_default))  # as a reader parses it
     document[DOCUMENT_CHECKSUM] = document_checksum(document)
@@ -1066,7 +1091,9 @@ def load(path: str | Path) -> SamplingModel:
                                    "checksum)")
             if not isinstance(document.get("arrays"), dict):
                 raise KeyError("arrays")
-            if not set(document["arrays"]) <= ARRAY_NAMES:  # a member of another name is read by no version
+            held = {name for name in document["arrays"] if ARRAY_NAME.fullmatch(name)} \
+                if document.get("format_version") == 4 and "release" in document else set()
+            if not set(document["arrays"]) - held <= ARRAY_NAMES:  # a member of another name is read by no version
                 raise SynthDPError(f"model file '{path}' is damaged or was edited (it lists arrays a model file "
                                    "does not hold)")
             arrays = {}
@@ -1087,6 +1114,8 @@ def load(path: str | Path) -> SamplingModel:
     except (zipfile.BadZipFile, zlib.error, KeyError, ValueError, TypeError, AttributeError, EOFError, OSError,
             RecursionError, OverflowError):  # OverflowError: a number of hundreds of digits where a float belongs
         raise SynthDPError(f"model file '{path}' is damaged, truncated or not a synthdp model file") from None
+    except MemoryError:  # a release's basis of many levels, made whole (synthdp.pipeline.release_file)
+        raise SynthDPError(f"model file '{path}' needs more memory than is free here to be read") from None
 
 
 #: A member of a model file larger than this when inflated must not inflate more than MAX_INFLATION-fold:
@@ -1183,10 +1212,35 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     rows, report = document["rows"], document["privacy_report"]
     if not (isinstance(rows, int) and not isinstance(rows, bool) and rows >= 1 and isinstance(report, dict)):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its rows or its report)")
-    model = SamplingModel(points, weights, domain, schema, units, rows, report, dtypes)
+    parts = None
+    if "release" in document and document["format_version"] != 4:
+        raise damaged(f"a release in a file of format version {document['format_version']}")
+    if "release" in document:
+        parts = (document["release"], {name: array for name, array in arrays.items() if ARRAY_NAME.fullmatch(name)})
+        try:  # checked now, made whole when copies ask for it (kept_release)
+            release, _ = release_from(*parts, domain, schema, whole=False)
+        except (ValueError, SynthDPError) as error:
+            raise damaged(f"its release: {_first_line(error)}") from None
+        own = None if release.units is None else release.units.column
+        if own != (None if units is None else units.column):
+            raise damaged("its release's privacy unit is not its own")
+    model = SamplingModel(points, weights, domain, schema, units, rows, report, dtypes, release_parts=parts)
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
+
+
+def kept_release(model: SamplingModel) -> tuple[Release, SynthConfig] | None:
+    """The release ``model`` was fitted to and the fit's configuration, made whole from a model file's
+    parts where it was read from one; None where it holds no release (a file of version 3 or earlier)."""
+    if model.release is not None and model.config is not None:
+        return model.release, model.config
+    if model.release_parts is None:
+        return None
+    try:  # checked when the file was read
+        return release_from(*model.release_parts, model.domain, model.schema)
+    except MemoryError:
+        raise SynthDPError("the model file's release needs more memory than is free here to make copies") from None
 
 
 def _support(arrays: dict[str, np.ndarray], domain: Domain, schema: Schema | None,

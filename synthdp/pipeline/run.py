@@ -1553,13 +1553,14 @@ def tilts(config: SynthConfig, plan: Plan, study: StudyOptions | None = None) ->
 
 def sampling_model(model: FittedModel, report: dict | None = None) -> SamplingModel:
     """What sampling needs of a fit (:class:`synthdp.pipeline.model.SamplingModel`): its support and
-    weights, the decoders, the privacy unit's public shape, the default rows, and ``report`` (the
-    privacy report, for a model file). Public: nothing here reads the data."""
+    weights, the decoders, the privacy unit's public shape, the default rows, ``report`` (the
+    privacy report, for a model file), and the release and configuration, for copies of it from a
+    model file. Public: nothing here reads the data."""
     if model.lp is None or model.support_points is None or model.support_weights is None:
         raise SynthDPError("fitted with synthesize=False (summary only): fit again with synthesize=True to sample rows")
     release = model.release
     return SamplingModel(model.support_points, model.support_weights, release.domain, release.schema, release.units,
-                         release.plan.n, report or {})
+                         release.plan.n, report or {}, release=release, config=model.config)
 
 
 def sample(model: FittedModel, n_rows: int | None = None, rng: np.random.Generator | None = None) -> pd.DataFrame:
