@@ -1,6 +1,6 @@
 """Peak memory and wall time of the in-memory, streaming and Dask paths on a large generated CSV.
 
-    nice -n 10 python experiments/streaming_memory.py                 # 10^7 rows x 10 columns (~10 min)
+    nice -n 10 python experiments/streaming_memory.py                 # 10^7 rows x 10 columns (~2 min)
     python experiments/streaming_memory.py --rows 200000 --no-save     # a quick check
 
 The table (Gaussian columns, 4 decimals) is written once under --folder (default /tmp, never
