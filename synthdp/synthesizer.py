@@ -30,6 +30,7 @@ from synthdp.pipeline.copies import Copies, release_copies
 from synthdp.privacy import lifetime
 from synthdp.privacy.ledger import PrivacyLedger
 from synthdp.reader.table import is_dask_frame
+from synthdp.released import Release
 from synthdp.summaries.marginal import MarginalSummary
 from synthdp.summaries.smooth import Summary
 
@@ -487,15 +488,15 @@ class SmoothSynthesizer:
     @property
     def theory_rows(self) -> int:
         """The paper's m, the number of synthetic rows its accuracy theorem assumes."""
-        return self._model("theory_rows needs the fit's plan, which a model file does not hold (fit in this process)",
-                           method="theory_rows").release.plan.theory.m
+        return self._release("theory_rows needs the fit's plan", method="theory_rows").plan.theory.m
 
     def summary(self, report: dict | None = None) -> Summary:
         """The release as a :class:`synthdp.Summary`, which answers smooth queries without sampling.
 
         It holds the released moments and the privacy report of this fit (``report``, if
         given, is embedded instead: say, one that describes a sampled table); it spends no
-        budget and never reads the data.
+        budget and never reads the data. A model loaded from a file gives it too, where the file
+        holds its release (format version 4).
 
         Parameters
         ----------
@@ -507,7 +508,7 @@ class SmoothSynthesizer:
         Summary
             The released moments, the evaluator of smooth queries, and the report.
         """
-        return reporting.smooth_summary(self._model(method="summary()"),
+        return reporting.smooth_summary(self._release(method="summary()"),
                                         self.privacy_report() if report is None else report)
 
     def marginal_summary(self, report: dict | None = None) -> MarginalSummary:
@@ -526,7 +527,7 @@ class SmoothSynthesizer:
         MarginalSummary
             The schema, the released moments and the report.
         """
-        return reporting.marginal_summary(self._model(method="marginal_summary()"),
+        return reporting.marginal_summary(self._release(method="marginal_summary()"),
                                           self.privacy_report() if report is None else report)
 
     # --------------------------------------------------------------- report
@@ -569,17 +570,31 @@ class SmoothSynthesizer:
             report = {**report, "privacy": {**report["privacy"], "budget_file": lifetime.summary(reservation)}}
         return report
 
-    def _model(self, needs: str = "summaries need the fit (synthdp summarize, or fit in this process)", *,
+    def _model(self, needs: str = "it needs the fit, in the process that fitted", *,
                method: str = "summary()") -> run.FittedModel:
         """This fit's model, for the public ``method`` (``"summary()"``); where there is none, a
         :class:`synthdp.errors.NotFittedError` naming ``method`` (not fitted), or an error naming what
-        ``needs`` it (loaded from a model file, which holds the fitted distribution but not the release)."""
+        ``needs`` it (loaded from a model file, which holds the fitted distribution and the release, not
+        the fit's ledger, LP or candidates)."""
         model = getattr(self, "model_", None)
         if model is None:
             if getattr(self, "sampling_model_", None) is not None:
                 raise SynthDPError(f"a model loaded from a file samples rows only: {needs}")
             raise not_fitted(method)
         return model
+
+    def _release(self, needs: str = "summaries need the release", *, method: str = "summary()") -> Release:
+        """This fit's release, or the one a loaded model file holds (made whole from it); where there is
+        none, :meth:`_model`'s errors, or for a file written before the release was kept one naming what
+        ``needs`` it."""
+        loaded = getattr(self, "sampling_model_", None)
+        if getattr(self, "model_", None) is None and loaded is not None:
+            kept = model_file.kept_release(loaded)
+            if kept is None:
+                raise SynthDPError(f"a model loaded from a file written before synthdp kept the release (format version "
+                                   f"3 or earlier) samples rows only: {needs}; fit again")
+            return kept[0]
+        return self._model(method=method).release
 
     def _sampling_model(self, with_report: bool = False, *, method: str = "sample()") -> model_file.SamplingModel:
         """The fitted distribution to sample, for the public ``method``: this fit's, or the loaded model file's."""

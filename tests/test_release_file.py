@@ -191,6 +191,10 @@ def test_a_file_without_its_release_samples_rows_but_makes_no_copies(tmp_path, c
     with pytest.raises(SynthDPError, match="does not hold the release") as error:
         loaded.sample_copies(2)
     assert str(error.value) == NO_RELEASE
+    for needs in (lambda: loaded.summary(), lambda: loaded.theory_rows):
+        with pytest.raises(SynthDPError, match="format version 3 or earlier.* samples rows only") as error:
+            needs()
+        assert "\n" not in str(error.value)
     out = tmp_path / "out.csv"
     assert main(["sample", str(old), "-n", "100", "-o", str(out), "--copies", "2", "--quiet"]) != 0
     assert "does not hold the release" in capsys.readouterr().err
@@ -247,3 +251,17 @@ def test_a_loaded_model_saved_again_keeps_its_release(saved, tmp_path):
     ours, theirs = (SmoothSynthesizer.load(source).sample_copies(2, 100, seed=3) for source in (path, again))
     for mine, read in zip(ours.tables, theirs.tables):
         pd.testing.assert_frame_equal(read, mine)
+
+
+def test_a_loaded_model_gives_the_fits_summaries(tmp_path):
+    """summary() and marginal_summary() of a model read from its file: the fit's, from the release it holds."""
+    for make in (_selected, _classes):
+        synth, path = make(), tmp_path / "m.synthdp"
+        synth.save(path, overwrite=True)
+        loaded = SmoothSynthesizer.load(path)
+        if synth.release_.schema is None:
+            np.testing.assert_array_equal(loaded.summary().noisy_moments, synth.summary().noisy_moments)
+        else:
+            ours, theirs = synth.marginal_summary(), loaded.marginal_summary()
+            np.testing.assert_array_equal(theirs.noisy_moments, ours.noisy_moments)
+        assert loaded.theory_rows == synth.theory_rows

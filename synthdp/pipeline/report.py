@@ -157,9 +157,8 @@ NO_NUMERIC_MOMENTS = ("this release holds no moments of the numeric columns (und
                       "summarize) for a summary")
 
 
-def smooth_summary(model: FittedModel, report: dict) -> Summary:
+def smooth_summary(release: Release, report: dict) -> Summary:
     """The release as a :class:`synthdp.Summary` of the numeric columns' moments."""
-    release = model.release
     indices, moments = release.basis_indices, release.noisy_moments
     nullable: tuple[str, ...] = ()
     if release.schema is not None:  # the moments of the numeric columns alone
@@ -175,9 +174,8 @@ def smooth_summary(model: FittedModel, report: dict) -> Summary:
                    nullable=nullable)
 
 
-def marginal_summary(model: FittedModel, report: dict) -> MarginalSummary:
+def marginal_summary(release: Release, report: dict) -> MarginalSummary:
     """The release of a mixed table as a :class:`synthdp.MarginalSummary`."""
-    release = model.release
     if release.schema is None:
         raise SynthDPError("marginal_summary() needs a fit with a schema that has binary or categorical columns")
     return MarginalSummary(release.schema, release.basis_indices, release.noisy_moments, report)
