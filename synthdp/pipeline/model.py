@@ -1218,7 +1218,7 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     if "release" in document:
         parts = (document["release"], {name: array for name, array in arrays.items() if ARRAY_NAME.fullmatch(name)})
         try:  # checked now, made whole when copies ask for it (kept_release)
-            release, _ = release_from(*parts, domain, schema, whole=False)
+            release, _ = release_from(*parts, domain, schema, whole=False, rows=rows)
         except (ValueError, SynthDPError) as error:
             raise damaged(f"its release: {_first_line(error)}") from None
         own = None if release.units is None else release.units.column
@@ -1238,7 +1238,7 @@ def kept_release(model: SamplingModel) -> tuple[Release, SynthConfig] | None:
     if model.release_parts is None:
         return None
     try:  # checked when the file was read
-        return release_from(*model.release_parts, model.domain, model.schema)
+        return release_from(*model.release_parts, model.domain, model.schema, rows=model.rows)
     except MemoryError:
         raise SynthDPError("the model file's release needs more memory than is free here to make copies") from None
 

@@ -19,7 +19,11 @@ the file gigabytes; it is a field of the release itself (not of a field's datacl
 only once its shape is checked against the released moments and the table's coordinates, so that a
 crafted shape cannot make the reader allocate more than a matrix of those many rows and columns.
 Reading rebuilds only those kinds, with their own constructors; anything else is a damaged file
-(:func:`release_from` raises ``ValueError``, which the model file's reader makes one line).
+(:func:`release_from` raises ``ValueError``, which the model file's reader makes one line). A careful
+editor makes every checksum again, and copies rerun the plan's sizes as they are, so reading also checks
+that each field is of its declared type, that the plan is the one the configuration, the columns and the
+file's rows give (its n, sizes, candidates, bins, basis, budget and the fields derived from them), and
+that the arrays fit the plan and the columns: a file cannot set a size that its fit would not have had.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import types
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,10 +41,25 @@ import numpy as np
 from synthdp.config import SynthConfig
 from synthdp.domain.box import Domain
 from synthdp.domain.schema import Schema
-from synthdp.pipeline.plan import PairsTest, Plan, TheoryParameters
+from synthdp.domain.units import contribution_bins
+from synthdp.pipeline.plan import (
+    DERIVED_FIELDS,
+    MAX_MOMENTS,
+    PairsTest,
+    Plan,
+    TheoryParameters,
+    _capped_power,
+    _check_lp_memory,
+    _derived,
+    _mixed_candidates,
+    auto_marginal_bins,
+    check_plan_options,
+    theory_parameters,
+)
 from synthdp.privacy.budget import Budget, StageBudget
-from synthdp.privacy.sensitivity import Neighbours
+from synthdp.privacy.sensitivity import ROWS, Neighbours
 from synthdp.released import ClassHistograms, PairsTestResult, PrivatePCA, Release, SelectedPairs, UnitsRelease
+from synthdp.stats.chebyshev import lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
 
 #: The dataclasses a release is made of, by name: the only kinds a file's release document may build.
@@ -95,12 +116,13 @@ def release_document(release: Release, config: SynthConfig) -> tuple[dict, dict[
 
 
 def release_from(document: Any, arrays: Mapping[str, np.ndarray], domain: Domain,
-                 schema: Schema | None, whole: bool = True) -> tuple[Release, SynthConfig]:
+                 schema: Schema | None, whole: bool = True, rows: int | None = None) -> tuple[Release, SynthConfig]:
     """The release and configuration of a model file's release ``document`` and its ``arrays``, with
     the file's ``domain`` and ``schema``. ``ValueError`` (or the ``SynthDPError`` of a configuration
     the options refuse) where the document is not one :func:`release_document` writes or does not fit
-    the columns. ``whole`` False: a check only, which leaves a matrix held by its entries as a
-    read-only view of zeros of its shape (no memory), where True makes it whole."""
+    the columns, or (``rows``: the file's rows, the fit's n) the plan's n. ``whole`` False: a check
+    only, which leaves a matrix held by its entries as a read-only view of zeros of its shape (no
+    memory), where True makes it whole."""
     def decode(value: Any, field: bool = False) -> Any:
         if isinstance(value, list):
             return [decode(item) for item in value]
@@ -137,7 +159,7 @@ def release_from(document: Any, arrays: Mapping[str, np.ndarray], domain: Domain
         release = Release(domain=domain, schema=schema, **fields)
     except (TypeError, KeyError, IndexError) as error:  # a field missing or of another name or shape
         raise ValueError(str(error)) from None
-    _check(release)
+    _check(release, config, rows)
     return release, config
 
 
@@ -156,7 +178,8 @@ class _Sparse:
         if self.shape != expected or self.rows.dtype.kind not in "iu" or self.columns.dtype.kind not in "iu" \
                 or self.values.dtype.kind not in "iu" or not (
                 np.all((self.rows >= 0) & (self.rows < expected[0]))
-                and np.all((self.columns >= 0) & (self.columns < expected[1]))):
+                and np.all((self.columns >= 0) & (self.columns < expected[1]))
+                and np.all((self.values >= 0) & (self.values <= MAX_MIXED_DEGREE))):
             raise ValueError("a sparse matrix that does not fit the moments and the columns")
         if not dense:
             return np.broadcast_to(np.zeros((), dtype=self.values.dtype), expected)
@@ -165,22 +188,226 @@ class _Sparse:
         return matrix
 
 
-def _check(release: Release) -> None:
-    """The release's arrays fit one another, its plan and its columns, and hold finite numbers."""
+#: A mixed table's basis: a numeric coordinate's degree is at most 2, an indicator's 1
+#: (:func:`synthdp.stats.mixed_basis.basis_indices`).
+MAX_MIXED_DEGREE = 2
+COMPOSITIONS = ("gdp", "zcdp", "basic")
+
+
+def _check(release: Release, config: SynthConfig, rows: int | None = None) -> None:
+    """The release's fields are of their kinds, its plan is the one its configuration, its columns and
+    ``rows`` (the fit's n) give, and its arrays fit one another, its plan and its columns and hold finite
+    numbers: a copy reruns the plan's sizes as they are, so a size the file alone sets is refused here."""
+    _check_kinds(release)
     plan = release.plan
-    if not isinstance(plan, Plan) or not all(isinstance(getattr(plan, name), int) and not isinstance(
-            getattr(plan, name), bool) for name in ("n", "d", "n_basis", "n_candidates", "marginal_bins")):
-        raise ValueError("its plan")
     coordinates = release.domain.d if release.schema is None else release.schema.n_coordinates
     indices, moments = np.asarray(release.basis_indices), np.asarray(release.noisy_moments)
     if indices.ndim != 2 or indices.shape[1] != coordinates or moments.shape != (len(indices),) \
-            or np.asarray(release.moment_noise_sd).shape not in ((len(indices),), ()):
+            or np.asarray(release.moment_noise_sd).shape != (len(indices),):
         raise ValueError("its moments do not fit its columns")
     for name in ("noisy_moments", "moment_noise_sd", "noisy_histograms", "noisy_scores"):
         values = getattr(release, name)
         if values is not None and (not isinstance(values, np.ndarray) or values.dtype.kind != "f"
                                    or not np.all(np.isfinite(values))):
             raise ValueError(f"its {name}")
-    histograms = release.noisy_histograms
-    if histograms is not None and (histograms.ndim != 2 or histograms.shape[0] != release.domain.d):
+    _check_plan(plan, config, release, coordinates, rows)
+    _check_arrays(release)
+
+
+def _check_kinds(value: Any, where: str = "") -> None:
+    """Each field of ``value`` (a release, or a dataclass of :data:`KINDS` in it) is of its declared
+    type: an int where an int belongs (not a bool or a float), a kind of its own class, an array."""
+    hints = _hints(type(value))
+    for field in dataclasses.fields(value):
+        if field.name in HELD_ELSEWHERE and type(value) is Release:
+            continue
+        item = getattr(value, field.name)
+        if not _fits(item, hints[field.name]):
+            raise ValueError(f"its {where}{field.name} is not of its kind")
+        if dataclasses.is_dataclass(item):
+            _check_kinds(item, f"{where}{field.name}.")
+
+
+def _hints(kind: type) -> dict[str, Any]:
+    """The declared types of ``kind``'s fields (the release's plan: a name only where it is declared), once."""
+    if kind not in _HINTS:
+        _HINTS[kind] = typing.get_type_hints(kind, localns={"Plan": Plan, "np": np})
+    return _HINTS[kind]
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, part) for part in typing.get_args(hint))
+    if origin is tuple:
+        parts = typing.get_args(hint)
+        if not isinstance(value, tuple):
+            return False
+        if len(parts) == 2 and parts[1] is Ellipsis:
+            return all(_fits(item, parts[0]) for item in value)
+        return len(parts) == len(value) and all(_fits(item, part) for item, part in zip(value, parts))
+    if hint is type(None):
+        return value is None
+    if hint is bool:
+        return type(value) is bool
+    if hint is int:
+        return type(value) is int
+    if hint is float:
+        return type(value) in (int, float)
+    if hint is str:
+        return type(value) is str
+    if hint is np.ndarray:
+        return isinstance(value, np.ndarray) and not value.dtype.hasobject
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return type(value) is hint
+    return True
+
+
+def _finite(*values: float, low: float = 0.0) -> bool:
+    return all(math.isfinite(value) and value >= low for value in values)
+
+
+def _check_budget(budget: Budget, config: SynthConfig) -> None:
+    shares = [share for _, share in budget.shares]
+    # level discovery spends a share of delta before the plan is made (the rest: the plan's)
+    if not (budget.composition in COMPOSITIONS and _finite(budget.delta) and budget.delta <= config.delta
+            and _finite(budget.bounds, budget.clip_count, *shares) and _finite(budget.remaining_epsilon)
+            and 0 < budget.remaining_epsilon and budget.bounds + budget.clip_count + budget.remaining_epsilon
+            <= config.epsilon * (1 + 1e-9) and all(0 < share <= 1 for share in shares)
+            and sum(shares) <= 1 + 1e-9 and len(dict(budget.shares)) == len(shares)):
+        raise ValueError("its plan's budget is not one of its configuration")
+
+
+def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: int, rows: int | None) -> None:
+    """``plan`` is the one :func:`synthdp.pipeline.plan.make_plan` makes of ``config``, the columns and n,
+    in every size a copy reads (its budget's split as the configuration allows it)."""
+    def refuse(what: str) -> ValueError:
+        return ValueError(f"its plan ({what}) is not the one its configuration and columns give")
+
+    mixed = release.schema is not None
+    if plan.n < 2 or (rows is not None and plan.n != rows):
+        raise refuse("n")
+    if plan.d != coordinates:
+        raise refuse("d")
+    if (plan.mode, plan.smoothness, plan.noise) != (config.mode, config.smoothness, config.noise_kind):
+        raise refuse("mode, smoothness or noise")
+    unit = ROWS if config.privacy_unit is None else Neighbours(config.max_rows_per_unit, config.privacy_unit)
+    if plan.neighbours != unit:
+        raise refuse("neighbouring relation")
+    sample_size = max(2, plan.n // unit.k) if unit.by_unit else plan.n
+    _check_budget(plan.budget, config)
+    if plan.theory != theory_parameters(sample_size, plan.d, config.smoothness, plan.budget.delta):
+        raise refuse("theory")
+    if plan.candidates != ("mixed" if mixed else config.candidate_kind):
+        raise refuse("candidates")
+    if plan.pairs_test is not None:
+        _check_budget(plan.pairs_test.without_pairs, config)
+        if not (_finite(plan.pairs_test.share) and plan.pairs_test.share < 1):
+            raise refuse("pairs test")
+    numeric = release.schema.d_numeric if release.schema is not None else plan.d
+    pairs = numeric * (numeric - 1) // 2
+    if not (0 <= plan.skipped_pairs <= pairs and 0 <= plan.selected_pairs <= pairs and plan.apart_levels >= 0
+            and plan.numeric_columns == (numeric if mixed else 0) and _finite(plan.pairs_clip_norm_sq)):
+        raise refuse("sizes")
+    if not 1 <= plan.n_basis <= MAX_MOMENTS or plan.n_basis != len(release.basis_indices):
+        raise refuse("n_basis")
+    if mixed:
+        if (plan.n_candidates, plan.tilt_candidates) != _mixed_candidates(config, plan.n_basis, True):
+            raise refuse("candidates' count")
+        check_plan_options(config, plan.d, mixed_basis=(plan.n_basis, 0), numeric_columns=numeric)
+    else:
+        expected = _capped_power(plan.theory.N, plan.d) if plan.candidates == "grid" else config.n_candidates
+        if (plan.n_candidates, plan.tilt_candidates) != (expected, 0):
+            raise refuse("candidates' count")
+        _check_lp_memory(config, plan.n_basis, plan.n_candidates, plan.d, plan.candidates)
+        if plan.mode == "exact":  # t^d - 1 moments: their count first, then the indices
+            if plan.n_basis != _capped_power(plan.theory.t, plan.d) - 1:
+                raise refuse("n_basis")
+            basis = tensor_indices(plan.d, plan.theory.t)
+        else:
+            basis = lowest_degree_indices(plan.d, plan.n_basis + plan.skipped_pairs)
+            if plan.skipped_pairs and plan.pairs_test is None:
+                basis = basis[~pair_product_rows(basis)]
+        if not np.array_equal(basis, release.basis_indices):
+            raise refuse("basis")
+    marginals = plan.budget.share("marginals") > 0
+    bins = (config.marginal_bins or auto_marginal_bins(plan.n, numeric, plan.budget.stage("marginals"),
+                                                       plan.neighbours)) if marginals else 0
+    if plan.marginal_bins != bins:
+        raise refuse("marginal_bins")
+    derived = _derived(plan)
+    if any(getattr(derived, name) != getattr(plan, name) for name in DERIVED_FIELDS):
+        raise refuse("derived sizes")
+
+
+def _check_arrays(release: Release) -> None:
+    """The release's arrays other than the moments fit its plan and its columns."""
+    plan, d = release.plan, release.domain.d
+    indices = np.asarray(release.basis_indices)
+    if indices.dtype.kind not in "iu" or (release.schema is not None and indices.size
+                                          and not (0 <= indices.min() and indices.max() <= MAX_MIXED_DEGREE)):
+        raise ValueError("its basis")
+    if not _finite(release.moment_noise_l1, release.histogram_noise_sd, release.scores_noise_sd) \
+            or not np.all(np.asarray(release.moment_noise_sd) >= 0):
+        raise ValueError("its noise scales")
+    for count in (release.noisy_rows_clipped, release.noisy_rows_other):
+        if count is not None and not math.isfinite(count):
+            raise ValueError("its counts")
+    histograms, layout = release.noisy_histograms, release.cell_layout
+    if histograms is not None and (histograms.ndim != 2 or histograms.shape[0] != d):
         raise ValueError("its histograms do not fit its columns")
+    if layout is not None:
+        if not (layout.n_bins == plan.marginal_bins >= 1 and len(layout.values) == len(layout.missing) == d
+                and all(values is None or (values.ndim == 1 and values.dtype.kind == "f" and 1 <= len(values)
+                                           <= max(plan.value_cells, 1) and np.all(np.abs(values) <= 1))
+                        for values in layout.values)):
+            raise ValueError("its cell layout does not fit its plan and columns")
+        if histograms is not None and histograms.shape[1] != layout.n_cells:
+            raise ValueError("its histograms do not fit its cell layout")
+    elif histograms is not None and histograms.shape[1] != plan.marginal_bins + 2:
+        raise ValueError("its histograms do not fit its plan")
+    scores = release.noisy_scores
+    if scores is not None and scores.shape not in ((d * (d + 1) // 2,), (d * (d + 3) // 2,)):
+        raise ValueError("its scores do not fit its columns")
+    pca = release.pca
+    if pca is not None:
+        k = pca.eigenvalues.shape[0] if pca.eigenvalues.ndim == 1 else -1
+        if not (pca.center.shape == (d,) and pca.axes.shape == (d, k) and 1 <= k <= d
+                and all(array.dtype.kind == "f" and np.all(np.isfinite(array))
+                        for array in (pca.center, pca.axes, pca.eigenvalues))):
+            raise ValueError("its private PCA does not fit its columns")
+    selected = release.selected_pairs
+    if selected is not None:
+        pairs = selected.pairs
+        if not (pairs.ndim == 2 and pairs.shape[1] == 2 and pairs.dtype.kind in "iu"
+                and len(pairs) <= plan.selected_pairs and np.all((0 <= pairs[:, 0]) & (pairs[:, 0] < pairs[:, 1])
+                                                                 & (pairs[:, 1] < d))
+                and selected.noisy_means.shape == (len(pairs),) and selected.noisy_means.dtype.kind == "f"
+                and np.all(np.isfinite(selected.noisy_means)) and _finite(selected.noise_sd)):
+            raise ValueError("its selected pairs do not fit its columns")
+    classes = release.class_histograms
+    if classes is not None:
+        levels = {column.name: len(column.all_levels) for column in release.schema.categorical} \
+            if release.schema is not None else {}
+        columns = classes.columns
+        width = histograms.shape[1] if histograms is not None else -1
+        if not (classes.column in levels and columns.ndim == 1 and columns.dtype.kind in "iu"
+                and np.all((0 <= columns) & (columns < d)) and len(np.unique(columns)) == len(columns)
+                and classes.noisy_counts.shape == (len(columns), levels[classes.column], width)
+                and classes.level_rows.shape == (levels[classes.column],) and _finite(classes.noise_sd)
+                and all(array.dtype.kind == "f" and np.all(np.isfinite(array))
+                        for array in (classes.noisy_counts, classes.level_rows))):
+            raise ValueError("its class histograms do not fit its columns")
+    units = release.units
+    if units is not None and not (
+            1 <= units.max_rows and units.noisy_contributions.dtype.kind == "f"
+            and units.noisy_contributions.shape == (len(contribution_bins(units.max_rows)),)
+            and np.all(np.isfinite(units.noisy_contributions)) and math.isfinite(units.noisy_rows)):
+        raise ValueError("its units do not fit their max_rows")
+    test = release.pairs_test
+    if test is not None and not all(math.isfinite(value) for value in (test.statistic, test.threshold, test.noise_sd,
+                                                                        test.offset)):
+        raise ValueError("its pairs test")
