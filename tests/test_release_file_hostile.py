@@ -3,7 +3,8 @@ a kind or an array the copies would run as they are: before, loading it passed a
 a traceback (ValueError, ZeroDivisionError, TypeError, IndexError), asked for tens of gigabytes (10^9
 candidates) or ran for minutes (10^6 moments, 10^7 histogram bins); now the file is refused in one line
 when read ("damaged or was edited (its release: ...)"), as its plan is not the one its configuration, its
-columns and its rows give."""
+columns and its rows give. And a file's configuration that names a Dask scheduler does not make the
+copies connect to it."""
 
 from __future__ import annotations
 
@@ -132,6 +133,22 @@ def test_synthdp_sample_refuses_a_crafted_release_in_one_line_and_writes_nothing
     printed = capsys.readouterr().err.strip().splitlines()
     assert len(printed) == 1 and printed[0].startswith("synthdp: error:") and "damaged or was edited" in printed[0]
     assert not list(out.parent.iterdir())
+
+
+def test_copies_do_not_reach_a_dask_scheduler_the_file_names(fitted, tmp_path):
+    """A file's configuration holds how its fit read its input (engine, scheduler, chunk_rows); the copies'
+    populations are tables in memory, read by the numpy engine: before, a file naming a scheduler made the
+    copies connect to that address (a Dask client, which unpickles what the scheduler sends)."""
+    def dask(document, arrays):
+        document["release"]["config"].update(engine="dask", scheduler="tcp://192.0.2.1:8786", chunk_rows=1)
+
+    edited = _rewrite(fitted["selected"], tmp_path / "edited.synthdp", dask)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = SmoothSynthesizer.load(edited).sample_copies(2, 60, seed=5)
+        ours = SmoothSynthesizer.load(fitted["selected"]).sample_copies(2, 60, seed=5)
+    for mine, read in zip(ours.tables, theirs.tables):
+        pd.testing.assert_frame_equal(read, mine)
 
 
 def test_the_files_of_real_fits_are_read_with_their_release(fitted):

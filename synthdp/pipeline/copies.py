@@ -106,7 +106,9 @@ def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows:
     if release.units is not None:
         raise SynthDPError(COPIES_BY_UNIT)
     model = inference_model(fitted, release, config, rng)
-    config = replace(config, bounds_share=0.0, levels_share=0.0)  # the released domain and levels are public
+    # the released domain and levels are public; the populations are tables in memory, read by the numpy engine
+    # (a file's configuration names how its fit read its input: no Dask scheduler of its address is reached)
+    config = replace(config, bounds_share=0.0, levels_share=0.0, engine="numpy", scheduler=None, chunk_rows=None)
     bounds, schema = (release.domain, None) if release.schema is None else (None, release.schema)
     # at least REFERENCE_FACTOR blocks of a copy's rows (infer's theta_0 is the statistic's mean over them)
     reference_rows = REFERENCE_FACTOR * max(release.plan.n, 0 if n_rows is None else int(n_rows))
