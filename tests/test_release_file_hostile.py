@@ -219,3 +219,17 @@ def test_a_file_by_privacy_unit_is_read_and_its_copies_refused_as_before(tmp_pat
     assert len(loaded.sample(30, seed=1)) == 30
     with pytest.raises(SynthDPError, match="by privacy unit"):
         loaded.sample_copies(2, 30)
+
+
+def test_an_integer_column_of_10_to_the_12_values_makes_copies_without_its_values_in_memory(fitted, tmp_path):
+    """A file's domain (not its release) may give an integer column bounds of 10^12 values; before, each copy's
+    histograms (CellLayout.for_domain) made the array of all its values before counting them: 7 TiB asked,
+    a MemoryError. Its cells are now bins, as for any integer column of more values than value_cells."""
+    def wide(document, arrays):
+        document["domain"]["columns"][0].update(lower=0.0, upper=1e12)  # age, an integer column
+
+    edited = _rewrite(fitted["selected"], tmp_path / "edited.synthdp", wide)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        copies = SmoothSynthesizer.load(edited).sample_copies(2, 40, seed=1)
+    assert copies.tables[0]["age"].between(0, 1e12).all()

@@ -223,8 +223,10 @@ class CellLayout:
         values: list[np.ndarray | None] = []
         for j, column in enumerate(domain.columns):
             low, high = math.ceil(column.lower), math.floor(column.upper)
+            # an integer column's values counted before they are made: bounds of 10^12 values are bins, not an array
             declared = (np.asarray(column.values, dtype=float) if column.values is not None
-                        else np.arange(low, high + 1, dtype=float) if column.integer else None)
+                        else np.arange(low, high + 1, dtype=float) if column.integer and high - low < value_cells
+                        else None)
             if declared is not None and len(declared) <= value_cells:
                 rows = np.tile((domain.lower + domain.upper) / 2, (len(declared), 1))
                 rows[:, j] = declared
