@@ -54,11 +54,17 @@ def _sparse_values(change):
     return edit
 
 
+def _pca() -> SmoothSynthesizer:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return SmoothSynthesizer(epsilon=2.0, delta=1e-8, seed=2, candidates="pca").fit(_numeric(), bounds=NUMERIC_BOUNDS)
+
+
 @pytest.fixture(scope="module")
 def fitted(tmp_path_factory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("hostile")
     paths = {}
-    for name, fit in {"selected": _selected, "classes": _classes, "many_levels": _many_levels}.items():
+    for name, fit in {"selected": _selected, "classes": _classes, "many_levels": _many_levels, "pca": _pca}.items():
         paths[name] = folder / f"{name}.synthdp"
         fit().save(paths[name])
     return paths
@@ -108,6 +114,9 @@ HOSTILE = {
                                                                  lambda x: x[:, :, :-1]), "class histograms"),
     "a class of no column": ("classes", lambda document, arrays: _fields(document)["class_histograms"][
         "fields"].update(column="nope"), "class histograms"),
+    "private axes not numbers": ("pca", _array_edit(("pca", "fields", "axes"), lambda x: x * np.nan), "private PCA"),
+    "private axes of another count": ("pca", _array_edit(("pca", "fields", "axes"), lambda x: x[:, :1]), "private PCA"),
+    "private variances below 0": ("pca", _array_edit(("pca", "fields", "eigenvalues"), lambda x: -x - 1), "private PCA"),
     "a noise sd as text": ("selected", lambda document, arrays: _fields(document).update(histogram_noise_sd="x"),
                            "histogram_noise_sd"),
     "a count as a plan": ("selected", lambda document, arrays: _fields(document).update(

@@ -377,7 +377,8 @@ def _check_arrays(release: Release) -> None:
         k = pca.eigenvalues.shape[0] if pca.eigenvalues.ndim == 1 else -1
         if not (pca.center.shape == (d,) and pca.axes.shape == (d, k) and 1 <= k <= d
                 and all(array.dtype.kind == "f" and np.all(np.isfinite(array))
-                        for array in (pca.center, pca.axes, pca.eigenvalues))):
+                        for array in (pca.center, pca.axes, pca.eigenvalues))
+                and np.all(np.abs(pca.center) <= 1) and np.all(pca.eigenvalues >= 0)):  # as released (PrivatePCA)
             raise ValueError("its private PCA does not fit its columns")
     selected = release.selected_pairs
     if selected is not None:
