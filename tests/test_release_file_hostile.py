@@ -176,6 +176,13 @@ def _numeric(rows: int = 800) -> pd.DataFrame:
 NUMERIC_BOUNDS = {"a": [-4, 4], "b": [-6, 6], "c": [0, 1]}
 
 
+def _wide(rows: int = 569) -> pd.DataFrame:
+    """WDBC's shape (569 x 30): one factor through every column."""
+    rng = np.random.default_rng(4)
+    factor = rng.normal(size=(rows, 1))
+    return pd.DataFrame(np.clip(factor + rng.normal(size=(rows, 30)), -4, 4), columns=[f"v{j}" for j in range(30)])
+
+
 def _mixed(rows: int = 800) -> pd.DataFrame:
     rng = np.random.default_rng(8)
     return pd.DataFrame({"x": rng.uniform(0, 10, rows), "n": rng.integers(0, 5, rows),
@@ -192,6 +199,9 @@ OWN_FITS = {
     "exact mode": ({"mode": "exact"}, lambda: _numeric()[["a", "b"]], {"bounds": {"a": [-4, 4], "b": [-6, 6]}}),
     "Laplace noise (delta 0)": ({"delta": 0.0}, _numeric, {"bounds": NUMERIC_BOUNDS}),
     "favour relationships": ({"favour": "relationships"}, _numeric, {"bounds": NUMERIC_BOUNDS}),
+    # every moment of degree <= 2 beside the lowest-degree ones: a basis that is not lowest_degree_indices' rows
+    "favour relationships, 30 columns": ({"favour": "relationships"}, _wide, {"bounds": {f"v{j}": [-4, 4]
+                                                                                      for j in range(30)}}),
     "the LP spread": ({"spread": 1.0}, _numeric, {"bounds": NUMERIC_BOUNDS}),
     "given bins and candidates": ({"marginal_bins": 9, "n_candidates": 3000}, _numeric, {"bounds": NUMERIC_BOUNDS}),
     "a mixed table": ({}, _mixed, {"schema": MIXED_SCHEMA}),

@@ -44,6 +44,7 @@ from synthdp.domain.schema import Schema
 from synthdp.domain.units import contribution_bins
 from synthdp.pipeline.plan import (
     DERIVED_FIELDS,
+    MARGINAL_BINS_RANGE,
     MAX_MOMENTS,
     PairsTest,
     Plan,
@@ -52,14 +53,12 @@ from synthdp.pipeline.plan import (
     _check_lp_memory,
     _derived,
     _mixed_candidates,
-    auto_marginal_bins,
     check_plan_options,
     theory_parameters,
 )
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours
 from synthdp.released import ClassHistograms, PairsTestResult, PrivatePCA, Release, SelectedPairs, UnitsRelease
-from synthdp.stats.chebyshev import lowest_degree_indices, pair_product_rows, tensor_indices
 from synthdp.stats.histograms import CellLayout
 
 #: The dataclasses a release is made of, by name: the only kinds a file's release document may build.
@@ -323,20 +322,20 @@ def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: 
         if (plan.n_candidates, plan.tilt_candidates) != (expected, 0):
             raise refuse("candidates' count")
         _check_lp_memory(config, plan.n_basis, plan.n_candidates, plan.d, plan.candidates)
-        if plan.mode == "exact":  # t^d - 1 moments: their count first, then the indices
-            if plan.n_basis != _capped_power(plan.theory.t, plan.d) - 1:
-                raise refuse("n_basis")
-            basis = tensor_indices(plan.d, plan.theory.t)
-        else:
-            basis = lowest_degree_indices(plan.d, plan.n_basis + plan.skipped_pairs)
-            if plan.skipped_pairs and plan.pairs_test is None:
-                basis = basis[~pair_product_rows(basis)]
-        if not np.array_equal(basis, release.basis_indices):
-            raise refuse("basis")
+        # the basis's size and degrees, not its rows one by one: the rows a plan picks vary with its options
+        # (pair products skipped or every moment of degree <= 2 added), and only the sizes bound a copy's work
+        basis = np.asarray(release.basis_indices)
+        if plan.mode == "exact":  # t^d - 1 moments, each degree below t
+            if plan.n_basis != _capped_power(plan.theory.t, plan.d) - 1 or (basis.size and basis.max() >= plan.theory.t):
+                raise refuse("basis")
+        elif basis.size and (basis.min() < 0 or basis.sum(axis=1).max() > max(plan.n_basis, 2)):
+            raise refuse("basis")  # lowest degrees first: a moment of total degree k comes after k of lower degree
     marginals = plan.budget.share("marginals") > 0
-    bins = (config.marginal_bins or auto_marginal_bins(plan.n, numeric, plan.budget.stage("marginals"),
-                                                       plan.neighbours)) if marginals else 0
-    if plan.marginal_bins != bins:
+    low, high = MARGINAL_BINS_RANGE
+    if marginals and not (plan.marginal_bins == config.marginal_bins if config.marginal_bins
+                          else low <= plan.marginal_bins <= high):
+        raise refuse("marginal_bins")
+    if not marginals and plan.marginal_bins != 0:
         raise refuse("marginal_bins")
     derived = _derived(plan)
     if any(getattr(derived, name) != getattr(plan, name) for name in DERIVED_FIELDS):
