@@ -126,12 +126,16 @@ HOSTILE = {
 
 @pytest.mark.parametrize("edit", list(HOSTILE))
 def test_a_crafted_release_is_refused_when_read(edit, fitted, tmp_path):
+    """Refused when read, for copies and summaries; the rows, which do not read the release, are still drawn."""
     source, change, says = HOSTILE[edit]
     edited = _rewrite(fitted[source], tmp_path / "edited.synthdp", change)
-    with pytest.raises(SynthDPError, match="damaged or was edited") as error:
-        SmoothSynthesizer.load(edited)
-    message = str(error.value)
-    assert "its release:" in message and says in message and "\n" not in message
+    model = SmoothSynthesizer.load(edited)
+    pd.testing.assert_frame_equal(model.sample(40, seed=2), SmoothSynthesizer.load(fitted[source]).sample(40, seed=2))
+    for needs in (lambda: model.sample_copies(2, 40), lambda: model.theory_rows):
+        with pytest.raises(SynthDPError, match="damaged or was edited") as error:
+            needs()
+        message = str(error.value)
+        assert "its release:" in message and says in message and "\n" not in message
 
 
 def test_synthdp_sample_refuses_a_crafted_release_in_one_line_and_writes_nothing(fitted, tmp_path, capsys):

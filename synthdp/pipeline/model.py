@@ -128,6 +128,9 @@ class SamplingModel:
     config : SynthConfig or None
     release_parts : tuple or None
         A model file's release document and its arrays (:mod:`synthdp.pipeline.release_file`).
+    release_problem : str or None
+        Why a model file's release did not pass its checks when read (one line): the model samples
+        rows, which do not read the release, and refuses copies and summaries with this line.
     """
 
     points: np.ndarray | EncodedPoints
@@ -141,6 +144,7 @@ class SamplingModel:
     release: Release | None = None
     config: SynthConfig | None = None
     release_parts: tuple[dict, Mapping[str, np.ndarray]] | None = None
+    release_problem: str | None = None
 
     @property
     def names(self) -> list[str]:
@@ -1212,19 +1216,22 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
     rows, report = document["rows"], document["privacy_report"]
     if not (isinstance(rows, int) and not isinstance(rows, bool) and rows >= 1 and isinstance(report, dict)):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its rows or its report)")
-    parts = None
+    parts, problem = None, None
     if "release" in document and document["format_version"] != 4:
         raise damaged(f"a release in a file of format version {document['format_version']}")
     if "release" in document:
         parts = (document["release"], {name: array for name, array in arrays.items() if ARRAY_NAME.fullmatch(name)})
-        try:  # checked now, made whole when copies ask for it (kept_release)
+        # checked now, made whole when copies ask for it (kept_release); a release that fails its checks leaves
+        # the rows, which do not read it, to be sampled, and refuses copies and summaries (release_problem)
+        try:
             release, _ = release_from(*parts, domain, schema, whole=False, rows=rows)
+            own = None if release.units is None else release.units.column
+            if own != (None if units is None else units.column):
+                raise ValueError("its privacy unit is not the model's")
         except (ValueError, SynthDPError) as error:
-            raise damaged(f"its release: {_first_line(error)}") from None
-        own = None if release.units is None else release.units.column
-        if own != (None if units is None else units.column):
-            raise damaged("its release's privacy unit is not its own")
-    model = SamplingModel(points, weights, domain, schema, units, rows, report, dtypes, release_parts=parts)
+            parts, problem = None, str(damaged(f"its release: {_first_line(error)}"))
+    model = SamplingModel(points, weights, domain, schema, units, rows, report, dtypes, release_parts=parts,
+                          release_problem=problem)
     if model.names != list(document["columns"]):
         raise SynthDPError(f"model file '{path}' is damaged or was edited (its columns do not match)")
     return model
@@ -1232,9 +1239,12 @@ def _model(document: dict, arrays: dict[str, np.ndarray], path: Path) -> Samplin
 
 def kept_release(model: SamplingModel) -> tuple[Release, SynthConfig] | None:
     """The release ``model`` was fitted to and the fit's configuration, made whole from a model file's
-    parts where it was read from one; None where it holds no release (a file of version 3 or earlier)."""
+    parts where it was read from one; None where it holds no release (a file of version 3 or earlier); a
+    one-line error where the file's release did not pass its checks when read."""
     if model.release is not None and model.config is not None:
         return model.release, model.config
+    if model.release_problem is not None:
+        raise SynthDPError(f"{model.release_problem}: it samples rows, but makes no copies or summaries")
     if model.release_parts is None:
         return None
     try:  # checked when the file was read
