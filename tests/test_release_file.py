@@ -265,3 +265,18 @@ def test_a_loaded_model_gives_the_fits_summaries(tmp_path):
             ours, theirs = synth.marginal_summary(), loaded.marginal_summary()
             np.testing.assert_array_equal(theirs.noisy_moments, ours.noisy_moments)
         assert loaded.theory_rows == synth.theory_rows
+
+
+def test_copies_that_run_out_of_memory_say_so_in_one_line(monkeypatch):
+    """A refit that asks for more memory than is free is one line naming the copy, not a MemoryError."""
+    import synthdp.pipeline.copies as copies_module
+
+    synth = _selected()
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(copies_module.run, "fit", out_of_memory)
+    with pytest.raises(SynthDPError, match="copies ran out of memory at copy 1 of 2") as error:
+        synth.sample_copies(2, 50, seed=1)
+    assert "\n" not in str(error.value)

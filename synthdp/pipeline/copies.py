@@ -122,11 +122,16 @@ def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows:
     for _ in tqdm(range(copies), desc="synthdp copies", unit="copy", file=sys.stderr, disable=not progress,
                   leave=False, delay=1.0):
         population = draw(model, release.plan.n, rng)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
-            refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
-                            progress=False, planned=planned, study=INFERENCE)
-        out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
+                refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
+                                progress=False, planned=planned, study=INFERENCE)
+            out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
+        except MemoryError:  # a copy refits as the release was fitted: as much memory as that fit took
+            raise SynthDPError(f"copies ran out of memory at copy {len(out) + 1} of {copies}: each refits the release "
+                               "as it was fitted (its candidates and moments); make them on a machine with more "
+                               "memory") from None
     measured = measured_pairs(release)
     return Copies(out, reference, (time.perf_counter() - start) / copies, bool(measured), measured)
 
