@@ -163,3 +163,30 @@ def test_a_level_too_rare_for_its_noise_warns():
         warnings.simplefilter("always")
         SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="c").fit(frame, schema=SCHEMA)
     assert any("class_column 'c'" in str(warning.message) for warning in caught)
+
+
+@pytest.mark.parametrize(("name", "says"), [("x", "is a numeric column"), ("zz", "is not a column of the table")])
+def test_class_column_on_a_schema_without_categorical_columns_is_an_error(tmp_path, capsys, name, says):
+    """A schema of numeric columns only has no column a class can be (the table is released as a numeric
+    one): one line naming the option and the column, as on a mixed table, not a class silently dropped."""
+    frame = separated(100)[["x", "k"]]
+    schema = {"columns": {name: SCHEMA["columns"][name] for name in ("x", "k")}}
+    with pytest.raises(SynthDPError, match=f"class_column .*'{name}' {says}"):
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10, class_column=name).fit(frame, schema=schema)
+    data, out = tmp_path / "t.csv", tmp_path / "o.csv"
+    frame.to_csv(data, index=False)
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    from synthdp.cli import main
+    assert main(["generate", str(data), "-o", str(out), "--schema", str(tmp_path / "s.json"), "--delta", "1e-10",
+                 "--class-column", name]) != 0
+    printed = [line for line in capsys.readouterr().err.strip().splitlines() if "error" in line]
+    assert len(printed) == 1 and "class_column (--class-column)" in printed[0]
+    assert not out.exists()
+
+
+def test_a_summary_leaves_the_class_column_alone():
+    """A summary releases moments only (no histograms, so no class): a class_column (a --config file shared
+    with generate) is not checked there, nor used."""
+    model = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="zz").fit(separated(200), schema=SCHEMA,
+                                                                                        synthesize=False)
+    assert not any(event.stage == "marginals" for event in model.model_.ledger.events)

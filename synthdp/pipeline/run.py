@@ -536,7 +536,7 @@ def fit(
                               "the level", UserWarning, stacklevel=3)
         if estimated:
             schema = schema.with_sources(estimated, "DP estimate")
-        if config.class_column is not None and schema.categorical:
+        if config.class_column is not None and synthesize:  # a summary releases no histograms: no class
             class_block(schema, config.class_column)  # before any pass over the rows: a one-line error
         bounds = None if schema.categorical else schema.numeric  # numeric only: a bounds file
     # First pass: the row count, and what the bounds need (histograms, or the data's ranges).
