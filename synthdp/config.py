@@ -342,6 +342,9 @@ class SynthConfig:
                "privacy_unit must be a column name")
         _check(self.class_column is None or (isinstance(self.class_column, str) and self.class_column != ""),
                "class_column must be a column name")
+        _check(self.class_column is None or self.class_column != self.privacy_unit,
+               f"class_column (--class-column) '{self.class_column}' is the privacy unit column (--privacy-unit), "
+               "which is not synthesized: name a binary or categorical column of the schema")
         _check(self.max_rows_per_unit is None or (is_int(self.max_rows_per_unit) and 1 <= self.max_rows_per_unit
                                                   <= MAX_ROWS_PER_UNIT),
                f"max_rows_per_unit must be an integer in [1, {MAX_ROWS_PER_UNIT}]")

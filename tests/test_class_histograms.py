@@ -184,6 +184,16 @@ def test_class_column_on_a_schema_without_categorical_columns_is_an_error(tmp_pa
     assert not out.exists()
 
 
+def test_the_privacy_unit_cannot_be_the_class():
+    """The unit column is not synthesized: naming it as the class is refused as such, not as a column the
+    table lacks."""
+    frame = separated(120)
+    frame["person"] = np.arange(len(frame)) // 2
+    with pytest.raises(SynthDPError, match="class_column .*'person' is the privacy unit column"):
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10, class_column="person", privacy_unit="person",
+                          max_rows_per_unit=2).fit(frame, schema=SCHEMA)
+
+
 def test_a_summary_leaves_the_class_column_alone():
     """A summary releases moments only (no histograms, so no class): a class_column (a --config file shared
     with generate) is not checked there, nor used."""
