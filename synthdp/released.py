@@ -77,7 +77,7 @@ class PairsTestResult:
 @dataclass(frozen=True)
 class ClassHistograms:
     """Numeric columns' histograms by level of one binary or categorical column, the *class*
-    (:func:`synthdp.postprocess.class_histograms.choose_class`), released in place of their one-way
+    (``class_column``: :mod:`synthdp.postprocess.class_histograms`), released in place of their one-way
     histograms (:func:`synthdp.privacy.release.release_marginals`; the same sensitivity).
 
     ``column`` names the class; ``columns`` (int, shape (k,)) are the conditioned numeric columns'

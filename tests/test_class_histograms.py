@@ -5,6 +5,7 @@ synthetic table keeps of it, its errors, and the engines' counts."""
 import itertools
 import json
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -200,3 +201,49 @@ def test_a_summary_leaves_the_class_column_alone():
     model = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="zz").fit(separated(200), schema=SCHEMA,
                                                                                         synthesize=False)
     assert not any(event.stage == "marginals" for event in model.model_.ledger.events)
+
+
+def test_short_levels_names_the_levels_beyond_their_counts_noise():
+    """A level is short where its released count is below the line (half the expected noise of its histogram
+    row, noise_l1 x cells / 2 = 48 rows here) by more than twice that count's noise sd: iris's levels of
+    50 rows with noise sd 20 are not, unless a count falls below 8; empty levels with counts of sd 5 are."""
+    from synthdp.postprocess.class_histograms import short_levels
+    layout = CellLayout.for_domain(Schema.from_dict(SCHEMA, ["x", "k", "c"]).numeric, 4, 0)
+    columns = np.array([0])
+    cells = layout.column_cells(0)
+    noise_l1 = 96.0 / cells
+    assert list(short_levels(layout, columns, np.array([43.2, 62.9, 43.9]), noise_l1, 20.0)) == []
+    assert list(short_levels(layout, columns, np.array([43.2, 10.0, 43.9]), noise_l1, 20.0)) == []  # 50 > 48
+    assert list(short_levels(layout, columns, np.array([43.2, 0.0, 43.9]), noise_l1, 20.0)) == [1]  # 40 < 48
+    assert list(short_levels(layout, columns, np.array([43.2, 0.0, 60.0, 2.0]), noise_l1, 5.0)) == [1, 3]
+    assert list(short_levels(layout, np.zeros(0, dtype=np.int64), np.array([0.0]), noise_l1, 0.0)) == []
+
+
+def test_iris_is_not_warned_off_its_class():
+    """iris at (1, 1e-10), the documented case where the class pays most (docs/mixed-tables.md#class-column):
+    levels of 50 rows whose released counts have noise sd 20 (the line: 48 rows). The noisy minimum of
+    the three counts came out below 48 in 20 of 20 seeds, so a warning from it always fired; with the
+    count's noise allowed for (a level short only 2 sd below the line, under 8 rows) it fired in 3 of 200
+    seeds, so a correct release warns at about 1.5 % of seeds (this one, fixed, does not)."""
+    root = Path(__file__).resolve().parents[1]
+    frame = pd.read_csv(root / "data" / "iris.csv")
+    schema = json.loads((root / "configs" / "iris_schema.json").read_text())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="species").fit(frame, schema=schema)
+    assert not [warning for warning in caught if "class_column" in str(warning.message)]
+
+
+def test_the_warning_names_the_empty_level():
+    """The schema's "other" level, empty in the data, is the level too rare: the warning names it (public:
+    the schema's levels), so that the user can declare "other": false. At 1 500 rows (levels of some 500,
+    far above the line of 16 bins' noise, about 130 rows; counts of sd 18) it named 'other' in 199 of 200
+    seeds and a level of the data in none: a correct release fails at about 0.5 % of seeds (this one,
+    fixed, does not)."""
+    schema = {"columns": {**SCHEMA["columns"], "c": {"type": "categorical", "levels": ["a", "b", "c"]}}}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="c", marginal_bins=16).fit(
+            separated(1500, seed=2), schema=schema)
+    said = [str(warning.message) for warning in caught if "class_column 'c'" in str(warning.message)]
+    assert len(said) == 1 and "level(s) 'other' hold" in said[0]

@@ -1155,19 +1155,31 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                 by_level = table.encoded_class_counts(schema, layout, block, compiled.use_compiled(plan.n))
                 histograms, tables, histogram_noise_sd = release_class_histograms(
                     histogram_counts, by_level, columns, name, layout, stage, ledger, noise, plan.neighbours)
-                counted = released_level_counts(schema, indices, noisy_moments, one_way_cells(schema, indices), plan.n)
+                cells = one_way_cells(schema, indices)
+                counted = released_level_counts(schema, indices, noisy_moments, cells, plan.n)
                 # the class's rows per level: its released one-way cells, else (a basis without all of them) the
-                # mean over the conditioned columns of their tables' rows, released now
-                level_rows = counted.get(name, np.maximum(tables.sum(axis=2).mean(axis=0), 0.0))
+                # mean over the conditioned columns of their tables' rows, released now; and their noise sd
+                if name in counted:
+                    level_rows = counted[name]
+                    mine = cells & indices[:, schema.block_slice(name)].any(axis=1)
+                    level_sd = float(moment_noise_sd[mine].max()) * plan.n
+                else:
+                    level_rows = np.maximum(tables.sum(axis=2).mean(axis=0), 0.0)
+                    level_sd = histogram_noise_sd * math.sqrt(tables.shape[2] / len(columns))
                 if "marginals" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
                     histograms, tables = histogram_counts.copy(), by_level[columns].copy()
                     histograms[columns] = tables.sum(axis=1)
                 classes = ClassHistograms(name, columns, tables, histogram_noise_sd, level_rows)
                 scale = ledger.event("marginals").noise_scale
-                if short_levels(layout, columns, level_rows, expected_l1_norm(plan.noise, scale, 1)):
-                    warn_user(f"class_column '{name}': a level holds fewer rows than half the noise its histograms "
-                              "add (at this n and budget), so each numeric column's shape loses more than the class "
-                              "can give it; without class_column the histograms are one-way", UserWarning)
+                short = short_levels(layout, columns, level_rows, expected_l1_norm(plan.noise, scale, 1), level_sd)
+                if len(short):  # the schema's levels (public), chosen by their released counts
+                    levels = schema.categorical[block].all_levels
+                    named = ", ".join(f"'{levels[int(level)]}'" for level in short[:3]) + (
+                        f" and {len(short) - 3} more" if len(short) > 3 else "")
+                    warn_user(f"class_column '{name}': level(s) {named} hold fewer rows than half the noise their "
+                              "histograms add (at this n and budget, beyond the noise of their released counts), so "
+                              "each numeric column's shape loses more than the class can give it; without "
+                              "class_column the histograms are one-way", UserWarning)
         if plan.releases_pairs:  # the numeric columns' pairs, as for a numeric table
             with stages.stage("correlation"):
                 score_map = pair_score_map(histograms, margin_noise_sd(histogram_noise_sd, classes, schema.d_numeric),
