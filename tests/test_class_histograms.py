@@ -247,3 +247,33 @@ def test_the_warning_names_the_empty_level():
             separated(1500, seed=2), schema=schema)
     said = [str(warning.message) for warning in caught if "class_column 'c'" in str(warning.message)]
     assert len(said) == 1 and "level(s) 'other' hold" in said[0]
+
+
+@pytest.mark.parametrize("setup", ["unit", "discover", "bounds"])
+def test_a_bad_class_column_spends_nothing_before_its_error(tmp_path, capsys, setup):
+    """Where a release comes before the plan (the units' count by unit, level discovery, a schema's bounds
+    estimated), a class_column the schema refuses is refused before it: nothing is charged to a budget file
+    (it was charged the whole epsilon for a misspelt class)."""
+    frame = separated(200)
+    schema = json.loads(json.dumps(SCHEMA))
+    options = []
+    if setup == "unit":
+        frame["person"] = np.arange(len(frame)) // 2
+        options = ["--privacy-unit", "person", "--max-rows-per-unit", "2"]
+    elif setup == "discover":
+        schema["columns"]["c"] = {"type": "categorical", "levels": "discover"}
+        options = ["--levels-share", "0.1"]
+    else:
+        schema["columns"]["x"] = {"type": "continuous"}
+        options = ["--bounds-share", "0.1"]
+    data, out, budget = tmp_path / "t.csv", tmp_path / "o.csv", tmp_path / "b.json"
+    frame.to_csv(data, index=False)
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    from synthdp.cli import main
+    assert main(["generate", str(data), "-o", str(out), "--schema", str(tmp_path / "s.json"), "--delta", "1e-10",
+                 "--class-column", "cc", "--budget-file", str(budget), "--lifetime-epsilon", "5",
+                 "--lifetime-delta", "1e-8", *options]) != 0
+    printed = [line for line in capsys.readouterr().err.strip().splitlines() if "error" in line]
+    assert len(printed) == 1 and "class_column (--class-column) 'cc'" in printed[0] and "charged" not in printed[0]
+    assert not out.exists()
+    assert not budget.exists() or not json.loads(budget.read_text())["releases"]

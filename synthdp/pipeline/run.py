@@ -724,8 +724,9 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
     Where such a release comes before the plan, also what the schema and the plan refuse whatever n:
     the plan's options (:func:`synthdp.pipeline.plan.check_plan_options`), every column as the schema
     is built (:func:`build_schema`: a binary column's levels, a name its missingness or value block
-    needs), no level standing for those to discover and bounds [0, 1] for those to estimate (as a
-    continuous column's: no value block, so no refusal of one the estimate might not make); by unit,
+    needs; then the class column, :func:`class_block`), no level standing for those to discover and
+    bounds [0, 1] for those to estimate (as a continuous column's: no value block, so no refusal of
+    one the estimate might not make); by unit,
     with every level and bound given, a mixed table's basis and its LP's size
     (:func:`synthdp.pipeline.plan.mixed_plan_basis`), returned for the plan to take (``makes_plan``
     False: the fit takes a plan made before, and none is returned)."""
@@ -757,6 +758,8 @@ def check_public_inputs(config: SynthConfig, table: PrivateTable, bounds: Mappin
             {**spec, "type": "continuous", "bounds": [0, 1]} if name in unbounded else spec
             for name, spec in schema["columns"].items()}}
     built = build_schema(schema, table.all_names, config, synthesize, study)
+    if config.class_column is not None and synthesize:  # as fit checks it once the schema is built
+        class_block(built, config.class_column)
     if not built.categorical:  # released as a numeric table
         check_plan_options(config, built.d_numeric, synthesize)
     elif makes_plan and not discover and not unbounded:  # by unit, every level and bound given
