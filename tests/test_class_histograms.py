@@ -277,3 +277,15 @@ def test_a_bad_class_column_spends_nothing_before_its_error(tmp_path, capsys, se
     assert len(printed) == 1 and "class_column (--class-column) 'cc'" in printed[0] and "charged" not in printed[0]
     assert not out.exists()
     assert not budget.exists() or not json.loads(budget.read_text())["releases"]
+
+
+@pytest.mark.parametrize("columns", [["k", "c"], ["c"]])
+def test_a_class_with_no_numeric_column_to_condition_warns(columns):
+    """Where no numeric column can be released by level (each has a value block, or the table has none),
+    class_column does nothing: a warning naming it says so, and the release holds no class."""
+    schema = {"columns": {name: {**SCHEMA["columns"][name], **({"bounds": [0, 5]} if name == "k" else {})}
+                          for name in columns}}
+    frame = separated(300)[columns].assign(**({"k": np.arange(300) % 6} if "k" in columns else {}))
+    with pytest.warns(UserWarning, match="class_column 'c'.*ignored in this run"):
+        model = SmoothSynthesizer(epsilon=1.0, delta=1e-10, seed=0, class_column="c").fit(frame, schema=schema)
+    assert model.release_.class_histograms is None

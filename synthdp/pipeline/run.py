@@ -557,6 +557,10 @@ def fit(
                                                     quiet_clip=(study or PRODUCT).quiet_clip, basis=basis)
         if estimated:  # spent before the plan, on the schema's bounds: its budget shows them as a numeric table's
             plan = replace(plan, budget=replace(plan.budget, bounds=estimated_epsilon))
+        if config.class_column is not None and synthesize and not len(conditioned_columns(schema)):
+            warnings.warn(f"class_column '{config.class_column}' acts on the numeric columns without a value block "
+                          "(an integer column of few values has its 2-way tables with the class already), and this "
+                          "table has none: ignored in this run", UserWarning, stacklevel=3)
         run_release = partial(release_mixed, table, schema, indices, plan, config, ledger, noise, study=study)
     else:
         known_columns = known_bounds(config, table, bounds, bounds_from_data)
