@@ -117,7 +117,7 @@ def test_the_report_names_the_class(tmp_path):
                  "--class-column", "c", "--report", str(report), "--seed", "1"]) == 0
     stages = {stage["stage"]: stage for stage in json.loads(report.read_text())["privacy"]["stages"]}
     assert "by level of 'c'" in stages["marginals"]["released"]
-    assert "2 numeric columns, 1 of them by level" in stages["marginals"]["released"]  # k: a value block
+    assert "2 numeric columns, 1 of them (x) by level of 'c' (3 levels" in stages["marginals"]["released"]  # k: a value block
     assert "the others one-way" in stages["marginals"]["released"]
 
 

@@ -1161,7 +1161,8 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                 block = class_block(schema, name)
                 by_level = table.encoded_class_counts(schema, layout, block, compiled.use_compiled(plan.n))
                 histograms, tables, histogram_noise_sd = release_class_histograms(
-                    histogram_counts, by_level, columns, name, layout, stage, ledger, noise, plan.neighbours)
+                    histogram_counts, by_level, columns, name, layout, stage, ledger, noise, plan.neighbours,
+                    schema.numeric.names)
                 cells = one_way_cells(schema, indices)
                 counted = released_level_counts(schema, indices, noisy_moments, cells, plan.n)
                 # the class's rows per level: its released one-way cells, else (a basis without all of them) the

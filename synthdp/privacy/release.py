@@ -15,7 +15,7 @@ privacy unit, differ by all rows of one unit, at most K (``neighbours``,
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -264,7 +264,8 @@ def release_marginals(counts: np.ndarray, layout: CellLayout, budget: StageBudge
 
 def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: np.ndarray, class_name: str,
                              layout: CellLayout, budget: StageBudget, ledger: PrivacyLedger, noise: NoiseSampler,
-                             neighbours: Neighbours = ROWS) -> tuple[np.ndarray, np.ndarray, float]:
+                             neighbours: Neighbours = ROWS, names: Sequence[str] = ()
+                             ) -> tuple[np.ndarray, np.ndarray, float]:
     """Noisy histograms of every numeric column, ``columns`` of them by level of the class column:
     ``counts`` (d, M) as for :func:`release_marginals`, ``by_level`` (d, L, M) the rows per level of
     the class and cell. Returns the one-way histograms (d, M) (a conditioned column's summed over the
@@ -275,7 +276,8 @@ def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: 
     lies in one cell of each column's table, a conditioned column's table of L x M cells included,
     so replacing it moves two counts of each column by one. One release of a (d, L, M) array: a
     column not conditioned holds its counts at level 0 and zeros (padding, noised and discarded)
-    at the others.
+    at the others. ``names``: the numeric columns' names (public), for the report to name the
+    conditioned ones where they are not all of them.
     """
     d, levels, cells = by_level.shape
     table = np.zeros((d, levels, cells))
@@ -283,7 +285,11 @@ def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: 
     table[columns] = by_level[columns]
     sensitivity = histogram_sensitivity(d, neighbours)
     which = "all of them" if len(columns) == d else f"{len(columns)} of them"
-    what = (f"histograms of {d} numeric columns, {which} by level of '{class_name}' ({levels} levels x their cells)"
+    if len(columns) < d and len(names) == d:
+        shown = [str(names[int(j)]) for j in columns[:5]]
+        which += f" ({', '.join(shown)}{f' and {len(columns) - 5} more' if len(columns) > 5 else ''})"
+    what = (f"histograms of {d} numeric columns, {which} by level of '{class_name}' ({levels} level"
+            f"{'s' if levels != 1 else ''} x their cells)"
             + ("" if len(columns) == d else ", the others one-way") + f"; {layout.n_bins} bins + 2 atoms"
             + (f" or one cell per value ({layout.value_columns} columns)" if layout.value_columns else "")
             + (f", a missing cell for {sum(layout.missing)} nullable column(s)" if any(layout.missing) else ""))
