@@ -363,7 +363,7 @@ def test_a_summary_written_before_binned_blocks_still_loads():
     config = SynthConfig(epsilon=1.0, delta=1e-6, seed=3, n_candidates=400)
     for binned in (False, True):
         model = fit(config, frame, schema=content, study=StudyOptions(binned_blocks=binned))
-        summary = marginal_summary(model, {})
+        summary = marginal_summary(model.release, {})
         loaded = MarginalSummary.from_dict(json.loads(summary.to_json()))
         assert loaded.schema == model.release.schema
         assert [c.binned for c in loaded.schema.value_blocks] == [False, True][: 1 + binned]
