@@ -168,10 +168,10 @@ class Plan:
     numeric_columns: int = 0  # a mixed table's continuous and integer columns, which get one-way histograms
     apart_levels: int = 0  # one-way cells released apart: of the columns of at least this many levels; 1 all (level_cells_apart)
 
-    # Read by the stages, never recomputed: set by :func:`_derived` whenever a plan is made or changed
+    # Read by the stages, never recomputed: set by :func:`with_derived` whenever a plan is made or changed
     tilted_candidates: int = 0  # candidates drawn: the tilt's, of which the l1 fit uses the first n_candidates
-    lp_fits_pairs: bool = False  # the LP fits the pairs' product moments beside the pairs release (_derived)
-    moments_within_limit: bool = False  # each moment's noise at most MOMENT_NOISE_LIMIT (_derived)
+    lp_fits_pairs: bool = False  # the LP fits the pairs' product moments beside the pairs release (with_derived)
+    moments_within_limit: bool = False  # each moment's noise at most MOMENT_NOISE_LIMIT (with_derived)
     selects_pairs: bool = False  # the pairs worth measuring chosen privately, only they measured (selected_pair_count)
     releases_pairs: bool = False  # copula or mixed candidates with a share for the pairs release
     value_cells: int = 0  # most cells an integer column may count value by value (value_cells_limit)
@@ -184,7 +184,7 @@ class Plan:
         basis's pair products no longer left to them). Unchanged without a test."""
         if self.pairs_test is None or found:
             return self
-        return _derived(replace(self, budget=self.pairs_test.without_pairs, pairs_as_matrix=False,
+        return with_derived(replace(self, budget=self.pairs_test.without_pairs, pairs_as_matrix=False,
                                 n_basis=self.n_basis + self.skipped_pairs, skipped_pairs=0))
 
     def to_dict(self) -> dict:
@@ -214,7 +214,7 @@ DERIVED_FIELDS = ("tilted_candidates", "lp_fits_pairs", "moments_within_limit", 
                   "value_cells", "pair_noise_at_share", "pair_noise_at_default")
 
 
-def _derived(plan: Plan) -> Plan:
+def with_derived(plan: Plan) -> Plan:
     """``plan`` with the fields that follow from the others set, so that the stages read them
     instead of entering this module again:
 
@@ -309,20 +309,20 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
     if mixed_basis is not None:
         kind = "mixed" if synthesize else "none"
         n_basis = mixed_basis[0]
-        n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
+        n_candidates, tilt_candidates = mixed_candidate_counts(config, n_basis, synthesize)
     elif config.mode == "exact":
-        n_basis = _capped_power(theory.t, d) - 1
-        n_candidates = _capped_power(theory.N, d) if synthesize else 0
+        n_basis = capped_power(theory.t, d) - 1
+        n_candidates = capped_power(theory.N, d) if synthesize else 0
     else:
         n_basis = (auto_n_basis(sample_size, d, config.smoothness, config.delta) if config.n_basis == "auto"
                    else config.n_basis)
         if kind == "moments":  # an n_basis below them refused by check_plan_options
             n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
-        n_candidates = {"grid": _capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
+        n_candidates = {"grid": capped_power(theory.N, d), "none": 0}.get(kind, config.n_candidates)
     if n_basis < 1:
         raise SynthDPError("the basis has no non-constant function (t = 1): n is too small for exact mode")
     if mixed_basis is None:  # a mixed table's LP: checked by check_plan_options
-        _check_lp_memory(config, n_basis, n_candidates, d, kind)
+        check_lp_memory(config, n_basis, n_candidates, d, kind)
     if estimated_bounds and not config.bounds_share > 0:
         raise SynthDPError(f"bounds missing for {estimated_bounds} column(s) and bounds_share is 0")
     bounds = config.epsilon * config.bounds_share if estimated_bounds else 0.0
@@ -362,12 +362,12 @@ def make_plan(config: SynthConfig, n: int, d: int, bounds_are_public: bool, esti
             # then fits each pair's product moment (the budget split is the one decided above);
             # not where no single pair stands out of the pairs' noise: each pair moment would not either
             n_basis, pair_moments = max(n_basis, count_indices_up_to_degree(d, 2)), True
-            _check_lp_memory(config, n_basis, n_candidates, d, kind)
+            check_lp_memory(config, n_basis, n_candidates, d, kind)
         else:
             # the pairs release measures every pair's dependence: the moments release keeps its
             # budget for the rest (docs/relationships-design.md#how-synthdp-keeps-the-pairs)
             skipped_pairs = int(pair_product_rows(lowest_degree_indices(d, n_basis)).sum())
-    return _derived(Plan(
+    return with_derived(Plan(
         mode=config.mode,
         n=n,
         d=d,
@@ -423,14 +423,14 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
             n_basis = 0 if config.n_basis == "auto" else config.n_basis  # auto (it follows n): the candidates only
             if kind == "moments":
                 n_basis = max(n_basis, count_indices_up_to_degree(d, 2))
-            _check_lp_memory(config, n_basis, 0 if kind == "none" else config.n_candidates, d, kind)
+            check_lp_memory(config, n_basis, 0 if kind == "none" else config.n_candidates, d, kind)
     if mixed_basis is None:
         return
     n_basis, groups = mixed_basis
-    if n_basis > MAX_MOMENTS:  # as a numeric table's (_check_lp_memory): a summary has no LP to refuse it
+    if n_basis > MAX_MOMENTS:  # as a numeric table's (check_lp_memory): a summary has no LP to refuse it
         raise SynthDPError(f"the release would hold {_g(n_basis)} moments, over the bound of {MAX_MOMENTS:.0e} "
                            "moments; lower --marginal-degree, or release fewer columns")
-    n_candidates, tilt_candidates = _mixed_candidates(config, n_basis, synthesize)
+    n_candidates, tilt_candidates = mixed_candidate_counts(config, n_basis, synthesize)
     if synthesize and n_basis > n_candidates:  # e.g. adult at marginal degree 3: R = 98 664
         raise SynthDPError(
             f"the LP would fit {n_basis} moments with {n_candidates} candidates: lower marginal_degree, raise "
@@ -451,7 +451,7 @@ def check_plan_options(config: SynthConfig, d: int, synthesize: bool = True, mix
                            f"each); {fix}")
 
 
-def _mixed_candidates(config: SynthConfig, n_basis: int, synthesize: bool) -> tuple[int, int]:
+def mixed_candidate_counts(config: SynthConfig, n_basis: int, synthesize: bool) -> tuple[int, int]:
     """A mixed table's candidates for the l1 fit, and for its tilt (:func:`synthdp.pipeline.run.tilts`; 0 without one)."""
     n_candidates = config.n_candidates if synthesize else 0
     tilts = synthesize and config.spread == 0 and config.tilt > 0
@@ -997,7 +997,7 @@ def _composition(config: SynthConfig) -> str:
     return "gdp" if config.noise_kind == "gaussian" else "basic"
 
 
-def _check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
+def check_lp_memory(config: SynthConfig, n_basis: int, n_candidates: int, d: int, kind: str) -> None:
     """Refuse a plan whose LP or moments would not fit the memory bounds.
 
     Column generation (:func:`synthdp.postprocess.lp.solve_l1_fit_columns`) holds the C x d candidates,
@@ -1042,6 +1042,6 @@ def _whole(count: int) -> str:
     return str(count) if abs(count) < 10**15 else _g(count)
 
 
-def _capped_power(base: int, exponent: int) -> int:
+def capped_power(base: int, exponent: int) -> int:
     """base ** exponent, capped so a huge grid is refused by the memory check, not computed."""
     return base**exponent if exponent * math.log(max(base, 1)) < 200 else 10**90

@@ -49,12 +49,12 @@ from synthdp.pipeline.plan import (
     PairsTest,
     Plan,
     TheoryParameters,
-    _capped_power,
-    _check_lp_memory,
-    _derived,
-    _mixed_candidates,
+    capped_power,
+    check_lp_memory,
     check_plan_options,
+    mixed_candidate_counts,
     theory_parameters,
+    with_derived,
 )
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours
@@ -314,19 +314,19 @@ def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: 
     if not 1 <= plan.n_basis <= MAX_MOMENTS or plan.n_basis != len(release.basis_indices):
         raise refuse("n_basis")
     if mixed:
-        if (plan.n_candidates, plan.tilt_candidates) != _mixed_candidates(config, plan.n_basis, True):
+        if (plan.n_candidates, plan.tilt_candidates) != mixed_candidate_counts(config, plan.n_basis, True):
             raise refuse("candidates' count")
         check_plan_options(config, plan.d, mixed_basis=(plan.n_basis, 0), numeric_columns=numeric)
     else:
-        expected = _capped_power(plan.theory.N, plan.d) if plan.candidates == "grid" else config.n_candidates
+        expected = capped_power(plan.theory.N, plan.d) if plan.candidates == "grid" else config.n_candidates
         if (plan.n_candidates, plan.tilt_candidates) != (expected, 0):
             raise refuse("candidates' count")
-        _check_lp_memory(config, plan.n_basis, plan.n_candidates, plan.d, plan.candidates)
+        check_lp_memory(config, plan.n_basis, plan.n_candidates, plan.d, plan.candidates)
         # the basis's size and degrees, not its rows one by one: the rows a plan picks vary with its options
         # (pair products skipped or every moment of degree <= 2 added), and only the sizes bound a copy's work
         basis = np.asarray(release.basis_indices)
         if plan.mode == "exact":  # t^d - 1 moments, each degree below t
-            if plan.n_basis != _capped_power(plan.theory.t, plan.d) - 1 or (basis.size and basis.max() >= plan.theory.t):
+            if plan.n_basis != capped_power(plan.theory.t, plan.d) - 1 or (basis.size and basis.max() >= plan.theory.t):
                 raise refuse("basis")
         elif basis.size and (basis.min() < 0 or basis.sum(axis=1).max() > max(plan.n_basis, 2)):
             raise refuse("basis")  # lowest degrees first: a moment of total degree k comes after k of lower degree
@@ -337,7 +337,7 @@ def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: 
         raise refuse("marginal_bins")
     if not marginals and plan.marginal_bins != 0:
         raise refuse("marginal_bins")
-    derived = _derived(plan)
+    derived = with_derived(plan)
     if any(getattr(derived, name) != getattr(plan, name) for name in DERIVED_FIELDS):
         raise refuse("derived sizes")
 
