@@ -203,23 +203,34 @@ def test_a_column_without_other_level_keeps_it_through_the_file(tmp_path):
     assert any("other" in column for column in document["schema"]["categorical"])
 
 
+def _rewrite(source: Path, target: Path, edit) -> Path:
+    """``source`` with ``edit(document, arrays)`` applied, every checksum made again (a careful editor)."""
+    with zipfile.ZipFile(source) as archive:
+        document = json.loads(archive.read("model.json"))
+        arrays = {name[:-4]: np.load(io.BytesIO(archive.read(name))) for name in archive.namelist()
+                  if name.endswith(".npy")}
+    edit(document, arrays)
+    members, document["arrays"] = model_file.array_members(arrays)
+    document[model_file.DOCUMENT_CHECKSUM] = model_file.document_checksum(document)
+    with zipfile.ZipFile(target, "w") as archive:
+        archive.writestr("model.json", json.dumps(document))
+        for member, content in members.items():
+            archive.writestr(member, content)
+    return target
+
+
 def _rewritten(path: Path, out: Path, arrays: dict[str, np.ndarray], version: int) -> Path:
     """``path``'s model file with its arrays replaced by ``arrays`` and its version by ``version``,
     every checksum made again: a file as another synthdp would have written it (before version 4, without
     the release and its arrays)."""
-    with zipfile.ZipFile(path) as archive:
-        document = json.loads(archive.read("model.json"))
-    if version < 4:
-        document.pop("release", None)
-        arrays = {name: array for name, array in arrays.items() if not name.startswith("release_")}
-    members, manifest = model_file.array_members(arrays)
-    document = {**document, "arrays": manifest, "format_version": version}
-    document[model_file.DOCUMENT_CHECKSUM] = model_file.document_checksum(document)
-    with zipfile.ZipFile(out, "w") as archive:
-        archive.writestr("model.json", json.dumps(document))
-        for member, content in members.items():
-            archive.writestr(member, content)
-    return out
+    def edit(document: dict, held: dict[str, np.ndarray]) -> None:
+        held.clear()
+        held.update({name: array for name, array in arrays.items() if version >= 4 or not name.startswith("release_")})
+        document["format_version"] = version
+        if version < 4:
+            document.pop("release", None)
+
+    return _rewrite(path, out, edit)
 
 
 def _arrays(path: Path) -> dict[str, np.ndarray]:

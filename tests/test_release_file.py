@@ -6,7 +6,6 @@ nothing is written."""
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import warnings
 import zipfile
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from test_model_file import _rewrite
 
 from synthdp import SmoothSynthesizer
 from synthdp.cli import main
@@ -122,22 +122,6 @@ def test_copies_from_the_file_are_the_fits_under_the_same_seed(saved):
     for mine, read in zip([*ours.tables, ours.reference], [*theirs.tables, theirs.reference]):
         pd.testing.assert_frame_equal(read, mine)
     assert theirs.measured == ours.measured
-
-
-def _rewrite(source: Path, target: Path, edit) -> Path:
-    """``source`` with ``edit(document, arrays)`` applied, every checksum made again (a careful editor)."""
-    with zipfile.ZipFile(source) as archive:
-        document = json.loads(archive.read("model.json"))
-        arrays = {name[:-4]: np.load(io.BytesIO(archive.read(name))) for name in archive.namelist()
-                  if name.endswith(".npy")}
-    edit(document, arrays)
-    members, document["arrays"] = model_file.array_members(arrays)
-    document[model_file.DOCUMENT_CHECKSUM] = model_file.document_checksum(document)
-    with zipfile.ZipFile(target, "w") as archive:
-        archive.writestr("model.json", json.dumps(document))
-        for member, content in members.items():
-            archive.writestr(member, content)
-    return target
 
 
 def _moments(document: dict) -> str:

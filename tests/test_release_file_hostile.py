@@ -1,4 +1,4 @@
-"""A crafted model file (every checksum made again, test_release_file._rewrite) whose release sets a size,
+"""A crafted model file (every checksum made again, test_model_file._rewrite) whose release sets a size,
 a kind or an array the copies would run as they are: before, loading it passed and copies then failed with
 a traceback (ValueError, ZeroDivisionError, TypeError, IndexError), asked for tens of gigabytes (10^9
 candidates) or ran for minutes (10^6 moments, 10^7 histogram bins); now the file is refused in one line
@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from test_release_file import _classes, _many_levels, _rewrite, _selected
+from test_model_file import _rewrite
+from test_release_file import _classes, _many_levels, _selected
 
 from synthdp import SmoothSynthesizer
 from synthdp.cli import main
