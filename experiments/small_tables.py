@@ -39,6 +39,11 @@ protocol) at sigma = 2, 4, 6, 8, 10 on the numeric columns mapped onto [-1, 1] b
 query set of a table is fixed by (``--query-seed``, crc32(table)) (``common.query_set``), so every
 method meets the same queries.
 
+A reference row, no release (``--no-reference`` leaves it out): the real table with each column
+shuffled on its own (``run_shuffled``), exact one-way marginals and no dependence. A release that
+measures no pair can do no better in expectation; its smooth-query error is the cost of independence
+alone, and what a release adds above it is its noise's.
+
 Pure epsilon = 1 (delta = 0): synthdp's default (and the variants), the mean 2-way TV beside
 issue 18's baseline, every column drawn independently from its own noisy one-way histogram over
 the scorer's cells (``adult_pairs.independent_table``: Laplace noise, epsilon split evenly over the
@@ -150,7 +155,8 @@ AIM_PEERS = ("smartnoise-aim", "opendp-aim", "dpmm-aim")
 PEERS = (*MST_PEERS, *AIM_PEERS, "dpmm-privbayes")
 METHODS = (SYNTHDP, SYNTHDP_RELATIONSHIPS, *PEERS)
 LABELS = {**METHOD_LABELS, "dpmm-mst": "dpmm MST", "dpmm-aim": "dpmm AIM",
-          "dpmm-privbayes": "dpmm PrivBayes (sound selection)"}
+          "dpmm-privbayes": "dpmm PrivBayes (sound selection)",
+          "real-shuffled": "*reference: the real table, each column shuffled (no privacy)*"}
 PURE_SETTING = (1.0, 0.0)
 DEFAULT_TIMEOUT = 1800.0
 #: Time limits on crm (100 columns): AIM and dpmm may take hours there.
@@ -158,6 +164,9 @@ CRM_TIMEOUTS = dict.fromkeys(("smartnoise-aim", "opendp-aim", *DPMM_PEERS), 1200
 N_QUERIES = 2000
 #: Seed of the independent baseline's noise and sampling (numpy; with the round and crc32(table)).
 BASELINE_SEED = 0
+#: The reference row of the real table's columns shuffled apart (no privacy; ``run_shuffled``), and its seed.
+SHUFFLED = "real-shuffled"
+SHUFFLE_SEED = 1
 SCORES = {
     "sdm_overall": "SDM overall",
     "sdm_shapes": "SDM shapes",
@@ -198,6 +207,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     add_peers_from_record(parser, "small_tables.json")
     parser.add_argument("--retry-failed", action="store_true", help="run again the peer runs recorded as failed")
     parser.add_argument("--no-sdmetrics", action="store_true", help="leave out SDMetrics' QualityReport")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="leave out the reference row of the real table's columns shuffled apart (no privacy)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR)
     parser.add_argument("--cache-dir", type=Path, default=RESULTS_DIR / "cache" / "small_tables",
                         help="cache of the peer runs")
@@ -457,6 +468,27 @@ def run_independent(table: SmallTable, args: argparse.Namespace) -> dict:
             "message": "", "runs": runs}
 
 
+def run_shuffled(table: SmallTable, args: argparse.Namespace, quality: SDMetricsBatch | None) -> dict:
+    """A reference, not a release: the real table with each column shuffled on its own (numpy, seeded per
+    round), so its one-way marginals exact and its columns independent. What a release that measures no
+    pair gives at best: its smooth-query error is the cost of independence alone, the rest of a
+    release's error is the noise's."""
+    epsilon, delta = PEER_SETTING
+    runs, scorer = [], scorer_for(table)
+    for round_ in range(args.rounds):
+        start = time.perf_counter()
+        rng = np.random.default_rng([SHUFFLE_SEED, round_, zlib.crc32(table.name.encode())])
+        synthetic = table.real.copy()
+        for column in synthetic.columns:
+            synthetic[column] = rng.permutation(synthetic[column].to_numpy())
+        run = {"round": round_, **scorer(table.name, table.real, synthetic, table.fit_kwargs, round_)}
+        if quality is not None:
+            run["sdmetrics"] = quality.add(table.real, synthetic, table.content, round_, keep=False)
+        runs.append({**run, "seconds": time.perf_counter() - start})
+    return {"table": table.name, "method": SHUFFLED, "epsilon": epsilon, "delta": delta, "status": "ok",
+            "message": "", "runs": runs}
+
+
 # ------------------------------------------------------------------ summaries
 def summarise(entry: dict) -> dict:
     runs = entry["runs"]
@@ -664,6 +696,8 @@ def main(argv: list[str] | None = None) -> None:
             if method == SYNTHDP_RELATIONSHIPS and table.content is not None:
                 continue  # favour="relationships" changes nothing on a mixed table
             results.append(run_synthdp(table, method, options, PEER_SETTING, args, quality))
+        if not args.no_reference:
+            results.append(run_shuffled(table, args, quality))
     peers = run_peers(tables, args, quality)
     results += peers if record is None else peers_from_record(peers, record)
     pure_methods = {m: o for m, o in synthdp_methods(args).items() if m != SYNTHDP_RELATIONSHIPS}
@@ -677,7 +711,7 @@ def main(argv: list[str] | None = None) -> None:
         for entry in results:
             if not entry.get("from_record"):  # a recorded row's runs hold their SDMetrics scores already
                 quality.fill(entry["runs"])
-    order = {method: i for i, method in enumerate([*synthdp_methods(args), *PEERS, "independent"])}
+    order = {method: i for i, method in enumerate([*synthdp_methods(args), *PEERS, SHUFFLED, "independent"])}
     results.sort(key=lambda e: (args.tables.index(e["table"]), -e["delta"], order[e["method"]]))
     rows = []
     for entry in results:
