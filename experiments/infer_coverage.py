@@ -181,8 +181,10 @@ def one_release(name: str, n: int, copies: int, seeds: tuple[int, int, int, int]
     sample = indicators(name, sample)
     naive, naive_se = statistics(table, spec, extras), usual_se(table, spec, extras)
     real, real_se = statistics(sample, spec, extras), usual_se(sample, spec, extras)
+    interval = ours["lower"].notna() & ours["upper"].notna()  # none where the release ties the columns by nothing
     return pd.DataFrame({
-        "ours": (ours["lower"] <= truth) & (truth <= ours["upper"]),
+        "ours": ((ours["lower"] <= truth) & (truth <= ours["upper"])).astype(float).where(interval),
+        "no_interval": (~interval).astype(float),
         "naive": (naive - truth).abs() <= Z * naive_se,
         "real": (real - truth).abs() <= Z * real_se,
         "width": (ours["upper"] - ours["lower"]) / (2 * Z * real_se),
@@ -288,7 +290,8 @@ def main(argv: list[str] | None = None) -> None:
             cells[f"{name}, n = {n}"] = result
             lines = [f"### {name}, samples of {n} rows ({releases[n]} releases)", "",
                      "| statistic | ours | naive (synthetic as real) | real sample | width, ours / real "
-                     "| width floor | flagged | bias / se | sd / se |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                     "| width floor | flagged | no interval | bias / se | sd / se |",
+                     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for statistic, row in result.iterrows():
                 plain_mean = statistic.startswith("mean ") and " given " not in statistic  # a column's mean, not a group's
                 value = mean_width_floor(name, statistic[len('mean '):], n, args.delta) if plain_mean else float("nan")
@@ -296,8 +299,11 @@ def main(argv: list[str] | None = None) -> None:
                 flagged = "" if pd.isna(row.get("unmeasured", np.nan)) else f"{row['unmeasured']:.2f}"
                 ratios = " | ".join("" if pd.isna(row[key]) else f"{row[key]:+.2f}" if key == "bias_se" else
                                     f"{row[key]:.2f}" for key in ("bias_se", "sd_se"))
-                lines.append(f"| {statistic} | {row['ours']:.3f} | {row['naive']:.3f} | {row['real']:.3f} | "
-                             f"{row['width']:.2f} | {floor} | {flagged} | {ratios} |")
+                none = "" if pd.isna(row.get("no_interval", np.nan)) else f"{row['no_interval']:.2f}"
+                ours = "–" if pd.isna(row["ours"]) else f"{row['ours']:.3f}"
+                width = "–" if pd.isna(row["width"]) else f"{row['width']:.2f}"
+                lines.append(f"| {statistic} | {ours} | {row['naive']:.3f} | {row['real']:.3f} | "
+                             f"{width} | {floor} | {flagged} | {none} | {ratios} |")
             lines.append(f"\nSeconds per copy: {result['seconds_per_copy'].mean():.2f}.")
             sections.append("\n".join(lines) + "\n")
     fewest = min(releases.values())
@@ -313,7 +319,9 @@ def main(argv: list[str] | None = None) -> None:
         "interval would have if the release were the d column means alone, with all of the budget "
         "(`mean_width_floor`): no release of every column can be narrower. Flagged: the share of releases in which "
         "synthdp.infer marked the statistic as reading a pair of columns whose dependence the release did not "
-        "measure (its `measured` False, with a warning). Bias / se: the mean of our estimate less the "
+        "measure (its `measured` False, with a warning); no interval: the share in which it had none (NaN: its "
+        "columns tied together by no chain of measured pairs), ours and the width then over the releases that "
+        "gave one (– where none did). Bias / se: the mean of our estimate less the "
         "population's value over the mean std_error; sd / se: our estimates' standard deviation across releases "
         "over the mean std_error (near 1 where the std_error is right: a coverage short of .95 with sd / se well "
         "above 1 is an interval too narrow, with bias / se far from 0 one centred off the value). Per release: one file under "

@@ -114,7 +114,7 @@ def test_coverage_runs(tmp_path):
                          "--cache-dir", str(tmp_path / "cache")])  # not the repository's: each run releases again
     text = out.read_text(encoding="utf-8")
     assert "### pks, samples of 500 rows" in text and "| mean age |" in text and "| ols motor_UPDRS~age |" in text
-    assert "| flagged | bias / se | sd / se |" in text
+    assert "| flagged | no interval | bias / se | sd / se |" in text
     row = next(line for line in text.splitlines() if line.startswith("| mean age |")).split(" | ")
     assert row[-2].startswith(("+", "-")) and float(row[-1].rstrip(" |")) >= 0  # both ratios rendered
 

@@ -392,13 +392,17 @@ def test_evaluate_checks_the_copies_intervals_against_the_real_table(tmp_path, c
     assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--json",
                  "--no-sdmetrics", "--queries", "50"]) == 0
     intervals = json.loads(capsys.readouterr().out)["intervals"]
-    assert intervals["copies"] == 4 and intervals["checked"] == 5 + 10  # five means, ten correlations
+    # five means; the ten correlations read pairs this release (no pair measured at this n) ties by nothing: no interval
+    assert intervals["copies"] == 4 and intervals["checked"] == 5 and len(intervals["statistics"]) == 5 + 10
     frame = pd.read_csv(real)
     means = {row["statistic"]: row for row in intervals["statistics"] if row["statistic"].startswith("mean ")}
     assert means["mean bmi"]["real"] == pytest.approx(frame["bmi"].mean())
     for row in intervals["statistics"]:
-        assert row["holds"] == (row["lower"] <= row["real"] <= row["upper"])
-    assert intervals["held"] == sum(row["holds"] for row in intervals["statistics"])
+        if row["statistic"].startswith("corr "):
+            assert row["lower"] is None and row["upper"] is None and row["holds"] is None and not row["measured"]
+        else:
+            assert row["holds"] == (row["lower"] <= row["real"] <= row["upper"])
+    assert intervals["held"] == sum(bool(row["holds"]) for row in intervals["statistics"])
     page = tmp_path / "page.html"
     assert main(["evaluate", "--real", str(real), "--synth", str(out), "--bounds", str(bounds), "--copies", "--html",
                  str(page), "--no-sdmetrics", "--queries", "50"]) == 0
@@ -652,6 +656,41 @@ def test_infer_marks_the_statistics_that_read_a_pair_the_release_did_not_measure
     with warnings.catch_warnings():  # one column's statistics read no pair: no warning
         warnings.simplefilter("error", InferenceWarning)
         assert infer(Copies(tables, reference, 0.0, False), lambda frame: frame.mean())["measured"].all()
+
+
+def test_an_element_of_columns_no_measured_pair_ties_together_has_no_interval():
+    """Columns a-b-c are chained by measured pairs (a with b, b with c), d by none: an element of a
+    and c, unmeasured but tied through b, keeps its interval (measured False); one of a and d, or a
+    regression that reads d, has none (NaN standard error and ends), and the warning names it; one
+    column's mean keeps its interval. Where the release measured no dependence at all, every
+    statistic of two columns has none."""
+    from synthdp.evaluation.inference import tied_columns
+
+    assert tied_columns(list("abcde"), frozenset({frozenset("ab"), frozenset("cb"), frozenset("de")})) == {
+        "a": 0, "b": 0, "c": 0, "d": 3, "e": 3}
+    assert len(set(tied_columns(list("abc"), frozenset()).values())) == 3
+    rng = np.random.default_rng(7)
+    columns = ["a", "b", "c", "d"]
+    tables = [pd.DataFrame(rng.normal(size=(60, 4)), columns=columns) for _ in range(4)]
+    reference = pd.DataFrame(rng.normal(size=(1200, 4)), columns=columns)
+
+    def statistic(frame):
+        slope = np.polyfit(frame["d"], frame["a"], 1)[0]
+        return pd.Series({"mean a": frame["a"].mean(), "corr a c": frame["a"].corr(frame["c"]),
+                          "corr a d": frame["a"].corr(frame["d"]), "slope a on d": slope})
+
+    measured = frozenset({frozenset(("a", "b")), frozenset(("b", "c"))})
+    with pytest.warns(InferenceWarning) as caught:
+        result = infer(Copies(tables, reference, 0.0, True, measured), statistic)
+    assert result["measured"].tolist() == [True, False, False, False] and len(caught) == 1
+    tied = result["std_error"].notna() & result["lower"].notna() & result["upper"].notna()
+    assert tied.tolist() == [True, True, False, False]
+    assert result["estimate"].notna().all()  # the model's value is still given
+    message = str(caught[0].message)
+    assert "'corr a d', 'slope a on d' read two columns that no chain of measured pairs ties together (a and d)" in message
+    with pytest.warns(InferenceWarning, match="no dependence between columns"):
+        none = infer(Copies(tables, reference, 0.0, False), statistic)
+    assert none["std_error"].notna().tolist() == [True, False, False, False]
 
 
 def test_two_column_moments_drowned_in_noise_measure_no_dependence():

@@ -50,13 +50,16 @@ REFERENCE_FACTOR = 20  # the reference sample has this many times the release's 
 NO_DEPENDENCE = (
     "the release measured no dependence between columns (no pairs release, no moment of two columns with noise "
     "below any relation: at this n and budget its columns are drawn independently, or related by noise alone), "
-    "and so do its copies: intervals of correlations, "
-    "regressions, group means or any statistic of two or more columns are centred on independence and do not "
-    "cover the data's values; intervals of one column's statistics are valid (docs/inference.md)")
+    "and so are its copies': a correlation, a regression, a group mean or any statistic of two or more columns "
+    "has no interval (NaN: the release holds nothing on it, and copies drawn independently by construction would "
+    "centre one on independence); intervals of one column's statistics are valid (docs/inference.md)")
 UNMEASURED = ("the release measured no dependence between {pairs} above its noise (at this n and budget; "
               "synthdp.infer's 'measured' column is False where a statistic reads such a pair), and neither do its "
-              "copies: the intervals of {elements} are centred near those columns' independence and cover the "
-              "data's value only where it lies within their width of it (docs/inference.md)")
+              "copies: {elements} read such a pair. {unidentified}Where the measured pairs tie the two columns "
+              "together, the interval is centred on what they imply (the largest-entropy completion) and covers the "
+              "data's value only where it lies within its width of it (docs/inference.md)")
+NOT_TIED = ("{elements} read two columns that no chain of measured pairs ties together ({pairs}): the release "
+            "holds nothing above its noise on their dependence, and they have no interval (NaN). ")
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,8 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         extra = pd.Index([name for series in on_copies if not series.index.has_duplicates  # a row of its own, NaN
                           for name in series.index if name not in own.index]).unique()  # (warned of below)
         own = own.reindex(own.index.append(extra).set_names(own.index.names)) if len(extra) else own
-    measured = _unmeasured_reads(copies, statistic, reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True),
-                                 own.index)
+    measured, tied = _unmeasured_reads(copies, statistic,
+                                       reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True), own.index)
     values = pd.DataFrame(np.column_stack([_aligned(series, own.index, f"copy {k} of {m}").to_numpy(dtype=float)
                                            for k, series in enumerate(on_copies, start=1)]), index=own.index)
     # each element over the copies that have a finite value of it (a group absent from some copies has fewer;
@@ -241,6 +244,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed} (a "
                       "group too rare to show in it, or a column it leaves missing): no estimate or interval (NaN), "
                       "whatever the copies give", InferenceWarning, stacklevel=2)
+    se = se.where(tied)  # an element of columns no measured pair ties together: the release holds nothing on it
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
@@ -311,31 +315,77 @@ def _in_order(parts: Sequence[pd.Series]) -> pd.Index:
 
 
 def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,
-                      index: pd.Index) -> pd.Series:
+                      index: pd.Index) -> tuple[pd.Series, pd.Series]:
     """``measured`` of :func:`infer`'s result: per element, whether every pair of columns it reads
     (:func:`read_pairs`, on ``block``, a copy's rows of the reference) is a pair whose dependence
-    the release measured (``copies.measured``); warns once, naming the elements that are not."""
+    the release measured (``copies.measured``); and per element, whether the two columns of every
+    unmeasured pair it reads are tied together by a chain of measured pairs (:func:`tied_columns`).
+    Where they are not, the fitted distribution and every copy draw them independently by
+    construction, whatever the data, so the copies' spread says nothing of their dependence:
+    :func:`infer` gives such an element no interval. Warns once, naming the elements."""
     columns = [str(name) for name in block.columns]
     measured = getattr(copies, "measured", None)
     if measured is None:  # not recorded: every pair, or none where the release measured no dependence
         measured = frozenset() if not getattr(copies, "dependence", True) else None
     unmeasured = [] if measured is None else [
         frozenset((a, b)) for i, a in enumerate(columns) for b in columns[i + 1:] if frozenset((a, b)) not in measured]
+    every = pd.Series(True, index=index, dtype=bool)
     if not unmeasured:  # every pair measured (or not known): no statistic to try
-        return pd.Series(True, index=index, dtype=bool)
+        return every, every
     reads = read_pairs(statistic, block, index, sorted({name for pair in unmeasured for name in pair}, key=columns.index))
     unmeasured_set = set(unmeasured)
     missed = [sorted({tuple(sorted(pair, key=columns.index)) for pair in pairs if pair in unmeasured_set})
               for pairs in reads]
+    group = tied_columns(columns, measured or frozenset())
     flagged = {position: pairs for position, pairs in enumerate(missed) if pairs}
+    apart = {position: [(a, b) for a, b in pairs if group[a] != group[b]] for position, pairs in flagged.items()}
+    apart = {position: pairs for position, pairs in apart.items() if pairs}
     if flagged:
-        pairs = sorted({pair for found in flagged.values() for pair in found})
-        listed = ", ".join(f"{a} and {b}" for a, b in pairs[:4]) + (f" and {len(pairs) - 4} more pairs" if len(pairs) > 4 else "")
-        elements = ", ".join(f"'{index[position]}'" for position in list(flagged)[:4]) + (
-            f" and {len(flagged) - 4} more" if len(flagged) > 4 else "")
-        message = UNMEASURED.format(pairs=listed, elements=elements) if measured else NO_DEPENDENCE
+        if measured:
+            untied = ""
+            if apart:
+                untied_pairs = sorted({pair for found in apart.values() for pair in found})
+                untied = NOT_TIED.format(elements=_listed([f"'{index[position]}'" for position in apart]),
+                                         pairs=_listed([f"{a} and {b}" for a, b in untied_pairs], "pairs"))
+            pairs = sorted({pair for found in flagged.values() for pair in found})
+            message = UNMEASURED.format(pairs=_listed([f"{a} and {b}" for a, b in pairs], "pairs"),
+                                        elements=_listed([f"'{index[position]}'" for position in flagged]),
+                                        unidentified=untied)
+        else:
+            message = NO_DEPENDENCE
         warnings.warn(message, InferenceWarning, stacklevel=3)
-    return pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool)
+    return (pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool),
+            pd.Series([position not in apart for position in range(len(index))], index=index, dtype=bool))
+
+
+def _listed(names: Sequence[str], more: str = "") -> str:
+    """The first four of ``names`` joined, and how many more."""
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more{' ' + more if more else ''}" if len(names) > 4 else "")
+
+
+def tied_columns(columns: Sequence[str], measured: frozenset[frozenset[str]]) -> dict[str, int]:
+    """Each of ``columns``' group, named by the place of its first column: columns are in one group
+    where a chain of ``measured`` pairs joins them (the connected components of the measured pairs'
+    graph). The fitted distribution draws two
+    groups independently of each other (a Gaussian copula's completion of the measured correlations
+    keeps them apart), but for what moments too noisy to count as measured add (noise above the
+    limit at which a moment counts, in the copies as in the release), so a dependence between two
+    groups is set by the model and the noise, not by the data."""
+    neighbours: dict[str, set[str]] = {name: set() for name in columns}
+    for pair in measured:
+        if len(pair) == 2 and pair <= neighbours.keys():
+            a, b = pair
+            neighbours[a].add(b)
+            neighbours[b].add(a)
+    group: dict[str, int] = {}
+    for place, name in enumerate(columns):  # each group named by the place of its first column
+        waiting = [name]
+        while waiting:
+            current = waiting.pop()
+            if current not in group:
+                group[current] = place
+                waiting.extend(neighbours[current] - group.keys())
+    return {name: group[name] for name in columns}
 
 
 def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, index: pd.Index,
