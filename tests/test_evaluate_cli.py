@@ -416,3 +416,16 @@ def test_an_undefined_statistic_of_the_copies_is_null_in_the_json(tables, tmp_pa
     code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--bounds", bounds, "--queries", 5,
                           "--no-sdmetrics", "--copies"], capsys)
     assert code == 0 and [line for line in out.splitlines() if "corr age ~ score" in line][0].split()[-2] == "n/a"
+
+
+def test_a_real_column_too_wide_to_normalise_is_named_not_a_points_error(tmp_path, capsys):
+    """Without bounds the real min and max normalise a column; values near +-1.8e308 leave a width that
+    overflows: the error names the column (it was "points must be finite", naming nothing) and no value."""
+    real = _write(tmp_path, pd.DataFrame({"age": [30.0, 40.0, 50.0], "income": [1.7e308, 2e4, -1.7e308]}),
+                  "real.csv")
+    synth = _write(tmp_path, pd.DataFrame({"age": [31.0, 41.0, 51.0], "income": [1e4, 2e4, 3e4]}), "synth.csv")
+    code, out, err = run(["evaluate", "--real", real, "--synth", synth, "--queries", 5, "--no-sdmetrics"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("synthdp: error: column 'income' of the real table has a range too wide") and \
+        len(err.strip().splitlines()) == 1, err
+    assert "1.7e" not in err and "308" not in err

@@ -516,6 +516,9 @@ def _normalisation(real: pd.DataFrame, values: np.ndarray, bounds: Mapping | Non
         lower, upper = float(values[:, j].min()), float(values[:, j].max())
         if lower == upper:  # constant in the real table: an interval centred on its value
             lower, upper = lower - 1.0, upper + 1.0
+        if not math.isfinite(upper - lower):  # values near +-1.8e308: no width to map onto [-1, 1]
+            raise SynthDPError(f"column '{name}' of the real table has a range too wide to compare (its max minus its "
+                               "min overflows): rescale it, or give its bounds (--bounds)")
         result[name] = {"bounds": [lower, upper], "source": FROM_REAL}
     return result
 
