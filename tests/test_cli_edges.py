@@ -896,3 +896,26 @@ def test_outputs_are_synced_through_a_descriptor_windows_can_sync(tmp_path, monk
     assert main(["generate", CLINIC, "-o", str(out), "--bounds", BOUNDS, "--report", str(report), "--rows", "40",
                  "--seed", "1", "--quiet"]) == 0
     assert len(pd.read_csv(out)) == 40 and json.loads(report.read_text())["privacy"]
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("command", ["generate", "evaluate"])
+def test_a_column_name_with_a_newline_is_refused_before_an_error_names_it(tmp_path, capsys, suffix, command):
+    """A header name holding a newline was printed inside the bounds' "unknown column ... (the table has
+    'b<newline>mi')" hint and evaluate's "no column" error: two lines. The header is checked first, naming
+    the file and the column's position."""
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
+    frame = pd.DataFrame({"age": [30.0, 40.0, 50.0], "b\nmi": [20.0, 25.0, 30.0]})
+    data = tmp_path / f"data{suffix}"
+    frame.to_csv(data, index=False) if suffix == ".csv" else frame.to_parquet(data, index=False)
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"age": [0, 100], "bmi": [10, 50]}))
+    out = tmp_path / "o.csv"
+    other = tmp_path / "other.csv"
+    pd.DataFrame({"age": [31.0, 41.0], "bmi": [21.0, 26.0]}).to_csv(other, index=False)
+    argv = (["generate", str(data), "-o", str(out), "--bounds", str(bounds), "--quiet"] if command == "generate"
+            else ["evaluate", "--real", str(other), "--synth", str(data), "--quiet"])
+    assert main(argv) == 2
+    _one_error(capsys, f"'{data}': the name of column 2 contains a control character")
+    assert not out.exists()

@@ -1089,16 +1089,22 @@ def _parquet_errors(path: Path, label: str = "input file") -> Iterator[None]:
 def table_header(path: str | Path, label: str, csv_format: CsvFormat = DEFAULT_CSV, options: str = "--") -> list[str]:
     """The column names of a CSV file (:func:`csv_header`) or of a Parquet file (by its suffix: its
     footer's, as ``pandas.read_parquet`` gives the columns, :func:`_parquet_data_columns`); no row
-    is read."""
+    is read. The names are checked as every read checks them (:func:`check_column_names`), before a
+    caller names one in an error: a name with a newline would split that error over two lines."""
     path = Path(path)
     if path.suffix.lower() not in PARQUET_SUFFIXES:
-        return csv_header(path, label, csv_format, options)
-    if not path.is_file():
-        raise absent_file(label, path)
-    pq = _optional("pyarrow.parquet", "Parquet input")
-    with _parquet_errors(path, label):
-        schema = pq.read_schema(path)
-    return _parquet_data_columns(schema)
+        names = csv_header(path, label, csv_format, options)
+    else:
+        if not path.is_file():
+            raise absent_file(label, path)
+        pq = _optional("pyarrow.parquet", "Parquet input")
+        with _parquet_errors(path, label):
+            schema = pq.read_schema(path)
+        names = _parquet_data_columns(schema)
+    try:
+        return check_column_names(names)
+    except SynthDPError as error:
+        raise SynthDPError(f"{label} '{path}': {error}") from None
 
 
 def _parquet_reader(path: Path, chunk_rows: int | None, time_columns: Mapping[str, str] | None = None,
