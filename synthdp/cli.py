@@ -684,17 +684,18 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
                 _release_reservation(args)
             # each warning once, and only for a command that ran to its end: a failure is one line
             for message in dict.fromkeys(str(warning.message) for warning in caught):
-                print(f"synthdp: warning: {message}", file=sys.stderr)
+                print(f"synthdp: warning: {_printable(message)}", file=sys.stderr)
             return code
     except SynthDPError as error:
-        print(f"synthdp: error: {error}{_charged(args)}", file=sys.stderr)
+        # one line whatever names it quotes: a column, option or path of the user's with a newline in it
+        print(f"synthdp: error: {_printable(str(error))}{_charged(args)}", file=sys.stderr)
         return 2
     except OSError as error:  # writing an output; strerror names the problem, not the data
         if received:  # a signal that came through a library's C code as an error of its own
             print(f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
             return 128 + int(received[0])
         named = f" '{error.filename}'" if isinstance(error, _OutputNotWritten) else ""
-        print(f"synthdp: error: cannot write the output{named}: {error.strerror or error}{_charged(args)}",
+        print(f"synthdp: error: cannot write the output{_printable(named)}: {error.strerror or error}{_charged(args)}",
               file=sys.stderr)
         return 2
     except MemoryError:

@@ -919,3 +919,18 @@ def test_a_column_name_with_a_newline_is_refused_before_an_error_names_it(tmp_pa
     assert main(argv) == 2
     _one_error(capsys, f"'{data}': the name of column 2 contains a control character")
     assert not out.exists()
+
+
+def test_an_error_quoting_a_name_with_a_newline_stays_one_line(tmp_path, capsys):
+    """A name the user gave (a bounds file's key, --target, a path) with a newline in it was quoted as it is,
+    and the error ran over two lines: every error is printed with its control characters escaped."""
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"a\ng": [0, 1], **json.loads(Path(BOUNDS).read_text())}))
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--bounds", str(bounds), "--quiet"]) == 2
+    _one_error(capsys, "bounds name unknown column 'a\\ng'")
+    assert main(["evaluate", "--real", CLINIC, "--synth", CLINIC, "--target", "a\nb", "--quiet"]) == 2
+    _one_error(capsys, "target column 'a\\nb'")
+    assert main(["generate", str(tmp_path / "a\nb.csv"), "-o", str(out), "--bounds", BOUNDS, "--quiet"]) == 2
+    _one_error(capsys, "a\\nb.csv' does not exist")
+    assert not out.exists()
