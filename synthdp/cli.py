@@ -1041,11 +1041,20 @@ def schema_command(args: argparse.Namespace) -> int:
     if args.max_levels < 2:
         raise SynthDPError("--max-levels must be an integer >= 2")
     _check_outputs({"--output": args.output}, {"the input": args.input}, overwrite=args.overwrite)
+    import pandas as pd
+
     from synthdp.reader.draft import draft_schema
     from synthdp.reader.table import read_table_frame, stored_parquet_index
 
     csv_format = _csv_format(args.sep, args.encoding, args.decimal, args.thousands, path=args.input)
     frame = read_table_frame(args.input, "input file", csv_format)
+    if not is_parquet(args.input):
+        # pandas reads a CSV's true/false/TRUE/FALSE as truth values, which the draft would write as the levels
+        # "True" and "False"; a release reads a binary or categorical column as its text, as written: read so
+        truth = [name for name in frame.columns if pd.api.types.is_bool_dtype(frame[name]) or (
+            frame[name].dtype == object and pd.api.types.infer_dtype(frame[name], skipna=True) == "boolean")]
+        if truth:
+            frame = read_table_frame(args.input, "input file", csv_format, as_text=truth)
     content, notes = draft_schema(frame, args.max_levels)
     stored = stored_parquet_index(args.input)
     if stored:

@@ -428,3 +428,25 @@ def test_a_float32_column_is_drafted_in_its_shortest_form_and_the_unedited_draft
     assert DRAFT_SCHEMA in text and "values" in DRAFT_SCHEMA  # the unedited draft runs, reported not private
     out = pd.read_csv(tmp_path / "out.csv")
     assert set(out["setting"]) <= set(grid) and set(out["flag"]) <= {0.1, 0.2}
+
+
+@pytest.mark.parametrize("truth", [("true", "false"), ("TRUE", "FALSE"), ("True", "False")])
+def test_a_csv_true_false_column_is_drafted_as_written_and_the_unedited_draft_releases(tmp_path, capsys, truth):
+    """pandas reads a CSV's true/false as truth values: the draft wrote the levels "False" and "True", and a
+    release of the file with that draft refused the column ("a value outside its 2 levels"). The levels are
+    the text as written, which the release reads."""
+    yes, no = truth
+    data = tmp_path / "flags.csv"
+    flags = [yes, no, yes, yes, no, yes] * 5
+    data.write_text("x,flag,maybe\n" + "".join(f"{i},{flag},{flag if i % 4 else ''}\n"
+                                               for i, flag in enumerate(flags)))
+    schema = tmp_path / "schema.json"
+    code, _ = run(["schema", data, "-o", schema], capsys)
+    assert code == 0
+    columns = json.loads(schema.read_text())["columns"]
+    assert columns["flag"] == {"type": "binary", "levels": sorted([no, yes])}
+    assert columns["maybe"] == {"type": "binary", "levels": sorted([no, yes]), "nullable": True}
+    out = tmp_path / "out.csv"
+    code, printed = run(["generate", data, "-o", out, "--schema", schema, "--seed", 1, "--quiet"], capsys)
+    assert code == 0, printed
+    assert set(pd.read_csv(out, dtype=str)["flag"]) <= {yes, no}
