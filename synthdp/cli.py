@@ -695,8 +695,11 @@ def _run(command: Callable[[argparse.Namespace], int], args: argparse.Namespace,
             print(f"synthdp: interrupted; no output written{_charged(args)}", file=sys.stderr)
             return 128 + int(received[0])
         named = f" '{error.filename}'" if isinstance(error, _OutputNotWritten) else ""
-        print(f"synthdp: error: cannot write the output{_printable(named)}: {error.strerror or error}{_charged(args)}",
-              file=sys.stderr)
+        # a stream is written after the files are in place (it may block until read): say they were
+        written = ("; the file outputs were written (a stream is written last)"
+                   if "files" in _PLACED and "all" not in _PLACED else "")
+        print(f"synthdp: error: cannot write the output{_printable(named)}: {error.strerror or error}{written}"
+              f"{_charged(args)}", file=sys.stderr)
         return 2
     except MemoryError:
         hint = {"evaluate": "--queries", "summarize": "--n-basis", "fit": "--n-candidates or --n-basis",
@@ -1562,16 +1565,22 @@ def _write_outputs(outputs: list[tuple[Path, Callable[[Path], object]]], overwri
             raise _StoppedAfterWriting(deferred[0])
         _PLACED.append("streams")
         for temporary, real in streams:  # a pipe may block until read: stays interruptible
-            if _is_standard_output(real):
-                # into the descriptor this process was given, as it was opened: opened again by name
-                # (/proc/self/fd/1) it was truncated, so "-o - >> FILE" emptied FILE and lost what came before
-                with open(temporary, "rb") as source:
-                    sys.stdout.flush()
-                    shutil.copyfileobj(source, sys.stdout.buffer)
-                    sys.stdout.buffer.flush()
-            else:
-                with open(temporary, "rb") as source, open(real, "wb") as target:
-                    shutil.copyfileobj(source, target)
+            try:
+                if _is_standard_output(real):
+                    # into the descriptor this process was given, as it was opened: opened again by name
+                    # (/proc/self/fd/1) it was truncated, so "-o - >> FILE" emptied FILE and lost what came before
+                    with open(temporary, "rb") as source:
+                        sys.stdout.flush()
+                        shutil.copyfileobj(source, sys.stdout.buffer)
+                        sys.stdout.buffer.flush()
+                else:
+                    with open(temporary, "rb") as source, open(real, "wb") as target:
+                        shutil.copyfileobj(source, target)
+            except BrokenPipeError:  # its reader stopped early: not an error (_run)
+                raise
+            except OSError as error:  # a full device: named, and the error says the files were written (_run)
+                raise _OutputNotWritten(error.errno, error.strerror or type(error).__name__,
+                                        _named(STANDARD_OUTPUT if _is_standard_output(real) else real)) from None
         _PLACED.append("all")
 
 

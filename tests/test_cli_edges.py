@@ -934,3 +934,14 @@ def test_an_error_quoting_a_name_with_a_newline_stays_one_line(tmp_path, capsys)
     assert main(["generate", str(tmp_path / "a\nb.csv"), "-o", str(out), "--bounds", BOUNDS, "--quiet"]) == 2
     _one_error(capsys, "a\\nb.csv' does not exist")
     assert not out.exists()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_stream_output_that_fails_after_the_files_are_written_says_so(tmp_path, capsys):
+    """A stream (here --report /dev/full) is written after the files are in place: its failure said "cannot
+    write the output: No space left on device", naming nothing, while the table it left said otherwise."""
+    out = tmp_path / "o.csv"
+    assert main(["generate", CLINIC, "-o", str(out), "--report", "/dev/full", "--bounds", BOUNDS, "--rows", "40",
+                 "--seed", "1", "--quiet"]) == 2
+    _one_error(capsys, "cannot write the output '/dev/full': No space left on device; the file outputs were written")
+    assert out.exists() and not list(tmp_path.glob(".*.tmp"))
