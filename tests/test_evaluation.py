@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -282,3 +283,15 @@ def test_module_does_not_import_private_code():
     forbidden = ("private_table", "release", "cli")
     for name in imported:
         assert not any(part in forbidden for part in name.replace(".", " ").split()), name
+
+
+def test_to_unit_clips_a_huge_value_to_its_bound_without_an_overflow():
+    """A synthetic value near 1.8e308 outside the bounds [0, 10] maps to 1 (and -1.8e308 to -1), as any value
+    past a bound does, with no overflow on the way (numpy would warn, and the command would print it)."""
+    from synthdp.evaluation.queries import to_unit
+
+    values = np.array([[1.7e308], [-1.7e308], [5.0], [10.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mapped = to_unit(values, [0.0], [10.0])
+    assert mapped[:, 0].tolist() == [1.0, -1.0, 0.0, 1.0]

@@ -423,4 +423,5 @@ def to_unit(
     hi = _per_column(upper, names, d, "upper")
     if not (hi > lo).all():
         raise SynthDPError("every column needs upper > lower")
-    return np.clip(2.0 * (values - lo) / (hi - lo) - 1.0, -1.0, 1.0)
+    # clipped into the bounds first: a value near +-1.8e308 then maps to -1 or 1, not through an overflow
+    return np.clip(2.0 * (np.clip(values, lo, hi) - lo) / (hi - lo) - 1.0, -1.0, 1.0)
