@@ -124,6 +124,27 @@ def test_copies_from_the_file_are_the_fits_under_the_same_seed(saved):
     assert theirs.measured == ours.measured
 
 
+def test_a_file_written_under_other_rule_constants_still_makes_its_copies(tmp_path, monkeypatch):
+    """A later synthdp may tune a limit that a derived field of the plan follows (MOMENT_NOISE_LIMIT, the default
+    pairs' share): a file written before keeps the values its release had, checked within bounds, so its copies
+    are made as before (they were refused as 'damaged or was edited' when the fields had to equal this
+    synthdp's rules). A crafted value out of bounds is still refused (test_release_file_hostile)."""
+    from synthdp.pipeline import plan as plan_rules
+
+    synth, path = _selected(), tmp_path / "m.synthdp"
+    synth.save(path)
+    ours = synth.sample_copies(2, 100, seed=4)
+    stored = synth.model_.release.plan
+    monkeypatch.setattr(plan_rules, "MOMENT_NOISE_LIMIT", 10.0 if not stored.moments_within_limit else 1e-9)
+    monkeypatch.setitem(plan_rules.COPULA_SHARES, "correlation", 0.5)
+    rederived = plan_rules.with_derived(stored)
+    assert rederived.moments_within_limit != stored.moments_within_limit  # the rules moved
+    assert rederived.pair_noise_at_default != stored.pair_noise_at_default
+    theirs = SmoothSynthesizer.load(path).sample_copies(2, 100, seed=4)
+    for mine, read in zip([*ours.tables, ours.reference], [*theirs.tables, theirs.reference]):
+        pd.testing.assert_frame_equal(read, mine)
+
+
 def _moments(document: dict) -> str:
     return document["release"]["fields"]["noisy_moments"]["array"]
 

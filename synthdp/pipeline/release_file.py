@@ -24,6 +24,10 @@ editor makes every checksum again, and copies rerun the plan's sizes as they are
 that each field is of its declared type, that the plan is the one the configuration, the columns and the
 file's rows give (its n, sizes, candidates, bins, basis, budget and the fields derived from them), and
 that the arrays fit the plan and the columns: a file cannot set a size that its fit would not have had.
+The derived fields that a rule's constant sets beside the plan's own fields (:data:`RULE_DERIVED`: whether
+the moments are within their noise limit, the value cells' limit, the pairs' noise for the report) are
+checked within bounds instead of against this synthdp's rules, so that a file written before a later
+synthdp tunes one of those limits still makes its copies as its release was made.
 """
 
 from __future__ import annotations
@@ -59,7 +63,7 @@ from synthdp.pipeline.plan import (
 from synthdp.privacy.budget import Budget, StageBudget
 from synthdp.privacy.sensitivity import ROWS, Neighbours
 from synthdp.released import ClassHistograms, PairsTestResult, PrivatePCA, Release, SelectedPairs, UnitsRelease
-from synthdp.stats.histograms import CellLayout
+from synthdp.stats.histograms import MAX_VALUE_CELLS, CellLayout
 
 #: The dataclasses a release is made of, by name: the only kinds a file's release document may build.
 KINDS: dict[str, type] = {kind.__name__: kind for kind in (
@@ -187,6 +191,9 @@ class _Sparse:
         return matrix
 
 
+#: Derived plan fields that a rule's constant sets beside the plan's own fields (:func:`synthdp.pipeline.plan.with_derived`):
+#: a file keeps the values of the synthdp that wrote it, checked within bounds, not against this one's rules.
+RULE_DERIVED = ("moments_within_limit", "value_cells", "pair_noise_at_share", "pair_noise_at_default")
 #: A mixed table's basis: a numeric coordinate's degree is at most 2, an indicator's 1
 #: (:func:`synthdp.stats.mixed_basis.basis_indices`).
 MAX_MIXED_DEGREE = 2
@@ -337,8 +344,14 @@ def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: 
         raise refuse("marginal_bins")
     if not marginals and plan.marginal_bins != 0:
         raise refuse("marginal_bins")
+    # the derived fields that follow from the plan's own fields alone are checked equal; those that a rule's
+    # constant also sets (MOMENT_NOISE_LIMIT, the value cells' rule, the default pairs' share: limits a later
+    # synthdp may tune) only within what any rule gives, so that a file is read as it was released
     derived = with_derived(plan)
-    if any(getattr(derived, name) != getattr(plan, name) for name in DERIVED_FIELDS):
+    if any(getattr(derived, name) != getattr(plan, name) for name in DERIVED_FIELDS if name not in RULE_DERIVED):
+        raise refuse("derived sizes")
+    if not (0 <= plan.value_cells <= MAX_VALUE_CELLS and _finite(plan.pair_noise_at_share, plan.pair_noise_at_default)
+            and (plan.value_cells == 0) == (not marginals)):
         raise refuse("derived sizes")
 
 
