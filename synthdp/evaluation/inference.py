@@ -51,8 +51,9 @@ NO_DEPENDENCE = (
     "the release measured no dependence between columns (no pairs release, no moment of two columns with noise "
     "below any relation: at this n and budget its columns are drawn independently, or related by noise alone), "
     "and so are its copies': a correlation, a regression, a group mean or any statistic of two or more columns "
-    "has no interval (NaN: the release holds nothing on it, and copies drawn independently by construction would "
-    "centre one on independence); intervals of one column's statistics are valid (docs/inference.md)")
+    "has no interval (NaN: the release holds nothing above its noise on it, and copies drawn independently by "
+    "construction would centre one on independence); intervals of one column's statistics are valid "
+    "(docs/inference.md)")
 UNMEASURED = ("the release measured no dependence between {pairs} above its noise (at this n and budget; "
               "synthdp.infer's 'measured' column is False where a statistic reads such a pair), and neither do its "
               "copies: {elements} read such a pair. {unidentified}Where the measured pairs tie the two columns "
