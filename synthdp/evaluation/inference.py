@@ -195,8 +195,11 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         One row per element of the statistic: ``estimate``, ``std_error``, ``lower``, ``upper``;
         ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
         copy's rows) before the bias correction; and ``measured``, False where the element reads
-        two columns whose dependence the release did not measure (:func:`read_pairs`): its
-        interval is centred on their independence, and :func:`infer` warns. An element some
+        two columns whose dependence the release did not measure (:func:`read_pairs`), and
+        :func:`infer` warns: where a chain of measured pairs ties the two columns together
+        (:func:`tied_columns`), its interval is centred on what those pairs imply; where none does,
+        it has no standard error or interval (NaN), the release holding nothing above its noise on
+        their dependence, and its estimate is the model's value. An element some
         copies have no value of (a group absent from them) takes its mean, standard error and t
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
         warns, naming it. One the reference sample has no finite value of (a group only copies have,
@@ -245,7 +248,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed} (a "
                       "group too rare to show in it, or a column it leaves missing): no estimate or interval (NaN), "
                       "whatever the copies give", InferenceWarning, stacklevel=2)
-    se = se.where(tied)  # an element of columns no measured pair ties together: the release holds nothing on it
+    se = se.where(tied)  # columns no measured pair ties together: the release holds nothing above its noise on it
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
@@ -322,8 +325,8 @@ def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], 
     the release measured (``copies.measured``); and per element, whether the two columns of every
     unmeasured pair it reads are tied together by a chain of measured pairs (:func:`tied_columns`).
     Where they are not, the fitted distribution and every copy draw them independently by
-    construction, whatever the data, so the copies' spread says nothing of their dependence:
-    :func:`infer` gives such an element no interval. Warns once, naming the elements."""
+    construction but for noise, whatever the data, so the copies' spread says nothing reliable of
+    their dependence: :func:`infer` gives such an element no interval. Warns once, naming the elements."""
     columns = [str(name) for name in block.columns]
     measured = getattr(copies, "measured", None)
     if measured is None:  # not recorded: every pair, or none where the release measured no dependence
@@ -367,11 +370,11 @@ def _listed(names: Sequence[str], more: str = "") -> str:
 def tied_columns(columns: Sequence[str], measured: frozenset[frozenset[str]]) -> dict[str, int]:
     """Each of ``columns``' group, named by the place of its first column: columns are in one group
     where a chain of ``measured`` pairs joins them (the connected components of the measured pairs'
-    graph). The fitted distribution draws two
-    groups independently of each other (a Gaussian copula's completion of the measured correlations
-    keeps them apart), but for what moments too noisy to count as measured add (noise above the
-    limit at which a moment counts, in the copies as in the release), so a dependence between two
-    groups is set by the model and the noise, not by the data."""
+    graph). The fitted distribution draws two groups independently of each other (a Gaussian
+    copula's completion of the measured correlations keeps them apart), but for what moments too
+    noisy to count as measured add (noise above the limit at which a moment counts, in the copies as
+    in the release), so a dependence between two groups is set by the model and the noise, not by
+    the data."""
     neighbours: dict[str, set[str]] = {name: set() for name in columns}
     for pair in measured:
         if len(pair) == 2 and pair <= neighbours.keys():
