@@ -40,9 +40,10 @@ query set of a table is fixed by (``--query-seed``, crc32(table)) (``common.quer
 method meets the same queries.
 
 A reference row, no release (``--no-reference`` leaves it out): the real table with each column
-shuffled on its own (``run_shuffled``), exact one-way marginals and no dependence. A release that
-measures no pair can do no better in expectation; its smooth-query error is the cost of independence
-alone, and what a release adds above it is its noise's.
+shuffled on its own (``run_shuffled``), exact one-way marginals and no dependence: about the best a
+release that measures no pair can give (moments too noisy to count may still carry a little of the
+pairs); its smooth-query error is the cost of independence alone, and what a release adds above it
+is mostly its noise's.
 
 Pure epsilon = 1 (delta = 0): synthdp's default (and the variants), the mean 2-way TV beside
 issue 18's baseline, every column drawn independently from its own noisy one-way histogram over
@@ -470,9 +471,9 @@ def run_independent(table: SmallTable, args: argparse.Namespace) -> dict:
 
 def run_shuffled(table: SmallTable, args: argparse.Namespace, quality: SDMetricsBatch | None) -> dict:
     """A reference, not a release: the real table with each column shuffled on its own (numpy, seeded per
-    round), so its one-way marginals exact and its columns independent. What a release that measures no
-    pair gives at best: its smooth-query error is the cost of independence alone, the rest of a
-    release's error is the noise's."""
+    round), so its one-way marginals exact and its columns independent: about the best a release that
+    measures no pair can give. Its smooth-query error is the cost of independence alone; the rest of
+    such a release's error is mostly the noise's."""
     epsilon, delta = PEER_SETTING
     runs, scorer = [], scorer_for(table)
     for round_ in range(args.rounds):
