@@ -143,6 +143,17 @@ def test_a_file_written_under_other_rule_constants_still_makes_its_copies(tmp_pa
     theirs = SmoothSynthesizer.load(path).sample_copies(2, 100, seed=4)
     for mine, read in zip([*ours.tables, ours.reference], [*theirs.tables, theirs.reference]):
         pd.testing.assert_frame_equal(read, mine)
+    # a mixed table's tilt candidates, a rule's count too
+    synth, path = _classes(), tmp_path / "mixed.synthdp"
+    synth.save(path)
+    ours = synth.sample_copies(2, 60, seed=4)
+    stored = synth.model_.release.plan.tilt_candidates
+    moments = synth.model_.release.plan.n_basis
+    monkeypatch.setattr(plan_rules, "TILT_CANDIDATES_PER_MOMENT", stored // moments + 3)  # more than the file's
+    assert plan_rules.mixed_candidate_counts(synth.model_.config, synth.model_.release.plan.n_basis, True)[1] != stored
+    theirs = SmoothSynthesizer.load(path).sample_copies(2, 60, seed=4)
+    for mine, read in zip([*ours.tables, ours.reference], [*theirs.tables, theirs.reference]):
+        pd.testing.assert_frame_equal(read, mine)
 
 
 def _moments(document: dict) -> str:

@@ -24,10 +24,10 @@ editor makes every checksum again, and copies rerun the plan's sizes as they are
 that each field is of its declared type, that the plan is the one the configuration, the columns and the
 file's rows give (its n, sizes, candidates, bins, basis, budget and the fields derived from them), and
 that the arrays fit the plan and the columns: a file cannot set a size that its fit would not have had.
-The derived fields that a rule's constant sets beside the plan's own fields (:data:`RULE_DERIVED`: whether
-the moments are within their noise limit, the value cells' limit, the pairs' noise for the report) are
-checked within bounds instead of against this synthdp's rules, so that a file written before a later
-synthdp tunes one of those limits still makes its copies as its release was made.
+The fields that a rule's constant sets beside the configuration (:data:`RULE_DERIVED`: whether the moments
+are within their noise limit, the value cells' limit, the pairs' noise for the report; and a mixed table's
+tilt candidates) are checked within bounds instead of against this synthdp's rules, so that a file written
+before a later synthdp tunes one of those limits still makes its copies as its release was made.
 """
 
 from __future__ import annotations
@@ -194,6 +194,7 @@ class _Sparse:
 #: Derived plan fields that a rule's constant sets beside the plan's own fields (:func:`synthdp.pipeline.plan.with_derived`):
 #: a file keeps the values of the synthdp that wrote it, checked within bounds, not against this one's rules.
 RULE_DERIVED = ("moments_within_limit", "value_cells", "pair_noise_at_share", "pair_noise_at_default")
+# (a mixed table's tilt candidates, also a rule's, are checked the same way in _check_plan)
 #: A mixed table's basis: a numeric coordinate's degree is at most 2, an indicator's 1
 #: (:func:`synthdp.stats.mixed_basis.basis_indices`).
 MAX_MIXED_DEGREE = 2
@@ -321,7 +322,13 @@ def _check_plan(plan: Plan, config: SynthConfig, release: Release, coordinates: 
     if not 1 <= plan.n_basis <= MAX_MOMENTS or plan.n_basis != len(release.basis_indices):
         raise refuse("n_basis")
     if mixed:
-        if (plan.n_candidates, plan.tilt_candidates) != mixed_candidate_counts(config, plan.n_basis, True):
+        # the l1 fit's count is the configuration's; the tilt's, where the configuration asks for one, a rule's
+        # (TILT_CANDIDATES_PER_MOMENT per moment, which a later synthdp may tune): at least the l1 fit's, and
+        # within the LP's memory bound, as the configuration's own plan is (check_plan_options)
+        expected, tilt = mixed_candidate_counts(config, plan.n_basis, True)
+        tilts = plan.tilt_candidates
+        if plan.n_candidates != expected or (tilts > 0) != (tilt > 0) or 0 < tilts < plan.n_candidates \
+                or max(numeric, 1) * tilts > config.max_lp_entries:
             raise refuse("candidates' count")
         check_plan_options(config, plan.d, mixed_basis=(plan.n_basis, 0), numeric_columns=numeric)
     else:
