@@ -20,6 +20,10 @@ the shapes (mean 1 - KS) (:func:`quiet_clip.numeric_scores`), and the worst-case
 of 1 000 smooth queries at sigma = 2 ... 10 (the Tables 3-6 protocol's queries). Each cell gives
 product, before, and the paired difference with its standard error.
 
+``--integer``: each column whose values are all whole numbers typed integer in the bounds, as a user
+who knows it declares (one histogram cell per value where it has few: heart_cleveland's codes, pima's
+counts).
+
 ``--forest``: the same, the pairs chosen as a spanning forest grows
 (``StudyOptions(forest_selection=True)``, each pick among the pairs that join two groups of columns
 the earlier picks have not joined) against the product's choice among all the pairs left.
@@ -54,16 +58,19 @@ FOREST_VARIANTS = {"forest": StudyOptions(forest_selection=True), "product": Stu
 NAMES = ["strong-pair ratio", "pair trend", "invented pairs", "shapes", *[f"σ={s:g}" for s in SIGMAS]]
 
 
-def numeric_table(name: str, data_dir: Path = DATA_DIR) -> Dataset:
-    """A table's numeric columns (rows with a missing cell dropped) with min/max bounds."""
+def numeric_table(name: str, data_dir: Path = DATA_DIR, integer: bool = False) -> Dataset:
+    """A table's numeric columns (rows with a missing cell dropped) with min/max bounds; with ``integer``,
+    each column whose values are all whole numbers typed integer in them, as a user who knows it declares
+    (one histogram cell per value where it has few)."""
     frame = pd.read_csv(data_dir / f"{name}.csv").select_dtypes("number").dropna().reset_index(drop=True)
-    return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float))
+    whole = tuple(c for c in frame.columns if integer and bool(np.all(np.mod(frame[c].to_numpy(float), 1) == 0)))
+    return Dataset(name, frame, frame.min().to_numpy(float), frame.max().to_numpy(float), whole)
 
 
-def run_table(name: str, rounds: int, first_seed: int, variants: dict[str, StudyOptions] = VARIANTS
-              ) -> tuple[np.ndarray, int]:
+def run_table(name: str, rounds: int, first_seed: int, variants: dict[str, StudyOptions] = VARIANTS,
+              integer: bool = False) -> tuple[np.ndarray, int]:
     """Each seed's scores for both variants, shape (rounds, 2, scores), and the first variant's k."""
-    dataset = numeric_table(name)
+    dataset = numeric_table(name, integer=integer)
     queries = query_set(name, dataset.d, N_QUERIES, QUERY_SEED)
     true = true_answers(dataset, queries)
     found, k = [], 0
@@ -105,13 +112,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--forest", action="store_true",
                         help="compare the pairs chosen as a spanning forest grows with the product's choice")
+    parser.add_argument("--integer", action="store_true",
+                        help="type each column whose values are all whole numbers integer in the bounds")
     args = parser.parse_args(argv)
     variants = FOREST_VARIANTS if args.forest else VARIANTS
     start = time.perf_counter()
     sections = []
     for name in args.tables:
-        scores, k = run_table(name, args.rounds, args.first_seed, variants)
-        dataset = numeric_table(name)
+        scores, k = run_table(name, args.rounds, args.first_seed, variants, args.integer)
+        dataset = numeric_table(name, integer=args.integer)
         sections.append(section(name, scores, k, dataset.n, dataset.d, tuple(variants)))
     title = ("The selected pairs chosen as a spanning forest grows, against the product's choice" if args.forest
              else "The selected pairs, against no pairs where no pair of all of them would stand out")
@@ -119,7 +128,9 @@ def main(argv: list[str] | None = None) -> None:
         f"# {title}\n\n"
         + generated_by(command_line("selected_pairs.py", argv))
         + f"; {(time.perf_counter() - start) / 60:.1f} min. {args.rounds} paired seeds from {args.first_seed} "
-        "(numpy, NOT private). Numeric columns only, bounds each column's min and max, taken as public; "
+        "(numpy, NOT private). Numeric columns only, bounds each column's min and max, taken as public"
+        + ("; each column of whole numbers typed integer in them (one cell per value where few)" if args.integer
+           else "") + "; "
         f"{N_QUERIES} queries (seed {QUERY_SEED}), worst-case relative error. Strong-pair ratio: mean |r| "
         "synthetic over real of the pairs of real |r| > 0.5; pair trend: 1 − mean |r real − r synthetic| / 2; "
         "invented pairs: real |r| < 0.1 shown above 0.3; shapes: mean 1 − KS.\n\n" + "\n".join(sections),
