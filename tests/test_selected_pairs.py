@@ -215,35 +215,6 @@ def test_the_model_predicts_the_copulas_sign_products():
         assert abs(observed.mean() - expected) < 5 * observed.std() / math.sqrt(len(observed))
 
 
-def test_a_column_of_one_cell_per_value_is_split_between_two_cells_and_the_model_holds():
-    """A 0/1 column whose zeros are 65 % of its rows: signed at the median its zeros (the median value's
-    cell) would all sign 0; split between its two cells they sign -1 and its ones +1, no 0. A column of
-    five values splits at the boundary nearest 1/2. The binned column keeps the median's 0 sliver. And
-    the copula's candidates, signed through that map, have the sign products the model gives (200 000
-    draws, each mean within 5 Monte Carlo sd: a false failure below 1e-5 for the three pairs)."""
-    from synthdp.stats.histograms import CellLayout
-
-    layout = CellLayout(4, (np.array([-1.0, 1.0]), np.array([-1.0, -0.5, 0.0, 0.5, 1.0]), None), (False,) * 3)
-    counts = np.array([[650, 350, 0, 0, 0, 0], [100, 150, 300, 250, 200, 0], [50, 300, 200, 200, 200, 50]], float)
-    marginals = Marginals(counts, 1000, layout=layout)
-    score_map = quadrant_score_map(marginals)
-    signs = score_map.cell_signs()
-    assert signs[0, :2].tolist() == [-1.0, 1.0]  # zeros -1, ones +1: no row signs 0
-    assert signs[1, :5].tolist() == [-1.0, -1.0, -1.0, 1.0, 1.0]  # cumulative .10 .25 .55 .80: after .55, nearest 1/2
-    assert (signs[2] == 0).sum() == 1  # the binned column: its median's sliver, refined
-    a, b = sign_thresholds(score_map)
-    assert a[0] == b[0] and a[1] == b[1]  # no band of 0 in the model either
-    latent = np.array([[1.0, 0.5, -0.3], [0.5, 1.0, 0.4], [-0.3, 0.4, 1.0]])
-    rng = np.random.default_rng(3)
-    z = rng.multivariate_normal(np.zeros(3), latent, size=200_000)
-    points = marginals.quantiles(special.ndtr(z))
-    sampled = score_map.clipped_scores(points)
-    for i, j in [(0, 1), (0, 2), (1, 2)]:
-        observed = sampled[:, i] * sampled[:, j]
-        expected = sign_product_model(np.array([latent[i, j]]), (a[[i]], b[[i]]), (a[[j]], b[[j]]))[0]
-        assert abs(observed.mean() - expected) < 5 * observed.std() / math.sqrt(len(observed))
-
-
 def test_the_latent_correlation_keeps_the_measured_strong_pair_and_completes_by_entropy():
     """A chain of two strong measured pairs (0-1, 1-2) and a weak one: the strong ones come back,
     the weak one is not kept, and the pair not measured (0-2) takes at least what the chain forces

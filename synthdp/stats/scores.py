@@ -84,8 +84,7 @@ class ScoreMap:
         0: the products only (the product).
     signs : bool
         Each score replaced by its cell's sign (:meth:`cell_signs`: -1 below the released median,
-        +1 above, 0 for the cell that holds it; a column of one cell per value split between two
-        cells instead) and no norm clip: the statistic is then the sums
+        +1 above, 0 for the cell that holds it) and no norm clip: the statistic is then the sums
         of sgn_i sgn_j of the selected pairs (:func:`synthdp.privacy.release.release_pair_selection`);
         every product lies in [-1, 1] whatever d. ``clip_norm_sq`` is not used.
     """
@@ -117,27 +116,14 @@ class ScoreMap:
         median (its cumulative probability at most 1/2), +1 above (the probability before it at
         least 1/2), 0 for the cell that holds the median, and for a missing cell and padding. In
         refined cells (:meth:`refined`) the median's cell is a sliver of a bin, so a continuous
-        column's signs split its rows in halves.
-
-        A column of one cell per value (an integer column of few values, declared values) cannot
-        be split inside a cell: its median value's rows, all one value, would sign 0 and say
-        nothing of the pair (a 0/1 outcome with 65 % zeros: 65 % of its rows). Its cells are split
-        instead at the boundary between two cells nearest the median (the first such boundary at
-        equal distance): -1 up to it, +1 after it, no 0. The data's rows and the copula's model
-        (:func:`synthdp.postprocess.selected_pairs.sign_thresholds`) then agree on every row's
-        sign, whatever a value's share. Public: the released histograms. Measured:
-        docs/decisions/selected-pairs.md."""
+        column's signs split its rows in halves; an integer column's median value signs 0."""
         layout = self.cells
         values = layout.exists() & ~layout.missing_cells()
         p = np.where(values, self.probabilities, 0.0)
         p = p / np.maximum(p.sum(axis=1, keepdims=True), 1e-300)
         after = np.cumsum(p, axis=1)
         before = after - p
-        median = np.where(after <= 0.5, -1.0, np.where(before >= 0.5, 1.0, 0.0))
-        boundary = np.argmin(np.where(values, np.abs(after - 0.5), np.inf), axis=1)  # after this cell
-        split = np.where(np.arange(p.shape[1])[None, :] <= boundary[:, None], -1.0, 1.0)
-        per_value = np.array([column is not None for column in layout.values], dtype=bool)[:, None]
-        return np.where(values, np.where(per_value, split, median), 0.0)
+        return np.where(values, np.where(after <= 0.5, -1.0, np.where(before >= 0.5, 1.0, 0.0)), 0.0)
 
     def refined(self, min_bins: int) -> ScoreMap:
         """The same distributions in finer cells: each of B bins split into k = ceil(min_bins / B)
