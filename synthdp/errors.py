@@ -85,6 +85,13 @@ def unknown_column(prefix: str, name: str, columns: Sequence[str]) -> SynthDPErr
     return SynthDPError(f"{prefix} unknown column '{name}'{near_column(name, columns)}")
 
 
+def listed(names: Sequence[str], shown: int = 4, more: str = "") -> str:
+    """The first ``shown`` of ``names`` joined by commas, and "and N more" (``more``: the word after it,
+    "pairs") where there are others: a message names a few of many."""
+    rest = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {rest} more{' ' + more if more else ''}" if rest > 0 else "")
+
+
 def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     """``warnings.warn(message, category)`` attributed to the first caller outside synthdp: the line of
     the user's code that called the public function (``fit``, ``sample``), however deep in the package

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from synthdp.checks import is_finite_number, is_int
-from synthdp.errors import InferenceWarning, SynthDPError, near_column
+from synthdp.errors import InferenceWarning, SynthDPError, listed, near_column
 from synthdp.evaluation.options import MAX_COPIES
 from synthdp.files import read_text_file
 
@@ -236,16 +236,15 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
                   index=own.index)
     short = counts[counts < m]
     if len(short):
-        listed = ", ".join(f"'{name}' ({count} of the {m} copies)" for name, count in list(short.items())[:4]) + (
-            f" and {len(short) - 4} more" if len(short) > 4 else "")
-        warnings.warn(f"only some copies have a value of {listed}: a group absent from some copies, or a missing "
+        named = listed([f"'{name}' ({count} of the {m} copies)" for name, count in short.items()])
+        warnings.warn(f"only some copies have a value of {named}: a group absent from some copies, or a missing "
                       "or infinite result; each such element's standard error and interval come from the copies that have one "
                       "(Student's t on their number less one), and it has none (NaN) where fewer than two do",
                       InferenceWarning, stacklevel=2)
     unknown = own.index[~np.isfinite(own.to_numpy(dtype=float))]
     if len(unknown):  # no theta_0: nothing to centre the estimate on (a column the fitted distribution leaves missing)
-        listed = ", ".join(f"'{name}'" for name in unknown[:4]) + (f" and {len(unknown) - 4} more" if len(unknown) > 4 else "")
-        warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {listed} (a "
+        named = listed([f"'{name}'" for name in unknown])
+        warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {named} (a "
                       "group too rare to show in it, or a column it leaves missing): no estimate or interval (NaN), "
                       "whatever the copies give", InferenceWarning, stacklevel=2)
     se = se.where(tied)  # columns no measured pair ties together: the release holds nothing above its noise on it
@@ -349,22 +348,17 @@ def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], 
             untied = ""
             if apart:
                 untied_pairs = sorted({pair for found in apart.values() for pair in found})
-                untied = NOT_TIED.format(elements=_listed([f"'{index[position]}'" for position in apart]),
-                                         pairs=_listed([f"{a} and {b}" for a, b in untied_pairs], "pairs"))
+                untied = NOT_TIED.format(elements=listed([f"'{index[position]}'" for position in apart]),
+                                         pairs=listed([f"{a} and {b}" for a, b in untied_pairs], more="pairs"))
             pairs = sorted({pair for found in flagged.values() for pair in found})
-            message = UNMEASURED.format(pairs=_listed([f"{a} and {b}" for a, b in pairs], "pairs"),
-                                        elements=_listed([f"'{index[position]}'" for position in flagged]),
+            message = UNMEASURED.format(pairs=listed([f"{a} and {b}" for a, b in pairs], more="pairs"),
+                                        elements=listed([f"'{index[position]}'" for position in flagged]),
                                         unidentified=untied)
         else:
             message = NO_DEPENDENCE
         warnings.warn(message, InferenceWarning, stacklevel=3)
     return (pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool),
             pd.Series([position not in apart for position in range(len(index))], index=index, dtype=bool))
-
-
-def _listed(names: Sequence[str], more: str = "") -> str:
-    """The first four of ``names`` joined, and how many more."""
-    return ", ".join(names[:4]) + (f" and {len(names) - 4} more{' ' + more if more else ''}" if len(names) > 4 else "")
 
 
 def tied_columns(columns: Sequence[str], measured: frozenset[frozenset[str]]) -> dict[str, int]:
@@ -570,9 +564,9 @@ def load_copies(output: str | Path, reader: Callable[[Path], pd.DataFrame] | Non
     written = info.get("sha256", {})
     # each file's digest by its place in the record's list of files, where it has one for each: a set of
     # copies moved to another name as a whole is checked all the same; else by name
-    listed = [Path(name).name for name in info.get("files", [])][:-1]  # the last: OUTPUT.copies.json itself
-    if len(listed) == len(numbered) + 1 and all(name in written for name in listed):
-        written = {path.name: written[name] for path, name in zip([*numbered, reference], listed)}
+    recorded = [Path(name).name for name in info.get("files", [])][:-1]  # the last: OUTPUT.copies.json itself
+    if len(recorded) == len(numbered) + 1 and all(name in written for name in recorded):
+        written = {path.name: written[name] for path, name in zip([*numbered, reference], recorded)}
 
     def read(path: Path) -> pd.DataFrame:
         if path.exists() and not path.is_file():  # /dev/zero would be hashed and read without end

@@ -49,7 +49,7 @@ from synthdp.domain.schema import (
     schema_text_columns,
     with_levels,
 )
-from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning, unknown_column, warn_user
+from synthdp.errors import PrivacyLeakWarning, SynthDPError, TestingSeedWarning, listed, unknown_column, warn_user
 from synthdp.pipeline.model import SamplingModel, draw
 from synthdp.pipeline.plan import (
     LEVEL_CELLS,
@@ -1182,8 +1182,7 @@ def release_mixed(table: PrivateTable, schema: Schema, indices: np.ndarray, plan
                 short = short_levels(layout, columns, level_rows, expected_l1_norm(plan.noise, scale, 1), level_sd)
                 if len(short):  # the schema's levels (public), chosen by their released counts
                     levels = schema.categorical[block].all_levels
-                    named = ", ".join(f"'{levels[int(level)]}'" for level in short[:3]) + (
-                        f" and {len(short) - 3} more" if len(short) > 3 else "")
+                    named = listed([f"'{levels[int(level)]}'" for level in short], 3)
                     warn_user(f"class_column '{name}': level(s) {named} hold fewer rows than half the noise their "
                               "histograms add (at this n and budget, beyond the noise of their released counts), so "
                               "each numeric column's shape loses more than the class can give it; without "

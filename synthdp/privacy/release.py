@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from synthdp.domain.box import ColumnDomain, Domain
-from synthdp.errors import warn_user
+from synthdp.errors import listed, warn_user
 from synthdp.privacy.budget import StageBudget
 from synthdp.privacy.dp_bounds import (
     detection_threshold,
@@ -286,8 +286,7 @@ def release_class_histograms(counts: np.ndarray, by_level: np.ndarray, columns: 
     sensitivity = histogram_sensitivity(d, neighbours)
     which = "all of them" if len(columns) == d else f"{len(columns)} of them"
     if len(columns) < d and len(names) == d:
-        shown = [str(names[int(j)]) for j in columns[:5]]
-        which += f" ({', '.join(shown)}{f' and {len(columns) - 5} more' if len(columns) > 5 else ''})"
+        which += f" ({listed([str(names[int(j)]) for j in columns], 5)})"
     what = (f"histograms of {d} numeric columns, {which} by level of '{class_name}' ({levels} level"
             f"{'s' if levels != 1 else ''} x their cells)"
             + ("" if len(columns) == d else ", the others one-way") + f"; {layout.n_bins} bins + 2 atoms"
