@@ -214,8 +214,7 @@ def _check(release: Release, config: SynthConfig, rows: int | None = None) -> No
         raise ValueError("its moments do not fit its columns")
     for name in ("noisy_moments", "moment_noise_sd", "noisy_histograms", "noisy_scores"):
         values = getattr(release, name)
-        if values is not None and (not isinstance(values, np.ndarray) or values.dtype.kind != "f"
-                                   or not np.all(np.isfinite(values))):
+        if values is not None and not _finite_floats(values):
             raise ValueError(f"its {name}")
     _check_plan(plan, config, release, coordinates, rows)
     _check_arrays(release)
@@ -275,6 +274,12 @@ def _fits(value: Any, hint: Any) -> bool:
 
 def _finite(*values: float, low: float = 0.0) -> bool:
     return all(math.isfinite(value) and value >= low for value in values)
+
+
+def _finite_floats(*arrays: Any) -> bool:
+    """Every one of ``arrays`` an array of floats, each finite."""
+    return all(isinstance(array, np.ndarray) and array.dtype.kind == "f" and bool(np.all(np.isfinite(array)))
+               for array in arrays)
 
 
 def _check_budget(budget: Budget, config: SynthConfig) -> None:
@@ -395,8 +400,7 @@ def _check_arrays(release: Release) -> None:
     if pca is not None:
         k = pca.eigenvalues.shape[0] if pca.eigenvalues.ndim == 1 else -1
         if not (pca.center.shape == (d,) and pca.axes.shape == (d, k) and 1 <= k <= d
-                and all(array.dtype.kind == "f" and np.all(np.isfinite(array))
-                        for array in (pca.center, pca.axes, pca.eigenvalues))
+                and _finite_floats(pca.center, pca.axes, pca.eigenvalues)
                 and np.all(np.abs(pca.center) <= 1) and np.all(pca.eigenvalues >= 0)):  # as released (PrivatePCA)
             raise ValueError("its private PCA does not fit its columns")
     selected = release.selected_pairs
@@ -405,8 +409,8 @@ def _check_arrays(release: Release) -> None:
         if not (pairs.ndim == 2 and pairs.shape[1] == 2 and pairs.dtype.kind in "iu"
                 and len(pairs) <= plan.selected_pairs and np.all((0 <= pairs[:, 0]) & (pairs[:, 0] < pairs[:, 1])
                                                                  & (pairs[:, 1] < d))
-                and selected.noisy_means.shape == (len(pairs),) and selected.noisy_means.dtype.kind == "f"
-                and np.all(np.isfinite(selected.noisy_means)) and _finite(selected.noise_sd)):
+                and selected.noisy_means.shape == (len(pairs),) and _finite_floats(selected.noisy_means)
+                and _finite(selected.noise_sd)):
             raise ValueError("its selected pairs do not fit its columns")
     classes = release.class_histograms
     if classes is not None:
@@ -418,14 +422,13 @@ def _check_arrays(release: Release) -> None:
                 and np.all((0 <= columns) & (columns < d)) and len(np.unique(columns)) == len(columns)
                 and classes.noisy_counts.shape == (len(columns), levels[classes.column], width)
                 and classes.level_rows.shape == (levels[classes.column],) and _finite(classes.noise_sd)
-                and all(array.dtype.kind == "f" and np.all(np.isfinite(array))
-                        for array in (classes.noisy_counts, classes.level_rows))):
+                and _finite_floats(classes.noisy_counts, classes.level_rows)):
             raise ValueError("its class histograms do not fit its columns")
     units = release.units
     if units is not None and not (
-            1 <= units.max_rows and units.noisy_contributions.dtype.kind == "f"
+            1 <= units.max_rows and _finite_floats(units.noisy_contributions)
             and units.noisy_contributions.shape == (len(contribution_bins(units.max_rows)),)
-            and np.all(np.isfinite(units.noisy_contributions)) and math.isfinite(units.noisy_rows)):
+            and math.isfinite(units.noisy_rows)):
         raise ValueError("its units do not fit their max_rows")
     test = release.pairs_test
     if test is not None and not all(math.isfinite(value) for value in (test.statistic, test.threshold, test.noise_sd,
