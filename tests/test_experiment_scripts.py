@@ -24,6 +24,7 @@ import defaults_vs_table3  # noqa: E402
 import eps_sweep  # noqa: E402
 import harness  # noqa: E402
 import infer_coverage  # noqa: E402
+import infer_own_values  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import large_n_basis  # noqa: E402
@@ -117,6 +118,16 @@ def test_coverage_runs(tmp_path):
     assert "| flagged | no interval | bias / se | sd / se |" in text
     row = next(line for line in text.splitlines() if line.startswith("| mean age |")).split(" | ")
     assert row[-2].startswith(("+", "-")) and float(row[-1].rstrip(" |")) >= 0  # both ratios rendered
+
+
+def test_infer_own_values_runs(tmp_path):
+    """pima, two releases with two copies each: a coverage row for correlations of measured pairs and of the others."""
+    out = tmp_path / "own.md"
+    infer_own_values.main(["--tables", "pima", "--releases", "2", "--copies", "2", "--out", str(out)])
+    text = out.read_text(encoding="utf-8")
+    assert "## pima" in text and "| correlation | yes |" in text and "| correlation | no |" in text
+    unmeasured = next(line for line in text.splitlines() if line.startswith("| correlation | no |")).split(" | ")
+    assert unmeasured[3] == "0.00" and unmeasured[4] == "n/a"  # no interval where the pair was not measured
 
 
 def test_laplace_cells_runs(tmp_path):

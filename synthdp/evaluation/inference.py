@@ -56,11 +56,8 @@ NO_DEPENDENCE = (
     "(docs/inference.md)")
 UNMEASURED = ("the release measured no dependence between {pairs} above its noise (at this n and budget; "
               "synthdp.infer's 'measured' column is False where a statistic reads such a pair), and neither do its "
-              "copies: {elements} read such a pair. {unidentified}Where the measured pairs tie the two columns "
-              "together, the interval is centred on what they imply (the largest-entropy completion) and covers the "
-              "data's value only where it lies within its width of it (docs/inference.md)")
-NOT_TIED = ("{elements} read two columns that no chain of measured pairs ties together ({pairs}): the release "
-            "holds nothing above its noise on their dependence, and they have no interval (NaN). ")
+              "copies: {elements} read such a pair and have no interval (NaN; the estimate is the model's value, "
+              "which sets that dependence from the measured pairs or to none, not from the data: docs/inference.md)")
 
 
 @dataclass(frozen=True)
@@ -196,10 +193,9 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         ``naive``, the value on the fitted distribution (the mean over the reference's blocks of a
         copy's rows) before the bias correction; and ``measured``, False where the element reads
         two columns whose dependence the release did not measure (:func:`read_pairs`), and
-        :func:`infer` warns: where a chain of measured pairs ties the two columns together
-        (:func:`tied_columns`), its interval is centred on what those pairs imply; where none does,
-        it has no standard error or interval (NaN), the release holding nothing above its noise on
-        their dependence, and its estimate is the model's value. An element some
+        :func:`infer` warns: such an element has no standard error or interval (NaN), the release
+        holding nothing above its noise on that dependence, and its estimate is the model's value
+        (what the measured pairs imply for it, or independence). An element some
         copies have no value of (a group absent from them) takes its mean, standard error and t
         from the copies that have one, and has no interval (NaN) where fewer than two do; infer
         warns, naming it. One the reference sample has no finite value of (a group only copies have,
@@ -220,7 +216,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         extra = pd.Index([name for series in on_copies if not series.index.has_duplicates  # a row of its own, NaN
                           for name in series.index if name not in own.index]).unique()  # (warned of below)
         own = own.reindex(own.index.append(extra).set_names(own.index.names)) if len(extra) else own
-    measured, tied = _unmeasured_reads(copies, statistic,
+    measured = _unmeasured_reads(copies, statistic,
                                        reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True), own.index)
     values = pd.DataFrame(np.column_stack([_aligned(series, own.index, f"copy {k} of {m}").to_numpy(dtype=float)
                                            for k, series in enumerate(on_copies, start=1)]), index=own.index)
@@ -247,7 +243,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
         warnings.warn(f"the copies' reference sample (the fitted distribution) has no finite value of {named} (a "
                       "group too rare to show in it, or a column it leaves missing): no estimate or interval (NaN), "
                       "whatever the copies give", InferenceWarning, stacklevel=2)
-    se = se.where(tied)  # columns no measured pair ties together: the release holds nothing above its noise on it
+    se = se.where(measured)  # a dependence the release did not measure: it holds nothing above its noise on it
     result = pd.DataFrame({"estimate": estimate, "std_error": se, "lower": estimate - z * se,
                            "upper": estimate + z * se, "naive": own, "measured": measured})
     limits = getattr(statistic, "limits", None) if limits is None else limits
@@ -318,72 +314,36 @@ def _in_order(parts: Sequence[pd.Series]) -> pd.Index:
 
 
 def _unmeasured_reads(copies: Copies, statistic: Callable[[pd.DataFrame], Any], block: pd.DataFrame,
-                      index: pd.Index) -> tuple[pd.Series, pd.Series]:
+                      index: pd.Index) -> pd.Series:
     """``measured`` of :func:`infer`'s result: per element, whether every pair of columns it reads
     (:func:`read_pairs`, on ``block``, a copy's rows of the reference) is a pair whose dependence
-    the release measured (``copies.measured``); and per element, whether the two columns of every
-    unmeasured pair it reads are tied together by a chain of measured pairs (:func:`tied_columns`).
-    Where they are not, the fitted distribution and every copy draw them independently by
-    construction but for noise, whatever the data, so the copies' spread says nothing reliable of
-    their dependence: :func:`infer` gives such an element no interval. Warns once, naming the elements."""
+    the release measured (``copies.measured``). Where one is not, the fitted distribution and every
+    copy set that dependence by the model (what the measured pairs imply for it, a Gaussian copula's
+    largest-entropy completion, or none) but for noise, whatever the data, so the copies' spread says
+    nothing reliable of it: :func:`infer` gives such an element no interval. Warns once, naming the
+    elements."""
     columns = [str(name) for name in block.columns]
     measured = getattr(copies, "measured", None)
     if measured is None:  # not recorded: every pair, or none where the release measured no dependence
         measured = frozenset() if not getattr(copies, "dependence", True) else None
     unmeasured = [] if measured is None else [
         frozenset((a, b)) for i, a in enumerate(columns) for b in columns[i + 1:] if frozenset((a, b)) not in measured]
-    every = pd.Series(True, index=index, dtype=bool)
     if not unmeasured:  # every pair measured (or not known): no statistic to try
-        return every, every
+        return pd.Series(True, index=index, dtype=bool)
     reads = read_pairs(statistic, block, index, sorted({name for pair in unmeasured for name in pair}, key=columns.index))
     unmeasured_set = set(unmeasured)
     missed = [sorted({tuple(sorted(pair, key=columns.index)) for pair in pairs if pair in unmeasured_set})
               for pairs in reads]
-    group = tied_columns(columns, measured or frozenset())
     flagged = {position: pairs for position, pairs in enumerate(missed) if pairs}
-    apart = {position: [(a, b) for a, b in pairs if group[a] != group[b]] for position, pairs in flagged.items()}
-    apart = {position: pairs for position, pairs in apart.items() if pairs}
     if flagged:
         if measured:
-            untied = ""
-            if apart:
-                untied_pairs = sorted({pair for found in apart.values() for pair in found})
-                untied = NOT_TIED.format(elements=listed([f"'{index[position]}'" for position in apart]),
-                                         pairs=listed([f"{a} and {b}" for a, b in untied_pairs], more="pairs"))
             pairs = sorted({pair for found in flagged.values() for pair in found})
             message = UNMEASURED.format(pairs=listed([f"{a} and {b}" for a, b in pairs], more="pairs"),
-                                        elements=listed([f"'{index[position]}'" for position in flagged]),
-                                        unidentified=untied)
+                                        elements=listed([f"'{index[position]}'" for position in flagged]))
         else:
             message = NO_DEPENDENCE
         warnings.warn(message, InferenceWarning, stacklevel=3)
-    return (pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool),
-            pd.Series([position not in apart for position in range(len(index))], index=index, dtype=bool))
-
-
-def tied_columns(columns: Sequence[str], measured: frozenset[frozenset[str]]) -> dict[str, int]:
-    """Each of ``columns``' group, named by the place of its first column: columns are in one group
-    where a chain of ``measured`` pairs joins them (the connected components of the measured pairs'
-    graph). The fitted distribution draws two groups independently of each other (a Gaussian
-    copula's completion of the measured correlations keeps them apart), but for what moments too
-    noisy to count as measured add (noise above the limit at which a moment counts, in the copies as
-    in the release), so a dependence between two groups is set by the model and the noise, not by
-    the data."""
-    neighbours: dict[str, set[str]] = {name: set() for name in columns}
-    for pair in measured:
-        if len(pair) == 2 and pair <= neighbours.keys():
-            a, b = pair
-            neighbours[a].add(b)
-            neighbours[b].add(a)
-    group: dict[str, int] = {}
-    for place, name in enumerate(columns):  # each group named by the place of its first column
-        waiting = [name]
-        while waiting:
-            current = waiting.pop()
-            if current not in group:
-                group[current] = place
-                waiting.extend(neighbours[current] - group.keys())
-    return {name: group[name] for name in columns}
+    return pd.Series([position not in flagged for position in range(len(index))], index=index, dtype=bool)
 
 
 def read_pairs(statistic: Callable[[pd.DataFrame], Any], table: pd.DataFrame, index: pd.Index,

@@ -11,7 +11,11 @@ intervals*): each copy
 1. draws a population table of the release's n rows from the fitted distribution (the
    estimate of the population);
 2. runs the release's mechanism on it, with the same plan, shares and calibration: the same
-   statistics, fresh noise of the same scale (public randomness: nothing private is read);
+   statistics, fresh noise of the same scale (public randomness: nothing private is read); where
+   the release chose the pairs it measures, the copy measures the pairs it chose
+   (``StudyOptions.chosen_pairs``), public once released, rather than choosing again: the intervals
+   are conditional on the choice, and a measured pair's spread over the copies is its measurement's
+   noise, not that of a choice that leaves it out of most copies (docs/inference-coverage.md);
 3. fits and samples it as the release was fitted and sampled.
 
 So the copies' statistic varies as the release's does around the truth (the bootstrap
@@ -116,6 +120,9 @@ def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows:
     reference = draw(model, reference_rows, rng)
     # the release's own plan (the same n, budget and basis); a design study's pairs test is planned afresh
     planned = release if release.plan.pairs_test is None else None
+    study = INFERENCE
+    if release.selected_pairs is not None:  # the pairs the release chose, public: each copy measures those
+        study = replace(INFERENCE, chosen_pairs=tuple((int(i), int(j)) for i, j in np.asarray(release.selected_pairs.pairs)))
     out: list[pd.DataFrame] = []
     start = time.perf_counter()
     # one bar counting the copies (shown once they take more than a second), not each refit's stages
@@ -126,7 +133,7 @@ def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # the refit's known-seed warning: its noise is public randomness here
                 refit = run.fit(replace(config, seed=int(rng.integers(2**63))), population, bounds, schema=schema,
-                                progress=False, planned=planned, study=INFERENCE)
+                                progress=False, planned=planned, study=study)
             out.append(run.sample(refit, n_rows if n_rows is not None else release.plan.n, rng))
         except MemoryError:  # a copy refits as the release was fitted: as much memory as that fit took
             raise SynthDPError(f"copies ran out of memory at copy {len(out) + 1} of {copies}: each refits the release "

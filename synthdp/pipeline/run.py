@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from synthdp.checks import is_int
 from synthdp.config import MIN_EPSILON, CsvFormat, SynthConfig
 from synthdp.domain.box import MISSING_BOUNDS_HELP, ColumnDomain, Domain, parse_bounds
 from synthdp.domain.encoded import EncodedPoints
@@ -313,6 +314,11 @@ class StudyOptions:
         Choose the selected pairs as a spanning forest grows, each pick among the pairs joining two
         groups of columns not yet joined (True; :func:`synthdp.privacy.release.release_pair_selection`),
         or among all the pairs left (False, the product). Changes the release.
+    chosen_pairs : tuple of (int, int) pairs, or None
+        The selected pairs given instead of chosen: the release measures these (numeric columns'
+        positions) and spends nothing on a choice. For the copies of a release that selected its
+        pairs (:mod:`synthdp.pipeline.copies`), which measure the pairs the release chose, public
+        once released. None: chosen privately (the product).
     exact_stages : tuple of str
         Stages among ``EXACT_STAGES`` ("moments", "marginals", "correlation") whose released
         values are replaced by the exact ones: the means of the moments, the histograms' cell
@@ -351,6 +357,7 @@ class StudyOptions:
     blend_noisy_pairs: bool = True
     noise_sized_blend: bool = True
     forest_selection: bool = False
+    chosen_pairs: tuple[tuple[int, int], ...] | None = None
     noise_box: bool = True
     rearrange_blend: bool = True
 
@@ -370,6 +377,11 @@ class StudyOptions:
                 and all(float(box) >= 0 for box in self.pair_entropy)):
             raise SynthDPError(f"pair_entropy must be True, False or (kept box >= 0, free box >= 0), "
                                f"got {self.pair_entropy!r}")
+        if self.chosen_pairs is not None and not all(
+                isinstance(pair, tuple) and len(pair) == 2 and all(is_int(i) and i >= 0 for i in pair) and pair[0] != pair[1]
+                for pair in self.chosen_pairs):
+            raise SynthDPError(f"chosen_pairs must be a tuple of pairs (i, j) of two different column positions, "
+                               f"got {self.chosen_pairs!r}")
         if self.extend_blocks not in EXTEND_BLOCKS:
             raise SynthDPError(f"extend_blocks must be one of {EXTEND_BLOCKS}, got {self.extend_blocks!r}")
         if self.ordinal_levels not in ORDINAL_LEVELS:
@@ -992,9 +1004,12 @@ def release_pair_choice(table: PrivateTable, domain: Domain, histograms: np.ndar
         score_map = quadrant_score_map(pair_marginals(histograms, histogram_noise_sd, layout, plan, study))
         sums = table.row_sums(SumRequest(domain, score_map=score_map,
                                                 compiled=compiled.use_compiled(plan.n)))["score_products"]
-        pairs = release_pair_selection(sums, plan.d, plan.selected_pairs, plan.budget.stage(SELECTION), plan.n,
-                                       ledger, noise, plan.neighbours, independent_sign_products(score_map),
-                                       forest=study.forest_selection)
+        if study.chosen_pairs is not None:  # given, public (a copy: the release's own choice)
+            pairs = np.asarray(study.chosen_pairs, dtype=np.int64).reshape(-1, 2)
+        else:
+            pairs = release_pair_selection(sums, plan.d, plan.selected_pairs, plan.budget.stage(SELECTION), plan.n,
+                                           ledger, noise, plan.neighbours, independent_sign_products(score_map),
+                                           forest=study.forest_selection)
         means, noise_sd = release_selected_pairs(sums, plan.d, pairs, plan.budget.stage("correlation"), plan.n, ledger,
                                                  noise, plan.neighbours)
         if "correlation" in study.exact_stages:  # the oracle: NOT private (StudyOptions)
