@@ -1125,6 +1125,8 @@ def budget_command(args: argparse.Namespace) -> int:
 
 def infer_command(args: argparse.Namespace) -> int:
     """Estimates, standard errors and intervals of common statistics from a release's copies."""
+    import pandas as pd
+
     from synthdp.evaluation.inference import (
         REFERENCE_FACTOR,
         common_statistics,
@@ -1149,6 +1151,13 @@ def infer_command(args: argparse.Namespace) -> int:
                         **{f"the copy '{path.name}'": str(path) for path in copy_files(args.copies)}},
                        overwrite=args.overwrite)
     copies = load_copies(args.copies)
+    for column, by in args.group_mean:  # a continuous column would make a group of nearly every row
+        values = pd.to_numeric(copies.reference[by], errors="coerce") if by in copies.reference.columns else None
+        if values is not None and values.notna().any() and (values.dropna() % 1 != 0).any():
+            raise SynthDPError(f"--group-mean {column} {by}: '{by}' is continuous in the copies (values that are not "
+                               "whole numbers), so nearly every row would be a group of its own: group by a column of "
+                               f"few values (declare '{by}' an integer, binary or categorical column when you release, "
+                               f'e.g. {{"{by}": {{"bounds": [0, 1], "type": "integer"}}}} in --bounds)')
     result = infer(copies, statistic, level=args.level)  # warns where a statistic reads a pair not measured
     for name, value in shares:  # a value no row takes (a typo, a level the schema does not have): say so
         if name in copies.reference.columns and not share_value_occurs(copies.reference[name], value):

@@ -361,6 +361,8 @@ def test_the_infer_command_matches_the_python_api(tmp_path, capsys):
     shares = capsys.readouterr().out
     assert "share g == 1" in shares and "share g == 0" in shares
     # one line naming the problem, and the result file is never written over an input
+    assert main(["infer", str(out), "--group-mean", "x", "y"]) == 2  # by a continuous column: refused, one line
+    assert capsys.readouterr().err.strip().startswith("synthdp: error: --group-mean x y: 'y' is continuous in the copies")
     assert main(["infer", str(out), "--share", "g"]) == 2
     assert main(["infer", str(out), "--mean", "zz"]) == 2
     assert main(["infer", str(out), "--mean", "x", "-o", str(tmp_path / "out.1.csv")]) == 2
