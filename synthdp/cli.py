@@ -870,18 +870,15 @@ def _check_summary_output(run: dict, config: SynthConfig, content: dict | None, 
         raise SynthDPError(f"--summary-out: {NO_NUMERIC_MOMENTS}")
 
 
-def _check_sizes(run: dict, config: SynthConfig, source: str, csv_format: CsvFormat) -> None:
-    """What would fail only after the fit, checked before it (and before a budget file is charged):
-    copies of a release by privacy unit, and an output, or the copies' reference sample (20 x the rows
-    per copy), over the output bound, where --rows gives the rows: the columns are the input's
-    (``source``: its header or Parquet footer, public), the privacy unit's and those whose bounds are
-    estimated or read from the data included."""
+def _check_sizes(run: dict, source: str, csv_format: CsvFormat) -> None:
+    """What would fail only after the fit, checked before it (and before a budget file is charged): an
+    output, or the copies' reference sample (20 x the rows per copy), over the output bound, where --rows
+    gives the rows: the columns are the input's (``source``: its header or Parquet footer, public), the
+    privacy unit's and those whose bounds are estimated or read from the data included."""
     from synthdp.evaluation.inference import REFERENCE_FACTOR
-    from synthdp.pipeline.copies import COPIES_BY_UNIT, check_copies_size
+    from synthdp.pipeline.copies import check_copies_size
     from synthdp.pipeline.model import check_output_size
 
-    if run["copies"] is not None and config.privacy_unit is not None:
-        raise SynthDPError(f"--{COPIES_BY_UNIT}")  # as sample_copies refuses them, before the fit
     if run["rows"] in (None, "theory"):
         return
     from synthdp.reader.table import table_header
@@ -1464,7 +1461,7 @@ def _fit(args: argparse.Namespace, synthesize: bool) -> tuple[SmoothSynthesizer,
         warnings.warn("--data-timings acts only with --report: ignored in this run", UserWarning, stacklevel=1)
     csv_format = _csv_format(run["sep"], run["encoding"], run["decimal"], run["thousands"], path=args.input)
     _check_summary_output(run, config, declared, synthesize)
-    _check_sizes(run, config, args.input, csv_format)
+    _check_sizes(run, args.input, csv_format)
     synth = SmoothSynthesizer.from_config(config, progress=_progress(run["quiet"]))
     if run["budget_file"]:  # before the data is read: refused here if the table's budget would be exceeded
         from synthdp.privacy import lifetime

@@ -25,6 +25,7 @@ import eps_sweep  # noqa: E402
 import harness  # noqa: E402
 import infer_coverage  # noqa: E402
 import infer_own_values  # noqa: E402
+import infer_units  # noqa: E402
 import invented_pairs  # noqa: E402
 import laplace_cells  # noqa: E402
 import large_n_basis  # noqa: E402
@@ -128,6 +129,14 @@ def test_infer_own_values_runs(tmp_path):
     assert "## pima" in text and "| correlation | yes |" in text and "| correlation | no |" in text
     unmeasured = next(line for line in text.splitlines() if line.startswith("| correlation | no |")).split(" | ")
     assert unmeasured[3] == "0.00" and unmeasured[4] == "n/a"  # no interval where the pair was not measured
+
+
+def test_infer_units_runs(tmp_path):
+    """Two releases by unit with two copies each: a row per statistic with its coverage and ratios."""
+    out = tmp_path / "units.md"
+    infer_units.main(["--releases", "2", "--units", "300", "--copies", "2", "--out", str(out)])
+    text = out.read_text(encoding="utf-8")
+    assert "| mean x |" in text and "| corr x ~ y |" in text and "| ols y ~ x |" in text
 
 
 def test_laplace_cells_runs(tmp_path):

@@ -78,14 +78,12 @@ def test_a_loaded_model_samples_the_fits_rows_under_a_seed(fitted, tmp_path):
     assert loaded.get_params()["epsilon"] == synth.get_params()["epsilon"]
     if name == "numeric":  # the file holds its release: the fit's summary, moment for moment
         np.testing.assert_array_equal(loaded.summary().noisy_moments, synth.summary().noisy_moments)
-    if name == "person":
-        with pytest.raises(SynthDPError, match="copies of a release by privacy unit are not available"):
-            loaded.sample_copies(2)
-    else:  # the file holds its release: the fit's copies, under the same seed (synthdp.pipeline.release_file)
-        made, again = synth.sample_copies(2, 100, seed=4), loaded.sample_copies(2, 100, seed=4)
-        for ours, theirs in zip([*made.tables, made.reference], [*again.tables, again.reference]):
-            pd.testing.assert_frame_equal(theirs, ours)
-        assert again.measured == made.measured and again.dependence == made.dependence
+    # the file holds its release: the fit's copies, under the same seed (synthdp.pipeline.release_file); by
+    # unit too, each copy's population with synthetic units
+    made, again = synth.sample_copies(2, 100, seed=4), loaded.sample_copies(2, 100, seed=4)
+    for ours, theirs in zip([*made.tables, made.reference], [*again.tables, again.reference]):
+        pd.testing.assert_frame_equal(theirs, ours)
+    assert again.measured == made.measured and again.dependence == made.dependence
     assert loaded.theory_rows == synth.theory_rows
     with pytest.raises(SynthDPError, match="without the data stages' times"):  # it never held them
         loaded.privacy_report(data_timings=True)

@@ -44,7 +44,13 @@ coefficients of income (pairs its release does not measure at this n: flagged) f
 .32 and .11, the other statistics .85-.97 before and .885-.97 after.
 Measured: docs/decisions/copies-thresholds.md.
 
-Not for a release by privacy unit yet (its population would need synthetic units' rows).
+By privacy unit, a copy's population carries synthetic units, as the release's synthetic table
+does: identifiers drawn with the released numbers of units per contribution size
+(:func:`synthdp.domain.units.synthetic_units`), so each copy bounds and noises its statistics by
+unit as the release did. A synthetic unit's rows are independent draws of the fitted
+distribution, where a real unit's (a patient's visits) are often alike: the copies carry the
+privacy noise by unit, not the part of the sampling variance that comes from a unit's rows being
+alike (docs/inference.md).
 
 The copies need the release itself (its noisy statistics, plan and configuration), not only the
 fitted distribution: a fit in this process has it, and so does a model file of format version 4
@@ -77,7 +83,6 @@ from synthdp.pipeline.progress import StageTracker
 #: (no noise box) and its categorical trees taking every 2-way table as a candidate edge (no
 #: edge threshold), the rest as the product (module docstring).
 INFERENCE = run.StudyOptions(pair_threshold=0.0, pair_fdr=None, noise_box=False, tree_edges=False)
-COPIES_BY_UNIT = "copies of a release by privacy unit are not available yet: its population would need synthetic units"
 NO_RELEASE = ("copies rerun the release's mechanism, and this model file does not hold the release (written before "
               "synthdp kept it, format version 3 or earlier): fit again, or make copies where it is fitted")
 
@@ -107,8 +112,6 @@ def release_copies(fitted: run.FittedModel | SamplingModel, copies: int, n_rows:
         release, config = kept
     else:
         release, config = fitted.release, fitted.config
-    if release.units is not None:
-        raise SynthDPError(COPIES_BY_UNIT)
     model = inference_model(fitted, release, config, rng)
     # the released domain and levels are public; the populations are tables in memory, read by the numpy engine
     # (a file's configuration names how its fit read its input: no Dask scheduler of its address is reached)
