@@ -217,7 +217,7 @@ def infer(copies: Copies, statistic: Callable[[pd.DataFrame], Any], level: float
                           for name in series.index if name not in own.index]).unique()  # (warned of below)
         own = own.reindex(own.index.append(extra).set_names(own.index.names)) if len(extra) else own
     measured = _unmeasured_reads(copies, statistic,
-                                       reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True), own.index)
+                                 reference.iloc[block * rows:(block + 1) * rows].reset_index(drop=True), own.index)
     values = pd.DataFrame(np.column_stack([_aligned(series, own.index, f"copy {k} of {m}").to_numpy(dtype=float)
                                            for k, series in enumerate(on_copies, start=1)]), index=own.index)
     # each element over the copies that have a finite value of it (a group absent from some copies has fewer;
