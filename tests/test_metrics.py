@@ -333,3 +333,23 @@ def test_invented_pairs_counts_correlations_the_real_table_does_not_have():
     assert invented_pairs(real, real)["invented"] == 0
     with pytest.raises(SynthDPError, match="invented_pairs"):
         invented_pairs(real, synth, weak=0.5, shown=0.3)
+
+
+def test_correlations_of_values_near_the_largest_floats_do_not_overflow():
+    """The evaluation's correlation matrix of columns whose values reach 1e307 (a column bounded near the
+    largest floats) is the same as of the same columns at unit scale, with no overflow warning: each
+    column is divided by its largest absolute value before its mean and squares are taken."""
+    import warnings
+
+    from synthdp.evaluation.mixed import pearson as matrix
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=500)
+    values = np.column_stack([x, 0.5 * x + rng.normal(size=500), np.full(500, 3.0)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow in the mean or the squares would raise here
+        huge, constant = matrix(values * np.array([1e307, 1e307, 1.0]))
+    plain, _ = matrix(values)
+    np.testing.assert_allclose(huge, plain, atol=1e-12)
+    assert abs(plain[0, 1] - np.corrcoef(values[:, 0], values[:, 1])[0, 1]) < 1e-12
+    assert constant.tolist() == [False, False, True] and huge[2].tolist() == [0.0, 0.0, 0.0]

@@ -66,7 +66,11 @@ SDMETRICS_MISSING = 'not installed (pip install "synthdp[quality]")'
 
 def pearson(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pearson correlation matrix of the columns of ``values`` (n, d), with 0 for every pair
-    involving a constant column; and which columns are constant."""
+    involving a constant column; and which columns are constant. Each column is divided by its
+    largest absolute value first (a correlation does not change), so that values near the largest
+    floats neither overflow the mean nor the squares."""
+    largest = np.max(np.abs(values), axis=0) if len(values) else np.ones(values.shape[1])
+    values = values / np.where((largest > 0) & np.isfinite(largest), largest, 1.0)
     centred = values - values.mean(axis=0)
     norms = np.sqrt(np.einsum("ij,ij->j", centred, centred))
     constant = np.ptp(values, axis=0) == 0
