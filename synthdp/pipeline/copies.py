@@ -42,7 +42,7 @@ logistic coefficients of pairs below it rose from .37-.68 to .81-.94 (CTG's .435
 interval twice as wide); without the noise box and the edge threshold, adult's logistic
 coefficients of income (pairs its release does not measure at this n: flagged) from 0 and 0 to
 .32 and .11, the other statistics .85-.97 before and .885-.97 after.
-Measured: docs/decisions/copies-thresholds.md.
+Measured: docs/decisions/copies-thresholds.md, docs/decisions/copies-chosen-pairs.md.
 
 By privacy unit, a copy's population carries synthetic units, as the release's synthetic table
 does: identifiers drawn with the released numbers of units per contribution size
