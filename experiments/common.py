@@ -97,6 +97,36 @@ def level_cells_clause(rule: str) -> Iterator[None]:
         plan_module.mixed_split, plan_module.level_cells_apart = split, apart
 
 
+def table_statistics(means=(), correlations=(), ols=(), group_means=()) -> Callable[[pd.DataFrame], pd.Series]:
+    """Statistics of a DataFrame as one Series for ``synthdp.infer``, named as ``synthdp infer`` names them
+    ("mean x", "corr a ~ b", "ols y ~ x", "ols y ~ (intercept)", "mean y | g == 1"). Written here with pandas
+    and numpy rather than taken from synthdp's internals, so that a script runs with an older synthdp on the
+    path (a comparison on the same seeds) and stays on the study surface (tests/test_study_surface.py).
+    An OLS fit on fewer complete rows than coefficients gives NaN."""
+    def level_text(level) -> str:
+        return str(int(level)) if isinstance(level, (float, np.floating)) and float(level).is_integer() else str(level)
+
+    def statistic(frame: pd.DataFrame) -> pd.Series:
+        values: dict[str, float] = {}
+        for name in means:
+            values[f"mean {name}"] = frame[name].astype(float).mean()
+        for first, second in correlations:
+            values[f"corr {first} ~ {second}"] = frame[first].astype(float).corr(frame[second].astype(float))
+        for target, *predictors in ols:
+            rows = frame[[target, *predictors]].astype(float).dropna()
+            design = np.column_stack([rows[name].to_numpy() for name in predictors] + [np.ones(len(rows))])
+            coefficients = (np.linalg.lstsq(design, rows[target].to_numpy(), rcond=None)[0]
+                            if len(rows) > design.shape[1] else np.full(design.shape[1], np.nan))
+            values.update({f"ols {target} ~ {name}": value for name, value in zip(predictors, coefficients)})
+            values[f"ols {target} ~ (intercept)"] = coefficients[-1]
+        for name, by in group_means:
+            for level, value in frame[name].astype(float).groupby(frame[by]).mean().items():
+                values[f"mean {name} | {by} == {level_text(level)}"] = value
+        return pd.Series(values, dtype=float)
+
+    return statistic
+
+
 def log(message: str) -> None:
     """One time-stamped progress line on stderr."""
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -24,10 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log
+from common import DATA_DIR, RESULTS_DIR, command_line, generated_by, log, table_statistics
 
 from synthdp import SmoothSynthesizer, infer
-from synthdp.evaluation.inference import common_statistics
 
 SCRIPT = "infer_own_values.py"
 OUT = RESULTS_DIR / "infer_own_values.md"
@@ -49,7 +48,7 @@ def run_table(name: str, releases: int, copies: int, seed: int) -> pd.DataFrame:
     """One row per (release, statistic element): the table's value, infer's result and whether it reads a measured pair."""
     real = pd.read_csv(DATA_DIR / f"{name}.csv")
     extra = EXTRA.get(name, {})
-    statistic = common_statistics(correlations=list(itertools.combinations(real.columns, 2)),
+    statistic = table_statistics(correlations=list(itertools.combinations(real.columns, 2)),
                                   ols=extra.get("ols", []), group_means=extra.get("group_means", []))
     truth = statistic(real)
     bounds = bounds_of(real)

@@ -23,17 +23,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from common import RESULTS_DIR, command_line, generated_by, log
+from common import RESULTS_DIR, command_line, generated_by, log, table_statistics
 from scipy import stats
 
 from synthdp import SmoothSynthesizer, infer
-from synthdp.evaluation.inference import common_statistics
 
 SCRIPT = "infer_units.py"
 OUT = RESULTS_DIR / "infer_units.md"
 EPSILON, DELTA, MAX_ROWS = 1.0, 1e-10, 5
 BOUNDS = {"x": [-4.0, 4.0], "y": [-5.0, 5.0]}
-STATISTIC = common_statistics(means=["x", "y"], correlations=[("x", "y")], ols=[("y", "x")])
+STATISTIC = table_statistics(means=["x", "y"], correlations=[("x", "y")], ols=[("y", "x")])
 
 
 def population(units: int, rng: np.random.Generator) -> pd.DataFrame:

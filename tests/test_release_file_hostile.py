@@ -231,7 +231,9 @@ def test_the_files_of_other_fits_are_read_and_make_copies(fit, tmp_path):
         pd.testing.assert_frame_equal(read, mine)
 
 
-def test_a_file_by_privacy_unit_is_read_and_its_copies_refused_as_before(tmp_path):
+def test_a_file_by_privacy_unit_is_read_and_makes_the_fits_copies(tmp_path):
+    """A model file by unit samples, and makes the fit's own copies under the same seed, each with the
+    unit column's synthetic identifiers."""
     frame = _numeric(900).assign(person=np.repeat(np.arange(300), 3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -241,8 +243,10 @@ def test_a_file_by_privacy_unit_is_read_and_its_copies_refused_as_before(tmp_pat
     synth.save(path)
     loaded = SmoothSynthesizer.load(path)
     assert len(loaded.sample(30, seed=1)) == 30
-    with pytest.raises(SynthDPError, match="by privacy unit"):
-        loaded.sample_copies(2, 30)
+    made, again = synth.sample_copies(2, 30, seed=5), loaded.sample_copies(2, 30, seed=5)
+    for ours, theirs in zip([*made.tables, made.reference], [*again.tables, again.reference]):
+        pd.testing.assert_frame_equal(theirs, ours)
+    assert "person" in again.tables[0].columns
 
 
 def test_an_integer_column_of_10_to_the_12_values_makes_copies_without_its_values_in_memory(fitted, tmp_path):
