@@ -102,7 +102,8 @@ def table_statistics(means=(), correlations=(), ols=(), group_means=()) -> Calla
     ("mean x", "corr a ~ b", "ols y ~ x", "ols y ~ (intercept)", "mean y | g == 1"). Written here with pandas
     and numpy rather than taken from synthdp's internals, so that a script runs with an older synthdp on the
     path (a comparison on the same seeds) and stays on the study surface (tests/test_study_surface.py).
-    An OLS fit on fewer complete rows than coefficients gives NaN."""
+    An OLS fit on fewer complete rows than coefficients gives NaN; a correlation's estimate and interval
+    are put into [-1, 1] (the function's ``limits``, which ``synthdp.infer`` reads)."""
     def level_text(level) -> str:
         return str(int(level)) if isinstance(level, (float, np.floating)) and float(level).is_integer() else str(level)
 
@@ -124,6 +125,8 @@ def table_statistics(means=(), correlations=(), ols=(), group_means=()) -> Calla
                 values[f"mean {name} | {by} == {level_text(level)}"] = value
         return pd.Series(values, dtype=float)
 
+    # a correlation's estimate and interval ends are put into [-1, 1], as synthdp infer's statistics have them
+    statistic.limits = {f"corr {first} ~ {second}": (-1.0, 1.0) for first, second in correlations}  # type: ignore[attr-defined]
     return statistic
 
 
