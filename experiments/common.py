@@ -102,8 +102,9 @@ def table_statistics(means=(), correlations=(), ols=(), group_means=()) -> Calla
     ("mean x", "corr a ~ b", "ols y ~ x", "ols y ~ (intercept)", "mean y | g == 1"). Written here with pandas
     and numpy rather than taken from synthdp's internals, so that a script runs with an older synthdp on the
     path (a comparison on the same seeds) and stays on the study surface (tests/test_study_surface.py).
-    An OLS fit on fewer complete rows than coefficients gives NaN; a correlation's estimate and interval
-    are put into [-1, 1] (the function's ``limits``, which ``synthdp.infer`` reads)."""
+    An OLS fit on no more complete rows than coefficients gives NaN (a constant or collinear predictor gives
+    least squares' least-norm coefficients, where synthdp's own statistics give NaN); a correlation's estimate
+    and interval are put into [-1, 1] (the function's ``limits``, which ``synthdp.infer`` reads)."""
     def level_text(level) -> str:
         return str(int(level)) if isinstance(level, (float, np.floating)) and float(level).is_integer() else str(level)
 
